@@ -1,0 +1,54 @@
+#include "app/cli/summary_text.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace fsc::cli {
+
+std::string humanBytes(int64_t bytes) {
+    const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+    double v = static_cast<double>(bytes);
+    int u = 0;
+    while (v >= 1000.0 && u < 4) {
+        v /= 1000.0;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+    return buf;
+}
+
+std::string summaryToText(const ModelSummary& s, const std::string& file) {
+    std::ostringstream os;
+    os << file << "\n";
+    os << "  IR version    " << s.irVersion << "\n";
+    os << "  opsets        ";
+    for (size_t i = 0; i < s.opsets.size(); ++i)
+        os << (i ? ", " : "") << (s.opsets[i].first.empty() ? "ai.onnx" : s.opsets[i].first) << " "
+           << s.opsets[i].second;
+    os << "\n  producer      " << (s.producerName.empty() ? "(none)" : s.producerName) << " "
+       << s.producerVersion << "\n";
+    for (const auto& p : s.inputs) os << "  input         " << p.name << "  " << p.type.toString() << "\n";
+    for (const auto& p : s.outputs) os << "  output        " << p.name << "  " << p.type.toString() << "\n";
+    os << "  nodes         " << s.nodeCount << " top level, " << s.totalNodeCount
+       << " including subgraphs\n";
+    os << "  parameters    " << s.parameterCount << " (" << humanBytes(s.parameterBytes) << ") in "
+       << s.initializerCount << " initializers and " << s.constantNodeCount << " Constant nodes\n";
+    os << "  subgraphs     " << s.subgraphCount << " (max depth " << s.maxSubgraphDepth << ")\n";
+    if (s.functionCount) os << "  functions     " << s.functionCount << "\n";
+    std::vector<std::pair<std::string, size_t>> ops(s.opHistogram.begin(), s.opHistogram.end());
+    std::stable_sort(ops.begin(), ops.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    os << "  op types      " << ops.size() << "\n";
+    for (const auto& [op, count] : ops) os << "    " << count << "\t" << op << "\n";
+    os << "  unknown shapes " << s.unknownShapeValues.size() << "\n";
+    const size_t shown = std::min<size_t>(s.unknownShapeValues.size(), 20);
+    for (size_t i = 0; i < shown; ++i) os << "    " << s.unknownShapeValues[i] << "\n";
+    if (shown < s.unknownShapeValues.size())
+        os << "    ... and " << s.unknownShapeValues.size() - shown << " more (see --json)\n";
+    for (const auto& w : s.warnings) os << "  warning: " << w << "\n";
+    return os.str();
+}
+
+}  // namespace fsc::cli

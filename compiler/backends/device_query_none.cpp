@@ -1,0 +1,11 @@
+#include "compiler/backends/device_query.h"
+
+namespace fsc {
+
+CudaDeviceReport queryCudaDevices() {
+    CudaDeviceReport report;
+    report.whyNone = "this build has no CUDA support (configured without the CUDA toolkit)";
+    return report;
+}
+
+}  // namespace fsc

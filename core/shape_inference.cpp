@@ -1,0 +1,127 @@
+#include "core/shape_inference.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <set>
+
+#include "core/onnx_proto_convert.h"
+
+namespace fsc {
+namespace {
+
+// Ops (any domain) whose first output has exactly the type of their first input. ONNX
+// covers its own domain; these entries matter for com.microsoft and ai.fusescope ops.
+const std::set<std::string>& passThroughOps() {
+    static const std::set<std::string> ops = {
+        "Identity", "Relu", "Gelu", "FastGelu", "QuickGelu", "BiasGelu", "Sigmoid", "Tanh",
+        "Erf", "HardSwish", "Swish", "Softmax", "Dropout", "LayerNormalization",
+        "SkipLayerNormalization", "SimplifiedLayerNormalization",
+        "SkipSimplifiedLayerNormalization", "RMSNormalization", "BiasDropout", "Neg", "Abs",
+        "Sqrt", "Exp", "Log", "Clip", "LeakyRelu", "HardSigmoid", "Softplus",
+    };
+    return ops;
+}
+
+// Element-wise ops with multidirectional (numpy) broadcasting of all inputs.
+const std::set<std::string>& broadcastOps() {
+    static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div", "Pow", "BiasAdd",
+                                              "Max", "Min", "Sum", "Mean"};
+    return ops;
+}
+
+std::optional<Shape> broadcast(const std::vector<const ValueType*>& inputs) {
+    size_t rank = 0;
+    for (const ValueType* t : inputs) {
+        if (!t || t->kind != ValueType::Kind::Tensor || !t->shape.rankKnown()) return std::nullopt;
+        rank = std::max(rank, t->shape.rank());
+    }
+    std::vector<Dim> dims(rank, Dim::known(1));
+    for (const ValueType* t : inputs) {
+        const auto& in = t->shape.dims();
+        const size_t offset = rank - in.size();
+        for (size_t i = 0; i < in.size(); ++i) {
+            Dim& out = dims[offset + i];
+            const Dim& d = in[i];
+            if (d.isKnown() && d.size() == 1) continue;
+            if (out.isKnown() && out.size() == 1) out = d;
+            else if (!(out == d)) out = Dim();
+        }
+    }
+    return Shape(std::move(dims));
+}
+
+void mergeFromProtoGraph(const onnx::GraphProto& proto, Graph& graph) {
+    auto mergeInfo = [&](const onnx::ValueInfoProto& info) {
+        ValueId id = graph.findValue(info.name());
+        if (!id.valid() || !info.has_type()) return;
+        auto inferred = valueTypeFromProto(info.type());
+        if (inferred) mergeType(graph.value(id).type, *inferred);
+    };
+    for (const auto& info : proto.value_info()) mergeInfo(info);
+    for (const auto& info : proto.output()) mergeInfo(info);
+}
+
+}  // namespace
+
+void mergeType(ValueType& type, const ValueType& inferred) {
+    if (!inferred.isKnown()) return;
+    if (!type.isKnown()) {
+        type = inferred;
+        return;
+    }
+    if (type.kind != inferred.kind) return;
+    if (type.elemType == DType::Undefined) type.elemType = inferred.elemType;
+    if (type.kind != ValueType::Kind::Tensor && type.kind != ValueType::Kind::SparseTensor) {
+        if (!type.element && inferred.element) type.element = inferred.element;
+        return;
+    }
+    if (!type.shape.rankKnown()) {
+        type.shape = inferred.shape;
+        return;
+    }
+    if (!inferred.shape.rankKnown() || inferred.shape.rank() != type.shape.rank()) return;
+    std::vector<Dim> dims = type.shape.dims();
+    for (size_t i = 0; i < dims.size(); ++i)
+        if (dims[i].isUnknown()) dims[i] = inferred.shape[i];
+    type.shape = Shape(std::move(dims));
+}
+
+void fillUnknownTypes(Graph& graph) {
+    for (NodeId nid : graph.order()) {
+        Node& node = graph.node(nid);
+        for (const auto& sub : node.subgraphs()) fillUnknownTypes(*sub);
+        if (node.outputs.empty() || !node.outputs[0].valid()) continue;
+        ValueType& out = graph.value(node.outputs[0]).type;
+        if (out.shapeFullyKnown()) continue;
+        auto inputType = [&](size_t i) -> const ValueType* {
+            if (i >= node.inputs.size() || !node.inputs[i].valid()) return nullptr;
+            return &graph.value(node.inputs[i]).type;
+        };
+        if (passThroughOps().count(node.opType) && inputType(0)) {
+            mergeType(out, *inputType(0));
+        } else if (broadcastOps().count(node.opType) && !node.inputs.empty()) {
+            std::vector<const ValueType*> inputs;
+            for (size_t i = 0; i < node.inputs.size(); ++i) inputs.push_back(inputType(i));
+            if (auto shape = broadcast(inputs))
+                mergeType(out, ValueType::tensor(inputs[0]->elemType, *shape));
+        }
+    }
+}
+
+void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Model& model) {
+    try {
+        onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,
+                                            /*data_prop=*/true);
+        onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
+        for (const auto& [protoGraph, graph] : graphs) mergeFromProtoGraph(*protoGraph, *graph);
+    } catch (const std::exception& e) {
+        // ONNX's inference is best effort here: the graph is valid without it.
+        std::string what = e.what();
+        if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+        model.warnings.push_back("ONNX shape inference stopped: " + what);
+    }
+    fillUnknownTypes(*model.graph);
+}
+
+}  // namespace fsc
