@@ -1,0 +1,128 @@
+#include "app/gui/main_window.h"
+
+#include <QApplication>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QStatusBar>
+#include <QTableView>
+
+#include "app/gui/model_loader.h"
+#include "core/model_summary.h"
+#include "views/node_table_model.h"
+#include "views/summary_view.h"
+
+// The sample model is compiled into this static library; its resources must be
+// registered by hand or the linker drops them.
+static void initFusescopeResources() {
+    Q_INIT_RESOURCE(resources);
+}
+
+namespace fsc {
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent),
+      m_loader(new ModelLoader(this)),
+      m_nodeTable(new NodeTableModel(this)),
+      m_nodeView(new QTableView(this)),
+      m_summary(new SummaryView(this)),
+      m_status(new QLabel(this)),
+      m_progress(new QProgressBar(this)) {
+    initFusescopeResources();
+    setWindowTitle(tr("Fusescope"));
+    setAcceptDrops(true);
+    resize(1280, 800);
+
+    m_nodeView->setModel(m_nodeTable);
+    m_nodeView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_nodeView->verticalHeader()->hide();
+    m_nodeView->horizontalHeader()->setStretchLastSection(true);
+    m_nodeView->setAlternatingRowColors(true);
+    setCentralWidget(m_nodeView);
+
+    auto* summaryDock = new QDockWidget(tr("Model"), this);
+    summaryDock->setObjectName(QStringLiteral("summaryDock"));
+    summaryDock->setWidget(m_summary);
+    m_summary->setMinimumWidth(340);
+    addDockWidget(Qt::LeftDockWidgetArea, summaryDock);
+
+    m_progress->setRange(0, 0);  // import reports no fractions yet: a busy indicator
+    m_progress->setMaximumWidth(160);
+    m_progress->hide();
+    statusBar()->addWidget(m_status, 1);
+    statusBar()->addPermanentWidget(m_progress);
+
+    createActions();
+    connect(m_loader, &ModelLoader::loaded, this, &MainWindow::showModel);
+    connect(m_loader, &ModelLoader::failed, this, &MainWindow::showError);
+}
+
+void MainWindow::createActions() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Open model…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open ONNX model"), {},
+                                                          tr("ONNX models (*.onnx);;All files (*)"));
+        if (!path.isEmpty()) openModel(path);
+    });
+    open->setShortcut(QKeySequence::Open);
+    file->addAction(tr("Open &sample"), this, [this] { openModel(QString::fromLatin1(kSamplePath)); });
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::quit);
+    quit->setShortcut(QKeySequence::Quit);
+}
+
+bool MainWindow::loading() const {
+    return m_loader->busy();
+}
+
+void MainWindow::openModel(const QString& path) {
+    if (m_loader->busy()) return;
+    m_status->setText(tr("Loading %1…").arg(path));
+    m_progress->show();
+    m_loader->load(path);
+}
+
+void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& path) {
+    m_progress->hide();
+    m_model = std::move(model);
+    const ModelSummary summary = summarizeModel(*m_model);
+    m_nodeTable->setGraph(std::shared_ptr<const Graph>(m_model, m_model->graph.get()));
+    m_nodeView->resizeColumnsToContents();
+    const QString shown = path == QLatin1String(kSamplePath) ? tr("bundled sample") : path;
+    m_summary->showSummary(summary, shown);
+    setWindowTitle(tr("%1 — Fusescope").arg(shown));
+    m_status->setText(tr("%1: %2 nodes, %3 parameters, IR %4")
+                          .arg(shown)
+                          .arg(summary.totalNodeCount)
+                          .arg(summary.parameterCount)
+                          .arg(summary.irVersion));
+    emit modelShown(path);
+}
+
+void MainWindow::showError(const QString& message) {
+    m_progress->hide();
+    m_status->setText(tr("Could not open the model"));
+    // Window-modal and non-blocking: the session (and any model shown) stays usable.
+    auto* box = new QMessageBox(QMessageBox::Critical, tr("Could not open the model"), message,
+                                QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+    emit loadFailed(message);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const auto urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.first().isLocalFile()) openModel(urls.first().toLocalFile());
+}
+
+}  // namespace fsc
