@@ -284,6 +284,11 @@ Status GraphConverter::convertNodes(google::protobuf::RepeatedPtrField<onnx::Nod
                                     "' appears twice");
             Attribute a;
             Status s = convertAttribute(ap, a);
+            // A nesting error would otherwise name every enclosing node: keep the innermost.
+            if (!s && s.message().rfind("subgraphs are nested", 0) == 0)
+                return s.withContext(nodeLabel(p));
+            if (!s && s.message().find("subgraphs are nested more than") != std::string::npos)
+                return s;
             if (!s) return s.withContext(nodeLabel(p));
             n.attributes.push_back(std::move(a));
         }
