@@ -9,7 +9,7 @@
 
 #include "core/external_data.h"
 #include "core/onnx_proto_convert.h"
-#include "core/shape_inference.h"
+#include "core/onnx_shape_inference.h"
 #include "core/topo_sort.h"
 
 namespace fsc {
@@ -62,6 +62,9 @@ Status GraphConverter::applyValueInfo(const onnx::ValueInfoProto& info, ValueId 
     if (info.has_type()) {
         auto type = valueTypeFromProto(info.type());
         if (!type) return type.status().withContext("value '" + info.name() + "'");
+        // The declaration wins; what it leaves open keeps what the value already had
+        // (an initializer's exact shape, say).
+        mergeType(*type, v.type);
         v.type = std::move(*type);
     }
     if (!info.doc_string().empty()) v.docString = info.doc_string();

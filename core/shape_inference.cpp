@@ -1,4 +1,4 @@
-#include "core/shape_inference.h"
+#include "core/onnx_shape_inference.h"
 
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
@@ -56,7 +56,16 @@ void mergeFromProtoGraph(const onnx::GraphProto& proto, Graph& graph) {
         ValueId id = graph.findValue(info.name());
         if (!id.valid() || !info.has_type()) return;
         auto inferred = valueTypeFromProto(info.type());
-        if (inferred) mergeType(graph.value(id).type, *inferred);
+        if (!inferred) return;
+        // ONNX names every dim it cannot size "unk__N"; those names carry no meaning
+        // from the model, so they stay unknown here.
+        if (inferred->shape.rankKnown()) {
+            std::vector<Dim> dims = inferred->shape.dims();
+            for (Dim& d : dims)
+                if (d.isSymbolic() && d.symbol().rfind("unk__", 0) == 0) d = Dim();
+            inferred->shape = Shape(std::move(dims));
+        }
+        mergeType(graph.value(id).type, *inferred);
     };
     for (const auto& info : proto.value_info()) mergeInfo(info);
     for (const auto& info : proto.output()) mergeInfo(info);

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Exports real architectures to ONNX for the test suite, once, into a cache folder.
+
+usage: export_models.py CACHE_DIR
+
+torchvision (resnet50, mobilenet_v2, vit_b_16, swin_t) and torch.nn (a TransformerEncoder,
+an LSTM) with random weights from Debian's python3-torch and python3-torchvision: nothing
+is downloaded. A model already in the cache from the same torch version is kept.
+"""
+import os
+import sys
+import time
+
+import torch
+import torchvision
+
+CACHE = sys.argv[1]
+os.makedirs(CACHE, exist_ok=True)
+torch.manual_seed(0)
+
+
+class Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = torch.nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=256, batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, num_layers=2)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+class Lstm(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(input_size=32, hidden_size=64, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.head(y[:, -1])
+
+
+def image(size=224):
+    return torch.randn(1, 3, size, size)
+
+
+MODELS = {
+    "resnet50": (lambda: torchvision.models.resnet50(weights=None), image),
+    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), image),
+    "vit_b_16": (lambda: torchvision.models.vit_b_16(weights=None), image),
+    "swin_t": (lambda: torchvision.models.swin_t(weights=None), image),
+    "transformer_encoder": (Encoder, lambda: torch.randn(1, 16, 128)),
+    "lstm": (Lstm, lambda: torch.randn(1, 12, 32)),
+}
+
+stamp = f"torch {torch.__version__}, torchvision {torchvision.__version__}\n"
+for name, (make, example) in MODELS.items():
+    path = os.path.join(CACHE, name + ".onnx")
+    stamp_path = path + ".stamp"
+    if os.path.exists(path) and os.path.exists(stamp_path) and open(stamp_path).read() == stamp:
+        print(f"{name}: cached")
+        continue
+    start = time.time()
+    model = make().eval()
+    tmp = path + ".tmp"
+    with torch.no_grad():
+        torch.onnx.export(model, (example(),), tmp, opset_version=17, input_names=["input"],
+                          output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
+                          do_constant_folding=True)
+    os.replace(tmp, path)
+    with open(stamp_path, "w") as f:
+        f.write(stamp)
+    print(f"{name}: exported in {time.time() - start:.1f} s ({os.path.getsize(path) / 1e6:.1f} MB)")

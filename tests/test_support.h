@@ -1,0 +1,39 @@
+#pragma once
+// Paths and helpers shared by the QtTest suites.
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QString>
+
+#include <filesystem>
+#include <string>
+
+namespace fsc::test {
+
+inline std::filesystem::path fixture(const std::string& relative) {
+    return std::filesystem::path(FSC_FIXTURE_DIR) / relative;
+}
+
+inline QStringList goodFixtures() {
+    QStringList files;
+    QDir dir(QStringLiteral(FSC_FIXTURE_DIR "/good"));
+    for (const QString& f : dir.entryList({QStringLiteral("*.onnx")}, QDir::Files, QDir::Name))
+        files << dir.filePath(f);
+    files << dir.filePath(QStringLiteral("external/model.onnx"));
+    return files;
+}
+
+// bad/cases.json: file name -> regular expression its error message must match.
+inline QJsonObject badCases() {
+    QFile f(QStringLiteral(FSC_FIXTURE_DIR "/bad/cases.json"));
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+inline QByteArray readAll(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+}  // namespace fsc::test
