@@ -4,6 +4,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <set>
+#include <unordered_map>
 
 #include "core/onnx_proto_convert.h"
 
@@ -118,7 +119,81 @@ void fillUnknownTypes(Graph& graph) {
     }
 }
 
+namespace {
+
+int64_t opsetFor(const std::unordered_map<std::string, int>& opsets, const std::string& domain) {
+    auto it = opsets.find(domain == "ai.onnx" ? std::string() : domain);
+    return it == opsets.end() ? -1 : it->second;
+}
+
+// Subgraph counts the control-flow inference functions index by without checking.
+std::string controlFlowMismatch(const onnx::NodeProto& n) {
+    auto graphAttr = [&](const char* name) -> const onnx::GraphProto* {
+        for (const auto& a : n.attribute())
+            if (a.name() == name && a.has_g()) return &a.g();
+        return nullptr;
+    };
+    if (n.op_type() == "If") {
+        for (const char* branch : {"then_branch", "else_branch"}) {
+            const onnx::GraphProto* g = graphAttr(branch);
+            if (g && g->output_size() != n.output_size())
+                return std::string(branch) + " has " + std::to_string(g->output_size()) +
+                       " outputs for " + std::to_string(n.output_size()) + " node outputs";
+        }
+    } else if (n.op_type() == "Loop") {
+        const onnx::GraphProto* body = graphAttr("body");
+        if (body && (n.input_size() < 2 || body->input_size() != n.input_size() ||
+                     body->output_size() < n.input_size() - 1 ||
+                     body->output_size() - 1 != n.output_size()))
+            return "body inputs/outputs do not match the node's";
+    } else if (n.op_type() == "Scan") {
+        const onnx::GraphProto* body = graphAttr("body");
+        if (body && (body->input_size() != n.input_size() || body->output_size() != n.output_size()))
+            return "body inputs/outputs do not match the node's";
+    }
+    return {};
+}
+
+// libonnx's inference functions trust that each node already passed its schema check;
+// a malformed node can crash them. Returns why inference must be skipped, or "".
+std::string whyUnsafeForOnnxInference(const onnx::GraphProto& g,
+                                      const std::unordered_map<std::string, int>& opsets) {
+    const auto* registry = onnx::OpSchemaRegistry::Instance();
+    for (const auto& n : g.node()) {
+        const std::string label = "node '" + n.name() + "' (" + n.op_type() + ")";
+        const int64_t version = opsetFor(opsets, n.domain());
+        if (version < 0) return label + " uses domain '" + n.domain() + "', which is not imported";
+        if (const auto* schema = registry->GetSchema(n.op_type(), int(version), n.domain())) {
+            try {
+                schema->Verify(n);
+            } catch (const std::exception& e) {
+                std::string what = e.what();
+                if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+                return label + ": " + what;
+            }
+        }
+        if (std::string why = controlFlowMismatch(n); !why.empty()) return label + ": " + why;
+        for (const auto& a : n.attribute()) {
+            if (a.has_g())
+                if (std::string why = whyUnsafeForOnnxInference(a.g(), opsets); !why.empty()) return why;
+            for (const auto& sub : a.graphs())
+                if (std::string why = whyUnsafeForOnnxInference(sub, opsets); !why.empty()) return why;
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
 void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Model& model) {
+    std::unordered_map<std::string, int> opsets;
+    for (const auto& op : proto.opset_import())
+        opsets[op.domain() == "ai.onnx" ? std::string() : op.domain()] = int(op.version());
+    if (std::string why = whyUnsafeForOnnxInference(proto.graph(), opsets); !why.empty()) {
+        model.warnings.push_back("ONNX shape inference skipped: " + why);
+        fillUnknownTypes(*model.graph);
+        return;
+    }
     try {
         onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,
                                             /*data_prop=*/true);

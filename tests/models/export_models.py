@@ -63,10 +63,11 @@ for name, (make, example) in MODELS.items():
     start = time.time()
     model = make().eval()
     tmp = path + ".tmp"
-    with torch.no_grad():
-        torch.onnx.export(model, (example(),), tmp, opset_version=17, input_names=["input"],
-                          output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
-                          do_constant_folding=True)
+    # Grad stays enabled: under no_grad, torch 1.13 takes nn.MultiheadAttention's fused
+    # fast path (aten::_native_multi_head_attention), which has no ONNX export.
+    torch.onnx.export(model, (example(),), tmp, opset_version=17, input_names=["input"],
+                      output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
+                      do_constant_folding=True)
     os.replace(tmp, path)
     with open(stamp_path, "w") as f:
         f.write(stamp)
