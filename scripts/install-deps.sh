@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs Fusescope's build and test dependencies from Debian 12's packages.
+#   install-deps.sh          what building and running needs
+#   install-deps.sh --test   plus what the test suite needs (python3-onnx, torch, clang, ...)
+# The CUDA toolkit is not a Debian package here: it is used when /usr/local/cuda exists.
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+packages=(cmake ninja-build g++ pkg-config libonnx-dev libprotobuf-dev protobuf-compiler
+          nlohmann-json3-dev qt6-base-dev qt6-svg-dev libgraphviz-dev libsqlite3-dev patchelf)
+if [ "${1:-}" = "--test" ]; then
+  packages+=(python3-onnx python3-numpy python3-torch python3-torchvision libonnx-testdata
+             clang-14 libclang-rt-14-dev xvfb xauth)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

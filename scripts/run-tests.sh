@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# README command 2: install, build, and run the whole test suite (every label), then the
+# importer fuzzer for a bounded time under ASan + UBSan, then a CPU-only build's unit tests.
+#   FUSESCOPE_FUZZ_SECONDS=60 (default) sets the fuzzing time; 0 skips fuzzing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh --test
+jobs=$(nproc)
+
+cmake --preset dev >/dev/null
+cmake --build --preset dev -j "$jobs"
+ctest --preset dev -j "$jobs"
+
+# The same sources without the CUDA toolkit must build and pass too.
+if [ -d /usr/local/cuda ] || command -v nvcc >/dev/null; then
+  cmake --preset nocuda -DFUSESCOPE_GUI=OFF >/dev/null
+  cmake --build --preset nocuda -j "$jobs"
+  ctest --preset nocuda -j "$jobs"
+fi
+
+seconds=${FUSESCOPE_FUZZ_SECONDS:-60}
+if [ "$seconds" != 0 ]; then
+  bash tests/fuzz/run_fuzz.sh "$PWD" "$PWD/build-fuzz" "$PWD/build/tests/fixtures" "$seconds"
+fi
