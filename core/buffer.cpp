@@ -43,7 +43,7 @@ BufferPtr makeBuffer(std::string bytes) {
     return std::make_shared<StringBuffer>(std::move(bytes));
 }
 
-Result<BufferPtr> mapFile(const std::filesystem::path& path) {
+Result<BufferPtr> mapFile(const std::filesystem::path& path, bool prefault) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return Status(errno == ENOENT ? ErrorCode::NotFound : ErrorCode::Io,
@@ -58,7 +58,7 @@ Result<BufferPtr> mapFile(const std::filesystem::path& path) {
         ::close(fd);
         return makeBuffer({});
     }
-    void* address = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void* address = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (prefault ? MAP_POPULATE : 0), fd, 0);
     int mapErrno = errno;
     ::close(fd);
     if (address == MAP_FAILED)

@@ -427,7 +427,7 @@ Result<Model> importModelFromBytes(const void* data, size_t size, const std::str
 }
 
 Result<Model> importModel(const std::filesystem::path& path, const ImportOptions& options) {
-    auto mapped = mapFile(path);
+    auto mapped = mapFile(path, /*prefault=*/true);
     if (!mapped) return mapped.status().withContext(path.string());
     std::filesystem::path dir = path.parent_path();
     if (dir.empty()) dir = ".";
