@@ -13,7 +13,7 @@ namespace fsc {
 
 // Each converted graph next to the message it came from, so inferred value_info can be
 // copied back by name.
-using ProtoGraphMap = std::vector<std::pair<const onnx::GraphProto*, Graph*>>;
+using ProtoGraphMap = std::vector<std::pair<onnx::GraphProto*, Graph*>>;
 
 // Runs ONNX's inference on `proto` (which may be missing the large tensors already moved
 // into `model`) and merges what it learns, then applies fillUnknownTypes.

@@ -3,10 +3,12 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <set>
 #include <unordered_map>
 
 #include "core/onnx_proto_convert.h"
+#include "core/shape_values.h"
 
 namespace fsc {
 namespace {
@@ -72,6 +74,92 @@ void mergeFromProtoGraph(const onnx::GraphProto& proto, Graph& graph) {
     for (const auto& info : proto.output()) mergeInfo(info);
 }
 
+std::optional<std::vector<int64_t>> knownInts(const ShapeValue* v) {
+    if (!v) return std::nullopt;
+    std::vector<int64_t> out;
+    for (const Dim& d : *v) {
+        if (!d.isKnown()) return std::nullopt;
+        out.push_back(d.size());
+    }
+    return out;
+}
+
+// Slice (opset 10+) whose starts/ends/axes/steps are computed from shapes at run time.
+std::optional<Shape> sliceResult(const Node& node, const Graph& graph, ShapeValueTable& values) {
+    const Shape& in = graph.value(node.inputs[0]).type.shape;
+    const auto rank = int64_t(in.rank());
+    auto optional = [&](size_t i) -> const ShapeValue* {
+        return i < node.inputs.size() && node.inputs[i].valid() ? values.find(node.inputs[i]) : nullptr;
+    };
+    auto starts = knownInts(values.find(node.inputs[1]));
+    auto ends = knownInts(values.find(node.inputs[2]));
+    if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
+    std::vector<int64_t> axes(starts->size()), steps(starts->size(), 1);
+    for (size_t i = 0; i < axes.size(); ++i) axes[i] = int64_t(i);
+    if (node.inputs.size() > 3 && node.inputs[3].valid()) {
+        auto a = knownInts(optional(3));
+        if (!a || a->size() != axes.size()) return std::nullopt;
+        axes = *a;
+    }
+    if (node.inputs.size() > 4 && node.inputs[4].valid()) {
+        auto st = knownInts(optional(4));
+        if (!st || st->size() != steps.size()) return std::nullopt;
+        steps = *st;
+    }
+    std::vector<Dim> dims = in.dims();
+    for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (axis < 0 || axis >= rank || steps[i] == 0) return std::nullopt;
+        const Dim& d = in[size_t(axis)];
+        if (!d.isKnown()) {
+            dims[size_t(axis)] = Dim();
+            continue;
+        }
+        // ONNX's clamping rules, for either direction of step.
+        const int64_t size = d.size(), step = steps[i];
+        auto clampIndex = [&](int64_t v, int64_t lo, int64_t hi) {
+            if (v < 0) v += size;
+            return std::clamp(v, lo, hi);
+        };
+        const int64_t start = step > 0 ? clampIndex((*starts)[i], 0, size) : clampIndex((*starts)[i], -1, size - 1);
+        const int64_t end = step > 0 ? clampIndex((*ends)[i], 0, size) : clampIndex((*ends)[i], -1, size - 1);
+        const int64_t count = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
+        dims[size_t(axis)] = Dim::known(std::max<int64_t>(0, count));
+    }
+    return Shape(std::move(dims));
+}
+
+// How much is known about the graph's intermediate types: grows with every dim learned,
+// so the ONNX/our-rules rounds stop exactly when a round learns nothing.
+size_t knowledge(const Graph& g) {
+    size_t n = 0;
+    for (NodeId nid : g.order()) {
+        for (ValueId out : g.node(nid).outputs) {
+            if (!out.valid()) continue;
+            const ValueType& t = g.value(out).type;
+            n += t.isKnown() + t.shape.rankKnown();
+            for (const Dim& d : t.shape.dims()) n += !d.isUnknown();
+        }
+        for (const auto& sub : g.node(nid).subgraphs()) n += knowledge(*sub);
+    }
+    return n;
+}
+
+// Replaces the message's value_info with the IR's current knowledge of intermediates.
+void writeValueInfo(const Graph& g, onnx::GraphProto& proto) {
+    std::vector<bool> isOutput(g.valueCount(), false);
+    for (ValueId id : g.outputs) isOutput[id.index] = true;
+    proto.clear_value_info();
+    for (NodeId nid : g.order()) {
+        for (ValueId out : g.node(nid).outputs) {
+            if (!out.valid() || isOutput[out.index] || !g.value(out).type.isKnown()) continue;
+            auto* info = proto.add_value_info();
+            info->set_name(g.value(out).name);
+            valueTypeToProto(g.value(out).type, info->mutable_type());
+        }
+    }
+}
+
 }  // namespace
 
 void mergeType(ValueType& type, const ValueType& inferred) {
@@ -98,9 +186,11 @@ void mergeType(ValueType& type, const ValueType& inferred) {
 }
 
 void fillUnknownTypes(Graph& graph) {
+    ShapeValueTable shapeValues(graph);
     for (NodeId nid : graph.order()) {
         Node& node = graph.node(nid);
         for (const auto& sub : node.subgraphs()) fillUnknownTypes(*sub);
+        shapeValues.evaluate(node);
         if (node.outputs.empty() || !node.outputs[0].valid()) continue;
         ValueType& out = graph.value(node.outputs[0]).type;
         if (out.shapeFullyKnown()) continue;
@@ -108,6 +198,9 @@ void fillUnknownTypes(Graph& graph) {
             if (i >= node.inputs.size() || !node.inputs[i].valid()) return nullptr;
             return &graph.value(node.inputs[i]).type;
         };
+        const bool onnxDomain = node.domain.empty() || node.domain == "ai.onnx";
+        const ShapeValue* target =
+            node.inputs.size() > 1 ? shapeValues.find(node.inputs[1]) : nullptr;
         if (passThroughOps().count(node.opType) && inputType(0)) {
             mergeType(out, *inputType(0));
         } else if (broadcastOps().count(node.opType) && !node.inputs.empty()) {
@@ -115,6 +208,41 @@ void fillUnknownTypes(Graph& graph) {
             for (size_t i = 0; i < node.inputs.size(); ++i) inputs.push_back(inputType(i));
             if (auto shape = broadcast(inputs))
                 mergeType(out, ValueType::tensor(inputs[0]->elemType, *shape));
+        } else if (onnxDomain && node.opType == "Reshape" && target && inputType(0)) {
+            const Attribute* allowZero = node.attribute("allowzero");
+            if (auto shape = reshapeResult(inputType(0)->shape, *target, allowZero && allowZero->i))
+                mergeType(out, ValueType::tensor(inputType(0)->elemType, *shape));
+        } else if (onnxDomain && node.opType == "Expand" && target && inputType(0)) {
+            ValueType targetType = ValueType::tensor(inputType(0)->elemType, Shape(*target));
+            if (auto shape = broadcast({inputType(0), &targetType}))
+                mergeType(out, ValueType::tensor(inputType(0)->elemType, *shape));
+        } else if (onnxDomain && node.opType == "Pad" && target && inputType(0) &&
+                   inputType(0)->shape.rankKnown() && node.inputs.size() < 4 &&
+                   target->size() == 2 * inputType(0)->shape.rank()) {
+            // Pads computed at run time from shapes (windowed attention pads to a multiple).
+            const size_t rank = inputType(0)->shape.rank();
+            std::vector<Dim> dims;
+            for (size_t i = 0; i < rank; ++i) {
+                const Dim& in = inputType(0)->shape[i];
+                const Dim& before = (*target)[i];
+                const Dim& after = (*target)[rank + i];
+                if (before.isKnown() && after.isKnown() && in.isKnown())
+                    dims.push_back(Dim::known(in.size() + before.size() + after.size()));
+                else if (before.isKnown() && after.isKnown() && before.size() + after.size() == 0)
+                    dims.push_back(in);
+                else
+                    dims.push_back(Dim());
+            }
+            mergeType(out, ValueType::tensor(inputType(0)->elemType, Shape(std::move(dims))));
+        } else if (onnxDomain && node.opType == "Slice" && node.inputs.size() >= 3 && inputType(0) &&
+                   inputType(0)->shape.rankKnown()) {
+            if (auto shape = sliceResult(node, graph, shapeValues))
+                mergeType(out, ValueType::tensor(inputType(0)->elemType, *shape));
+        } else if (onnxDomain && node.opType == "ConstantOfShape" && !node.inputs.empty()) {
+            if (const ShapeValue* dims = shapeValues.find(node.inputs[0])) {
+                const Attribute* value = node.attribute("value");
+                mergeType(out, ValueType::tensor(value ? value->t.dtype() : DType::Float32, Shape(*dims)));
+            }
         }
     }
 }
@@ -194,18 +322,35 @@ void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Model& mo
         fillUnknownTypes(*model.graph);
         return;
     }
-    try {
-        onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,
-                                            /*data_prop=*/true);
-        onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
-        for (const auto& [protoGraph, graph] : graphs) mergeFromProtoGraph(*protoGraph, *graph);
-    } catch (const std::exception& e) {
-        // ONNX's inference is best effort here: the graph is valid without it.
-        std::string what = e.what();
-        if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-        model.warnings.push_back("ONNX shape inference stopped: " + what);
+    // ONNX's inference and our rules feed each other: what our rules learn (a Reshape's
+    // target computed through Div and Cast, say) is written back as value_info so the next
+    // ONNX round carries it through the ops that follow.
+    constexpr int kMaxRounds = 8;
+    for (int round = 0; round < kMaxRounds; ++round) {
+        try {
+            onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,
+                                                /*data_prop=*/true);
+            onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
+            for (const auto& [protoGraph, graph] : graphs) mergeFromProtoGraph(*protoGraph, *graph);
+        } catch (const std::exception& e) {
+            // ONNX's inference is best effort here: the graph is valid without it.
+            std::string what = e.what();
+            if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+            model.warnings.push_back("ONNX shape inference stopped: " + what);
+            fillUnknownTypes(*model.graph);
+            return;
+        }
+        const size_t before = knowledge(*model.graph);
+        fillUnknownTypes(*model.graph);
+        if (knowledge(*model.graph) == before) return;
+        if (round + 1 == kMaxRounds) {
+            model.warnings.push_back("shape inference stopped after " + std::to_string(kMaxRounds) +
+                                     " rounds while still learning");
+            return;
+        }
+        for (const auto& [protoGraph, graph] : graphs)
+            writeValueInfo(*graph, *protoGraph);
     }
-    fillUnknownTypes(*model.graph);
 }
 
 }  // namespace fsc

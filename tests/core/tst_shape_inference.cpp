@@ -5,6 +5,7 @@
 #include "core/onnx_export.h"
 #include "core/onnx_import.h"
 #include "core/shape_inference.h"
+#include "core/shape_values.h"
 #include "test_support.h"
 
 using namespace fsc;
@@ -50,6 +51,51 @@ private slots:
         fillUnknownTypes(b.graph());
         const Graph& g = b.graph();
         QCOMPARE(g.value(g.findValue("z")).type.toString(), std::string("float32[n,5,8]"));
+    }
+
+    // The chain torch exports for x.flatten(2): Shape -> Gather -> Div -> Cast -> Unsqueeze
+    // -> Concat -> Reshape, which ONNX 1.12's data propagation gives up on at Div.
+    void shapeComputationChainsReachReshape() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(8), Dim::known(4), Dim::known(6)}));
+        ValueId shape = b.op("Shape", {x}, "shape");
+        ValueId zero = b.initializer(int64Tensor("zero", {}, {0}));
+        ValueId two = b.initializer(int64Tensor("two", {}, {2}));
+        ValueId axes = b.initializer(int64Tensor("axes", {1}, {0}));
+        ValueId n = b.op("Gather", {shape, zero}, "n");
+        ValueId h = b.op("Gather", {shape, two}, "h");
+        ValueId half = b.op("Div", {h, two}, "half");
+        ValueId halfCast = b.op("Cast", {half}, "half_cast", {intAttr("to", 7)});
+        ValueId heads = b.op("Mul", {n, two}, "n_times_2");
+        ValueId nU = b.op("Unsqueeze", {heads, axes}, "n_u");
+        ValueId halfU = b.op("Unsqueeze", {halfCast, axes}, "half_u");
+        ValueId minusOne = b.initializer(int64Tensor("minus_one", {1}, {-1}));
+        ValueId target = b.op("Concat", {nU, halfU, minusOne}, "target", {intAttr("axis", 0)});
+        ValueId r = b.op("Reshape", {x, target}, "r");
+        ValueId sliced = b.op("Slice", {x, b.initializer(int64Tensor("s", {1}, {1})),
+                                        b.initializer(int64Tensor("e", {1}, {-1})),
+                                        b.initializer(int64Tensor("ax", {1}, {-1}))}, "sliced");
+        ValueId filled = b.op("ConstantOfShape", {shape}, "filled");
+        b.output(r);
+        b.output(sliced);
+        b.output(filled);
+        fillUnknownTypes(b.graph());
+        const Graph& g = b.graph();
+        auto type = [&](ValueId v) { return g.value(v).type.toString(); };
+        // The target is [batch*2, 2, -1]: its symbols (batch*2) do not cancel the data's
+        // (batch), so -1 stays unknown while the computed dims are exact.
+        QCOMPARE(type(r), std::string("float32[batch*2,2,?]"));
+        QCOMPARE(type(sliced), std::string("float32[batch,8,4,4]"));
+        QCOMPARE(type(filled), std::string("float32[batch,8,4,6]"));
+    }
+
+    void reshapeInfersMinusOneWhenSymbolsCancel() {
+        const Shape data({Dim::symbolic("batch"), Dim::known(768), Dim::known(14), Dim::known(14)});
+        auto s = reshapeResult(data, {Dim::symbolic("batch"), Dim::known(768), Dim::known(-1)}, false);
+        QCOMPARE(s->toString(), std::string("[batch,768,196]"));
+        s = reshapeResult(data, {Dim::known(0), Dim::known(-1)}, false);  // 0 copies the dim
+        QCOMPARE(s->toString(), std::string("[batch,150528]"));
+        QVERIFY(!reshapeResult(data, {Dim::known(-1), Dim::known(-1)}, false));
     }
 
     void mergeNeverOverridesKnownDims() {

@@ -1,0 +1,231 @@
+#include "core/shape_values.h"
+
+#include <algorithm>
+
+namespace fsc {
+namespace {
+
+constexpr size_t kMaxElements = 64;  // shape tensors are short; anything longer is data
+
+std::optional<ShapeValue> fromTensor(const Tensor& t) {
+    if (t.dims().size() > 1 || t.numElements() > int64_t(kMaxElements)) return std::nullopt;
+    ShapeValue v;
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+        if (t.dtype() == DType::Int64) v.push_back(Dim::known(t.dataAs<int64_t>()[i]));
+        else if (t.dtype() == DType::Int32) v.push_back(Dim::known(t.dataAs<int32_t>()[i]));
+        else return std::nullopt;
+    }
+    return v;
+}
+
+std::optional<std::vector<int64_t>> allKnown(const ShapeValue* v) {
+    if (!v) return std::nullopt;
+    std::vector<int64_t> out;
+    for (const Dim& d : *v) {
+        if (!d.isKnown()) return std::nullopt;
+        out.push_back(d.size());
+    }
+    return out;
+}
+
+int64_t attrInt(const Node& n, const char* name, int64_t fallback) {
+    const Attribute* a = n.attribute(name);
+    return a ? a->i : fallback;
+}
+
+Dim arithmetic(const std::string& op, const Dim& a, const Dim& b) {
+    if (a.isKnown() && b.isKnown()) {
+        const int64_t x = a.size(), y = b.size();
+        if (op == "Add") return Dim::known(x + y);
+        if (op == "Sub") return Dim::known(x - y);
+        if (op == "Mul") return Dim::known(x * y);
+        if (op == "Div" && y != 0) return Dim::known(x / y);  // shape maths is integer
+        return Dim();
+    }
+    // Identities keep a symbol: batch * 1, batch / 1, batch + 0.
+    if (b.isKnown() && ((op == "Mul" || op == "Div") && b.size() == 1)) return a;
+    if (b.isKnown() && ((op == "Add" || op == "Sub") && b.size() == 0)) return a;
+    if (a.isKnown() && op == "Mul" && a.size() == 1) return b;
+    if (a.isKnown() && op == "Add" && a.size() == 0) return b;
+    // A symbol times a number stays a (named) product, as in heads * batch.
+    if (op == "Mul" && a.isSymbolic() && b.isKnown() && b.size() > 0)
+        return Dim::symbolic(a.symbol() + "*" + std::to_string(b.size()));
+    if (op == "Mul" && b.isSymbolic() && a.isKnown() && a.size() > 0)
+        return Dim::symbolic(b.symbol() + "*" + std::to_string(a.size()));
+    return Dim();
+}
+
+// Equal on dims as 0/1. A symbolic dim is a size, so it never equals a negative number.
+Dim equality(const Dim& a, const Dim& b) {
+    if (a.isKnown() && b.isKnown()) return Dim::known(a.size() == b.size());
+    if (a.isSymbolic() && b.isSymbolic() && a.symbol() == b.symbol()) return Dim::known(1);
+    if ((a.isSymbolic() && b.isKnown() && b.size() < 0) ||
+        (b.isSymbolic() && a.isKnown() && a.size() < 0))
+        return Dim::known(0);
+    return Dim();
+}
+
+}  // namespace
+
+const ShapeValue* ShapeValueTable::find(ValueId id) {
+    if (!id.valid()) return nullptr;
+    auto it = m_values.find(id.index);
+    if (it != m_values.end()) return &it->second;
+    const Value& v = m_graph.value(id);
+    if (v.initializer) {
+        if (auto sv = fromTensor(*v.initializer))
+            return &m_values.emplace(id.index, std::move(*sv)).first->second;
+    }
+    return nullptr;
+}
+
+void ShapeValueTable::evaluate(const Node& n) {
+    if (n.outputs.empty() || !n.outputs[0].valid()) return;
+    if (!n.domain.empty() && n.domain != "ai.onnx") return;
+    auto input = [&](size_t i) -> const ShapeValue* {
+        return i < n.inputs.size() ? find(n.inputs[i]) : nullptr;
+    };
+    std::optional<ShapeValue> result;
+    const std::string& op = n.opType;
+    if (op == "Shape") {
+        const ValueType& t = m_graph.value(n.inputs.at(0)).type;
+        if (t.kind == ValueType::Kind::Tensor && t.shape.rankKnown()) {
+            const int64_t rank = int64_t(t.shape.rank());
+            int64_t start = attrInt(n, "start", 0), end = attrInt(n, "end", rank);
+            if (start < 0) start += rank;
+            if (end < 0) end += rank;
+            start = std::clamp<int64_t>(start, 0, rank);
+            end = std::clamp<int64_t>(end, start, rank);
+            result = ShapeValue(t.shape.dims().begin() + start, t.shape.dims().begin() + end);
+        }
+    } else if (op == "Constant") {
+        if (const Attribute* a = n.attribute("value"); a && a->type == Attribute::Type::Tensor)
+            result = fromTensor(a->t);
+        else if (const Attribute* b = n.attribute("value_ints")) {
+            result = ShapeValue();
+            for (int64_t v : b->ints) result->push_back(Dim::known(v));
+        } else if (const Attribute* c = n.attribute("value_int"))
+            result = ShapeValue{Dim::known(c->i)};
+    } else if (op == "Identity" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten") {
+        if (const ShapeValue* v = input(0)) result = *v;
+    } else if (op == "Cast") {
+        const int64_t to = attrInt(n, "to", 0);
+        if (const ShapeValue* v = input(0); v && (to == int64_t(DType::Int64) || to == int64_t(DType::Int32)))
+            result = *v;
+    } else if (op == "Gather" && attrInt(n, "axis", 0) == 0) {
+        const ShapeValue* data = input(0);
+        auto indices = allKnown(input(1));
+        if (data && indices) {
+            result = ShapeValue();
+            for (int64_t i : *indices) {
+                if (i < 0) i += int64_t(data->size());
+                if (i < 0 || i >= int64_t(data->size())) {
+                    result.reset();
+                    break;
+                }
+                result->push_back((*data)[size_t(i)]);
+            }
+        }
+    } else if (op == "Concat") {
+        result = ShapeValue();
+        for (size_t i = 0; i < n.inputs.size() && result; ++i) {
+            if (const ShapeValue* v = input(i)) result->insert(result->end(), v->begin(), v->end());
+            else result.reset();
+        }
+    } else if (op == "Slice") {
+        const ShapeValue* data = input(0);
+        auto starts = allKnown(input(1)), ends = allKnown(input(2));
+        auto axes = n.inputs.size() > 3 && n.inputs[3].valid() ? allKnown(input(3))
+                                                               : std::optional(std::vector<int64_t>{0});
+        auto steps = n.inputs.size() > 4 && n.inputs[4].valid() ? allKnown(input(4))
+                                                                : std::optional(std::vector<int64_t>{1});
+        if (data && starts && ends && axes && steps && starts->size() == 1 && ends->size() == 1 &&
+            axes->size() == 1 && (*axes)[0] == 0 && steps->size() == 1 && (*steps)[0] == 1) {
+            const int64_t size = int64_t(data->size());
+            int64_t s = (*starts)[0], e = (*ends)[0];
+            if (s < 0) s += size;
+            if (e < 0) e += size;
+            s = std::clamp<int64_t>(s, 0, size);
+            e = std::clamp<int64_t>(e, s, size);
+            result = ShapeValue(data->begin() + s, data->begin() + e);
+        }
+    } else if (op == "ConstantOfShape") {
+        auto length = allKnown(input(0));
+        const Attribute* value = n.attribute("value");
+        std::optional<ShapeValue> fill = value ? fromTensor(value->t) : ShapeValue{Dim::known(0)};
+        if (length && length->size() == 1 && (*length)[0] <= int64_t(kMaxElements) && fill &&
+            fill->size() == 1)
+            result = ShapeValue(size_t((*length)[0]), (*fill)[0]);
+    } else if (op == "Reshape") {
+        if (const ShapeValue* v = input(0)) result = *v;  // shape tensors stay 1-D
+    } else if (op == "Equal") {
+        const ShapeValue* a = input(0);
+        const ShapeValue* b = input(1);
+        if (a && b && (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
+            const size_t len = std::max(a->size(), b->size());
+            result = ShapeValue();
+            for (size_t i = 0; i < len; ++i)
+                result->push_back(equality((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]));
+        }
+    } else if (op == "Where") {
+        auto cond = allKnown(input(0));
+        const ShapeValue* a = input(1);
+        const ShapeValue* b = input(2);
+        if (cond && a && b && a->size() == cond->size() && b->size() == cond->size()) {
+            result = ShapeValue();
+            for (size_t i = 0; i < cond->size(); ++i) result->push_back((*cond)[i] ? (*a)[i] : (*b)[i]);
+        }
+    } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+        const ShapeValue* a = input(0);
+        const ShapeValue* b = input(1);
+        if (a && b && (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
+            const size_t len = std::max(a->size(), b->size());
+            result = ShapeValue();
+            for (size_t i = 0; i < len; ++i)
+                result->push_back(arithmetic(op, (*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]));
+        }
+    }
+    if (result && result->size() <= kMaxElements) m_values[n.outputs[0].index] = std::move(*result);
+}
+
+std::optional<Shape> reshapeResult(const Shape& data, const ShapeValue& target, bool allowZero) {
+    std::vector<Dim> dims;
+    int inferIndex = -1;
+    for (size_t i = 0; i < target.size(); ++i) {
+        const Dim& d = target[i];
+        if (d.isKnown() && d.size() == -1) {
+            if (inferIndex >= 0) return std::nullopt;
+            inferIndex = int(i);
+            dims.push_back(Dim());
+        } else if (d.isKnown() && d.size() == 0 && !allowZero) {
+            if (!data.rankKnown() || i >= data.rank()) return std::nullopt;
+            dims.push_back(data[i]);
+        } else {
+            dims.push_back(d);
+        }
+    }
+    if (inferIndex >= 0 && data.rankKnown()) {
+        // -1 takes what is left: known sizes divide, symbols must cancel one-to-one.
+        int64_t dataKnown = 1, targetKnown = 1;
+        std::vector<std::string> dataSymbols, targetSymbols;
+        bool unknown = false;
+        for (const Dim& d : data.dims()) {
+            if (d.isKnown()) dataKnown *= d.size();
+            else if (d.isSymbolic()) dataSymbols.push_back(d.symbol());
+            else unknown = true;
+        }
+        for (size_t i = 0; i < dims.size(); ++i) {
+            if (int(i) == inferIndex) continue;
+            if (dims[i].isKnown()) targetKnown *= dims[i].size();
+            else if (dims[i].isSymbolic()) targetSymbols.push_back(dims[i].symbol());
+            else unknown = true;
+        }
+        std::sort(dataSymbols.begin(), dataSymbols.end());
+        std::sort(targetSymbols.begin(), targetSymbols.end());
+        if (!unknown && dataSymbols == targetSymbols && targetKnown > 0 && dataKnown % targetKnown == 0)
+            dims[size_t(inferIndex)] = Dim::known(dataKnown / targetKnown);
+    }
+    return Shape(std::move(dims));
+}
+
+}  // namespace fsc
