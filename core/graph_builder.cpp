@@ -5,58 +5,53 @@
 
 namespace fsc {
 
-Attribute intAttr(std::string name, int64_t value) {
+namespace {
+Attribute named(std::string name, Attribute::Type type) {
     Attribute a;
     a.name = std::move(name);
-    a.type = Attribute::Type::Int;
+    a.type = type;
+    return a;
+}
+}  // namespace
+
+Attribute intAttr(std::string name, int64_t value) {
+    Attribute a = named(std::move(name), Attribute::Type::Int);
     a.i = value;
     return a;
 }
 
 Attribute floatAttr(std::string name, float value) {
-    Attribute a;
-    a.name = std::move(name);
-    a.type = Attribute::Type::Float;
+    Attribute a = named(std::move(name), Attribute::Type::Float);
     a.f = value;
     return a;
 }
 
 Attribute stringAttr(std::string name, std::string value) {
-    Attribute a;
-    a.name = std::move(name);
-    a.type = Attribute::Type::String;
+    Attribute a = named(std::move(name), Attribute::Type::String);
     a.s = std::move(value);
     return a;
 }
 
 Attribute intsAttr(std::string name, std::vector<int64_t> values) {
-    Attribute a;
-    a.name = std::move(name);
-    a.type = Attribute::Type::Ints;
+    Attribute a = named(std::move(name), Attribute::Type::Ints);
     a.ints = std::move(values);
     return a;
 }
 
 Attribute floatsAttr(std::string name, std::vector<float> values) {
-    Attribute a;
-    a.name = std::move(name);
-    a.type = Attribute::Type::Floats;
+    Attribute a = named(std::move(name), Attribute::Type::Floats);
     a.floats = std::move(values);
     return a;
 }
 
 Attribute tensorAttr(std::string name, Tensor value) {
-    Attribute a;
-    a.name = std::move(name);
-    a.type = Attribute::Type::Tensor;
+    Attribute a = named(std::move(name), Attribute::Type::Tensor);
     a.t = std::move(value);
     return a;
 }
 
 Attribute graphAttr(std::string name, std::shared_ptr<Graph> value) {
-    Attribute a;
-    a.name = std::move(name);
-    a.type = Attribute::Type::Graph;
+    Attribute a = named(std::move(name), Attribute::Type::Graph);
     a.g = std::move(value);
     return a;
 }

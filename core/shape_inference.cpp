@@ -74,61 +74,6 @@ void mergeFromProtoGraph(const onnx::GraphProto& proto, Graph& graph) {
     for (const auto& info : proto.output()) mergeInfo(info);
 }
 
-std::optional<std::vector<int64_t>> knownInts(const ShapeValue* v) {
-    if (!v) return std::nullopt;
-    std::vector<int64_t> out;
-    for (const Dim& d : *v) {
-        if (!d.isKnown()) return std::nullopt;
-        out.push_back(d.size());
-    }
-    return out;
-}
-
-// Slice (opset 10+) whose starts/ends/axes/steps are computed from shapes at run time.
-std::optional<Shape> sliceResult(const Node& node, const Graph& graph, ShapeValueTable& values) {
-    const Shape& in = graph.value(node.inputs[0]).type.shape;
-    const auto rank = int64_t(in.rank());
-    auto optional = [&](size_t i) -> const ShapeValue* {
-        return i < node.inputs.size() && node.inputs[i].valid() ? values.find(node.inputs[i]) : nullptr;
-    };
-    auto starts = knownInts(values.find(node.inputs[1]));
-    auto ends = knownInts(values.find(node.inputs[2]));
-    if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
-    std::vector<int64_t> axes(starts->size()), steps(starts->size(), 1);
-    for (size_t i = 0; i < axes.size(); ++i) axes[i] = int64_t(i);
-    if (node.inputs.size() > 3 && node.inputs[3].valid()) {
-        auto a = knownInts(optional(3));
-        if (!a || a->size() != axes.size()) return std::nullopt;
-        axes = *a;
-    }
-    if (node.inputs.size() > 4 && node.inputs[4].valid()) {
-        auto st = knownInts(optional(4));
-        if (!st || st->size() != steps.size()) return std::nullopt;
-        steps = *st;
-    }
-    std::vector<Dim> dims = in.dims();
-    for (size_t i = 0; i < axes.size(); ++i) {
-        int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
-        if (axis < 0 || axis >= rank || steps[i] == 0) return std::nullopt;
-        const Dim& d = in[size_t(axis)];
-        if (!d.isKnown()) {
-            dims[size_t(axis)] = Dim();
-            continue;
-        }
-        // ONNX's clamping rules, for either direction of step.
-        const int64_t size = d.size(), step = steps[i];
-        auto clampIndex = [&](int64_t v, int64_t lo, int64_t hi) {
-            if (v < 0) v += size;
-            return std::clamp(v, lo, hi);
-        };
-        const int64_t start = step > 0 ? clampIndex((*starts)[i], 0, size) : clampIndex((*starts)[i], -1, size - 1);
-        const int64_t end = step > 0 ? clampIndex((*ends)[i], 0, size) : clampIndex((*ends)[i], -1, size - 1);
-        const int64_t count = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
-        dims[size_t(axis)] = Dim::known(std::max<int64_t>(0, count));
-    }
-    return Shape(std::move(dims));
-}
-
 // How much is known about the graph's intermediate types: grows with every dim learned,
 // so the ONNX/our-rules rounds stop exactly when a round learns nothing.
 size_t knowledge(const Graph& g) {

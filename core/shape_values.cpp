@@ -18,13 +18,14 @@ std::optional<ShapeValue> fromTensor(const Tensor& t) {
     return v;
 }
 
-std::optional<std::vector<int64_t>> allKnown(const ShapeValue* v) {
-    if (!v) return std::nullopt;
-    std::vector<int64_t> out;
-    for (const Dim& d : *v) {
-        if (!d.isKnown()) return std::nullopt;
-        out.push_back(d.size());
-    }
+// Applies `f` element by element with ONNX broadcasting of length-1 operands.
+template <typename F>
+std::optional<ShapeValue> elementwise(const ShapeValue* a, const ShapeValue* b, F f) {
+    if (!a || !b || !(a->size() == b->size() || a->size() == 1 || b->size() == 1))
+        return std::nullopt;
+    ShapeValue out;
+    for (size_t i = 0; i < std::max(a->size(), b->size()); ++i)
+        out.push_back(f((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]));
     return out;
 }
 
@@ -66,6 +67,16 @@ Dim equality(const Dim& a, const Dim& b) {
 }
 
 }  // namespace
+
+std::optional<std::vector<int64_t>> knownInts(const ShapeValue* v) {
+    if (!v) return std::nullopt;
+    std::vector<int64_t> out;
+    for (const Dim& d : *v) {
+        if (!d.isKnown()) return std::nullopt;
+        out.push_back(d.size());
+    }
+    return out;
+}
 
 const ShapeValue* ShapeValueTable::find(ValueId id) {
     if (!id.valid()) return nullptr;
@@ -114,7 +125,7 @@ void ShapeValueTable::evaluate(const Node& n) {
             result = *v;
     } else if (op == "Gather" && attrInt(n, "axis", 0) == 0) {
         const ShapeValue* data = input(0);
-        auto indices = allKnown(input(1));
+        auto indices = knownInts(input(1));
         if (data && indices) {
             result = ShapeValue();
             for (int64_t i : *indices) {
@@ -134,10 +145,10 @@ void ShapeValueTable::evaluate(const Node& n) {
         }
     } else if (op == "Slice") {
         const ShapeValue* data = input(0);
-        auto starts = allKnown(input(1)), ends = allKnown(input(2));
-        auto axes = n.inputs.size() > 3 && n.inputs[3].valid() ? allKnown(input(3))
+        auto starts = knownInts(input(1)), ends = knownInts(input(2));
+        auto axes = n.inputs.size() > 3 && n.inputs[3].valid() ? knownInts(input(3))
                                                                : std::optional(std::vector<int64_t>{0});
-        auto steps = n.inputs.size() > 4 && n.inputs[4].valid() ? allKnown(input(4))
+        auto steps = n.inputs.size() > 4 && n.inputs[4].valid() ? knownInts(input(4))
                                                                 : std::optional(std::vector<int64_t>{1});
         if (data && starts && ends && axes && steps && starts->size() == 1 && ends->size() == 1 &&
             axes->size() == 1 && (*axes)[0] == 0 && steps->size() == 1 && (*steps)[0] == 1) {
@@ -150,7 +161,7 @@ void ShapeValueTable::evaluate(const Node& n) {
             result = ShapeValue(data->begin() + s, data->begin() + e);
         }
     } else if (op == "ConstantOfShape") {
-        auto length = allKnown(input(0));
+        auto length = knownInts(input(0));
         const Attribute* value = n.attribute("value");
         std::optional<ShapeValue> fill = value ? fromTensor(value->t) : ShapeValue{Dim::known(0)};
         if (length && length->size() == 1 && (*length)[0] <= int64_t(kMaxElements) && fill &&
@@ -159,16 +170,9 @@ void ShapeValueTable::evaluate(const Node& n) {
     } else if (op == "Reshape") {
         if (const ShapeValue* v = input(0)) result = *v;  // shape tensors stay 1-D
     } else if (op == "Equal") {
-        const ShapeValue* a = input(0);
-        const ShapeValue* b = input(1);
-        if (a && b && (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
-            const size_t len = std::max(a->size(), b->size());
-            result = ShapeValue();
-            for (size_t i = 0; i < len; ++i)
-                result->push_back(equality((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]));
-        }
+        result = elementwise(input(0), input(1), equality);
     } else if (op == "Where") {
-        auto cond = allKnown(input(0));
+        auto cond = knownInts(input(0));
         const ShapeValue* a = input(1);
         const ShapeValue* b = input(2);
         if (cond && a && b && a->size() == cond->size() && b->size() == cond->size()) {
@@ -176,16 +180,55 @@ void ShapeValueTable::evaluate(const Node& n) {
             for (size_t i = 0; i < cond->size(); ++i) result->push_back((*cond)[i] ? (*a)[i] : (*b)[i]);
         }
     } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
-        const ShapeValue* a = input(0);
-        const ShapeValue* b = input(1);
-        if (a && b && (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
-            const size_t len = std::max(a->size(), b->size());
-            result = ShapeValue();
-            for (size_t i = 0; i < len; ++i)
-                result->push_back(arithmetic(op, (*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]));
-        }
+        result = elementwise(input(0), input(1),
+                             [&op](const Dim& a, const Dim& b) { return arithmetic(op, a, b); });
     }
     if (result && result->size() <= kMaxElements) m_values[n.outputs[0].index] = std::move(*result);
+}
+
+// Slice (opset 10+) whose starts/ends/axes/steps are computed from shapes at run time.
+std::optional<Shape> sliceResult(const Node& node, const Graph& graph, ShapeValueTable& values) {
+    const Shape& in = graph.value(node.inputs[0]).type.shape;
+    const auto rank = int64_t(in.rank());
+    auto optional = [&](size_t i) -> const ShapeValue* {
+        return i < node.inputs.size() && node.inputs[i].valid() ? values.find(node.inputs[i]) : nullptr;
+    };
+    auto starts = knownInts(values.find(node.inputs[1]));
+    auto ends = knownInts(values.find(node.inputs[2]));
+    if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
+    std::vector<int64_t> axes(starts->size()), steps(starts->size(), 1);
+    for (size_t i = 0; i < axes.size(); ++i) axes[i] = int64_t(i);
+    if (node.inputs.size() > 3 && node.inputs[3].valid()) {
+        auto a = knownInts(optional(3));
+        if (!a || a->size() != axes.size()) return std::nullopt;
+        axes = *a;
+    }
+    if (node.inputs.size() > 4 && node.inputs[4].valid()) {
+        auto st = knownInts(optional(4));
+        if (!st || st->size() != steps.size()) return std::nullopt;
+        steps = *st;
+    }
+    std::vector<Dim> dims = in.dims();
+    for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (axis < 0 || axis >= rank || steps[i] == 0) return std::nullopt;
+        const Dim& d = in[size_t(axis)];
+        if (!d.isKnown()) {
+            dims[size_t(axis)] = Dim();
+            continue;
+        }
+        // ONNX's clamping rules, for either direction of step.
+        const int64_t size = d.size(), step = steps[i];
+        auto clampIndex = [&](int64_t v, int64_t lo, int64_t hi) {
+            if (v < 0) v += size;
+            return std::clamp(v, lo, hi);
+        };
+        const int64_t start = step > 0 ? clampIndex((*starts)[i], 0, size) : clampIndex((*starts)[i], -1, size - 1);
+        const int64_t end = step > 0 ? clampIndex((*ends)[i], 0, size) : clampIndex((*ends)[i], -1, size - 1);
+        const int64_t count = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
+        dims[size_t(axis)] = Dim::known(std::max<int64_t>(0, count));
+    }
+    return Shape(std::move(dims));
 }
 
 std::optional<Shape> reshapeResult(const Shape& data, const ShapeValue& target, bool allowZero) {

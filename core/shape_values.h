@@ -27,6 +27,12 @@ private:
     std::unordered_map<uint32_t, ShapeValue> m_values;
 };
 
+// The numbers of a shape value whose elements are all known.
+std::optional<std::vector<int64_t>> knownInts(const ShapeValue* value);
+
+// The output shape of Slice(data, starts, ends[, axes, steps]) when its bounds are known.
+std::optional<Shape> sliceResult(const Node& slice, const Graph& graph, ShapeValueTable& values);
+
 // The output shape of Reshape(data, target) when it can be decided; symbols must match
 // one-to-one for a -1 to be resolved.
 std::optional<Shape> reshapeResult(const Shape& data, const ShapeValue& target, bool allowZero);
