@@ -12,6 +12,7 @@
 #include <QProgressBar>
 #include <QStatusBar>
 #include <QTableView>
+#include <QToolButton>
 
 #include "app/gui/model_loader.h"
 #include "core/model_summary.h"
@@ -33,7 +34,8 @@ MainWindow::MainWindow(QWidget* parent)
       m_nodeView(new QTableView(this)),
       m_summary(new SummaryView(this)),
       m_status(new QLabel(this)),
-      m_progress(new QProgressBar(this)) {
+      m_progress(new QProgressBar(this)),
+      m_cancel(new QToolButton(this)) {
     initFusescopeResources();
     setWindowTitle(tr("Fusescope"));
     setAcceptDrops(true);
@@ -56,11 +58,21 @@ MainWindow::MainWindow(QWidget* parent)
     m_progress->setMaximumWidth(160);
     m_progress->hide();
     statusBar()->addWidget(m_status, 1);
+    m_cancel->setText(tr("Cancel"));
+    m_cancel->setShortcut(Qt::Key_Escape);
+    m_cancel->hide();
+    connect(m_cancel, &QToolButton::clicked, this, &MainWindow::cancelLoading);
     statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancel);
 
     createActions();
     connect(m_loader, &ModelLoader::loaded, this, &MainWindow::showModel);
     connect(m_loader, &ModelLoader::failed, this, &MainWindow::showError);
+    connect(m_loader, &ModelLoader::cancelled, this, [this](const QString& path) {
+        m_progress->hide();
+        m_cancel->hide();
+        m_status->setText(tr("Loading %1 cancelled").arg(path));
+    });
 }
 
 void MainWindow::createActions() {
@@ -85,11 +97,17 @@ void MainWindow::openModel(const QString& path) {
     if (m_loader->busy()) return;
     m_status->setText(tr("Loading %1…").arg(path));
     m_progress->show();
+    m_cancel->show();
     m_loader->load(path);
+}
+
+void MainWindow::cancelLoading() {
+    m_loader->cancel();
 }
 
 void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& path) {
     m_progress->hide();
+    m_cancel->hide();
     m_model = std::move(model);
     const ModelSummary summary = summarizeModel(*m_model);
     m_nodeTable->setGraph(std::shared_ptr<const Graph>(m_model, m_model->graph.get()));
@@ -107,6 +125,7 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
 
 void MainWindow::showError(const QString& message) {
     m_progress->hide();
+    m_cancel->hide();
     m_status->setText(tr("Could not open the model"));
     // Window-modal and non-blocking: the session (and any model shown) stays usable.
     auto* box = new QMessageBox(QMessageBox::Critical, tr("Could not open the model"), message,

@@ -9,6 +9,7 @@
 
 class QLabel;
 class QProgressBar;
+class QToolButton;
 class QTableView;
 
 namespace fsc {
@@ -26,6 +27,7 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
 
     void openModel(const QString& path);
+    void cancelLoading();
     const Model* model() const { return m_model.get(); }
     NodeTableModel* nodeTable() const { return m_nodeTable; }
     bool loading() const;
@@ -50,6 +52,7 @@ private:
     SummaryView* m_summary;
     QLabel* m_status;
     QProgressBar* m_progress;
+    QToolButton* m_cancel;
 };
 
 }  // namespace fsc

@@ -12,13 +12,22 @@ ModelLoader::ModelLoader(QObject* parent) : QObject(parent) {
 }
 
 ModelLoader::~ModelLoader() {
-    if (m_thread) m_thread->wait();
+    for (QThread* thread : m_threads) thread->wait();
+}
+
+void ModelLoader::cancel() {
+    if (!m_busy) return;
+    ++m_generation;
+    m_busy = false;
+    emit cancelled(m_path);
 }
 
 void ModelLoader::load(const QString& path) {
     if (m_busy) return;
     m_busy = true;
-    m_thread = QThread::create([this, path] {
+    m_path = path;
+    const quint64 generation = m_generation;
+    QThread* thread = QThread::create([this, path, generation] {
         Result<Model> model = Status(ErrorCode::Internal, "not loaded");
         if (path.startsWith(QLatin1Char(':'))) {
             QFile file(path);
@@ -34,21 +43,26 @@ void ModelLoader::load(const QString& path) {
         }
         if (model) {
             auto shared = std::make_shared<const Model>(std::move(*model));
-            QMetaObject::invokeMethod(this, [this, shared, path] {
+            QMetaObject::invokeMethod(this, [this, shared, path, generation] {
+                if (generation != m_generation) return;
                 m_busy = false;
                 emit loaded(shared, path);
             });
         } else {
             QString message = QString::fromStdString(model.status().message());
-            QMetaObject::invokeMethod(this, [this, message] {
+            QMetaObject::invokeMethod(this, [this, message, generation] {
+                if (generation != m_generation) return;
                 m_busy = false;
                 emit failed(message);
             });
         }
     });
-    connect(m_thread, &QThread::finished, m_thread, &QObject::deleteLater);
-    connect(m_thread, &QThread::destroyed, this, [this] { m_thread = nullptr; });
-    m_thread->start();
+    m_threads.append(thread);
+    connect(thread, &QThread::finished, this, [this, thread] {
+        m_threads.removeOne(thread);
+        thread->deleteLater();
+    });
+    thread->start();
 }
 
 }  // namespace fsc

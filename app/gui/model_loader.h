@@ -19,14 +19,20 @@ public:
     // Loads a file, or a Qt resource path (":/...") for the bundled sample.
     void load(const QString& path);
     bool busy() const { return m_busy; }
+    // Abandons the load under way: its result is dropped when it arrives, and a new load
+    // may start at once. (Parsing itself cannot be interrupted.)
+    void cancel();
 
 signals:
     void loaded(std::shared_ptr<const fsc::Model> model, QString path);
     void failed(QString message);
+    void cancelled(QString path);
 
 private:
     bool m_busy = false;
-    class QThread* m_thread = nullptr;
+    quint64 m_generation = 0;  // bumped by cancel(): results of older loads are dropped
+    QString m_path;
+    QList<class QThread*> m_threads;
 };
 
 }  // namespace fsc

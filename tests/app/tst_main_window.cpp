@@ -36,6 +36,21 @@ private slots:
         QCOMPARE(w.nodeTable()->rowCount(), 42);
         QVERIFY(!w.loading());
     }
+
+    void cancellingDropsTheLoadAndAllowsANewOne() {
+        MainWindow w;
+        QSignalSpy shown(&w, &MainWindow::modelShown);
+        w.openModel(QString::fromStdString(test::fixture("good/huge/model.onnx").string()));
+        QVERIFY(w.loading());
+        w.cancelLoading();
+        QVERIFY(!w.loading());
+        w.openModel(QStringLiteral(FSC_SAMPLE_MODEL));
+        QVERIFY(shown.wait(20000));
+        QTest::qWait(200);  // the cancelled load finishing late must not replace the sample
+        QCOMPARE(shown.count(), 1);
+        QCOMPARE(shown.at(0).at(0).toString(), QStringLiteral(FSC_SAMPLE_MODEL));
+        QCOMPARE(w.nodeTable()->rowCount(), 42);
+    }
 };
 
 QTEST_MAIN(TestMainWindow)
