@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# README command 2: install, build, and run the whole test suite (every label), then the
-# importer fuzzer for a bounded time under ASan + UBSan, then a CPU-only build's unit tests.
+# README command 2: install, build, and run the whole test suite (every label); then a
+# CPU-only build's tests, the unit and CLI tests again under ASan + UBSan (every malformed
+# model included), and the importer fuzzer for a bounded time under ASan + UBSan.
 #   FUSESCOPE_FUZZ_SECONDS=60 (default) sets the fuzzing time; 0 skips fuzzing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,10 @@ if [ -d /usr/local/cuda ] || command -v nvcc >/dev/null; then
   cmake --build --preset nocuda -j "$jobs"
   ctest --preset nocuda -j "$jobs"
 fi
+
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$jobs"
+ctest --preset asan -j "$jobs"
 
 seconds=${FUSESCOPE_FUZZ_SECONDS:-60}
 if [ "$seconds" != 0 ]; then
