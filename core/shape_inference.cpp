@@ -232,6 +232,13 @@ std::string controlFlowMismatch(const onnx::NodeProto& n) {
 std::string whyUnsafeForOnnxInference(const onnx::GraphProto& g,
                                       const std::unordered_map<std::string, int>& opsets) {
     const auto* registry = onnx::OpSchemaRegistry::Instance();
+    // Inference functions read input types without checking that they exist.
+    for (const auto& in : g.input()) {
+        if (!in.has_type() || in.type().value_case() == onnx::TypeProto::VALUE_NOT_SET)
+            return "graph input '" + in.name() + "' has no type";
+        if (in.type().has_tensor_type() && in.type().tensor_type().elem_type() == 0)
+            return "graph input '" + in.name() + "' has no element type";
+    }
     for (const auto& n : g.node()) {
         const std::string label = "node '" + n.name() + "' (" + n.op_type() + ")";
         const int64_t version = opsetFor(opsets, n.domain());

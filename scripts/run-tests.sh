@@ -2,7 +2,7 @@
 # README command 2: install, build, and run the whole test suite (every label); then a
 # CPU-only build's tests, the unit and CLI tests again under ASan + UBSan (every malformed
 # model included), and the importer fuzzer for a bounded time under ASan + UBSan.
-#   FUSESCOPE_FUZZ_SECONDS=60 (default) sets the fuzzing time; 0 skips fuzzing.
+#   FUSESCOPE_FUZZ_RUNS=300000 (default) sets how many inputs the fuzzer tries; 0 skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --test
@@ -23,7 +23,7 @@ cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs"
 
-seconds=${FUSESCOPE_FUZZ_SECONDS:-60}
-if [ "$seconds" != 0 ]; then
-  bash tests/fuzz/run_fuzz.sh "$PWD" "$PWD/build-fuzz" "$PWD/build/tests/fixtures" "$seconds"
+runs=${FUSESCOPE_FUZZ_RUNS:-300000}
+if [ "$runs" != 0 ]; then
+  bash tests/fuzz/run_fuzz.sh "$PWD" "$PWD/build-fuzz" "$PWD/build/tests/fixtures" "$runs"
 fi
