@@ -1,7 +1,9 @@
 // Malformed input: every case gives one line naming the file and the cause, never a crash.
 #include <QtTest>
 
+#include "compiler/verifier.h"
 #include "core/onnx_import.h"
+#include "core/text_printer.h"
 #include "test_support.h"
 
 using namespace fsc;
@@ -105,6 +107,23 @@ private slots:
         bytes.append(QByteArray(64, '\xff'));
         auto m = importModelFromBytes(bytes.constData(), size_t(bytes.size()), "garbage.onnx");
         QVERIFY(!m.isOk());
+    }
+
+    // Inputs that once crashed the import (found by the fuzzer) now import or fail cleanly.
+    void fuzzRegressionsImportWithoutCrashing() {
+        QDir dir(QStringLiteral(FSC_FUZZ_REGRESSIONS));
+        const QStringList files = dir.entryList({QStringLiteral("*.onnx")}, QDir::Files);
+        QVERIFY(!files.isEmpty());
+        for (const QString& f : files) {
+            const std::string path = dir.filePath(f).toStdString();
+            auto m = importModel(path);
+            if (m) {
+                QVERIFY2(verifyModel(*m).isOk(), qPrintable(f));
+                QVERIFY(!printModel(*m).empty());
+            } else {
+                QVERIFY2(m.status().message().rfind(path + ": ", 0) == 0, m.status().message().c_str());
+            }
+        }
     }
 
     void externalDataFromMemoryIsRefused() {
