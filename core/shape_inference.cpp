@@ -171,8 +171,11 @@ void fillUnknownTypes(Graph& graph) {
                 const Dim& in = inputType(0)->shape[i];
                 const Dim& before = (*target)[i];
                 const Dim& after = (*target)[rank + i];
-                if (before.isKnown() && after.isKnown() && in.isKnown())
-                    dims.push_back(Dim::known(in.size() + before.size() + after.size()));
+                int64_t padded = 0;
+                if (before.isKnown() && after.isKnown() && in.isKnown() &&
+                    !__builtin_add_overflow(in.size(), before.size(), &padded) &&
+                    !__builtin_add_overflow(padded, after.size(), &padded) && padded >= 0)
+                    dims.push_back(Dim::known(padded));
                 else if (before.isKnown() && after.isKnown() && before.size() + after.size() == 0)
                     dims.push_back(in);
                 else
@@ -183,6 +186,14 @@ void fillUnknownTypes(Graph& graph) {
                    inputType(0)->shape.rankKnown()) {
             if (auto shape = sliceResult(node, graph, shapeValues))
                 mergeType(out, ValueType::tensor(inputType(0)->elemType, *shape));
+        } else if (onnxDomain && node.opType == "Range" && node.inputs.size() == 3 && inputType(0)) {
+            auto start = knownInts(shapeValues.find(node.inputs[0]));
+            auto limit = knownInts(shapeValues.find(node.inputs[1]));
+            auto delta = knownInts(shapeValues.find(node.inputs[2]));
+            if (start && limit && delta && start->size() == 1 && limit->size() == 1 &&
+                delta->size() == 1 && (*delta)[0] != 0)
+                mergeType(out, ValueType::tensor(inputType(0)->elemType,
+                                                 Shape::ofSizes({rangeLength((*start)[0], (*limit)[0], (*delta)[0])})));
         } else if (onnxDomain && node.opType == "ConstantOfShape" && !node.inputs.empty()) {
             if (const ShapeValue* dims = shapeValues.find(node.inputs[0])) {
                 const Attribute* value = node.attribute("value");
@@ -277,7 +288,7 @@ void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Model& mo
     // ONNX's inference and our rules feed each other: what our rules learn (a Reshape's
     // target computed through Div and Cast, say) is written back as value_info so the next
     // ONNX round carries it through the ops that follow.
-    constexpr int kMaxRounds = 8;
+    constexpr int kMaxRounds = 32;
     for (int round = 0; round < kMaxRounds; ++round) {
         try {
             onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,

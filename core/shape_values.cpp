@@ -37,10 +37,18 @@ int64_t attrInt(const Node& n, const char* name, int64_t fallback) {
 Dim arithmetic(const std::string& op, const Dim& a, const Dim& b) {
     if (a.isKnown() && b.isKnown()) {
         const int64_t x = a.size(), y = b.size();
-        if (op == "Add") return Dim::known(x + y);
-        if (op == "Sub") return Dim::known(x - y);
-        if (op == "Mul") return Dim::known(x * y);
-        if (op == "Div" && y != 0) return Dim::known(x / y);  // shape maths is integer
+        // Fuzzed or hostile constants can be huge: overflow makes the dim unknown.
+        int64_t r = 0;
+        if (op == "Add") return __builtin_add_overflow(x, y, &r) ? Dim() : Dim::known(r);
+        if (op == "Sub") return __builtin_sub_overflow(x, y, &r) ? Dim() : Dim::known(r);
+        if (op == "Mul") return __builtin_mul_overflow(x, y, &r) ? Dim() : Dim::known(r);
+        if ((op == "Div" || op == "Mod") && (y == 0 || (y == -1 && x == INT64_MIN))) return Dim();
+        if (op == "Div") return Dim::known(x / y);  // shape maths is integer
+        if (op == "Mod") {
+            r = x % y;  // ONNX's integer Mod takes the divisor's sign
+            if (r != 0 && ((r < 0) != (y < 0))) r += y;
+            return Dim::known(r);
+        }
         return Dim();
     }
     // Identities keep a symbol: batch * 1, batch / 1, batch + 0.
@@ -67,6 +75,32 @@ Dim equality(const Dim& a, const Dim& b) {
 }
 
 }  // namespace
+
+int64_t rangeLength(int64_t start, int64_t limit, int64_t delta) {
+    // In 128 bits: start, limit and delta come from the model and may be extreme.
+    const __int128 span = __int128(limit) - start;
+    const __int128 count = delta > 0 ? (span + delta - 1) / delta : (span + delta + 1) / delta;
+    return count <= 0 ? 0 : count > INT64_MAX ? INT64_MAX : int64_t(count);
+}
+
+SliceRange sliceRange(int64_t size, int64_t start, int64_t end, int64_t step) {
+    auto clampIndex = [size](int64_t v, int64_t lo, int64_t hi) {
+        if (v < 0) v += size;
+        return std::clamp(v, lo, hi);
+    };
+    SliceRange r;
+    r.step = step;
+    if (step > 0) {
+        r.first = clampIndex(start, 0, size);
+        const int64_t last = clampIndex(end, 0, size);
+        r.count = last > r.first ? int64_t((__int128(last) - r.first + step - 1) / step) : 0;
+    } else {
+        r.first = clampIndex(start, -1, size - 1);
+        const int64_t last = clampIndex(end, -1, size - 1);
+        r.count = r.first > last ? int64_t((__int128(r.first) - last - step - 1) / -__int128(step)) : 0;
+    }
+    return r;
+}
 
 std::optional<std::vector<int64_t>> knownInts(const ShapeValue* v) {
     if (!v) return std::nullopt;
@@ -96,18 +130,25 @@ void ShapeValueTable::evaluate(const Node& n) {
     auto input = [&](size_t i) -> const ShapeValue* {
         return i < n.inputs.size() ? find(n.inputs[i]) : nullptr;
     };
+    auto rowsOf = [&](size_t i) -> int64_t {
+        if (i >= n.inputs.size()) return 0;
+        auto it = m_rows.find(n.inputs[i].index);
+        return it == m_rows.end() ? 0 : it->second;
+    };
     std::optional<ShapeValue> result;
+    int64_t outRows = 0;  // > 0: the result is 2-D with this many rows
     const std::string& op = n.opType;
     if (op == "Shape") {
-        const ValueType& t = m_graph.value(n.inputs.at(0)).type;
-        if (t.kind == ValueType::Kind::Tensor && t.shape.rankKnown()) {
-            const int64_t rank = int64_t(t.shape.rank());
+        const ValueType* t = !n.inputs.empty() && n.inputs[0].valid() ? &m_graph.value(n.inputs[0]).type : nullptr;
+        if (t && t->kind == ValueType::Kind::Tensor && t->shape.rankKnown()) {
+            const Shape& shape = t->shape;
+            const int64_t rank = int64_t(shape.rank());
             int64_t start = attrInt(n, "start", 0), end = attrInt(n, "end", rank);
             if (start < 0) start += rank;
             if (end < 0) end += rank;
             start = std::clamp<int64_t>(start, 0, rank);
             end = std::clamp<int64_t>(end, start, rank);
-            result = ShapeValue(t.shape.dims().begin() + start, t.shape.dims().begin() + end);
+            result = ShapeValue(shape.dims().begin() + start, shape.dims().begin() + end);
         }
     } else if (op == "Constant") {
         if (const Attribute* a = n.attribute("value"); a && a->type == Attribute::Type::Tensor)
@@ -119,10 +160,13 @@ void ShapeValueTable::evaluate(const Node& n) {
             result = ShapeValue{Dim::known(c->i)};
     } else if (op == "Identity" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten") {
         if (const ShapeValue* v = input(0)) result = *v;
+        if (op == "Identity") outRows = rowsOf(0);
     } else if (op == "Cast") {
         const int64_t to = attrInt(n, "to", 0);
-        if (const ShapeValue* v = input(0); v && (to == int64_t(DType::Int64) || to == int64_t(DType::Int32)))
+        if (const ShapeValue* v = input(0); v && (to == int64_t(DType::Int64) || to == int64_t(DType::Int32))) {
             result = *v;
+            outRows = rowsOf(0);
+        }
     } else if (op == "Gather" && attrInt(n, "axis", 0) == 0) {
         const ShapeValue* data = input(0);
         auto indices = knownInts(input(1));
@@ -151,14 +195,39 @@ void ShapeValueTable::evaluate(const Node& n) {
         auto steps = n.inputs.size() > 4 && n.inputs[4].valid() ? knownInts(input(4))
                                                                 : std::optional(std::vector<int64_t>{1});
         if (data && starts && ends && axes && steps && starts->size() == 1 && ends->size() == 1 &&
-            axes->size() == 1 && (*axes)[0] == 0 && steps->size() == 1 && (*steps)[0] == 1) {
-            const int64_t size = int64_t(data->size());
-            int64_t s = (*starts)[0], e = (*ends)[0];
-            if (s < 0) s += size;
-            if (e < 0) e += size;
-            s = std::clamp<int64_t>(s, 0, size);
-            e = std::clamp<int64_t>(e, s, size);
-            result = ShapeValue(data->begin() + s, data->begin() + e);
+            axes->size() == 1 && (*axes)[0] == 0 && steps->size() == 1 && (*steps)[0] != 0) {
+            // Axis 0 of a 2-D value selects rows; of a 1-D value, elements.
+            const int64_t rows = rowsOf(0);
+            const int64_t width = rows > 0 ? int64_t(data->size()) / rows : 1;
+            const SliceRange r = sliceRange(rows > 0 ? rows : int64_t(data->size()), (*starts)[0],
+                                            (*ends)[0], (*steps)[0]);
+            result = ShapeValue();
+            for (int64_t k = 0; k < r.count; ++k) {
+                const int64_t row = r.first + k * r.step;
+                result->insert(result->end(), data->begin() + row * width, data->begin() + (row + 1) * width);
+            }
+            if (rows > 0) outRows = r.count;
+        }
+    } else if (op == "Range") {
+        auto start = knownInts(input(0)), limit = knownInts(input(1)), delta = knownInts(input(2));
+        if (start && limit && delta && start->size() == 1 && limit->size() == 1 &&
+            delta->size() == 1 && (*delta)[0] != 0) {
+            const int64_t count = rangeLength((*start)[0], (*limit)[0], (*delta)[0]);
+            if (count <= int64_t(kMaxElements)) {  // then no element overflows either
+                result = ShapeValue();
+                for (int64_t k = 0; k < count; ++k) result->push_back(Dim::known((*start)[0] + k * (*delta)[0]));
+            }
+        }
+    } else if (op == "Transpose") {
+        const ShapeValue* data = input(0);
+        const int64_t rows = rowsOf(0);
+        const Attribute* perm = n.attribute("perm");
+        if (data && rows > 0 && (!perm || perm->ints == std::vector<int64_t>{1, 0})) {
+            const int64_t cols = int64_t(data->size()) / rows;
+            result = ShapeValue();
+            for (int64_t c = 0; c < cols; ++c)
+                for (int64_t r = 0; r < rows; ++r) result->push_back((*data)[size_t(r * cols + c)]);
+            outRows = cols;
         }
     } else if (op == "ConstantOfShape") {
         auto length = knownInts(input(0));
@@ -168,7 +237,18 @@ void ShapeValueTable::evaluate(const Node& n) {
             fill->size() == 1)
             result = ShapeValue(size_t((*length)[0]), (*fill)[0]);
     } else if (op == "Reshape") {
-        if (const ShapeValue* v = input(0)) result = *v;  // shape tensors stay 1-D
+        const ShapeValue* v = input(0);
+        auto target = knownInts(input(1));
+        if (v && target && target->size() == 1) {
+            result = *v;
+        } else if (v && target && target->size() == 2 && !v->empty()) {
+            const int64_t n0 = (*target)[0], n1 = (*target)[1], size = int64_t(v->size());
+            const int64_t rows = n0 > 0 ? n0 : (n1 > 0 && size % n1 == 0 ? size / n1 : -1);
+            if (rows > 0 && size % rows == 0 && (n1 <= 0 || rows * n1 == size)) {
+                result = *v;
+                outRows = rows;
+            }
+        }
     } else if (op == "Equal") {
         result = elementwise(input(0), input(1), equality);
     } else if (op == "Where") {
@@ -179,11 +259,14 @@ void ShapeValueTable::evaluate(const Node& n) {
             result = ShapeValue();
             for (size_t i = 0; i < cond->size(); ++i) result->push_back((*cond)[i] ? (*a)[i] : (*b)[i]);
         }
-    } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod") {
         result = elementwise(input(0), input(1),
                              [&op](const Dim& a, const Dim& b) { return arithmetic(op, a, b); });
     }
-    if (result && result->size() <= kMaxElements) m_values[n.outputs[0].index] = std::move(*result);
+    if (result && result->size() <= kMaxElements) {
+        m_values[n.outputs[0].index] = std::move(*result);
+        if (outRows > 0) m_rows[n.outputs[0].index] = outRows;
+    }
 }
 
 // Slice (opset 10+) whose starts/ends/axes/steps are computed from shapes at run time.
@@ -217,16 +300,7 @@ std::optional<Shape> sliceResult(const Node& node, const Graph& graph, ShapeValu
             dims[size_t(axis)] = Dim();
             continue;
         }
-        // ONNX's clamping rules, for either direction of step.
-        const int64_t size = d.size(), step = steps[i];
-        auto clampIndex = [&](int64_t v, int64_t lo, int64_t hi) {
-            if (v < 0) v += size;
-            return std::clamp(v, lo, hi);
-        };
-        const int64_t start = step > 0 ? clampIndex((*starts)[i], 0, size) : clampIndex((*starts)[i], -1, size - 1);
-        const int64_t end = step > 0 ? clampIndex((*ends)[i], 0, size) : clampIndex((*ends)[i], -1, size - 1);
-        const int64_t count = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
-        dims[size_t(axis)] = Dim::known(std::max<int64_t>(0, count));
+        dims[size_t(axis)] = Dim::known(sliceRange(d.size(), (*starts)[i], (*ends)[i], steps[i]).count);
     }
     return Shape(std::move(dims));
 }
@@ -252,17 +326,15 @@ std::optional<Shape> reshapeResult(const Shape& data, const ShapeValue& target, 
         int64_t dataKnown = 1, targetKnown = 1;
         std::vector<std::string> dataSymbols, targetSymbols;
         bool unknown = false;
-        for (const Dim& d : data.dims()) {
-            if (d.isKnown()) dataKnown *= d.size();
-            else if (d.isSymbolic()) dataSymbols.push_back(d.symbol());
+        // Products overflowing int64 leave the -1 unknown.
+        auto account = [&unknown](const Dim& d, int64_t& known, std::vector<std::string>& symbols) {
+            if (d.isKnown()) unknown |= __builtin_mul_overflow(known, d.size(), &known);
+            else if (d.isSymbolic()) symbols.push_back(d.symbol());
             else unknown = true;
-        }
-        for (size_t i = 0; i < dims.size(); ++i) {
-            if (int(i) == inferIndex) continue;
-            if (dims[i].isKnown()) targetKnown *= dims[i].size();
-            else if (dims[i].isSymbolic()) targetSymbols.push_back(dims[i].symbol());
-            else unknown = true;
-        }
+        };
+        for (const Dim& d : data.dims()) account(d, dataKnown, dataSymbols);
+        for (size_t i = 0; i < dims.size(); ++i)
+            if (int(i) != inferIndex) account(dims[i], targetKnown, targetSymbols);
         std::sort(dataSymbols.begin(), dataSymbols.end());
         std::sort(targetSymbols.begin(), targetSymbols.end());
         if (!unknown && dataSymbols == targetSymbols && targetKnown > 0 && dataKnown % targetKnown == 0)

@@ -25,7 +25,22 @@ public:
 private:
     const Graph& m_graph;
     std::unordered_map<uint32_t, ShapeValue> m_values;
+    // Row counts of the few shape values that are 2-D (torch's pads are reshaped to
+    // [rank, 2], reversed and transposed); the elements are stored row-major.
+    std::unordered_map<uint32_t, int64_t> m_rows;
 };
+
+// Which elements Slice takes from a dimension of `size`: `count` of them from `first`
+// by `step`, after ONNX's clamping of start and end for either direction.
+struct SliceRange {
+    int64_t first = 0;
+    int64_t count = 0;
+    int64_t step = 1;
+};
+SliceRange sliceRange(int64_t size, int64_t start, int64_t end, int64_t step);
+
+// Elements of Range(start, limit, delta): max(ceil((limit - start) / delta), 0).
+int64_t rangeLength(int64_t start, int64_t limit, int64_t delta);
 
 // The numbers of a shape value whose elements are all known.
 std::optional<std::vector<int64_t>> knownInts(const ShapeValue* value);

@@ -89,6 +89,37 @@ private slots:
         QCOMPARE(type(filled), std::string("float32[batch,8,4,6]"));
     }
 
+    // torch's F.pad in windowed attention (swin_t): pads computed with Mod, packed into a
+    // [4, 2] tensor, rows reversed, transposed and flattened before Pad reads them.
+    void paddingComputedFromShapesThroughA2DTensor() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 54, 54, 96}));
+        auto i64 = [&](const std::string& name, std::vector<int64_t> dims, std::vector<int64_t> v) {
+            return b.initializer(int64Tensor(name, std::move(dims), v));
+        };
+        ValueId w = b.op("Gather", {b.op("Shape", {x}, "shape"), i64("two", {}, {2})}, "w");
+        ValueId seven = i64("seven", {}, {7});
+        ValueId pad = b.op("Mod", {b.op("Sub", {seven, b.op("Mod", {w, seven}, "m")}, "s"), seven}, "pad");
+        ValueId padU = b.op("Unsqueeze", {pad, i64("axis0", {1}, {0})}, "pad_u");
+        ValueId zero = i64("zero", {1}, {0});
+        // [0, 0, 0, pad, 0, pad, 0, 0] as (begin, end) rows for dims 3, 2, 1, 0.
+        ValueId flat = b.op("Concat", {zero, zero, zero, padU, zero, padU, zero, zero}, "flat",
+                            {intAttr("axis", 0)});
+        ValueId pairs = b.op("Reshape", {flat, i64("pairs_shape", {2}, {-1, 2})}, "pairs");
+        ValueId reversed = b.op("Slice", {pairs, i64("start", {1}, {-1}), i64("end", {1}, {INT64_MIN}),
+                                          i64("axes", {1}, {0}), i64("step", {1}, {-1})}, "reversed");
+        ValueId transposed = b.op("Transpose", {reversed}, "transposed", {intsAttr("perm", {1, 0})});
+        ValueId pads = b.op("Reshape", {transposed, i64("flat_shape", {1}, {-1})}, "pads");
+        ValueId padded = b.op("Pad", {x, pads}, "padded");
+        ValueId range = b.op("Range", {i64("r0", {}, {0}), w, i64("r1", {}, {2})}, "range");
+        b.output(padded);
+        b.output(range);
+        fillUnknownTypes(b.graph());
+        const Graph& g = b.graph();
+        QCOMPARE(g.value(padded).type.toString(), std::string("float32[1,56,56,96]"));
+        QCOMPARE(g.value(range).type.toString(), std::string("int64[27]"));
+    }
+
     void reshapeInfersMinusOneWhenSymbolsCancel() {
         const Shape data({Dim::symbolic("batch"), Dim::known(768), Dim::known(14), Dim::known(14)});
         auto s = reshapeResult(data, {Dim::symbolic("batch"), Dim::known(768), Dim::known(-1)}, false);
