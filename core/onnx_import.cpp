@@ -287,12 +287,9 @@ Status GraphConverter::convertNodes(google::protobuf::RepeatedPtrField<onnx::Nod
                                     "' appears twice");
             Attribute a;
             Status s = convertAttribute(ap, a);
-            // A nesting error would otherwise name every enclosing node: keep the innermost.
-            if (!s && s.message().rfind("subgraphs are nested", 0) == 0)
-                return s.withContext(nodeLabel(p));
-            if (!s && s.message().find("subgraphs are nested more than") != std::string::npos)
-                return s;
-            if (!s) return s.withContext(nodeLabel(p));
+            // An error from a subgraph already names its innermost node; naming every
+            // enclosing If/Loop too would make deep nesting unreadable.
+            if (!s) return s.message().rfind("node '", 0) == 0 ? s : s.withContext(nodeLabel(p));
             n.attributes.push_back(std::move(a));
         }
         m_nodeIds.push_back(m_graph->addNode(std::move(n)));
