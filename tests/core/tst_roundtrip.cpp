@@ -53,6 +53,30 @@ private slots:
         }
     }
 
+    // The text form is what golden tests and the pass diff read: changes to it (or to
+    // what import infers) must be deliberate. FSC_UPDATE_GOLDEN=1 rewrites the files.
+    void textDumpMatchesGolden_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("golden");
+        QTest::newRow("sample") << QStringLiteral(FSC_SAMPLE_MODEL) << QStringLiteral("sample.txt");
+        QTest::newRow("nested") << QString::fromStdString(test::fixture("good/nested.onnx").string())
+                                << QStringLiteral("nested.txt");
+    }
+    void textDumpMatchesGolden() {
+        QFETCH(QString, model);
+        QFETCH(QString, golden);
+        auto m = importModel(model.toStdString());
+        QVERIFY2(m.isOk(), m.status().message().c_str());
+        const QString path = QStringLiteral(FSC_GOLDEN_DIR "/") + golden;
+        const QString dump = QString::fromStdString(printModel(*m));
+        if (qEnvironmentVariableIsSet("FSC_UPDATE_GOLDEN")) {
+            QFile out(path);
+            QVERIFY(out.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            out.write(dump.toUtf8());
+        }
+        QCOMPARE(dump, QString::fromUtf8(test::readAll(path)));
+    }
+
     void exportWithExternalDataReimports() {
         auto m = importModel(FSC_SAMPLE_MODEL);
         QVERIFY(m.isOk());
