@@ -1,6 +1,8 @@
 #pragma once
 // Paths and helpers shared by the QtTest suites.
 #include <QDir>
+#include <QFileInfo>
+#include <QTest>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -22,6 +24,12 @@ inline QStringList goodFixtures() {
         files << dir.filePath(f);
     files << dir.filePath(QStringLiteral("external/model.onnx"));
     return files;
+}
+
+// Data rows for a test slot: column "path", one row per good fixture.
+inline void addGoodFixtureRows() {
+    QTest::addColumn<QString>("path");
+    for (const QString& p : goodFixtures()) QTest::newRow(qPrintable(QFileInfo(p).fileName())) << p;
 }
 
 // bad/cases.json: file name -> regular expression its error message must match.

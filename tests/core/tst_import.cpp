@@ -31,8 +31,7 @@ class TestImport : public QObject {
     Q_OBJECT
 private slots:
     void everyGoodFixtureImportsAndVerifies_data() {
-        QTest::addColumn<QString>("path");
-        for (const QString& p : test::goodFixtures()) QTest::newRow(qPrintable(QFileInfo(p).fileName())) << p;
+        test::addGoodFixtureRows();
     }
     void everyGoodFixtureImportsAndVerifies() {
         QFETCH(QString, path);

@@ -16,8 +16,7 @@ class TestRoundTrip : public QObject {
     Q_OBJECT
 private slots:
     void roundTripKeepsTheTextDump_data() {
-        QTest::addColumn<QString>("path");
-        for (const QString& p : test::goodFixtures()) QTest::newRow(qPrintable(QFileInfo(p).fileName())) << p;
+        test::addGoodFixtureRows();
         QTest::newRow("sample") << QStringLiteral(FSC_SAMPLE_MODEL);
     }
     void roundTripKeepsTheTextDump() {
