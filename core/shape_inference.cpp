@@ -1,13 +1,8 @@
-#include "core/onnx_shape_inference.h"
-
-#include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
+#include "core/shape_inference.h"
 
 #include <algorithm>
 #include <set>
-#include <unordered_map>
 
-#include "core/onnx_proto_convert.h"
 #include "core/shape_values.h"
 
 namespace fsc {
@@ -54,56 +49,6 @@ std::optional<Shape> broadcast(const std::vector<const ValueType*>& inputs) {
     return Shape(std::move(dims));
 }
 
-void mergeFromProtoGraph(const onnx::GraphProto& proto, Graph& graph) {
-    auto mergeInfo = [&](const onnx::ValueInfoProto& info) {
-        ValueId id = graph.findValue(info.name());
-        if (!id.valid() || !info.has_type()) return;
-        auto inferred = valueTypeFromProto(info.type());
-        if (!inferred) return;
-        // ONNX names every dim it cannot size "unk__N"; those names carry no meaning
-        // from the model, so they stay unknown here.
-        if (inferred->shape.rankKnown()) {
-            std::vector<Dim> dims = inferred->shape.dims();
-            for (Dim& d : dims)
-                if (d.isSymbolic() && d.symbol().rfind("unk__", 0) == 0) d = Dim();
-            inferred->shape = Shape(std::move(dims));
-        }
-        mergeType(graph.value(id).type, *inferred);
-    };
-    for (const auto& info : proto.value_info()) mergeInfo(info);
-    for (const auto& info : proto.output()) mergeInfo(info);
-}
-
-// How much is known about the graph's intermediate types: grows with every dim learned,
-// so the ONNX/our-rules rounds stop exactly when a round learns nothing.
-size_t knowledge(const Graph& g) {
-    size_t n = 0;
-    for (NodeId nid : g.order()) {
-        for (ValueId out : g.node(nid).outputs) {
-            if (!out.valid()) continue;
-            const ValueType& t = g.value(out).type;
-            n += t.isKnown() + t.shape.rankKnown();
-            for (const Dim& d : t.shape.dims()) n += !d.isUnknown();
-        }
-        for (const auto& sub : g.node(nid).subgraphs()) n += knowledge(*sub);
-    }
-    return n;
-}
-
-// Replaces the message's value_info with the IR's current knowledge of intermediates.
-void writeValueInfo(const Graph& g, onnx::GraphProto& proto) {
-    std::vector<bool> isOutput(g.valueCount(), false);
-    for (ValueId id : g.outputs) isOutput[id.index] = true;
-    proto.clear_value_info();
-    for (NodeId nid : g.order()) {
-        for (ValueId out : g.node(nid).outputs) {
-            if (!out.valid() || isOutput[out.index] || !g.value(out).type.isKnown()) continue;
-            auto* info = proto.add_value_info();
-            info->set_name(g.value(out).name);
-            valueTypeToProto(g.value(out).type, info->mutable_type());
-        }
-    }
-}
 
 }  // namespace
 
@@ -200,119 +145,6 @@ void fillUnknownTypes(Graph& graph) {
                 mergeType(out, ValueType::tensor(value ? value->t.dtype() : DType::Float32, Shape(*dims)));
             }
         }
-    }
-}
-
-namespace {
-
-int64_t opsetFor(const std::unordered_map<std::string, int>& opsets, const std::string& domain) {
-    auto it = opsets.find(domain == "ai.onnx" ? std::string() : domain);
-    return it == opsets.end() ? -1 : it->second;
-}
-
-// Subgraph counts the control-flow inference functions index by without checking.
-std::string controlFlowMismatch(const onnx::NodeProto& n) {
-    auto graphAttr = [&](const char* name) -> const onnx::GraphProto* {
-        for (const auto& a : n.attribute())
-            if (a.name() == name && a.has_g()) return &a.g();
-        return nullptr;
-    };
-    if (n.op_type() == "If") {
-        for (const char* branch : {"then_branch", "else_branch"}) {
-            const onnx::GraphProto* g = graphAttr(branch);
-            if (g && g->output_size() != n.output_size())
-                return std::string(branch) + " has " + std::to_string(g->output_size()) +
-                       " outputs for " + std::to_string(n.output_size()) + " node outputs";
-        }
-    } else if (n.op_type() == "Loop") {
-        const onnx::GraphProto* body = graphAttr("body");
-        if (body && (n.input_size() < 2 || body->input_size() != n.input_size() ||
-                     body->output_size() < n.input_size() - 1 ||
-                     body->output_size() - 1 != n.output_size()))
-            return "body inputs/outputs do not match the node's";
-    } else if (n.op_type() == "Scan") {
-        const onnx::GraphProto* body = graphAttr("body");
-        if (body && (body->input_size() != n.input_size() || body->output_size() != n.output_size()))
-            return "body inputs/outputs do not match the node's";
-    }
-    return {};
-}
-
-// libonnx's inference functions trust that each node already passed its schema check;
-// a malformed node can crash them. Returns why inference must be skipped, or "".
-std::string whyUnsafeForOnnxInference(const onnx::GraphProto& g,
-                                      const std::unordered_map<std::string, int>& opsets) {
-    const auto* registry = onnx::OpSchemaRegistry::Instance();
-    // Inference functions read input types without checking that they exist.
-    for (const auto& in : g.input()) {
-        if (!in.has_type() || in.type().value_case() == onnx::TypeProto::VALUE_NOT_SET)
-            return "graph input '" + in.name() + "' has no type";
-        if (in.type().has_tensor_type() && in.type().tensor_type().elem_type() == 0)
-            return "graph input '" + in.name() + "' has no element type";
-    }
-    for (const auto& n : g.node()) {
-        const std::string label = "node '" + n.name() + "' (" + n.op_type() + ")";
-        const int64_t version = opsetFor(opsets, n.domain());
-        if (version < 0) return label + " uses domain '" + n.domain() + "', which is not imported";
-        if (const auto* schema = registry->GetSchema(n.op_type(), int(version), n.domain())) {
-            try {
-                schema->Verify(n);
-            } catch (const std::exception& e) {
-                std::string what = e.what();
-                if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-                return label + ": " + what;
-            }
-        }
-        if (std::string why = controlFlowMismatch(n); !why.empty()) return label + ": " + why;
-        for (const auto& a : n.attribute()) {
-            if (a.has_g())
-                if (std::string why = whyUnsafeForOnnxInference(a.g(), opsets); !why.empty()) return why;
-            for (const auto& sub : a.graphs())
-                if (std::string why = whyUnsafeForOnnxInference(sub, opsets); !why.empty()) return why;
-        }
-    }
-    return {};
-}
-
-}  // namespace
-
-void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Model& model) {
-    std::unordered_map<std::string, int> opsets;
-    for (const auto& op : proto.opset_import())
-        opsets[op.domain() == "ai.onnx" ? std::string() : op.domain()] = int(op.version());
-    if (std::string why = whyUnsafeForOnnxInference(proto.graph(), opsets); !why.empty()) {
-        model.warnings.push_back("ONNX shape inference skipped: " + why);
-        fillUnknownTypes(*model.graph);
-        return;
-    }
-    // ONNX's inference and our rules feed each other: what our rules learn (a Reshape's
-    // target computed through Div and Cast, say) is written back as value_info so the next
-    // ONNX round carries it through the ops that follow.
-    constexpr int kMaxRounds = 32;
-    for (int round = 0; round < kMaxRounds; ++round) {
-        try {
-            onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,
-                                                /*data_prop=*/true);
-            onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
-            for (const auto& [protoGraph, graph] : graphs) mergeFromProtoGraph(*protoGraph, *graph);
-        } catch (const std::exception& e) {
-            // ONNX's inference is best effort here: the graph is valid without it.
-            std::string what = e.what();
-            if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-            model.warnings.push_back("ONNX shape inference stopped: " + what);
-            fillUnknownTypes(*model.graph);
-            return;
-        }
-        const size_t before = knowledge(*model.graph);
-        fillUnknownTypes(*model.graph);
-        if (knowledge(*model.graph) == before) return;
-        if (round + 1 == kMaxRounds) {
-            model.warnings.push_back("shape inference stopped after " + std::to_string(kMaxRounds) +
-                                     " rounds while still learning");
-            return;
-        }
-        for (const auto& [protoGraph, graph] : graphs)
-            writeValueInfo(*graph, *protoGraph);
     }
 }
 
