@@ -1,6 +1,7 @@
 #include "core/shape_values.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace fsc {
 namespace {
@@ -56,6 +57,20 @@ Dim arithmetic(const std::string& op, const Dim& a, const Dim& b) {
     if (b.isKnown() && ((op == "Add" || op == "Sub") && b.size() == 0)) return a;
     if (a.isKnown() && op == "Mul" && a.size() == 1) return b;
     if (a.isKnown() && op == "Add" && a.size() == 0) return b;
+    // (batch*64) / 64 is batch again: undo a product this table made.
+    if (op == "Div" && a.isSymbolic() && b.isKnown() && b.size() > 0) {
+        const std::string& sym = a.symbol();
+        const size_t star = sym.rfind('*');
+        if (star != std::string::npos && star + 1 < sym.size() &&
+            sym.find_first_not_of("0123456789", star + 1) == std::string::npos && sym.size() - star <= 18) {
+            const int64_t factor = std::stoll(sym.substr(star + 1));
+            if (factor % b.size() == 0) {
+                const int64_t rest = factor / b.size();
+                return rest == 1 ? Dim::symbolic(sym.substr(0, star))
+                                 : Dim::symbolic(sym.substr(0, star) + "*" + std::to_string(rest));
+            }
+        }
+    }
     // A symbol times a number stays a (named) product, as in heads * batch.
     if (op == "Mul" && a.isSymbolic() && b.isKnown() && b.size() > 0)
         return Dim::symbolic(a.symbol() + "*" + std::to_string(b.size()));
@@ -337,8 +352,19 @@ std::optional<Shape> reshapeResult(const Shape& data, const ShapeValue& target, 
             if (int(i) != inferIndex) account(dims[i], targetKnown, targetSymbols);
         std::sort(dataSymbols.begin(), dataSymbols.end());
         std::sort(targetSymbols.begin(), targetSymbols.end());
-        if (!unknown && dataSymbols == targetSymbols && targetKnown > 0 && dataKnown % targetKnown == 0)
-            dims[size_t(inferIndex)] = Dim::known(dataKnown / targetKnown);
+        // What the data has beyond the target: no symbol gives a number, one symbol a
+        // product with it (batch*64); anything else stays unknown.
+        std::vector<std::string> extra;
+        std::set_difference(dataSymbols.begin(), dataSymbols.end(), targetSymbols.begin(),
+                            targetSymbols.end(), std::back_inserter(extra));
+        const bool targetCovered = std::includes(dataSymbols.begin(), dataSymbols.end(),
+                                                 targetSymbols.begin(), targetSymbols.end());
+        if (!unknown && targetCovered && extra.size() <= 1 && targetKnown > 0 &&
+            dataKnown % targetKnown == 0) {
+            const int64_t factor = dataKnown / targetKnown;
+            if (extra.empty()) dims[size_t(inferIndex)] = Dim::known(factor);
+            else dims[size_t(inferIndex)] = Dim::symbolic(factor == 1 ? extra[0] : extra[0] + "*" + std::to_string(factor));
+        }
     }
     return Shape(std::move(dims));
 }

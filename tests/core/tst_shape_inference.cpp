@@ -120,6 +120,24 @@ private slots:
         QCOMPARE(g.value(range).type.toString(), std::string("int64[27]"));
     }
 
+    void symbolicProductsDivideBack() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(64), Dim::known(3)}));
+        ValueId shape = b.op("Shape", {x}, "shape");
+        ValueId n = b.op("Gather", {shape, b.initializer(int64Tensor("i0", {}, {0}))}, "n");
+        ValueId sixtyFour = b.initializer(int64Tensor("k", {}, {64}));
+        ValueId windows = b.op("Mul", {n, sixtyFour}, "windows");
+        ValueId back = b.op("Div", {windows, sixtyFour}, "back");
+        ValueId half = b.op("Div", {windows, b.initializer(int64Tensor("two", {}, {2}))}, "half");
+        ValueId target = b.op("Concat", {b.op("Unsqueeze", {back, b.initializer(int64Tensor("ax", {1}, {0}))}, "u0"),
+                                         b.op("Unsqueeze", {half, b.initializer(int64Tensor("ax1", {1}, {0}))}, "u1")},
+                              "target", {intAttr("axis", 0)});
+        ValueId r = b.op("ConstantOfShape", {target}, "r");
+        b.output(r);
+        fillUnknownTypes(b.graph());
+        QCOMPARE(b.graph().value(r).type.toString(), std::string("float32[batch,batch*32]"));
+    }
+
     void reshapeInfersMinusOneWhenSymbolsCancel() {
         const Shape data({Dim::symbolic("batch"), Dim::known(768), Dim::known(14), Dim::known(14)});
         auto s = reshapeResult(data, {Dim::symbolic("batch"), Dim::known(768), Dim::known(-1)}, false);
@@ -127,6 +145,11 @@ private slots:
         s = reshapeResult(data, {Dim::known(0), Dim::known(-1)}, false);  // 0 copies the dim
         QCOMPARE(s->toString(), std::string("[batch,150528]"));
         QVERIFY(!reshapeResult(data, {Dim::known(-1), Dim::known(-1)}, false));
+        // Windows folded into the batch: -1 becomes batch*14, and an unmatched symbol stays unknown.
+        s = reshapeResult(data, {Dim::known(-1), Dim::known(768), Dim::known(14)}, false);
+        QCOMPARE(s->toString(), std::string("[batch*14,768,14]"));
+        s = reshapeResult(data, {Dim::symbolic("other"), Dim::known(-1)}, false);
+        QCOMPARE(s->toString(), std::string("[other,?]"));
     }
 
     void mergeNeverOverridesKnownDims() {
