@@ -50,6 +50,63 @@ std::optional<Shape> broadcast(const std::vector<const ValueType*>& inputs) {
 }
 
 
+std::optional<Shape> transposed(const ValueType& in, const Attribute* perm) {
+    if (in.kind != ValueType::Kind::Tensor || !in.shape.rankKnown()) return std::nullopt;
+    const size_t rank = in.shape.rank();
+    std::vector<Dim> dims;
+    for (size_t i = 0; i < rank; ++i) {
+        const int64_t axis = perm ? (i < perm->ints.size() ? perm->ints[i] : -1) : int64_t(rank - 1 - i);
+        if (axis < 0 || axis >= int64_t(rank) || (perm && perm->ints.size() != rank)) return std::nullopt;
+        dims.push_back(in.shape[size_t(axis)]);
+    }
+    return Shape(std::move(dims));
+}
+
+// Concat along `axis`: sizes add up there; elsewhere the inputs agree (or stay unknown).
+std::optional<Shape> concatenated(const std::vector<const ValueType*>& inputs, int64_t axis) {
+    if (inputs.empty()) return std::nullopt;
+    for (const ValueType* t : inputs)
+        if (!t || t->kind != ValueType::Kind::Tensor || !t->shape.rankKnown() ||
+            t->shape.rank() != inputs[0]->shape.rank())
+            return std::nullopt;
+    const auto rank = int64_t(inputs[0]->shape.rank());
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return std::nullopt;
+    std::vector<Dim> dims = inputs[0]->shape.dims();
+    int64_t total = 0;
+    for (const ValueType* t : inputs) {
+        const Dim& d = t->shape[size_t(axis)];
+        if (total >= 0 && d.isKnown() && !__builtin_add_overflow(total, d.size(), &total)) continue;
+        total = -1;
+    }
+    dims[size_t(axis)] = total >= 0 ? Dim::known(total) : Dim();
+    for (size_t i = 0; i < dims.size(); ++i) {
+        if (int64_t(i) == axis) continue;
+        for (const ValueType* t : inputs)
+            if (dims[i].isUnknown()) dims[i] = t->shape[i];
+    }
+    return Shape(std::move(dims));
+}
+
+// numpy matmul: batch dims broadcast, [m, k] x [k, n] -> [m, n]; 1-D operands drop m or n.
+std::optional<Shape> matmulResult(const ValueType& a, const ValueType& b) {
+    if (a.kind != ValueType::Kind::Tensor || b.kind != ValueType::Kind::Tensor ||
+        !a.shape.rankKnown() || !b.shape.rankKnown() || a.shape.rank() == 0 || b.shape.rank() == 0)
+        return std::nullopt;
+    std::vector<Dim> da = a.shape.dims(), db = b.shape.dims();
+    const bool aVector = da.size() == 1, bVector = db.size() == 1;
+    if (aVector) da.insert(da.begin(), Dim::known(1));
+    if (bVector) db.push_back(Dim::known(1));
+    ValueType batchA = ValueType::tensor(a.elemType, Shape(std::vector<Dim>(da.begin(), da.end() - 2)));
+    ValueType batchB = ValueType::tensor(b.elemType, Shape(std::vector<Dim>(db.begin(), db.end() - 2)));
+    auto batch = broadcast({&batchA, &batchB});
+    if (!batch) return std::nullopt;
+    std::vector<Dim> dims = batch->dims();
+    if (!aVector) dims.push_back(da[da.size() - 2]);
+    if (!bVector) dims.push_back(db.back());
+    return Shape(std::move(dims));
+}
+
 }  // namespace
 
 void mergeType(ValueType& type, const ValueType& inferred) {
@@ -101,6 +158,20 @@ void fillUnknownTypes(Graph& graph) {
         } else if (onnxDomain && node.opType == "Reshape" && target && inputType(0)) {
             const Attribute* allowZero = node.attribute("allowzero");
             if (auto shape = reshapeResult(inputType(0)->shape, *target, allowZero && allowZero->i))
+                mergeType(out, ValueType::tensor(inputType(0)->elemType, *shape));
+        } else if (onnxDomain && node.opType == "Transpose" && inputType(0)) {
+            // Covered by ONNX too; here so one of our passes carries what it learned further
+            // and fewer ONNX rounds are needed.
+            if (auto shape = transposed(*inputType(0), node.attribute("perm")))
+                mergeType(out, ValueType::tensor(inputType(0)->elemType, *shape));
+        } else if (onnxDomain && node.opType == "MatMul" && inputType(0) && inputType(1)) {
+            if (auto shape = matmulResult(*inputType(0), *inputType(1)))
+                mergeType(out, ValueType::tensor(inputType(0)->elemType, *shape));
+        } else if (onnxDomain && node.opType == "Concat" && inputType(0)) {
+            std::vector<const ValueType*> inputs;
+            for (size_t i = 0; i < node.inputs.size(); ++i) inputs.push_back(inputType(i));
+            const Attribute* axis = node.attribute("axis");
+            if (auto shape = concatenated(inputs, axis ? axis->i : 0))
                 mergeType(out, ValueType::tensor(inputType(0)->elemType, *shape));
         } else if (onnxDomain && node.opType == "Expand" && target && inputType(0)) {
             ValueType targetType = ValueType::tensor(inputType(0)->elemType, Shape(*target));

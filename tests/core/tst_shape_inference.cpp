@@ -138,6 +138,29 @@ private slots:
         QCOMPARE(b.graph().value(r).type.toString(), std::string("float32[batch,batch*32]"));
     }
 
+    // Rules ONNX has too: ours let one pass carry new facts forward (fewer ONNX rounds).
+    void transposeMatMulAndConcatRules() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("n"), Dim::known(4), Dim::known(8)}));
+        ValueId w = b.input("w", DType::Float32, Shape::ofSizes({8, 3}));
+        ValueId v = b.input("v", DType::Float32, Shape::ofSizes({8}));
+        ValueId t = b.op("Transpose", {x}, "t", {intsAttr("perm", {0, 2, 1})});
+        ValueId tDefault = b.op("Transpose", {x}, "t_default");
+        ValueId mm = b.op("MatMul", {x, w}, "mm");
+        ValueId mv = b.op("MatMul", {x, v}, "mv");
+        ValueId cat = b.op("Concat", {x, x, x}, "cat", {intAttr("axis", -2)});
+        ValueId catSym = b.op("Concat", {x, x}, "cat_sym", {intAttr("axis", 0)});
+        for (ValueId o : {t, tDefault, mm, mv, cat, catSym}) b.output(o);
+        fillUnknownTypes(b.graph());
+        auto type = [&](ValueId id) { return b.graph().value(id).type.toString(); };
+        QCOMPARE(type(t), std::string("float32[n,8,4]"));
+        QCOMPARE(type(tDefault), std::string("float32[8,4,n]"));
+        QCOMPARE(type(mm), std::string("float32[n,4,3]"));
+        QCOMPARE(type(mv), std::string("float32[n,4]"));
+        QCOMPARE(type(cat), std::string("float32[n,12,8]"));
+        QCOMPARE(type(catSym), std::string("float32[?,4,8]"));
+    }
+
     void reshapeInfersMinusOneWhenSymbolsCancel() {
         const Shape data({Dim::symbolic("batch"), Dim::known(768), Dim::known(14), Dim::known(14)});
         auto s = reshapeResult(data, {Dim::symbolic("batch"), Dim::known(768), Dim::known(-1)}, false);
