@@ -132,6 +132,90 @@ void mergeType(ValueType& type, const ValueType& inferred) {
     type.shape = Shape(std::move(dims));
 }
 
+namespace {
+
+// Pads computed at run time from shapes (windowed attention pads to a multiple).
+std::optional<Shape> paddedShape(const Shape& in, const ShapeValue& pads) {
+    const size_t rank = in.rank();
+    if (!in.rankKnown() || pads.size() != 2 * rank) return std::nullopt;
+    std::vector<Dim> dims;
+    for (size_t i = 0; i < rank; ++i) {
+        const Dim& before = pads[i];
+        const Dim& after = pads[rank + i];
+        int64_t padded = 0;
+        if (before.isKnown() && after.isKnown() && in[i].isKnown() &&
+            !__builtin_add_overflow(in[i].size(), before.size(), &padded) &&
+            !__builtin_add_overflow(padded, after.size(), &padded) && padded >= 0)
+            dims.push_back(Dim::known(padded));
+        else if (before.isKnown() && after.isKnown() && before.size() == 0 && after.size() == 0)
+            dims.push_back(in[i]);
+        else
+            dims.push_back(Dim());
+    }
+    return Shape(std::move(dims));
+}
+
+// The type our rules give a node's first output, or nothing when no rule applies.
+std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, ShapeValueTable& values) {
+    auto inputType = [&](size_t i) -> const ValueType* {
+        if (i >= node.inputs.size() || !node.inputs[i].valid()) return nullptr;
+        return &graph.value(node.inputs[i]).type;
+    };
+    auto allInputs = [&] {
+        std::vector<const ValueType*> inputs;
+        for (size_t i = 0; i < node.inputs.size(); ++i) inputs.push_back(inputType(i));
+        return inputs;
+    };
+    auto shapeValue = [&](size_t i) -> const ShapeValue* {
+        return i < node.inputs.size() ? values.find(node.inputs[i]) : nullptr;
+    };
+    const ValueType* first = inputType(0);
+    if (!first) return std::nullopt;
+    auto like = [&](std::optional<Shape> shape) -> std::optional<ValueType> {
+        if (!shape) return std::nullopt;
+        return ValueType::tensor(first->elemType, std::move(*shape));
+    };
+    const std::string& op = node.opType;
+    if (passThroughOps().count(op)) return *first;
+    if (broadcastOps().count(op)) return like(broadcast(allInputs()));
+    if (!node.domain.empty() && node.domain != "ai.onnx") return std::nullopt;
+
+    // ONNX covers the ops below too; ours also read shape values it cannot compute, and
+    // carry what they learn forward within one pass, so fewer ONNX rounds are needed.
+    if (op == "Transpose") return like(transposed(*first, node.attribute("perm")));
+    if (op == "MatMul" && inputType(1)) return like(matmulResult(*first, *inputType(1)));
+    if (op == "Concat") {
+        const Attribute* axis = node.attribute("axis");
+        return like(concatenated(allInputs(), axis ? axis->i : 0));
+    }
+    if (op == "Reshape" && shapeValue(1)) {
+        const Attribute* allowZero = node.attribute("allowzero");
+        return like(reshapeResult(first->shape, *shapeValue(1), allowZero && allowZero->i));
+    }
+    if (op == "Expand" && shapeValue(1)) {
+        const ValueType target = ValueType::tensor(first->elemType, Shape(*shapeValue(1)));
+        return like(broadcast({first, &target}));
+    }
+    if (op == "Pad" && shapeValue(1) && node.inputs.size() < 4)
+        return like(paddedShape(first->shape, *shapeValue(1)));
+    if (op == "Slice" && node.inputs.size() >= 3 && first->shape.rankKnown())
+        return like(sliceResult(node, graph, values));
+    if (op == "Range" && node.inputs.size() == 3) {
+        auto start = knownInts(shapeValue(0)), limit = knownInts(shapeValue(1)),
+             delta = knownInts(shapeValue(2));
+        if (start && limit && delta && start->size() == 1 && limit->size() == 1 &&
+            delta->size() == 1 && (*delta)[0] != 0)
+            return like(Shape::ofSizes({rangeLength((*start)[0], (*limit)[0], (*delta)[0])}));
+    }
+    if (op == "ConstantOfShape" && shapeValue(0)) {
+        const Attribute* value = node.attribute("value");
+        return ValueType::tensor(value ? value->t.dtype() : DType::Float32, Shape(*shapeValue(0)));
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 void fillUnknownTypes(Graph& graph) {
     ShapeValueTable shapeValues(graph);
     for (NodeId nid : graph.order()) {
@@ -141,81 +225,7 @@ void fillUnknownTypes(Graph& graph) {
         if (node.outputs.empty() || !node.outputs[0].valid()) continue;
         ValueType& out = graph.value(node.outputs[0]).type;
         if (out.shapeFullyKnown()) continue;
-        auto inputType = [&](size_t i) -> const ValueType* {
-            if (i >= node.inputs.size() || !node.inputs[i].valid()) return nullptr;
-            return &graph.value(node.inputs[i]).type;
-        };
-        const bool onnxDomain = node.domain.empty() || node.domain == "ai.onnx";
-        const ShapeValue* target =
-            node.inputs.size() > 1 ? shapeValues.find(node.inputs[1]) : nullptr;
-        if (passThroughOps().count(node.opType) && inputType(0)) {
-            mergeType(out, *inputType(0));
-        } else if (broadcastOps().count(node.opType) && !node.inputs.empty()) {
-            std::vector<const ValueType*> inputs;
-            for (size_t i = 0; i < node.inputs.size(); ++i) inputs.push_back(inputType(i));
-            if (auto shape = broadcast(inputs))
-                mergeType(out, ValueType::tensor(inputs[0]->elemType, *shape));
-        } else if (onnxDomain && node.opType == "Reshape" && target && inputType(0)) {
-            const Attribute* allowZero = node.attribute("allowzero");
-            if (auto shape = reshapeResult(inputType(0)->shape, *target, allowZero && allowZero->i))
-                mergeType(out, ValueType::tensor(inputType(0)->elemType, *shape));
-        } else if (onnxDomain && node.opType == "Transpose" && inputType(0)) {
-            // Covered by ONNX too; here so one of our passes carries what it learned further
-            // and fewer ONNX rounds are needed.
-            if (auto shape = transposed(*inputType(0), node.attribute("perm")))
-                mergeType(out, ValueType::tensor(inputType(0)->elemType, *shape));
-        } else if (onnxDomain && node.opType == "MatMul" && inputType(0) && inputType(1)) {
-            if (auto shape = matmulResult(*inputType(0), *inputType(1)))
-                mergeType(out, ValueType::tensor(inputType(0)->elemType, *shape));
-        } else if (onnxDomain && node.opType == "Concat" && inputType(0)) {
-            std::vector<const ValueType*> inputs;
-            for (size_t i = 0; i < node.inputs.size(); ++i) inputs.push_back(inputType(i));
-            const Attribute* axis = node.attribute("axis");
-            if (auto shape = concatenated(inputs, axis ? axis->i : 0))
-                mergeType(out, ValueType::tensor(inputType(0)->elemType, *shape));
-        } else if (onnxDomain && node.opType == "Expand" && target && inputType(0)) {
-            ValueType targetType = ValueType::tensor(inputType(0)->elemType, Shape(*target));
-            if (auto shape = broadcast({inputType(0), &targetType}))
-                mergeType(out, ValueType::tensor(inputType(0)->elemType, *shape));
-        } else if (onnxDomain && node.opType == "Pad" && target && inputType(0) &&
-                   inputType(0)->shape.rankKnown() && node.inputs.size() < 4 &&
-                   target->size() == 2 * inputType(0)->shape.rank()) {
-            // Pads computed at run time from shapes (windowed attention pads to a multiple).
-            const size_t rank = inputType(0)->shape.rank();
-            std::vector<Dim> dims;
-            for (size_t i = 0; i < rank; ++i) {
-                const Dim& in = inputType(0)->shape[i];
-                const Dim& before = (*target)[i];
-                const Dim& after = (*target)[rank + i];
-                int64_t padded = 0;
-                if (before.isKnown() && after.isKnown() && in.isKnown() &&
-                    !__builtin_add_overflow(in.size(), before.size(), &padded) &&
-                    !__builtin_add_overflow(padded, after.size(), &padded) && padded >= 0)
-                    dims.push_back(Dim::known(padded));
-                else if (before.isKnown() && after.isKnown() && before.size() + after.size() == 0)
-                    dims.push_back(in);
-                else
-                    dims.push_back(Dim());
-            }
-            mergeType(out, ValueType::tensor(inputType(0)->elemType, Shape(std::move(dims))));
-        } else if (onnxDomain && node.opType == "Slice" && node.inputs.size() >= 3 && inputType(0) &&
-                   inputType(0)->shape.rankKnown()) {
-            if (auto shape = sliceResult(node, graph, shapeValues))
-                mergeType(out, ValueType::tensor(inputType(0)->elemType, *shape));
-        } else if (onnxDomain && node.opType == "Range" && node.inputs.size() == 3 && inputType(0)) {
-            auto start = knownInts(shapeValues.find(node.inputs[0]));
-            auto limit = knownInts(shapeValues.find(node.inputs[1]));
-            auto delta = knownInts(shapeValues.find(node.inputs[2]));
-            if (start && limit && delta && start->size() == 1 && limit->size() == 1 &&
-                delta->size() == 1 && (*delta)[0] != 0)
-                mergeType(out, ValueType::tensor(inputType(0)->elemType,
-                                                 Shape::ofSizes({rangeLength((*start)[0], (*limit)[0], (*delta)[0])})));
-        } else if (onnxDomain && node.opType == "ConstantOfShape" && !node.inputs.empty()) {
-            if (const ShapeValue* dims = shapeValues.find(node.inputs[0])) {
-                const Attribute* value = node.attribute("value");
-                mergeType(out, ValueType::tensor(value ? value->t.dtype() : DType::Float32, Shape(*dims)));
-            }
-        }
+        if (auto inferred = inferByRule(graph, node, shapeValues)) mergeType(out, *inferred);
     }
 }
 
