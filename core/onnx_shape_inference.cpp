@@ -94,19 +94,14 @@ std::string controlFlowMismatch(const onnx::NodeProto& n) {
     return {};
 }
 
+std::string whyGraphUnsafe(const onnx::GraphProto& g, const std::unordered_map<std::string, int>& opsets);
+
 // libonnx's inference functions trust that each node already passed its schema check;
 // a malformed node can crash them. Returns why inference must be skipped, or "".
-std::string whyUnsafeForOnnxInference(const onnx::GraphProto& g,
-                                      const std::unordered_map<std::string, int>& opsets) {
+std::string whyNodesUnsafe(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+                           const std::unordered_map<std::string, int>& opsets) {
     const auto* registry = onnx::OpSchemaRegistry::Instance();
-    // Inference functions read input types without checking that they exist.
-    for (const auto& in : g.input()) {
-        if (!in.has_type() || in.type().value_case() == onnx::TypeProto::VALUE_NOT_SET)
-            return "graph input '" + in.name() + "' has no type";
-        if (in.type().has_tensor_type() && in.type().tensor_type().elem_type() == 0)
-            return "graph input '" + in.name() + "' has no element type";
-    }
-    for (const auto& n : g.node()) {
+    for (const auto& n : nodes) {
         const std::string label = "node '" + n.name() + "' (" + n.op_type() + ")";
         const int64_t version = opsetFor(opsets, n.domain());
         if (version < 0) return label + " uses domain '" + n.domain() + "', which is not imported";
@@ -122,10 +117,35 @@ std::string whyUnsafeForOnnxInference(const onnx::GraphProto& g,
         if (std::string why = controlFlowMismatch(n); !why.empty()) return label + ": " + why;
         for (const auto& a : n.attribute()) {
             if (a.has_g())
-                if (std::string why = whyUnsafeForOnnxInference(a.g(), opsets); !why.empty()) return why;
+                if (std::string why = whyGraphUnsafe(a.g(), opsets); !why.empty()) return why;
             for (const auto& sub : a.graphs())
-                if (std::string why = whyUnsafeForOnnxInference(sub, opsets); !why.empty()) return why;
+                if (std::string why = whyGraphUnsafe(sub, opsets); !why.empty()) return why;
         }
+    }
+    return {};
+}
+
+std::string whyGraphUnsafe(const onnx::GraphProto& g, const std::unordered_map<std::string, int>& opsets) {
+    // Inference functions read input types without checking that they exist.
+    for (const auto& in : g.input()) {
+        if (!in.has_type() || in.type().value_case() == onnx::TypeProto::VALUE_NOT_SET)
+            return "graph input '" + in.name() + "' has no type";
+        if (in.type().has_tensor_type() && in.type().tensor_type().elem_type() == 0)
+            return "graph input '" + in.name() + "' has no element type";
+    }
+    return whyNodesUnsafe(g.node(), opsets);
+}
+
+// The whole model: the graph and the model-local functions, whose bodies ONNX infers
+// through when they are called.
+std::string whyModelUnsafe(const onnx::ModelProto& proto, const std::unordered_map<std::string, int>& opsets) {
+    if (std::string why = whyGraphUnsafe(proto.graph(), opsets); !why.empty()) return why;
+    for (const auto& f : proto.functions()) {
+        std::unordered_map<std::string, int> own = opsets;
+        for (const auto& op : f.opset_import())
+            own[op.domain() == "ai.onnx" ? std::string() : op.domain()] = int(op.version());
+        if (std::string why = whyNodesUnsafe(f.node(), own); !why.empty())
+            return "function '" + f.name() + "': " + why;
     }
     return {};
 }
@@ -136,7 +156,7 @@ void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Model& mo
     std::unordered_map<std::string, int> opsets;
     for (const auto& op : proto.opset_import())
         opsets[op.domain() == "ai.onnx" ? std::string() : op.domain()] = int(op.version());
-    if (std::string why = whyUnsafeForOnnxInference(proto.graph(), opsets); !why.empty()) {
+    if (std::string why = whyModelUnsafe(proto, opsets); !why.empty()) {
         model.warnings.push_back("ONNX shape inference skipped: " + why);
         fillUnknownTypes(*model.graph);
         return;
