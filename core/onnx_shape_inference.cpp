@@ -47,6 +47,8 @@ size_t knowledge(const Graph& g) {
 }
 
 // Replaces the message's value_info with the IR's current knowledge of intermediates.
+bool wellFormed(const onnx::TypeProto& t);
+
 void writeValueInfo(const Graph& g, onnx::GraphProto& proto) {
     std::vector<bool> isOutput(g.valueCount(), false);
     for (ValueId id : g.outputs) isOutput[id.index] = true;
@@ -54,9 +56,12 @@ void writeValueInfo(const Graph& g, onnx::GraphProto& proto) {
     for (NodeId nid : g.order()) {
         for (ValueId out : g.node(nid).outputs) {
             if (!out.valid() || isOutput[out.index] || !g.value(out).type.isKnown()) continue;
+            onnx::TypeProto type;
+            valueTypeToProto(g.value(out).type, &type);
+            if (!wellFormed(type)) continue;  // ONNX's merge would trip over it
             auto* info = proto.add_value_info();
             info->set_name(g.value(out).name);
-            valueTypeToProto(g.value(out).type, info->mutable_type());
+            *info->mutable_type() = std::move(type);
         }
     }
 }
@@ -125,14 +130,33 @@ std::string whyNodesUnsafe(const google::protobuf::RepeatedPtrField<onnx::NodePr
     return {};
 }
 
-std::string whyGraphUnsafe(const onnx::GraphProto& g, const std::unordered_map<std::string, int>& opsets) {
-    // Inference functions read input types without checking that they exist.
-    for (const auto& in : g.input()) {
-        if (!in.has_type() || in.type().value_case() == onnx::TypeProto::VALUE_NOT_SET)
-            return "graph input '" + in.name() + "' has no type";
-        if (in.type().has_tensor_type() && in.type().tensor_type().elem_type() == 0)
-            return "graph input '" + in.name() + "' has no element type";
+// A type ONNX's inference can read without tripping: set, with its element types set
+// all the way down.
+bool wellFormed(const onnx::TypeProto& t) {
+    switch (t.value_case()) {
+        case onnx::TypeProto::kTensorType: return t.tensor_type().elem_type() != 0;
+        case onnx::TypeProto::kSparseTensorType: return t.sparse_tensor_type().elem_type() != 0;
+        case onnx::TypeProto::kSequenceType:
+            return t.sequence_type().has_elem_type() && wellFormed(t.sequence_type().elem_type());
+        case onnx::TypeProto::kOptionalType:
+            return t.optional_type().has_elem_type() && wellFormed(t.optional_type().elem_type());
+        case onnx::TypeProto::kMapType:
+            return t.map_type().key_type() != 0 && t.map_type().has_value_type() &&
+                   wellFormed(t.map_type().value_type());
+        default: return false;
     }
+}
+
+std::string whyGraphUnsafe(const onnx::GraphProto& g, const std::unordered_map<std::string, int>& opsets) {
+    // Inference functions read input types without checking that they exist, and merge
+    // declared output and value_info types into what they infer.
+    for (const auto& in : g.input())
+        if (!in.has_type() || !wellFormed(in.type()))
+            return "graph input '" + in.name() + "' has no complete type";
+    for (const auto* infos : {&g.output(), &g.value_info()})
+        for (const auto& info : *infos)
+            if (info.has_type() && !wellFormed(info.type()))
+                return "value '" + info.name() + "' has an incomplete type";
     return whyNodesUnsafe(g.node(), opsets);
 }
 
