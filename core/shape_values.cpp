@@ -59,16 +59,10 @@ Dim arithmetic(const std::string& op, const Dim& a, const Dim& b) {
     if (a.isKnown() && op == "Add" && a.size() == 0) return b;
     // (batch*64) / 64 is batch again: undo a product this table made.
     if (op == "Div" && a.isSymbolic() && b.isKnown() && b.size() > 0) {
-        const std::string& sym = a.symbol();
-        const size_t star = sym.rfind('*');
-        if (star != std::string::npos && star + 1 < sym.size() &&
-            sym.find_first_not_of("0123456789", star + 1) == std::string::npos && sym.size() - star <= 18) {
-            const int64_t factor = std::stoll(sym.substr(star + 1));
-            if (factor % b.size() == 0) {
-                const int64_t rest = factor / b.size();
-                return rest == 1 ? Dim::symbolic(sym.substr(0, star))
-                                 : Dim::symbolic(sym.substr(0, star) + "*" + std::to_string(rest));
-            }
+        if (auto product = splitProductSymbol(a.symbol()); product && product->second % b.size() == 0) {
+            const int64_t rest = product->second / b.size();
+            return rest == 1 ? Dim::symbolic(product->first)
+                             : Dim::symbolic(product->first + "*" + std::to_string(rest));
         }
     }
     // A symbol times a number stays a (named) product, as in heads * batch.
@@ -96,6 +90,14 @@ int64_t rangeLength(int64_t start, int64_t limit, int64_t delta) {
     const __int128 span = __int128(limit) - start;
     const __int128 count = delta > 0 ? (span + delta - 1) / delta : (span + delta + 1) / delta;
     return count <= 0 ? 0 : count > INT64_MAX ? INT64_MAX : int64_t(count);
+}
+
+std::optional<std::pair<std::string, int64_t>> splitProductSymbol(const std::string& name) {
+    const size_t star = name.rfind('*');
+    if (star == std::string::npos || star == 0 || star + 1 == name.size() || name.size() - star > 18 ||
+        name.find_first_not_of("0123456789", star + 1) != std::string::npos)
+        return std::nullopt;
+    return std::make_pair(name.substr(0, star), std::stoll(name.substr(star + 1)));
 }
 
 SliceRange sliceRange(int64_t size, int64_t start, int64_t end, int64_t step) {

@@ -30,6 +30,10 @@ private:
     std::unordered_map<uint32_t, int64_t> m_rows;
 };
 
+// Products of a symbol and a number are named "symbol*factor" (batch*64). Splits such a
+// name into its symbol and factor; plain symbols give nothing.
+std::optional<std::pair<std::string, int64_t>> splitProductSymbol(const std::string& name);
+
 // Which elements Slice takes from a dimension of `size`: `count` of them from `first`
 // by `step`, after ONNX's clamping of start and end for either direction.
 struct SliceRange {

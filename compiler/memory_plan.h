@@ -1,0 +1,46 @@
+#pragma once
+// Static memory planning: liveness of every intermediate over the schedule, then one
+// arena with an offset per intermediate (greedy by size, as TFLite's arena planner).
+// Reported next to the naive sum of all intermediates and the lower bound, the largest
+// total of simultaneously live bytes.
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/status.h"
+
+namespace fsc {
+
+struct BufferLifetime {
+    ValueId value;
+    size_t bytes = 0;
+    size_t firstStep = 0;  // index in the schedule of the producing node
+    size_t lastStep = 0;   // index of the last node that reads it (inclusive)
+};
+
+struct MemoryPlan {
+    struct Assignment {
+        BufferLifetime buffer;
+        size_t offset = 0;
+    };
+    std::vector<Assignment> assignments;  // one per intermediate, in schedule order
+    size_t arenaBytes = 0;
+    size_t naiveBytes = 0;       // every intermediate in its own allocation
+    size_t lowerBoundBytes = 0;  // most bytes live at one step; no plan can do better
+};
+
+// Symbol values for dims such as "batch", used to size intermediates.
+using DimBindings = std::map<std::string, int64_t>;
+
+// Intermediates are node outputs that are not graph outputs, in order(). A value read
+// inside a subgraph lives until the node that owns the subgraph. Sizes are rounded up to
+// `alignment`; a size that cannot be decided is an error naming the value.
+Result<std::vector<BufferLifetime>> computeLifetimes(const Graph& graph,
+                                                     const DimBindings& bindings = {},
+                                                     size_t alignment = 64);
+
+MemoryPlan planMemory(std::vector<BufferLifetime> lifetimes);
+
+}  // namespace fsc

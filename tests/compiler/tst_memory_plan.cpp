@@ -1,0 +1,121 @@
+// Memory planning: lifetimes over the schedule, offsets that never collide while both
+// buffers are alive, and the arena against the naive sum and the lower bound.
+#include <QtTest>
+
+#include <random>
+
+#include "compiler/memory_plan.h"
+#include "core/graph_builder.h"
+#include "core/onnx_import.h"
+#include "core/shape_inference.h"
+
+using namespace fsc;
+
+namespace {
+
+// No two buffers alive at the same step share a byte.
+bool collisionFree(const MemoryPlan& plan) {
+    for (size_t i = 0; i < plan.assignments.size(); ++i) {
+        for (size_t j = i + 1; j < plan.assignments.size(); ++j) {
+            const auto& a = plan.assignments[i];
+            const auto& b = plan.assignments[j];
+            const bool liveTogether = a.buffer.firstStep <= b.buffer.lastStep &&
+                                      b.buffer.firstStep <= a.buffer.lastStep;
+            const bool overlap = a.offset < b.offset + b.buffer.bytes && b.offset < a.offset + a.buffer.bytes;
+            if (liveTogether && overlap) return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+class TestMemoryPlan : public QObject {
+    Q_OBJECT
+private slots:
+    void aChainNeedsTwoBuffers() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 256}));
+        ValueId v = x;
+        for (int i = 0; i < 4; ++i) v = b.op("Relu", {v}, "r" + std::to_string(i));
+        b.output(v);
+        fillUnknownTypes(b.graph());
+        auto lifetimes = computeLifetimes(b.graph());
+        QVERIFY2(lifetimes.isOk(), lifetimes.status().message().c_str());
+        QCOMPARE(lifetimes->size(), size_t(3));  // r3 is the graph's output
+        QCOMPARE((*lifetimes)[0].firstStep, size_t(0));
+        QCOMPARE((*lifetimes)[0].lastStep, size_t(1));
+        MemoryPlan plan = planMemory(*lifetimes);
+        QCOMPARE(plan.naiveBytes, size_t(3 * 1024));
+        QCOMPARE(plan.lowerBoundBytes, size_t(2 * 1024));
+        QCOMPARE(plan.arenaBytes, size_t(2 * 1024));
+        QVERIFY(collisionFree(plan));
+    }
+
+    void randomLifetimesNeverCollide() {
+        std::mt19937 rng(7);
+        for (int trial = 0; trial < 200; ++trial) {
+            std::vector<BufferLifetime> buffers;
+            const int n = 1 + int(rng() % 40);
+            for (int i = 0; i < n; ++i) {
+                const size_t first = rng() % 30;
+                buffers.push_back({ValueId(uint32_t(i)), 64 * (1 + rng() % 32), first, first + rng() % 10});
+            }
+            MemoryPlan plan = planMemory(buffers);
+            QVERIFY(collisionFree(plan));
+            QVERIFY(plan.arenaBytes >= plan.lowerBoundBytes);
+            QVERIFY(plan.arenaBytes <= plan.naiveBytes);
+        }
+    }
+
+    void sampleModelPlansWithBatchBound() {
+        auto model = importModel(FSC_SAMPLE_MODEL);
+        QVERIFY(model.isOk());
+        auto unbound = computeLifetimes(*model->graph);
+        QVERIFY(!unbound.isOk());
+        QVERIFY2(unbound.status().message().find("dim 'batch' with no value bound") != std::string::npos,
+                 unbound.status().message().c_str());
+        auto lifetimes = computeLifetimes(*model->graph, {{"batch", 8}});
+        QVERIFY2(lifetimes.isOk(), lifetimes.status().message().c_str());
+        MemoryPlan plan = planMemory(*lifetimes);
+        QVERIFY(collisionFree(plan));
+        QVERIFY(plan.lowerBoundBytes <= plan.arenaBytes && plan.arenaBytes < plan.naiveBytes);
+        qInfo("sample, batch 8: arena %zu B, lower bound %zu B, naive %zu B", plan.arenaBytes,
+              plan.lowerBoundBytes, plan.naiveBytes);
+    }
+
+    void namedProductDimsUseTheirSymbolsValue() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({8}));
+        ValueId h = b.op("Relu", {x}, "h");
+        b.graph().value(h).type = ValueType::tensor(DType::Float32, Shape({Dim::symbolic("batch*4"), Dim::known(8)}));
+        b.output(b.op("Neg", {h}, "y"));
+        auto lifetimes = computeLifetimes(b.graph(), {{"batch", 2}}, /*alignment=*/1);
+        QVERIFY2(lifetimes.isOk(), lifetimes.status().message().c_str());
+        QCOMPARE(lifetimes->at(0).bytes, size_t(2 * 4 * 8 * 4));
+    }
+
+    void valuesReadInsideSubgraphsLiveUntilTheirNode() {
+        GraphBuilder body("then");
+        ValueId outer = body.outerValue("early");
+        body.output(body.op("Identity", {outer}, "o"));
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({16}));
+        ValueId cond = b.input("c", DType::Bool, Shape::scalar());
+        ValueId early = b.op("Relu", {x}, "early");
+        ValueId mid = b.op("Neg", {x}, "mid");
+        ValueId result = b.node("If", {cond}, {"r"}, {graphAttr("then_branch", body.takeGraph())}, "if")[0];
+        b.output(b.op("Add", {mid, result}, "y"));
+        b.graph().value(result).type = ValueType::tensor(DType::Float32, Shape::ofSizes({16}));
+        fillUnknownTypes(b.graph());
+        auto lifetimes = computeLifetimes(b.graph());
+        QVERIFY2(lifetimes.isOk(), lifetimes.status().message().c_str());
+        const auto it = std::find_if(lifetimes->begin(), lifetimes->end(),
+                                     [&](const BufferLifetime& l) { return l.value == early; });
+        QVERIFY(it != lifetimes->end());
+        QCOMPARE(it->lastStep, size_t(2));  // the If at step 2 reads it from inside
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMemoryPlan)
+#include "tst_memory_plan.moc"
