@@ -3,7 +3,6 @@
 #include "core/shape_values.h"
 
 #include <algorithm>
-#include <unordered_set>
 
 namespace fsc {
 namespace {
@@ -41,13 +40,6 @@ Result<size_t> bytesOf(const Value& v, const DimBindings& bindings, size_t align
     return (bytes + alignment - 1) / alignment * alignment;
 }
 
-void outerNames(const Graph& g, std::unordered_set<std::string>& names) {
-    for (size_t i = 0; i < g.valueCount(); ++i) {
-        const Value& v = g.value(ValueId(static_cast<uint32_t>(i)));
-        if (v.kind == Value::Kind::OuterScope) names.insert(v.name);
-    }
-}
-
 }  // namespace
 
 Result<std::vector<BufferLifetime>> computeLifetimes(const Graph& graph,
@@ -61,9 +53,7 @@ Result<std::vector<BufferLifetime>> computeLifetimes(const Graph& graph,
         const Node& node = graph.node(order[step]);
         for (ValueId in : node.inputs)
             if (in.valid()) lastUse[in.index] = long(step);
-        std::unordered_set<std::string> captured;
-        for (const auto& sub : node.subgraphs()) outerNames(*sub, captured);
-        for (const std::string& name : captured)
+        for (const std::string& name : node.capturedNames())
             if (ValueId id = graph.findValue(name); id.valid()) lastUse[id.index] = long(step);
     }
     std::vector<BufferLifetime> lifetimes;

@@ -1,5 +1,7 @@
 #include "core/graph.h"
 
+#include <algorithm>
+
 namespace fsc {
 
 const Attribute* Node::attribute(const std::string& attrName) const {
@@ -16,6 +18,21 @@ std::vector<std::shared_ptr<Graph>> Node::subgraphs() const {
             if (g) result.push_back(g);
     }
     return result;
+}
+
+std::vector<std::string> Node::capturedNames() const {
+    // Each subgraph lists what it (and its own subgraphs) read from outside as OuterScope
+    // values, so one level is enough.
+    std::vector<std::string> names;
+    for (const auto& sub : subgraphs()) {
+        for (size_t i = 0; i < sub->valueCount(); ++i) {
+            const Value& v = sub->value(ValueId(static_cast<uint32_t>(i)));
+            if (v.kind == Value::Kind::OuterScope &&
+                std::find(names.begin(), names.end(), v.name) == names.end())
+                names.push_back(v.name);
+        }
+    }
+    return names;
 }
 
 std::string scopeFromName(const std::string& nodeName) {

@@ -39,6 +39,9 @@ struct Node {
     const Attribute* attribute(const std::string& attrName) const;
     // Subgraphs held in this node's graph-valued attributes.
     std::vector<std::shared_ptr<Graph>> subgraphs() const;
+    // Names its subgraphs (at any depth) read from enclosing graphs, each once: the node
+    // depends on them as it does on its inputs.
+    std::vector<std::string> capturedNames() const;
 };
 
 // The scope path of a node name: its '/'-separated segments without the last one.

@@ -2,18 +2,9 @@
 
 #include <functional>
 #include <queue>
-#include <unordered_set>
 
 namespace fsc {
 namespace {
-
-// Names a subgraph (and its own subgraphs) reads from enclosing graphs.
-void collectOuterNames(const Graph& g, std::unordered_set<std::string>& names) {
-    for (size_t i = 0; i < g.valueCount(); ++i) {
-        const Value& v = g.value(ValueId(static_cast<uint32_t>(i)));
-        if (v.kind == Value::Kind::OuterScope) names.insert(v.name);
-    }
-}
 
 std::string nodeLabel(const Node& n) {
     return "'" + (n.name.empty() ? std::string("<unnamed>") : n.name) + "' (" + n.opType + ")";
@@ -41,9 +32,7 @@ Status topologicallySort(Graph& graph) {
             if (it != positionOf.end()) deps[i].push_back(it->second);
         };
         for (ValueId in : node.inputs) addDep(in);
-        std::unordered_set<std::string> outer;
-        for (const auto& sub : node.subgraphs()) collectOuterNames(*sub, outer);
-        for (const std::string& name : outer) addDep(graph.findValue(name));
+        for (const std::string& name : node.capturedNames()) addDep(graph.findValue(name));
         for (size_t d : deps[i]) {
             dependents[d].push_back(i);
             ++pending[i];
