@@ -1,0 +1,466 @@
+// Convolution and pooling: Conv and ConvTranspose (im2col / col2im around the BLAS),
+// MaxPool, AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool. Any number of spatial
+// dims; pads, strides, dilations, auto_pad and ceil_mode as ONNX defines them.
+#include <cmath>
+#include <limits>
+
+#include "compiler/backends/cpu/conv_geometry.h"
+#include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/backends/cpu/gemm.h"
+
+namespace fsc::cpu {
+
+Result<ConvGeometry> convGeometry(const KernelContext& ctx, const WindowAttrs& attrs,
+                                  const std::vector<int64_t>& inSpatial,
+                                  const std::vector<int64_t>& kernel, bool ceilMode) {
+    const size_t nd = inSpatial.size();
+    ConvGeometry g;
+    g.in = inSpatial;
+    g.kernel = kernel;
+    g.strides = attrs.strides.empty() ? std::vector<int64_t>(nd, 1) : attrs.strides;
+    g.dilations = attrs.dilations.empty() ? std::vector<int64_t>(nd, 1) : attrs.dilations;
+    std::vector<int64_t> pads = attrs.pads.empty() ? std::vector<int64_t>(2 * nd, 0) : attrs.pads;
+    if (kernel.size() != nd || g.strides.size() != nd || g.dilations.size() != nd || pads.size() != 2 * nd)
+        return bad(ctx, "kernel, strides, dilations or pads do not match " + std::to_string(nd) + " spatial dims");
+    g.padBegin.resize(nd);
+    g.out.resize(nd);
+    for (size_t i = 0; i < nd; ++i) {
+        if (g.strides[i] <= 0 || g.dilations[i] <= 0 || kernel[i] <= 0) return bad(ctx, "kernel, strides and dilations must be positive");
+        const int64_t dk = (kernel[i] - 1) * g.dilations[i] + 1;
+        if (attrs.autoPad == "SAME_UPPER" || attrs.autoPad == "SAME_LOWER") {
+            g.out[i] = (inSpatial[i] + g.strides[i] - 1) / g.strides[i];
+            const int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * g.strides[i] + dk - inSpatial[i]);
+            g.padBegin[i] = attrs.autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+        } else {
+            int64_t pb = pads[i], pe = pads[i + nd];
+            if (attrs.autoPad == "VALID") pb = pe = 0;
+            g.padBegin[i] = pb;
+            const int64_t span = inSpatial[i] + pb + pe - dk;
+            if (span < 0) return bad(ctx, "kernel is larger than the padded input");
+            g.out[i] = (ceilMode ? (span + g.strides[i] - 1) / g.strides[i] : span / g.strides[i]) + 1;
+            // The last window must start inside the input or its left padding.
+            if (ceilMode && (g.out[i] - 1) * g.strides[i] >= inSpatial[i] + pb) --g.out[i];
+        }
+    }
+    return g;
+}
+
+WindowAttrs readWindowAttrs(const KernelInit& init) {
+    WindowAttrs a;
+    a.strides = init.getInts("strides");
+    a.dilations = init.getInts("dilations");
+    a.pads = init.getInts("pads");
+    a.autoPad = init.getString("auto_pad", "NOTSET");
+    a.kernelShape = init.getInts("kernel_shape");
+    return a;
+}
+
+namespace {
+
+// Columns for one image and one group: rows (c, k...) by output positions.
+template <typename T>
+void im2col(const T* image, int64_t channels, const ConvGeometry& g, T* col, ThreadPool& pool) {
+    const size_t nd = g.in.size();
+    const int64_t kSize = product(g.kernel), outSize = product(g.out), inSize = product(g.in);
+    pool.parallelFor(channels * kSize, 4, [&](int64_t b, int64_t e) {
+        std::vector<int64_t> kIdx(nd), oIdx(nd);
+        for (int64_t row = b; row < e; ++row) {
+            const int64_t c = row / kSize;
+            int64_t rem = row % kSize;
+            for (size_t d = nd; d-- > 0;) {
+                kIdx[d] = rem % g.kernel[d];
+                rem /= g.kernel[d];
+            }
+            T* dst = col + row * outSize;
+            const T* src = image + c * inSize;
+            if (nd == 2) {  // the common case without the generic index walk
+                const int64_t oh = g.out[0], ow = g.out[1], ih = g.in[0], iw = g.in[1];
+                const int64_t sh = g.strides[0], sw = g.strides[1];
+                const int64_t y0 = kIdx[0] * g.dilations[0] - g.padBegin[0];
+                const int64_t x0 = kIdx[1] * g.dilations[1] - g.padBegin[1];
+                for (int64_t oy = 0; oy < oh; ++oy) {
+                    const int64_t y = y0 + oy * sh;
+                    T* d = dst + oy * ow;
+                    if (y < 0 || y >= ih) {
+                        std::fill(d, d + ow, T(0));
+                        continue;
+                    }
+                    const T* s = src + y * iw;
+                    if (sw == 1 && x0 >= 0 && x0 + ow <= iw) {
+                        std::memcpy(d, s + x0, size_t(ow) * sizeof(T));
+                        continue;
+                    }
+                    for (int64_t ox = 0; ox < ow; ++ox) {
+                        const int64_t x = x0 + ox * sw;
+                        d[ox] = (x >= 0 && x < iw) ? s[x] : T(0);
+                    }
+                }
+                continue;
+            }
+            std::fill(oIdx.begin(), oIdx.end(), 0);
+            for (int64_t o = 0; o < outSize; ++o) {
+                int64_t off = 0;
+                bool inside = true;
+                for (size_t d = 0; d < nd; ++d) {
+                    const int64_t p = oIdx[d] * g.strides[d] + kIdx[d] * g.dilations[d] - g.padBegin[d];
+                    if (p < 0 || p >= g.in[d]) inside = false;
+                    off = off * g.in[d] + p;
+                }
+                dst[o] = inside ? src[off] : T(0);
+                for (size_t d = nd; d-- > 0;) {
+                    if (++oIdx[d] < g.out[d]) break;
+                    oIdx[d] = 0;
+                }
+            }
+        }
+    });
+}
+
+// The reverse: adds columns back into an image (for ConvTranspose).
+template <typename T>
+void col2im(const T* col, int64_t channels, const ConvGeometry& g, T* image) {
+    const size_t nd = g.in.size();
+    const int64_t kSize = product(g.kernel), outSize = product(g.out), inSize = product(g.in);
+    std::vector<int64_t> kIdx(nd), oIdx(nd);
+    for (int64_t row = 0; row < channels * kSize; ++row) {
+        const int64_t c = row / kSize;
+        int64_t rem = row % kSize;
+        for (size_t d = nd; d-- > 0;) {
+            kIdx[d] = rem % g.kernel[d];
+            rem /= g.kernel[d];
+        }
+        std::fill(oIdx.begin(), oIdx.end(), 0);
+        for (int64_t o = 0; o < outSize; ++o) {
+            int64_t off = 0;
+            bool inside = true;
+            for (size_t d = 0; d < nd; ++d) {
+                const int64_t p = oIdx[d] * g.strides[d] + kIdx[d] * g.dilations[d] - g.padBegin[d];
+                if (p < 0 || p >= g.in[d]) inside = false;
+                off = off * g.in[d] + p;
+            }
+            if (inside) image[c * inSize + off] += col[row * outSize + o];
+            for (size_t d = nd; d-- > 0;) {
+                if (++oIdx[d] < g.out[d]) break;
+                oIdx[d] = 0;
+            }
+        }
+    }
+}
+
+class ConvKernel : public Kernel {
+public:
+    ConvKernel(const KernelInit& init, Status&) {
+        m_attrs = readWindowAttrs(init);
+        m_group = init.getInt("group", 1);
+    }
+    ConvKernel(WindowAttrs attrs, int64_t group) : m_attrs(std::move(attrs)), m_group(group) {}
+    Status compute(KernelContext& ctx) override {
+        return run(ctx, ctx.input(0), ctx.input(1), ctx.input(2),
+                   [&](DType t, std::vector<int64_t> d) { return ctx.output(0, t, std::move(d)); });
+    }
+    Status run(KernelContext& ctx, const RtTensor* x, const RtTensor* w, const RtTensor* b,
+               const OutputAlloc& alloc) {
+        if (!x || !w || x->rank() < 3 || w->rank() != x->rank())
+            return bad(ctx, "X and W must have the same rank >= 3");
+        const int64_t n = x->dims[0], c = x->dims[1], m = w->dims[0];
+        if (m_group <= 0 || c % m_group || m % m_group || w->dims[1] != c / m_group)
+            return bad(ctx, "W " + dimsString(w->dims) + " does not fit X " + dimsString(x->dims) + " with group " + std::to_string(m_group));
+        std::vector<int64_t> spatial(x->dims.begin() + 2, x->dims.end());
+        std::vector<int64_t> kernel(w->dims.begin() + 2, w->dims.end());
+        if (!m_attrs.kernelShape.empty() && m_attrs.kernelShape != kernel) return bad(ctx, "kernel_shape differs from W");
+        auto geo = convGeometry(ctx, m_attrs, spatial, kernel, false);
+        if (!geo) return geo.status();
+        std::vector<int64_t> outDims{n, m};
+        outDims.insert(outDims.end(), geo->out.begin(), geo->out.end());
+        auto out = alloc(x->dtype, outDims);
+        if (!out) return out.status();
+        RtTensor* y = *out;
+        return dispatchFloat(ctx, x->dtype, [&](auto tag) -> Status {
+            using T = decltype(tag);
+            const int64_t cg = c / m_group, mg = m / m_group;
+            const int64_t kSize = product(kernel), outSize = product(geo->out), inSize = product(spatial);
+            const int64_t rows = cg * kSize;
+            bool direct = true;  // 1x1, stride 1, no pad: the image is its own column matrix
+            for (size_t d = 0; d < kernel.size(); ++d)
+                direct = direct && kernel[d] == 1 && geo->strides[d] == 1 && geo->padBegin[d] == 0 && geo->out[d] == spatial[d];
+            if (!direct && m_col.size() < size_t(rows * outSize) * sizeof(T)) m_col.resize(size_t(rows * outSize) * sizeof(T));
+            T* col = reinterpret_cast<T*>(m_col.data());
+            const T* px = x->as<T>();
+            const T* pw = w->as<T>();
+            T* py = y->as<T>();
+            for (int64_t img = 0; img < n; ++img)
+                for (int64_t grp = 0; grp < m_group; ++grp) {
+                    const T* src = px + (img * c + grp * cg) * inSize;
+                    const T* cols = src;
+                    if (!direct) {
+                        im2col<T>(src, cg, *geo, col, ctx.pool());
+                        cols = col;
+                    }
+                    gemm(false, false, mg, outSize, rows, T(1), pw + grp * mg * rows, rows, cols, outSize,
+                         T(0), py + (img * m + grp * mg) * outSize, outSize);
+                }
+            if (b) {
+                if (b->numel() != m) return bad(ctx, "B must have " + std::to_string(m) + " elements");
+                const T* pb = b->as<T>();
+                ctx.pool().parallelFor(n * m, 4, [&](int64_t s, int64_t e) {
+                    for (int64_t r = s; r < e; ++r) {
+                        const T bias = pb[r % m];
+                        T* row = py + r * outSize;
+                        for (int64_t i = 0; i < outSize; ++i) row[i] += bias;
+                    }
+                });
+            }
+            return Status::ok();
+        });
+    }
+
+private:
+    WindowAttrs m_attrs;
+    int64_t m_group = 1;
+    std::vector<uint8_t> m_col;  // im2col scratch, kept across runs
+};
+
+}  // namespace
+
+Result<RtTensor> convToNew(KernelContext& ctx, const WindowAttrs& attrs, int64_t group,
+                           const RtTensor& x, const RtTensor& w) {
+    ConvKernel conv(attrs, group);
+    RtTensor result;
+    Status s = conv.run(ctx, &x, &w, nullptr, [&](DType t, std::vector<int64_t> d) -> Result<RtTensor*> {
+        result = allocateTensor(t, std::move(d));
+        return &result;
+    });
+    if (!s.isOk()) return s;
+    return result;
+}
+
+namespace {
+
+class ConvTransposeKernel : public Kernel {
+public:
+    ConvTransposeKernel(const KernelInit& init, Status&) {
+        m_attrs = readWindowAttrs(init);
+        m_group = init.getInt("group", 1);
+        m_outputPadding = init.getInts("output_padding");
+        m_outputShape = init.getInts("output_shape");
+    }
+    Status compute(KernelContext& ctx) override {
+        const RtTensor* x = ctx.input(0);
+        const RtTensor* w = ctx.input(1);
+        const RtTensor* b = ctx.input(2);
+        if (!x || !w || x->rank() < 3 || w->rank() != x->rank()) return bad(ctx, "X and W must have the same rank >= 3");
+        const size_t nd = x->rank() - 2;
+        const int64_t n = x->dims[0], c = x->dims[1];
+        if (w->dims[0] != c || c % m_group) return bad(ctx, "W does not fit X");
+        const int64_t mg = w->dims[1], m = mg * m_group, cg = c / m_group;
+        std::vector<int64_t> kernel(w->dims.begin() + 2, w->dims.end());
+        std::vector<int64_t> strides = m_attrs.strides.empty() ? std::vector<int64_t>(nd, 1) : m_attrs.strides;
+        std::vector<int64_t> dil = m_attrs.dilations.empty() ? std::vector<int64_t>(nd, 1) : m_attrs.dilations;
+        std::vector<int64_t> outPad = m_outputPadding.empty() ? std::vector<int64_t>(nd, 0) : m_outputPadding;
+        std::vector<int64_t> pads = m_attrs.pads.empty() ? std::vector<int64_t>(2 * nd, 0) : m_attrs.pads;
+        std::vector<int64_t> outSpatial(nd);
+        for (size_t d = 0; d < nd; ++d) {
+            const int64_t in = x->dims[d + 2];
+            const int64_t full = strides[d] * (in - 1) + outPad[d] + (kernel[d] - 1) * dil[d] + 1;
+            if (!m_outputShape.empty()) {
+                outSpatial[d] = m_outputShape[m_outputShape.size() - nd + d];
+                const int64_t total = std::max<int64_t>(0, full - outSpatial[d]);
+                const bool upper = m_attrs.autoPad != "SAME_LOWER";
+                pads[d] = upper ? total / 2 : total - total / 2;
+                pads[d + nd] = total - pads[d];
+            } else if (m_attrs.autoPad == "SAME_UPPER" || m_attrs.autoPad == "SAME_LOWER") {
+                outSpatial[d] = in * strides[d];
+                const int64_t total = std::max<int64_t>(0, full - outSpatial[d]);
+                pads[d] = m_attrs.autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+                pads[d + nd] = total - pads[d];
+            } else {
+                outSpatial[d] = full - pads[d] - pads[d + nd];
+            }
+        }
+        // Geometry of the forward conv that this op is the transpose of.
+        ConvGeometry g;
+        g.in = outSpatial;
+        g.kernel = kernel;
+        g.strides = strides;
+        g.dilations = dil;
+        g.padBegin.assign(pads.begin(), pads.begin() + long(nd));
+        g.out.assign(x->dims.begin() + 2, x->dims.end());
+        std::vector<int64_t> outDims{n, m};
+        outDims.insert(outDims.end(), outSpatial.begin(), outSpatial.end());
+        auto out = ctx.output(0, x->dtype, outDims);
+        if (!out) return out.status();
+        RtTensor* y = *out;
+        return dispatchFloat(ctx, x->dtype, [&](auto tag) -> Status {
+            using T = decltype(tag);
+            const int64_t kSize = product(kernel), inSize = product(g.out), outSize = product(outSpatial);
+            std::vector<T> col(size_t(mg * kSize * inSize));
+            T* py = y->as<T>();
+            std::fill(py, py + y->numel(), T(0));
+            for (int64_t img = 0; img < n; ++img)
+                for (int64_t grp = 0; grp < m_group; ++grp) {
+                    // col[mg*k, in] = W_g^T [mg*k, cg] * X_g [cg, in]
+                    gemm(true, false, mg * kSize, inSize, cg, T(1), w->as<T>() + grp * cg * mg * kSize, mg * kSize,
+                         x->as<T>() + (img * c + grp * cg) * inSize, inSize, T(0), col.data(), inSize);
+                    col2im<T>(col.data(), mg, g, py + (img * m + grp * mg) * outSize);
+                }
+            if (b)
+                for (int64_t r = 0; r < n * m; ++r)
+                    for (int64_t i = 0; i < outSize; ++i) py[r * outSize + i] += b->as<T>()[r % m];
+            return Status::ok();
+        });
+    }
+
+private:
+    WindowAttrs m_attrs;
+    int64_t m_group = 1;
+    std::vector<int64_t> m_outputPadding, m_outputShape;
+};
+
+enum class PoolKind { Max, Average, Lp };
+
+class PoolKernel : public Kernel {
+public:
+    PoolKernel(const KernelInit& init, PoolKind kind, bool global) : m_kind(kind), m_global(global) {
+        m_attrs = readWindowAttrs(init);
+        m_ceil = init.getInt("ceil_mode", 0) != 0;
+        m_countIncludePad = init.getInt("count_include_pad", 0) != 0;
+        m_p = init.getInt("p", 2);
+        m_storageOrder = init.getInt("storage_order", 0);
+    }
+    Status compute(KernelContext& ctx) override {
+        const RtTensor* x = ctx.input(0);
+        if (!x || x->rank() < 3) return bad(ctx, "X must have rank >= 3");
+        const int64_t n = x->dims[0], c = x->dims[1];
+        std::vector<int64_t> spatial(x->dims.begin() + 2, x->dims.end());
+        WindowAttrs attrs = m_attrs;
+        std::vector<int64_t> kernel = m_global ? spatial : attrs.kernelShape;
+        if (m_global) attrs = WindowAttrs{};
+        if (kernel.size() != spatial.size()) return bad(ctx, "kernel_shape does not match the input rank");
+        auto geo = convGeometry(ctx, attrs, spatial, kernel, m_ceil);
+        if (!geo) return geo.status();
+        std::vector<int64_t> outDims{n, c};
+        outDims.insert(outDims.end(), geo->out.begin(), geo->out.end());
+        auto out = ctx.output(0, x->dtype, outDims);
+        if (!out) return out.status();
+        RtTensor* indices = nullptr;
+        if (ctx.outputWanted(1)) {
+            auto idx = ctx.output(1, DType::Int64, outDims);
+            if (!idx) return idx.status();
+            indices = *idx;
+        }
+        const size_t nd = spatial.size();
+        const int64_t inSize = product(spatial), outSize = product(geo->out), kSize = product(kernel);
+        // Padded extent used by count_include_pad (the explicit pads, clipped by ceil_mode).
+        std::vector<int64_t> padEnd(nd, 0);
+        if (!m_global && !attrs.pads.empty() && attrs.autoPad == "NOTSET")
+            for (size_t d = 0; d < nd; ++d) padEnd[d] = attrs.pads[d + nd];
+        const auto inStrides = stridesOf(spatial);
+        return dispatchNumeric(ctx, x->dtype, [&](auto tag) -> Status {
+            using T = decltype(tag);
+            const T* px = x->as<T>();
+            T* py = (*out)->template as<T>();
+            ctx.pool().parallelFor(n * c, 1, [&](int64_t b, int64_t e) {
+                std::vector<int64_t> oIdx(nd), kIdx(nd);
+                for (int64_t plane = b; plane < e; ++plane) {
+                    const T* src = px + plane * inSize;
+                    std::fill(oIdx.begin(), oIdx.end(), 0);
+                    for (int64_t o = 0; o < outSize; ++o) {
+                        double acc = m_kind == PoolKind::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+                        int64_t count = 0, best = -1, padCount = 1;
+                        for (size_t d = 0; d < nd; ++d) {
+                            // Window extent within [−padBegin, in + padEnd) for count_include_pad.
+                            const int64_t start = oIdx[d] * geo->strides[d] - geo->padBegin[d];
+                            const int64_t end = std::min(start + (kernel[d] - 1) * geo->dilations[d] + 1, spatial[d] + padEnd[d]);
+                            padCount *= (end - start + geo->dilations[d] - 1) / geo->dilations[d];
+                        }
+                        std::fill(kIdx.begin(), kIdx.end(), 0);
+                        for (int64_t k = 0; k < kSize; ++k) {
+                            int64_t off = 0;
+                            bool inside = true;
+                            for (size_t d = 0; d < nd; ++d) {
+                                const int64_t p = oIdx[d] * geo->strides[d] + kIdx[d] * geo->dilations[d] - geo->padBegin[d];
+                                if (p < 0 || p >= spatial[d]) inside = false;
+                                off += p * inStrides[d];
+                            }
+                            if (inside) {
+                                const double v = double(src[off]);
+                                if (m_kind == PoolKind::Max) {
+                                    if (v > acc || best < 0) {
+                                        acc = v;
+                                        best = off;
+                                    }
+                                } else if (m_kind == PoolKind::Average) {
+                                    acc += v;
+                                } else {
+                                    acc += std::pow(std::fabs(v), double(m_p));
+                                }
+                                ++count;
+                            }
+                            for (size_t d = nd; d-- > 0;) {
+                                if (++kIdx[d] < kernel[d]) break;
+                                kIdx[d] = 0;
+                            }
+                        }
+                        double value = acc;
+                        if (m_kind == PoolKind::Average) value = acc / double(m_countIncludePad ? padCount : std::max<int64_t>(count, 1));
+                        if (m_kind == PoolKind::Lp) value = std::pow(acc, 1.0 / double(m_p));
+                        py[plane * outSize + o] = T(value);
+                        if (indices) {
+                            int64_t flat = best;
+                            if (m_storageOrder == 1 && nd == 2 && best >= 0)
+                                flat = (best % spatial[1]) * spatial[0] + best / spatial[1];
+                            indices->as<int64_t>()[plane * outSize + o] = plane * inSize + flat;
+                        }
+                        for (size_t d = nd; d-- > 0;) {
+                            if (++oIdx[d] < geo->out[d]) break;
+                            oIdx[d] = 0;
+                        }
+                    }
+                }
+            });
+            return Status::ok();
+        });
+    }
+
+private:
+    PoolKind m_kind;
+    bool m_global;
+    WindowAttrs m_attrs;
+    bool m_ceil = false;
+    bool m_countIncludePad = false;
+    int64_t m_p = 2;
+    int64_t m_storageOrder = 0;
+};
+
+KernelFactory pool(PoolKind kind, bool global) {
+    return [kind, global](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new PoolKernel(init, kind, global));
+    };
+}
+
+void add(KernelRegistry& r, const std::string& op, KernelFactory f, const std::string& variant = "ref") {
+    KernelDef d;
+    d.op = op;
+    d.factory = std::move(f);
+    d.variant = variant;
+    r.add(std::move(d));
+}
+
+}  // namespace
+}  // namespace fsc::cpu
+
+namespace fsc {
+using namespace cpu;
+
+void registerConvKernels(KernelRegistry& r) {
+    add(r, "Conv", factoryOf<ConvKernel>(), "im2col_openblas");
+    add(r, "ConvTranspose", factoryOf<ConvTransposeKernel>(), "col2im_openblas");
+    add(r, "MaxPool", pool(PoolKind::Max, false));
+    add(r, "AveragePool", pool(PoolKind::Average, false));
+    add(r, "LpPool", pool(PoolKind::Lp, false));
+    add(r, "GlobalAveragePool", pool(PoolKind::Average, true));
+    add(r, "GlobalMaxPool", pool(PoolKind::Max, true));
+    add(r, "GlobalLpPool", pool(PoolKind::Lp, true));
+}
+
+}  // namespace fsc

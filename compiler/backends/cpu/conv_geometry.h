@@ -1,0 +1,28 @@
+#pragma once
+// Output sizes and padding of a sliding window (convolutions and pools).
+#include <string>
+#include <vector>
+
+#include "compiler/runtime/kernel.h"
+
+namespace fsc::cpu {
+
+struct WindowAttrs {
+    std::vector<int64_t> strides, dilations, pads, kernelShape;
+    std::string autoPad = "NOTSET";
+};
+
+struct ConvGeometry {
+    std::vector<int64_t> in, kernel, strides, dilations, padBegin, out;
+};
+
+WindowAttrs readWindowAttrs(const KernelInit& init);
+Result<ConvGeometry> convGeometry(const KernelContext& ctx, const WindowAttrs& attrs,
+                                  const std::vector<int64_t>& inSpatial,
+                                  const std::vector<int64_t>& kernel, bool ceilMode);
+
+// Convolution into a fresh tensor (float or double), for the quantized kernels.
+Result<RtTensor> convToNew(KernelContext& ctx, const WindowAttrs& attrs, int64_t group,
+                           const RtTensor& x, const RtTensor& w);
+
+}  // namespace fsc::cpu

@@ -1,0 +1,673 @@
+// Element-wise kernels: unary math and activations, broadcasting binary ops, comparisons
+// and logic, variadic Sum/Mean/Max/Min, Where, Clip, Cast.
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <type_traits>
+
+#include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/runtime/half.h"
+
+namespace fsc::cpu {
+namespace {
+
+// ---- unary ---------------------------------------------------------------------------
+
+struct UnaryParams {
+    float alpha = 0, beta = 0, gamma = 0;
+    std::string mode;
+};
+
+// A unary op over floats (and ints where `ints` is set).
+template <typename Op>
+Status runUnary(KernelContext& ctx, Op op, bool ints) {
+    const RtTensor* x = ctx.input(0);
+    if (!x) return bad(ctx, "missing input");
+    auto body = [&](auto tag) -> Status {
+        using T = decltype(tag);
+        auto out = ctx.output(0, x->dtype, x->dims);
+        if (!out) return out.status();
+        const T* in = x->as<T>();
+        T* o = (*out)->template as<T>();
+        ctx.pool().parallelFor(x->numel(), 32768, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) o[i] = op(in[i]);
+        });
+        return Status::ok();
+    };
+    return ints ? dispatchNumeric(ctx, x->dtype, body) : dispatchFloat(ctx, x->dtype, body);
+}
+
+template <typename T>
+T sigmoid(T v) {
+    return v >= 0 ? T(1) / (T(1) + std::exp(-v)) : std::exp(v) / (T(1) + std::exp(v));
+}
+
+KernelFactory unaryFloat(std::function<double(double, const UnaryParams&)> fn,
+                         std::function<UnaryParams(const KernelInit&)> params = nullptr) {
+    return [fn, params](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        UnaryParams p = params ? params(init) : UnaryParams{};
+        return std::unique_ptr<Kernel>(new FunctionKernel([fn, p](KernelContext& ctx) {
+            return runUnary(ctx, [&](auto v) { return decltype(v)(fn(double(v), p)); }, false);
+        }));
+    };
+}
+
+// Float ops written for float directly where speed matters (Relu, Sigmoid, Tanh, Exp...).
+template <typename F>
+KernelFactory unaryFast(F fn, bool ints = false) {
+    return [fn, ints](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(
+            new FunctionKernel([fn, ints](KernelContext& ctx) { return runUnary(ctx, fn, ints); }));
+    };
+}
+
+// ---- binary --------------------------------------------------------------------------
+
+template <typename TIn, typename TOut, typename Op>
+Status runBroadcast2(KernelContext& ctx, const RtTensor& a, const RtTensor& b, DType outType,
+                     Op op) {
+    auto dims = broadcastShapes(ctx, {&a.dims, &b.dims});
+    if (!dims) return dims.status();
+    auto out = ctx.output(0, outType, *dims);
+    if (!out) return out.status();
+    const TIn* pa = a.as<TIn>();
+    const TIn* pb = b.as<TIn>();
+    TOut* po = (*out)->template as<TOut>();
+    if ((*out)->numel() == 0) return Status::ok();
+    const BroadcastRows plan = planBroadcast(*dims, {&a.dims, &b.dims});
+    const int64_t len = plan.rowLength;
+    const int sa = int(plan.rowStride[0]), sb = int(plan.rowStride[1]);
+    forEachRow(ctx.pool(), plan, [&](int64_t o, const int64_t* off) {
+        const TIn* ra = pa + off[0];
+        const TIn* rb = pb + off[1];
+        TOut* ro = po + o;
+        // Separate loops per stride pattern so each one vectorises.
+        if (sa && sb)
+            for (int64_t i = 0; i < len; ++i) ro[i] = op(ra[i], rb[i]);
+        else if (sa)
+            for (int64_t i = 0; i < len; ++i) ro[i] = op(ra[i], rb[0]);
+        else if (sb)
+            for (int64_t i = 0; i < len; ++i) ro[i] = op(ra[0], rb[i]);
+        else
+            for (int64_t i = 0; i < len; ++i) ro[i] = op(ra[0], rb[0]);
+    });
+    return Status::ok();
+}
+
+enum class Arith { Add, Sub, Mul, Div, Pow, Mod, FMod, Max, Min, PRelu };
+
+template <typename T>
+T arith(Arith kind, T a, T b) {
+    switch (kind) {
+        case Arith::Add: return a + b;
+        case Arith::Sub: return a - b;
+        case Arith::Mul: return a * b;
+        case Arith::Div:
+            if constexpr (std::is_integral_v<T>) return b == 0 ? T(0) : T(a / b);
+            else return a / b;
+        case Arith::Pow: return T(std::pow(double(a), double(b)));
+        case Arith::Mod:
+            if constexpr (std::is_integral_v<T>) {
+                if (b == 0) return T(0);
+                T r = T(a % b);
+                if (r != 0 && ((r < 0) != (b < 0))) r = T(r + b);
+                return r;
+            } else {
+                T r = std::fmod(a, b);
+                if (r != 0 && ((r < 0) != (b < 0))) r += b;
+                return r;
+            }
+        case Arith::FMod:
+            if constexpr (std::is_integral_v<T>) return b == 0 ? T(0) : T(a % b);
+            else return std::fmod(a, b);
+        case Arith::Max:
+            if constexpr (std::is_floating_point_v<T>)
+                if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+            return a > b ? a : b;
+        case Arith::Min:
+            if constexpr (std::is_floating_point_v<T>)
+                if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+            return a < b ? a : b;
+        case Arith::PRelu: return a < 0 ? T(a * b) : a;
+    }
+    return a;
+}
+
+template <typename T>
+Status binaryArithTyped(KernelContext& ctx, Arith kind, const RtTensor& a, const RtTensor& b) {
+    switch (kind) {  // hot ops get a fixed lambda so the loop vectorises
+        case Arith::Add: return runBroadcast2<T, T>(ctx, a, b, a.dtype, [](T x, T y) { return T(x + y); });
+        case Arith::Sub: return runBroadcast2<T, T>(ctx, a, b, a.dtype, [](T x, T y) { return T(x - y); });
+        case Arith::Mul: return runBroadcast2<T, T>(ctx, a, b, a.dtype, [](T x, T y) { return T(x * y); });
+        default:
+            return runBroadcast2<T, T>(ctx, a, b, a.dtype,
+                                       [kind](T x, T y) { return arith<T>(kind, x, y); });
+    }
+}
+
+KernelFactory binaryArith(Arith kind) {
+    return [kind](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        Arith k = kind;
+        if (k == Arith::Mod && init.getInt("fmod", 0)) k = Arith::FMod;
+        return std::unique_ptr<Kernel>(new FunctionKernel([k](KernelContext& ctx) -> Status {
+            const RtTensor* a = ctx.input(0);
+            const RtTensor* b = ctx.input(1);
+            if (!a || !b) return bad(ctx, "needs two inputs");
+            if (k == Arith::Pow && a->dtype != b->dtype) {
+                // Pow allows a different exponent type: compute in double.
+                auto dims = broadcastShapes(ctx, {&a->dims, &b->dims});
+                if (!dims) return dims.status();
+                auto out = ctx.output(0, a->dtype, *dims);
+                if (!out) return out.status();
+                const BroadcastRows plan = planBroadcast(*dims, {&a->dims, &b->dims});
+                RtTensor* o = *out;
+                return dispatchNumeric(ctx, a->dtype, [&](auto tag) -> Status {
+                    using T = decltype(tag);
+                    T* po = o->as<T>();
+                    for (int64_t r = 0; r < plan.rows; ++r) {
+                        int64_t off[2];
+                        rowOffsets(plan, r, off);
+                        for (int64_t i = 0; i < plan.rowLength; ++i)
+                            po[r * plan.rowLength + i] =
+                                T(std::pow(elementAsDouble(*a, off[0] + i * plan.rowStride[0]),
+                                           elementAsDouble(*b, off[1] + i * plan.rowStride[1])));
+                    }
+                    return Status::ok();
+                });
+            }
+            if (a->dtype != b->dtype)
+                return bad(ctx, "input dtypes differ: " + std::string(dtypeName(a->dtype)) +
+                                    " and " + std::string(dtypeName(b->dtype)));
+            return dispatchNumeric(ctx, a->dtype, [&](auto tag) {
+                return binaryArithTyped<decltype(tag)>(ctx, k, *a, *b);
+            });
+        }));
+    };
+}
+
+enum class Compare { Equal, Less, Greater, LessEq, GreaterEq };
+
+KernelFactory comparison(Compare kind) {
+    return [kind](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new FunctionKernel([kind](KernelContext& ctx) -> Status {
+            const RtTensor* a = ctx.input(0);
+            const RtTensor* b = ctx.input(1);
+            if (!a || !b || a->dtype != b->dtype) return bad(ctx, "needs two inputs of one dtype");
+            if (a->dtype == DType::String) {
+                auto dims = broadcastShapes(ctx, {&a->dims, &b->dims});
+                if (!dims) return dims.status();
+                auto out = ctx.output(0, DType::Bool, *dims);
+                if (!out) return out.status();
+                const BroadcastRows plan = planBroadcast(*dims, {&a->dims, &b->dims});
+                bool* o = (*out)->as<bool>();
+                for (int64_t r = 0; r < plan.rows; ++r) {
+                    int64_t off[2];
+                    rowOffsets(plan, r, off);
+                    for (int64_t i = 0; i < plan.rowLength; ++i)
+                        o[r * plan.rowLength + i] =
+                            (*a->strings)[off[0] + i * plan.rowStride[0]] ==
+                            (*b->strings)[off[1] + i * plan.rowStride[1]];
+                }
+                return Status::ok();
+            }
+            return dispatchAll(ctx, a->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                switch (kind) {
+                    case Compare::Equal: return runBroadcast2<T, bool>(ctx, *a, *b, DType::Bool, [](T x, T y) { return x == y; });
+                    case Compare::Less: return runBroadcast2<T, bool>(ctx, *a, *b, DType::Bool, [](T x, T y) { return x < y; });
+                    case Compare::Greater: return runBroadcast2<T, bool>(ctx, *a, *b, DType::Bool, [](T x, T y) { return x > y; });
+                    case Compare::LessEq: return runBroadcast2<T, bool>(ctx, *a, *b, DType::Bool, [](T x, T y) { return x <= y; });
+                    case Compare::GreaterEq: return runBroadcast2<T, bool>(ctx, *a, *b, DType::Bool, [](T x, T y) { return x >= y; });
+                }
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+enum class Bits { And, Or, Xor, BitAnd, BitOr, BitXor, ShiftLeft, ShiftRight };
+
+KernelFactory bitwise(Bits kind) {
+    return [kind](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        Bits k = kind;
+        if (k == Bits::ShiftLeft && init.getString("direction", "LEFT") == "RIGHT") k = Bits::ShiftRight;
+        return std::unique_ptr<Kernel>(new FunctionKernel([k](KernelContext& ctx) -> Status {
+            const RtTensor* a = ctx.input(0);
+            const RtTensor* b = ctx.input(1);
+            if (!a || !b || a->dtype != b->dtype) return bad(ctx, "needs two inputs of one dtype");
+            if (k == Bits::And || k == Bits::Or || k == Bits::Xor) {
+                if (a->dtype != DType::Bool) return unsupportedType(ctx, a->dtype);
+                if (k == Bits::And) return runBroadcast2<bool, bool>(ctx, *a, *b, DType::Bool, [](bool x, bool y) { return x && y; });
+                if (k == Bits::Or) return runBroadcast2<bool, bool>(ctx, *a, *b, DType::Bool, [](bool x, bool y) { return x || y; });
+                return runBroadcast2<bool, bool>(ctx, *a, *b, DType::Bool, [](bool x, bool y) { return x != y; });
+            }
+            auto typed = [&](auto tag) -> Status {
+                using T = decltype(tag);
+                if constexpr (std::is_integral_v<T>) {
+                    return runBroadcast2<T, T>(ctx, *a, *b, a->dtype, [k](T x, T y) -> T {
+                        switch (k) {
+                            case Bits::BitAnd: return T(x & y);
+                            case Bits::BitOr: return T(x | y);
+                            case Bits::BitXor: return T(x ^ y);
+                            case Bits::ShiftLeft: return y >= T(sizeof(T) * 8) ? T(0) : T(x << y);
+                            case Bits::ShiftRight: return y >= T(sizeof(T) * 8) ? T(0) : T(x >> y);
+                            default: return x;
+                        }
+                    });
+                } else {
+                    return unsupportedType(ctx, a->dtype);
+                }
+            };
+            return dispatchAll(ctx, a->dtype, typed);
+        }));
+    };
+}
+
+// Sum, Mean, Max, Min over any number of inputs, broadcasting.
+KernelFactory variadic(Arith kind, bool mean) {
+    return [kind, mean](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new FunctionKernel([kind, mean](KernelContext& ctx) -> Status {
+            std::vector<const std::vector<int64_t>*> shapes;
+            for (size_t i = 0; i < ctx.inputCount(); ++i)
+                if (ctx.input(i)) shapes.push_back(&ctx.input(i)->dims);
+            if (shapes.empty()) return bad(ctx, "needs at least one input");
+            auto dims = broadcastShapes(ctx, shapes);
+            if (!dims) return dims.status();
+            const DType type = ctx.input(0)->dtype;
+            auto out = ctx.output(0, type, *dims);
+            if (!out) return out.status();
+            RtTensor* o = *out;
+            return dispatchNumeric(ctx, type, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                T* po = o->as<T>();
+                bool first = true;
+                for (size_t k = 0; k < ctx.inputCount(); ++k) {
+                    const RtTensor* in = ctx.input(k);
+                    if (!in) continue;
+                    if (in->dtype != type) return bad(ctx, "inputs have different dtypes");
+                    const BroadcastRows plan = planBroadcast(*dims, {dims.operator->(), &in->dims});
+                    const T* pi = in->as<T>();
+                    forEachRow(ctx.pool(), plan, [&](int64_t off, const int64_t* offs) {
+                        const T* ri = pi + offs[1];
+                        T* ro = po + off;
+                        const int64_t s = plan.rowStride[1];
+                        for (int64_t i = 0; i < plan.rowLength; ++i)
+                            ro[i] = first ? ri[i * s] : arith<T>(kind, ro[i], ri[i * s]);
+                    });
+                    first = false;
+                }
+                if (mean) {
+                    const T n = T(shapes.size());
+                    for (int64_t i = 0; i < o->numel(); ++i) po[i] = T(po[i] / n);
+                }
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+Status whereKernel(KernelContext& ctx) {
+    const RtTensor* c = ctx.input(0);
+    const RtTensor* x = ctx.input(1);
+    const RtTensor* y = ctx.input(2);
+    if (!c || !x || !y || c->dtype != DType::Bool || x->dtype != y->dtype)
+        return bad(ctx, "needs a bool condition and two inputs of one dtype");
+    auto dims = broadcastShapes(ctx, {&c->dims, &x->dims, &y->dims});
+    if (!dims) return dims.status();
+    auto out = ctx.output(0, x->dtype, *dims);
+    if (!out) return out.status();
+    RtTensor* o = *out;
+    const BroadcastRows plan = planBroadcast(*dims, {&c->dims, &x->dims, &y->dims});
+    if (x->dtype == DType::String) {
+        for (int64_t r = 0; r < plan.rows; ++r) {
+            int64_t off[3];
+            rowOffsets(plan, r, off);
+            for (int64_t i = 0; i < plan.rowLength; ++i)
+                (*o->strings)[r * plan.rowLength + i] =
+                    c->as<bool>()[off[0] + i * plan.rowStride[0]]
+                        ? (*x->strings)[off[1] + i * plan.rowStride[1]]
+                        : (*y->strings)[off[2] + i * plan.rowStride[2]];
+        }
+        return Status::ok();
+    }
+    return dispatchBySize(ctx, x->dtype, [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const bool* pc = c->as<bool>();
+        const T* px = x->as<T>();
+        const T* py = y->as<T>();
+        T* po = o->as<T>();
+        forEachRow(ctx.pool(), plan, [&](int64_t off, const int64_t* offs) {
+            const int64_t s0 = plan.rowStride[0], s1 = plan.rowStride[1], s2 = plan.rowStride[2];
+            for (int64_t i = 0; i < plan.rowLength; ++i)
+                po[off + i] = pc[offs[0] + i * s0] ? px[offs[1] + i * s1] : py[offs[2] + i * s2];
+        });
+        return Status::ok();
+    });
+}
+
+// Clip: min/max as attributes (opset < 11) or optional inputs.
+class ClipKernel : public Kernel {
+public:
+    ClipKernel(const KernelInit& init, Status&) {
+        if (init.opset() < 11) {
+            m_min = init.getFloat("min", -std::numeric_limits<float>::infinity());
+            m_max = init.getFloat("max", std::numeric_limits<float>::infinity());
+        }
+    }
+    Status compute(KernelContext& ctx) override {
+        const RtTensor* x = ctx.input(0);
+        if (!x) return bad(ctx, "missing input");
+        return dispatchNumeric(ctx, x->dtype, [&](auto tag) -> Status {
+            using T = decltype(tag);
+            T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+            if constexpr (std::is_floating_point_v<T>) {
+                lo = T(m_min);
+                hi = T(m_max);
+            }
+            if (const RtTensor* mn = ctx.input(1); mn && mn->numel()) lo = mn->as<T>()[0];
+            if (const RtTensor* mx = ctx.input(2); mx && mx->numel()) hi = mx->as<T>()[0];
+            auto out = ctx.output(0, x->dtype, x->dims);
+            if (!out) return out.status();
+            const T* in = x->as<T>();
+            T* o = (*out)->template as<T>();
+            ctx.pool().parallelFor(x->numel(), 32768, [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i) o[i] = std::min(std::max(in[i], lo), hi);
+            });
+            return Status::ok();
+        });
+    }
+
+private:
+    float m_min = -std::numeric_limits<float>::infinity();
+    float m_max = std::numeric_limits<float>::infinity();
+};
+
+// ---- Cast ----------------------------------------------------------------------------
+
+template <typename T>
+double toDouble(T v) { return double(v); }
+
+Status castTensor(const KernelContext& ctx, const RtTensor& in, RtTensor& out) {
+    const int64_t n = in.numel();
+    if (in.dtype == out.dtype) {
+        if (in.dtype == DType::String) *out.strings = *in.strings;
+        else std::memcpy(out.data, in.data, in.bytes());
+        return Status::ok();
+    }
+    if (in.dtype == DType::String) {
+        for (int64_t i = 0; i < n; ++i) {
+            const std::string& s = (*in.strings)[i];
+            double v = std::strtod(s.c_str(), nullptr);
+            if (s == "INF" || s == "+INF" || s == "inf") v = INFINITY;
+            if (s == "-INF" || s == "-inf") v = -INFINITY;
+            switch (out.dtype) {
+                case DType::Float16: out.as<uint16_t>()[i] = floatToHalf(float(v)); break;
+                case DType::BFloat16: out.as<uint16_t>()[i] = floatToBfloat16(float(v)); break;
+                default:
+                    FSC_RETURN_IF_ERROR(dispatchAll(ctx, out.dtype, [&](auto tag) -> Status {
+                        using T = decltype(tag);
+                        out.as<T>()[i] = T(v);
+                        return Status::ok();
+                    }));
+            }
+        }
+        return Status::ok();
+    }
+    if (out.dtype == DType::String) {
+        for (int64_t i = 0; i < n; ++i) {
+            const double v = elementAsDouble(in, i);
+            char buf[64];
+            if (isFloatingPoint(in.dtype)) std::snprintf(buf, sizeof buf, "%.9g", v);
+            else std::snprintf(buf, sizeof buf, "%lld", (long long)elementAsInt(in, i));
+            (*out.strings)[i] = buf;
+        }
+        return Status::ok();
+    }
+    // Read as double (int64 exactly), write as the target.
+    const bool intSource = !isFloatingPoint(in.dtype);
+    if (out.dtype == DType::Float16 || out.dtype == DType::BFloat16) {
+        uint16_t* o = out.as<uint16_t>();
+        for (int64_t i = 0; i < n; ++i) {
+            const float v = float(elementAsDouble(in, i));
+            o[i] = out.dtype == DType::Float16 ? floatToHalf(v) : floatToBfloat16(v);
+        }
+        return Status::ok();
+    }
+    return dispatchAll(ctx, out.dtype, [&](auto tag) -> Status {
+        using T = decltype(tag);
+        T* o = out.as<T>();
+        if (intSource && std::is_integral_v<T>) {
+            for (int64_t i = 0; i < n; ++i) o[i] = T(elementAsInt(in, i));
+        } else if (in.dtype == DType::Float32) {
+            const float* p = in.as<float>();
+            for (int64_t i = 0; i < n; ++i) {
+                if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+                    o[i] = std::isfinite(p[i]) ? T(p[i]) : T(0);
+                else
+                    o[i] = T(p[i]);
+            }
+        } else {
+            for (int64_t i = 0; i < n; ++i) {
+                const double v = elementAsDouble(in, i);
+                if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+                    o[i] = std::isfinite(v) ? T(v) : T(0);
+                else
+                    o[i] = T(v);
+            }
+        }
+        return Status::ok();
+    });
+}
+
+KernelFactory castFactory(bool like) {
+    return [like](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        DType to = DType::Undefined;
+        if (!like) {
+            auto t = dtypeFromOnnx(int32_t(init.getInt("to", 0)));
+            if (!t) return init.invalid("attribute 'to' is not a known dtype");
+            to = *t;
+        }
+        return std::unique_ptr<Kernel>(new FunctionKernel([to, like](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            if (!x) return bad(ctx, "missing input");
+            DType target = to;
+            if (like) {
+                if (!ctx.input(1)) return bad(ctx, "missing target_type input");
+                target = ctx.input(1)->dtype;
+            }
+            auto out = ctx.output(0, target, x->dims);
+            if (!out) return out.status();
+            return castTensor(ctx, *x, **out);
+        }));
+    };
+}
+
+Status identity(KernelContext& ctx) {
+    const RtTensor* x = ctx.input(0);
+    if (!x) return bad(ctx, "missing input");
+    auto out = ctx.output(0, x->dtype, x->dims);
+    if (!out) return out.status();
+    if (x->dtype == DType::String) *(*out)->strings = *x->strings;
+    else if (x->bytes()) std::memcpy((*out)->data, x->data, x->bytes());
+    return Status::ok();
+}
+
+void add(KernelRegistry& r, const std::string& op, KernelFactory f, bool halfViaFloat = true,
+         int64_t minOpset = 1, int64_t maxOpset = 1 << 30, const std::string& domain = "") {
+    KernelDef d;
+    d.op = op;
+    d.domain = domain;
+    d.factory = std::move(f);
+    d.halfViaFloat = halfViaFloat;
+    d.minOpset = minOpset;
+    d.maxOpset = maxOpset;
+    r.add(std::move(d));
+}
+
+UnaryParams alphaParam(const KernelInit& i, float fallback) {
+    UnaryParams p;
+    p.alpha = i.getFloat("alpha", fallback);
+    return p;
+}
+
+}  // namespace
+}  // namespace fsc::cpu
+
+namespace fsc {
+using namespace cpu;
+
+void registerElementwiseKernels(KernelRegistry& r) {
+    const double kNaN = std::numeric_limits<double>::quiet_NaN();
+    (void)kNaN;
+    add(r, "Abs", unaryFast([](auto v) { return v < decltype(v)(0) ? decltype(v)(-v) : v; }, true));
+    add(r, "Neg", unaryFast([](auto v) { return decltype(v)(-v); }, true));
+    add(r, "Sign", unaryFast([](auto v) { return decltype(v)(v > decltype(v)(0) ? 1 : (v < decltype(v)(0) ? -1 : 0)); }, true));
+    add(r, "Relu", unaryFast([](auto v) { return v > decltype(v)(0) ? v : decltype(v)(0); }, true));
+    add(r, "Floor", unaryFast([](auto v) { return std::floor(v); }));
+    add(r, "Ceil", unaryFast([](auto v) { return std::ceil(v); }));
+    add(r, "Round", unaryFast([](auto v) { return std::nearbyint(v); }));
+    add(r, "Sqrt", unaryFast([](auto v) { return std::sqrt(v); }));
+    add(r, "Reciprocal", unaryFast([](auto v) { return decltype(v)(1) / v; }));
+    add(r, "Exp", unaryFast([](auto v) { return std::exp(v); }));
+    add(r, "Log", unaryFast([](auto v) { return std::log(v); }));
+    add(r, "Tanh", unaryFast([](auto v) { return std::tanh(v); }));
+    add(r, "Sigmoid", unaryFast([](auto v) { return sigmoid(v); }));
+    add(r, "Erf", unaryFast([](auto v) { return std::erf(v); }));
+    add(r, "Sin", unaryFloat([](double v, const UnaryParams&) { return std::sin(v); }));
+    add(r, "Cos", unaryFloat([](double v, const UnaryParams&) { return std::cos(v); }));
+    add(r, "Tan", unaryFloat([](double v, const UnaryParams&) { return std::tan(v); }));
+    add(r, "Asin", unaryFloat([](double v, const UnaryParams&) { return std::asin(v); }));
+    add(r, "Acos", unaryFloat([](double v, const UnaryParams&) { return std::acos(v); }));
+    add(r, "Atan", unaryFloat([](double v, const UnaryParams&) { return std::atan(v); }));
+    add(r, "Sinh", unaryFloat([](double v, const UnaryParams&) { return std::sinh(v); }));
+    add(r, "Cosh", unaryFloat([](double v, const UnaryParams&) { return std::cosh(v); }));
+    add(r, "Asinh", unaryFloat([](double v, const UnaryParams&) { return std::asinh(v); }));
+    add(r, "Acosh", unaryFloat([](double v, const UnaryParams&) { return std::acosh(v); }));
+    add(r, "Atanh", unaryFloat([](double v, const UnaryParams&) { return std::atanh(v); }));
+    add(r, "Softplus", unaryFloat([](double v, const UnaryParams&) { return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); }));
+    add(r, "Softsign", unaryFloat([](double v, const UnaryParams&) { return v / (1 + std::fabs(v)); }));
+    add(r, "Mish", unaryFloat([](double v, const UnaryParams&) { return v * std::tanh(std::log1p(std::exp(v))); }));
+    add(r, "HardSwish", unaryFloat([](double v, const UnaryParams&) { return v * std::max(0.0, std::min(1.0, v / 6 + 0.5)); }));
+    add(r, "LeakyRelu", unaryFloat([](double v, const UnaryParams& p) { return v < 0 ? v * p.alpha : v; },
+                                   [](const KernelInit& i) { return alphaParam(i, 0.01f); }));
+    add(r, "Elu", unaryFloat([](double v, const UnaryParams& p) { return v < 0 ? p.alpha * (std::exp(v) - 1) : v; },
+                             [](const KernelInit& i) { return alphaParam(i, 1.0f); }));
+    add(r, "Celu", unaryFloat([](double v, const UnaryParams& p) { return std::max(0.0, v) + std::min(0.0, p.alpha * (std::exp(v / p.alpha) - 1)); },
+                              [](const KernelInit& i) { return alphaParam(i, 1.0f); }));
+    add(r, "ThresholdedRelu", unaryFloat([](double v, const UnaryParams& p) { return v > p.alpha ? v : 0.0; },
+                                         [](const KernelInit& i) { return alphaParam(i, 1.0f); }));
+    add(r, "Selu", unaryFloat([](double v, const UnaryParams& p) { return v <= 0 ? p.gamma * (p.alpha * std::exp(v) - p.alpha) : p.gamma * v; },
+                              [](const KernelInit& i) {
+                                  UnaryParams p;
+                                  p.alpha = i.getFloat("alpha", 1.67326319217681884765625f);
+                                  p.gamma = i.getFloat("gamma", 1.05070102214813232421875f);
+                                  return p;
+                              }));
+    add(r, "HardSigmoid", unaryFloat([](double v, const UnaryParams& p) { return std::max(0.0, std::min(1.0, double(p.alpha) * v + p.beta)); },
+                                     [](const KernelInit& i) {
+                                         UnaryParams p;
+                                         p.alpha = i.getFloat("alpha", 0.2f);
+                                         p.beta = i.getFloat("beta", 0.5f);
+                                         return p;
+                                     }));
+    add(r, "Shrink", unaryFloat([](double v, const UnaryParams& p) { return v < -p.gamma ? v + p.beta : (v > p.gamma ? v - p.beta : 0.0); },
+                                [](const KernelInit& i) {
+                                    UnaryParams p;
+                                    p.beta = i.getFloat("bias", 0.0f);
+                                    p.gamma = i.getFloat("lambd", 0.5f);
+                                    return p;
+                                }));
+    add(r, "Gelu", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const bool tanhApprox = init.getString("approximate", "none") == "tanh";
+        return std::unique_ptr<Kernel>(new FunctionKernel([tanhApprox](KernelContext& ctx) {
+            if (tanhApprox)
+                return runUnary(ctx, [](auto v) {
+                    using T = decltype(v);
+                    return T(0.5) * v * (T(1) + std::tanh(T(0.7978845608028654) * (v + T(0.044715) * v * v * v)));
+                }, false);
+            return runUnary(ctx, [](auto v) {
+                using T = decltype(v);
+                return T(0.5) * v * (T(1) + std::erf(v * T(0.7071067811865476)));
+            }, false);
+        }));
+    });
+    add(r, "IsNaN", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new FunctionKernel([](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            auto out = ctx.output(0, DType::Bool, x->dims);
+            if (!out) return out.status();
+            for (int64_t i = 0; i < x->numel(); ++i) (*out)->as<bool>()[i] = std::isnan(elementAsDouble(*x, i));
+            return Status::ok();
+        }));
+    }, false);
+    add(r, "IsInf", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const bool pos = init.getInt("detect_positive", 1), neg = init.getInt("detect_negative", 1);
+        return std::unique_ptr<Kernel>(new FunctionKernel([pos, neg](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            auto out = ctx.output(0, DType::Bool, x->dims);
+            if (!out) return out.status();
+            for (int64_t i = 0; i < x->numel(); ++i) {
+                const double v = elementAsDouble(*x, i);
+                (*out)->as<bool>()[i] = std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg));
+            }
+            return Status::ok();
+        }));
+    }, false);
+    add(r, "Not", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new FunctionKernel([](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            if (!x || x->dtype != DType::Bool) return bad(ctx, "needs a bool input");
+            auto out = ctx.output(0, DType::Bool, x->dims);
+            if (!out) return out.status();
+            for (int64_t i = 0; i < x->numel(); ++i) (*out)->as<bool>()[i] = !x->as<bool>()[i];
+            return Status::ok();
+        }));
+    });
+    add(r, "BitwiseNot", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new FunctionKernel([](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            auto out = ctx.output(0, x->dtype, x->dims);
+            if (!out) return out.status();
+            return dispatchBySize(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                for (int64_t i = 0; i < x->numel(); ++i) (*out)->template as<T>()[i] = T(~x->as<T>()[i]);
+                return Status::ok();
+            });
+        }));
+    });
+
+    add(r, "Add", binaryArith(Arith::Add));
+    add(r, "Sub", binaryArith(Arith::Sub));
+    add(r, "Mul", binaryArith(Arith::Mul));
+    add(r, "Div", binaryArith(Arith::Div));
+    add(r, "Pow", binaryArith(Arith::Pow));
+    add(r, "Mod", binaryArith(Arith::Mod));
+    add(r, "PRelu", binaryArith(Arith::PRelu));
+    add(r, "Sum", variadic(Arith::Add, false));
+    add(r, "Mean", variadic(Arith::Add, true));
+    add(r, "Max", variadic(Arith::Max, false));
+    add(r, "Min", variadic(Arith::Min, false));
+    add(r, "Equal", comparison(Compare::Equal));
+    add(r, "Less", comparison(Compare::Less));
+    add(r, "Greater", comparison(Compare::Greater));
+    add(r, "LessOrEqual", comparison(Compare::LessEq));
+    add(r, "GreaterOrEqual", comparison(Compare::GreaterEq));
+    add(r, "And", bitwise(Bits::And));
+    add(r, "Or", bitwise(Bits::Or));
+    add(r, "Xor", bitwise(Bits::Xor));
+    add(r, "BitwiseAnd", bitwise(Bits::BitAnd));
+    add(r, "BitwiseOr", bitwise(Bits::BitOr));
+    add(r, "BitwiseXor", bitwise(Bits::BitXor));
+    add(r, "BitShift", bitwise(Bits::ShiftLeft));
+    add(r, "Where", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new FunctionKernel(whereKernel));
+    }, false);
+    add(r, "Clip", factoryOf<ClipKernel>());
+    add(r, "Cast", castFactory(false), false);
+    add(r, "CastLike", castFactory(true), false);
+    add(r, "Identity", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new FunctionKernel(identity));
+    }, false);
+}
+
+}  // namespace fsc

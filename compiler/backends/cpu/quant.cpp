@@ -1,0 +1,271 @@
+// Quantization kernels: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+// MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv. Integer products are computed
+// exactly in double (every int8/int32 sum fits in its 53-bit mantissa), then requantized
+// with round-half-to-even and saturation, as ONNX specifies.
+#include <cmath>
+#include <limits>
+
+#include "compiler/backends/cpu/conv_geometry.h"
+#include "compiler/backends/cpu/cpu_common.h"
+
+namespace fsc::cpu {
+namespace {
+
+// Parameter values (scale or zero point) for element i of a tensor quantized along `axis`:
+// a scalar applies to everything, a 1-D tensor to the slices along the axis.
+struct PerAxis {
+    const RtTensor* t = nullptr;
+    int64_t axis = 0;
+    int64_t inner = 1;  // elements per slice step along the axis
+    int64_t len = 1;
+    double at(int64_t i) const {
+        if (!t || t->numel() == 0) return 0.0;
+        if (t->numel() == 1) return elementAsDouble(*t, 0);
+        return elementAsDouble(*t, (i / inner) % len);
+    }
+};
+
+Result<PerAxis> perAxis(const KernelContext& ctx, const RtTensor* param, const RtTensor& data, int64_t axisAttr) {
+    PerAxis p;
+    p.t = param;
+    if (!param || param->numel() <= 1) return p;
+    auto axis = normAxis(ctx, axisAttr, int64_t(data.rank()));
+    if (!axis) return axis.status();
+    p.axis = *axis;
+    p.len = data.dims[size_t(*axis)];
+    p.inner = product(data.dims, size_t(*axis) + 1);
+    if (param->numel() != p.len)
+        return bad(ctx, "per-axis parameter has " + std::to_string(param->numel()) + " elements for an axis of " + std::to_string(p.len));
+    return p;
+}
+
+template <typename T>
+T saturate(double v) {
+    const double lo = double(std::numeric_limits<T>::lowest()), hi = double(std::numeric_limits<T>::max());
+    return T(std::clamp(std::nearbyint(v), lo, hi));
+}
+
+Status writeQuantized(KernelContext& ctx, RtTensor& out, int64_t i, double v) {
+    switch (out.dtype) {
+        case DType::UInt8: out.as<uint8_t>()[i] = saturate<uint8_t>(v); return Status::ok();
+        case DType::Int8: out.as<int8_t>()[i] = saturate<int8_t>(v); return Status::ok();
+        case DType::UInt16: out.as<uint16_t>()[i] = saturate<uint16_t>(v); return Status::ok();
+        case DType::Int16: out.as<int16_t>()[i] = saturate<int16_t>(v); return Status::ok();
+        case DType::Int32: out.as<int32_t>()[i] = saturate<int32_t>(v); return Status::ok();
+        default: return unsupportedType(ctx, out.dtype);
+    }
+}
+
+KernelFactory quantizeLinear() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t axis = init.getInt("axis", 1);
+        const int64_t outputDtype = init.getInt("output_dtype", 0);
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            const RtTensor* scale = ctx.input(1);
+            const RtTensor* zp = ctx.input(2);
+            if (!x || !scale) return bad(ctx, "needs x and y_scale");
+            DType outType = zp ? zp->dtype : DType::UInt8;
+            if (outputDtype) outType = dtypeFromOnnx(int32_t(outputDtype)).value_or(DType::UInt8);
+            auto s = perAxis(ctx, scale, *x, axis);
+            if (!s) return s.status();
+            auto z = perAxis(ctx, zp, *x, axis);
+            if (!z) return z.status();
+            auto out = ctx.output(0, outType, x->dims);
+            if (!out) return out.status();
+            for (int64_t i = 0; i < x->numel(); ++i)
+                FSC_RETURN_IF_ERROR(writeQuantized(ctx, **out, i, std::nearbyint(elementAsDouble(*x, i) / s->at(i)) + z->at(i)));
+            return Status::ok();
+        }));
+    };
+}
+
+KernelFactory dequantizeLinear() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t axis = init.getInt("axis", 1);
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            const RtTensor* scale = ctx.input(1);
+            const RtTensor* zp = ctx.input(2);
+            if (!x || !scale) return bad(ctx, "needs x and x_scale");
+            auto s = perAxis(ctx, scale, *x, axis);
+            if (!s) return s.status();
+            auto z = perAxis(ctx, zp, *x, axis);
+            if (!z) return z.status();
+            auto out = ctx.output(0, scale->dtype, x->dims);
+            if (!out) return out.status();
+            return dispatchFloat(ctx, scale->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                T* po = (*out)->template as<T>();
+                for (int64_t i = 0; i < x->numel(); ++i) po[i] = T((elementAsDouble(*x, i) - z->at(i)) * s->at(i));
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+Status dynamicQuantizeLinear(KernelContext& ctx) {
+    const RtTensor* x = ctx.input(0);
+    if (!x || x->dtype != DType::Float32) return bad(ctx, "needs a float32 input");
+    const float* px = x->as<float>();
+    float lo = 0, hi = 0;
+    for (int64_t i = 0; i < x->numel(); ++i) {
+        lo = std::min(lo, px[i]);
+        hi = std::max(hi, px[i]);
+    }
+    const float scale = (hi - lo) / 255.0f;
+    const float zpF = scale == 0 ? 0.0f : std::clamp(std::nearbyint(0.0f - lo / scale), 0.0f, 255.0f);
+    auto y = ctx.output(0, DType::UInt8, x->dims);
+    auto ys = ctx.output(1, DType::Float32, {});
+    auto yz = ctx.output(2, DType::UInt8, {});
+    if (!y) return y.status();
+    if (!ys) return ys.status();
+    if (!yz) return yz.status();
+    (*ys)->as<float>()[0] = scale;
+    (*yz)->as<uint8_t>()[0] = uint8_t(zpF);
+    for (int64_t i = 0; i < x->numel(); ++i)
+        (*y)->as<uint8_t>()[i] = scale == 0 ? uint8_t(zpF) : saturate<uint8_t>(std::nearbyint(px[i] / scale) + zpF);
+    return Status::ok();
+}
+
+// x - zero_point as doubles; the zero point is a scalar or one value per slice of `axis`.
+Result<RtTensor> shifted(const KernelContext& ctx, const RtTensor& x, const RtTensor* zp, int64_t axis) {
+    RtTensor out = allocateTensor(DType::Float64, x.dims);
+    PerAxis z;
+    if (zp && zp->numel() > 1) {
+        if (axis < 0 || axis >= int64_t(x.rank()) || zp->numel() != x.dims[size_t(axis)])
+            return bad(ctx, "zero point " + dimsString(zp->dims) + " does not fit " + dimsString(x.dims));
+        z.t = zp;
+        z.len = x.dims[size_t(axis)];
+        z.inner = product(x.dims, size_t(axis) + 1);
+    } else {
+        z.t = zp;
+    }
+    double* po = out.as<double>();
+    for (int64_t i = 0; i < x.numel(); ++i) po[i] = elementAsDouble(x, i) - z.at(i);
+    return out;
+}
+
+Result<RtTensor> integerMatMul(KernelContext& ctx, const RtTensor& a, const RtTensor* azp,
+                               const RtTensor& b, const RtTensor* bzp) {
+    // a's zero point may be per row (axis rank-2), b's per column (axis rank-1).
+    auto ad = shifted(ctx, a, azp, int64_t(a.rank()) - 2);
+    if (!ad) return ad.status();
+    auto bd = shifted(ctx, b, bzp, int64_t(b.rank()) - 1);
+    if (!bd) return bd.status();
+    return matMulToNew(ctx, *ad, *bd);
+}
+
+Status matMulInteger(KernelContext& ctx) {
+    const RtTensor* a = ctx.input(0);
+    const RtTensor* b = ctx.input(1);
+    if (!a || !b) return bad(ctx, "needs A and B");
+    auto prod = integerMatMul(ctx, *a, ctx.input(2), *b, ctx.input(3));
+    if (!prod) return prod.status();
+    auto out = ctx.output(0, DType::Int32, prod->dims);
+    if (!out) return out.status();
+    for (int64_t i = 0; i < prod->numel(); ++i) (*out)->as<int32_t>()[i] = int32_t(prod->as<double>()[i]);
+    return Status::ok();
+}
+
+Status qlinearMatMul(KernelContext& ctx) {
+    const RtTensor *a = ctx.input(0), *as = ctx.input(1), *azp = ctx.input(2);
+    const RtTensor *b = ctx.input(3), *bs = ctx.input(4), *bzp = ctx.input(5);
+    const RtTensor *ys = ctx.input(6), *yzp = ctx.input(7);
+    if (!a || !as || !b || !bs || !ys) return bad(ctx, "missing inputs");
+    auto prod = integerMatMul(ctx, *a, azp, *b, bzp);
+    if (!prod) return prod.status();
+    auto out = ctx.output(0, yzp ? yzp->dtype : a->dtype, prod->dims);
+    if (!out) return out.status();
+    const int64_t n = prod->dims.back();
+    const int64_t m = prod->rank() >= 2 ? prod->dims[prod->rank() - 2] : 1;
+    const double y0 = yzp ? elementAsDouble(*yzp, 0) : 0.0;
+    for (int64_t i = 0; i < prod->numel(); ++i) {
+        const double sa = as->numel() > 1 ? elementAsDouble(*as, (i / n) % m) : elementAsDouble(*as, 0);
+        const double sb = bs->numel() > 1 ? elementAsDouble(*bs, i % n) : elementAsDouble(*bs, 0);
+        FSC_RETURN_IF_ERROR(writeQuantized(ctx, **out, i, std::nearbyint(prod->as<double>()[i] * sa * sb / elementAsDouble(*ys, 0)) + y0));
+    }
+    return Status::ok();
+}
+
+class ConvIntegerKernel : public Kernel {
+public:
+    ConvIntegerKernel(const KernelInit& init, bool qlinear) : m_qlinear(qlinear) {
+        m_attrs = readWindowAttrs(init);
+        m_group = init.getInt("group", 1);
+    }
+    Status compute(KernelContext& ctx) override {
+        // ConvInteger: x, w, x_zp, w_zp. QLinearConv: x, xs, xzp, w, ws, wzp, ys, yzp, B.
+        const RtTensor* x = ctx.input(0);
+        const RtTensor* xzp = m_qlinear ? ctx.input(2) : ctx.input(2);
+        const RtTensor* w = m_qlinear ? ctx.input(3) : ctx.input(1);
+        const RtTensor* wzp = m_qlinear ? ctx.input(5) : ctx.input(3);
+        if (!x || !w) return bad(ctx, "missing x or w");
+        auto xd = shifted(ctx, *x, xzp && xzp->numel() == 1 ? xzp : nullptr, 1);
+        if (!xd) return xd.status();
+        auto wd = shifted(ctx, *w, wzp, 0);
+        if (!wd) return wd.status();
+        auto conv = convToNew(ctx, m_attrs, m_group, *xd, *wd);
+        if (!conv) return conv.status();
+        const double* pc = conv->as<double>();
+        if (!m_qlinear) {
+            auto out = ctx.output(0, DType::Int32, conv->dims);
+            if (!out) return out.status();
+            for (int64_t i = 0; i < conv->numel(); ++i) (*out)->as<int32_t>()[i] = int32_t(pc[i]);
+            return Status::ok();
+        }
+        const RtTensor *xs = ctx.input(1), *ws = ctx.input(4), *ys = ctx.input(6), *yzp = ctx.input(7), *bias = ctx.input(8);
+        if (!xs || !ws || !ys) return bad(ctx, "missing scales");
+        auto out = ctx.output(0, yzp ? yzp->dtype : x->dtype, conv->dims);
+        if (!out) return out.status();
+        const int64_t m = conv->dims[1], spatial = product(conv->dims, 2);
+        const double y0 = yzp ? elementAsDouble(*yzp, 0) : 0.0;
+        for (int64_t i = 0; i < conv->numel(); ++i) {
+            const int64_t ch = (i / spatial) % m;
+            const double sw = ws->numel() > 1 ? elementAsDouble(*ws, ch) : elementAsDouble(*ws, 0);
+            const double acc = pc[i] + (bias ? elementAsDouble(*bias, ch) : 0.0);
+            FSC_RETURN_IF_ERROR(writeQuantized(ctx, **out, i, std::nearbyint(acc * elementAsDouble(*xs, 0) * sw / elementAsDouble(*ys, 0)) + y0));
+        }
+        return Status::ok();
+    }
+
+private:
+    bool m_qlinear;
+    WindowAttrs m_attrs;
+    int64_t m_group = 1;
+};
+
+KernelFactory fixed(std::function<Status(KernelContext&)> fn) {
+    return [fn](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new FunctionKernel(fn));
+    };
+}
+
+void add(KernelRegistry& r, const std::string& op, KernelFactory f) {
+    KernelDef d;
+    d.op = op;
+    d.factory = std::move(f);
+    r.add(std::move(d));
+}
+
+}  // namespace
+}  // namespace fsc::cpu
+
+namespace fsc {
+using namespace cpu;
+
+void registerQuantKernels(KernelRegistry& r) {
+    add(r, "QuantizeLinear", quantizeLinear());
+    add(r, "DequantizeLinear", dequantizeLinear());
+    add(r, "DynamicQuantizeLinear", fixed(dynamicQuantizeLinear));
+    add(r, "MatMulInteger", fixed(matMulInteger));
+    add(r, "QLinearMatMul", fixed(qlinearMatMul));
+    add(r, "ConvInteger", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new ConvIntegerKernel(init, false));
+    });
+    add(r, "QLinearConv", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new ConvIntegerKernel(init, true));
+    });
+}
+
+}  // namespace fsc

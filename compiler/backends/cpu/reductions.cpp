@@ -1,0 +1,384 @@
+// Reductions (Reduce*, ArgMax/ArgMin), Softmax/LogSoftmax/Hardmax, TopK and CumSum.
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "compiler/backends/cpu/cpu_common.h"
+
+namespace fsc::cpu {
+namespace {
+
+enum class Red { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
+
+class ReduceKernel : public Kernel {
+public:
+    ReduceKernel(const KernelInit& init, Red kind, Status&) : m_kind(kind) {
+        m_keepDims = init.getInt("keepdims", 1) != 0;
+        m_noopWithEmptyAxes = init.getInt("noop_with_empty_axes", 0) != 0;
+        // ReduceSum takes axes as an input from opset 13, the others from 18.
+        const int64_t inputFrom = kind == Red::Sum ? 13 : 18;
+        m_axesFromInput = init.opset() >= inputFrom;
+        m_attrAxes = init.getInts("axes");
+    }
+    Status compute(KernelContext& ctx) override {
+        const RtTensor* x = ctx.input(0);
+        std::vector<int64_t> axes = m_attrAxes;
+        if (m_axesFromInput && ctx.input(1)) {
+            auto a = readInts(*ctx.input(1), "axes");
+            if (!a) return a.status().withContext(ctx.where());
+            axes = *a;
+        }
+        const int64_t rank = int64_t(x->rank());
+        std::vector<bool> reduced(size_t(rank), false);
+        if (axes.empty()) {
+            if (m_noopWithEmptyAxes) {
+                auto out = ctx.output(0, x->dtype, x->dims);
+                if (!out) return out.status();
+                if (x->bytes()) std::memcpy((*out)->data, x->data, x->bytes());
+                return Status::ok();
+            }
+            reduced.assign(size_t(rank), true);
+        }
+        for (int64_t a : axes) {
+            auto n = normAxis(ctx, a, rank);
+            if (!n) return n.status();
+            reduced[size_t(*n)] = true;
+        }
+        std::vector<int64_t> outDims, keptDims;
+        for (int64_t d = 0; d < rank; ++d) {
+            if (reduced[size_t(d)]) {
+                if (m_keepDims) outDims.push_back(1);
+            } else {
+                outDims.push_back(x->dims[size_t(d)]);
+            }
+            keptDims.push_back(reduced[size_t(d)] ? 1 : x->dims[size_t(d)]);
+        }
+        auto out = ctx.output(0, x->dtype, outDims);
+        if (!out) return out.status();
+        return dispatchNumeric(ctx, x->dtype, [&](auto tag) -> Status {
+            using T = decltype(tag);
+            return reduceTyped<T>(ctx, *x, reduced, keptDims, **out);
+        });
+    }
+
+private:
+    template <typename T>
+    Status reduceTyped(KernelContext& ctx, const RtTensor& x, const std::vector<bool>& reduced,
+                       const std::vector<int64_t>& keptDims, RtTensor& out) {
+        const int64_t outN = product(keptDims);
+        const int64_t inN = x.numel();
+        const int64_t count = outN ? inN / std::max<int64_t>(outN, 1) : 0;
+        // Accumulate in double; the strides map each input to its output slot.
+        std::vector<double> acc(size_t(outN), init());
+        const auto outStrides = stridesOf(keptDims);
+        const T* pi = x.as<T>();
+        // Fast path: reducing only trailing dims (softmax-like rows).
+        size_t firstReduced = reduced.size();
+        for (size_t d = 0; d < reduced.size(); ++d)
+            if (reduced[d]) {
+                firstReduced = d;
+                break;
+            }
+        bool trailing = true;
+        for (size_t d = firstReduced; d < reduced.size(); ++d) trailing = trailing && reduced[d];
+        if (trailing && inN) {
+            const int64_t inner = inN / outN;
+            ctx.pool().parallelFor(outN, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
+                for (int64_t o = b; o < e; ++o) {
+                    double a = init();
+                    const T* row = pi + o * inner;
+                    for (int64_t i = 0; i < inner; ++i) a = step(a, double(row[i]));
+                    acc[size_t(o)] = a;
+                }
+            });
+        } else {
+            const size_t rank = x.dims.size();
+            std::vector<int64_t> idx(rank, 0);
+            for (int64_t i = 0; i < inN; ++i) {
+                int64_t o = 0;
+                for (size_t d = 0; d < rank; ++d)
+                    if (!reduced[d]) o += idx[d] * outStrides[d];
+                acc[size_t(o)] = step(acc[size_t(o)], double(pi[i]));
+                for (size_t d = rank; d-- > 0;) {
+                    if (++idx[d] < x.dims[d]) break;
+                    idx[d] = 0;
+                }
+            }
+        }
+        T* po = out.as<T>();
+        for (int64_t o = 0; o < outN; ++o) po[o] = T(finish(acc[size_t(o)], count));
+        (void)ctx;
+        return Status::ok();
+    }
+    double init() const {
+        switch (m_kind) {
+            case Red::Max: return -std::numeric_limits<double>::infinity();
+            case Red::Min: return std::numeric_limits<double>::infinity();
+            case Red::Prod: return 1.0;
+            default: return 0.0;
+        }
+    }
+    double step(double a, double v) const {
+        switch (m_kind) {
+            case Red::Max: return std::isnan(v) ? v : (v > a ? v : a);
+            case Red::Min: return std::isnan(v) ? v : (v < a ? v : a);
+            case Red::Prod: return a * v;
+            case Red::L1: return a + std::fabs(v);
+            case Red::L2:
+            case Red::SumSquare: return a + v * v;
+            case Red::LogSumExp: return a + std::exp(v);
+            default: return a + v;
+        }
+    }
+    double finish(double a, int64_t count) const {
+        switch (m_kind) {
+            case Red::Mean: return count ? a / double(count) : std::numeric_limits<double>::quiet_NaN();
+            case Red::L2: return std::sqrt(a);
+            case Red::LogSum:
+            case Red::LogSumExp: return std::log(a);
+            default: return a;
+        }
+    }
+
+    Red m_kind;
+    bool m_keepDims = true;
+    bool m_noopWithEmptyAxes = false;
+    bool m_axesFromInput = false;
+    std::vector<int64_t> m_attrAxes;
+};
+
+KernelFactory reduce(Red kind) {
+    return [kind](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        Status status;
+        auto k = std::make_unique<ReduceKernel>(init, kind, status);
+        if (!status.isOk()) return status;
+        return std::unique_ptr<Kernel>(std::move(k));
+    };
+}
+
+KernelFactory argReduce(bool isMax) {
+    return [isMax](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t axisAttr = init.getInt("axis", 0);
+        const bool keep = init.getInt("keepdims", 1) != 0;
+        const bool last = init.getInt("select_last_index", 0) != 0;
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            auto axis = normAxis(ctx, axisAttr, int64_t(x->rank()));
+            if (!axis) return axis.status();
+            std::vector<int64_t> dims = x->dims;
+            if (keep) dims[size_t(*axis)] = 1;
+            else dims.erase(dims.begin() + *axis);
+            auto out = ctx.output(0, DType::Int64, dims);
+            if (!out) return out.status();
+            const int64_t outer = product(x->dims, 0, size_t(*axis));
+            const int64_t len = x->dims[size_t(*axis)];
+            const int64_t inner = product(x->dims, size_t(*axis) + 1);
+            return dispatchNumeric(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                const T* pi = x->as<T>();
+                int64_t* po = (*out)->as<int64_t>();
+                for (int64_t o = 0; o < outer; ++o)
+                    for (int64_t i = 0; i < inner; ++i) {
+                        int64_t best = 0;
+                        T bv = pi[o * len * inner + i];
+                        for (int64_t k = 1; k < len; ++k) {
+                            const T v = pi[(o * len + k) * inner + i];
+                            const bool better = isMax ? (last ? v >= bv : v > bv) : (last ? v <= bv : v < bv);
+                            if (better) {
+                                bv = v;
+                                best = k;
+                            }
+                        }
+                        po[o * inner + i] = best;
+                    }
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+enum class SoftKind { Softmax, LogSoftmax, Hardmax };
+
+// Softmax family. Before opset 13 the input is flattened to 2-D at `axis` (default 1);
+// from 13 it works along one axis (default -1).
+KernelFactory softmax(SoftKind kind) {
+    return [kind](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const bool legacy = init.opset() < 13;
+        const int64_t axisAttr = init.getInt("axis", legacy ? 1 : -1);
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            if (!x) return bad(ctx, "missing input");
+            auto axis = normAxis(ctx, axisAttr, int64_t(x->rank()));
+            if (!axis) return axis.status();
+            int64_t outer, len, inner;
+            if (legacy) {
+                outer = product(x->dims, 0, size_t(*axis));
+                len = product(x->dims, size_t(*axis));
+                inner = 1;
+            } else {
+                outer = product(x->dims, 0, size_t(*axis));
+                len = x->dims[size_t(*axis)];
+                inner = product(x->dims, size_t(*axis) + 1);
+            }
+            auto out = ctx.output(0, x->dtype, x->dims);
+            if (!out) return out.status();
+            return dispatchFloat(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                const T* pi = x->as<T>();
+                T* po = (*out)->template as<T>();
+                ctx.pool().parallelFor(outer * inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(len, 1)), [&](int64_t b, int64_t e) {
+                    for (int64_t r = b; r < e; ++r) {
+                        const int64_t o = r / inner, i = r % inner;
+                        const T* src = pi + o * len * inner + i;
+                        T* dst = po + o * len * inner + i;
+                        T mx = src[0];
+                        int64_t arg = 0;
+                        for (int64_t k = 1; k < len; ++k)
+                            if (src[k * inner] > mx) {
+                                mx = src[k * inner];
+                                arg = k;
+                            }
+                        if (kind == SoftKind::Hardmax) {
+                            for (int64_t k = 0; k < len; ++k) dst[k * inner] = T(k == arg ? 1 : 0);
+                            continue;
+                        }
+                        T sum = 0;
+                        for (int64_t k = 0; k < len; ++k) {
+                            const T ev = std::exp(src[k * inner] - mx);
+                            if (kind == SoftKind::Softmax) dst[k * inner] = ev;
+                            sum += ev;
+                        }
+                        if (kind == SoftKind::Softmax) {
+                            const T inv = T(1) / sum;
+                            for (int64_t k = 0; k < len; ++k) dst[k * inner] *= inv;
+                        } else {
+                            const T lse = std::log(sum);
+                            for (int64_t k = 0; k < len; ++k) dst[k * inner] = src[k * inner] - mx - lse;
+                        }
+                    }
+                });
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+KernelFactory topK() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t axisAttr = init.getInt("axis", -1);
+        const bool largest = init.getInt("largest", 1) != 0;
+        const bool sorted = init.getInt("sorted", 1) != 0;
+        const bool kFromInput = init.opset() >= 10;
+        const int64_t kAttr = init.getInt("k", 0);
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            const int64_t k = kFromInput ? elementAsInt(*ctx.input(1), 0) : kAttr;
+            auto axis = normAxis(ctx, axisAttr, int64_t(x->rank()));
+            if (!axis) return axis.status();
+            const int64_t len = x->dims[size_t(*axis)];
+            if (k < 0 || k > len) return bad(ctx, "k=" + std::to_string(k) + " is out of range for an axis of " + std::to_string(len));
+            std::vector<int64_t> dims = x->dims;
+            dims[size_t(*axis)] = k;
+            auto values = ctx.output(0, x->dtype, dims);
+            if (!values) return values.status();
+            auto indices = ctx.output(1, DType::Int64, dims);
+            if (!indices) return indices.status();
+            const int64_t outer = product(x->dims, 0, size_t(*axis));
+            const int64_t inner = product(x->dims, size_t(*axis) + 1);
+            (void)sorted;  // always sorted: a valid order for sorted=0 too
+            return dispatchNumeric(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                const T* pi = x->as<T>();
+                T* pv = (*values)->template as<T>();
+                int64_t* px = (*indices)->as<int64_t>();
+                std::vector<int64_t> order(static_cast<size_t>(len));
+                for (int64_t o = 0; o < outer; ++o)
+                    for (int64_t i = 0; i < inner; ++i) {
+                        auto at = [&](int64_t j) { return pi[(o * len + j) * inner + i]; };
+                        std::iota(order.begin(), order.end(), 0);
+                        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+                            return largest ? at(a) > at(b) : at(a) < at(b);
+                        });
+                        for (int64_t j = 0; j < k; ++j) {
+                            pv[(o * k + j) * inner + i] = at(order[size_t(j)]);
+                            px[(o * k + j) * inner + i] = order[size_t(j)];
+                        }
+                    }
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+KernelFactory cumSum() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const bool exclusive = init.getInt("exclusive", 0) != 0;
+        const bool reverse = init.getInt("reverse", 0) != 0;
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            auto axis = normAxis(ctx, elementAsInt(*ctx.input(1), 0), int64_t(x->rank()));
+            if (!axis) return axis.status();
+            auto out = ctx.output(0, x->dtype, x->dims);
+            if (!out) return out.status();
+            const int64_t outer = product(x->dims, 0, size_t(*axis));
+            const int64_t len = x->dims[size_t(*axis)];
+            const int64_t inner = product(x->dims, size_t(*axis) + 1);
+            return dispatchNumeric(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                const T* pi = x->as<T>();
+                T* po = (*out)->template as<T>();
+                for (int64_t o = 0; o < outer; ++o)
+                    for (int64_t i = 0; i < inner; ++i) {
+                        T acc = 0;
+                        for (int64_t s = 0; s < len; ++s) {
+                            const int64_t k = reverse ? len - 1 - s : s;
+                            const int64_t at = (o * len + k) * inner + i;
+                            if (exclusive) {
+                                po[at] = acc;
+                                acc = T(acc + pi[at]);
+                            } else {
+                                acc = T(acc + pi[at]);
+                                po[at] = acc;
+                            }
+                        }
+                    }
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+void add(KernelRegistry& r, const std::string& op, KernelFactory f) {
+    KernelDef d;
+    d.op = op;
+    d.factory = std::move(f);
+    r.add(std::move(d));
+}
+
+}  // namespace
+}  // namespace fsc::cpu
+
+namespace fsc {
+using namespace cpu;
+
+void registerReductionKernels(KernelRegistry& r) {
+    add(r, "ReduceSum", reduce(Red::Sum));
+    add(r, "ReduceMean", reduce(Red::Mean));
+    add(r, "ReduceMax", reduce(Red::Max));
+    add(r, "ReduceMin", reduce(Red::Min));
+    add(r, "ReduceProd", reduce(Red::Prod));
+    add(r, "ReduceL1", reduce(Red::L1));
+    add(r, "ReduceL2", reduce(Red::L2));
+    add(r, "ReduceLogSum", reduce(Red::LogSum));
+    add(r, "ReduceLogSumExp", reduce(Red::LogSumExp));
+    add(r, "ReduceSumSquare", reduce(Red::SumSquare));
+    add(r, "ArgMax", argReduce(true));
+    add(r, "ArgMin", argReduce(false));
+    add(r, "Softmax", softmax(SoftKind::Softmax));
+    add(r, "LogSoftmax", softmax(SoftKind::LogSoftmax));
+    add(r, "Hardmax", softmax(SoftKind::Hardmax));
+    add(r, "TopK", topK());
+    add(r, "CumSum", cumSum());
+}
+
+}  // namespace fsc

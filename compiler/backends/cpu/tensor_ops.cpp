@@ -1,0 +1,1032 @@
+// Data-movement and shape kernels: Reshape, Flatten, (Un)Squeeze, Transpose, Concat, Split,
+// Slice, Gather*, Scatter*, Expand, Tile, Pad, Shape, Size, ConstantOfShape, Constant,
+// Range, NonZero, Trilu, OneHot, DepthToSpace/SpaceToDepth.
+#include <cmath>
+#include <numeric>
+
+#include "compiler/backends/cpu/cpu_common.h"
+
+namespace fsc::cpu {
+namespace {
+
+using Fn = std::function<Status(KernelContext&)>;
+
+KernelFactory fixed(Fn fn) {
+    return [fn](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new FunctionKernel(fn));
+    };
+}
+
+void copyData(const RtTensor& from, RtTensor& to) {
+    if (from.dtype == DType::String) *to.strings = *from.strings;
+    else if (from.bytes()) std::memcpy(to.data, from.data, from.bytes());
+}
+
+Status emitReshaped(KernelContext& ctx, const RtTensor& x, std::vector<int64_t> dims) {
+    if (product(dims) != x.numel())
+        return bad(ctx, "cannot reshape " + dimsString(x.dims) + " to " + dimsString(dims));
+    auto out = ctx.output(0, x.dtype, std::move(dims));
+    if (!out) return out.status();
+    copyData(x, **out);
+    return Status::ok();
+}
+
+// ---- reshape family ------------------------------------------------------------------
+
+class ReshapeKernel : public Kernel {
+public:
+    ReshapeKernel(const KernelInit& init, Status&) {
+        m_allowZero = init.getInt("allowzero", 0) != 0;
+        if (init.opset() < 5) m_attrShape = init.getInts("shape");
+        m_useAttr = init.opset() < 5;
+    }
+    Status compute(KernelContext& ctx) override {
+        const RtTensor* x = ctx.input(0);
+        std::vector<int64_t> shape = m_attrShape;
+        if (!m_useAttr) {
+            if (!ctx.input(1)) return bad(ctx, "missing shape input");
+            auto s = readInts(*ctx.input(1), "shape");
+            if (!s) return s.status().withContext(ctx.where());
+            shape = *s;
+        }
+        int64_t inferIndex = -1, known = 1;
+        for (size_t i = 0; i < shape.size(); ++i) {
+            if (shape[i] == 0 && !m_allowZero) {
+                if (i >= x->rank()) return bad(ctx, "shape has 0 at a dim the input lacks");
+                shape[i] = x->dims[i];
+            }
+            if (shape[i] == -1) {
+                if (inferIndex >= 0) return bad(ctx, "shape has more than one -1");
+                inferIndex = int64_t(i);
+            } else if (shape[i] < 0) {
+                return bad(ctx, "shape has a negative dim");
+            } else {
+                known *= shape[i];
+            }
+        }
+        if (inferIndex >= 0) {
+            if (known == 0 || x->numel() % known)
+                return bad(ctx, "cannot reshape " + dimsString(x->dims) + " to " + dimsString(shape));
+            shape[size_t(inferIndex)] = x->numel() / known;
+        }
+        return emitReshaped(ctx, *x, shape);
+    }
+
+private:
+    bool m_allowZero = false;
+    bool m_useAttr = false;
+    std::vector<int64_t> m_attrShape;
+};
+
+KernelFactory flatten() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t axis = init.getInt("axis", 1);
+        return std::unique_ptr<Kernel>(new FunctionKernel([axis](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            const int64_t rank = int64_t(x->rank());
+            int64_t a = axis < 0 ? axis + rank : axis;
+            if (a < 0 || a > rank) return bad(ctx, "axis out of range");
+            return emitReshaped(ctx, *x, {product(x->dims, 0, size_t(a)), product(x->dims, size_t(a))});
+        }));
+    };
+}
+
+// Axes from the attribute (older opsets) or input 1.
+Result<std::vector<int64_t>> axesOf(KernelContext& ctx, const std::vector<int64_t>& attr,
+                                    bool fromInput) {
+    if (!fromInput) return attr;
+    if (!ctx.input(1)) return std::vector<int64_t>{};
+    return readInts(*ctx.input(1), "axes");
+}
+
+KernelFactory squeeze(bool unsqueeze) {
+    return [unsqueeze](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const auto attr = init.getInts("axes");
+        const bool fromInput = init.opset() >= 13;
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            auto axes = axesOf(ctx, attr, fromInput);
+            if (!axes) return axes.status().withContext(ctx.where());
+            const int64_t outRank = int64_t(x->rank()) + (unsqueeze ? int64_t(axes->size()) : 0);
+            std::vector<bool> marked(size_t(unsqueeze ? outRank : int64_t(x->rank())), false);
+            for (int64_t a : *axes) {
+                auto n = normAxis(ctx, a, unsqueeze ? outRank : int64_t(x->rank()));
+                if (!n) return n.status();
+                if (marked[size_t(*n)]) return bad(ctx, "axis repeated");
+                marked[size_t(*n)] = true;
+            }
+            std::vector<int64_t> dims;
+            if (unsqueeze) {
+                size_t k = 0;
+                for (int64_t i = 0; i < outRank; ++i) dims.push_back(marked[size_t(i)] ? 1 : x->dims[k++]);
+            } else {
+                for (size_t i = 0; i < x->rank(); ++i) {
+                    const bool drop = axes->empty() ? x->dims[i] == 1 : marked[i];
+                    if (drop && x->dims[i] != 1) return bad(ctx, "cannot squeeze a dim of size " + std::to_string(x->dims[i]));
+                    if (!drop) dims.push_back(x->dims[i]);
+                }
+            }
+            return emitReshaped(ctx, *x, dims);
+        }));
+    };
+}
+
+// ---- Transpose -----------------------------------------------------------------------
+
+template <typename T>
+void transposeTyped(ThreadPool& pool, const T* in, T* out, const std::vector<int64_t>& dims,
+                    const std::vector<int64_t>& perm) {
+    const size_t rank = dims.size();
+    const auto inStrides = stridesOf(dims);
+    std::vector<int64_t> outDims(rank), srcStride(rank);
+    for (size_t i = 0; i < rank; ++i) {
+        outDims[i] = dims[size_t(perm[i])];
+        srcStride[i] = inStrides[size_t(perm[i])];
+    }
+    const int64_t inner = rank ? outDims[rank - 1] : 1;
+    const int64_t innerStride = rank ? srcStride[rank - 1] : 1;
+    const int64_t rows = product(outDims) / std::max<int64_t>(inner, 1);
+    if (inner == 0) return;
+    pool.parallelFor(rows, std::max<int64_t>(1, 8192 / inner), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+            int64_t rem = r, src = 0;
+            for (size_t i = rank - 1; i-- > 0;) {
+                src += (rem % outDims[i]) * srcStride[i];
+                rem /= outDims[i];
+            }
+            T* o = out + r * inner;
+            const T* s = in + src;
+            if (innerStride == 1) std::memcpy(o, s, size_t(inner) * sizeof(T));
+            else
+                for (int64_t k = 0; k < inner; ++k) o[k] = s[k * innerStride];
+        }
+    });
+}
+
+KernelFactory transpose() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const auto permAttr = init.getInts("perm");
+        return std::unique_ptr<Kernel>(new FunctionKernel([permAttr](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            const size_t rank = x->rank();
+            std::vector<int64_t> perm = permAttr;
+            if (perm.empty())
+                for (size_t i = 0; i < rank; ++i) perm.push_back(int64_t(rank - 1 - i));
+            if (perm.size() != rank) return bad(ctx, "perm has the wrong length");
+            std::vector<bool> seen(rank, false);
+            std::vector<int64_t> outDims;
+            for (int64_t& p : perm) {
+                if (p < 0) p += int64_t(rank);
+                if (p < 0 || p >= int64_t(rank) || seen[size_t(p)]) return bad(ctx, "perm is not a permutation");
+                seen[size_t(p)] = true;
+                outDims.push_back(x->dims[size_t(p)]);
+            }
+            auto out = ctx.output(0, x->dtype, outDims);
+            if (!out) return out.status();
+            if (rank == 0 || x->numel() == 0) {
+                copyData(*x, **out);
+                return Status::ok();
+            }
+            return dispatchBySize(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                transposeTyped<T>(ctx.pool(), x->as<T>(), (*out)->template as<T>(), x->dims, perm);
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+// ---- Concat / Split ------------------------------------------------------------------
+
+KernelFactory concat() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t axisAttr = init.getInt("axis", 0);
+        return std::unique_ptr<Kernel>(new FunctionKernel([axisAttr](KernelContext& ctx) -> Status {
+            const RtTensor* first = nullptr;
+            for (size_t i = 0; i < ctx.inputCount() && !first; ++i) first = ctx.input(i);
+            if (!first) return bad(ctx, "needs inputs");
+            const int64_t rank = int64_t(first->rank());
+            auto axis = normAxis(ctx, axisAttr, rank);
+            if (!axis) return axis.status();
+            std::vector<int64_t> dims = first->dims;
+            dims[size_t(*axis)] = 0;
+            for (size_t i = 0; i < ctx.inputCount(); ++i) {
+                const RtTensor* in = ctx.input(i);
+                if (!in) continue;
+                if (int64_t(in->rank()) != rank || in->dtype != first->dtype)
+                    return bad(ctx, "inputs differ in rank or dtype");
+                for (int64_t d = 0; d < rank; ++d)
+                    if (d != *axis && in->dims[size_t(d)] != first->dims[size_t(d)])
+                        return bad(ctx, "input shapes " + dimsString(first->dims) + " and " + dimsString(in->dims) + " differ off the axis");
+                dims[size_t(*axis)] += in->dims[size_t(*axis)];
+            }
+            auto out = ctx.output(0, first->dtype, dims);
+            if (!out) return out.status();
+            const int64_t outer = product(dims, 0, size_t(*axis));
+            const int64_t innerUnit = product(dims, size_t(*axis) + 1);
+            const int64_t outRow = dims[size_t(*axis)] * innerUnit;
+            if (first->dtype == DType::String) {
+                int64_t offset = 0;
+                for (size_t i = 0; i < ctx.inputCount(); ++i) {
+                    const RtTensor* in = ctx.input(i);
+                    if (!in) continue;
+                    const int64_t row = in->dims[size_t(*axis)] * innerUnit;
+                    for (int64_t o = 0; o < outer; ++o)
+                        for (int64_t k = 0; k < row; ++k)
+                            (*(*out)->strings)[o * outRow + offset + k] = (*in->strings)[o * row + k];
+                    offset += row;
+                }
+                return Status::ok();
+            }
+            const size_t esize = size_t(dtypeBits(first->dtype) / 8);
+            uint8_t* po = (*out)->as<uint8_t>();
+            int64_t offset = 0;
+            for (size_t i = 0; i < ctx.inputCount(); ++i) {
+                const RtTensor* in = ctx.input(i);
+                if (!in) continue;
+                const int64_t row = in->dims[size_t(*axis)] * innerUnit;
+                const uint8_t* pi = in->as<uint8_t>();
+                for (int64_t o = 0; o < outer; ++o)
+                    std::memcpy(po + size_t(o * outRow + offset) * esize, pi + size_t(o * row) * esize, size_t(row) * esize);
+                offset += row;
+            }
+            return Status::ok();
+        }));
+    };
+}
+
+KernelFactory split() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t axisAttr = init.getInt("axis", 0);
+        const auto splitAttr = init.getInts("split");
+        const bool fromInput = init.opset() >= 13;
+        const int64_t numOutputs = init.getInt("num_outputs", 0);
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            auto axis = normAxis(ctx, axisAttr, int64_t(x->rank()));
+            if (!axis) return axis.status();
+            const int64_t total = x->dims[size_t(*axis)];
+            std::vector<int64_t> sizes = splitAttr;
+            if (fromInput && ctx.input(1)) {
+                auto s = readInts(*ctx.input(1), "split");
+                if (!s) return s.status().withContext(ctx.where());
+                sizes = *s;
+            }
+            const int64_t n = int64_t(ctx.outputCount());
+            if (sizes.empty()) {
+                const int64_t parts = numOutputs ? numOutputs : n;
+                const int64_t chunk = (total + parts - 1) / parts;
+                for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::max<int64_t>(0, std::min(chunk, total - i * chunk)));
+            }
+            if (int64_t(sizes.size()) != n || std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != total)
+                return bad(ctx, "split sizes do not add up to the axis length " + std::to_string(total));
+            const int64_t outer = product(x->dims, 0, size_t(*axis));
+            const int64_t inner = product(x->dims, size_t(*axis) + 1);
+            return dispatchBySize(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                int64_t offset = 0;
+                for (int64_t i = 0; i < n; ++i) {
+                    std::vector<int64_t> dims = x->dims;
+                    dims[size_t(*axis)] = sizes[size_t(i)];
+                    auto out = ctx.output(size_t(i), x->dtype, dims);
+                    if (!out) return out.status();
+                    T* po = (*out)->template as<T>();
+                    const T* pi = x->as<T>();
+                    const int64_t row = sizes[size_t(i)] * inner;
+                    for (int64_t o = 0; o < outer; ++o)
+                        std::memcpy(po + o * row, pi + o * total * inner + offset, size_t(row) * sizeof(T));
+                    offset += row;
+                }
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+// ---- Slice ---------------------------------------------------------------------------
+
+class SliceKernel : public Kernel {
+public:
+    SliceKernel(const KernelInit& init, Status&) {
+        m_fromInputs = init.opset() >= 10;
+        m_starts = init.getInts("starts");
+        m_ends = init.getInts("ends");
+        m_axes = init.getInts("axes");
+    }
+    Status compute(KernelContext& ctx) override {
+        const RtTensor* x = ctx.input(0);
+        std::vector<int64_t> starts = m_starts, ends = m_ends, axes = m_axes, steps;
+        if (m_fromInputs) {
+            auto read = [&](size_t i, std::vector<int64_t>& v, const char* what) -> Status {
+                if (!ctx.input(i)) return Status::ok();
+                auto r = readInts(*ctx.input(i), what);
+                if (!r) return r.status().withContext(ctx.where());
+                v = *r;
+                return Status::ok();
+            };
+            FSC_RETURN_IF_ERROR(read(1, starts, "starts"));
+            FSC_RETURN_IF_ERROR(read(2, ends, "ends"));
+            FSC_RETURN_IF_ERROR(read(3, axes, "axes"));
+            FSC_RETURN_IF_ERROR(read(4, steps, "steps"));
+        }
+        const int64_t rank = int64_t(x->rank());
+        if (axes.empty())
+            for (size_t i = 0; i < starts.size(); ++i) axes.push_back(int64_t(i));
+        if (steps.empty()) steps.assign(starts.size(), 1);
+        if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
+            return bad(ctx, "starts, ends, axes and steps differ in length");
+        std::vector<int64_t> start(size_t(rank), 0), step(size_t(rank), 1), dims = x->dims;
+        for (size_t i = 0; i < axes.size(); ++i) {
+            auto a = normAxis(ctx, axes[i], rank);
+            if (!a) return a.status();
+            const int64_t d = x->dims[size_t(*a)];
+            const int64_t st = steps[i];
+            if (st == 0) return bad(ctx, "slice step is 0");
+            auto clampIndex = [&](int64_t v, bool forward) {
+                if (v < 0) v += d;
+                return forward ? std::clamp<int64_t>(v, 0, d) : std::clamp<int64_t>(v, -1, d - 1);
+            };
+            const int64_t s = clampIndex(starts[i], st > 0);
+            const int64_t e = clampIndex(ends[i], st > 0);
+            const int64_t len = st > 0 ? (e > s ? (e - s + st - 1) / st : 0) : (s > e ? (s - e - st - 1) / -st : 0);
+            start[size_t(*a)] = s;
+            step[size_t(*a)] = st;
+            dims[size_t(*a)] = len;
+        }
+        auto out = ctx.output(0, x->dtype, dims);
+        if (!out) return out.status();
+        const int64_t n = product(dims);
+        if (n == 0) return Status::ok();
+        const auto inStrides = stridesOf(x->dims);
+        return dispatchBySize(ctx, x->dtype, [&](auto tag) -> Status {
+            using T = decltype(tag);
+            const T* pi = x->as<T>();
+            T* po = (*out)->template as<T>();
+            const int64_t inner = rank ? dims[size_t(rank - 1)] : 1;
+            const int64_t innerStep = rank ? step[size_t(rank - 1)] * inStrides[size_t(rank - 1)] : 1;
+            const int64_t rows = n / inner;
+            for (int64_t r = 0; r < rows; ++r) {
+                int64_t rem = r, src = 0;
+                for (int64_t i = rank - 2; i >= 0; --i) {
+                    const int64_t idx = rem % dims[size_t(i)];
+                    rem /= dims[size_t(i)];
+                    src += (start[size_t(i)] + idx * step[size_t(i)]) * inStrides[size_t(i)];
+                }
+                if (rank) src += start[size_t(rank - 1)] * inStrides[size_t(rank - 1)];
+                T* o = po + r * inner;
+                if (innerStep == 1) std::memcpy(o, pi + src, size_t(inner) * sizeof(T));
+                else
+                    for (int64_t k = 0; k < inner; ++k) o[k] = pi[src + k * innerStep];
+            }
+            return Status::ok();
+        });
+    }
+
+private:
+    bool m_fromInputs = true;
+    std::vector<int64_t> m_starts, m_ends, m_axes;
+};
+
+// ---- Gather family -------------------------------------------------------------------
+
+KernelFactory gather() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t axisAttr = init.getInt("axis", 0);
+        return std::unique_ptr<Kernel>(new FunctionKernel([axisAttr](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            const RtTensor* idx = ctx.input(1);
+            if (!x || !idx) return bad(ctx, "needs data and indices");
+            auto axis = normAxis(ctx, axisAttr, int64_t(x->rank()));
+            if (!axis) return axis.status();
+            const int64_t a = *axis;
+            std::vector<int64_t> dims(x->dims.begin(), x->dims.begin() + a);
+            dims.insert(dims.end(), idx->dims.begin(), idx->dims.end());
+            dims.insert(dims.end(), x->dims.begin() + a + 1, x->dims.end());
+            auto out = ctx.output(0, x->dtype, dims);
+            if (!out) return out.status();
+            const int64_t outer = product(x->dims, 0, size_t(a));
+            const int64_t axisLen = x->dims[size_t(a)];
+            const int64_t inner = product(x->dims, size_t(a) + 1);
+            const int64_t count = idx->numel();
+            std::vector<int64_t> indices(static_cast<size_t>(count));
+            for (int64_t i = 0; i < count; ++i) {
+                int64_t v = elementAsInt(*idx, i);
+                if (v < 0) v += axisLen;
+                if (v < 0 || v >= axisLen) return bad(ctx, "index " + std::to_string(elementAsInt(*idx, i)) + " is out of range for an axis of " + std::to_string(axisLen));
+                indices[size_t(i)] = v;
+            }
+            if (x->dtype == DType::String) {
+                for (int64_t o = 0; o < outer; ++o)
+                    for (int64_t i = 0; i < count; ++i)
+                        for (int64_t k = 0; k < inner; ++k)
+                            (*(*out)->strings)[(o * count + i) * inner + k] = (*x->strings)[(o * axisLen + indices[size_t(i)]) * inner + k];
+                return Status::ok();
+            }
+            const size_t es = size_t(dtypeBits(x->dtype) / 8);
+            const uint8_t* pi = x->as<uint8_t>();
+            uint8_t* po = (*out)->as<uint8_t>();
+            for (int64_t o = 0; o < outer; ++o)
+                for (int64_t i = 0; i < count; ++i)
+                    std::memcpy(po + size_t((o * count + i) * inner) * es, pi + size_t((o * axisLen + indices[size_t(i)]) * inner) * es, size_t(inner) * es);
+            return Status::ok();
+        }));
+    };
+}
+
+// Shared by GatherElements and ScatterElements: walks every index position.
+template <typename Fn>
+Status walkElements(KernelContext& ctx, const RtTensor& data, const RtTensor& idx, int64_t axis, Fn fn) {
+    const int64_t rank = int64_t(idx.rank());
+    if (rank != int64_t(data.rank())) return bad(ctx, "indices and data differ in rank");
+    const auto dataStrides = stridesOf(data.dims);
+    const int64_t n = idx.numel();
+    std::vector<int64_t> pos(size_t(rank), 0);
+    for (int64_t i = 0; i < n; ++i) {
+        int64_t rem = i, off = 0;
+        for (int64_t d = rank - 1; d >= 0; --d) {
+            pos[size_t(d)] = rem % idx.dims[size_t(d)];
+            rem /= idx.dims[size_t(d)];
+        }
+        int64_t v = elementAsInt(idx, i);
+        const int64_t len = data.dims[size_t(axis)];
+        if (v < 0) v += len;
+        if (v < 0 || v >= len) return bad(ctx, "index out of range");
+        for (int64_t d = 0; d < rank; ++d) off += (d == axis ? v : pos[size_t(d)]) * dataStrides[size_t(d)];
+        fn(i, off);
+    }
+    return Status::ok();
+}
+
+KernelFactory gatherElements() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t axisAttr = init.getInt("axis", 0);
+        return std::unique_ptr<Kernel>(new FunctionKernel([axisAttr](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            const RtTensor* idx = ctx.input(1);
+            auto axis = normAxis(ctx, axisAttr, int64_t(x->rank()));
+            if (!axis) return axis.status();
+            auto out = ctx.output(0, x->dtype, idx->dims);
+            if (!out) return out.status();
+            return dispatchBySize(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                T* po = (*out)->template as<T>();
+                const T* pi = x->as<T>();
+                return walkElements(ctx, *x, *idx, *axis, [&](int64_t i, int64_t off) { po[i] = pi[off]; });
+            });
+        }));
+    };
+}
+
+enum class Reduction { None, Add, Mul, Max, Min };
+
+Reduction reductionOf(const std::string& s) {
+    if (s == "add") return Reduction::Add;
+    if (s == "mul") return Reduction::Mul;
+    if (s == "max") return Reduction::Max;
+    if (s == "min") return Reduction::Min;
+    return Reduction::None;
+}
+
+template <typename T>
+void combine(T& dst, T v, Reduction r) {
+    switch (r) {
+        case Reduction::None: dst = v; break;
+        case Reduction::Add: dst = T(dst + v); break;
+        case Reduction::Mul: dst = T(dst * v); break;
+        case Reduction::Max: dst = std::max(dst, v); break;
+        case Reduction::Min: dst = std::min(dst, v); break;
+    }
+}
+
+KernelFactory scatterElements() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t axisAttr = init.getInt("axis", 0);
+        const Reduction red = reductionOf(init.getString("reduction", "none"));
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            const RtTensor* idx = ctx.input(1);
+            const RtTensor* upd = ctx.input(2);
+            auto axis = normAxis(ctx, axisAttr, int64_t(x->rank()));
+            if (!axis) return axis.status();
+            auto out = ctx.output(0, x->dtype, x->dims);
+            if (!out) return out.status();
+            copyData(*x, **out);
+            return dispatchNumeric(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                T* po = (*out)->template as<T>();
+                const T* pu = upd->as<T>();
+                return walkElements(ctx, *x, *idx, *axis, [&](int64_t i, int64_t off) { combine(po[off], pu[i], red); });
+            });
+        }));
+    };
+}
+
+KernelFactory scatterND() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const Reduction red = reductionOf(init.getString("reduction", "none"));
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            const RtTensor* idx = ctx.input(1);
+            const RtTensor* upd = ctx.input(2);
+            auto out = ctx.output(0, x->dtype, x->dims);
+            if (!out) return out.status();
+            copyData(*x, **out);
+            const int64_t k = idx->dims.empty() ? 0 : idx->dims.back();
+            if (k > int64_t(x->rank())) return bad(ctx, "index depth exceeds data rank");
+            const int64_t slice = product(x->dims, size_t(k));
+            const int64_t count = idx->numel() / std::max<int64_t>(k, 1);
+            const auto strides = stridesOf(x->dims);
+            return dispatchNumeric(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                T* po = (*out)->template as<T>();
+                const T* pu = upd->as<T>();
+                for (int64_t i = 0; i < count; ++i) {
+                    int64_t off = 0;
+                    for (int64_t d = 0; d < k; ++d) {
+                        int64_t v = elementAsInt(*idx, i * k + d);
+                        if (v < 0) v += x->dims[size_t(d)];
+                        if (v < 0 || v >= x->dims[size_t(d)]) return bad(ctx, "index out of range");
+                        off += v * strides[size_t(d)];
+                    }
+                    for (int64_t j = 0; j < slice; ++j) combine(po[off + j], pu[i * slice + j], red);
+                }
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+KernelFactory gatherND() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t batchDims = init.getInt("batch_dims", 0);
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            const RtTensor* idx = ctx.input(1);
+            const int64_t k = idx->dims.back();
+            if (batchDims + k > int64_t(x->rank())) return bad(ctx, "index depth exceeds data rank");
+            std::vector<int64_t> dims(idx->dims.begin(), idx->dims.end() - 1);
+            dims.insert(dims.end(), x->dims.begin() + batchDims + k, x->dims.end());
+            auto out = ctx.output(0, x->dtype, dims);
+            if (!out) return out.status();
+            const int64_t batch = product(x->dims, 0, size_t(batchDims));
+            const int64_t slice = product(x->dims, size_t(batchDims + k));
+            const int64_t batchStride = product(x->dims, size_t(batchDims));
+            const int64_t perBatch = product(idx->dims, size_t(batchDims), idx->dims.size() - 1);
+            const auto strides = stridesOf(x->dims);
+            return dispatchBySize(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                T* po = (*out)->template as<T>();
+                const T* pi = x->as<T>();
+                for (int64_t b = 0; b < batch; ++b)
+                    for (int64_t i = 0; i < perBatch; ++i) {
+                        int64_t off = b * batchStride;
+                        const int64_t row = b * perBatch + i;
+                        for (int64_t d = 0; d < k; ++d) {
+                            const int64_t dim = x->dims[size_t(batchDims + d)];
+                            int64_t v = elementAsInt(*idx, row * k + d);
+                            if (v < 0) v += dim;
+                            if (v < 0 || v >= dim) return bad(ctx, "index out of range");
+                            off += v * strides[size_t(batchDims + d)];
+                        }
+                        std::memcpy(po + row * slice, pi + off, size_t(slice) * sizeof(T));
+                    }
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+// ---- Expand / Tile -------------------------------------------------------------------
+
+Status broadcastInto(KernelContext& ctx, const RtTensor& x, const std::vector<int64_t>& dims) {
+    auto out = ctx.output(0, x.dtype, dims);
+    if (!out) return out.status();
+    if (product(dims) == 0) return Status::ok();
+    const BroadcastRows plan = planBroadcast(dims, {&dims, &x.dims});
+    return dispatchBySize(ctx, x.dtype, [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T* pi = x.as<T>();
+        T* po = (*out)->template as<T>();
+        forEachRow(ctx.pool(), plan, [&](int64_t off, const int64_t* offs) {
+            const int64_t s = plan.rowStride[1];
+            for (int64_t i = 0; i < plan.rowLength; ++i) po[off + i] = pi[offs[1] + i * s];
+        });
+        return Status::ok();
+    });
+}
+
+Status expand(KernelContext& ctx) {
+    const RtTensor* x = ctx.input(0);
+    if (!ctx.input(1)) return bad(ctx, "missing shape");
+    auto shape = readInts(*ctx.input(1), "shape");
+    if (!shape) return shape.status().withContext(ctx.where());
+    auto dims = broadcastShapes(ctx, {&x->dims, &*shape});
+    if (!dims) return dims.status();
+    return broadcastInto(ctx, *x, *dims);
+}
+
+Status tile(KernelContext& ctx) {
+    const RtTensor* x = ctx.input(0);
+    auto reps = readInts(*ctx.input(1), "repeats");
+    if (!reps) return reps.status().withContext(ctx.where());
+    if (reps->size() != x->rank()) return bad(ctx, "repeats length differs from the input rank");
+    std::vector<int64_t> dims;
+    for (size_t i = 0; i < x->rank(); ++i) dims.push_back(x->dims[i] * (*reps)[i]);
+    auto out = ctx.output(0, x->dtype, dims);
+    if (!out) return out.status();
+    const int64_t n = product(dims);
+    const auto inStrides = stridesOf(x->dims);
+    return dispatchBySize(ctx, x->dtype, [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T* pi = x->as<T>();
+        T* po = (*out)->template as<T>();
+        for (int64_t i = 0; i < n; ++i) {
+            int64_t rem = i, src = 0;
+            for (size_t d = dims.size(); d-- > 0;) {
+                src += ((rem % dims[d]) % x->dims[d]) * inStrides[d];
+                rem /= dims[d];
+            }
+            po[i] = pi[src];
+        }
+        return Status::ok();
+    });
+}
+
+// ---- Pad -----------------------------------------------------------------------------
+
+class PadKernel : public Kernel {
+public:
+    PadKernel(const KernelInit& init, Status&) {
+        m_mode = init.getString("mode", "constant");
+        m_fromInputs = init.opset() >= 11;
+        m_pads = init.getInts(init.opset() < 2 ? "paddings" : "pads");
+        m_value = init.getFloat("value", 0.0f);
+    }
+    Status compute(KernelContext& ctx) override {
+        const RtTensor* x = ctx.input(0);
+        const int64_t rank = int64_t(x->rank());
+        std::vector<int64_t> pads = m_pads;
+        double value = m_value;
+        std::vector<int64_t> axes;
+        if (m_fromInputs) {
+            auto p = readInts(*ctx.input(1), "pads");
+            if (!p) return p.status().withContext(ctx.where());
+            pads = *p;
+            if (const RtTensor* v = ctx.input(2); v && v->numel()) value = elementAsDouble(*v, 0);
+            if (const RtTensor* a = ctx.input(3)) {
+                auto ax = readInts(*a, "axes");
+                if (!ax) return ax.status().withContext(ctx.where());
+                axes = *ax;
+            }
+        }
+        if (axes.empty())
+            for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+        if (pads.size() != 2 * axes.size()) return bad(ctx, "pads has the wrong length");
+        std::vector<int64_t> before(size_t(rank), 0), after(size_t(rank), 0);
+        for (size_t i = 0; i < axes.size(); ++i) {
+            auto a = normAxis(ctx, axes[i], rank);
+            if (!a) return a.status();
+            before[size_t(*a)] = pads[i];
+            after[size_t(*a)] = pads[i + axes.size()];
+        }
+        std::vector<int64_t> dims(static_cast<size_t>(rank));
+        for (int64_t d = 0; d < rank; ++d) {
+            dims[size_t(d)] = x->dims[size_t(d)] + before[size_t(d)] + after[size_t(d)];
+            if (dims[size_t(d)] < 0) return bad(ctx, "pads remove more than the dim holds");
+            if (m_mode != "constant" && x->dims[size_t(d)] == 0 && dims[size_t(d)] > 0)
+                return bad(ctx, m_mode + " padding of an empty dim");
+        }
+        auto out = ctx.output(0, x->dtype, dims);
+        if (!out) return out.status();
+        const int64_t n = product(dims);
+        const auto inStrides = stridesOf(x->dims);
+        return dispatchNumeric(ctx, x->dtype, [&](auto tag) -> Status {
+            using T = decltype(tag);
+            const T* pi = x->as<T>();
+            T* po = (*out)->template as<T>();
+            const T fill = T(value);
+            for (int64_t i = 0; i < n; ++i) {
+                int64_t rem = i, src = 0;
+                bool outside = false;
+                for (int64_t d = rank - 1; d >= 0; --d) {
+                    int64_t c = rem % dims[size_t(d)] - before[size_t(d)];
+                    rem /= dims[size_t(d)];
+                    const int64_t len = x->dims[size_t(d)];
+                    if (c < 0 || c >= len) {
+                        if (m_mode == "constant") {
+                            outside = true;
+                            break;
+                        }
+                        if (m_mode == "edge") {
+                            c = std::clamp<int64_t>(c, 0, len - 1);
+                        } else if (m_mode == "reflect") {
+                            if (len == 1) c = 0;
+                            else {
+                                const int64_t period = 2 * (len - 1);
+                                c = ((c % period) + period) % period;
+                                if (c >= len) c = period - c;
+                            }
+                        } else {  // wrap
+                            c = ((c % len) + len) % len;
+                        }
+                    }
+                    src += c * inStrides[size_t(d)];
+                }
+                po[i] = outside ? fill : pi[src];
+            }
+            return Status::ok();
+        });
+    }
+
+private:
+    std::string m_mode;
+    bool m_fromInputs = true;
+    std::vector<int64_t> m_pads;
+    float m_value = 0;
+};
+
+// ---- shape-producing -----------------------------------------------------------------
+
+KernelFactory shapeOp() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t startAttr = init.getInt("start", 0);
+        const bool hasEnd = init.has("end");
+        const int64_t endAttr = init.getInt("end", 0);
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            const int64_t rank = int64_t(x->rank());
+            auto clampAxis = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
+            const int64_t s = clampAxis(startAttr);
+            const int64_t e = hasEnd ? clampAxis(endAttr) : rank;
+            const int64_t n = std::max<int64_t>(0, e - s);
+            auto out = ctx.output(0, DType::Int64, {n});
+            if (!out) return out.status();
+            for (int64_t i = 0; i < n; ++i) (*out)->as<int64_t>()[i] = x->dims[size_t(s + i)];
+            return Status::ok();
+        }));
+    };
+}
+
+Status sizeOp(KernelContext& ctx) {
+    auto out = ctx.output(0, DType::Int64, {});
+    if (!out) return out.status();
+    (*out)->as<int64_t>()[0] = ctx.input(0)->numel();
+    return Status::ok();
+}
+
+KernelFactory constantOfShape() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        RtTensor value;
+        if (const Tensor* t = init.getTensor("value")) {
+            auto v = tensorFromConstant(*t);
+            if (!v) return v.status();
+            value = *v;
+        } else {
+            value = allocateTensor(DType::Float32, {1});
+        }
+        return std::unique_ptr<Kernel>(new FunctionKernel([value](KernelContext& ctx) -> Status {
+            auto dims = readInts(*ctx.input(0), "shape");
+            if (!dims) return dims.status().withContext(ctx.where());
+            for (int64_t d : *dims)
+                if (d < 0) return bad(ctx, "negative dim in shape");
+            auto out = ctx.output(0, value.dtype, *dims);
+            if (!out) return out.status();
+            return dispatchBySize(ctx, value.dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                const T v = value.as<T>()[0];
+                T* po = (*out)->template as<T>();
+                for (int64_t i = 0; i < (*out)->numel(); ++i) po[i] = v;
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+KernelFactory constant() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        RtTensor value;
+        if (const Tensor* t = init.getTensor("value")) {
+            auto v = tensorFromConstant(*t);
+            if (!v) return v.status();
+            value = *v;
+        } else if (init.has("value_float")) {
+            value = allocateTensor(DType::Float32, {});
+            value.as<float>()[0] = init.getFloat("value_float", 0);
+        } else if (init.has("value_floats")) {
+            auto f = init.getFloats("value_floats");
+            value = allocateTensor(DType::Float32, {int64_t(f.size())});
+            std::copy(f.begin(), f.end(), value.as<float>());
+        } else if (init.has("value_int")) {
+            value = allocateTensor(DType::Int64, {});
+            value.as<int64_t>()[0] = init.getInt("value_int", 0);
+        } else if (init.has("value_ints")) {
+            auto v = init.getInts("value_ints");
+            value = allocateTensor(DType::Int64, {int64_t(v.size())});
+            std::copy(v.begin(), v.end(), value.as<int64_t>());
+        } else if (init.has("value_string")) {
+            value = allocateTensor(DType::String, {});
+            (*value.strings)[0] = init.getString("value_string", "");
+        } else if (init.has("value_strings")) {
+            auto v = init.getStrings("value_strings");
+            value = allocateTensor(DType::String, {int64_t(v.size())});
+            *value.strings = v;
+        } else {
+            return init.invalid("Constant has no value attribute this runtime reads");
+        }
+        return std::unique_ptr<Kernel>(new FunctionKernel([value](KernelContext& ctx) -> Status {
+            auto out = ctx.output(0, value.dtype, value.dims);
+            if (!out) return out.status();
+            copyData(value, **out);
+            return Status::ok();
+        }));
+    };
+}
+
+Status range(KernelContext& ctx) {
+    const RtTensor* s = ctx.input(0);
+    const RtTensor* l = ctx.input(1);
+    const RtTensor* d = ctx.input(2);
+    if (!s || !l || !d) return bad(ctx, "needs start, limit and delta");
+    const double start = elementAsDouble(*s, 0), limit = elementAsDouble(*l, 0), delta = elementAsDouble(*d, 0);
+    if (delta == 0) return bad(ctx, "delta is 0");
+    const int64_t n = std::max<int64_t>(0, int64_t(std::ceil((limit - start) / delta)));
+    auto out = ctx.output(0, s->dtype, {n});
+    if (!out) return out.status();
+    return dispatchNumeric(ctx, s->dtype, [&](auto tag) -> Status {
+        using T = decltype(tag);
+        T* po = (*out)->template as<T>();
+        const T st = s->as<T>()[0], dl = d->as<T>()[0];
+        for (int64_t i = 0; i < n; ++i) po[i] = T(st + T(i) * dl);
+        return Status::ok();
+    });
+}
+
+Status nonZero(KernelContext& ctx) {
+    const RtTensor* x = ctx.input(0);
+    const int64_t n = x->numel();
+    std::vector<int64_t> hits;
+    for (int64_t i = 0; i < n; ++i)
+        if (elementAsDouble(*x, i) != 0) hits.push_back(i);
+    const int64_t rank = int64_t(x->rank());
+    auto out = ctx.output(0, DType::Int64, {rank, int64_t(hits.size())});
+    if (!out) return out.status();
+    int64_t* po = (*out)->as<int64_t>();
+    for (size_t h = 0; h < hits.size(); ++h) {
+        int64_t rem = hits[h];
+        for (int64_t d = rank - 1; d >= 0; --d) {
+            po[d * int64_t(hits.size()) + int64_t(h)] = rem % x->dims[size_t(d)];
+            rem /= x->dims[size_t(d)];
+        }
+    }
+    return Status::ok();
+}
+
+KernelFactory trilu() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const bool upper = init.getInt("upper", 1) != 0;
+        return std::unique_ptr<Kernel>(new FunctionKernel([upper](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            const int64_t k = ctx.input(1) ? elementAsInt(*ctx.input(1), 0) : 0;
+            auto out = ctx.output(0, x->dtype, x->dims);
+            if (!out) return out.status();
+            if (x->rank() < 2) return bad(ctx, "needs rank >= 2");
+            const int64_t rows = x->dims[x->rank() - 2], cols = x->dims.back();
+            const int64_t mats = x->numel() / std::max<int64_t>(1, rows * cols);
+            return dispatchBySize(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                const T* pi = x->as<T>();
+                T* po = (*out)->template as<T>();
+                for (int64_t m = 0; m < mats; ++m)
+                    for (int64_t i = 0; i < rows; ++i)
+                        for (int64_t j = 0; j < cols; ++j) {
+                            const int64_t o = (m * rows + i) * cols + j;
+                            const bool keep = upper ? j - i >= k : j - i <= k;
+                            po[o] = keep ? pi[o] : T(0);
+                        }
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+KernelFactory oneHot() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t axisAttr = init.getInt("axis", -1);
+        return std::unique_ptr<Kernel>(new FunctionKernel([axisAttr](KernelContext& ctx) -> Status {
+            const RtTensor* idx = ctx.input(0);
+            const int64_t depth = int64_t(elementAsDouble(*ctx.input(1), 0));
+            const RtTensor* values = ctx.input(2);
+            const int64_t outRank = int64_t(idx->rank()) + 1;
+            auto axis = normAxis(ctx, axisAttr, outRank);
+            if (!axis) return axis.status();
+            std::vector<int64_t> dims = idx->dims;
+            dims.insert(dims.begin() + *axis, depth);
+            auto out = ctx.output(0, values->dtype, dims);
+            if (!out) return out.status();
+            const int64_t outer = product(idx->dims, 0, size_t(*axis));
+            const int64_t inner = product(idx->dims, size_t(*axis));
+            return dispatchBySize(ctx, values->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                const T off = values->as<T>()[0], on = values->as<T>()[1];
+                T* po = (*out)->template as<T>();
+                for (int64_t o = 0; o < outer; ++o)
+                    for (int64_t d = 0; d < depth; ++d)
+                        for (int64_t i = 0; i < inner; ++i) {
+                            int64_t v = int64_t(elementAsDouble(*idx, o * inner + i));
+                            if (v < 0) v += depth;
+                            po[(o * depth + d) * inner + i] = v == d ? on : off;
+                        }
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+KernelFactory depthSpace(bool toSpace) {
+    return [toSpace](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t bs = init.getInt("blocksize", 1);
+        const bool crd = init.getString("mode", "DCR") == "CRD";
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            if (x->rank() != 4) return bad(ctx, "needs a 4-D input");
+            const int64_t n = x->dims[0], c = x->dims[1], h = x->dims[2], w = x->dims[3];
+            std::vector<int64_t> dims = toSpace ? std::vector<int64_t>{n, c / (bs * bs), h * bs, w * bs}
+                                                : std::vector<int64_t>{n, c * bs * bs, h / bs, w / bs};
+            if (toSpace && c % (bs * bs)) return bad(ctx, "channels not divisible by blocksize^2");
+            if (!toSpace && (h % bs || w % bs)) return bad(ctx, "spatial dims not divisible by blocksize");
+            auto out = ctx.output(0, x->dtype, dims);
+            if (!out) return out.status();
+            return dispatchBySize(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                const T* pi = x->as<T>();
+                T* po = (*out)->template as<T>();
+                const int64_t oc = dims[1], oh = dims[2], ow = dims[3];
+                for (int64_t b = 0; b < n; ++b)
+                    for (int64_t ch = 0; ch < oc; ++ch)
+                        for (int64_t y = 0; y < oh; ++y)
+                            for (int64_t xx = 0; xx < ow; ++xx) {
+                                int64_t src;
+                                if (toSpace) {
+                                    const int64_t by = y % bs, bx = xx % bs;
+                                    const int64_t ic = crd ? ch * bs * bs + by * bs + bx : (by * bs + bx) * oc + ch;
+                                    src = ((b * c + ic) * h + y / bs) * w + xx / bs;
+                                } else {
+                                    const int64_t blocks = ch / c, ic = ch % c;
+                                    const int64_t by = blocks / bs, bx = blocks % bs;
+                                    src = ((b * c + ic) * h + y * bs + by) * w + xx * bs + bx;
+                                }
+                                po[((b * oc + ch) * oh + y) * ow + xx] = pi[src];
+                            }
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+void add(KernelRegistry& r, const std::string& op, KernelFactory f, bool halfViaFloat = false,
+         int64_t minOpset = 1) {
+    KernelDef d;
+    d.op = op;
+    d.factory = std::move(f);
+    d.halfViaFloat = halfViaFloat;  // data movement works on any element size
+    d.minOpset = minOpset;
+    r.add(std::move(d));
+}
+
+}  // namespace
+}  // namespace fsc::cpu
+
+namespace fsc {
+using namespace cpu;
+
+void registerTensorKernels(KernelRegistry& r) {
+    add(r, "Reshape", factoryOf<ReshapeKernel>());
+    add(r, "Flatten", flatten());
+    add(r, "Squeeze", squeeze(false));
+    add(r, "Unsqueeze", squeeze(true));
+    add(r, "Transpose", transpose());
+    add(r, "Concat", concat());
+    add(r, "Split", split());
+    add(r, "Slice", factoryOf<SliceKernel>());
+    add(r, "Gather", gather());
+    add(r, "GatherElements", gatherElements());
+    add(r, "GatherND", gatherND());
+    add(r, "ScatterElements", scatterElements(), true);
+    add(r, "Scatter", scatterElements(), true);
+    add(r, "ScatterND", scatterND(), true);
+    add(r, "Expand", fixed(expand));
+    add(r, "Tile", fixed(tile));
+    add(r, "Pad", factoryOf<PadKernel>(), true);
+    add(r, "Shape", shapeOp());
+    add(r, "Size", fixed(sizeOp));
+    add(r, "ConstantOfShape", constantOfShape());
+    add(r, "Constant", constant());
+    add(r, "Range", fixed(range), true);
+    add(r, "NonZero", fixed(nonZero));
+    add(r, "Trilu", trilu());
+    add(r, "OneHot", oneHot());
+    add(r, "DepthToSpace", depthSpace(true));
+    add(r, "SpaceToDepth", depthSpace(false));
+}
+
+}  // namespace fsc

@@ -1,0 +1,30 @@
+#pragma once
+// How the executor reports launches. `app/` connects this to the profiler; the compiler
+// never sees the profiler. Times are steady-clock nanoseconds.
+#include <cstdint>
+#include <string>
+
+#include "compiler/runtime/kernel_registry.h"
+#include "core/ids.h"
+
+namespace fsc {
+
+struct LaunchEvent {
+    NodeId node;
+    const std::string* nodeName = nullptr;
+    const std::string* opType = nullptr;
+    const std::string* kernelId = nullptr;
+    Backend backend = Backend::Cpu;
+    int stream = 0;
+    int depth = 0;  // 0 for the main graph, +1 per enclosing control-flow node
+    int64_t startNs = 0;
+    int64_t endNs = 0;
+};
+
+class ExecutionListener {
+public:
+    virtual ~ExecutionListener() = default;
+    virtual void onLaunch(const LaunchEvent& event) = 0;
+};
+
+}  // namespace fsc

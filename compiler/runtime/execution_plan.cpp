@@ -1,0 +1,86 @@
+#include "compiler/runtime/execution_plan.h"
+
+#include <sstream>
+
+namespace fsc {
+
+int64_t LoweringContext::opsetFor(const std::string& domain) const {
+    const std::string key = domain == "ai.onnx" ? "" : domain;
+    for (const auto& [d, v] : opsets)
+        if ((d == "ai.onnx" ? "" : d) == key) return v;
+    return -1;
+}
+
+namespace {
+
+std::string kernelDtype(const Graph& graph, const Node& node) {
+    for (const auto& ids : {node.inputs, node.outputs})
+        for (ValueId id : ids)
+            if (id.valid() && graph.value(id).type.kind == ValueType::Kind::Tensor &&
+                graph.value(id).type.elemType != DType::Undefined)
+                return std::string(dtypeName(graph.value(id).type.elemType));
+    return "any";
+}
+
+}  // namespace
+
+Result<ExecutionPlan> lowerGraph(std::shared_ptr<const Graph> graph,
+                                 std::shared_ptr<const LoweringContext> context) {
+    ExecutionPlan plan;
+    plan.graph = graph;
+    plan.lastUse.assign(graph->valueCount(), -1);
+    const auto& order = graph->order();
+    for (size_t s = 0; s < order.size(); ++s) {
+        const Node& node = graph->node(order[s]);
+        const std::string where = "node '" + node.name + "' (" + node.opType + ")";
+        const int64_t opset = context->opsetFor(node.domain);
+        const KernelDef* def =
+            context->registry->find(node.domain, node.opType, opset, context->backend);
+        if (!def)
+            return Status(ErrorCode::Unsupported,
+                          where + ": no " + backendName(context->backend) + " kernel for " +
+                              (node.domain.empty() ? "" : node.domain + ".") + node.opType +
+                              " at opset " + std::to_string(opset));
+        KernelInit init(node, opset, *graph, context);
+        auto kernel = def->factory(init);
+        if (!kernel) {
+            const std::string& msg = kernel.status().message();
+            return msg.rfind("node '", 0) == 0 ? kernel.status()
+                                               : kernel.status().withContext(where);
+        }
+        PlanStep step;
+        step.node = order[s];
+        step.nodeName = node.name;
+        step.opType = node.opType;
+        step.kernelId = node.opType + "." + kernelDtype(*graph, node) + "." + def->variant;
+        step.backend = def->backend;
+        step.def = def;
+        step.kernel = std::move(*kernel);
+        step.inputs = node.inputs;
+        step.outputs = node.outputs;
+        for (ValueId in : node.inputs)
+            if (in.valid()) plan.lastUse[in.index] = long(s);
+        for (const std::string& name : node.capturedNames())
+            if (ValueId id = graph->findValue(name); id.valid()) plan.lastUse[id.index] = long(s);
+        plan.steps.push_back(std::move(step));
+    }
+    return plan;
+}
+
+std::string ExecutionPlan::toText() const {
+    std::ostringstream out;
+    for (size_t i = 0; i < steps.size(); ++i) {
+        const PlanStep& s = steps[i];
+        out << i << "  " << s.kernelId << "  " << s.nodeName << "  (";
+        for (size_t k = 0; k < s.inputs.size(); ++k)
+            out << (k ? ", " : "") << (s.inputs[k].valid() ? graph->value(s.inputs[k]).name : "-");
+        out << ") -> (";
+        for (size_t k = 0; k < s.outputs.size(); ++k)
+            out << (k ? ", " : "")
+                << (s.outputs[k].valid() ? graph->value(s.outputs[k]).name : "-");
+        out << ")  " << backendName(s.backend) << "\n";
+    }
+    return out.str();
+}
+
+}  // namespace fsc

@@ -1,0 +1,51 @@
+#pragma once
+// Lowering: the IR graph becomes a schedule of kernel calls. Each step names its plan
+// node, kernel id, input/output values and backend; kernels are created here from the
+// node attributes, so nothing below this point reads the IR.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/runtime/kernel_registry.h"
+#include "compiler/runtime/thread_pool.h"
+#include "core/graph.h"
+
+namespace fsc {
+
+// What lowering needs besides the graph; shared with the plans of nested subgraphs.
+struct LoweringContext {
+    std::vector<std::pair<std::string, int64_t>> opsets;  // domain -> version
+    const KernelRegistry* registry = nullptr;
+    Backend backend = Backend::Cpu;
+    std::shared_ptr<ThreadPool> pool;
+    int depth = 0;  // subgraph nesting of the graph being lowered
+    int64_t opsetFor(const std::string& domain) const;
+};
+
+struct PlanStep {
+    NodeId node;
+    std::string nodeName;
+    std::string opType;
+    std::string kernelId;  // <op>.<dtype>.<variant>
+    Backend backend = Backend::Cpu;
+    const KernelDef* def = nullptr;
+    std::unique_ptr<Kernel> kernel;
+    std::vector<ValueId> inputs;
+    std::vector<ValueId> outputs;
+};
+
+struct ExecutionPlan {
+    std::shared_ptr<const Graph> graph;
+    std::vector<PlanStep> steps;
+    // For each value, the last step that reads it (directly or from a subgraph); -1 when
+    // nothing does. Graph outputs are never released.
+    std::vector<long> lastUse;
+    std::string toText() const;  // one line per step
+};
+
+// Fails on the first node with no kernel, naming it (ErrorCode::Unsupported).
+Result<ExecutionPlan> lowerGraph(std::shared_ptr<const Graph> graph,
+                                 std::shared_ptr<const LoweringContext> context);
+
+}  // namespace fsc

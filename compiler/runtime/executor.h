@@ -1,0 +1,70 @@
+#pragma once
+// Runs an execution plan. Shapes are resolved at run time from the actual inputs; the
+// first run with a new input-shape signature records every intermediate's size, and from
+// then on that signature runs out of one arena laid out by the memory plan. A kernel
+// asking for a shape the plan did not foresee (data-dependent shapes) gets a fresh block.
+// One run at a time per executor.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "compiler/memory_plan.h"
+#include "compiler/runtime/execution_listener.h"
+#include "compiler/runtime/execution_plan.h"
+#include "compiler/runtime/value_scope.h"
+
+namespace fsc {
+
+struct ExecutorOptions {
+    int threads = 1;
+    Backend backend = Backend::Cpu;
+};
+
+struct RunOptions {
+    ExecutionListener* listener = nullptr;
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+class Executor {
+public:
+    static Result<std::unique_ptr<Executor>> create(const Model& model,
+                                                    const ExecutorOptions& options);
+    // For subgraphs: every graph input is fed, in order.
+    static Result<std::unique_ptr<Executor>> createForGraph(
+        std::shared_ptr<const Graph> graph, std::shared_ptr<const LoweringContext> context,
+        bool feedEveryInput);
+    ~Executor();
+
+    // The graph inputs a caller feeds, in order (inputs backed by an initializer are not).
+    const std::vector<ValueId>& feeds() const { return m_feeds; }
+    const Graph& graph() const { return *m_plan.graph; }
+    const ExecutionPlan& plan() const { return m_plan; }
+
+    // Checks each feed against its declared dtype and rank (and known dims), then runs.
+    Result<std::vector<RtTensor>> run(std::vector<RtTensor> feeds, const RunOptions& options = {},
+                                      const ValueScope* outer = nullptr);
+
+    // The memory plan of the most recent signature, once one was laid out.
+    const MemoryPlan* lastMemoryPlan() const;
+    size_t cachedSignatures() const { return m_signatures.size(); }
+
+private:
+    struct SignaturePlan;
+    class Frame;
+    class StepContext;
+    Executor() = default;
+    Status checkFeeds(const std::vector<RtTensor>& feeds) const;
+
+    ExecutionPlan m_plan;
+    std::shared_ptr<const LoweringContext> m_context;
+    std::vector<ValueId> m_feeds;
+    std::vector<RtTensor> m_constants;  // by value index; undefined for the rest
+    std::vector<ValueId> m_outerValues;
+    std::vector<bool> m_isGraphOutput;
+    std::map<std::vector<int64_t>, std::unique_ptr<SignaturePlan>> m_signatures;
+    const SignaturePlan* m_last = nullptr;
+};
+
+}  // namespace fsc

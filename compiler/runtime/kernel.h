@@ -1,0 +1,105 @@
+#pragma once
+// The kernel interface. A kernel is created once per plan step from the node's attributes
+// (lowering reads the IR; the kernel keeps plain parameters) and computed many times.
+// Kernels never allocate tensor storage: they ask the context for an output of a given
+// dtype and shape, and the executor hands out a slot of the memory plan (or, for shapes
+// the plan did not foresee, a fresh block). No profiling code lives inside kernels.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/runtime/rt_tensor.h"
+#include "compiler/runtime/thread_pool.h"
+#include "core/graph.h"
+#include "core/status.h"
+
+namespace fsc {
+
+class ValueScope;
+struct LoweringContext;
+
+class KernelContext {
+public:
+    virtual ~KernelContext() = default;
+    virtual size_t inputCount() const = 0;
+    // Null for an omitted optional input or an index past the end.
+    virtual const RtTensor* input(size_t i) const = 0;
+    virtual size_t outputCount() const = 0;
+    // The storage for output i, zeroed only when freshly allocated.
+    virtual Result<RtTensor*> output(size_t i, DType dtype, std::vector<int64_t> dims) = 0;
+    // Whether the graph reads output i (optional outputs may be omitted).
+    virtual bool outputWanted(size_t i) const = 0;
+    virtual ThreadPool& pool() = 0;
+    // Values of enclosing graphs, for control-flow kernels running their subgraphs.
+    virtual const ValueScope* scope() const = 0;
+    // "node 'name' (Op)" for messages.
+    virtual std::string where() const = 0;
+};
+
+class Kernel {
+public:
+    virtual ~Kernel() = default;
+    virtual Status compute(KernelContext& ctx) = 0;
+};
+
+// What a kernel factory sees: the node's attributes and opset. Attribute getters take a
+// default; `required` variants report a missing attribute as an invalid model.
+class KernelInit {
+public:
+    KernelInit(const Node& node, int64_t opset, const Graph& graph,
+               std::shared_ptr<const LoweringContext> lowering)
+        : m_node(node), m_opset(opset), m_graph(graph), m_lowering(std::move(lowering)) {}
+    const Node& node() const { return m_node; }
+    const Graph& graph() const { return m_graph; }
+    int64_t opset() const { return m_opset; }
+    // For control-flow kernels, which lower their subgraphs the same way.
+    const std::shared_ptr<const LoweringContext>& lowering() const { return m_lowering; }
+    bool has(const std::string& name) const { return m_node.attribute(name) != nullptr; }
+    int64_t getInt(const std::string& name, int64_t fallback) const;
+    float getFloat(const std::string& name, float fallback) const;
+    std::string getString(const std::string& name, const std::string& fallback) const;
+    std::vector<int64_t> getInts(const std::string& name) const;  // empty when absent
+    std::vector<float> getFloats(const std::string& name) const;
+    std::vector<std::string> getStrings(const std::string& name) const;
+    const Tensor* getTensor(const std::string& name) const;
+    std::shared_ptr<Graph> getGraph(const std::string& name) const;
+    Status invalid(const std::string& message) const;  // names the node
+    size_t inputCount() const { return m_node.inputs.size(); }
+    bool inputPresent(size_t i) const { return i < m_node.inputs.size() && m_node.inputs[i].valid(); }
+    // The constant behind input i when it is an initializer; null otherwise.
+    const Tensor* constantInput(size_t i) const;
+
+private:
+    const Node& m_node;
+    int64_t m_opset;
+    const Graph& m_graph;
+    std::shared_ptr<const LoweringContext> m_lowering;
+};
+
+using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const KernelInit&)>;
+
+// Makes a factory for a kernel class constructed from KernelInit (which may fail by
+// setting `status`).
+template <typename K>
+KernelFactory factoryOf() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        Status status;
+        auto kernel = std::make_unique<K>(init, status);
+        if (!status.isOk()) return status;
+        return std::unique_ptr<Kernel>(std::move(kernel));
+    };
+}
+
+// Lambda-backed kernel for ops whose attributes fit in a closure.
+class FunctionKernel : public Kernel {
+public:
+    explicit FunctionKernel(std::function<Status(KernelContext&)> fn) : m_fn(std::move(fn)) {}
+    Status compute(KernelContext& ctx) override { return m_fn(ctx); }
+
+private:
+    std::function<Status(KernelContext&)> m_fn;
+};
+
+}  // namespace fsc

@@ -1,0 +1,54 @@
+#pragma once
+// Kernel registry: (domain, op, opset range) -> factory, backend and variant. Kernel ids
+// read `<op>.<dtype>.<variant>`, e.g. `Conv.float32.im2col_sgemm`.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/runtime/kernel.h"
+
+namespace fsc {
+
+enum class Backend { Cpu, Cuda };
+const char* backendName(Backend backend);
+
+struct KernelDef {
+    std::string domain;  // "" for ai.onnx
+    std::string op;
+    int64_t minOpset = 1;
+    int64_t maxOpset = 1 << 30;
+    std::string variant = "ref";
+    Backend backend = Backend::Cpu;
+    // float16/bfloat16 inputs are widened to float32 around the kernel and float32
+    // outputs narrowed back (the kernel itself only knows float32).
+    bool halfViaFloat = true;
+    KernelFactory factory;
+};
+
+class KernelRegistry {
+public:
+    void add(KernelDef def);
+    // The def for an op at an opset, or null.
+    const KernelDef* find(const std::string& domain, const std::string& op, int64_t opset,
+                          Backend backend) const;
+    std::vector<std::string> ops(Backend backend) const;  // "Conv", "com.microsoft.Gelu"
+
+    // Every CPU kernel, registered once.
+    static const KernelRegistry& cpu();
+
+private:
+    std::map<std::pair<std::string, std::string>, std::vector<KernelDef>> m_defs;
+};
+
+// Registration functions, one per kernel family file under backends/cpu/.
+void registerElementwiseKernels(KernelRegistry& registry);
+void registerReductionKernels(KernelRegistry& registry);
+void registerTensorKernels(KernelRegistry& registry);
+void registerNnKernels(KernelRegistry& registry);
+void registerConvKernels(KernelRegistry& registry);
+void registerRnnKernels(KernelRegistry& registry);
+void registerQuantKernels(KernelRegistry& registry);
+void registerResizeKernels(KernelRegistry& registry);
+void registerControlFlowKernels(KernelRegistry& registry);
+
+}  // namespace fsc

@@ -1,0 +1,49 @@
+#pragma once
+// A tensor at run time: dtype, concrete dims and a pointer into storage the tensor may or
+// may not own (an arena slot, a heap block, or an initializer's bytes). Strings are kept
+// in a side vector; most kernels never see them.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+namespace fsc {
+
+struct RtTensor {
+    DType dtype = DType::Undefined;
+    std::vector<int64_t> dims;
+    void* data = nullptr;
+    std::shared_ptr<void> owner;  // keeps `data` alive; empty for arena slots
+    std::shared_ptr<std::vector<std::string>> strings;  // dtype String only
+
+    bool defined() const { return dtype != DType::Undefined; }
+    int64_t numel() const;
+    size_t bytes() const;
+    size_t rank() const { return dims.size(); }
+    template <typename T>
+    T* as() { return static_cast<T*>(data); }
+    template <typename T>
+    const T* as() const { return static_cast<const T*>(data); }
+    std::string typeString() const;  // "float32[1,3,224,224]"
+};
+
+// A tensor with its own zero-initialised heap storage (64-byte aligned).
+RtTensor allocateTensor(DType dtype, std::vector<int64_t> dims);
+// Zero-copy view of a constant tensor (keeps its buffer alive).
+Result<RtTensor> tensorFromConstant(const Tensor& constant);
+// Deep copy into a core Tensor (for writing files and comparisons).
+Tensor tensorToConstant(const RtTensor& tensor, const std::string& name);
+// Copy with its own storage.
+RtTensor cloneTensor(const RtTensor& tensor);
+// Element i read as double / int64 whatever the dtype (for small shape tensors and stats).
+double elementAsDouble(const RtTensor& tensor, int64_t i);
+int64_t elementAsInt(const RtTensor& tensor, int64_t i);
+// All elements of an integer tensor (shape operands such as Reshape's shape).
+Result<std::vector<int64_t>> readInts(const RtTensor& tensor, const std::string& what);
+
+}  // namespace fsc
