@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/run_command.h"
 #include "app/cli/summary_json.h"
 #include "app/cli/summary_text.h"
 #include "compiler/backends/device_query.h"
@@ -29,6 +30,8 @@ commands:
   dump MODEL [--no-infer]               the model as Fusescope's text form
   export MODEL OUT.onnx [--external-data]
                                         import and write back as ONNX
+  run MODEL [options]                   run the model (CPU backend) and report outputs,
+                                        latency, memory plan; `run --help` for options
   devices                               the CUDA devices this build can use
   --version | --help
 
@@ -148,6 +151,7 @@ int main(int argc, char** argv) {
         if (cmd == "dump") return cmdDump(args);
         if (cmd == "export") return cmdExport(args);
         if (cmd == "devices") return cmdDevices();
+        if (cmd == "run") return fsc::cli::runCommand(argc, argv, 2);
     } catch (const std::exception& e) {
         // Library code reports errors as Status; this is the last line of defence.
         std::cerr << "error: internal: " << e.what() << "\n";

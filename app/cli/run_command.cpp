@@ -1,0 +1,354 @@
+#include "app/cli/run_command.h"
+
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/backends/device_query.h"
+#include "compiler/runtime/executor.h"
+#include "compiler/runtime/half.h"
+#include "core/onnx_import.h"
+#include "core/tensor_io.h"
+#include "profiler/cpu_timer.h"
+#include "profiler/node_stats.h"
+
+namespace fsc::cli {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 2;
+constexpr int kExitUsage = 64;
+
+const char* kRunUsage = R"(usage: fusescope-cli run MODEL [options]
+
+inputs (in graph-input order; inputs backed by an initializer are not fed):
+  --input-dir DIR        read DIR/input_0.pb, input_1.pb, ... (ONNX TensorProto files)
+  --input NAME=FILE      one input from a .pb (TensorProto) or .npy file (repeatable)
+  otherwise inputs are random from a fixed seed: floats uniform in [-1, 1), integers
+  uniform in [0, 10), bools fair coins; symbolic dims take --dim NAME=VALUE (default 1).
+  --dim NAME=VALUE       value of a symbolic dim (repeatable)
+  --seed N               seed of the random inputs (default 0)
+outputs:
+  --output-dir DIR       write DIR/output_0.pb, ... in graph-output order
+  --json                 print a JSON summary (schema fusescope.run/1)
+timing:
+  --iterations N         timed runs (default 1)
+  --warmup N             untimed runs first (default 0)
+  --profile              per-node time table (time, share, kernel id), largest first
+execution:
+  --backend cpu|cuda     default cpu
+  --threads N            worker threads (default: all cores)
+)";
+
+struct RunArgs {
+    std::string model;
+    std::string inputDir, outputDir;
+    std::vector<std::pair<std::string, std::string>> inputs;
+    std::map<std::string, int64_t> dims;
+    uint64_t seed = 0;
+    int iterations = 1, warmup = 0;
+    int threads = 0;
+    bool json = false, profile = false;
+    std::string backend = "cpu";
+};
+
+int usage(const std::string& message) {
+    std::cerr << "fusescope-cli run: " << message << "\n" << kRunUsage;
+    return kExitUsage;
+}
+
+int fail(const std::string& message) {
+    std::cerr << "error: " << message << "\n";
+    return kExitBadInput;
+}
+
+bool parseInt(const std::string& s, int64_t& out) {
+    try {
+        size_t used = 0;
+        out = std::stoll(s, &used);
+        return used == s.size();
+    } catch (...) {
+        return false;
+    }
+}
+
+// Returns an exit code when parsing fails, -1 when it succeeds.
+int parse(int argc, char** argv, int first, RunArgs& a) {
+    for (int i = first; i < argc; ++i) {
+        const std::string s = argv[i];
+        auto value = [&](std::string& out) {
+            if (i + 1 >= argc) return false;
+            out = argv[++i];
+            return true;
+        };
+        auto pair = [&](std::pair<std::string, std::string>& out) {
+            std::string v;
+            if (!value(v)) return false;
+            const size_t eq = v.find('=');
+            if (eq == std::string::npos || eq == 0) return false;
+            out = {v.substr(0, eq), v.substr(eq + 1)};
+            return true;
+        };
+        std::string v;
+        std::pair<std::string, std::string> kv;
+        int64_t n = 0;
+        if (s == "--json") a.json = true;
+        else if (s == "--profile") a.profile = true;
+        else if (s == "--input-dir") { if (!value(a.inputDir)) return usage("--input-dir needs DIR"); }
+        else if (s == "--output-dir") { if (!value(a.outputDir)) return usage("--output-dir needs DIR"); }
+        else if (s == "--input") {
+            if (!pair(kv)) return usage("--input needs NAME=FILE");
+            a.inputs.push_back(kv);
+        } else if (s == "--dim") {
+            if (!pair(kv) || !parseInt(kv.second, n) || n < 0) return usage("--dim needs NAME=VALUE with VALUE >= 0");
+            a.dims[kv.first] = n;
+        } else if (s == "--seed") {
+            if (!value(v) || !parseInt(v, n)) return usage("--seed needs a number");
+            a.seed = uint64_t(n);
+        } else if (s == "--iterations") {
+            if (!value(v) || !parseInt(v, n) || n < 1) return usage("--iterations needs a number >= 1");
+            a.iterations = int(n);
+        } else if (s == "--warmup") {
+            if (!value(v) || !parseInt(v, n) || n < 0) return usage("--warmup needs a number >= 0");
+            a.warmup = int(n);
+        } else if (s == "--threads") {
+            if (!value(v) || !parseInt(v, n) || n < 1 || n > 1024) return usage("--threads needs a number >= 1");
+            a.threads = int(n);
+        } else if (s == "--backend") {
+            if (!value(a.backend) || (a.backend != "cpu" && a.backend != "cuda"))
+                return usage("--backend must be cpu or cuda");
+        } else if (s.rfind("--", 0) == 0) {
+            return usage("unknown option " + s);
+        } else if (a.model.empty()) {
+            a.model = s;
+        } else {
+            return usage("unexpected argument '" + s + "'");
+        }
+    }
+    if (a.model.empty()) return usage("run needs a MODEL");
+    return -1;
+}
+
+RtTensor randomTensor(const ValueType& type, const std::map<std::string, int64_t>& dims,
+                      std::mt19937_64& rng) {
+    std::vector<int64_t> shape;
+    for (const Dim& d : type.shape.dims()) {
+        if (d.isKnown()) shape.push_back(d.size());
+        else if (auto it = dims.find(d.symbol()); d.isSymbolic() && it != dims.end()) shape.push_back(it->second);
+        else shape.push_back(1);
+    }
+    const DType t = type.elemType == DType::Undefined ? DType::Float32 : type.elemType;
+    RtTensor out = allocateTensor(t, shape);
+    std::uniform_real_distribution<double> real(-1.0, 1.0);
+    std::uniform_int_distribution<int> small(0, 9);
+    for (int64_t i = 0; i < out.numel(); ++i) {
+        switch (t) {
+            case DType::Float32: out.as<float>()[i] = float(real(rng)); break;
+            case DType::Float64: out.as<double>()[i] = real(rng); break;
+            case DType::Float16: out.as<uint16_t>()[i] = floatToHalf(float(real(rng))); break;
+            case DType::BFloat16: out.as<uint16_t>()[i] = floatToBfloat16(float(real(rng))); break;
+            case DType::Bool: out.as<bool>()[i] = small(rng) >= 5; break;
+            case DType::Int64: out.as<int64_t>()[i] = small(rng); break;
+            case DType::Int32: out.as<int32_t>()[i] = small(rng); break;
+            case DType::Int8: out.as<int8_t>()[i] = int8_t(small(rng)); break;
+            case DType::UInt8: out.as<uint8_t>()[i] = uint8_t(small(rng)); break;
+            default: break;  // stays zero
+        }
+    }
+    return out;
+}
+
+struct OutputStats {
+    double min = 0, max = 0, mean = 0;
+};
+
+OutputStats statsOf(const RtTensor& t) {
+    OutputStats s;
+    if (t.dtype == DType::String || t.numel() == 0) return s;
+    s.min = INFINITY;
+    s.max = -INFINITY;
+    double sum = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+        const double v = elementAsDouble(t, i);
+        s.min = std::min(s.min, v);
+        s.max = std::max(s.max, v);
+        sum += v;
+    }
+    s.mean = sum / double(t.numel());
+    return s;
+}
+
+// Connects the executor's launch events to the profiler's per-node table.
+class ProfileListener : public ExecutionListener {
+public:
+    void onLaunch(const LaunchEvent& e) override {
+        if (enabled) stats.add(*e.nodeName, *e.opType, *e.kernelId, e.depth, e.endNs - e.startNs);
+    }
+    bool enabled = false;
+    NodeStatsCollector stats;
+};
+
+std::string mib(size_t bytes) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(2) << double(bytes) / (1024.0 * 1024.0) << " MiB";
+    return s.str();
+}
+
+}  // namespace
+
+int runCommand(int argc, char** argv, int first) {
+    RunArgs args;
+    if (int rc = parse(argc, argv, first, args); rc >= 0) return rc;
+
+    if (args.backend == "cuda") {
+        CudaDeviceReport report = queryCudaDevices();
+        if (report.devices.empty()) return fail(args.model + ": --backend cuda: no CUDA device (" + report.whyNone + "); use --backend cpu");
+        return fail(args.model + ": --backend cuda: the CUDA backend is not available in this build yet; use --backend cpu");
+    }
+
+    auto model = importModel(args.model);
+    if (!model) return fail(model.status().message());
+    ExecutorOptions options;
+    options.threads = args.threads ? args.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    auto executor = Executor::create(*model, options);
+    if (!executor) return fail(executor.status().message());
+    Executor& exec = **executor;
+    const Graph& graph = exec.graph();
+
+    // Inputs, in feed order.
+    std::vector<RtTensor> feeds(exec.feeds().size());
+    std::vector<std::string> sources(feeds.size(), "random");
+    std::map<std::string, size_t> feedIndex;
+    for (size_t i = 0; i < exec.feeds().size(); ++i) feedIndex[graph.value(exec.feeds()[i]).name] = i;
+    auto load = [&](size_t i, const std::string& file) -> Status {
+        auto t = readTensorFile(file);
+        if (!t) return t.status();
+        auto rt = tensorFromConstant(*t);
+        if (!rt) return rt.status().withContext(file);
+        feeds[i] = *rt;
+        sources[i] = file;
+        return Status::ok();
+    };
+    if (!args.inputDir.empty()) {
+        if (!std::filesystem::is_directory(args.inputDir)) return fail(args.inputDir + ": not a directory");
+        for (size_t i = 0; i < feeds.size(); ++i) {
+            const std::string file = args.inputDir + "/input_" + std::to_string(i) + ".pb";
+            if (!std::filesystem::exists(file))
+                return fail(file + ": missing (input '" + graph.value(exec.feeds()[i]).name + "' is input " + std::to_string(i) + ")");
+            if (Status s = load(i, file); !s) return fail(s.message());
+        }
+    }
+    for (const auto& [name, file] : args.inputs) {
+        auto it = feedIndex.find(name);
+        if (it == feedIndex.end()) {
+            std::string names;
+            for (ValueId id : exec.feeds()) names += (names.empty() ? "" : ", ") + graph.value(id).name;
+            return fail(args.model + ": --input " + name + ": the model has no input named '" + name + "' (inputs: " + names + ")");
+        }
+        if (Status s = load(it->second, file); !s) return fail(s.message());
+    }
+    std::mt19937_64 rng(args.seed);
+    for (size_t i = 0; i < feeds.size(); ++i)
+        if (!feeds[i].defined()) feeds[i] = randomTensor(graph.value(exec.feeds()[i]).type, args.dims, rng);
+
+    ProfileListener listener;
+    RunOptions runOptions;
+    runOptions.listener = args.profile ? &listener : nullptr;
+    std::vector<RtTensor> outputs;
+    std::vector<double> samples;
+    for (int i = 0; i < args.warmup + args.iterations; ++i) {
+        std::vector<RtTensor> copy = feeds;
+        listener.enabled = i >= args.warmup;
+        Stopwatch watch;
+        auto result = exec.run(std::move(copy), runOptions);
+        const double ms = watch.elapsedMs();
+        if (!result) return fail(args.model + ": " + result.status().message());
+        if (i >= args.warmup) samples.push_back(ms);
+        outputs = std::move(*result);
+    }
+    const SampleStats latency = computeStats(samples);
+
+    if (!args.outputDir.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(args.outputDir, ec);
+        for (size_t i = 0; i < outputs.size(); ++i) {
+            const std::string file = args.outputDir + "/output_" + std::to_string(i) + ".pb";
+            if (Status s = writeTensorProtoFile(file, tensorToConstant(outputs[i], graph.value(graph.outputs[i]).name)); !s)
+                return fail(s.message());
+        }
+    }
+
+    const MemoryPlan* memory = exec.lastMemoryPlan();
+    const auto profile = listener.stats.sorted();
+    const double totalNs = double(std::max<int64_t>(1, listener.stats.topLevelTotalNs()));
+    if (args.json) {
+        nlohmann::json j;
+        j["schema"] = "fusescope.run/1";
+        j["model"] = args.model;
+        j["backend"] = args.backend;
+        j["threads"] = options.threads;
+        j["inputs"] = nlohmann::json::array();
+        for (size_t i = 0; i < feeds.size(); ++i)
+            j["inputs"].push_back({{"name", graph.value(exec.feeds()[i]).name},
+                                   {"dtype", std::string(dtypeName(feeds[i].dtype))},
+                                   {"shape", feeds[i].dims},
+                                   {"source", sources[i]}});
+        j["outputs"] = nlohmann::json::array();
+        for (size_t i = 0; i < outputs.size(); ++i) {
+            const OutputStats s = statsOf(outputs[i]);
+            j["outputs"].push_back({{"name", graph.value(graph.outputs[i]).name},
+                                    {"dtype", std::string(dtypeName(outputs[i].dtype))},
+                                    {"shape", outputs[i].dims},
+                                    {"min", s.min}, {"max", s.max}, {"mean", s.mean}});
+        }
+        j["latency_ms"] = {{"median", latency.median}, {"p90", latency.p90}, {"min", latency.min},
+                           {"max", latency.max}, {"iterations", args.iterations}, {"warmup", args.warmup}};
+        if (memory)
+            j["memory"] = {{"arena_bytes", memory->arenaBytes}, {"naive_bytes", memory->naiveBytes},
+                           {"lower_bound_bytes", memory->lowerBoundBytes}};
+        if (args.profile) {
+            j["profile"] = nlohmann::json::array();
+            for (const NodeTime& t : profile)
+                j["profile"].push_back({{"node", t.node}, {"op", t.opType}, {"kernel", t.kernelId},
+                                        {"depth", t.depth}, {"launches", t.launches},
+                                        {"ms_per_iteration", double(t.totalNs) / 1e6 / args.iterations},
+                                        {"share", t.depth == 0 ? double(t.totalNs) / totalNs : 0.0}});
+        }
+        std::cout << j.dump(2) << "\n";
+        return kExitOk;
+    }
+    std::cout << "model: " << args.model << "  backend: " << args.backend << "  threads: " << options.threads << "\n";
+    for (size_t i = 0; i < feeds.size(); ++i)
+        std::cout << "input  " << graph.value(exec.feeds()[i]).name << "  " << feeds[i].typeString() << "  ("
+                  << (sources[i] == "random" ? "random, seed " + std::to_string(args.seed) : sources[i]) << ")\n";
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        const OutputStats s = statsOf(outputs[i]);
+        std::cout << "output " << graph.value(graph.outputs[i]).name << "  " << outputs[i].typeString() << "  min "
+                  << s.min << "  max " << s.max << "  mean " << s.mean << "\n";
+    }
+    std::cout << std::fixed << std::setprecision(3) << "latency: median " << latency.median << " ms, p90 "
+              << latency.p90 << " ms over " << args.iterations << " iteration(s) after " << args.warmup << " warmup\n";
+    if (memory)
+        std::cout << "memory plan: arena " << mib(memory->arenaBytes) << ", naive sum " << mib(memory->naiveBytes)
+                  << ", lower bound " << mib(memory->lowerBoundBytes) << "\n";
+    if (args.profile) {
+        std::cout << "\n  ms/iter   share  launches  kernel                                  node\n";
+        for (const NodeTime& t : profile) {
+            std::cout << std::setw(9) << std::setprecision(3) << double(t.totalNs) / 1e6 / args.iterations << "  "
+                      << std::setw(5) << std::setprecision(1)
+                      << (t.depth == 0 ? 100.0 * double(t.totalNs) / totalNs : 0.0) << "%  " << std::setw(8)
+                      << t.launches << "  " << std::left << std::setw(38) << t.kernelId << "  "
+                      << std::string(size_t(t.depth) * 2, ' ') << t.node << std::right << "\n";
+        }
+    }
+    return kExitOk;
+}
+
+}  // namespace fsc::cli

@@ -1,0 +1,35 @@
+#pragma once
+// Per-node time over one or more runs: the CPU backend's stand-in for a kernel trace.
+// Fed by the app (which adapts the executor's launch events); knows nothing of plans.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fsc {
+
+struct NodeTime {
+    std::string node;
+    std::string opType;
+    std::string kernelId;
+    int depth = 0;        // 0 for the main graph, +1 per enclosing control-flow node
+    int64_t totalNs = 0;  // summed over every launch
+    int64_t launches = 0;
+};
+
+class NodeStatsCollector {
+public:
+    void add(const std::string& node, const std::string& opType, const std::string& kernelId,
+             int depth, int64_t durationNs);
+    void clear() { m_byKey.clear(); m_order.clear(); }
+    // Sorted by time, largest first. Shares are of the total top-level (depth 0) time, so
+    // nested launches (already inside their If/Loop/Scan's time) are not counted twice.
+    std::vector<NodeTime> sorted() const;
+    int64_t topLevelTotalNs() const;
+
+private:
+    std::map<std::string, size_t> m_byKey;
+    std::vector<NodeTime> m_order;
+};
+
+}  // namespace fsc
