@@ -196,7 +196,8 @@ Result<std::unique_ptr<Executor>> Executor::createForGraph(
     for (ValueId id : graph->outputs) e->m_isGraphOutput[id.index] = true;
     for (uint32_t i = 0; i < graph->valueCount(); ++i) {
         const Value& v = graph->value(ValueId(i));
-        if (v.kind == Value::Kind::Initializer && v.initializer) {
+        // IR < 4 lists initializers as graph inputs too: they are defaults, not fed.
+        if (v.initializer) {
             auto t = tensorFromConstant(*v.initializer);
             if (!t) return t.status().withContext("initializer '" + v.name + "'");
             e->m_constants[i] = std::move(*t);

@@ -40,6 +40,7 @@ const KernelRegistry& KernelRegistry::cpu() {
         registerQuantKernels(r);
         registerResizeKernels(r);
         registerControlFlowKernels(r);
+        registerMiscKernels(r);
         return r;
     }();
     return registry;

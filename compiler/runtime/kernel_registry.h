@@ -50,5 +50,6 @@ void registerRnnKernels(KernelRegistry& registry);
 void registerQuantKernels(KernelRegistry& registry);
 void registerResizeKernels(KernelRegistry& registry);
 void registerControlFlowKernels(KernelRegistry& registry);
+void registerMiscKernels(KernelRegistry& registry);
 
 }  // namespace fsc

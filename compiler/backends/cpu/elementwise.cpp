@@ -149,10 +149,19 @@ KernelFactory binaryArith(Arith kind) {
     return [kind](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         Arith k = kind;
         if (k == Arith::Mod && init.getInt("fmod", 0)) k = Arith::FMod;
-        return std::unique_ptr<Kernel>(new FunctionKernel([k](KernelContext& ctx) -> Status {
+        // Before opset 7 PRelu's 1-D slope applies per channel (axis 1).
+        const bool legacyPRelu = k == Arith::PRelu && init.opset() < 7;
+        return std::unique_ptr<Kernel>(new FunctionKernel([k, legacyPRelu](KernelContext& ctx) -> Status {
             const RtTensor* a = ctx.input(0);
             const RtTensor* b = ctx.input(1);
             if (!a || !b) return bad(ctx, "needs two inputs");
+            RtTensor slope;
+            if (legacyPRelu && b->rank() == 1 && a->rank() >= 2 && b->dims[0] == a->dims[1] && b->dims[0] != 1) {
+                slope = *b;
+                slope.dims.assign(a->rank() - 1, 1);
+                slope.dims[0] = b->dims[0];
+                b = &slope;
+            }
             if (k == Arith::Pow && a->dtype != b->dtype) {
                 // Pow allows a different exponent type: compute in double.
                 auto dims = broadcastShapes(ctx, {&a->dims, &b->dims});
@@ -417,7 +426,15 @@ Status castTensor(const KernelContext& ctx, const RtTensor& in, RtTensor& out) {
         for (int64_t i = 0; i < n; ++i) {
             const double v = elementAsDouble(in, i);
             char buf[64];
-            if (isFloatingPoint(in.dtype)) std::snprintf(buf, sizeof buf, "%.9g", v);
+            if (isFloatingPoint(in.dtype)) {
+                // The shortest form that reads back to the same value (as numpy prints).
+                for (int precision = 1; precision <= 17; ++precision) {
+                    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+                    if (in.dtype == DType::Float64 ? std::strtod(buf, nullptr) == v
+                                                   : std::strtof(buf, nullptr) == float(v))
+                        break;
+                }
+            }
             else std::snprintf(buf, sizeof buf, "%lld", (long long)elementAsInt(in, i));
             (*out.strings)[i] = buf;
         }

@@ -37,6 +37,8 @@ public:
         const RtTensor* x = ctx.input(0);
         const size_t rank = x->rank();
         std::vector<double> scales(rank, 1.0), roi;
+        // Coordinate maths uses the unrounded resized length (input * scale), as ONNX does.
+        std::vector<double> resizedLen(x->dims.begin(), x->dims.end());
         std::vector<int64_t> outDims = x->dims;
         // Inputs: opset 10 (X, scales); 11+ (X, roi, scales, sizes); Upsample 9 (X, scales).
         const RtTensor* roiT = nullptr;
@@ -70,10 +72,12 @@ public:
                 for (size_t i = 0; i < axes.size(); ++i) {
                     scales[size_t(axes[i])] = s;
                     outDims[size_t(axes[i])] = int64_t(std::floor(double(x->dims[size_t(axes[i])]) * s + 0.5));
+                    resizedLen[size_t(axes[i])] = double(outDims[size_t(axes[i])]);
                 }
             } else {
                 for (size_t i = 0; i < axes.size(); ++i) {
                     outDims[size_t(axes[i])] = (*sizes)[i];
+                    resizedLen[size_t(axes[i])] = double((*sizes)[i]);
                     scales[size_t(axes[i])] = double((*sizes)[i]) / double(x->dims[size_t(axes[i])]);
                 }
             }
@@ -88,6 +92,7 @@ public:
                 if (given[i] <= 0) return bad(ctx, "scales must be positive");
                 scales[size_t(axes[i])] = given[i];
                 outDims[size_t(axes[i])] = int64_t(std::floor(double(x->dims[size_t(axes[i])]) * given[i]));
+                resizedLen[size_t(axes[i])] = double(x->dims[size_t(axes[i])]) * given[i];
             }
         }
         roi.assign(2 * rank, 0.0);
@@ -104,7 +109,7 @@ public:
         for (size_t d = 0; d < rank; ++d) {
             taps[d].resize(size_t(outDims[d]));
             for (int64_t o = 0; o < outDims[d]; ++o)
-                taps[d][size_t(o)] = tapsFor(o, scales[d], outDims[d], x->dims[d], roi[d], roi[rank + d]);
+                taps[d][size_t(o)] = tapsFor(o, scales[d], resizedLen[d], outDims[d], x->dims[d], roi[d], roi[rank + d]);
         }
         auto out = ctx.output(0, x->dtype, outDims);
         if (!out) return out.status();
@@ -155,7 +160,7 @@ public:
     }
 
 private:
-    double original(int64_t o, double scale, int64_t outLen, int64_t inLen, double roiStart, double roiEnd) const {
+    double original(int64_t o, double scale, double outLen, int64_t inLen, double roiStart, double roiEnd) const {
         const double x = double(o);
         if (m_coord == "half_pixel") return (x + 0.5) / scale - 0.5;
         if (m_coord == "half_pixel_symmetric") {
@@ -165,17 +170,17 @@ private:
             return offset + (x + 0.5) / scale - 0.5;
         }
         if (m_coord == "pytorch_half_pixel") return outLen > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-        if (m_coord == "align_corners") return outLen == 1 ? 0.0 : x * double(inLen - 1) / double(outLen - 1);
+        if (m_coord == "align_corners") return outLen == 1 ? 0.0 : x * double(inLen - 1) / (outLen - 1);
         if (m_coord == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
         if (m_coord == "tf_crop_and_resize")
-            return outLen > 1 ? roiStart * double(inLen - 1) + x * (roiEnd - roiStart) * double(inLen - 1) / double(outLen - 1)
+            return outLen > 1 ? roiStart * double(inLen - 1) + x * (roiEnd - roiStart) * double(inLen - 1) / (outLen - 1)
                               : 0.5 * (roiStart + roiEnd) * double(inLen - 1);
         return x / scale;  // asymmetric
     }
 
-    std::vector<Tap> tapsFor(int64_t o, double scale, int64_t outLen, int64_t inLen, double roiStart, double roiEnd) const {
+    std::vector<Tap> tapsFor(int64_t o, double scale, double resized, int64_t outLen, int64_t inLen, double roiStart, double roiEnd) const {
         if (outLen == inLen && scale == 1.0 && m_coord != "tf_crop_and_resize") return {{o, 1.0}};
-        const double x = original(o, scale, outLen, inLen, roiStart, roiEnd);
+        const double x = original(o, scale, resized, inLen, roiStart, roiEnd);
         if (m_coord == "tf_crop_and_resize" && (x < 0 || x > double(inLen - 1))) return {};
         auto clampIndex = [&](int64_t i) { return std::clamp<int64_t>(i, 0, inLen - 1); };
         if (m_mode == "nearest") {

@@ -1,0 +1,237 @@
+// The executor: lowering to kernel ids, launches reported to a listener, shapes resolved
+// at run time with one cached plan per input-shape signature, the arena plan against the
+// naive sum and lower bound, control flow nested two levels deep reading outer values,
+// and clear errors for bad inputs and unsupported ops.
+#include <QtTest>
+
+#include "compiler/runtime/executor.h"
+#include "core/graph_builder.h"
+#include "core/shape_inference.h"
+
+using namespace fsc;
+
+namespace {
+
+RtTensor floats(std::vector<int64_t> dims, std::vector<float> values) {
+    RtTensor t = allocateTensor(DType::Float32, std::move(dims));
+    std::copy(values.begin(), values.end(), t.as<float>());
+    return t;
+}
+
+std::vector<float> valuesOf(const RtTensor& t) { return {t.as<float>(), t.as<float>() + t.numel()}; }
+
+struct Recorder : ExecutionListener {
+    std::vector<std::string> kernels;
+    bool ordered = true;
+    void onLaunch(const LaunchEvent& e) override {
+        kernels.push_back(*e.kernelId);
+        ordered = ordered && e.startNs <= e.endNs;
+    }
+};
+
+// y = relu(x @ W + b) with x [batch, 2], W [2, 3].
+Model denseModel() {
+    GraphBuilder g;
+    ValueId x = g.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(2)}));
+    ValueId w = g.initializer(floatTensor("W", {2, 3}, {1, 2, 3, -1, -2, -3}));
+    ValueId b = g.initializer(floatTensor("b", {3}, {0.5f, 0, -10}));
+    ValueId mm = g.op("MatMul", {x, w}, "mm");
+    ValueId add = g.op("Add", {mm, b}, "add");
+    g.output(g.op("Relu", {add}, "y"));
+    Model m = g.buildModel();
+    fillUnknownTypes(*m.graph);
+    return m;
+}
+
+}  // namespace
+
+class TestExecutor : public QObject {
+    Q_OBJECT
+private slots:
+    void runsAndReportsEveryLaunch() {
+        Model m = denseModel();
+        auto exec = Executor::create(m, {});
+        QVERIFY2(exec.isOk(), exec.status().message().c_str());
+        Recorder rec;
+        RunOptions options;
+        options.listener = &rec;
+        auto out = (*exec)->run({floats({1, 2}, {1, 2})}, options);
+        QVERIFY2(out.isOk(), out.status().message().c_str());
+        // [1,2] @ W = [1-2, 2-4, 3-6] = [-1,-2,-3]; + b = [-0.5,-2,-13]; relu = 0
+        QCOMPARE(valuesOf((*out)[0]), (std::vector<float>{0, 0, 0}));
+        out = (*exec)->run({floats({1, 2}, {3, 1})}, options);
+        QCOMPARE(valuesOf((*out)[0]), (std::vector<float>{2.5f, 4, 0}));  // [2,4,6]+b
+        QCOMPARE(rec.kernels.size(), size_t(6));
+        QCOMPARE(rec.kernels[0], std::string("MatMul.float32.openblas"));
+        QCOMPARE(rec.kernels[2], std::string("Relu.float32.ref"));
+        QVERIFY(rec.ordered);
+    }
+
+    void cachesOnePlanPerShapeSignature() {
+        Model m = denseModel();
+        auto exec = Executor::create(m, {});
+        QVERIFY(exec.isOk());
+        for (int64_t batch : {1, 4, 1, 4, 7}) {
+            std::vector<float> in(size_t(batch * 2), 1.0f);
+            auto out = (*exec)->run({floats({batch, 2}, in)});
+            QVERIFY2(out.isOk(), out.status().message().c_str());
+            QCOMPARE((*out)[0].dims, (std::vector<int64_t>{batch, 3}));
+            for (int64_t r = 0; r < batch; ++r) {  // [1,1] @ W = [0,0,0] + b
+                QCOMPARE((*out)[0].as<float>()[r * 3], 0.5f);
+                QCOMPARE((*out)[0].as<float>()[r * 3 + 2], 0.0f);
+            }
+        }
+        QCOMPARE((*exec)->cachedSignatures(), size_t(3));
+        const MemoryPlan* plan = (*exec)->lastMemoryPlan();
+        QVERIFY(plan);
+        // batch 7: mm and add are 84 bytes each, rounded up to 128; both live at the Add.
+        QCOMPARE(plan->naiveBytes, size_t(256));
+        QCOMPARE(plan->lowerBoundBytes, size_t(256));
+        QCOMPARE(plan->arenaBytes, size_t(256));
+    }
+
+    void arenaReusesMemoryAlongAChain() {
+        GraphBuilder g;
+        ValueId v = g.input("x", DType::Float32, Shape::ofSizes({1, 64}));
+        for (int i = 0; i < 6; ++i) v = g.op(i % 2 ? "Abs" : "Neg", {v}, "v" + std::to_string(i));
+        g.output(v);
+        Model m = g.buildModel();
+        fillUnknownTypes(*m.graph);
+        auto exec = Executor::create(m, {});
+        QVERIFY(exec.isOk());
+        std::vector<float> in(64, -1.0f);
+        for (int run = 0; run < 3; ++run) {
+            auto out = (*exec)->run({floats({1, 64}, in)});
+            QVERIFY(out.isOk());
+            QCOMPARE((*out)[0].as<float>()[5], 1.0f);  // neg, abs, neg, abs, neg, abs of -1
+        }
+        const MemoryPlan* plan = (*exec)->lastMemoryPlan();
+        QCOMPARE(plan->naiveBytes, size_t(5 * 256));
+        QCOMPARE(plan->lowerBoundBytes, size_t(2 * 256));
+        QCOMPARE(plan->arenaBytes, size_t(2 * 256));
+    }
+
+    void nestedControlFlowReadsOuterValues() {
+        // Loop (3 trips) whose body holds an If whose branches read `x` from the main
+        // graph, two levels up: acc += x when flag, acc -= x otherwise.
+        auto branch = [](const char* op, const char* name) {
+            GraphBuilder b(name);
+            ValueId acc = b.outerValue("acc_in");
+            ValueId x = b.outerValue("x");
+            b.output(b.op(op, {acc, x}, std::string(name) + "_out"),
+                     ValueType::tensor(DType::Float32, Shape::ofSizes({2})));
+            return b.takeGraph();
+        };
+        GraphBuilder body("body");
+        body.input("iter", DType::Int64, Shape::scalar());
+        ValueId condIn = body.input("cond_in", DType::Bool, Shape::scalar());
+        body.input("acc_in", DType::Float32, Shape::ofSizes({2}));
+        ValueId flag = body.outerValue("flag");
+        ValueId accOut = body.node("If", {flag}, {"acc_out"},
+                                   {graphAttr("then_branch", branch("Add", "then")),
+                                    graphAttr("else_branch", branch("Sub", "else"))})[0];
+        body.output(body.op("Identity", {condIn}, "cond_out"), ValueType::tensor(DType::Bool, Shape::scalar()));
+        body.output(accOut, ValueType::tensor(DType::Float32, Shape::ofSizes({2})));
+
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape::ofSizes({2}));
+        ValueId flagIn = g.input("flag", DType::Bool, Shape::scalar());
+        (void)x;
+        (void)flagIn;
+        ValueId trips = g.initializer(int64Tensor("trips", {}, {3}));
+        ValueId acc0 = g.initializer(floatTensor("acc0", {2}, {10, 20}));
+        ValueId yes = g.op("Cast", {trips}, "yes", {intAttr("to", int64_t(DType::Bool))});
+        ValueId result = g.node("Loop", {trips, yes, acc0}, {"acc"}, {graphAttr("body", body.takeGraph())})[0];
+        g.output(result, ValueType::tensor(DType::Float32, Shape::ofSizes({2})));
+        Model m = g.buildModel();
+        fillUnknownTypes(*m.graph);
+        auto exec = Executor::create(m, {});
+        QVERIFY2(exec.isOk(), exec.status().message().c_str());
+        for (bool flag : {true, false}) {
+            RtTensor f = allocateTensor(DType::Bool, {});
+            f.as<bool>()[0] = flag;
+            auto out = (*exec)->run({floats({2}, {1, 2}), f});
+            QVERIFY2(out.isOk(), out.status().message().c_str());
+            const std::vector<float> want = flag ? std::vector<float>{13, 26} : std::vector<float>{7, 14};
+            QCOMPARE(valuesOf((*out)[0]), want);
+        }
+    }
+
+    void wrongInputsNameTheInputAndTheExpectation() {
+        Model m = denseModel();
+        auto exec = Executor::create(m, {});
+        QVERIFY(exec.isOk());
+        auto wrongType = (*exec)->run({allocateTensor(DType::Int64, {1, 2})});
+        QVERIFY(!wrongType.isOk());
+        QVERIFY2(wrongType.status().message().find("input 'x': expected float32[batch,2], got int64[1,2] (wrong dtype)") != std::string::npos,
+                 wrongType.status().message().c_str());
+        auto wrongRank = (*exec)->run({floats({2}, {1, 2})});
+        QVERIFY(wrongRank.status().message().find("wrong rank") != std::string::npos);
+        auto wrongDim = (*exec)->run({floats({1, 3}, {1, 2, 3})});
+        QVERIFY(wrongDim.status().message().find("dim 1 differs") != std::string::npos);
+        auto wrongCount = (*exec)->run({});
+        QVERIFY(wrongCount.status().message().find("expected 1 inputs, got 0") != std::string::npos);
+    }
+
+    void unsupportedOpsNameTheNode() {
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape::ofSizes({4}));
+        g.output(g.op("Det", {x}, "d", {}, "my_det"));
+        Model m = g.buildModel();
+        fillUnknownTypes(*m.graph);
+        auto exec = Executor::create(m, {});
+        QVERIFY(!exec.isOk());
+        QCOMPARE(exec.status().code(), ErrorCode::Unsupported);
+        QVERIFY2(exec.status().message().find("node 'my_det' (Det): no cpu kernel for Det at opset 17") != std::string::npos,
+                 exec.status().message().c_str());
+    }
+
+    void runtimeErrorsNameTheNode() {
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape({Dim::symbolic("n")}));
+        ValueId shape = g.initializer(int64Tensor("shape", {1}, {5}));
+        g.output(g.op("Reshape", {x, shape}, "r", {}, "bad_reshape"));
+        Model m = g.buildModel();
+        fillUnknownTypes(*m.graph);
+        auto exec = Executor::create(m, {});
+        QVERIFY(exec.isOk());
+        auto out = (*exec)->run({floats({3}, {1, 2, 3})});
+        QVERIFY(!out.isOk());
+        QVERIFY2(out.status().message().find("node 'bad_reshape' (Reshape): cannot reshape [3] to [5]") != std::string::npos,
+                 out.status().message().c_str());
+    }
+
+    void cancelStopsBetweenSteps() {
+        Model m = denseModel();
+        auto exec = Executor::create(m, {});
+        std::atomic<bool> cancel{true};
+        RunOptions options;
+        options.cancel = &cancel;
+        auto out = (*exec)->run({floats({1, 2}, {1, 2})}, options);
+        QVERIFY(!out.isOk());
+        QVERIFY(out.status().message().find("cancelled") != std::string::npos);
+    }
+
+    void halfInputsComputeInFloat() {
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float16, Shape::ofSizes({3}));
+        g.output(g.op("Sigmoid", {x}, "s"));
+        Model m = g.buildModel();
+        fillUnknownTypes(*m.graph);
+        auto exec = Executor::create(m, {});
+        QVERIFY(exec.isOk());
+        RtTensor in = allocateTensor(DType::Float16, {3});
+        in.as<uint16_t>()[0] = 0x0000;  // 0
+        in.as<uint16_t>()[1] = 0x3c00;  // 1
+        in.as<uint16_t>()[2] = 0xc000;  // -2
+        auto out = (*exec)->run({in});
+        QVERIFY2(out.isOk(), out.status().message().c_str());
+        QCOMPARE((*out)[0].dtype, DType::Float16);
+        QCOMPARE(elementAsDouble((*out)[0], 0), 0.5);
+        QVERIFY(std::fabs(elementAsDouble((*out)[0], 1) - 0.7311) < 1e-3);
+        QVERIFY(std::fabs(elementAsDouble((*out)[0], 2) - 0.1192) < 1e-3);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestExecutor)
+#include "tst_executor.moc"
