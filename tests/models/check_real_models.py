@@ -6,7 +6,8 @@ usage: check_real_models.py FUSESCOPE_CLI CACHE_DIR
 For each model: `inspect --json` must agree with onnx on node counts (top level and with
 subgraphs), the op histogram, initializer count and parameter count; shapes of inputs and
 outputs must match; `export` must round-trip to the same text dump, and ONNX's checker
-must accept the exported file. Prints 'N passed, N failed'.
+must accept the exported file; `run` on the reference input must match PyTorch's output
+within 1e-4 relative error (max |ours - torch| / max |torch|). Prints 'N passed, N failed'.
 """
 import collections
 import json
@@ -17,6 +18,7 @@ import tempfile
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 
 CLI, CACHE = sys.argv[1], sys.argv[2]
 MODELS = ["resnet50", "mobilenet_v2", "vit_b_16", "swin_t", "transformer_encoder", "lstm"]
@@ -86,6 +88,23 @@ for name in MODELS:
                 onnx.checker.check_model(out)
             except Exception as e:  # noqa: BLE001 - report whatever the checker says
                 problems.append(f"checker rejected the export: {str(e).splitlines()[0]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        ref_in = os.path.join(CACHE, name + ".input.npy")
+        ref_out = np.load(os.path.join(CACHE, name + ".output.npy"))
+        r = cli("run", path, "--input", "input=" + ref_in, "--output-dir", tmp, "--threads", "2")
+        if r.returncode != 0:
+            problems.append(f"run failed: {r.stderr.strip()}")
+        else:
+            ours = onnx.numpy_helper.to_array(onnx.load_tensor(os.path.join(tmp, "output_0.pb")))
+            if not np.any(ref_out):
+                problems.append("torch's reference output is all zeros: the comparison would prove nothing")
+            elif ours.shape != ref_out.shape:
+                problems.append(f"run output shape {ours.shape} != torch {ref_out.shape}")
+            else:
+                err = float(np.max(np.abs(ours - ref_out)) / max(float(np.max(np.abs(ref_out))), 1e-30))
+                print(f"{name}: run matches torch with relative error {err:.2e}")
+                if not err <= 1e-4:
+                    problems.append(f"run output differs from torch: relative error {err:.2e} > 1e-4")
     if problems:
         failures.append(name)
         for p in problems:

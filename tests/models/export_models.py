@@ -5,12 +5,15 @@ usage: export_models.py CACHE_DIR
 
 torchvision (resnet50, mobilenet_v2, vit_b_16, swin_t) and torch.nn (a TransformerEncoder,
 an LSTM) with random weights from Debian's python3-torch and python3-torchvision: nothing
-is downloaded. A model already in the cache from the same torch version is kept.
+is downloaded. A model already in the cache from the same torch version is kept. Next to
+each model go a reference input and PyTorch's output for it (NAME.input.npy,
+NAME.output.npy), which check_real_models.py compares with fusescope-cli run.
 """
 import os
 import sys
 import time
 
+import numpy as np
 import torch
 import torchvision
 
@@ -40,6 +43,13 @@ class Lstm(torch.nn.Module):
         return self.head(y[:, -1])
 
 
+def vit_b_16():
+    # torchvision zero-initialises the classifier, which would make every output 0.
+    model = torchvision.models.vit_b_16(weights=None)
+    torch.nn.init.normal_(model.heads.head.weight, std=0.02)
+    return model
+
+
 def image(size=224):
     return torch.randn(1, 3, size, size)
 
@@ -47,13 +57,13 @@ def image(size=224):
 MODELS = {
     "resnet50": (lambda: torchvision.models.resnet50(weights=None), image),
     "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), image),
-    "vit_b_16": (lambda: torchvision.models.vit_b_16(weights=None), image),
+    "vit_b_16": (vit_b_16, image),
     "swin_t": (lambda: torchvision.models.swin_t(weights=None), image),
     "transformer_encoder": (Encoder, lambda: torch.randn(1, 16, 128)),
     "lstm": (Lstm, lambda: torch.randn(1, 12, 32)),
 }
 
-stamp = f"torch {torch.__version__}, torchvision {torchvision.__version__}\n"
+stamp = f"torch {torch.__version__}, torchvision {torchvision.__version__}, reference io 2\n"
 for name, (make, example) in MODELS.items():
     path = os.path.join(CACHE, name + ".onnx")
     stamp_path = path + ".stamp"
@@ -65,7 +75,12 @@ for name, (make, example) in MODELS.items():
     tmp = path + ".tmp"
     # Grad stays enabled: under no_grad, torch 1.13 takes nn.MultiheadAttention's fused
     # fast path (aten::_native_multi_head_attention), which has no ONNX export.
-    torch.onnx.export(model, (example(),), tmp, opset_version=17, input_names=["input"],
+    x = example()
+    with torch.no_grad():
+        y = model(x)
+    np.save(path[:-5] + ".input.npy", x.numpy())
+    np.save(path[:-5] + ".output.npy", y.numpy())
+    torch.onnx.export(model, (x,), tmp, opset_version=17, input_names=["input"],
                       output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
                       do_constant_folding=True)
     os.replace(tmp, path)
