@@ -1,7 +1,14 @@
 // fusescope-cli as a user runs it: output, JSON layout, exit statuses, and no Qt linked.
 #include <QtTest>
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <cmath>
+
 #include "test_support.h"
+#include "core/tensor_io.h"
 
 namespace {
 
@@ -128,6 +135,119 @@ private slots:
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.out.contains(QStringLiteral("cuda:0")) || r.out.contains(QStringLiteral("no CUDA device: ")),
                  qPrintable(r.out));
+    }
+    // ---- run -------------------------------------------------------------------------
+
+    void runPrintsOutputsLatencyAndMemoryPlan() {
+        Run r = cli({QStringLiteral("run"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--json"),
+                     QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--warmup"),
+                     QStringLiteral("1"), QStringLiteral("--profile")});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(j[QStringLiteral("schema")].toString(), QStringLiteral("fusescope.run/1"));
+        const QJsonObject out = j[QStringLiteral("outputs")].toArray()[0].toObject();
+        QCOMPARE(out[QStringLiteral("name")].toString(), QStringLiteral("logits"));
+        QCOMPARE(out[QStringLiteral("shape")].toArray().size(), 2);
+        QVERIFY(out[QStringLiteral("min")].toDouble() <= out[QStringLiteral("mean")].toDouble());
+        QVERIFY(out[QStringLiteral("mean")].toDouble() <= out[QStringLiteral("max")].toDouble());
+        const QJsonObject lat = j[QStringLiteral("latency_ms")].toObject();
+        QCOMPARE(lat[QStringLiteral("iterations")].toInt(), 3);
+        QVERIFY(lat[QStringLiteral("median")].toDouble() > 0);
+        QVERIFY(lat[QStringLiteral("p90")].toDouble() >= lat[QStringLiteral("median")].toDouble());
+        const QJsonObject mem = j[QStringLiteral("memory")].toObject();
+        QVERIFY(mem[QStringLiteral("arena_bytes")].toDouble() <= mem[QStringLiteral("naive_bytes")].toDouble());
+        QVERIFY(mem[QStringLiteral("arena_bytes")].toDouble() >= mem[QStringLiteral("lower_bound_bytes")].toDouble());
+        const QJsonArray profile = j[QStringLiteral("profile")].toArray();
+        QCOMPARE(profile.size(), 42);  // every node of the sample
+        double share = 0;
+        for (const auto& row : profile) share += row.toObject()[QStringLiteral("share")].toDouble();
+        QVERIFY(std::fabs(share - 1.0) < 1e-6);
+        QVERIFY(profile[0].toObject()[QStringLiteral("kernel")].toString().count(QLatin1Char('.')) == 2);
+    }
+
+    void runIsDeterministicForASeed() {
+        auto run = [](const char* seed) {
+            return cli({QStringLiteral("run"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--json"),
+                        QStringLiteral("--seed"), QLatin1String(seed)});
+        };
+        auto meanOf = [](const Run& r) {
+            return QJsonDocument::fromJson(r.out.toUtf8()).object()[QStringLiteral("outputs")].toArray()[0].toObject()[QStringLiteral("mean")].toDouble();
+        };
+        QCOMPARE(meanOf(run("5")), meanOf(run("5")));
+        QVERIFY(meanOf(run("5")) != meanOf(run("6")));
+    }
+
+    void runReadsAndWritesOnnxTestData() {
+        const QString dir = QStringLiteral(FSC_ONNX_TESTDATA "/node/test_relu");
+        if (!QFileInfo::exists(dir)) QSKIP("libonnx-testdata is not installed");
+        QTemporaryDir out;
+        Run r = cli({QStringLiteral("run"), dir + QStringLiteral("/model.onnx"), QStringLiteral("--input-dir"),
+                     dir + QStringLiteral("/test_data_set_0"), QStringLiteral("--output-dir"), out.path()});
+        QCOMPARE(r.exitCode, 0);
+        auto ours = fsc::readTensorProtoFile((out.path() + QStringLiteral("/output_0.pb")).toStdString());
+        auto want = fsc::readTensorProtoFile((dir + QStringLiteral("/test_data_set_0/output_0.pb")).toStdString());
+        QVERIFY(ours.isOk() && want.isOk());
+        QCOMPARE(ours->dims(), want->dims());
+        QCOMPARE(QByteArray(reinterpret_cast<const char*>(ours->data()), int(ours->byteSize())),
+                 QByteArray(reinterpret_cast<const char*>(want->data()), int(want->byteSize())));
+        // The same input as .npy through --input NAME=FILE.
+        Run missing = cli({QStringLiteral("run"), dir + QStringLiteral("/model.onnx"), QStringLiteral("--input-dir"), out.path()});
+        QCOMPARE(missing.exitCode, 2);
+        QVERIFY2(missing.err.contains(QStringLiteral("input_0.pb: missing (input 'x' is input 0)")), qPrintable(missing.err));
+    }
+
+    void runRejectsBadInputsWithOneLine() {
+        const QString model = QStringLiteral(FSC_SAMPLE_MODEL);
+        Run wrongName = cli({QStringLiteral("run"), model, QStringLiteral("--input"), QStringLiteral("nope=x.npy")});
+        QCOMPARE(wrongName.exitCode, 2);
+        QVERIFY2(wrongName.err.contains(QStringLiteral("the model has no input named 'nope' (inputs: image)")), qPrintable(wrongName.err));
+        QCOMPARE(wrongName.err.count(QLatin1Char('\n')), 1);
+
+        // A .npy of the wrong dtype, then of the wrong rank.
+        QTemporaryDir tmp;
+        auto writeNpy = [&](const QString& name, const char* descr, const char* shape, int bytes) {
+            QByteArray header = QByteArray("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+            while ((10 + header.size() + 1) % 64) header += ' ';
+            header += '\n';
+            QByteArray file("\x93NUMPY\x01\x00", 8);
+            file += char(header.size() & 0xff);
+            file += char(header.size() >> 8);
+            file += header + QByteArray(bytes, '\0');
+            QFile f(tmp.path() + QLatin1Char('/') + name);
+            f.open(QIODevice::WriteOnly);
+            f.write(file);
+            return f.fileName();
+        };
+        const QString ints = writeNpy(QStringLiteral("ints.npy"), "<i8", "(1, 3, 16, 16)", 8 * 768);
+        Run wrongType = cli({QStringLiteral("run"), model, QStringLiteral("--input"), QStringLiteral("image=") + ints});
+        QCOMPARE(wrongType.exitCode, 2);
+        QVERIFY2(wrongType.err.contains(QStringLiteral("input 'image': expected float32[batch,3,16,16], got int64[1,3,16,16] (wrong dtype)")), qPrintable(wrongType.err));
+        const QString flat = writeNpy(QStringLiteral("flat.npy"), "<f4", "(768,)", 4 * 768);
+        Run wrongRank = cli({QStringLiteral("run"), model, QStringLiteral("--input"), QStringLiteral("image=") + flat});
+        QCOMPARE(wrongRank.exitCode, 2);
+        QVERIFY2(wrongRank.err.contains(QStringLiteral("got float32[768] (wrong rank)")), qPrintable(wrongRank.err));
+        const QString truncated = writeNpy(QStringLiteral("short.npy"), "<f4", "(1, 3, 16, 16)", 100);
+        Run shortFile = cli({QStringLiteral("run"), model, QStringLiteral("--input"), QStringLiteral("image=") + truncated});
+        QCOMPARE(shortFile.exitCode, 2);
+        QVERIFY2(shortFile.err.contains(QStringLiteral("short.npy: holds 100 data bytes, shape needs 3072")), qPrintable(shortFile.err));
+
+        Run usage = cli({QStringLiteral("run"), model, QStringLiteral("--iterations"), QStringLiteral("zero")});
+        QCOMPARE(usage.exitCode, 64);
+        Run bad = cli({QStringLiteral("run"), QStringLiteral(FSC_FIXTURE_DIR "/bad/truncated.onnx")});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY(bad.err.contains(QStringLiteral("truncated.onnx")));
+    }
+
+    void runNamesUnsupportedOpsAndMissingGpu() {
+        const QString det = QStringLiteral(FSC_ONNX_TESTDATA "/node/test_det_2d/model.onnx");
+        if (QFileInfo::exists(det)) {
+            Run r = cli({QStringLiteral("run"), det});
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains(QStringLiteral("model.onnx: node '' (Det): no cpu kernel for Det at opset")), qPrintable(r.err));
+        }
+        Run cuda = cli({QStringLiteral("run"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--backend"), QStringLiteral("cuda")});
+        QCOMPARE(cuda.exitCode, 2);
+        QVERIFY2(cuda.err.contains(QStringLiteral("--backend cuda:")) && cuda.err.contains(QStringLiteral("use --backend cpu")), qPrintable(cuda.err));
     }
 };
 
