@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "compiler/backends/cpu/gemm.h"
 #include "compiler/runtime/half.h"
 
 namespace fsc {
@@ -176,6 +177,7 @@ Result<std::unique_ptr<Executor>> Executor::create(const Model& model,
     context->registry = &KernelRegistry::cpu();
     context->backend = options.backend;
     context->pool = std::make_shared<ThreadPool>(options.threads);
+    cpu::setBlasThreads(options.threads);  // BLAS threads and ours never run at once
     if (options.backend != Backend::Cpu)
         return Status(ErrorCode::Unsupported, "the CUDA backend is not built yet; use --backend cpu");
     auto executor = createForGraph(model.graph, context, false);

@@ -116,6 +116,40 @@ void im2col(const T* image, int64_t channels, const ConvGeometry& g, T* col, Thr
     });
 }
 
+// Depthwise 2-D convolution (one input and one output channel per group): a direct loop
+// per plane; im2col plus a one-row product per channel would cost far more.
+template <typename T>
+void depthwise2d(ThreadPool& pool, const T* x, const T* w, T* y, int64_t planes, const ConvGeometry& g) {
+    const int64_t ih = g.in[0], iw = g.in[1], oh = g.out[0], ow = g.out[1];
+    const int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
+    const int64_t dh = g.dilations[0], dw = g.dilations[1], ph = g.padBegin[0], pw = g.padBegin[1];
+    pool.parallelFor(planes, 1, [&](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p) {
+            const T* src = x + p * ih * iw;
+            T* dst = y + p * oh * ow;
+            std::fill(dst, dst + oh * ow, T(0));
+            for (int64_t ky = 0; ky < kh; ++ky)
+                for (int64_t kx = 0; kx < kw; ++kx) {
+                    const T wv = w[(p % g.channels) * kh * kw + ky * kw + kx];
+                    for (int64_t oy = 0; oy < oh; ++oy) {
+                        const int64_t yy = oy * sh + ky * dh - ph;
+                        if (yy < 0 || yy >= ih) continue;
+                        const T* row = src + yy * iw;
+                        T* out = dst + oy * ow;
+                        const int64_t x0 = kx * dw - pw;
+                        // Output columns whose input column is inside the image.
+                        const int64_t lo = std::max<int64_t>(0, (-x0 + sw - 1) / sw);
+                        const int64_t hi = std::min<int64_t>(ow, (iw - x0 + sw - 1) / sw);
+                        if (sw == 1)
+                            for (int64_t ox = lo; ox < hi; ++ox) out[ox] += wv * row[ox + x0];
+                        else
+                            for (int64_t ox = lo; ox < hi; ++ox) out[ox] += wv * row[ox * sw + x0];
+                    }
+                }
+        }
+    });
+}
+
 // The reverse: adds columns back into an image (for ConvTranspose).
 template <typename T>
 void col2im(const T* col, int64_t channels, const ConvGeometry& g, T* image) {
@@ -170,6 +204,7 @@ public:
         if (!m_attrs.kernelShape.empty() && m_attrs.kernelShape != kernel) return bad(ctx, "kernel_shape differs from W");
         auto geo = convGeometry(ctx, m_attrs, spatial, kernel, false);
         if (!geo) return geo.status();
+        geo->channels = c;
         std::vector<int64_t> outDims{n, m};
         outDims.insert(outDims.end(), geo->out.begin(), geo->out.end());
         auto out = alloc(x->dtype, outDims);
@@ -180,6 +215,8 @@ public:
             const int64_t cg = c / m_group, mg = m / m_group;
             const int64_t kSize = product(kernel), outSize = product(geo->out), inSize = product(spatial);
             const int64_t rows = cg * kSize;
+            const bool depthwise = cg == 1 && mg == 1 && m_group > 1 && kernel.size() == 2;
+            if (depthwise) depthwise2d<T>(ctx.pool(), x->as<T>(), w->as<T>(), y->as<T>(), n * c, *geo);
             bool direct = true;  // 1x1, stride 1, no pad: the image is its own column matrix
             for (size_t d = 0; d < kernel.size(); ++d)
                 direct = direct && kernel[d] == 1 && geo->strides[d] == 1 && geo->padBegin[d] == 0 && geo->out[d] == spatial[d];
@@ -188,7 +225,7 @@ public:
             const T* px = x->as<T>();
             const T* pw = w->as<T>();
             T* py = y->as<T>();
-            for (int64_t img = 0; img < n; ++img)
+            for (int64_t img = 0; img < n && !depthwise; ++img)
                 for (int64_t grp = 0; grp < m_group; ++grp) {
                     const T* src = px + (img * c + grp * cg) * inSize;
                     const T* cols = src;

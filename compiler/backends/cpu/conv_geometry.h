@@ -14,6 +14,7 @@ struct WindowAttrs {
 
 struct ConvGeometry {
     std::vector<int64_t> in, kernel, strides, dilations, padBegin, out;
+    int64_t channels = 1;  // input channels (set by Conv; depthwise weights index by it)
 };
 
 WindowAttrs readWindowAttrs(const KernelInit& init);

@@ -1,0 +1,32 @@
+// Median and p90 latency of one model on ONNX Runtime's CPU build (npm onnxruntime-node),
+// with random inputs shaped like fusescope-cli's (symbolic dims = 1).
+// usage: node ort_latency.js MODEL THREADS ITERATIONS WARMUP   -> prints JSON
+const ort = require('onnxruntime-node');
+
+async function main() {
+  const [model, threads, iterations, warmup] = process.argv.slice(2);
+  const session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: Number(threads), interOpNumThreads: 1,
+    executionMode: 'sequential', graphOptimizationLevel: 'all',
+  });
+  const feeds = {};
+  for (const name of session.inputNames) {
+    const meta = session.inputMetadata ? session.inputMetadata.find?.((m) => m.name === name) : undefined;
+    const dims = (meta && meta.shape ? meta.shape : []).map((d) => (typeof d === 'number' ? d : 1));
+    const n = dims.reduce((a, b) => a * b, 1);
+    const data = new Float32Array(n);
+    for (let i = 0; i < n; ++i) data[i] = Math.sin(i) * 0.5;
+    feeds[name] = new ort.Tensor('float32', data, dims);
+  }
+  const samples = [];
+  for (let i = 0; i < Number(warmup) + Number(iterations); ++i) {
+    const start = process.hrtime.bigint();
+    await session.run(feeds);
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    if (i >= Number(warmup)) samples.push(ms);
+  }
+  samples.sort((a, b) => a - b);
+  const rank = (q) => samples[Math.min(samples.length - 1, Math.max(0, Math.ceil(q * samples.length) - 1))];
+  console.log(JSON.stringify({ median: rank(0.5), p90: rank(0.9), version: require('onnxruntime-node/package.json').version }));
+}
+main().catch((e) => { console.error(String(e)); process.exit(1); });
