@@ -7,7 +7,8 @@ set -euo pipefail
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 packages=(cmake ninja-build g++ pkg-config libonnx-dev libprotobuf-dev protobuf-compiler
-          nlohmann-json3-dev qt6-base-dev qt6-svg-dev libgraphviz-dev libsqlite3-dev patchelf)
+          nlohmann-json3-dev qt6-base-dev qt6-svg-dev libgraphviz-dev libsqlite3-dev patchelf
+          libopenblas-dev)
 if [ "${1:-}" = "--test" ]; then
   packages+=(python3-onnx python3-numpy python3-torch python3-torchvision libonnx-testdata
              clang-14 libclang-rt-14-dev xvfb xauth)
