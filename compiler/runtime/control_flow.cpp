@@ -28,9 +28,6 @@ Status emit(KernelContext& ctx, size_t i, const RtTensor& value) {
     return Status::ok();
 }
 
-// A view of a tensor (no copy) for feeding a body.
-RtTensor view(const RtTensor& t) { return t; }
-
 class IfKernel : public Kernel {
 public:
     IfKernel(const KernelInit& init, Status& status) {
@@ -106,7 +103,7 @@ public:
             c.as<bool>()[0] = cond;
             feeds.push_back(iter);
             feeds.push_back(c);
-            for (const RtTensor& v : carried) feeds.push_back(view(v));
+            for (const RtTensor& v : carried) feeds.push_back(v);  // shares storage, no copy
             auto outs = m_body->run(std::move(feeds), {}, ctx.scope());
             if (!outs) return outs.status().withContext(ctx.where() + " iteration " + std::to_string(it));
             if (outs->size() != 1 + carriedCount + scanCount) return bad(ctx, "body output count does not match the node");
@@ -177,7 +174,7 @@ public:
         std::vector<std::vector<RtTensor>> outs(scanOut);
         for (int64_t it = 0; it < iterations; ++it) {
             std::vector<RtTensor> feeds;
-            for (const RtTensor& s : states) feeds.push_back(view(s));
+            for (const RtTensor& s : states) feeds.push_back(s);
             for (size_t k = 0; k < scanIn; ++k) {
                 const RtTensor* in = ctx.input(stateCount + k);
                 const bool reverse = k < m_inDirs.size() && m_inDirs[k];
@@ -216,21 +213,13 @@ private:
     std::vector<int64_t> m_inAxes, m_inDirs, m_outAxes, m_outDirs;
 };
 
-void add(KernelRegistry& r, const std::string& op, KernelFactory f) {
-    KernelDef d;
-    d.op = op;
-    d.factory = std::move(f);
-    d.variant = "host";
-    d.halfViaFloat = false;
-    r.add(std::move(d));
-}
-
 }  // namespace
 
 void registerControlFlowKernels(KernelRegistry& r) {
-    add(r, "If", factoryOf<IfKernel>());
-    add(r, "Loop", factoryOf<LoopKernel>());
-    add(r, "Scan", factoryOf<ScanKernel>());
+    const KernelDefOptions kHost{.variant = "host", .halfViaFloat = false};
+    r.add("If", factoryOf<IfKernel>(), kHost);
+    r.add("Loop", factoryOf<LoopKernel>(), kHost);
+    r.add("Scan", factoryOf<ScanKernel>(), kHost);
 }
 
 }  // namespace fsc

@@ -42,8 +42,6 @@ void narrow(const RtTensor& wide, RtTensor& out) {
         for (int64_t i = 0; i < n; ++i) dst[i] = floatToBfloat16(src[i]);
 }
 
-std::string describeDeclared(const ValueType& t) { return t.toString(); }
-
 }  // namespace
 
 struct Executor::SignaturePlan {
@@ -230,7 +228,7 @@ Status Executor::checkFeeds(const std::vector<RtTensor>& feeds) const {
                                                       ", which the runtime does not handle");
         auto mismatch = [&](const std::string& what) {
             return Status(ErrorCode::InvalidArgument, "input '" + v.name + "': expected " +
-                                                          describeDeclared(declared) + ", got " +
+                                                          declared.toString() + ", got " +
                                                           t.typeString() + " (" + what + ")");
         };
         if (declared.elemType != DType::Undefined && t.dtype != declared.elemType)

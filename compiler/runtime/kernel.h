@@ -80,13 +80,13 @@ private:
 
 using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const KernelInit&)>;
 
-// Makes a factory for a kernel class constructed from KernelInit (which may fail by
-// setting `status`).
-template <typename K>
-KernelFactory factoryOf() {
-    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+// Makes a factory for a kernel class constructed as K(init, args..., status), which
+// reports a bad attribute by setting `status`.
+template <typename K, typename... Args>
+KernelFactory factoryOf(Args... args) {
+    return [args...](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         Status status;
-        auto kernel = std::make_unique<K>(init, status);
+        auto kernel = std::make_unique<K>(init, args..., status);
         if (!status.isOk()) return status;
         return std::unique_ptr<Kernel>(std::move(kernel));
     };
@@ -101,5 +101,12 @@ public:
 private:
     std::function<Status(KernelContext&)> m_fn;
 };
+
+// A factory for an op with no attributes: every step gets the same function.
+inline KernelFactory functionKernel(std::function<Status(KernelContext&)> fn) {
+    return [fn](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new FunctionKernel(fn));
+    };
+}
 
 }  // namespace fsc

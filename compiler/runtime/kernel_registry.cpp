@@ -10,6 +10,17 @@ void KernelRegistry::add(KernelDef def) {
     m_defs[{def.domain, def.op}].push_back(std::move(def));
 }
 
+void KernelRegistry::add(const std::string& op, KernelFactory factory,
+                         const KernelDefOptions& options) {
+    KernelDef def;
+    def.op = op;
+    def.factory = std::move(factory);
+    def.variant = options.variant;
+    def.halfViaFloat = options.halfViaFloat;
+    def.minOpset = options.minOpset;
+    add(std::move(def));
+}
+
 const KernelDef* KernelRegistry::find(const std::string& domain, const std::string& op,
                                       int64_t opset, Backend backend) const {
     auto it = m_defs.find({domain == "ai.onnx" ? "" : domain, op});

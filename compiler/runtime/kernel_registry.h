@@ -25,9 +25,18 @@ struct KernelDef {
     KernelFactory factory;
 };
 
+// How a def differs from the defaults, e.g. {.variant = "openblas"}.
+struct KernelDefOptions {
+    std::string variant = "ref";
+    bool halfViaFloat = true;
+    int64_t minOpset = 1;
+};
+
 class KernelRegistry {
 public:
     void add(KernelDef def);
+    // A CPU kernel for an ai.onnx op.
+    void add(const std::string& op, KernelFactory factory, const KernelDefOptions& options = {});
     // The def for an op at an opset, or null.
     const KernelDef* find(const std::string& domain, const std::string& op, int64_t opset,
                           Backend backend) const;

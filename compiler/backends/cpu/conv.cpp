@@ -475,14 +475,6 @@ KernelFactory pool(PoolKind kind, bool global) {
     };
 }
 
-void add(KernelRegistry& r, const std::string& op, KernelFactory f, const std::string& variant = "ref") {
-    KernelDef d;
-    d.op = op;
-    d.factory = std::move(f);
-    d.variant = variant;
-    r.add(std::move(d));
-}
-
 }  // namespace
 }  // namespace fsc::cpu
 
@@ -490,14 +482,14 @@ namespace fsc {
 using namespace cpu;
 
 void registerConvKernels(KernelRegistry& r) {
-    add(r, "Conv", factoryOf<ConvKernel>(), "im2col_openblas");
-    add(r, "ConvTranspose", factoryOf<ConvTransposeKernel>(), "col2im_openblas");
-    add(r, "MaxPool", pool(PoolKind::Max, false));
-    add(r, "AveragePool", pool(PoolKind::Average, false));
-    add(r, "LpPool", pool(PoolKind::Lp, false));
-    add(r, "GlobalAveragePool", pool(PoolKind::Average, true));
-    add(r, "GlobalMaxPool", pool(PoolKind::Max, true));
-    add(r, "GlobalLpPool", pool(PoolKind::Lp, true));
+    r.add("Conv", factoryOf<ConvKernel>(), {.variant = "im2col_openblas"});
+    r.add("ConvTranspose", factoryOf<ConvTransposeKernel>(), {.variant = "col2im_openblas"});
+    r.add("MaxPool", pool(PoolKind::Max, false));
+    r.add("AveragePool", pool(PoolKind::Average, false));
+    r.add("LpPool", pool(PoolKind::Lp, false));
+    r.add("GlobalAveragePool", pool(PoolKind::Average, true));
+    r.add("GlobalMaxPool", pool(PoolKind::Max, true));
+    r.add("GlobalLpPool", pool(PoolKind::Lp, true));
 }
 
 }  // namespace fsc

@@ -393,9 +393,6 @@ private:
 
 // ---- Cast ----------------------------------------------------------------------------
 
-template <typename T>
-double toDouble(T v) { return double(v); }
-
 Status castTensor(const KernelContext& ctx, const RtTensor& in, RtTensor& out) {
     const int64_t n = in.numel();
     if (in.dtype == out.dtype) {
@@ -509,18 +506,6 @@ Status identity(KernelContext& ctx) {
     return Status::ok();
 }
 
-void add(KernelRegistry& r, const std::string& op, KernelFactory f, bool halfViaFloat = true,
-         int64_t minOpset = 1, int64_t maxOpset = 1 << 30, const std::string& domain = "") {
-    KernelDef d;
-    d.op = op;
-    d.domain = domain;
-    d.factory = std::move(f);
-    d.halfViaFloat = halfViaFloat;
-    d.minOpset = minOpset;
-    d.maxOpset = maxOpset;
-    r.add(std::move(d));
-}
-
 UnaryParams alphaParam(const KernelInit& i, float fallback) {
     UnaryParams p;
     p.alpha = i.getFloat("alpha", fallback);
@@ -534,67 +519,68 @@ namespace fsc {
 using namespace cpu;
 
 void registerElementwiseKernels(KernelRegistry& r) {
-    const double kNaN = std::numeric_limits<double>::quiet_NaN();
-    (void)kNaN;
-    add(r, "Abs", unaryFast([](auto v) { return v < decltype(v)(0) ? decltype(v)(-v) : v; }, true));
-    add(r, "Neg", unaryFast([](auto v) { return decltype(v)(-v); }, true));
-    add(r, "Sign", unaryFast([](auto v) { return decltype(v)(v > decltype(v)(0) ? 1 : (v < decltype(v)(0) ? -1 : 0)); }, true));
-    add(r, "Relu", unaryFast([](auto v) { return v > decltype(v)(0) ? v : decltype(v)(0); }, true));
-    add(r, "Floor", unaryFast([](auto v) { return std::floor(v); }));
-    add(r, "Ceil", unaryFast([](auto v) { return std::ceil(v); }));
-    add(r, "Round", unaryFast([](auto v) { return std::nearbyint(v); }));
-    add(r, "Sqrt", unaryFast([](auto v) { return std::sqrt(v); }));
-    add(r, "Reciprocal", unaryFast([](auto v) { return decltype(v)(1) / v; }));
-    add(r, "Exp", unaryFast([](auto v) { return std::exp(v); }));
-    add(r, "Log", unaryFast([](auto v) { return std::log(v); }));
-    add(r, "Tanh", unaryFast([](auto v) { return std::tanh(v); }));
-    add(r, "Sigmoid", unaryFast([](auto v) { return sigmoid(v); }));
-    add(r, "Erf", unaryFast([](auto v) { return std::erf(v); }));
-    add(r, "Sin", unaryFloat([](double v, const UnaryParams&) { return std::sin(v); }));
-    add(r, "Cos", unaryFloat([](double v, const UnaryParams&) { return std::cos(v); }));
-    add(r, "Tan", unaryFloat([](double v, const UnaryParams&) { return std::tan(v); }));
-    add(r, "Asin", unaryFloat([](double v, const UnaryParams&) { return std::asin(v); }));
-    add(r, "Acos", unaryFloat([](double v, const UnaryParams&) { return std::acos(v); }));
-    add(r, "Atan", unaryFloat([](double v, const UnaryParams&) { return std::atan(v); }));
-    add(r, "Sinh", unaryFloat([](double v, const UnaryParams&) { return std::sinh(v); }));
-    add(r, "Cosh", unaryFloat([](double v, const UnaryParams&) { return std::cosh(v); }));
-    add(r, "Asinh", unaryFloat([](double v, const UnaryParams&) { return std::asinh(v); }));
-    add(r, "Acosh", unaryFloat([](double v, const UnaryParams&) { return std::acosh(v); }));
-    add(r, "Atanh", unaryFloat([](double v, const UnaryParams&) { return std::atanh(v); }));
-    add(r, "Softplus", unaryFloat([](double v, const UnaryParams&) { return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); }));
-    add(r, "Softsign", unaryFloat([](double v, const UnaryParams&) { return v / (1 + std::fabs(v)); }));
-    add(r, "Mish", unaryFloat([](double v, const UnaryParams&) { return v * std::tanh(std::log1p(std::exp(v))); }));
-    add(r, "HardSwish", unaryFloat([](double v, const UnaryParams&) { return v * std::max(0.0, std::min(1.0, v / 6 + 0.5)); }));
-    add(r, "LeakyRelu", unaryFloat([](double v, const UnaryParams& p) { return v < 0 ? v * p.alpha : v; },
+    auto add = [&r](const std::string& op, KernelFactory f, bool halfViaFloat = true) {
+        r.add(op, std::move(f), {.halfViaFloat = halfViaFloat});
+    };
+    add("Abs", unaryFast([](auto v) { return v < decltype(v)(0) ? decltype(v)(-v) : v; }, true));
+    add("Neg", unaryFast([](auto v) { return decltype(v)(-v); }, true));
+    add("Sign", unaryFast([](auto v) { return decltype(v)(v > decltype(v)(0) ? 1 : (v < decltype(v)(0) ? -1 : 0)); }, true));
+    add("Relu", unaryFast([](auto v) { return v > decltype(v)(0) ? v : decltype(v)(0); }, true));
+    add("Floor", unaryFast([](auto v) { return std::floor(v); }));
+    add("Ceil", unaryFast([](auto v) { return std::ceil(v); }));
+    add("Round", unaryFast([](auto v) { return std::nearbyint(v); }));
+    add("Sqrt", unaryFast([](auto v) { return std::sqrt(v); }));
+    add("Reciprocal", unaryFast([](auto v) { return decltype(v)(1) / v; }));
+    add("Exp", unaryFast([](auto v) { return std::exp(v); }));
+    add("Log", unaryFast([](auto v) { return std::log(v); }));
+    add("Tanh", unaryFast([](auto v) { return std::tanh(v); }));
+    add("Sigmoid", unaryFast([](auto v) { return sigmoid(v); }));
+    add("Erf", unaryFast([](auto v) { return std::erf(v); }));
+    add("Sin", unaryFloat([](double v, const UnaryParams&) { return std::sin(v); }));
+    add("Cos", unaryFloat([](double v, const UnaryParams&) { return std::cos(v); }));
+    add("Tan", unaryFloat([](double v, const UnaryParams&) { return std::tan(v); }));
+    add("Asin", unaryFloat([](double v, const UnaryParams&) { return std::asin(v); }));
+    add("Acos", unaryFloat([](double v, const UnaryParams&) { return std::acos(v); }));
+    add("Atan", unaryFloat([](double v, const UnaryParams&) { return std::atan(v); }));
+    add("Sinh", unaryFloat([](double v, const UnaryParams&) { return std::sinh(v); }));
+    add("Cosh", unaryFloat([](double v, const UnaryParams&) { return std::cosh(v); }));
+    add("Asinh", unaryFloat([](double v, const UnaryParams&) { return std::asinh(v); }));
+    add("Acosh", unaryFloat([](double v, const UnaryParams&) { return std::acosh(v); }));
+    add("Atanh", unaryFloat([](double v, const UnaryParams&) { return std::atanh(v); }));
+    add("Softplus", unaryFloat([](double v, const UnaryParams&) { return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); }));
+    add("Softsign", unaryFloat([](double v, const UnaryParams&) { return v / (1 + std::fabs(v)); }));
+    add("Mish", unaryFloat([](double v, const UnaryParams&) { return v * std::tanh(std::log1p(std::exp(v))); }));
+    add("HardSwish", unaryFloat([](double v, const UnaryParams&) { return v * std::max(0.0, std::min(1.0, v / 6 + 0.5)); }));
+    add("LeakyRelu", unaryFloat([](double v, const UnaryParams& p) { return v < 0 ? v * p.alpha : v; },
                                    [](const KernelInit& i) { return alphaParam(i, 0.01f); }));
-    add(r, "Elu", unaryFloat([](double v, const UnaryParams& p) { return v < 0 ? p.alpha * (std::exp(v) - 1) : v; },
+    add("Elu", unaryFloat([](double v, const UnaryParams& p) { return v < 0 ? p.alpha * (std::exp(v) - 1) : v; },
                              [](const KernelInit& i) { return alphaParam(i, 1.0f); }));
-    add(r, "Celu", unaryFloat([](double v, const UnaryParams& p) { return std::max(0.0, v) + std::min(0.0, p.alpha * (std::exp(v / p.alpha) - 1)); },
+    add("Celu", unaryFloat([](double v, const UnaryParams& p) { return std::max(0.0, v) + std::min(0.0, p.alpha * (std::exp(v / p.alpha) - 1)); },
                               [](const KernelInit& i) { return alphaParam(i, 1.0f); }));
-    add(r, "ThresholdedRelu", unaryFloat([](double v, const UnaryParams& p) { return v > p.alpha ? v : 0.0; },
+    add("ThresholdedRelu", unaryFloat([](double v, const UnaryParams& p) { return v > p.alpha ? v : 0.0; },
                                          [](const KernelInit& i) { return alphaParam(i, 1.0f); }));
-    add(r, "Selu", unaryFloat([](double v, const UnaryParams& p) { return v <= 0 ? p.gamma * (p.alpha * std::exp(v) - p.alpha) : p.gamma * v; },
+    add("Selu", unaryFloat([](double v, const UnaryParams& p) { return v <= 0 ? p.gamma * (p.alpha * std::exp(v) - p.alpha) : p.gamma * v; },
                               [](const KernelInit& i) {
                                   UnaryParams p;
                                   p.alpha = i.getFloat("alpha", 1.67326319217681884765625f);
                                   p.gamma = i.getFloat("gamma", 1.05070102214813232421875f);
                                   return p;
                               }));
-    add(r, "HardSigmoid", unaryFloat([](double v, const UnaryParams& p) { return std::max(0.0, std::min(1.0, double(p.alpha) * v + p.beta)); },
+    add("HardSigmoid", unaryFloat([](double v, const UnaryParams& p) { return std::max(0.0, std::min(1.0, double(p.alpha) * v + p.beta)); },
                                      [](const KernelInit& i) {
                                          UnaryParams p;
                                          p.alpha = i.getFloat("alpha", 0.2f);
                                          p.beta = i.getFloat("beta", 0.5f);
                                          return p;
                                      }));
-    add(r, "Shrink", unaryFloat([](double v, const UnaryParams& p) { return v < -p.gamma ? v + p.beta : (v > p.gamma ? v - p.beta : 0.0); },
+    add("Shrink", unaryFloat([](double v, const UnaryParams& p) { return v < -p.gamma ? v + p.beta : (v > p.gamma ? v - p.beta : 0.0); },
                                 [](const KernelInit& i) {
                                     UnaryParams p;
                                     p.beta = i.getFloat("bias", 0.0f);
                                     p.gamma = i.getFloat("lambd", 0.5f);
                                     return p;
                                 }));
-    add(r, "Gelu", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+    add("Gelu", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         const bool tanhApprox = init.getString("approximate", "none") == "tanh";
         return std::unique_ptr<Kernel>(new FunctionKernel([tanhApprox](KernelContext& ctx) {
             if (tanhApprox)
@@ -608,7 +594,7 @@ void registerElementwiseKernels(KernelRegistry& r) {
             }, false);
         }));
     });
-    add(r, "IsNaN", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+    add("IsNaN", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
         return std::unique_ptr<Kernel>(new FunctionKernel([](KernelContext& ctx) -> Status {
             const RtTensor* x = ctx.input(0);
             auto out = ctx.output(0, DType::Bool, x->dims);
@@ -617,7 +603,7 @@ void registerElementwiseKernels(KernelRegistry& r) {
             return Status::ok();
         }));
     }, false);
-    add(r, "IsInf", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+    add("IsInf", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         const bool pos = init.getInt("detect_positive", 1), neg = init.getInt("detect_negative", 1);
         return std::unique_ptr<Kernel>(new FunctionKernel([pos, neg](KernelContext& ctx) -> Status {
             const RtTensor* x = ctx.input(0);
@@ -630,7 +616,7 @@ void registerElementwiseKernels(KernelRegistry& r) {
             return Status::ok();
         }));
     }, false);
-    add(r, "Not", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+    add("Not", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
         return std::unique_ptr<Kernel>(new FunctionKernel([](KernelContext& ctx) -> Status {
             const RtTensor* x = ctx.input(0);
             if (!x || x->dtype != DType::Bool) return bad(ctx, "needs a bool input");
@@ -640,7 +626,7 @@ void registerElementwiseKernels(KernelRegistry& r) {
             return Status::ok();
         }));
     });
-    add(r, "BitwiseNot", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+    add("BitwiseNot", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
         return std::unique_ptr<Kernel>(new FunctionKernel([](KernelContext& ctx) -> Status {
             const RtTensor* x = ctx.input(0);
             auto out = ctx.output(0, x->dtype, x->dims);
@@ -653,38 +639,34 @@ void registerElementwiseKernels(KernelRegistry& r) {
         }));
     });
 
-    add(r, "Add", binaryArith(Arith::Add));
-    add(r, "Sub", binaryArith(Arith::Sub));
-    add(r, "Mul", binaryArith(Arith::Mul));
-    add(r, "Div", binaryArith(Arith::Div));
-    add(r, "Pow", binaryArith(Arith::Pow));
-    add(r, "Mod", binaryArith(Arith::Mod));
-    add(r, "PRelu", binaryArith(Arith::PRelu));
-    add(r, "Sum", variadic(Arith::Add, false));
-    add(r, "Mean", variadic(Arith::Add, true));
-    add(r, "Max", variadic(Arith::Max, false));
-    add(r, "Min", variadic(Arith::Min, false));
-    add(r, "Equal", comparison(Compare::Equal));
-    add(r, "Less", comparison(Compare::Less));
-    add(r, "Greater", comparison(Compare::Greater));
-    add(r, "LessOrEqual", comparison(Compare::LessEq));
-    add(r, "GreaterOrEqual", comparison(Compare::GreaterEq));
-    add(r, "And", bitwise(Bits::And));
-    add(r, "Or", bitwise(Bits::Or));
-    add(r, "Xor", bitwise(Bits::Xor));
-    add(r, "BitwiseAnd", bitwise(Bits::BitAnd));
-    add(r, "BitwiseOr", bitwise(Bits::BitOr));
-    add(r, "BitwiseXor", bitwise(Bits::BitXor));
-    add(r, "BitShift", bitwise(Bits::ShiftLeft));
-    add(r, "Where", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
-        return std::unique_ptr<Kernel>(new FunctionKernel(whereKernel));
-    }, false);
-    add(r, "Clip", factoryOf<ClipKernel>());
-    add(r, "Cast", castFactory(false), false);
-    add(r, "CastLike", castFactory(true), false);
-    add(r, "Identity", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
-        return std::unique_ptr<Kernel>(new FunctionKernel(identity));
-    }, false);
+    add("Add", binaryArith(Arith::Add));
+    add("Sub", binaryArith(Arith::Sub));
+    add("Mul", binaryArith(Arith::Mul));
+    add("Div", binaryArith(Arith::Div));
+    add("Pow", binaryArith(Arith::Pow));
+    add("Mod", binaryArith(Arith::Mod));
+    add("PRelu", binaryArith(Arith::PRelu));
+    add("Sum", variadic(Arith::Add, false));
+    add("Mean", variadic(Arith::Add, true));
+    add("Max", variadic(Arith::Max, false));
+    add("Min", variadic(Arith::Min, false));
+    add("Equal", comparison(Compare::Equal));
+    add("Less", comparison(Compare::Less));
+    add("Greater", comparison(Compare::Greater));
+    add("LessOrEqual", comparison(Compare::LessEq));
+    add("GreaterOrEqual", comparison(Compare::GreaterEq));
+    add("And", bitwise(Bits::And));
+    add("Or", bitwise(Bits::Or));
+    add("Xor", bitwise(Bits::Xor));
+    add("BitwiseAnd", bitwise(Bits::BitAnd));
+    add("BitwiseOr", bitwise(Bits::BitOr));
+    add("BitwiseXor", bitwise(Bits::BitXor));
+    add("BitShift", bitwise(Bits::ShiftLeft));
+    add("Where", functionKernel(whereKernel), false);
+    add("Clip", factoryOf<ClipKernel>());
+    add("Cast", castFactory(false), false);
+    add("CastLike", castFactory(true), false);
+    add("Identity", functionKernel(identity), false);
 }
 
 }  // namespace fsc

@@ -351,14 +351,6 @@ KernelFactory nonMaxSuppression() {
     };
 }
 
-void add(KernelRegistry& r, const std::string& op, KernelFactory f, bool halfViaFloat = true) {
-    KernelDef d;
-    d.op = op;
-    d.factory = std::move(f);
-    d.halfViaFloat = halfViaFloat;
-    r.add(std::move(d));
-}
-
 }  // namespace
 }  // namespace fsc::cpu
 
@@ -366,14 +358,14 @@ namespace fsc {
 using namespace cpu;
 
 void registerMiscKernels(KernelRegistry& r) {
-    add(r, "NegativeLogLikelihoodLoss", nllLoss(false));
-    add(r, "SoftmaxCrossEntropyLoss", nllLoss(true));
-    add(r, "EyeLike", eyeLike());
-    add(r, "Compress", compress(), false);
-    add(r, "MeanVarianceNormalization", meanVarianceNormalization());
-    add(r, "ReverseSequence", reverseSequence(), false);
-    add(r, "Unique", unique(), false);
-    add(r, "NonMaxSuppression", nonMaxSuppression());
+    r.add("NegativeLogLikelihoodLoss", nllLoss(false));
+    r.add("SoftmaxCrossEntropyLoss", nllLoss(true));
+    r.add("EyeLike", eyeLike());
+    r.add("Compress", compress(), {.halfViaFloat = false});
+    r.add("MeanVarianceNormalization", meanVarianceNormalization());
+    r.add("ReverseSequence", reverseSequence(), {.halfViaFloat = false});
+    r.add("Unique", unique(), {.halfViaFloat = false});
+    r.add("NonMaxSuppression", nonMaxSuppression());
 }
 
 }  // namespace fsc

@@ -484,22 +484,6 @@ private:
     bool m_explicit = false;
 };
 
-KernelFactory fixed(std::function<Status(KernelContext&)> fn) {
-    return [fn](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
-        return std::unique_ptr<Kernel>(new FunctionKernel(fn));
-    };
-}
-
-void add(KernelRegistry& r, const std::string& op, KernelFactory f, const std::string& variant = "ref",
-         int64_t minOpset = 1) {
-    KernelDef d;
-    d.op = op;
-    d.factory = std::move(f);
-    d.variant = variant;
-    d.minOpset = minOpset;
-    r.add(std::move(d));
-}
-
 }  // namespace
 }  // namespace fsc::cpu
 
@@ -507,15 +491,15 @@ namespace fsc {
 using namespace cpu;
 
 void registerNnKernels(KernelRegistry& r) {
-    add(r, "MatMul", fixed(matMul), "openblas");
-    add(r, "Gemm", gemmOp(), "openblas");
-    add(r, "BatchNormalization", batchNorm());
-    add(r, "LayerNormalization", layerNorm());
-    add(r, "InstanceNormalization", groupNorm(true));
-    add(r, "GroupNormalization", groupNorm(false));
-    add(r, "LRN", lrn());
-    add(r, "Dropout", fixed(dropout));
-    add(r, "Einsum", factoryOf<EinsumKernel>());
+    r.add("MatMul", functionKernel(matMul), {.variant = "openblas"});
+    r.add("Gemm", gemmOp(), {.variant = "openblas"});
+    r.add("BatchNormalization", batchNorm());
+    r.add("LayerNormalization", layerNorm());
+    r.add("InstanceNormalization", groupNorm(true));
+    r.add("GroupNormalization", groupNorm(false));
+    r.add("LRN", lrn());
+    r.add("Dropout", functionKernel(dropout));
+    r.add("Einsum", factoryOf<EinsumKernel>());
 }
 
 }  // namespace fsc

@@ -235,19 +235,6 @@ private:
     int64_t m_group = 1;
 };
 
-KernelFactory fixed(std::function<Status(KernelContext&)> fn) {
-    return [fn](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
-        return std::unique_ptr<Kernel>(new FunctionKernel(fn));
-    };
-}
-
-void add(KernelRegistry& r, const std::string& op, KernelFactory f) {
-    KernelDef d;
-    d.op = op;
-    d.factory = std::move(f);
-    r.add(std::move(d));
-}
-
 }  // namespace
 }  // namespace fsc::cpu
 
@@ -255,15 +242,15 @@ namespace fsc {
 using namespace cpu;
 
 void registerQuantKernels(KernelRegistry& r) {
-    add(r, "QuantizeLinear", quantizeLinear());
-    add(r, "DequantizeLinear", dequantizeLinear());
-    add(r, "DynamicQuantizeLinear", fixed(dynamicQuantizeLinear));
-    add(r, "MatMulInteger", fixed(matMulInteger));
-    add(r, "QLinearMatMul", fixed(qlinearMatMul));
-    add(r, "ConvInteger", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+    r.add("QuantizeLinear", quantizeLinear());
+    r.add("DequantizeLinear", dequantizeLinear());
+    r.add("DynamicQuantizeLinear", functionKernel(dynamicQuantizeLinear));
+    r.add("MatMulInteger", functionKernel(matMulInteger));
+    r.add("QLinearMatMul", functionKernel(qlinearMatMul));
+    r.add("ConvInteger", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         return std::unique_ptr<Kernel>(new ConvIntegerKernel(init, false));
     });
-    add(r, "QLinearConv", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+    r.add("QLinearConv", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         return std::unique_ptr<Kernel>(new ConvIntegerKernel(init, true));
     });
 }

@@ -147,15 +147,6 @@ private:
     std::vector<int64_t> m_attrAxes;
 };
 
-KernelFactory reduce(Red kind) {
-    return [kind](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
-        Status status;
-        auto k = std::make_unique<ReduceKernel>(init, kind, status);
-        if (!status.isOk()) return status;
-        return std::unique_ptr<Kernel>(std::move(k));
-    };
-}
-
 KernelFactory argReduce(bool isMax) {
     return [isMax](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         const int64_t axisAttr = init.getInt("axis", 0);
@@ -348,13 +339,6 @@ KernelFactory cumSum() {
     };
 }
 
-void add(KernelRegistry& r, const std::string& op, KernelFactory f) {
-    KernelDef d;
-    d.op = op;
-    d.factory = std::move(f);
-    r.add(std::move(d));
-}
-
 }  // namespace
 }  // namespace fsc::cpu
 
@@ -362,23 +346,23 @@ namespace fsc {
 using namespace cpu;
 
 void registerReductionKernels(KernelRegistry& r) {
-    add(r, "ReduceSum", reduce(Red::Sum));
-    add(r, "ReduceMean", reduce(Red::Mean));
-    add(r, "ReduceMax", reduce(Red::Max));
-    add(r, "ReduceMin", reduce(Red::Min));
-    add(r, "ReduceProd", reduce(Red::Prod));
-    add(r, "ReduceL1", reduce(Red::L1));
-    add(r, "ReduceL2", reduce(Red::L2));
-    add(r, "ReduceLogSum", reduce(Red::LogSum));
-    add(r, "ReduceLogSumExp", reduce(Red::LogSumExp));
-    add(r, "ReduceSumSquare", reduce(Red::SumSquare));
-    add(r, "ArgMax", argReduce(true));
-    add(r, "ArgMin", argReduce(false));
-    add(r, "Softmax", softmax(SoftKind::Softmax));
-    add(r, "LogSoftmax", softmax(SoftKind::LogSoftmax));
-    add(r, "Hardmax", softmax(SoftKind::Hardmax));
-    add(r, "TopK", topK());
-    add(r, "CumSum", cumSum());
+    r.add("ReduceSum", factoryOf<ReduceKernel>(Red::Sum));
+    r.add("ReduceMean", factoryOf<ReduceKernel>(Red::Mean));
+    r.add("ReduceMax", factoryOf<ReduceKernel>(Red::Max));
+    r.add("ReduceMin", factoryOf<ReduceKernel>(Red::Min));
+    r.add("ReduceProd", factoryOf<ReduceKernel>(Red::Prod));
+    r.add("ReduceL1", factoryOf<ReduceKernel>(Red::L1));
+    r.add("ReduceL2", factoryOf<ReduceKernel>(Red::L2));
+    r.add("ReduceLogSum", factoryOf<ReduceKernel>(Red::LogSum));
+    r.add("ReduceLogSumExp", factoryOf<ReduceKernel>(Red::LogSumExp));
+    r.add("ReduceSumSquare", factoryOf<ReduceKernel>(Red::SumSquare));
+    r.add("ArgMax", argReduce(true));
+    r.add("ArgMin", argReduce(false));
+    r.add("Softmax", softmax(SoftKind::Softmax));
+    r.add("LogSoftmax", softmax(SoftKind::LogSoftmax));
+    r.add("Hardmax", softmax(SoftKind::Hardmax));
+    r.add("TopK", topK());
+    r.add("CumSum", cumSum());
 }
 
 }  // namespace fsc

@@ -231,15 +231,6 @@ private:
     int64_t m_opset = 0;
 };
 
-KernelFactory resize(bool upsample) {
-    return [upsample](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
-        Status status;
-        auto k = std::make_unique<ResizeKernel>(init, upsample, status);
-        if (!status.isOk()) return status;
-        return std::unique_ptr<Kernel>(std::move(k));
-    };
-}
-
 }  // namespace
 }  // namespace fsc::cpu
 
@@ -247,13 +238,8 @@ namespace fsc {
 using namespace cpu;
 
 void registerResizeKernels(KernelRegistry& r) {
-    KernelDef d;
-    d.op = "Resize";
-    d.factory = resize(false);
-    r.add(d);
-    d.op = "Upsample";
-    d.factory = resize(true);
-    r.add(d);
+    r.add("Resize", factoryOf<ResizeKernel>(false));
+    r.add("Upsample", factoryOf<ResizeKernel>(true));
 }
 
 }  // namespace fsc

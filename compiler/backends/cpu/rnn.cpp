@@ -221,15 +221,6 @@ private:
     std::vector<float> m_newH, m_z, m_r;  // GRU scratch per batch row
 };
 
-KernelFactory rnn(Cell cell) {
-    return [cell](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
-        Status status;
-        auto k = std::make_unique<RnnKernel>(init, cell, status);
-        if (!status.isOk()) return status;
-        return std::unique_ptr<Kernel>(std::move(k));
-    };
-}
-
 }  // namespace
 }  // namespace fsc::cpu
 
@@ -237,17 +228,9 @@ namespace fsc {
 using namespace cpu;
 
 void registerRnnKernels(KernelRegistry& r) {
-    KernelDef d;
-    d.variant = "openblas";
-    d.op = "LSTM";
-    d.factory = rnn(Cell::Lstm);
-    r.add(d);
-    d.op = "GRU";
-    d.factory = rnn(Cell::Gru);
-    r.add(d);
-    d.op = "RNN";
-    d.factory = rnn(Cell::Rnn);
-    r.add(d);
+    r.add("LSTM", factoryOf<RnnKernel>(Cell::Lstm), {.variant = "openblas"});
+    r.add("GRU", factoryOf<RnnKernel>(Cell::Gru), {.variant = "openblas"});
+    r.add("RNN", factoryOf<RnnKernel>(Cell::Rnn), {.variant = "openblas"});
 }
 
 }  // namespace fsc

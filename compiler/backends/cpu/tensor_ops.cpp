@@ -9,14 +9,6 @@
 namespace fsc::cpu {
 namespace {
 
-using Fn = std::function<Status(KernelContext&)>;
-
-KernelFactory fixed(Fn fn) {
-    return [fn](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
-        return std::unique_ptr<Kernel>(new FunctionKernel(fn));
-    };
-}
-
 void copyData(const RtTensor& from, RtTensor& to) {
     if (from.dtype == DType::String) *to.strings = *from.strings;
     else if (from.bytes()) std::memcpy(to.data, from.data, from.bytes());
@@ -983,16 +975,6 @@ KernelFactory depthSpace(bool toSpace) {
     };
 }
 
-void add(KernelRegistry& r, const std::string& op, KernelFactory f, bool halfViaFloat = false,
-         int64_t minOpset = 1) {
-    KernelDef d;
-    d.op = op;
-    d.factory = std::move(f);
-    d.halfViaFloat = halfViaFloat;  // data movement works on any element size
-    d.minOpset = minOpset;
-    r.add(std::move(d));
-}
-
 }  // namespace
 }  // namespace fsc::cpu
 
@@ -1000,33 +982,37 @@ namespace fsc {
 using namespace cpu;
 
 void registerTensorKernels(KernelRegistry& r) {
-    add(r, "Reshape", factoryOf<ReshapeKernel>());
-    add(r, "Flatten", flatten());
-    add(r, "Squeeze", squeeze(false));
-    add(r, "Unsqueeze", squeeze(true));
-    add(r, "Transpose", transpose());
-    add(r, "Concat", concat());
-    add(r, "Split", split());
-    add(r, "Slice", factoryOf<SliceKernel>());
-    add(r, "Gather", gather());
-    add(r, "GatherElements", gatherElements());
-    add(r, "GatherND", gatherND());
-    add(r, "ScatterElements", scatterElements(), true);
-    add(r, "Scatter", scatterElements(), true);
-    add(r, "ScatterND", scatterND(), true);
-    add(r, "Expand", fixed(expand));
-    add(r, "Tile", fixed(tile));
-    add(r, "Pad", factoryOf<PadKernel>(), true);
-    add(r, "Shape", shapeOp());
-    add(r, "Size", fixed(sizeOp));
-    add(r, "ConstantOfShape", constantOfShape());
-    add(r, "Constant", constant());
-    add(r, "Range", fixed(range), true);
-    add(r, "NonZero", fixed(nonZero));
-    add(r, "Trilu", trilu());
-    add(r, "OneHot", oneHot());
-    add(r, "DepthToSpace", depthSpace(true));
-    add(r, "SpaceToDepth", depthSpace(false));
+    // Data movement works on any element size, so most of these take half types as they are.
+    auto add = [&r](const std::string& op, KernelFactory f, bool halfViaFloat = false) {
+        r.add(op, std::move(f), {.halfViaFloat = halfViaFloat});
+    };
+    add("Reshape", factoryOf<ReshapeKernel>());
+    add("Flatten", flatten());
+    add("Squeeze", squeeze(false));
+    add("Unsqueeze", squeeze(true));
+    add("Transpose", transpose());
+    add("Concat", concat());
+    add("Split", split());
+    add("Slice", factoryOf<SliceKernel>());
+    add("Gather", gather());
+    add("GatherElements", gatherElements());
+    add("GatherND", gatherND());
+    add("ScatterElements", scatterElements(), true);
+    add("Scatter", scatterElements(), true);
+    add("ScatterND", scatterND(), true);
+    add("Expand", functionKernel(expand));
+    add("Tile", functionKernel(tile));
+    add("Pad", factoryOf<PadKernel>(), true);
+    add("Shape", shapeOp());
+    add("Size", functionKernel(sizeOp));
+    add("ConstantOfShape", constantOfShape());
+    add("Constant", constant());
+    add("Range", functionKernel(range), true);
+    add("NonZero", functionKernel(nonZero));
+    add("Trilu", trilu());
+    add("OneHot", oneHot());
+    add("DepthToSpace", depthSpace(true));
+    add("SpaceToDepth", depthSpace(false));
 }
 
 }  // namespace fsc
