@@ -8,10 +8,10 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 packages=(cmake ninja-build g++ pkg-config libonnx-dev libprotobuf-dev protobuf-compiler
           nlohmann-json3-dev qt6-base-dev qt6-svg-dev libgraphviz-dev libsqlite3-dev patchelf
-          libopenblas-dev)
+          libdnnl-dev)
 if [ "${1:-}" = "--test" ]; then
   packages+=(python3-onnx python3-numpy python3-torch python3-torchvision libonnx-testdata
-             clang-14 libclang-rt-14-dev xvfb xauth)
+             clang-14 libclang-rt-14-dev libomp-14-dev xvfb xauth)
 fi
 missing=()
 for p in "${packages[@]}"; do

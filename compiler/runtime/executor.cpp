@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "compiler/backends/cpu/gemm.h"
 #include "compiler/runtime/half.h"
 
 namespace fsc {
@@ -175,7 +174,6 @@ Result<std::unique_ptr<Executor>> Executor::create(const Model& model,
     context->registry = &KernelRegistry::cpu();
     context->backend = options.backend;
     context->pool = std::make_shared<ThreadPool>(options.threads);
-    cpu::setBlasThreads(options.threads);  // BLAS threads and ours never run at once
     if (options.backend != Backend::Cpu)
         return Status(ErrorCode::Unsupported, "the CUDA backend is not built yet; use --backend cpu");
     auto executor = createForGraph(model.graph, context, false);
@@ -276,6 +274,7 @@ Result<std::vector<RtTensor>> Executor::run(std::vector<RtTensor> feeds, const R
     }
 
     ThreadPool& pool = *m_context->pool;
+    if (m_context->depth == 0) pool.applyToCallingThread();
     for (size_t s = 0; s < m_plan.steps.size(); ++s) {
         if (options.cancel && options.cancel->load())
             return Status(ErrorCode::InvalidArgument, "run cancelled");

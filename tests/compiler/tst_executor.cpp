@@ -62,7 +62,7 @@ private slots:
         out = (*exec)->run({floats({1, 2}, {3, 1})}, options);
         QCOMPARE(valuesOf((*out)[0]), (std::vector<float>{2.5f, 4, 0}));  // [2,4,6]+b
         QCOMPARE(rec.kernels.size(), size_t(6));
-        QCOMPARE(rec.kernels[0], std::string("MatMul.float32.openblas"));
+        QCOMPARE(rec.kernels[0], std::string("MatMul.float32.onednn"));
         QCOMPARE(rec.kernels[2], std::string("Relu.float32.ref"));
         QVERIFY(rec.ordered);
     }

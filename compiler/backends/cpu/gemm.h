@@ -1,6 +1,7 @@
 #pragma once
-// Row-major matrix products through the BLAS chosen for the CPU backend (OpenBLAS; see
-// docs/benchmarks.md for the measurement behind the choice). C = alpha*op(A)*op(B) + beta*C.
+// Row-major matrix products: C = alpha*op(A)*op(B) + beta*C. float goes through oneDNN's
+// sgemm (about twice OpenBLAS 0.3.21's speed here; docs/benchmarks.md has the
+// measurement); double, which only conformance data uses, through a plain loop.
 #include <cstdint>
 
 namespace fsc::cpu {
@@ -11,7 +12,5 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha,
           const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
           int64_t ldc);
-// Threads the BLAS library may use (process-wide).
-void setBlasThreads(int threads);
 
 }  // namespace fsc::cpu

@@ -491,8 +491,8 @@ namespace fsc {
 using namespace cpu;
 
 void registerNnKernels(KernelRegistry& r) {
-    r.add("MatMul", functionKernel(matMul), {.variant = "openblas"});
-    r.add("Gemm", gemmOp(), {.variant = "openblas"});
+    r.add("MatMul", functionKernel(matMul), {.variant = "onednn"});
+    r.add("Gemm", gemmOp(), {.variant = "onednn"});
     r.add("BatchNormalization", batchNorm());
     r.add("LayerNormalization", layerNorm());
     r.add("InstanceNormalization", groupNorm(true));

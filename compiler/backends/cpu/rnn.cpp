@@ -228,9 +228,9 @@ namespace fsc {
 using namespace cpu;
 
 void registerRnnKernels(KernelRegistry& r) {
-    r.add("LSTM", factoryOf<RnnKernel>(Cell::Lstm), {.variant = "openblas"});
-    r.add("GRU", factoryOf<RnnKernel>(Cell::Gru), {.variant = "openblas"});
-    r.add("RNN", factoryOf<RnnKernel>(Cell::Rnn), {.variant = "openblas"});
+    r.add("LSTM", factoryOf<RnnKernel>(Cell::Lstm), {.variant = "onednn"});
+    r.add("GRU", factoryOf<RnnKernel>(Cell::Gru), {.variant = "onednn"});
+    r.add("RNN", factoryOf<RnnKernel>(Cell::Rnn), {.variant = "onednn"});
 }
 
 }  // namespace fsc
