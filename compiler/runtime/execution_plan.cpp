@@ -28,7 +28,6 @@ Result<ExecutionPlan> lowerGraph(std::shared_ptr<const Graph> graph,
                                  std::shared_ptr<const LoweringContext> context) {
     ExecutionPlan plan;
     plan.graph = graph;
-    plan.lastUse.assign(graph->valueCount(), -1);
     const auto& order = graph->order();
     for (size_t s = 0; s < order.size(); ++s) {
         const Node& node = graph->node(order[s]);
@@ -58,13 +57,20 @@ Result<ExecutionPlan> lowerGraph(std::shared_ptr<const Graph> graph,
         step.kernel = std::move(*kernel);
         step.inputs = node.inputs;
         step.outputs = node.outputs;
-        for (ValueId in : node.inputs)
-            if (in.valid()) plan.lastUse[in.index] = long(s);
-        for (const std::string& name : node.capturedNames())
-            if (ValueId id = graph->findValue(name); id.valid()) plan.lastUse[id.index] = long(s);
         plan.steps.push_back(std::move(step));
     }
+    plan.computeLastUse();
     return plan;
+}
+
+void ExecutionPlan::computeLastUse() {
+    lastUse.assign(graph->valueCount(), -1);
+    for (size_t s = 0; s < steps.size(); ++s) {
+        for (ValueId in : steps[s].inputs)
+            if (in.valid()) lastUse[in.index] = long(s);
+        for (const std::string& name : graph->node(steps[s].node).capturedNames())
+            if (ValueId id = graph->findValue(name); id.valid()) lastUse[id.index] = long(s);
+    }
 }
 
 std::string ExecutionPlan::toText() const {

@@ -41,7 +41,11 @@ struct ExecutionPlan {
     // For each value, the last step that reads it (directly or from a subgraph); -1 when
     // nothing does. Graph outputs are never released.
     std::vector<long> lastUse;
+    // Steps whose inputs were all constants, computed once when the executor was created
+    // and dropped from `steps` (their outputs became constants).
+    std::vector<std::string> foldedAtLoad;
     std::string toText() const;  // one line per step
+    void computeLastUse();
 };
 
 // Fails on the first node with no kernel, naming it (ErrorCode::Unsupported).

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <set>
 
 #include "compiler/runtime/half.h"
 
@@ -85,8 +86,9 @@ public:
 
 class Executor::StepContext : public KernelContext {
 public:
-    StepContext(Frame& frame, const PlanStep& step, const SignaturePlan* sig, ThreadPool& pool)
-        : m_frame(frame), m_step(step), m_sig(sig), m_pool(pool),
+    StepContext(Frame& frame, const PlanStep& step, const SignaturePlan* sig, ThreadPool& pool,
+                const std::vector<RtTensor>& constants)
+        : m_frame(frame), m_step(step), m_sig(sig), m_pool(pool), m_constants(constants),
           m_scratch(step.outputs.size()), m_wide(step.outputs.size()) {}
 
     Status bindInputs() {
@@ -124,6 +126,10 @@ public:
     const RtTensor* input(size_t i) const override {
         return i < m_inputs.size() ? m_inputs[i] : nullptr;
     }
+    bool inputConstant(size_t i) const override {
+        if (i >= m_inputs.size() || !m_step.inputs[i].valid()) return false;
+        return m_inputs[i] == &m_constants[m_step.inputs[i].index];
+    }
     size_t outputCount() const override { return m_step.outputs.size(); }
     bool outputWanted(size_t i) const override {
         return i < m_step.outputs.size() && m_step.outputs[i].valid();
@@ -158,6 +164,7 @@ private:
     const PlanStep& m_step;
     const SignaturePlan* m_sig;
     ThreadPool& m_pool;
+    const std::vector<RtTensor>& m_constants;
     std::vector<const RtTensor*> m_inputs;
     std::vector<RtTensor> m_widened;
     std::vector<RtTensor> m_scratch;
@@ -208,7 +215,58 @@ Result<std::unique_ptr<Executor>> Executor::createForGraph(
     }
     for (ValueId id : graph->inputs)
         if (feedEveryInput || !e->m_constants[id.index].defined()) e->m_feeds.push_back(id);
+    FSC_RETURN_IF_ERROR(e->foldConstantSteps());
     return e;
+}
+
+namespace {
+// Ops whose result is not a function of their inputs, and ops with subgraphs.
+bool foldable(const PlanStep& step, const Graph& graph) {
+    static const std::set<std::string> never{"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                             "RandomUniformLike", "Multinomial", "Bernoulli",
+                                             "Dropout", "If", "Loop", "Scan"};
+    const Node& node = graph.node(step.node);
+    return step.backend == Backend::Cpu && node.domain.empty() && !never.count(node.opType) &&
+           node.capturedNames().empty();
+}
+}  // namespace
+
+// Steps reading only constants (weights shared through Identity, shape arithmetic on
+// constant shapes, Constant nodes) run once here instead of on every run.
+Status Executor::foldConstantSteps() {
+    const Graph& g = graph();
+    Frame frame(g, nullptr);
+    for (uint32_t i = 0; i < g.valueCount(); ++i)
+        if (m_constants[i].defined()) frame.ptr[i] = &m_constants[i];
+    ThreadPool& pool = *m_context->pool;
+    pool.applyToCallingThread();
+    std::vector<PlanStep> kept;
+    for (PlanStep& step : m_plan.steps) {
+        bool constant = foldable(step, g);
+        for (ValueId in : step.inputs) constant = constant && (!in.valid() || m_constants[in.index].defined());
+        for (ValueId out : step.outputs) constant = constant && out.valid();
+        if (constant) {
+            StepContext ctx(frame, step, nullptr, pool, m_constants);
+            FSC_RETURN_IF_ERROR(ctx.bindInputs().withContext(ctx.where()));
+            Status status = step.kernel->compute(ctx);
+            if (!status.isOk())
+                return status.message().rfind("node '", 0) == 0 ? status : status.withContext(ctx.where());
+            ctx.finish();
+            for (ValueId out : step.outputs) {
+                if (!frame.ptr[out.index])
+                    return Status(ErrorCode::Internal, ctx.where() + ": did not produce '" + g.value(out).name + "'");
+                RtTensor& owned = frame.owned[out.index];
+                m_constants[out.index] = &owned == frame.ptr[out.index] && owned.owner ? owned : cloneTensor(*frame.ptr[out.index]);
+                frame.ptr[out.index] = &m_constants[out.index];
+            }
+            m_plan.foldedAtLoad.push_back(step.nodeName);
+        } else {
+            kept.push_back(std::move(step));
+        }
+    }
+    m_plan.steps = std::move(kept);
+    m_plan.computeLastUse();
+    return Status::ok();
 }
 
 Status Executor::checkFeeds(const std::vector<RtTensor>& feeds) const {
@@ -279,7 +337,7 @@ Result<std::vector<RtTensor>> Executor::run(std::vector<RtTensor> feeds, const R
         if (options.cancel && options.cancel->load())
             return Status(ErrorCode::InvalidArgument, "run cancelled");
         const PlanStep& step = m_plan.steps[s];
-        StepContext ctx(frame, step, sig, pool);
+        StepContext ctx(frame, step, sig, pool, m_constants);
         FSC_RETURN_IF_ERROR(ctx.bindInputs().withContext(ctx.where()));
         const int64_t start = options.listener ? nowNs() : 0;
         Status status = step.kernel->compute(ctx);

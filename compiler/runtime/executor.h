@@ -56,6 +56,7 @@ private:
     class StepContext;
     Executor() = default;
     Status checkFeeds(const std::vector<RtTensor>& feeds) const;
+    Status foldConstantSteps();
 
     ExecutionPlan m_plan;
     std::shared_ptr<const LoweringContext> m_context;

@@ -26,6 +26,10 @@ public:
     virtual size_t inputCount() const = 0;
     // Null for an omitted optional input or an index past the end.
     virtual const RtTensor* input(size_t i) const = 0;
+    // Whether input i keeps the same contents for the executor's lifetime (an initializer
+    // or a value computed from initializers only), so a kernel may cache work derived
+    // from it, such as weights in another layout.
+    virtual bool inputConstant(size_t) const { return false; }
     virtual size_t outputCount() const = 0;
     // The storage for output i, zeroed only when freshly allocated.
     virtual Result<RtTensor*> output(size_t i, DType dtype, std::vector<int64_t> dims) = 0;

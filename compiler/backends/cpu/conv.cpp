@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "compiler/backends/cpu/conv_geometry.h"
+#include "compiler/backends/cpu/conv_onednn.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/gemm.h"
 
@@ -187,13 +188,14 @@ public:
         m_attrs = readWindowAttrs(init);
         m_group = init.getInt("group", 1);
     }
-    ConvKernel(WindowAttrs attrs, int64_t group) : m_attrs(std::move(attrs)), m_group(group) {}
+    ConvKernel(WindowAttrs attrs, int64_t group, ConvPath path)
+        : m_attrs(std::move(attrs)), m_group(group), m_path(path) {}
     Status compute(KernelContext& ctx) override {
-        return run(ctx, ctx.input(0), ctx.input(1), ctx.input(2),
+        return run(ctx, ctx.input(0), ctx.input(1), ctx.input(2), ctx.inputConstant(1),
                    [&](DType t, std::vector<int64_t> d) { return ctx.output(0, t, std::move(d)); });
     }
     Status run(KernelContext& ctx, const RtTensor* x, const RtTensor* w, const RtTensor* b,
-               const OutputAlloc& alloc) {
+               bool weightsConstant, const OutputAlloc& alloc) {
         if (!x || !w || x->rank() < 3 || w->rank() != x->rank())
             return bad(ctx, "X and W must have the same rank >= 3");
         const int64_t n = x->dims[0], c = x->dims[1], m = w->dims[0];
@@ -207,9 +209,12 @@ public:
         geo->channels = c;
         std::vector<int64_t> outDims{n, m};
         outDims.insert(outDims.end(), geo->out.begin(), geo->out.end());
+        if (b && b->numel() != m) return bad(ctx, "B must have " + std::to_string(m) + " elements");
         auto out = alloc(x->dtype, outDims);
         if (!out) return out.status();
         RtTensor* y = *out;
+        if (m_path == ConvPath::Fastest && m_oneDnn.run(*geo, m_group, *x, *w, b, weightsConstant, *y))
+            return Status::ok();
         return dispatchFloat(ctx, x->dtype, [&](auto tag) -> Status {
             using T = decltype(tag);
             const int64_t cg = c / m_group, mg = m / m_group;
@@ -237,7 +242,6 @@ public:
                          T(0), py + (img * m + grp * mg) * outSize, outSize);
                 }
             if (b) {
-                if (b->numel() != m) return bad(ctx, "B must have " + std::to_string(m) + " elements");
                 const T* pb = b->as<T>();
                 ctx.pool().parallelFor(n * m, 4, [&](int64_t s, int64_t e) {
                     for (int64_t r = s; r < e; ++r) {
@@ -254,16 +258,18 @@ public:
 private:
     WindowAttrs m_attrs;
     int64_t m_group = 1;
+    ConvPath m_path = ConvPath::Fastest;
+    OneDnnConv m_oneDnn;
     std::vector<uint8_t> m_col;  // im2col scratch, kept across runs
 };
 
 }  // namespace
 
 Result<RtTensor> convToNew(KernelContext& ctx, const WindowAttrs& attrs, int64_t group,
-                           const RtTensor& x, const RtTensor& w) {
-    ConvKernel conv(attrs, group);
+                           const RtTensor& x, const RtTensor& w, const RtTensor* b, ConvPath path) {
+    ConvKernel conv(attrs, group, path);
     RtTensor result;
-    Status s = conv.run(ctx, &x, &w, nullptr, [&](DType t, std::vector<int64_t> d) -> Result<RtTensor*> {
+    Status s = conv.run(ctx, &x, &w, b, false, [&](DType t, std::vector<int64_t> d) -> Result<RtTensor*> {
         result = allocateTensor(t, std::move(d));
         return &result;
     });
@@ -482,8 +488,8 @@ namespace fsc {
 using namespace cpu;
 
 void registerConvKernels(KernelRegistry& r) {
-    r.add("Conv", factoryOf<ConvKernel>(), {.variant = "im2col_openblas"});
-    r.add("ConvTranspose", factoryOf<ConvTransposeKernel>(), {.variant = "col2im_openblas"});
+    r.add("Conv", factoryOf<ConvKernel>(), {.variant = "onednn"});
+    r.add("ConvTranspose", factoryOf<ConvTransposeKernel>(), {.variant = "col2im_gemm"});
     r.add("MaxPool", pool(PoolKind::Max, false));
     r.add("AveragePool", pool(PoolKind::Average, false));
     r.add("LpPool", pool(PoolKind::Lp, false));

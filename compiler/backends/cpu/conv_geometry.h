@@ -22,8 +22,13 @@ Result<ConvGeometry> convGeometry(const KernelContext& ctx, const WindowAttrs& a
                                   const std::vector<int64_t>& inSpatial,
                                   const std::vector<int64_t>& kernel, bool ceilMode);
 
-// Convolution into a fresh tensor (float or double), for the quantized kernels.
+// Fastest: oneDNN for float32 where it has a primitive, im2col + GEMM otherwise.
+// Im2col: always im2col + GEMM, the twin that tests check oneDNN against.
+enum class ConvPath { Fastest, Im2col };
+
+// Convolution into a fresh tensor (float or double), for the quantized kernels and tests.
 Result<RtTensor> convToNew(KernelContext& ctx, const WindowAttrs& attrs, int64_t group,
-                           const RtTensor& x, const RtTensor& w);
+                           const RtTensor& x, const RtTensor& w, const RtTensor* b = nullptr,
+                           ConvPath path = ConvPath::Fastest);
 
 }  // namespace fsc::cpu

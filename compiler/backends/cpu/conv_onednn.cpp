@@ -1,0 +1,139 @@
+#include "compiler/backends/cpu/conv_onednn.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <unordered_map>
+
+namespace fsc::cpu {
+
+namespace {
+
+dnnl::engine& cpuEngine() {
+    static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    return engine;
+}
+
+dnnl::memory::dims toDims(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
+
+// A row-major float32 layout for dims, whatever their rank.
+dnnl::memory::desc plainDesc(const dnnl::memory::dims& dims) {
+    dnnl::memory::dims strides(dims.size(), 1);
+    for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+// Growable 64-byte-aligned scratch for the blocked copies of activations; one per
+// thread, shared by every convolution (they run one after another).
+struct Scratch {
+    void* data = nullptr;
+    size_t bytes = 0;
+    ~Scratch() { std::free(data); }
+    void* get(size_t n) {
+        if (n > bytes) {
+            std::free(data);
+            bytes = (n + 63) / 64 * 64;
+            data = std::aligned_alloc(64, bytes);
+        }
+        return data;
+    }
+};
+
+}  // namespace
+
+struct OneDnnConv::Primitive {
+    std::vector<int64_t> inDims, weightDims;
+    bool hasBias = false;
+    dnnl::convolution_forward::primitive_desc pd;
+    dnnl::convolution_forward conv;
+    dnnl::memory::desc userSrc, userWeights, userDst, bias;
+    dnnl::memory weights;            // in the primitive's layout
+    const void* weightsFrom = nullptr;  // the constant they were reordered from
+};
+
+OneDnnConv::OneDnnConv() = default;
+OneDnnConv::~OneDnnConv() = default;
+
+bool OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtTensor& x, const RtTensor& w,
+                     const RtTensor* b, bool weightsConstant, RtTensor& y) {
+    const size_t nd = g.in.size();
+    if (x.dtype != DType::Float32 || nd < 1 || nd > 3 || x.numel() == 0 || y.numel() == 0)
+        return false;
+    std::lock_guard lock(m_mutex);
+    try {
+        dnnl::engine& engine = cpuEngine();
+        Primitive* p = m_primitive.get();
+        if (!p || p->inDims != x.dims || p->weightDims != w.dims || p->hasBias != (b != nullptr)) {
+            auto fresh = std::make_unique<Primitive>();
+            fresh->inDims = x.dims;
+            fresh->weightDims = w.dims;
+            fresh->hasBias = b != nullptr;
+            dnnl::memory::dims weightDims = toDims(w.dims);
+            if (group > 1) {  // [M, C/g, k...] is [g, M/g, C/g, k...] in the same memory
+                weightDims[0] /= group;
+                weightDims.insert(weightDims.begin(), group);
+            }
+            dnnl::memory::dims strides = toDims(g.strides), dilation(nd), padL(nd), padR(nd);
+            for (size_t d = 0; d < nd; ++d) {
+                const int64_t span = (g.kernel[d] - 1) * g.dilations[d] + 1;
+                dilation[d] = g.dilations[d] - 1;  // oneDNN counts the gaps
+                padL[d] = g.padBegin[d];
+                // Columns past the last window are simply not read.
+                padR[d] = std::max<int64_t>(0, (g.out[d] - 1) * g.strides[d] + span - g.in[d] - g.padBegin[d]);
+            }
+            fresh->userSrc = plainDesc(toDims(x.dims));
+            fresh->userWeights = plainDesc(weightDims);
+            fresh->userDst = plainDesc(toDims(y.dims));
+            fresh->bias = plainDesc({w.dims[0]});
+            using tag = dnnl::memory::format_tag;
+            auto any = [](const dnnl::memory::desc& d) {
+                return dnnl::memory::desc(d.dims(), dnnl::memory::data_type::f32, tag::any);
+            };
+            auto desc = b ? dnnl::convolution_forward::desc(
+                                dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                any(fresh->userSrc), any(fresh->userWeights), fresh->bias,
+                                any(fresh->userDst), strides, dilation, padL, padR)
+                          : dnnl::convolution_forward::desc(
+                                dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                any(fresh->userSrc), any(fresh->userWeights), any(fresh->userDst),
+                                strides, dilation, padL, padR);
+            fresh->pd = dnnl::convolution_forward::primitive_desc(desc, engine);
+            fresh->conv = dnnl::convolution_forward(fresh->pd);
+            fresh->weights = dnnl::memory(fresh->pd.weights_desc(), engine);
+            m_primitive = std::move(fresh);
+            p = m_primitive.get();
+        }
+        dnnl::stream stream(engine);
+        if (!weightsConstant || p->weightsFrom != w.data) {
+            dnnl::memory user(p->userWeights, engine, const_cast<void*>(w.data));
+            dnnl::reorder(user, p->weights).execute(stream, user, p->weights);
+            p->weightsFrom = weightsConstant ? w.data : nullptr;
+        }
+        thread_local Scratch srcScratch, dstScratch;
+        dnnl::memory userSrc(p->userSrc, engine, const_cast<void*>(x.data));
+        dnnl::memory userDst(p->userDst, engine, y.data);
+        dnnl::memory src = userSrc, dst = userDst;
+        void* srcBlocked = srcScratch.get(p->pd.src_desc().get_size());
+        void* dstBlocked = dstScratch.get(p->pd.dst_desc().get_size());
+        if (!srcBlocked || !dstBlocked) return false;
+        if (p->pd.src_desc() != p->userSrc) {
+            src = dnnl::memory(p->pd.src_desc(), engine, srcBlocked);
+            dnnl::reorder(userSrc, src).execute(stream, userSrc, src);
+        }
+        if (p->pd.dst_desc() != p->userDst)
+            dst = dnnl::memory(p->pd.dst_desc(), engine, dstBlocked);
+        std::unordered_map<int, dnnl::memory> args{
+            {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, dst}};
+        if (b) args[DNNL_ARG_BIAS] = dnnl::memory(p->bias, engine, const_cast<void*>(b->data));
+        p->conv.execute(stream, args);
+        if (dst != userDst) dnnl::reorder(dst, userDst).execute(stream, dst, userDst);
+        stream.wait();
+        return true;
+    } catch (const dnnl::error&) {
+        m_primitive.reset();
+        return false;
+    }
+}
+
+}  // namespace fsc::cpu

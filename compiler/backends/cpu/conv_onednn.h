@@ -1,0 +1,28 @@
+#pragma once
+// float32 convolution through oneDNN. Its blocked-layout kernels beat im2col + GEMM by
+// 1.5-2.3x on ResNet and MobileNet layers here even counting the layout reorders in and
+// out of each call (docs/benchmarks.md), so NCHW stays the runtime's only layout.
+#include <memory>
+#include <mutex>
+
+#include "compiler/backends/cpu/conv_geometry.h"
+
+namespace fsc::cpu {
+
+class OneDnnConv {
+public:
+    OneDnnConv();
+    ~OneDnnConv();
+    // y = conv(x, w) + b for NCHW-style tensors with 1 to 3 spatial dims. `weightsConstant`
+    // lets the reordered weights be kept between calls. Returns false (and leaves y
+    // untouched) when oneDNN has no primitive for the case; the caller then uses im2col.
+    bool run(const ConvGeometry& g, int64_t group, const RtTensor& x, const RtTensor& w,
+             const RtTensor* b, bool weightsConstant, RtTensor& y);
+
+private:
+    struct Primitive;
+    std::mutex m_mutex;  // a plan may run on several threads; its kernels are shared
+    std::unique_ptr<Primitive> m_primitive;
+};
+
+}  // namespace fsc::cpu
