@@ -361,6 +361,74 @@ private:
 
 enum class PoolKind { Max, Average, Lp };
 
+// The taps [first, last) of a window along one dim that land inside the input.
+struct Taps {
+    int64_t first, last;
+};
+inline Taps insideTaps(int64_t o, int64_t stride, int64_t pad, int64_t dil, int64_t k, int64_t in) {
+    const int64_t start = o * stride - pad;
+    int64_t first = start < 0 ? (-start + dil - 1) / dil : 0;
+    int64_t last = start >= in ? 0 : std::min<int64_t>(k, (in - 1 - start) / dil + 1);
+    return {first, std::max(first, last)};
+}
+
+// Max and average pooling over 2-D planes without the generic index walk: each window is
+// clipped to the input once, then read row by row. Same results as the generic loop.
+template <typename T>
+void pool2d(ThreadPool& pool, PoolKind kind, bool countIncludePad, const T* x, T* y, int64_t planes,
+            const ConvGeometry& g, const std::vector<int64_t>& padEnd) {
+    const int64_t ih = g.in[0], iw = g.in[1], oh = g.out[0], ow = g.out[1];
+    const int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
+    const int64_t dh = g.dilations[0], dw = g.dilations[1], ph = g.padBegin[0], pw = g.padBegin[1];
+    std::vector<Taps> cols(static_cast<size_t>(ow));
+    std::vector<int64_t> colPadCount(static_cast<size_t>(ow));
+    for (int64_t ox = 0; ox < ow; ++ox) {
+        cols[size_t(ox)] = insideTaps(ox, sw, pw, dw, kw, iw);
+        const int64_t start = ox * sw - pw, end = std::min(start + (kw - 1) * dw + 1, iw + padEnd[1]);
+        colPadCount[size_t(ox)] = (end - start + dw - 1) / dw;
+    }
+    pool.parallelFor(planes, 1, [&](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p) {
+            const T* src = x + p * ih * iw;
+            T* dst = y + p * oh * ow;
+            for (int64_t oy = 0; oy < oh; ++oy) {
+                const Taps rows = insideTaps(oy, sh, ph, dh, kh, ih);
+                const int64_t rowStart = oy * sh - ph;
+                const int64_t rowEnd = std::min(rowStart + (kh - 1) * dh + 1, ih + padEnd[0]);
+                const int64_t rowPadCount = (rowEnd - rowStart + dh - 1) / dh;
+                for (int64_t ox = 0; ox < ow; ++ox) {
+                    const Taps c = cols[size_t(ox)];
+                    const int64_t colStart = ox * sw - pw;
+                    if (kind == PoolKind::Max) {
+                        T acc = -std::numeric_limits<T>::infinity();
+                        if (rows.first < rows.last && c.first < c.last) {
+                            // Seeded with the first tap, as the generic loop is (NaN stays NaN).
+                            acc = src[(rowStart + rows.first * dh) * iw + colStart + c.first * dw];
+                            for (int64_t ky = rows.first; ky < rows.last; ++ky) {
+                                const T* row = src + (rowStart + ky * dh) * iw + colStart;
+                                for (int64_t kx = c.first; kx < c.last; ++kx) {
+                                    const T v = row[kx * dw];
+                                    acc = v > acc ? v : acc;
+                                }
+                            }
+                        }
+                        dst[oy * ow + ox] = acc;
+                    } else {
+                        double acc = 0;
+                        for (int64_t ky = rows.first; ky < rows.last; ++ky) {
+                            const T* row = src + (rowStart + ky * dh) * iw + colStart;
+                            for (int64_t kx = c.first; kx < c.last; ++kx) acc += double(row[kx * dw]);
+                        }
+                        const int64_t count = (rows.last - rows.first) * (c.last - c.first);
+                        const int64_t divisor = countIncludePad ? rowPadCount * colPadCount[size_t(ox)] : std::max<int64_t>(count, 1);
+                        dst[oy * ow + ox] = T(acc / double(divisor));
+                    }
+                }
+            }
+        }
+    });
+}
+
 class PoolKernel : public Kernel {
 public:
     PoolKernel(const KernelInit& init, PoolKind kind, bool global) : m_kind(kind), m_global(global) {
@@ -402,6 +470,12 @@ public:
             using T = decltype(tag);
             const T* px = x->as<T>();
             T* py = (*out)->template as<T>();
+            if constexpr (std::is_floating_point_v<T>) {
+                if (nd == 2 && !indices && m_kind != PoolKind::Lp) {
+                    pool2d<T>(ctx.pool(), m_kind, m_countIncludePad, px, py, n * c, *geo, padEnd);
+                    return Status::ok();
+                }
+            }
             ctx.pool().parallelFor(n * c, 1, [&](int64_t b, int64_t e) {
                 std::vector<int64_t> oIdx(nd), kIdx(nd);
                 for (int64_t plane = b; plane < e; ++plane) {

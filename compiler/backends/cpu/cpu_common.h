@@ -20,6 +20,13 @@ inline Status bad(const KernelContext& ctx, const std::string& message) {
     return Status(ErrorCode::InvalidModel, ctx.where() + ": " + message);
 }
 
+// out[i] = op(in[i]). Input and output never overlap, and saying so lets the compiler
+// vectorize the loop.
+template <typename T, typename U, typename Op>
+void mapElements(const T* __restrict in, U* __restrict out, int64_t n, Op op) {
+    for (int64_t i = 0; i < n; ++i) out[i] = op(in[i]);
+}
+
 // Calls f(T{}) with T the C++ type of `t`. Returns Unsupported for other types.
 template <typename F>
 Status dispatchFloat(const KernelContext& ctx, DType t, F&& f) {

@@ -30,7 +30,7 @@ Status runUnary(KernelContext& ctx, Op op, bool ints) {
         const T* in = x->as<T>();
         T* o = (*out)->template as<T>();
         ctx.pool().parallelFor(x->numel(), 32768, [&](int64_t b, int64_t e) {
-            for (int64_t i = b; i < e; ++i) o[i] = op(in[i]);
+            mapElements(in + b, o + b, e - b, op);
         });
         return Status::ok();
     };
@@ -380,7 +380,7 @@ public:
             const T* in = x->as<T>();
             T* o = (*out)->template as<T>();
             ctx.pool().parallelFor(x->numel(), 32768, [&](int64_t b, int64_t e) {
-                for (int64_t i = b; i < e; ++i) o[i] = std::min(std::max(in[i], lo), hi);
+                mapElements(in + b, o + b, e - b, [lo, hi](T v) { return std::min(std::max(v, lo), hi); });
             });
             return Status::ok();
         });
