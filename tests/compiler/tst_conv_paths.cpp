@@ -1,0 +1,125 @@
+// Every fast convolution path (oneDNN with its layout reorders, pointwise as one GEMM on
+// the NCHW image, the direct depthwise loops for 3x3 stride 1 and 2 and for other
+// windows) against a naive loop written from ONNX's definition, on odd sizes, groups,
+// dilations, asymmetric pads and with and without bias; each model runs twice (cached
+// primitives and reordered weights) and then with another input size.
+#include <QtTest>
+
+#include <random>
+
+#include "compiler/runtime/executor.h"
+#include "core/graph_builder.h"
+#include "core/shape_inference.h"
+
+using namespace fsc;
+
+namespace {
+
+struct Case {
+    const char* name;
+    int64_t c, m, group, kh, kw, sh, sw, dh, dw;
+    std::vector<int64_t> pads;  // top, left, bottom, right
+    bool bias;
+};
+
+std::vector<float> randomValues(size_t n, std::mt19937& rng) {
+    std::uniform_real_distribution<float> u(-1, 1);
+    std::vector<float> v(n);
+    for (float& x : v) x = u(rng);
+    return v;
+}
+
+// y[n, m, oy, ox] straight from the definition, in double.
+std::vector<float> naiveConv(const Case& k, const std::vector<float>& x, int64_t n, int64_t h, int64_t w,
+                             const std::vector<float>& wt, const std::vector<float>& b, int64_t oh, int64_t ow) {
+    std::vector<float> y(size_t(n * k.m * oh * ow));
+    const int64_t cg = k.c / k.group, mg = k.m / k.group;
+    for (int64_t img = 0; img < n; ++img)
+        for (int64_t oc = 0; oc < k.m; ++oc)
+            for (int64_t oy = 0; oy < oh; ++oy)
+                for (int64_t ox = 0; ox < ow; ++ox) {
+                    double acc = k.bias ? b[size_t(oc)] : 0.0;
+                    const int64_t g = oc / mg;
+                    for (int64_t ic = 0; ic < cg; ++ic)
+                        for (int64_t ky = 0; ky < k.kh; ++ky)
+                            for (int64_t kx = 0; kx < k.kw; ++kx) {
+                                const int64_t iy = oy * k.sh + ky * k.dh - k.pads[0];
+                                const int64_t ix = ox * k.sw + kx * k.dw - k.pads[1];
+                                if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                                acc += double(x[size_t(((img * k.c + g * cg + ic) * h + iy) * w + ix)]) *
+                                       wt[size_t(((oc * cg + ic) * k.kh + ky) * k.kw + kx)];
+                            }
+                    y[size_t(((img * k.m + oc) * oh + oy) * ow + ox)] = float(acc);
+                }
+    return y;
+}
+
+}  // namespace
+
+class TestConvPaths : public QObject {
+    Q_OBJECT
+private slots:
+    void fastPathsMatchTheDefinition_data() {
+        QTest::addColumn<int>("index");
+        static const std::vector<Case> cases = cases_();
+        for (size_t i = 0; i < cases.size(); ++i) QTest::newRow(cases[i].name) << int(i);
+    }
+    void fastPathsMatchTheDefinition() {
+        QFETCH(int, index);
+        const Case k = cases_()[size_t(index)];
+        std::mt19937 rng(uint32_t(index) + 1);
+        const auto weights = randomValues(size_t(k.m * (k.c / k.group) * k.kh * k.kw), rng);
+        const auto bias = randomValues(size_t(k.m), rng);
+        GraphBuilder gb;
+        ValueId x = gb.input("x", DType::Float32,
+                             Shape({Dim::symbolic("n"), Dim::known(k.c), Dim::symbolic("h"), Dim::symbolic("w")}));
+        std::vector<ValueId> inputs{x, gb.initializer(floatTensor("W", {k.m, k.c / k.group, k.kh, k.kw}, weights))};
+        if (k.bias) inputs.push_back(gb.initializer(floatTensor("B", {k.m}, bias)));
+        gb.output(gb.op("Conv", inputs, "y",
+                        {intAttr("group", k.group), intsAttr("strides", {k.sh, k.sw}),
+                         intsAttr("dilations", {k.dh, k.dw}), intsAttr("pads", k.pads)}));
+        Model model = gb.buildModel();
+        fillUnknownTypes(*model.graph);
+        auto exec = Executor::create(model, {.threads = 2});
+        QVERIFY2(exec.isOk(), exec.status().message().c_str());
+        // Twice at one size (cached primitive and weights), then a new size.
+        for (auto [n, h, w] : {std::tuple<int64_t, int64_t, int64_t>{1, 13, 11}, {1, 13, 11}, {2, 8, 17}}) {
+            const auto input = randomValues(size_t(n * k.c * h * w), rng);
+            RtTensor t = allocateTensor(DType::Float32, {n, k.c, h, w});
+            std::copy(input.begin(), input.end(), t.as<float>());
+            auto out = (*exec)->run({t});
+            QVERIFY2(out.isOk(), out.status().message().c_str());
+            const RtTensor& y = (*out)[0];
+            const int64_t oh = y.dims[2], ow = y.dims[3];
+            QCOMPARE(oh, (h + k.pads[0] + k.pads[2] - ((k.kh - 1) * k.dh + 1)) / k.sh + 1);
+            QCOMPARE(ow, (w + k.pads[1] + k.pads[3] - ((k.kw - 1) * k.dw + 1)) / k.sw + 1);
+            const auto expected = naiveConv(k, input, n, h, w, weights, bias, oh, ow);
+            QCOMPARE(size_t(y.numel()), expected.size());
+            for (size_t i = 0; i < expected.size(); ++i)
+                if (std::abs(y.as<float>()[i] - expected[i]) > 1e-4f * (1 + std::abs(expected[i])))
+                    QFAIL(qPrintable(QString("element %1: %2, expected %3").arg(i).arg(y.as<float>()[i]).arg(expected[i])));
+        }
+    }
+
+private:
+    static std::vector<Case> cases_() {
+        return {
+            {"dense 3x3 (oneDNN)", 5, 7, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
+            {"dense 3x3 stride 2 asymmetric pads", 4, 6, 1, 3, 3, 2, 2, 1, 1, {0, 1, 2, 0}, false},
+            {"dense 5x3 dilated", 3, 4, 1, 5, 3, 1, 2, 2, 1, {2, 1, 2, 1}, true},
+            {"grouped", 6, 9, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
+            {"pointwise (GEMM on NCHW)", 9, 5, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, true},
+            {"pointwise no bias", 4, 3, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false},
+            {"pointwise stride 2", 4, 3, 1, 1, 1, 2, 2, 1, 1, {0, 0, 0, 0}, true},
+            {"depthwise 3x3", 6, 6, 6, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
+            {"depthwise 3x3 stride 2", 5, 5, 5, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, true},
+            {"depthwise 3x3 no pad", 3, 3, 3, 3, 3, 1, 1, 1, 1, {0, 0, 0, 0}, false},
+            {"depthwise 5x5 asymmetric pads", 4, 4, 4, 5, 5, 1, 1, 1, 1, {2, 1, 1, 2}, true},
+            {"depthwise 3x3 dilated stride 2x1", 3, 3, 3, 3, 3, 2, 1, 2, 2, {2, 2, 2, 2}, true},
+            {"depthwise multiplier 2 (oneDNN)", 3, 6, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
+        };
+    }
+};
+
+QTEST_GUILESS_MAIN(TestConvPaths)
+#include "tst_conv_paths.moc"
