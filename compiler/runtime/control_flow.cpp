@@ -133,13 +133,109 @@ private:
     std::unique_ptr<Executor> m_body;
 };
 
+// Element `index` of `t` along `axis`, as a tensor one rank lower.
+RtTensor sliceAt(const RtTensor& t, size_t axis, int64_t index) {
+    std::vector<int64_t> dims = t.dims;
+    const int64_t length = dims[axis];
+    dims.erase(dims.begin() + long(axis));
+    RtTensor slice = allocateTensor(t.dtype, dims);
+    const int64_t outer = product(t.dims, 0, axis);
+    const int64_t inner = product(t.dims, axis + 1);
+    const size_t es = size_t(dtypeBits(t.dtype) / 8);
+    for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(slice.as<uint8_t>() + size_t(o * inner) * es,
+                    t.as<uint8_t>() + size_t((o * length + index) * inner) * es, size_t(inner) * es);
+    return slice;
+}
+
+// Opset 8 Scan: every input and output has a batch axis first; scan inputs are
+// [batch, sequence, ...] and an optional first input gives each batch entry's length.
+// Each batch entry runs the body over its own sequence; scan outputs past an entry's
+// length stay zero.
+class Scan8Kernel : public Kernel {
+public:
+    Scan8Kernel(const KernelInit& init, Status& status) {
+        auto b = lowerBody(init, "body");
+        if (!b) { status = b.status(); return; }
+        m_body = std::move(*b);
+        m_numScanInputs = init.getInt("num_scan_inputs", 0);
+        m_dirs = init.getInts("directions");
+    }
+    Status compute(KernelContext& ctx) override {
+        const size_t inputs = ctx.inputCount(), scanIn = size_t(m_numScanInputs);
+        if (inputs < 1 + scanIn) return bad(ctx, "num_scan_inputs exceeds the inputs");
+        const size_t stateCount = inputs - 1 - scanIn;
+        const size_t scanOut = ctx.outputCount() - stateCount;
+        int64_t batch = -1, maxLength = 0;
+        for (size_t i = 1; i < inputs; ++i) {
+            const RtTensor* in = ctx.input(i);
+            const bool isScan = i > stateCount;
+            if (!in || in->rank() < (isScan ? 2u : 1u)) return bad(ctx, "inputs need a batch axis (and scan inputs a sequence axis)");
+            if (batch >= 0 && in->dims[0] != batch) return bad(ctx, "inputs differ in batch size");
+            batch = in->dims[0];
+            if (isScan) maxLength = in->dims[1];
+        }
+        const RtTensor* lens = ctx.input(0);
+        if (lens && lens->numel() != batch) return bad(ctx, "sequence_lens must have one entry per batch element");
+        std::vector<std::vector<RtTensor>> finalStates(stateCount), scans(scanOut);
+        for (int64_t b = 0; b < batch; ++b) {
+            const int64_t length = lens ? elementAsInt(*lens, b) : maxLength;
+            if (length < 0 || length > maxLength) return bad(ctx, "sequence_lens entry out of range");
+            std::vector<RtTensor> states;
+            for (size_t i = 0; i < stateCount; ++i) states.push_back(sliceAt(*ctx.input(1 + i), 0, b));
+            std::vector<RtTensor> sequences;  // [sequence, ...] of this batch entry
+            for (size_t k = 0; k < scanIn; ++k) sequences.push_back(sliceAt(*ctx.input(1 + stateCount + k), 0, b));
+            std::vector<std::vector<RtTensor>> steps(scanOut);
+            for (int64_t it = 0; it < length; ++it) {
+                std::vector<RtTensor> feeds = states;
+                for (size_t k = 0; k < scanIn; ++k) {
+                    const bool reverse = k < m_dirs.size() && m_dirs[k];
+                    feeds.push_back(sliceAt(sequences[k], 0, reverse ? length - 1 - it : it));
+                }
+                auto res = m_body->run(std::move(feeds), {}, ctx.scope());
+                if (!res) return res.status().withContext(ctx.where() + " batch " + std::to_string(b) + " iteration " + std::to_string(it));
+                if (res->size() != stateCount + scanOut) return bad(ctx, "body output count does not match the node");
+                for (size_t i = 0; i < stateCount; ++i) states[i] = std::move((*res)[i]);
+                for (size_t i = 0; i < scanOut; ++i) steps[i].push_back(std::move((*res)[stateCount + i]));
+            }
+            for (size_t i = 0; i < stateCount; ++i) finalStates[i].push_back(std::move(states[i]));
+            for (size_t i = 0; i < scanOut; ++i) {
+                if (steps[i].empty()) return bad(ctx, "a batch entry has an empty sequence; its scan output shape is unknown");
+                RtTensor padded = allocateTensor(steps[i][0].dtype, [&] {
+                    std::vector<int64_t> d{maxLength};
+                    d.insert(d.end(), steps[i][0].dims.begin(), steps[i][0].dims.end());
+                    return d;
+                }());
+                const size_t bytes = steps[i][0].bytes();
+                for (size_t t = 0; t < steps[i].size(); ++t) {
+                    if (steps[i][t].bytes() != bytes) return bad(ctx, "scan output shape changes between iterations");
+                    std::memcpy(padded.as<uint8_t>() + t * bytes, steps[i][t].data, bytes);
+                }
+                scans[i].push_back(std::move(padded));
+            }
+        }
+        for (size_t i = 0; i < stateCount; ++i) {
+            auto stacked = stack(ctx, finalStates[i], 0, false);
+            if (!stacked) return stacked.status();
+            FSC_RETURN_IF_ERROR(emit(ctx, i, *stacked));
+        }
+        for (size_t i = 0; i < scanOut; ++i) {
+            auto stacked = stack(ctx, scans[i], 0, false);
+            if (!stacked) return stacked.status();
+            FSC_RETURN_IF_ERROR(emit(ctx, stateCount + i, *stacked));
+        }
+        return Status::ok();
+    }
+
+private:
+    std::unique_ptr<Executor> m_body;
+    int64_t m_numScanInputs = 0;
+    std::vector<int64_t> m_dirs;
+};
+
 class ScanKernel : public Kernel {
 public:
     ScanKernel(const KernelInit& init, Status& status) {
-        if (init.opset() < 9) {
-            status = Status(ErrorCode::Unsupported, "node '" + init.node().name + "' (Scan): opset 8 Scan (with sequence_lens) is not supported");
-            return;
-        }
         auto b = lowerBody(init, "body");
         if (!b) { status = b.status(); return; }
         m_body = std::move(*b);
@@ -178,17 +274,7 @@ public:
             for (size_t k = 0; k < scanIn; ++k) {
                 const RtTensor* in = ctx.input(stateCount + k);
                 const bool reverse = k < m_inDirs.size() && m_inDirs[k];
-                const int64_t idx = reverse ? iterations - 1 - it : it;
-                std::vector<int64_t> dims = in->dims;
-                dims.erase(dims.begin() + axes[k]);
-                RtTensor slice = allocateTensor(in->dtype, dims);
-                const int64_t outer = product(in->dims, 0, size_t(axes[k]));
-                const int64_t inner = product(in->dims, size_t(axes[k]) + 1);
-                const size_t es = size_t(dtypeBits(in->dtype) / 8);
-                for (int64_t o = 0; o < outer; ++o)
-                    std::memcpy(slice.as<uint8_t>() + size_t(o * inner) * es,
-                                in->as<uint8_t>() + size_t((o * iterations + idx) * inner) * es, size_t(inner) * es);
-                feeds.push_back(std::move(slice));
+                feeds.push_back(sliceAt(*in, size_t(axes[k]), reverse ? iterations - 1 - it : it));
             }
             auto res = m_body->run(std::move(feeds), {}, ctx.scope());
             if (!res) return res.status().withContext(ctx.where() + " iteration " + std::to_string(it));
@@ -219,7 +305,8 @@ void registerControlFlowKernels(KernelRegistry& r) {
     const KernelDefOptions kHost{.variant = "host", .halfViaFloat = false};
     r.add("If", factoryOf<IfKernel>(), kHost);
     r.add("Loop", factoryOf<LoopKernel>(), kHost);
-    r.add("Scan", factoryOf<ScanKernel>(), kHost);
+    r.add("Scan", factoryOf<ScanKernel>(), {.variant = kHost.variant, .halfViaFloat = kHost.halfViaFloat, .minOpset = 9});
+    r.add("Scan", factoryOf<Scan8Kernel>(), kHost);
 }
 
 }  // namespace fsc
