@@ -74,6 +74,26 @@ ValueId Graph::findValue(const std::string& valueName) const {
     return it == m_byName.end() ? ValueId() : it->second;
 }
 
+void Graph::renameValue(ValueId id, const std::string& newName) {
+    Value& v = m_values[id.index];
+    auto it = m_byName.find(v.name);
+    if (it != m_byName.end() && it->second == id) m_byName.erase(it);
+    v.name = newName;
+    if (!newName.empty()) m_byName[newName] = id;
+}
+
+Graph Graph::fromArenas(std::vector<Value> values, std::vector<Node> nodes,
+                        std::vector<NodeId> order) {
+    Graph g;
+    g.m_values = std::move(values);
+    g.m_nodes = std::move(nodes);
+    g.m_order = std::move(order);
+    for (size_t i = 0; i < g.m_values.size(); ++i)
+        if (!g.m_values[i].name.empty())
+            g.m_byName.emplace(g.m_values[i].name, ValueId(static_cast<uint32_t>(i)));
+    return g;
+}
+
 std::vector<NodeId> Graph::consumers(ValueId id) const {
     std::vector<NodeId> result;
     for (NodeId n : m_order) {

@@ -35,6 +35,9 @@ struct Node {
     std::vector<Attribute> attributes;
     std::string scope;  // "encoder/layer.3/attn" for "/encoder/layer.3/attn/MatMul"
     std::string docString;
+    // Provenance: the imported nodes this node was made from (ids in the same arena, which
+    // never reuses ids), sorted. Empty for an imported node: it stands for itself.
+    std::vector<NodeId> origins;
 
     const Attribute* attribute(const std::string& attrName) const;
     // Subgraphs held in this node's graph-valued attributes.
@@ -60,9 +63,16 @@ public:
     const Node& node(NodeId id) const { return m_nodes[id.index]; }
     Node& node(NodeId id) { return m_nodes[id.index]; }
     size_t valueCount() const { return m_values.size(); }
-    size_t nodeCount() const { return m_order.size(); }
+    size_t nodeCount() const { return m_order.size(); }  // live nodes
+    size_t nodeArenaSize() const { return m_nodes.size(); }  // every id ever handed out
 
     ValueId findValue(const std::string& valueName) const;
+    // The new name must not be taken; the old one becomes free.
+    void renameValue(ValueId id, const std::string& newName);
+
+    // A graph rebuilt from arenas (graph snapshots); producers are taken as given.
+    static Graph fromArenas(std::vector<Value> values, std::vector<Node> nodes,
+                            std::vector<NodeId> order);
 
     const std::vector<NodeId>& order() const { return m_order; }
     void setOrder(std::vector<NodeId> order) { m_order = std::move(order); }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/compile_command.h"
 #include "app/cli/run_command.h"
 #include "app/cli/summary_json.h"
 #include "app/cli/summary_text.h"
@@ -30,6 +31,8 @@ commands:
   dump MODEL [--no-infer]               the model as Fusescope's text form
   export MODEL OUT.onnx [--external-data]
                                         import and write back as ONNX
+  compile MODEL [options]               run the compiler's passes and show what each did;
+                                        `compile --help` for options
   run MODEL [options]                   run the model (CPU backend) and report outputs,
                                         latency, memory plan; `run --help` for options
   devices                               the CUDA devices this build can use
@@ -152,6 +155,7 @@ int main(int argc, char** argv) {
         if (cmd == "export") return cmdExport(args);
         if (cmd == "devices") return cmdDevices();
         if (cmd == "run") return fsc::cli::runCommand(argc, argv, 2);
+        if (cmd == "compile") return fsc::cli::compileCommand(argc, argv, 2);
     } catch (const std::exception& e) {
         // Library code reports errors as Status; this is the last line of defence.
         std::cerr << "error: internal: " << e.what() << "\n";

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/backends/device_query.h"
+#include "compiler/pass_manager.h"
+#include "compiler/pipelines.h"
 #include "compiler/runtime/executor.h"
 #include "compiler/runtime/half.h"
 #include "core/onnx_import.h"
@@ -42,6 +44,9 @@ timing:
   --iterations N         timed runs (default 1)
   --warmup N             untimed runs first (default 0)
   --profile              per-node time table (time, share, kernel id), largest first
+compilation:
+  --pipeline O0..O3      compiler pipeline run before execution (default O2)
+  --passes a,b,c         exactly these passes instead; --disable a,b leaves passes out
 execution:
   --backend cpu|cuda     default cpu
   --threads N            worker threads (default: all cores)
@@ -57,6 +62,8 @@ struct RunArgs {
     int threads = 0;
     bool json = false, profile = false;
     std::string backend = "cpu";
+    std::string pipeline, passes;
+    std::vector<std::string> disabled;
 };
 
 int usage(const std::string& message) {
@@ -121,6 +128,15 @@ int parse(int argc, char** argv, int first, RunArgs& a) {
         } else if (s == "--threads") {
             if (!value(v) || !parseInt(v, n) || n < 1 || n > 1024) return usage("--threads needs a number >= 1");
             a.threads = int(n);
+        } else if (s == "--pipeline") {
+            if (!value(a.pipeline)) return usage("--pipeline needs O0..O3");
+        } else if (s == "--passes") {
+            if (!value(a.passes) || a.passes.empty()) return usage("--passes needs a,b,c");
+        } else if (s == "--disable") {
+            if (!value(v)) return usage("--disable needs a,b");
+            std::stringstream list(v);
+            for (std::string name; std::getline(list, name, ',');)
+                if (!name.empty()) a.disabled.push_back(name);
         } else if (s == "--backend") {
             if (!value(a.backend) || (a.backend != "cpu" && a.backend != "cuda"))
                 return usage("--backend must be cpu or cuda");
@@ -213,8 +229,14 @@ int runCommand(int argc, char** argv, int first) {
         return fail(args.model + ": --backend cuda: the CUDA backend is not available in this build yet; use --backend cpu");
     }
 
-    auto model = importModel(args.model);
-    if (!model) return fail(model.status().message());
+    auto passes = resolvePipeline(args.pipeline, args.passes, args.disabled);
+    if (!passes) return usage(passes.status().message());
+    auto imported = importModel(args.model);
+    if (!imported) return fail(imported.status().message());
+    auto compiled = compileModel(*imported, *passes);
+    if (!compiled) return fail(compiled.status().withContext(args.model).message());
+    const Model* model = &compiled->model;
+    const std::string pipelineName = !args.passes.empty() ? "custom" : args.pipeline.empty() ? "O2" : args.pipeline;
     ExecutorOptions options;
     options.threads = args.threads ? args.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     auto executor = Executor::create(*model, options);
@@ -293,6 +315,8 @@ int runCommand(int argc, char** argv, int first) {
         j["schema"] = "fusescope.run/1";
         j["model"] = args.model;
         j["backend"] = args.backend;
+        j["pipeline"] = pipelineName;
+        j["nodes"] = model->graph->nodeCount();
         j["threads"] = options.threads;
         j["inputs"] = nlohmann::json::array();
         for (size_t i = 0; i < feeds.size(); ++i)
@@ -324,7 +348,8 @@ int runCommand(int argc, char** argv, int first) {
         std::cout << j.dump(2) << "\n";
         return kExitOk;
     }
-    std::cout << "model: " << args.model << "  backend: " << args.backend << "  threads: " << options.threads << "\n";
+    std::cout << "model: " << args.model << "  pipeline: " << pipelineName << " (" << model->graph->nodeCount()
+              << " nodes)  backend: " << args.backend << "  threads: " << options.threads << "\n";
     for (size_t i = 0; i < feeds.size(); ++i)
         std::cout << "input  " << graph.value(exec.feeds()[i]).name << "  " << feeds[i].typeString() << "  ("
                   << (sources[i] == "random" ? "random, seed " + std::to_string(args.seed) : sources[i]) << ")\n";

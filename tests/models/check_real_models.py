@@ -6,8 +6,11 @@ usage: check_real_models.py FUSESCOPE_CLI CACHE_DIR
 For each model: `inspect --json` must agree with onnx on node counts (top level and with
 subgraphs), the op histogram, initializer count and parameter count; shapes of inputs and
 outputs must match; `export` must round-trip to the same text dump, and ONNX's checker
-must accept the exported file; `run` on the reference input must match PyTorch's output
-within 1e-4 relative error (max |ours - torch| / max |torch|). Prints 'N passed, N failed'.
+must accept the exported file; `run` (compiled at O2, the default) on the reference input
+must match PyTorch's output within 1e-4 relative error (max |ours - torch| / max |torch|),
+and so must the uncompiled graph (O0) and every other pipeline against O0; each
+pipeline's compiled model must pass ONNX's checker (custom domain declared). Prints
+'N passed, N failed'.
 """
 import collections
 import json
@@ -21,6 +24,7 @@ import onnx
 import onnx.numpy_helper
 
 CLI, CACHE = sys.argv[1], sys.argv[2]
+PIPELINES = ["O0", "O1", "O2", "O3"]
 MODELS = ["resnet50", "mobilenet_v2", "vit_b_16", "swin_t", "transformer_encoder", "lstm"]
 
 
@@ -88,23 +92,39 @@ for name in MODELS:
                 onnx.checker.check_model(out)
             except Exception as e:  # noqa: BLE001 - report whatever the checker says
                 problems.append(f"checker rejected the export: {str(e).splitlines()[0]}")
-    with tempfile.TemporaryDirectory() as tmp:
-        ref_in = os.path.join(CACHE, name + ".input.npy")
-        ref_out = np.load(os.path.join(CACHE, name + ".output.npy"))
-        r = cli("run", path, "--input", "input=" + ref_in, "--output-dir", tmp, "--threads", "2")
-        if r.returncode != 0:
-            problems.append(f"run failed: {r.stderr.strip()}")
-        else:
-            ours = onnx.numpy_helper.to_array(onnx.load_tensor(os.path.join(tmp, "output_0.pb")))
-            if not np.any(ref_out):
-                problems.append("torch's reference output is all zeros: the comparison would prove nothing")
-            elif ours.shape != ref_out.shape:
-                problems.append(f"run output shape {ours.shape} != torch {ref_out.shape}")
+    ref_in = os.path.join(CACHE, name + ".input.npy")
+    ref_out = np.load(os.path.join(CACHE, name + ".output.npy"))
+    outputs = {}
+    for pipeline in PIPELINES:
+        with tempfile.TemporaryDirectory() as tmp:
+            r = cli("run", path, "--pipeline", pipeline, "--input", "input=" + ref_in,
+                    "--output-dir", tmp, "--threads", "2")
+            if r.returncode != 0:
+                problems.append(f"run --pipeline {pipeline} failed: {r.stderr.strip()}")
+                continue
+            outputs[pipeline] = onnx.numpy_helper.to_array(onnx.load_tensor(os.path.join(tmp, "output_0.pb")))
+            compiled = os.path.join(tmp, "compiled.onnx")
+            r = cli("compile", path, "--pipeline", pipeline, "--verify", "-o", compiled)
+            if r.returncode != 0:
+                problems.append(f"compile --pipeline {pipeline} failed: {r.stderr.strip()}")
             else:
-                err = float(np.max(np.abs(ours - ref_out)) / max(float(np.max(np.abs(ref_out))), 1e-30))
-                print(f"{name}: run matches torch with relative error {err:.2e}")
-                if not err <= 1e-4:
-                    problems.append(f"run output differs from torch: relative error {err:.2e} > 1e-4")
+                try:
+                    onnx.checker.check_model(compiled)
+                except Exception as e:  # noqa: BLE001
+                    problems.append(f"checker rejected the {pipeline} graph: {str(e).splitlines()[0]}")
+    for pipeline, ours in outputs.items():
+        reference, against = (ref_out, "torch") if pipeline in ("O0", "O2") else (outputs.get("O0"), "O0")
+        if reference is None:
+            continue
+        if not np.any(reference):
+            problems.append(f"{against}'s output is all zeros: the comparison would prove nothing")
+        elif ours.shape != reference.shape:
+            problems.append(f"{pipeline} output shape {ours.shape} != {against} {reference.shape}")
+        else:
+            err = float(np.max(np.abs(ours - reference)) / max(float(np.max(np.abs(reference))), 1e-30))
+            print(f"{name}: {pipeline} matches {against} with relative error {err:.2e}")
+            if not err <= 1e-4:
+                problems.append(f"{pipeline} output differs from {against}: relative error {err:.2e} > 1e-4")
     if problems:
         failures.append(name)
         for p in problems:

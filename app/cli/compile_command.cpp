@@ -1,0 +1,172 @@
+#include "app/cli/compile_command.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "app/cli/compile_report.h"
+#include "compiler/pass_manager.h"
+#include "compiler/pass_registry.h"
+#include "compiler/pipelines.h"
+#include "core/onnx_export.h"
+#include "core/onnx_import.h"
+
+namespace fsc::cli {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 2;
+constexpr int kExitUsage = 64;
+
+const char* kCompileUsage = R"(usage: fusescope-cli compile MODEL [options]
+
+pipeline:
+  --pipeline O0|O1|O2|O3   named pipeline (default O2); --list-passes shows every step
+  --passes a,b,c           run exactly these passes, in this order
+  --disable a,b            leave these passes out
+output:
+  --explain                per pass: what changed and why, what matched but was rejected
+  --json                   JSON summary (schema fusescope.compile/1): node counts and op
+                           histograms before/after, time and counters per pass
+  --dump-dir DIR           DIR/NN-pass-name.onnx after every pass (00-imported.onnx first)
+                           and DIR/trace.json: every change record and the provenance map
+  -o, --output OUT.onnx    write the compiled model
+  --verify                 check the graph's invariants after every pass
+  --list-passes            the registered passes and the named pipelines
+)";
+
+struct CompileArgs {
+    std::string model, pipeline, passes, dumpDir, output;
+    std::vector<std::string> disabled;
+    bool explain = false, json = false, verify = false, list = false;
+};
+
+int usage(const std::string& message) {
+    std::cerr << "fusescope-cli compile: " << message << "\n" << kCompileUsage;
+    return kExitUsage;
+}
+
+int fail(const Status& status) {
+    std::cerr << "error: " << status.message() << "\n";
+    return kExitBadInput;
+}
+
+int parse(int argc, char** argv, int first, CompileArgs& a) {
+    for (int i = first; i < argc; ++i) {
+        const std::string s = argv[i];
+        auto value = [&](std::string& out) {
+            if (i + 1 >= argc) return false;
+            out = argv[++i];
+            return true;
+        };
+        std::string v;
+        if (s == "--help" || s == "-h") {
+            std::cout << kCompileUsage;
+            return kExitOk;
+        }
+        if (s == "--explain") a.explain = true;
+        else if (s == "--json") a.json = true;
+        else if (s == "--verify") a.verify = true;
+        else if (s == "--list-passes") a.list = true;
+        else if (s == "--pipeline") { if (!value(a.pipeline)) return usage("--pipeline needs O0..O3"); }
+        else if (s == "--passes") { if (!value(a.passes) || a.passes.empty()) return usage("--passes needs a,b,c"); }
+        else if (s == "--dump-dir") { if (!value(a.dumpDir)) return usage("--dump-dir needs DIR"); }
+        else if (s == "-o" || s == "--output") { if (!value(a.output)) return usage(s + " needs OUT.onnx"); }
+        else if (s == "--disable") {
+            if (!value(v)) return usage("--disable needs a,b");
+            std::stringstream list(v);
+            for (std::string name; std::getline(list, name, ',');)
+                if (!name.empty()) a.disabled.push_back(name);
+        } else if (s.rfind("-", 0) == 0) return usage("unknown option " + s);
+        else if (a.model.empty()) a.model = s;
+        else return usage("unexpected argument '" + s + "'");
+    }
+    if (!a.passes.empty() && !a.pipeline.empty()) return usage("give --pipeline or --passes, not both");
+    if (a.model.empty() && !a.list) return usage("compile needs a MODEL");
+    return -1;
+}
+
+int listPasses() {
+    std::cout << "passes:\n";
+    for (const PassInfo& p : PassRegistry::builtin().passes())
+        std::cout << "  " << std::left << std::setw(34) << p.name << p.description << "\n";
+    for (const char* level : {"O0", "O1", "O2", "O3"}) {
+        std::cout << "\n" << level << ":";
+        auto passes = pipelinePasses(level);
+        if (passes->empty()) std::cout << " (import only)";
+        std::cout << "\n";
+        for (const PipelineStep& step : pipelineSteps())
+            if (step.level <= level[1] - '0')
+                std::cout << "  " << std::left << std::setw(34) << step.pass << step.why << "\n";
+    }
+    return kExitOk;
+}
+
+std::string twoDigits(size_t i) {
+    std::ostringstream s;
+    s << std::setw(2) << std::setfill('0') << i;
+    return s.str();
+}
+
+Status writeDumps(const CompileResult& result, const std::string& dir, const std::string& modelPath,
+                  const std::string& pipelineName) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return {ErrorCode::Io, dir + ": cannot create the folder: " + ec.message()};
+    auto write = [&](const GraphSnapshot& snapshot, const std::string& file) {
+        Model m = result.model;
+        m.graph = snapshot.materialize();
+        return exportModel(m, std::filesystem::path(dir) / file);
+    };
+    FSC_RETURN_IF_ERROR(write(*result.trace.imported, "00-imported.onnx"));
+    for (size_t i = 0; i < result.trace.passes.size(); ++i) {
+        const PassReport& p = result.trace.passes[i];
+        if (p.snapshot) FSC_RETURN_IF_ERROR(write(*p.snapshot, twoDigits(i + 1) + "-" + p.name + ".onnx"));
+    }
+    const auto tracePath = std::filesystem::path(dir) / "trace.json";
+    std::ofstream out(tracePath);
+    out << traceJson(result, modelPath, pipelineName).dump(1) << "\n";
+    if (!out) return {ErrorCode::Io, tracePath.string() + ": cannot write"};
+    return Status::ok();
+}
+
+}  // namespace
+
+int compileCommand(int argc, char** argv, int first) {
+    CompileArgs a;
+    if (int rc = parse(argc, argv, first, a); rc >= 0) return rc;
+    if (a.list) return listPasses();
+    auto passes = resolvePipeline(a.pipeline, a.passes, a.disabled);
+    if (!passes) return usage(passes.status().message());
+    const std::string pipelineName = !a.passes.empty() ? "custom" : a.pipeline.empty() ? "O2" : a.pipeline;
+
+    auto model = importModel(a.model);
+    if (!model) return fail(model.status());
+    CompileOptions options;
+    options.verifyEachPass = a.verify;
+    auto result = compileModel(*model, *passes, options);
+    if (!result) return fail(result.status().withContext(a.model));
+
+    if (!a.dumpDir.empty())
+        if (Status s = writeDumps(*result, a.dumpDir, a.model, pipelineName); !s) return fail(s);
+    if (!a.output.empty())
+        if (Status s = exportModel(result->model, a.output); !s) return fail(s);
+    if (a.json) {
+        std::cout << compileSummaryJson(*result, a.model, pipelineName).dump(2) << "\n";
+    } else if (a.explain) {
+        std::cout << explainTrace(result->trace, pipelineName, 25);
+    } else {
+        std::cout << a.model << ": pipeline " << pipelineName << ", " << result->trace.imported->nodeCount()
+                  << " -> " << result->model.graph->nodeCount() << " nodes in " << std::fixed
+                  << std::setprecision(1) << result->trace.totalMilliseconds << " ms\n";
+        for (const PassReport& p : result->trace.passes)
+            std::cout << "  " << std::left << std::setw(34) << p.name << std::right << std::setw(6)
+                      << p.nodesBefore << " -> " << std::setw(6) << p.nodesAfter << std::setw(9)
+                      << p.milliseconds << " ms\n";
+    }
+    return kExitOk;
+}
+
+}  // namespace fsc::cli

@@ -1,0 +1,19 @@
+#pragma once
+// Renderings of a compile trace for the CLI: the --explain text, the --json summary and
+// the trace.json change log with provenance.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/pass_manager.h"
+
+namespace fsc::cli {
+
+std::string explainTrace(const CompileTrace& trace, const std::string& pipelineName,
+                         size_t maxChangesPerPass);
+nlohmann::json compileSummaryJson(const CompileResult& result, const std::string& modelPath,
+                                  const std::string& pipelineName);
+nlohmann::json traceJson(const CompileResult& result, const std::string& modelPath,
+                         const std::string& pipelineName);
+
+}  // namespace fsc::cli

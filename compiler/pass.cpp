@@ -1,0 +1,52 @@
+#include "compiler/pass.h"
+
+namespace fsc {
+
+int PassCounters::rejectedTotal() const {
+    int total = 0;
+    for (const auto& [reason, count] : rejected) total += count;
+    return total;
+}
+
+void PassContext::reject(const std::string& pattern, NodeId node, const std::string& reason) {
+    ++counters.rejected[reason];
+    rejections.push_back({pattern, node, reason});
+}
+
+PatternPass::PatternPass(std::string name, std::string description,
+                         std::vector<std::unique_ptr<RewritePattern>> patterns, int maxSweeps)
+    : m_name(std::move(name)), m_description(std::move(description)),
+      m_patterns(std::move(patterns)), m_maxSweeps(maxSweeps) {}
+
+Status PatternPass::run(PassContext& context) {
+    Rewriter& rw = context.rewriter;
+    for (int sweep = 0; sweep < m_maxSweeps; ++sweep) {
+        bool changed = false;
+        // Rejections are reported once, from the first sweep; later sweeps would repeat them.
+        const bool report = sweep == 0;
+        const std::vector<NodeId> order = rw.graph().order();
+        for (NodeId anchor : order) {
+            if (context.cancelled()) return {ErrorCode::InvalidArgument, "cancelled"};
+            for (const auto& pattern : m_patterns) {
+                if (!rw.isLive(anchor)) break;
+                MatchResult r = pattern->match(rw, anchor);
+                if (r.kind == MatchResult::Kind::Rejected) {
+                    if (report) context.reject(pattern->name(), anchor, r.reason);
+                    continue;
+                }
+                if (r.kind != MatchResult::Kind::Matched) continue;
+                ++context.counters.matched;
+                std::string reason = pattern->apply(rw, r.match);
+                if (rw.commit(pattern->name(), reason)) {
+                    ++context.counters.applied;
+                    changed = true;
+                }
+            }
+        }
+        rw.finish();
+        if (!changed) break;
+    }
+    return Status::ok();
+}
+
+}  // namespace fsc

@@ -1,0 +1,96 @@
+#pragma once
+// What a compiler pass is: a named step that edits a graph only through a Rewriter and
+// counts what it did. Most passes are a set of RewritePatterns, each a const match() that
+// finds a candidate (or says why a candidate is rejected) kept apart from apply().
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/rewriter.h"
+#include "core/graph.h"
+#include "core/status.h"
+
+namespace fsc {
+
+struct PassCounters {
+    int matched = 0;  // candidates whose match succeeded
+    int applied = 0;  // edits made (a match may be applied, or an analysis may count here)
+    std::map<std::string, int> rejected;  // reason -> count
+    std::map<std::string, double> figures;  // analyses' results (arena bytes, ...)
+    int rejectedTotal() const;
+};
+
+// A candidate that matched a pattern's shape but failed one of its guards.
+struct Rejection {
+    std::string pattern;
+    NodeId node;
+    std::string reason;
+};
+
+struct PassContext {
+    Rewriter& rewriter;
+    PassCounters& counters;
+    std::vector<Rejection>& rejections;
+    const Model& model;  // opsets, path (the graph is the rewriter's)
+    const std::atomic<bool>* cancel = nullptr;
+    bool cancelled() const { return cancel && cancel->load(std::memory_order_relaxed); }
+    void reject(const std::string& pattern, NodeId node, const std::string& reason);
+};
+
+class Pass {
+public:
+    virtual ~Pass() = default;
+    virtual std::string name() const = 0;         // stable kebab-case, e.g. "conv-bn-fusion"
+    virtual std::string description() const = 0;  // one line
+    virtual Status run(PassContext& context) = 0;
+};
+
+// What a pattern found: the nodes it covers (the anchor last), plus values and numbers
+// the apply step needs, in an order the pattern defines.
+struct Match {
+    std::vector<NodeId> nodes;
+    std::vector<ValueId> values;
+    std::vector<double> numbers;
+    std::string detail;  // e.g. the activation folded in
+};
+
+struct MatchResult {
+    enum class Kind { None, Matched, Rejected };
+    Kind kind = Kind::None;
+    Match match;
+    std::string reason;  // why a candidate was rejected
+
+    static MatchResult none() { return {}; }
+    static MatchResult rejected(std::string why) { return {Kind::Rejected, {}, std::move(why)}; }
+    static MatchResult matched(Match m) { return {Kind::Matched, std::move(m), {}}; }
+};
+
+class RewritePattern {
+public:
+    virtual ~RewritePattern() = default;
+    virtual std::string name() const = 0;
+    // Looks at the live node `anchor` (the last node of the pattern) without editing.
+    virtual MatchResult match(const Rewriter& rewriter, NodeId anchor) const = 0;
+    // Rewrites a match; returns the reason recorded with the change.
+    virtual std::string apply(Rewriter& rewriter, const Match& match) const = 0;
+};
+
+// Runs its patterns over the graph in order, applying each match at once, and sweeps
+// again while anything changed (at most `maxSweeps` times).
+class PatternPass : public Pass {
+public:
+    PatternPass(std::string name, std::string description,
+                std::vector<std::unique_ptr<RewritePattern>> patterns, int maxSweeps = 8);
+    std::string name() const override { return m_name; }
+    std::string description() const override { return m_description; }
+    Status run(PassContext& context) override;
+
+private:
+    std::string m_name, m_description;
+    std::vector<std::unique_ptr<RewritePattern>> m_patterns;
+    int m_maxSweeps;
+};
+
+}  // namespace fsc

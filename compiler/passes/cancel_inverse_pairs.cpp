@@ -1,0 +1,185 @@
+// cancel-inverse-pairs: a Transpose of a Transpose becomes one Transpose (or none when the
+// permutations cancel), a round-trip Cast through a wider type goes, and a Reshape of a
+// Reshape reshapes once.
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/passes.h"
+
+namespace fsc::passes {
+namespace {
+
+std::string forwardBlocker(const Rewriter& rw, ValueId from, ValueId to) {
+    if (!rw.isGraphOutput(from) && !rw.isCaptured(from)) return {};
+    if (rw.producer(to).valid() && !rw.isGraphOutput(to) && !rw.isCaptured(to)) return {};
+    return "its output is a graph output that must keep its name";
+}
+
+class TransposePairPattern : public RewritePattern {
+public:
+    std::string name() const override { return "transpose-pair"; }
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        const Graph& g = rw.graph();
+        const Node& second = g.node(anchor);
+        if (!isOp(second, "Transpose")) return MatchResult::none();
+        NodeId firstId = rw.producer(second.inputs[0]);
+        if (!firstId.valid() || !isOp(g.node(firstId), "Transpose")) return MatchResult::none();
+        const Node& first = g.node(firstId);
+        auto p1 = intsAttr(first, "perm"), p2 = intsAttr(second, "perm");
+        if (p1.empty() || p2.empty()) return MatchResult::rejected("a perm is left to its default (rank unknown)");
+        if (p1.size() != p2.size()) return MatchResult::rejected("perms of different rank");
+        std::vector<double> combined;
+        bool identity = true;
+        for (size_t j = 0; j < p2.size(); ++j) {
+            if (p2[j] < 0 || p2[j] >= static_cast<int64_t>(p1.size())) return MatchResult::none();
+            combined.push_back(static_cast<double>(p1[p2[j]]));
+            identity &= combined.back() == static_cast<double>(j);
+        }
+        if (!identity && rw.users(first.outputs[0]).size() > 1)
+            return MatchResult::rejected("the first Transpose has other readers");
+        if (identity)
+            if (std::string why = forwardBlocker(rw, second.outputs[0], first.inputs[0]); !why.empty())
+                return MatchResult::rejected(why);
+        Match m;
+        m.nodes = {firstId, anchor};
+        m.numbers = std::move(combined);
+        m.detail = identity ? "identity" : "merge";
+        return MatchResult::matched(std::move(m));
+    }
+    std::string apply(Rewriter& rw, const Match& m) const override {
+        const Node first = rw.graph().node(m.nodes[0]);
+        const Node second = rw.graph().node(m.nodes[1]);
+        if (m.detail == "identity") {
+            rw.replaceAllUses(second.outputs[0], first.inputs[0]);
+            rw.removeNode(m.nodes[1]);
+            if (rw.users(first.outputs[0]).empty() && !rw.isGraphOutput(first.outputs[0]))
+                rw.removeNode(m.nodes[0]);
+            return "the two permutations cancel";
+        }
+        Node merged;
+        merged.name = second.name;
+        merged.opType = "Transpose";
+        merged.scope = second.scope;
+        merged.inputs = {first.inputs[0]};
+        merged.outputs = second.outputs;
+        std::vector<int64_t> perm;
+        for (double d : m.numbers) perm.push_back(static_cast<int64_t>(d));
+        Attribute a;
+        a.name = "perm";
+        a.type = Attribute::Type::Ints;
+        a.ints = perm;
+        merged.attributes = {a};
+        rw.removeNode(m.nodes[1]);
+        rw.removeNode(m.nodes[0]);
+        rw.addNode(std::move(merged), m.nodes[1], {m.nodes[0], m.nodes[1]});
+        return "two Transposes compose into one";
+    }
+};
+
+// Every value of `from` is exactly representable in `via`.
+bool widens(DType from, DType via) {
+    auto rank = [](DType t) -> std::pair<int, int> {  // (family, bits): 0 float, 1 signed, 2 unsigned
+        switch (t) {
+            case DType::Float16: return {0, 11};
+            case DType::BFloat16: return {0, 8};
+            case DType::Float32: return {0, 24};
+            case DType::Float64: return {0, 53};
+            case DType::Int8: return {1, 8};
+            case DType::Int16: return {1, 16};
+            case DType::Int32: return {1, 32};
+            case DType::Int64: return {1, 64};
+            case DType::UInt8: return {2, 8};
+            case DType::UInt16: return {2, 16};
+            case DType::UInt32: return {2, 32};
+            case DType::UInt64: return {2, 64};
+            case DType::Bool: return {3, 1};
+            default: return {-1, 0};
+        }
+    };
+    if (from == via) return true;
+    if ((from == DType::Float16 && via == DType::BFloat16) || (from == DType::BFloat16 && via == DType::Float16))
+        return false;
+    auto [ff, fb] = rank(from);
+    auto [vf, vb] = rank(via);
+    if (ff < 0 || vf < 0) return false;
+    if (ff == 3) return vf != 3 || vb >= 1;            // bool fits every numeric type
+    if (ff == vf) return vb >= fb;
+    if (ff == 2 && vf == 1) return vb > fb;             // unsigned into a wider signed
+    if ((ff == 1 || ff == 2) && vf == 0) return vb >= fb - (ff == 1 ? 1 : 0);  // mantissa holds it
+    return false;
+}
+
+class CastPairPattern : public RewritePattern {
+public:
+    std::string name() const override { return "cast-pair"; }
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        const Graph& g = rw.graph();
+        const Node& second = g.node(anchor);
+        if (!isOp(second, "Cast")) return MatchResult::none();
+        NodeId firstId = rw.producer(second.inputs[0]);
+        if (!firstId.valid() || !isOp(g.node(firstId), "Cast")) return MatchResult::none();
+        const Node& first = g.node(firstId);
+        const DType original = dtypeOf(g, first.inputs[0]);
+        const auto via = static_cast<DType>(intAttr(first, "to", 0));
+        const auto to = static_cast<DType>(intAttr(second, "to", 0));
+        if (original == DType::Undefined) return MatchResult::rejected("the input's type is unknown");
+        if (to != original) return MatchResult::none();
+        if (!widens(original, via))
+            return MatchResult::rejected("the middle type " + std::string(dtypeName(via)) + " loses values of " +
+                                         std::string(dtypeName(original)));
+        if (std::string why = forwardBlocker(rw, second.outputs[0], first.inputs[0]); !why.empty())
+            return MatchResult::rejected(why);
+        Match m;
+        m.nodes = {firstId, anchor};
+        return MatchResult::matched(std::move(m));
+    }
+    std::string apply(Rewriter& rw, const Match& m) const override {
+        const Node first = rw.graph().node(m.nodes[0]);
+        const Node second = rw.graph().node(m.nodes[1]);
+        rw.replaceAllUses(second.outputs[0], first.inputs[0]);
+        rw.removeNode(m.nodes[1]);
+        if (rw.users(first.outputs[0]).empty() && !rw.isGraphOutput(first.outputs[0]))
+            rw.removeNode(m.nodes[0]);
+        return "a Cast to a wider type and back is exact";
+    }
+};
+
+class ReshapePairPattern : public RewritePattern {
+public:
+    std::string name() const override { return "reshape-pair"; }
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        const Graph& g = rw.graph();
+        const Node& second = g.node(anchor);
+        if (!isOp(second, "Reshape") || second.inputs.size() < 2) return MatchResult::none();
+        NodeId firstId = rw.producer(second.inputs[0]);
+        if (!firstId.valid() || !isOp(g.node(firstId), "Reshape")) return MatchResult::none();
+        auto target = constantInts(rw, second.inputs[1]);
+        if (!target) return MatchResult::rejected("the second shape is not a constant");
+        for (int64_t d : *target)
+            if (d == 0 && intAttr(second, "allowzero", 0) == 0)
+                return MatchResult::rejected("the second shape copies a dim (0) from the first's result");
+        Match m;
+        m.nodes = {firstId, anchor};
+        return MatchResult::matched(std::move(m));
+    }
+    std::string apply(Rewriter& rw, const Match& m) const override {
+        const Node first = rw.graph().node(m.nodes[0]);
+        rw.setInput(m.nodes[1], 0, first.inputs[0]);
+        if (rw.users(first.outputs[0]).empty() && !rw.isGraphOutput(first.outputs[0]) &&
+            !rw.isCaptured(first.outputs[0]))
+            rw.removeNode(m.nodes[0]);
+        return "only the last of two Reshapes matters";
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> cancelInversePairs() {
+    std::vector<std::unique_ptr<RewritePattern>> patterns;
+    patterns.push_back(std::make_unique<TransposePairPattern>());
+    patterns.push_back(std::make_unique<CastPairPattern>());
+    patterns.push_back(std::make_unique<ReshapePairPattern>());
+    return std::make_unique<PatternPass>("cancel-inverse-pairs",
+                                         "cancels or merges Transpose, Cast and Reshape pairs",
+                                         std::move(patterns));
+}
+
+}  // namespace fsc::passes

@@ -1,0 +1,108 @@
+// eliminate-no-ops: nodes whose output equals an input (Identity, inference Dropout, Cast
+// to the same type, Reshape/Expand to the same shape, identity Transpose, one-input
+// Concat, adding zeros or multiplying by ones) are removed and their readers read the input.
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/passes.h"
+
+namespace fsc::passes {
+namespace {
+
+// Why `from` cannot simply be replaced by `to`, or empty.
+std::string forwardBlocker(const Rewriter& rw, ValueId from, ValueId to) {
+    if (!rw.isGraphOutput(from) && !rw.isCaptured(from)) return {};
+    const bool plain = rw.producer(to).valid() && !rw.isGraphOutput(to) && !rw.isCaptured(to);
+    if (plain) return {};
+    return "its output is a graph output that must keep its name";
+}
+
+MatchResult forward(const Rewriter& rw, NodeId anchor, ValueId input) {
+    const Node& n = rw.graph().node(anchor);
+    if (std::string why = forwardBlocker(rw, n.outputs[0], input); !why.empty())
+        return MatchResult::rejected(why);
+    Match m;
+    m.nodes = {anchor};
+    m.values = {n.outputs[0], input};
+    return MatchResult::matched(std::move(m));
+}
+
+bool sameStaticShape(const Graph& g, ValueId a, ValueId b) {
+    auto da = staticDims(g, a), db = staticDims(g, b);
+    return da && db && *da == *db;
+}
+
+class NoOpPattern : public RewritePattern {
+public:
+    std::string name() const override { return "no-op"; }
+
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        const Graph& g = rw.graph();
+        const Node& n = g.node(anchor);
+        if (!n.domain.empty() || n.inputs.empty() || !n.inputs[0].valid() || n.outputs.empty() ||
+            !n.outputs[0].valid())
+            return MatchResult::none();
+        const ValueId in = n.inputs[0], out = n.outputs[0];
+        const std::string& op = n.opType;
+        if (op == "Identity") return forward(rw, anchor, in);
+        if (op == "Dropout") {
+            if (n.outputs.size() > 1 && n.outputs[1].valid() &&
+                (!rw.users(n.outputs[1]).empty() || rw.isGraphOutput(n.outputs[1])))
+                return MatchResult::rejected("its mask output is read");
+            if (n.inputs.size() > 2 && n.inputs[2].valid() && !isConstantSplat(rw, n.inputs[2], 0))
+                return MatchResult::rejected("training_mode is not a constant false");
+            return forward(rw, anchor, in);
+        }
+        if (op == "Cast") {
+            const DType from = dtypeOf(g, in);
+            if (from == DType::Undefined) return MatchResult::rejected("input type unknown");
+            if (static_cast<int64_t>(from) != intAttr(n, "to", -1)) return MatchResult::none();
+            return forward(rw, anchor, in);
+        }
+        if (op == "Reshape" || op == "Expand" || op == "Flatten" || op == "Squeeze" ||
+            op == "Unsqueeze") {
+            if (!sameStaticShape(g, in, out)) return MatchResult::none();
+            return forward(rw, anchor, in);
+        }
+        if (op == "Transpose") {
+            auto perm = intsAttr(n, "perm");
+            if (perm.empty()) return MatchResult::none();
+            for (size_t i = 0; i < perm.size(); ++i)
+                if (perm[i] != static_cast<int64_t>(i)) return MatchResult::none();
+            return forward(rw, anchor, in);
+        }
+        if (op == "Concat" && n.inputs.size() == 1) return forward(rw, anchor, in);
+        if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+            if (n.inputs.size() != 2) return MatchResult::none();
+            const double neutral = (op == "Add" || op == "Sub") ? 0.0 : 1.0;
+            // x op neutral, or neutral + x / neutral * x for the commutative ops.
+            for (int side = 0; side < 2; ++side) {
+                const ValueId other = n.inputs[1 - side], data = n.inputs[side];
+                if (side == 1 && (op == "Sub" || op == "Div")) break;
+                if (!isConstantSplat(rw, other, neutral)) continue;
+                if (!sameStaticShape(g, data, out) || dtypeOf(g, data) != dtypeOf(g, out))
+                    return MatchResult::rejected("the constant broadcasts the result to a new shape");
+                return forward(rw, anchor, data);
+            }
+        }
+        return MatchResult::none();
+    }
+
+    std::string apply(Rewriter& rw, const Match& m) const override {
+        const Node& n = rw.graph().node(m.nodes[0]);
+        std::string reason = n.opType + " passes its input through unchanged";
+        rw.replaceAllUses(m.values[0], m.values[1]);
+        rw.removeNode(m.nodes[0]);
+        return reason;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> eliminateNoOps() {
+    std::vector<std::unique_ptr<RewritePattern>> patterns;
+    patterns.push_back(std::make_unique<NoOpPattern>());
+    return std::make_unique<PatternPass>(
+        "eliminate-no-ops", "removes nodes whose output equals their input (Identity, Dropout, same-type Cast, ...)",
+        std::move(patterns));
+}
+
+}  // namespace fsc::passes

@@ -1,0 +1,133 @@
+// fold-shape-computation: exporters compute shapes at run time (Shape -> Gather ->
+// Unsqueeze -> Concat -> Reshape). Where the shapes are known, each such chain's last
+// value becomes a constant and the arithmetic behind it goes. Symbolic dims (a batch
+// size) keep the nodes that depend on them.
+#include <cstring>
+
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/passes.h"
+#include "core/graph_builder.h"
+#include "core/shape_values.h"
+
+namespace fsc::passes {
+namespace {
+
+// Shape values are small; a larger one is data, left to fold-constants.
+constexpr size_t kMaxElements = 4096;
+
+std::optional<Tensor> toTensor(const std::vector<int64_t>& values, const ValueType& type) {
+    if (type.kind != ValueType::Kind::Tensor || !type.shape.rankKnown()) return std::nullopt;
+    std::vector<int64_t> dims;
+    if (type.shape.rank() == 0) {
+        if (values.size() != 1) return std::nullopt;
+    } else if (type.shape.rank() == 1) {
+        dims = {static_cast<int64_t>(values.size())};
+    } else {
+        if (!type.shape.isStatic()) return std::nullopt;
+        for (const Dim& d : type.shape.dims()) dims.push_back(d.size());
+        if (checkedProduct(dims).value_or(-1) != static_cast<int64_t>(values.size())) return std::nullopt;
+    }
+    const size_t n = values.size();
+    switch (type.elemType) {
+        case DType::Int64: return int64Tensor("", dims, values);
+        case DType::Int32: {
+            std::string bytes(n * 4, '\0');
+            for (size_t i = 0; i < n; ++i) {
+                const int32_t v = static_cast<int32_t>(values[i]);
+                std::memcpy(bytes.data() + i * 4, &v, 4);
+            }
+            return Tensor("", DType::Int32, dims, makeBuffer(std::move(bytes)), 0, n * 4);
+        }
+        case DType::Bool: {
+            std::string bytes(n, '\0');
+            for (size_t i = 0; i < n; ++i) bytes[i] = values[i] != 0;
+            return Tensor("", DType::Bool, dims, makeBuffer(std::move(bytes)), 0, n);
+        }
+        default: return std::nullopt;
+    }
+}
+
+class FoldShapeComputationPass : public Pass {
+public:
+    std::string name() const override { return "fold-shape-computation"; }
+    std::string description() const override {
+        return "replaces shape arithmetic on known shapes by constants";
+    }
+
+    Status run(PassContext& context) override {
+        Rewriter& rw = context.rewriter;
+        const Graph& g = rw.graph();
+        const std::vector<NodeId> order = g.order();
+        ShapeValueTable table(g);
+        // Nodes whose (only) output is known: candidates.
+        std::vector<bool> known(g.nodeArenaSize(), false);
+        std::vector<std::vector<int64_t>> values(g.nodeArenaSize());
+        for (NodeId id : order) {
+            const Node& n = g.node(id);
+            table.evaluate(n);
+            if (n.opType == "Constant" || n.outputs.size() != 1 || !n.outputs[0].valid() ||
+                !n.domain.empty() || !n.subgraphs().empty())
+                continue;
+            const DType type = dtypeOf(g, n.outputs[0]);
+            if (type != DType::Int64 && type != DType::Int32 && type != DType::Bool) continue;
+            auto ints = knownInts(table.find(n.outputs[0]));
+            if (!ints || ints->size() > kMaxElements) continue;
+            known[id.index] = true;
+            values[id.index] = std::move(*ints);
+        }
+        // A known value read by anything that is not itself known becomes a constant.
+        for (NodeId id : order) {
+            if (!known[id.index]) continue;
+            const Node& n = g.node(id);
+            const ValueId out = n.outputs[0];
+            bool boundary = rw.isGraphOutput(out) || rw.isCaptured(out);
+            for (NodeId user : rw.users(out)) boundary |= !known[user.index];
+            if (!boundary) continue;
+            if (rw.isGraphOutput(out) || rw.isCaptured(out)) {
+                context.reject("shape-value", id, "its output is a graph output that must keep its name");
+                known[id.index] = false;
+                continue;
+            }
+            auto tensor = toTensor(values[id.index], g.value(out).type);
+            if (!tensor) {
+                context.reject("shape-value", id, "the result's type or rank is unknown");
+                known[id.index] = false;
+                continue;
+            }
+            ++context.counters.matched;
+            const std::string op = n.opType;
+            ValueId c = rw.addConstant(std::move(*tensor), g.value(out).name + "/folded");
+            rw.replaceAllUses(out, c);
+            rw.removeNode(id);
+            if (rw.commit("shape-value", op + " computes a shape that is known: " +
+                                             describe(values[id.index])))
+                ++context.counters.applied;
+        }
+        // The arithmetic feeding the folded values is read by nothing now.
+        for (auto it = order.rbegin(); it != order.rend(); ++it) {
+            if (!known[it->index] || !rw.isLive(*it)) continue;
+            const ValueId out = g.node(*it).outputs[0];
+            if (!rw.users(out).empty() || rw.isGraphOutput(out) || rw.isCaptured(out)) continue;
+            const std::string op = g.node(*it).opType;
+            rw.removeNode(*it);
+            if (rw.commit("shape-value", op + " was part of a shape computation folded to a constant"))
+                ++context.counters.applied;
+        }
+        rw.finish();
+        return Status::ok();
+    }
+
+private:
+    static std::string describe(const std::vector<int64_t>& v) {
+        std::string s = "[";
+        for (size_t i = 0; i < v.size() && i < 8; ++i) s += (i ? "," : "") + std::to_string(v[i]);
+        if (v.size() > 8) s += ",...";
+        return s + "]";
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> foldShapeComputation() { return std::make_unique<FoldShapeComputationPass>(); }
+
+}  // namespace fsc::passes

@@ -1,0 +1,102 @@
+#include "compiler/passes/pass_util.h"
+
+#include <cstring>
+
+#include "core/graph_builder.h"
+#include "compiler/runtime/half.h"
+
+namespace fsc::passes {
+
+int64_t intAttr(const Node& n, const std::string& name, int64_t fallback) {
+    const Attribute* a = n.attribute(name);
+    return a ? a->i : fallback;
+}
+
+float floatAttr(const Node& n, const std::string& name, float fallback) {
+    const Attribute* a = n.attribute(name);
+    return a ? a->f : fallback;
+}
+
+std::vector<int64_t> intsAttr(const Node& n, const std::string& name) {
+    const Attribute* a = n.attribute(name);
+    return a ? a->ints : std::vector<int64_t>{};
+}
+
+std::string stringAttr(const Node& n, const std::string& name, const std::string& fallback) {
+    const Attribute* a = n.attribute(name);
+    return a ? a->s : fallback;
+}
+
+bool isOp(const Node& n, const char* opType) {
+    return n.domain.empty() && n.opType == opType;
+}
+
+std::optional<std::vector<double>> constantValues(const Rewriter& rw, ValueId v) {
+    const Tensor* t = rw.constant(v);
+    if (!t) return std::nullopt;
+    const int64_t count = t->numElements();
+    if (count < 0 || (count > 0 && !t->data())) return std::nullopt;
+    std::vector<double> out(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+        switch (t->dtype()) {
+            case DType::Float32: out[i] = t->dataAs<float>()[i]; break;
+            case DType::Float64: out[i] = t->dataAs<double>()[i]; break;
+            case DType::Float16: out[i] = halfToFloat(t->dataAs<uint16_t>()[i]); break;
+            case DType::BFloat16: out[i] = bfloat16ToFloat(t->dataAs<uint16_t>()[i]); break;
+            case DType::Int64: out[i] = static_cast<double>(t->dataAs<int64_t>()[i]); break;
+            case DType::Int32: out[i] = t->dataAs<int32_t>()[i]; break;
+            default: return std::nullopt;
+        }
+    }
+    return out;
+}
+
+bool isConstantSplat(const Rewriter& rw, ValueId v, double x) {
+    auto values = constantValues(rw, v);
+    if (!values || values->empty()) return false;
+    for (double e : *values)
+        if (e != x) return false;
+    return true;
+}
+
+std::optional<double> constantScalar(const Rewriter& rw, ValueId v) {
+    auto values = constantValues(rw, v);
+    if (!values || values->size() != 1) return std::nullopt;
+    return (*values)[0];
+}
+
+std::optional<std::vector<int64_t>> constantInts(const Rewriter& rw, ValueId v) {
+    const Tensor* t = rw.constant(v);
+    if (!t || (t->dtype() != DType::Int64 && t->dtype() != DType::Int32)) return std::nullopt;
+    auto values = constantValues(rw, v);
+    if (!values) return std::nullopt;
+    std::vector<int64_t> out;
+    for (double d : *values) out.push_back(static_cast<int64_t>(d));
+    return out;
+}
+
+std::optional<std::vector<int64_t>> staticDims(const Graph& g, ValueId v) {
+    if (!v.valid()) return std::nullopt;
+    const ValueType& t = g.value(v).type;
+    if (t.kind != ValueType::Kind::Tensor || !t.shape.isStatic()) return std::nullopt;
+    std::vector<int64_t> dims;
+    for (const Dim& d : t.shape.dims()) dims.push_back(d.size());
+    return dims;
+}
+
+DType dtypeOf(const Graph& g, ValueId v) {
+    return v.valid() ? g.value(v).type.elemType : DType::Undefined;
+}
+
+NodeId exclusiveProducer(const Rewriter& rw, ValueId v, const char* opType) {
+    NodeId p = rw.producer(v);
+    if (!p.valid() || !isOp(rw.graph().node(p), opType)) return {};
+    if (!rw.soleUser(v).valid()) return {};
+    return p;
+}
+
+Tensor makeFloatTensor(std::vector<int64_t> dims, std::vector<float> values) {
+    return floatTensor("", std::move(dims), values);
+}
+
+}  // namespace fsc::passes

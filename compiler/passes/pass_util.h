@@ -1,0 +1,40 @@
+#pragma once
+// Small queries passes share: attributes with defaults, constants read as numbers, static
+// shapes, and the typical "single reader" test of a fusion's inner values.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/rewriter.h"
+#include "core/graph.h"
+
+namespace fsc::passes {
+
+int64_t intAttr(const Node& n, const std::string& name, int64_t fallback);
+float floatAttr(const Node& n, const std::string& name, float fallback);
+std::vector<int64_t> intsAttr(const Node& n, const std::string& name);
+std::string stringAttr(const Node& n, const std::string& name, const std::string& fallback = {});
+
+bool isOp(const Node& n, const char* opType);  // in the default ONNX domain
+
+// All elements of a numeric constant as doubles (empty optional when not a constant or
+// of a dtype we do not read).
+std::optional<std::vector<double>> constantValues(const Rewriter& rw, ValueId v);
+// A constant whose every element equals `x` (a scalar or a broadcast splat).
+bool isConstantSplat(const Rewriter& rw, ValueId v, double x);
+// The single value of a one-element constant.
+std::optional<double> constantScalar(const Rewriter& rw, ValueId v);
+std::optional<std::vector<int64_t>> constantInts(const Rewriter& rw, ValueId v);
+
+// Static dims of a value, when every dim is known.
+std::optional<std::vector<int64_t>> staticDims(const Graph& g, ValueId v);
+DType dtypeOf(const Graph& g, ValueId v);
+
+// The node producing `v` when it is a live node of `opType` whose output `v` is read by
+// `reader` alone (so fusing it into the reader loses nothing).
+NodeId exclusiveProducer(const Rewriter& rw, ValueId v, const char* opType);
+
+// A float32 tensor with the given values.
+Tensor makeFloatTensor(std::vector<int64_t> dims, std::vector<float> values);
+
+}  // namespace fsc::passes

@@ -1,0 +1,17 @@
+#pragma once
+// Factories of the built-in passes, one per file in this folder.
+#include <memory>
+
+#include "compiler/pass.h"
+
+namespace fsc::passes {
+
+// Clean-up (O1)
+std::unique_ptr<Pass> eliminateNoOps();
+std::unique_ptr<Pass> eliminateDeadCode();
+std::unique_ptr<Pass> eliminateCommonSubexpressions();
+std::unique_ptr<Pass> foldConstants();
+std::unique_ptr<Pass> foldShapeComputation();
+std::unique_ptr<Pass> cancelInversePairs();
+
+}  // namespace fsc::passes

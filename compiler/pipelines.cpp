@@ -1,0 +1,60 @@
+#include "compiler/pipelines.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "compiler/pass_registry.h"
+
+namespace fsc {
+
+// The pipelines, in order. A step runs at its level and every level above it.
+const std::vector<PipelineStep>& pipelineSteps() {
+    static const std::vector<PipelineStep> steps = {
+        // O1: clean-up; never changes what the graph computes.
+        {1, "eliminate-no-ops", "Identity/Dropout/same-type Cast hide the real edges from every pattern"},
+        {1, "fold-shape-computation", "exported transformers compute known shapes at run time; most of their nodes"},
+        {1, "fold-constants", "Constant nodes and arithmetic on weights, now that shapes are constants"},
+        {1, "eliminate-no-ops", "folding exposes Reshapes to the same shape and Casts to the same type"},
+        {1, "cancel-inverse-pairs", "layout shuffles from exporters often undo each other"},
+        {1, "eliminate-common-subexpressions", "exporters repeat the same Shape/Gather per use"},
+        {1, "eliminate-dead-code", "drops what the steps above left unread"},
+    };
+    return steps;
+}
+
+Result<std::vector<std::string>> pipelinePasses(const std::string& level) {
+    if (level.size() != 2 || (level[0] != 'O' && level[0] != 'o') || level[1] < '0' || level[1] > '3')
+        return Status(ErrorCode::InvalidArgument,
+                      "unknown pipeline '" + level + "' (expected O0, O1, O2 or O3)");
+    const int n = level[1] - '0';
+    std::vector<std::string> passes;
+    for (const PipelineStep& step : pipelineSteps())
+        if (step.level <= n) passes.push_back(step.pass);
+    return passes;
+}
+
+Result<std::vector<std::string>> resolvePipeline(const std::string& level, const std::string& passList,
+                                                 const std::vector<std::string>& disabled) {
+    std::vector<std::string> passes;
+    if (!passList.empty()) {
+        std::stringstream s(passList);
+        for (std::string name; std::getline(s, name, ',');)
+            if (!name.empty()) passes.push_back(name);
+    } else {
+        auto named = pipelinePasses(level.empty() ? "O2" : level);
+        if (!named) return named.status();
+        passes = std::move(*named);
+    }
+    const PassRegistry& registry = PassRegistry::builtin();
+    for (const auto& list : {passes, disabled})
+        for (const std::string& name : list)
+            if (!registry.find(name))
+                return Status(ErrorCode::InvalidArgument,
+                              "unknown pass '" + name + "' (fusescope-cli compile --list-passes)");
+    std::vector<std::string> kept;
+    for (const std::string& name : passes)
+        if (std::find(disabled.begin(), disabled.end(), name) == disabled.end()) kept.push_back(name);
+    return kept;
+}
+
+}  // namespace fsc
