@@ -117,6 +117,11 @@ std::string printGraph(const Graph& g, int indent) {
         os << ")";
         if (!n.scope.empty()) os << " scope=" << n.scope;
         os << "\n";
+        if (!n.origins.empty()) {  // provenance: the imported nodes it was made from
+            os << pad << "    from";
+            for (NodeId o : n.origins) os << " " << quoted(g.node(o).name);
+            os << "\n";
+        }
         for (const Attribute& a : n.attributes) printAttribute(os, a, indent + 2);
     }
     for (ValueId id : g.outputs) os << pad << "  output " << valueText(id) << "\n";

@@ -12,6 +12,11 @@
 
 namespace {
 
+QByteArray readFile(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
 struct Run {
     int exitCode = -1;
     QString out;
@@ -158,11 +163,80 @@ private slots:
         QVERIFY(mem[QStringLiteral("arena_bytes")].toDouble() <= mem[QStringLiteral("naive_bytes")].toDouble());
         QVERIFY(mem[QStringLiteral("arena_bytes")].toDouble() >= mem[QStringLiteral("lower_bound_bytes")].toDouble());
         const QJsonArray profile = j[QStringLiteral("profile")].toArray();
-        QCOMPARE(profile.size(), 42);  // every node of the sample
+        // Every node of the compiled graph (O2 by default), fewer than the sample's 42.
+        QCOMPARE(j[QStringLiteral("pipeline")].toString(), QStringLiteral("O2"));
+        QCOMPARE(profile.size(), j[QStringLiteral("nodes")].toInt());
+        QVERIFY(profile.size() < 42);
         double share = 0;
         for (const auto& row : profile) share += row.toObject()[QStringLiteral("share")].toDouble();
         QVERIFY(std::fabs(share - 1.0) < 1e-6);
         QVERIFY(profile[0].toObject()[QStringLiteral("kernel")].toString().count(QLatin1Char('.')) == 2);
+    }
+
+    void compileExplainsEveryPass() {
+        Run r = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--pipeline"),
+                     QStringLiteral("O1"), QStringLiteral("--explain")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.startsWith(QStringLiteral("pipeline O1: ")), qPrintable(r.out));
+        QVERIFY(r.out.contains(QStringLiteral("eliminate-no-ops")));
+        QVERIFY(r.out.contains(QStringLiteral("eliminate-dead-code")));
+        QVERIFY(r.out.contains(QStringLiteral("matched ")));
+
+        Run j = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--json")});
+        QCOMPARE(j.exitCode, 0);
+        const QJsonObject o = QJsonDocument::fromJson(j.out.toUtf8()).object();
+        QCOMPARE(o[QStringLiteral("schema")].toString(), QStringLiteral("fusescope.compile/1"));
+        QCOMPARE(o[QStringLiteral("nodes_before")].toInt(), 42);
+        QVERIFY(o[QStringLiteral("nodes_after")].toInt() < 42);
+        QVERIFY(o[QStringLiteral("ops_before")].toObject().contains(QStringLiteral("Conv")));
+        QVERIFY(!o[QStringLiteral("passes")].toArray().isEmpty());
+        QVERIFY(o[QStringLiteral("passes")].toArray()[0].toObject().contains(QStringLiteral("ms")));
+    }
+
+    void compileDumpsEveryPassAndTheTrace() {
+        const QString dir = QStringLiteral(FSC_TEST_TMP "/compile-dump");
+        QDir(dir).removeRecursively();
+        Run r = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--passes"),
+                     QStringLiteral("eliminate-no-ops,eliminate-dead-code"), QStringLiteral("--dump-dir"), dir});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(QFile::exists(dir + QStringLiteral("/00-imported.onnx")));
+        QVERIFY(QFile::exists(dir + QStringLiteral("/01-eliminate-no-ops.onnx")));
+        QVERIFY(QFile::exists(dir + QStringLiteral("/02-eliminate-dead-code.onnx")));
+        const QJsonObject trace = QJsonDocument::fromJson(readFile(dir + QStringLiteral("/trace.json"))).object();
+        QCOMPARE(trace[QStringLiteral("schema")].toString(), QStringLiteral("fusescope.compile-trace/1"));
+        QCOMPARE(trace[QStringLiteral("pipeline")].toString(), QStringLiteral("custom"));
+        const QJsonArray provenance = trace[QStringLiteral("provenance")].toArray();
+        QCOMPARE(provenance.size(), trace[QStringLiteral("nodes_after")].toInt());
+        QVERIFY(!provenance[0].toObject()[QStringLiteral("origins")].toArray().isEmpty());
+        // Each dump re-imports (fusescope-cli inspect reads it).
+        Run again = cli({QStringLiteral("inspect"), dir + QStringLiteral("/02-eliminate-dead-code.onnx")});
+        QCOMPARE(again.exitCode, 0);
+    }
+
+    void compileRejectsBadChoicesWithOneLine() {
+        Run unknown = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--disable"),
+                           QStringLiteral("no-such-pass")});
+        QCOMPARE(unknown.exitCode, 64);
+        QVERIFY(unknown.err.contains(QStringLiteral("unknown pass 'no-such-pass'")));
+        Run missing = cli({QStringLiteral("compile"), QStringLiteral("/nonexistent/model.onnx")});
+        QCOMPARE(missing.exitCode, 2);
+        QVERIFY(missing.err.startsWith(QStringLiteral("error: ")));
+        QCOMPARE(missing.err.count(QLatin1Char('\n')), 1);
+        Run list = cli({QStringLiteral("compile"), QStringLiteral("--list-passes")});
+        QCOMPARE(list.exitCode, 0);
+        QVERIFY(list.out.contains(QStringLiteral("fold-shape-computation")));
+    }
+
+    void runAtO0ProfilesEveryImportedNode() {
+        Run r = cli({QStringLiteral("run"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--json"),
+                     QStringLiteral("--pipeline"), QStringLiteral("O0"), QStringLiteral("--profile")});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(j[QStringLiteral("profile")].toArray().size(), 42);
+        Run bad = cli({QStringLiteral("run"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--pipeline"),
+                       QStringLiteral("O9")});
+        QCOMPARE(bad.exitCode, 64);
+        QVERIFY(bad.err.contains(QStringLiteral("unknown pipeline 'O9'")));
     }
 
     void runIsDeterministicForASeed() {

@@ -1,0 +1,245 @@
+// The O1 clean-up passes: for each, a positive case (op counts), a negative case per guard
+// (the node stays and the rejection names the reason), a numeric before/after comparison
+// on the CPU runtime, and a golden text dump.
+#include <QTest>
+
+#include "pass_test_support.h"
+
+using namespace fsc;
+using namespace fsc::test;
+
+namespace {
+
+Shape dims(std::vector<int64_t> d) { return Shape::ofSizes(d); }
+
+bool rejectedFor(const CompileResult& r, const std::string& reasonPart) {
+    for (const PassReport& p : r.trace.passes)
+        for (const Rejection& j : p.rejections)
+            if (j.reason.find(reasonPart) != std::string::npos) return true;
+    return false;
+}
+
+Model noOpChain() {
+    GraphBuilder b;
+    ValueId x = b.input("x", DType::Float32, dims({2, 3}));
+    ValueId zero = b.initializer(floatTensor("zero", {1}, {0.0f}));
+    ValueId a = b.op("Identity", {x}, "a");
+    ValueId r = b.op("Relu", {a}, "r");
+    ValueId d = b.op("Dropout", {r}, "d");
+    ValueId c = b.op("Cast", {d}, "c", {intAttr("to", 1)});
+    ValueId t = b.op("Transpose", {c}, "t", {intsAttr("perm", {0, 1})});
+    ValueId s = b.op("Add", {t, zero}, "s");
+    ValueId y = b.op("Sigmoid", {s}, "y");
+    b.output(y);
+    return withInferredTypes(b);
+}
+
+}  // namespace
+
+class TestCleanupPasses : public QObject {
+    Q_OBJECT
+private slots:
+    void noOpsRemoved() {
+        Model m = noOpChain();
+        auto r = compileWith(m, {"eliminate-no-ops"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(int(g.nodeCount()), 2);  // Relu, Sigmoid
+        QCOMPARE(countOps(g, "Relu"), 1);
+        QCOMPARE(r.trace.passes[0].counters.applied, 5);
+        QVERIFY(maxRelativeError(m, r.model) == 0.0);
+        checkGolden(g, QStringLiteral("eliminate_no_ops"));
+    }
+
+    void noOpGuards() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 3}));
+        ValueId zeros = b.initializer(floatTensor("zeros", {4, 2, 3}, std::vector<float>(24, 0.0f)));
+        ValueId id = b.op("Identity", {x}, "id");  // graph output fed by a graph input
+        auto dropout = b.node("Dropout", {x}, {"dy", "mask"});  // mask is read
+        ValueId grown = b.op("Add", {x, zeros}, "grown");  // zeros broadcast to [4,2,3]
+        b.output(id);
+        b.output(dropout[1]);
+        b.output(dropout[0]);
+        b.output(grown);
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"eliminate-no-ops"});
+        QCOMPARE(int(r.model.graph->nodeCount()), 3);
+        QVERIFY(rejectedFor(r, "graph output that must keep its name"));
+        QVERIFY(rejectedFor(r, "mask output is read"));
+        QVERIFY(rejectedFor(r, "broadcasts the result"));
+        QCOMPARE(r.model.graph->value(r.model.graph->outputs[0]).name, std::string("id"));
+    }
+
+    void graphOutputKeepsItsName() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({4}));
+        ValueId r = b.op("Relu", {x}, "r");
+        ValueId y = b.op("Identity", {r}, "y");
+        b.output(y);
+        Model m = withInferredTypes(b);
+        auto c = compileWith(m, {"eliminate-no-ops"});
+        const Graph& g = *c.model.graph;
+        QCOMPARE(int(g.nodeCount()), 1);
+        QCOMPARE(g.value(g.outputs[0]).name, std::string("y"));
+        QCOMPARE(g.node(g.order()[0]).opType, std::string("Relu"));
+    }
+
+    void constantsFolded() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 2}));
+        ValueId w = b.initializer(floatTensor("w", {2, 2}, {1, 2, 3, 4}));
+        ValueId k = b.op("Constant", {}, "k", {tensorAttr("value", floatTensor("", {2, 2}, {0.5f, 0.5f, 0.5f, 0.5f}))});
+        ValueId wk = b.op("Mul", {w, k}, "wk");
+        ValueId t = b.op("Transpose", {wk}, "t", {intsAttr("perm", {1, 0})});
+        ValueId y = b.op("MatMul", {x, t}, "y");
+        b.output(y);
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"fold-constants"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(int(g.nodeCount()), 1);
+        QCOMPARE(countOps(g, "MatMul"), 1);
+        QVERIFY(maxRelativeError(m, r.model) < 1e-7);
+        checkGolden(g, QStringLiteral("fold_constants"));
+    }
+
+    void constantFoldingGuards() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2}));
+        ValueId shape = b.initializer(int64Tensor("shape", {1}, {6 << 20}));  // 24 MiB of floats
+        ValueId big = b.op("ConstantOfShape", {shape}, "big", {tensorAttr("value", floatTensor("", {1}, {1.0f}))});
+        ValueId noise = b.op("RandomNormal", {}, "noise", {intsAttr("shape", {2})});
+        ValueId s = b.op("Add", {x, noise}, "s");
+        ValueId n = b.op("ReduceSum", {big}, "n", {intAttr("keepdims", 0)});
+        b.output(s);
+        b.output(n);
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"fold-constants"});
+        QCOMPARE(countOps(*r.model.graph, "RandomNormal"), 1);
+        QCOMPARE(countOps(*r.model.graph, "ConstantOfShape"), 1);
+        QVERIFY(rejectedFor(r, "the op is random"));
+        QVERIFY(rejectedFor(r, "over 16 MiB"));
+    }
+
+    void shapeComputationFolded() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 3, 4}));
+        ValueId idx = b.initializer(int64Tensor("idx", {}, {0}));
+        ValueId axes = b.initializer(int64Tensor("axes", {1}, {0}));
+        ValueId minus1 = b.initializer(int64Tensor("minus1", {1}, {-1}));
+        ValueId shape = b.op("Shape", {x}, "shape");
+        ValueId batch = b.op("Gather", {shape, idx}, "batch");
+        ValueId batch1 = b.op("Unsqueeze", {batch, axes}, "batch1");
+        ValueId target = b.op("Concat", {batch1, minus1}, "target", {intAttr("axis", 0)});
+        ValueId y = b.op("Reshape", {x, target}, "y");
+        b.output(y);
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"fold-shape-computation"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(int(g.nodeCount()), 1);
+        QCOMPARE(countOps(g, "Reshape"), 1);
+        const Node& reshape = g.node(g.order()[0]);
+        const Tensor* t = g.value(reshape.inputs[1]).initializer.get();
+        QVERIFY(t);
+        QCOMPARE(t->dataAs<int64_t>()[0], int64_t(2));
+        QCOMPARE(t->dataAs<int64_t>()[1], int64_t(-1));
+        QVERIFY(maxRelativeError(m, r.model) == 0.0);
+        checkGolden(g, QStringLiteral("fold_shape_computation"));
+    }
+
+    void symbolicShapeStays() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(3)}));
+        ValueId idx = b.initializer(int64Tensor("idx", {}, {0}));
+        ValueId shape = b.op("Shape", {x}, "shape");
+        ValueId batch = b.op("Gather", {shape, idx}, "batch");
+        b.output(batch);
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"fold-shape-computation"});
+        QCOMPARE(int(r.model.graph->nodeCount()), 2);
+    }
+
+    void inversePairs() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 3, 4}));
+        ValueId t1 = b.op("Transpose", {x}, "t1", {intsAttr("perm", {0, 2, 1})});
+        ValueId t2 = b.op("Transpose", {t1}, "t2", {intsAttr("perm", {0, 2, 1})});  // cancels
+        ValueId t3 = b.op("Transpose", {t2}, "t3", {intsAttr("perm", {1, 0, 2})});
+        ValueId t4 = b.op("Transpose", {t3}, "t4", {intsAttr("perm", {2, 0, 1})});  // merges with t3
+        ValueId c1 = b.op("Cast", {t4}, "c1", {intAttr("to", int64_t(DType::Float64))});
+        ValueId c2 = b.op("Cast", {c1}, "c2", {intAttr("to", int64_t(DType::Float32))});  // exact
+        ValueId h1 = b.op("Cast", {c2}, "h1", {intAttr("to", int64_t(DType::Float16))});
+        ValueId h2 = b.op("Cast", {h1}, "h2", {intAttr("to", int64_t(DType::Float32))});  // lossy: stays
+        ValueId s1 = b.initializer(int64Tensor("s1", {2}, {4, 6}));
+        ValueId s2 = b.initializer(int64Tensor("s2", {1}, {-1}));
+        ValueId r1 = b.op("Reshape", {h2, s1}, "r1");
+        ValueId r2 = b.op("Reshape", {r1, s2}, "r2");  // one Reshape is enough
+        ValueId y = b.op("Relu", {r2}, "y");
+        b.output(y);
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"cancel-inverse-pairs", "eliminate-dead-code"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countOps(g, "Transpose"), 1);
+        QCOMPARE(countOps(g, "Cast"), 2);
+        QCOMPARE(countOps(g, "Reshape"), 1);
+        QVERIFY(rejectedFor(r, "loses values of float32"));
+        QVERIFY(maxRelativeError(m, r.model) == 0.0);
+        checkGolden(g, QStringLiteral("cancel_inverse_pairs"));
+    }
+
+    void commonSubexpressions() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 3}));
+        ValueId k1 = b.initializer(floatTensor("k1", {1}, {2.0f}));
+        ValueId k2 = b.initializer(floatTensor("k2", {1}, {2.0f}));  // same value, other name
+        ValueId a = b.op("Mul", {x, k1}, "a");
+        ValueId c = b.op("Mul", {x, k2}, "c");
+        ValueId ra = b.op("Relu", {a}, "ra");
+        ValueId rc = b.op("Relu", {c}, "rc");
+        ValueId n1 = b.op("RandomUniformLike", {x}, "n1");
+        ValueId n2 = b.op("RandomUniformLike", {x}, "n2");  // random: never merged
+        ValueId s = b.op("Add", {ra, rc}, "s");
+        ValueId y = b.op("Add", {s, b.op("Sub", {n1, n2}, "d")}, "y");
+        b.output(y);
+        b.output(ra);
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"eliminate-common-subexpressions"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countOps(g, "Mul"), 1);
+        QCOMPARE(countOps(g, "Relu"), 1);
+        QCOMPARE(countOps(g, "RandomUniformLike"), 2);
+        QCOMPARE(g.value(g.outputs[1]).name, std::string("ra"));
+        checkGolden(g, QStringLiteral("eliminate_common_subexpressions"));
+
+        // Numerics on a graph without random ops.
+        GraphBuilder b2;
+        ValueId x2 = b2.input("x", DType::Float32, dims({2, 3}));
+        ValueId e1 = b2.op("Exp", {x2}, "e1");
+        ValueId e2 = b2.op("Exp", {x2}, "e2");
+        b2.output(b2.op("Sub", {e1, b2.op("Neg", {e2}, "ne")}, "y"));
+        Model m2 = withInferredTypes(b2);
+        auto r2 = compileWith(m2, {"eliminate-common-subexpressions"});
+        QCOMPARE(countOps(*r2.model.graph, "Exp"), 1);
+        QVERIFY(maxRelativeError(m2, r2.model) == 0.0);
+    }
+
+    void deadCode() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({4}));
+        ValueId unused = b.op("Exp", {x}, "unused");
+        b.op("Relu", {unused}, "unused2");
+        auto split = b.node("Split", {x}, {"p", "q"}, {intAttr("axis", 0)});  // only p is read
+        ValueId y = b.op("Abs", {split[0]}, "y");
+        b.output(y);
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"eliminate-dead-code"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(int(g.nodeCount()), 2);
+        QCOMPARE(countOps(g, "Split"), 1);
+        QCOMPARE(r.trace.passes[0].counters.applied, 2);
+        QVERIFY(maxRelativeError(m, r.model) == 0.0);
+        checkGolden(g, QStringLiteral("eliminate_dead_code"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCleanupPasses)
+#include "tst_cleanup_passes.moc"
