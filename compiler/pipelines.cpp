@@ -18,6 +18,15 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {1, "cancel-inverse-pairs", "layout shuffles from exporters often undo each other"},
         {1, "eliminate-common-subexpressions", "exporters repeat the same Shape/Gather per use"},
         {1, "eliminate-dead-code", "drops what the steps above left unread"},
+        // O2: fusions; each replaces a group of nodes by one op that does the same arithmetic.
+        {2, "conv-bn-fusion", "inference batch norm is a per-channel affine map: free inside the Conv weights"},
+        {2, "gelu-fusion", "GELU before activation-fusion, so it can become a MatMul epilogue"},
+        {2, "layer-norm-fusion", "older opsets write LayerNorm out as 9 element-wise nodes"},
+        {2, "rms-norm-fusion", "after layer-norm-fusion, which claims the centered form"},
+        {2, "skip-layer-norm-fusion", "the residual Add is read once more by the norm right after it"},
+        {2, "matmul-add-fusion", "a bias Add after MatMul is a Gemm / epilogue, not a separate pass over memory"},
+        {2, "activation-fusion", "activations after Conv/Gemm/MatMul run in the epilogue, while data is in cache"},
+        {2, "eliminate-dead-code", "fusions leave constants and Identity-free shells unread"},
     };
     return steps;
 }

@@ -11,6 +11,13 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(foldConstants);
     registry.add(foldShapeComputation);
     registry.add(cancelInversePairs);
+    registry.add(foldConvBatchNorm);
+    registry.add(fuseMatMulAdd);
+    registry.add(fuseGelu);
+    registry.add(fuseLayerNorm);
+    registry.add(fuseRmsNorm);
+    registry.add(fuseSkipLayerNorm);
+    registry.add(fuseActivation);
 }
 
 }  // namespace fsc

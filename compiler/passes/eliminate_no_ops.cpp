@@ -25,11 +25,6 @@ MatchResult forward(const Rewriter& rw, NodeId anchor, ValueId input) {
     return MatchResult::matched(std::move(m));
 }
 
-bool sameStaticShape(const Graph& g, ValueId a, ValueId b) {
-    auto da = staticDims(g, a), db = staticDims(g, b);
-    return da && db && *da == *db;
-}
-
 class NoOpPattern : public RewritePattern {
 public:
     std::string name() const override { return "no-op"; }
@@ -47,8 +42,10 @@ public:
             if (n.outputs.size() > 1 && n.outputs[1].valid() &&
                 (!rw.users(n.outputs[1]).empty() || rw.isGraphOutput(n.outputs[1])))
                 return MatchResult::rejected("its mask output is read");
-            if (n.inputs.size() > 2 && n.inputs[2].valid() && !isConstantSplat(rw, n.inputs[2], 0))
-                return MatchResult::rejected("training_mode is not a constant false");
+            // With ratio 0 nothing is dropped even in training mode.
+            const bool zeroRatio = n.inputs.size() > 1 && isConstantSplat(rw, n.inputs[1], 0);
+            if (!zeroRatio && n.inputs.size() > 2 && n.inputs[2].valid() && !isConstantSplat(rw, n.inputs[2], 0))
+                return MatchResult::rejected("training_mode is not a constant false (and the ratio is not 0)");
             return forward(rw, anchor, in);
         }
         if (op == "Cast") {
@@ -59,7 +56,7 @@ public:
         }
         if (op == "Reshape" || op == "Expand" || op == "Flatten" || op == "Squeeze" ||
             op == "Unsqueeze") {
-            if (!sameStaticShape(g, in, out)) return MatchResult::none();
+            if (!sameShape(g, in, out)) return MatchResult::none();
             return forward(rw, anchor, in);
         }
         if (op == "Transpose") {
@@ -78,8 +75,8 @@ public:
                 const ValueId other = n.inputs[1 - side], data = n.inputs[side];
                 if (side == 1 && (op == "Sub" || op == "Div")) break;
                 if (!isConstantSplat(rw, other, neutral)) continue;
-                if (!sameStaticShape(g, data, out) || dtypeOf(g, data) != dtypeOf(g, out))
-                    return MatchResult::rejected("the constant broadcasts the result to a new shape");
+                if (!sameShape(g, data, out) || dtypeOf(g, data) != dtypeOf(g, out))
+                    return MatchResult::rejected("the constant may broadcast the result to a new shape");
                 return forward(rw, anchor, data);
             }
         }

@@ -1,5 +1,6 @@
 #include "compiler/passes/pass_util.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/graph_builder.h"
@@ -45,6 +46,7 @@ std::optional<std::vector<double>> constantValues(const Rewriter& rw, ValueId v)
             case DType::BFloat16: out[i] = bfloat16ToFloat(t->dataAs<uint16_t>()[i]); break;
             case DType::Int64: out[i] = static_cast<double>(t->dataAs<int64_t>()[i]); break;
             case DType::Int32: out[i] = t->dataAs<int32_t>()[i]; break;
+            case DType::Bool: out[i] = t->dataAs<uint8_t>()[i] ? 1.0 : 0.0; break;
             default: return std::nullopt;
         }
     }
@@ -84,6 +86,12 @@ std::optional<std::vector<int64_t>> staticDims(const Graph& g, ValueId v) {
     return dims;
 }
 
+bool sameShape(const Graph& g, ValueId a, ValueId b) {
+    if (!a.valid() || !b.valid()) return false;
+    const ValueType &ta = g.value(a).type, &tb = g.value(b).type;
+    return ta.shapeFullyKnown() && tb.shapeFullyKnown() && ta.shape == tb.shape;
+}
+
 DType dtypeOf(const Graph& g, ValueId v) {
     return v.valid() ? g.value(v).type.elemType : DType::Undefined;
 }
@@ -97,6 +105,43 @@ NodeId exclusiveProducer(const Rewriter& rw, ValueId v, const char* opType) {
 
 Tensor makeFloatTensor(std::vector<int64_t> dims, std::vector<float> values) {
     return floatTensor("", std::move(dims), values);
+}
+
+}  // namespace fsc::passes
+
+namespace fsc::passes {
+
+Node makeNode(const std::string& opType, const std::string& domain, const Node& replaced,
+              std::vector<ValueId> inputs, std::vector<ValueId> outputs,
+              std::vector<Attribute> attributes) {
+    Node n;
+    n.name = replaced.name + "/" + opType;
+    n.opType = opType;
+    n.domain = domain;
+    n.scope = replaced.scope;
+    n.inputs = std::move(inputs);
+    n.outputs = std::move(outputs);
+    n.attributes = std::move(attributes);
+    return n;
+}
+
+ValueId otherInput(const Node& n, ValueId known) {
+    if (n.inputs.size() != 2) return {};
+    if (n.inputs[0] == known) return n.inputs[1];
+    if (n.inputs[1] == known) return n.inputs[0];
+    return {};
+}
+
+bool internalOnly(const Rewriter& rw, const std::vector<NodeId>& nodes) {
+    for (size_t i = 0; i + 1 < nodes.size(); ++i) {
+        for (ValueId out : rw.graph().node(nodes[i]).outputs) {
+            if (!out.valid()) continue;
+            if (rw.isGraphOutput(out) || rw.isCaptured(out)) return false;
+            for (NodeId u : rw.users(out))
+                if (std::find(nodes.begin(), nodes.end(), u) == nodes.end()) return false;
+        }
+    }
+    return true;
 }
 
 }  // namespace fsc::passes

@@ -1,6 +1,7 @@
 #pragma once
 // Small queries passes share: attributes with defaults, constants read as numbers, static
 // shapes, and the typical "single reader" test of a fusion's inner values.
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,8 @@ std::optional<std::vector<int64_t>> constantInts(const Rewriter& rw, ValueId v);
 // Static dims of a value, when every dim is known.
 std::optional<std::vector<int64_t>> staticDims(const Graph& g, ValueId v);
 DType dtypeOf(const Graph& g, ValueId v);
+// Both shapes are fully known and equal (named dims match by name: batch == batch).
+bool sameShape(const Graph& g, ValueId a, ValueId b);
 
 // The node producing `v` when it is a live node of `opType` whose output `v` is read by
 // `reader` alone (so fusing it into the reader loses nothing).
@@ -36,5 +39,24 @@ NodeId exclusiveProducer(const Rewriter& rw, ValueId v, const char* opType);
 
 // A float32 tensor with the given values.
 Tensor makeFloatTensor(std::vector<int64_t> dims, std::vector<float> values);
+
+}  // namespace fsc::passes
+
+namespace fsc::passes {
+
+// A node for a rewrite, named after the node it replaces and in its scope.
+Node makeNode(const std::string& opType, const std::string& domain, const Node& replaced,
+              std::vector<ValueId> inputs, std::vector<ValueId> outputs,
+              std::vector<Attribute> attributes = {});
+
+// The other input of a binary node, given one of them; invalid when `known` is not an input.
+ValueId otherInput(const Node& n, ValueId known);
+
+// Every node of `nodes` but the last has its outputs read only inside `nodes`, so the
+// group can be replaced by one node producing the last one's output.
+bool internalOnly(const Rewriter& rw, const std::vector<NodeId>& nodes);
+
+// Float approximately equal (constants exported from Python literals).
+inline bool near(double a, double b, double tol = 1e-4) { return std::abs(a - b) <= tol * std::max(1.0, std::abs(b)); }
 
 }  // namespace fsc::passes

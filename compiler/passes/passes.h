@@ -14,4 +14,13 @@ std::unique_ptr<Pass> foldConstants();
 std::unique_ptr<Pass> foldShapeComputation();
 std::unique_ptr<Pass> cancelInversePairs();
 
+// Fusions (O2)
+std::unique_ptr<Pass> foldConvBatchNorm();
+std::unique_ptr<Pass> fuseMatMulAdd();
+std::unique_ptr<Pass> fuseGelu();
+std::unique_ptr<Pass> fuseLayerNorm();
+std::unique_ptr<Pass> fuseRmsNorm();
+std::unique_ptr<Pass> fuseSkipLayerNorm();
+std::unique_ptr<Pass> fuseActivation();
+
 }  // namespace fsc::passes

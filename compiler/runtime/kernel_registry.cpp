@@ -52,6 +52,7 @@ const KernelRegistry& KernelRegistry::cpu() {
         registerResizeKernels(r);
         registerControlFlowKernels(r);
         registerMiscKernels(r);
+        registerFusedKernels(r);
         return r;
     }();
     return registry;

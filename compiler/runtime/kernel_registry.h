@@ -60,5 +60,6 @@ void registerQuantKernels(KernelRegistry& registry);
 void registerResizeKernels(KernelRegistry& registry);
 void registerControlFlowKernels(KernelRegistry& registry);
 void registerMiscKernels(KernelRegistry& registry);
+void registerFusedKernels(KernelRegistry& registry);  // the ai.fusescope domain
 
 }  // namespace fsc

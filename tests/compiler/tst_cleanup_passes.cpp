@@ -66,7 +66,7 @@ private slots:
         QCOMPARE(int(r.model.graph->nodeCount()), 3);
         QVERIFY(rejectedFor(r, "graph output that must keep its name"));
         QVERIFY(rejectedFor(r, "mask output is read"));
-        QVERIFY(rejectedFor(r, "broadcasts the result"));
+        QVERIFY(rejectedFor(r, "broadcast the result"));
         QCOMPARE(r.model.graph->value(r.model.graph->outputs[0]).name, std::string("id"));
     }
 

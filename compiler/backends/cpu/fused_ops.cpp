@@ -1,0 +1,275 @@
+// CPU kernels of the ai.fusescope domain: the ops the compiler's fusion passes create.
+// Their semantics are documented in docs/fused_ops.md; each equals the ONNX subgraph it
+// replaces. Conv, Gemm and MatMul with an epilogue run the standard kernel and then apply
+// bias and activation to its output while it is still in cache.
+#include <cmath>
+
+#include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/runtime/execution_plan.h"
+
+namespace fsc {
+namespace {
+
+using cpu::bad;
+
+constexpr const char* kDomain = "ai.fusescope";
+
+// The activations an epilogue can apply, with their parameters.
+struct Activation {
+    enum class Kind { None, Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu, GeluTanh };
+    Kind kind = Kind::None;
+    float a = 0, b = 0;  // LeakyRelu alpha; Clip min/max; HardSigmoid alpha/beta
+
+    static Result<Activation> fromInit(const KernelInit& init) {
+        const std::string name = init.getString("activation", "");
+        const std::vector<float> p = init.getFloats("activation_params");
+        Activation act;
+        auto param = [&](size_t i, float fallback) { return i < p.size() ? p[i] : fallback; };
+        if (name.empty()) act.kind = Kind::None;
+        else if (name == "Relu") act.kind = Kind::Relu;
+        else if (name == "LeakyRelu") act = {Kind::LeakyRelu, param(0, 0.01f), 0};
+        else if (name == "Clip") act = {Kind::Clip, param(0, -INFINITY), param(1, INFINITY)};
+        else if (name == "Sigmoid") act.kind = Kind::Sigmoid;
+        else if (name == "Tanh") act.kind = Kind::Tanh;
+        else if (name == "HardSigmoid") act = {Kind::HardSigmoid, param(0, 0.2f), param(1, 0.5f)};
+        else if (name == "HardSwish") act.kind = Kind::HardSwish;
+        else if (name == "Gelu") act.kind = Kind::Gelu;
+        else if (name == "GeluTanh") act.kind = Kind::GeluTanh;
+        else return init.invalid("unknown activation '" + name + "'");
+        return act;
+    }
+
+    template <typename T>
+    void apply(T* __restrict x, int64_t n) const {
+        switch (kind) {
+            case Kind::None: return;
+            case Kind::Relu:
+                for (int64_t i = 0; i < n; ++i) x[i] = x[i] > T(0) ? x[i] : T(0);
+                return;
+            case Kind::LeakyRelu:
+                for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= T(0) ? x[i] : T(a) * x[i];
+                return;
+            case Kind::Clip:
+                for (int64_t i = 0; i < n; ++i) x[i] = std::min(std::max(x[i], T(a)), T(b));
+                return;
+            case Kind::Sigmoid:
+                for (int64_t i = 0; i < n; ++i) x[i] = T(1) / (T(1) + std::exp(-x[i]));
+                return;
+            case Kind::Tanh:
+                for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+                return;
+            case Kind::HardSigmoid:
+                for (int64_t i = 0; i < n; ++i) x[i] = std::max(T(0), std::min(T(1), T(a) * x[i] + T(b)));
+                return;
+            case Kind::HardSwish:
+                for (int64_t i = 0; i < n; ++i) x[i] = x[i] * std::max(T(0), std::min(T(1), x[i] / T(6) + T(0.5)));
+                return;
+            case Kind::Gelu:
+                for (int64_t i = 0; i < n; ++i) x[i] = T(0.5) * x[i] * (T(1) + std::erf(x[i] * T(0.7071067811865476)));
+                return;
+            case Kind::GeluTanh:
+                for (int64_t i = 0; i < n; ++i)
+                    x[i] = T(0.5) * x[i] * (T(1) + std::tanh(T(0.7978845608028654) * (x[i] + T(0.044715) * x[i] * x[i] * x[i])));
+                return;
+        }
+    }
+};
+
+// Forwards to the step's context and remembers the outputs handed to the inner kernel.
+class CapturingContext : public KernelContext {
+public:
+    explicit CapturingContext(KernelContext& inner) : m_inner(inner) {}
+    size_t inputCount() const override { return m_inner.inputCount(); }
+    const RtTensor* input(size_t i) const override { return m_inner.input(i); }
+    bool inputConstant(size_t i) const override { return m_inner.inputConstant(i); }
+    size_t outputCount() const override { return m_inner.outputCount(); }
+    Result<RtTensor*> output(size_t i, DType dtype, std::vector<int64_t> dims) override {
+        auto r = m_inner.output(i, dtype, std::move(dims));
+        if (r && i == 0) first = *r;
+        return r;
+    }
+    bool outputWanted(size_t i) const override { return m_inner.outputWanted(i); }
+    ThreadPool& pool() override { return m_inner.pool(); }
+    const ValueScope* scope() const override { return m_inner.scope(); }
+    std::string where() const override { return m_inner.where(); }
+    RtTensor* first = nullptr;
+
+private:
+    KernelContext& m_inner;
+};
+
+// Conv / Gemm / MatMul followed by an optional per-column bias (FusedMatMul's third
+// input) and an activation, applied in place in cache-sized chunks.
+class EpilogueKernel : public Kernel {
+public:
+    EpilogueKernel(std::unique_ptr<Kernel> inner, Activation act, int biasInput)
+        : m_inner(std::move(inner)), m_act(act), m_biasInput(biasInput) {}
+
+    Status compute(KernelContext& ctx) override {
+        CapturingContext capture(ctx);
+        FSC_RETURN_IF_ERROR(m_inner->compute(capture));
+        RtTensor* out = capture.first;
+        if (!out) return bad(ctx, "the inner kernel produced no output");
+        const RtTensor* bias = m_biasInput >= 0 ? ctx.input(size_t(m_biasInput)) : nullptr;
+        const int64_t cols = out->rank() ? out->dims.back() : 1;
+        if (bias && bias->numel() != cols) return bad(ctx, "bias must have one value per output column");
+        return cpu::dispatchFloat(ctx, out->dtype, [&](auto tag) -> Status {
+            using T = decltype(tag);
+            T* y = out->template as<T>();
+            const T* b = bias ? bias->template as<T>() : nullptr;
+            if (bias && bias->dtype != out->dtype) return bad(ctx, "bias dtype differs from the output's");
+            const int64_t rows = cols ? out->numel() / cols : 0;
+            ctx.pool().parallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1)), [&](int64_t r0, int64_t r1) {
+                for (int64_t r = r0; r < r1; ++r) {
+                    T* row = y + r * cols;
+                    if (b)
+                        for (int64_t c = 0; c < cols; ++c) row[c] += b[c];
+                    m_act.apply(row, cols);
+                }
+            });
+            return Status::ok();
+        });
+    }
+
+private:
+    std::unique_ptr<Kernel> m_inner;
+    Activation m_act;
+    int m_biasInput;
+};
+
+KernelFactory withEpilogue(const char* innerOp, int biasInput) {
+    return [innerOp, biasInput](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        auto act = Activation::fromInit(init);
+        if (!act) return act.status();
+        const int64_t opset = init.lowering() ? init.lowering()->opsetFor("") : 17;
+        const KernelDef* def = KernelRegistry::cpu().find("", innerOp, opset, Backend::Cpu);
+        if (!def) return Status(ErrorCode::Unsupported, std::string("no CPU kernel for ") + innerOp);
+        auto inner = def->factory(init);
+        if (!inner) return inner.status();
+        return std::unique_ptr<Kernel>(new EpilogueKernel(std::move(*inner), *act, biasInput));
+    };
+}
+
+// y = x / sqrt(mean(x^2 over the last axes) + epsilon) * scale.
+KernelFactory rmsNorm() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const float eps = init.getFloat("epsilon", 1e-6f);
+        const int64_t axisAttr = init.getInt("axis", -1);
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            const RtTensor* scale = ctx.input(1);
+            if (!x || !scale) return bad(ctx, "needs X and scale");
+            const int64_t rank = int64_t(x->rank());
+            const int64_t axis = axisAttr < 0 ? axisAttr + rank : axisAttr;
+            if (axis < 0 || axis >= rank) return bad(ctx, "axis out of range");
+            int64_t len = 1;
+            for (int64_t d = axis; d < rank; ++d) len *= x->dims[size_t(d)];
+            if (scale->numel() != len) return bad(ctx, "scale must cover the normalized dims");
+            auto out = ctx.output(0, x->dtype, x->dims);
+            if (!out) return out.status();
+            return cpu::dispatchFloat(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                const T* px = x->as<T>();
+                const T* g = scale->as<T>();
+                T* py = (*out)->template as<T>();
+                const int64_t rows = len ? x->numel() / len : 0;
+                ctx.pool().parallelFor(rows, 1, [&](int64_t r0, int64_t r1) {
+                    for (int64_t r = r0; r < r1; ++r) {
+                        const T* src = px + r * len;
+                        double s = 0;
+                        for (int64_t i = 0; i < len; ++i) s += double(src[i]) * double(src[i]);
+                        const T inv = T(1.0 / std::sqrt(s / double(len) + double(eps)));
+                        for (int64_t i = 0; i < len; ++i) py[r * len + i] = src[i] * inv * g[i];
+                    }
+                });
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+// (input, skip, gamma, beta) -> (LayerNorm(input + skip) over the last axis, input + skip).
+KernelFactory skipLayerNorm() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const float eps = init.getFloat("epsilon", 1e-5f);
+        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+            const RtTensor* x = ctx.input(0);
+            const RtTensor* skip = ctx.input(1);
+            const RtTensor* gamma = ctx.input(2);
+            const RtTensor* beta = ctx.input(3);
+            if (!x || !skip || !gamma || x->rank() == 0) return bad(ctx, "needs input, skip and gamma");
+            if (skip->dims != x->dims) return bad(ctx, "skip must have the input's shape");
+            const int64_t len = x->dims.back();
+            if (gamma->numel() != len || (beta && beta->numel() != len))
+                return bad(ctx, "gamma and beta must have one value per element of the last axis");
+            auto out = ctx.output(0, x->dtype, x->dims);
+            if (!out) return out.status();
+            RtTensor* sumOut = nullptr;
+            if (ctx.outputWanted(1)) {
+                auto s = ctx.output(1, x->dtype, x->dims);
+                if (!s) return s.status();
+                sumOut = *s;
+            }
+            return cpu::dispatchFloat(ctx, x->dtype, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                const T *px = x->as<T>(), *ps = skip->as<T>(), *g = gamma->as<T>();
+                const T* b = beta ? beta->as<T>() : nullptr;
+                T* py = (*out)->template as<T>();
+                T* psum = sumOut ? sumOut->template as<T>() : nullptr;
+                const int64_t rows = len ? x->numel() / len : 0;
+                ctx.pool().parallelFor(rows, 1, [&](int64_t r0, int64_t r1) {
+                    std::vector<T> sum(static_cast<size_t>(len));
+                    for (int64_t r = r0; r < r1; ++r) {
+                        double s = 0;
+                        for (int64_t i = 0; i < len; ++i) {
+                            sum[size_t(i)] = px[r * len + i] + ps[r * len + i];
+                            s += sum[size_t(i)];
+                        }
+                        const double mu = s / double(len);
+                        double v = 0;
+                        for (int64_t i = 0; i < len; ++i) v += (sum[size_t(i)] - mu) * (sum[size_t(i)] - mu);
+                        const T inv = T(1.0 / std::sqrt(v / double(len) + double(eps)));
+                        const T m = T(mu);
+                        for (int64_t i = 0; i < len; ++i) {
+                            py[r * len + i] = (sum[size_t(i)] - m) * inv * g[i] + (b ? b[i] : T(0));
+                            if (psum) psum[r * len + i] = sum[size_t(i)];
+                        }
+                    }
+                });
+                return Status::ok();
+            });
+        }));
+    };
+}
+
+// Reuses a standard op's kernel under the fused domain (same semantics, any opset).
+KernelFactory sameAs(const char* op) {
+    return [op](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const KernelDef* def = KernelRegistry::cpu().find("", op, 17, Backend::Cpu);
+        if (!def) return Status(ErrorCode::Unsupported, std::string("no CPU kernel for ") + op);
+        return def->factory(init);
+    };
+}
+
+void addFused(KernelRegistry& r, const char* op, KernelFactory factory, const char* variant) {
+    KernelDef def;
+    def.domain = kDomain;
+    def.op = op;
+    def.variant = variant;
+    def.factory = std::move(factory);
+    r.add(std::move(def));
+}
+
+}  // namespace
+
+void registerFusedKernels(KernelRegistry& registry) {
+    addFused(registry, "FusedConv", withEpilogue("Conv", -1), "epilogue");
+    addFused(registry, "FusedGemm", withEpilogue("Gemm", -1), "epilogue");
+    addFused(registry, "FusedMatMul", withEpilogue("MatMul", 2), "epilogue");
+    addFused(registry, "Gelu", sameAs("Gelu"), "ref");
+    addFused(registry, "LayerNormalization", sameAs("LayerNormalization"), "ref");
+    addFused(registry, "RmsNorm", rmsNorm(), "ref");
+    addFused(registry, "SkipLayerNorm", skipLayerNorm(), "ref");
+}
+
+}  // namespace fsc

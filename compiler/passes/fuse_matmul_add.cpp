@@ -1,0 +1,78 @@
+// matmul-add-fusion: MatMul by a 2-D weight followed by adding a per-column constant bias
+// becomes Gemm when the activations are 2-D, and ai.fusescope.FusedMatMul (bias in the
+// epilogue) when they have more dims, as transformer activations do.
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/passes.h"
+#include "compiler/pass_manager.h"
+
+namespace fsc::passes {
+namespace {
+
+class MatMulAddPattern : public RewritePattern {
+public:
+    std::string name() const override { return "matmul-add"; }
+
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        const Graph& g = rw.graph();
+        const Node& add = g.node(anchor);
+        if (!isOp(add, "Add") || add.inputs.size() != 2) return MatchResult::none();
+        for (int side = 0; side < 2; ++side) {
+            NodeId mmId = rw.producer(add.inputs[side]);
+            if (!mmId.valid() || !isOp(g.node(mmId), "MatMul")) continue;
+            const Node& mm = g.node(mmId);
+            const ValueId biasV = add.inputs[1 - side];
+            if (!rw.soleUser(mm.outputs[0]).valid()) return MatchResult::rejected("the MatMul output has other readers");
+            auto wDims = staticDims(g, mm.inputs[1]);
+            if (!wDims || wDims->size() != 2) return MatchResult::rejected("the weight is not 2-D");
+            const auto& aType = g.value(mm.inputs[0]).type;
+            if (!aType.shape.rankKnown() || aType.shape.rank() < 2) return MatchResult::rejected("the activations' rank is unknown");
+            if (dtypeOf(g, mm.outputs[0]) != DType::Float32) return MatchResult::rejected("only float32 is fused");
+            const Tensor* bias = rw.constant(biasV);
+            if (!bias) return MatchResult::rejected("the bias is not a constant");
+            const int64_t n = (*wDims)[1];
+            for (size_t d = 0; d + 1 < bias->dims().size(); ++d)
+                if (bias->dims()[d] != 1) return MatchResult::rejected("the bias varies along more than the last axis");
+            if (bias->numElements() != n || bias->dtype() != DType::Float32)
+                return MatchResult::rejected("the bias does not have one float32 per output column");
+            if (bias->dims().size() > aType.shape.rank()) return MatchResult::rejected("the bias adds dims");
+            Match m;
+            m.nodes = {mmId, anchor};
+            m.values = {biasV};
+            m.detail = aType.shape.rank() == 2 ? "Gemm" : "FusedMatMul";
+            return MatchResult::matched(std::move(m));
+        }
+        return MatchResult::none();
+    }
+
+    std::string apply(Rewriter& rw, const Match& m) const override {
+        const Node mm = rw.graph().node(m.nodes[0]);
+        const Node add = rw.graph().node(m.nodes[1]);
+        const Tensor& bias = *rw.constant(m.values[0]);
+        ValueId bias1d = m.values[0];
+        if (bias.dims().size() != 1) {
+            std::vector<float> values(bias.dataAs<float>(), bias.dataAs<float>() + bias.numElements());
+            bias1d = rw.addConstant(makeFloatTensor({bias.numElements()}, values), rw.graph().value(m.values[0]).name + "/1d");
+        }
+        const bool gemm = m.detail == "Gemm";
+        Node fused = makeNode(gemm ? "Gemm" : "FusedMatMul", gemm ? "" : kFusescopeDomain, mm,
+                              {mm.inputs[0], mm.inputs[1], bias1d}, {add.outputs[0]});
+        fused.name = mm.name;
+        rw.removeNode(m.nodes[1]);
+        rw.removeNode(m.nodes[0]);
+        rw.addNode(std::move(fused), m.nodes[1], {m.nodes[0], m.nodes[1]});
+        return gemm ? "MatMul + Add of a per-column bias is a Gemm"
+                    : "MatMul + per-column bias: the bias is added in the MatMul's epilogue";
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> fuseMatMulAdd() {
+    std::vector<std::unique_ptr<RewritePattern>> patterns;
+    patterns.push_back(std::make_unique<MatMulAddPattern>());
+    return std::make_unique<PatternPass>("matmul-add-fusion",
+                                         "MatMul + bias becomes Gemm (2-D) or FusedMatMul with a bias epilogue",
+                                         std::move(patterns));
+}
+
+}  // namespace fsc::passes

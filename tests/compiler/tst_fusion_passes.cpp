@@ -1,0 +1,322 @@
+// The O2 fusion passes: for each, a positive case (op counts), negative cases per guard,
+// a numeric comparison of the fused graph with the original on the CPU runtime (which
+// also runs the ai.fusescope kernels), and a golden text dump.
+#include <QTest>
+
+#include "compiler/pass_manager.h"
+#include "pass_test_support.h"
+
+using namespace fsc;
+using namespace fsc::test;
+
+namespace {
+
+Shape dims(std::vector<int64_t> d) { return Shape::ofSizes(d); }
+
+// Unique names for the values of written-out patterns.
+int g_counter = 0;  // reset before each test, so golden dumps do not depend on test order
+std::string fresh() { return "v" + std::to_string(++g_counter); }
+
+bool rejectedFor(const CompileResult& r, const std::string& reasonPart) {
+    for (const PassReport& p : r.trace.passes)
+        for (const Rejection& j : p.rejections)
+            if (j.reason.find(reasonPart) != std::string::npos) return true;
+    return false;
+}
+
+int countFused(const Graph& g, const std::string& op) {
+    int n = 0;
+    for (NodeId id : g.order()) n += g.node(id).domain == kFusescopeDomain && g.node(id).opType == op;
+    return n;
+}
+
+// Conv -> BatchNormalization -> activation, with weights from a fixed seed.
+Model convBnAct(const std::string& act, bool constantWeights = true) {
+    GraphBuilder b;
+    ValueId x = b.input("x", DType::Float32, dims({1, 3, 8, 8}));
+    ValueId w = constantWeights ? b.initializer(randomFloatTensor("w", {4, 3, 3, 3}, 1, 0.5f))
+                                : b.input("w", DType::Float32, dims({4, 3, 3, 3}));
+    ValueId bias = b.initializer(randomFloatTensor("b", {4}, 2));
+    ValueId scale = b.initializer(floatTensor("scale", {4}, {1.5f, 0.5f, 2.0f, 1.0f}));
+    ValueId shift = b.initializer(floatTensor("shift", {4}, {0.1f, -0.2f, 0.3f, 0.0f}));
+    ValueId mean = b.initializer(floatTensor("mean", {4}, {0.05f, -0.1f, 0.2f, 0.0f}));
+    ValueId var = b.initializer(floatTensor("var", {4}, {1.0f, 0.25f, 4.0f, 0.5f}));
+    ValueId c = b.op("Conv", {x, w, bias}, "c", {intsAttr("pads", {1, 1, 1, 1})}, "conv");
+    ValueId n = b.op("BatchNormalization", {c, scale, shift, mean, var}, "n", {floatAttr("epsilon", 1e-5f)}, "bn");
+    ValueId y = act == "Clip" ? b.op("Clip", {n, b.initializer(floatTensor("lo", {}, {0.0f})),
+                                              b.initializer(floatTensor("hi", {}, {6.0f}))}, "y", {}, "act")
+                              : b.op(act, {n}, "y", {}, "act");
+    b.output(y);
+    return withInferredTypes(b);
+}
+
+// x * 0.5 * (1 + erf(x / sqrt 2)) as torch exports it, or the tanh form.
+ValueId writtenOutGelu(GraphBuilder& b, ValueId x, bool tanhForm) {
+    ValueId half = b.initializer(floatTensor(fresh(), {}, {0.5f}));
+    ValueId one = b.initializer(floatTensor(fresh(), {}, {1.0f}));
+    if (!tanhForm) {
+        ValueId s = b.op("Div", {x, b.initializer(floatTensor(fresh(), {}, {1.4142135f}))}, fresh());
+        ValueId e = b.op("Erf", {s}, fresh());
+        ValueId p = b.op("Add", {e, one}, fresh());
+        ValueId m = b.op("Mul", {x, p}, fresh());
+        return b.op("Mul", {m, half}, fresh());
+    }
+    ValueId cube = b.op("Pow", {x, b.initializer(floatTensor(fresh(), {}, {3.0f}))}, fresh());
+    ValueId k = b.op("Mul", {cube, b.initializer(floatTensor(fresh(), {}, {0.044715f}))}, fresh());
+    ValueId inner = b.op("Add", {x, k}, fresh());
+    ValueId scaled = b.op("Mul", {inner, b.initializer(floatTensor(fresh(), {}, {0.7978845608f}))}, fresh());
+    ValueId t = b.op("Tanh", {scaled}, fresh());
+    ValueId p = b.op("Add", {t, one}, fresh());
+    ValueId hx = b.op("Mul", {x, half}, fresh());
+    return b.op("Mul", {hx, p}, fresh());
+}
+
+// (x - mean) / sqrt(var + eps) * gamma + beta over the last axis, as older exporters write it.
+ValueId writtenOutLayerNorm(GraphBuilder& b, ValueId x, int64_t len) {
+    ValueId mean = b.op("ReduceMean", {x}, fresh(), {intsAttr("axes", {-1})});
+    ValueId d = b.op("Sub", {x, mean}, fresh());
+    ValueId sq = b.op("Pow", {d, b.initializer(floatTensor(fresh(), {}, {2.0f}))}, fresh());
+    ValueId var = b.op("ReduceMean", {sq}, fresh(), {intsAttr("axes", {-1})});
+    ValueId ve = b.op("Add", {var, b.initializer(floatTensor(fresh(), {}, {1e-5f}))}, fresh());
+    ValueId sd = b.op("Sqrt", {ve}, fresh());
+    ValueId n = b.op("Div", {d, sd}, fresh());
+    ValueId g = b.op("Mul", {n, b.initializer(randomFloatTensor("gamma", {len}, 3, 1.0f))}, fresh());
+    return b.op("Add", {g, b.initializer(randomFloatTensor("beta", {len}, 4))}, fresh());
+}
+
+}  // namespace
+
+class TestFusionPasses : public QObject {
+    Q_OBJECT
+private slots:
+    void init() { g_counter = 0; }
+
+    void convBatchNormFolds() {
+        Model m = convBnAct("Relu");
+        auto r = compileWith(m, {"conv-bn-fusion"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countOps(g, "BatchNormalization"), 0);
+        QCOMPARE(countOps(g, "Conv"), 1);
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
+        checkGolden(g, QStringLiteral("conv_bn_fusion"));
+    }
+
+    void convBatchNormGuards() {
+        Model m = convBnAct("Relu", false);
+        auto r = compileWith(m, {"conv-bn-fusion"});
+        QCOMPARE(countOps(*r.model.graph, "BatchNormalization"), 1);
+        QVERIFY(rejectedFor(r, "weights are not constants"));
+
+        GraphBuilder b;  // the Conv output is read twice
+        ValueId x = b.input("x", DType::Float32, dims({1, 2, 4, 4}));
+        ValueId w = b.initializer(randomFloatTensor("w", {2, 2, 1, 1}, 5));
+        ValueId c = b.op("Conv", {x, w}, "c");
+        ValueId p = b.initializer(floatTensor("p", {2}, {1.0f, 1.0f}));
+        ValueId n = b.op("BatchNormalization", {c, p, p, p, p}, "n");
+        b.output(n);
+        b.output(c);
+        Model m2 = withInferredTypes(b);
+        auto r2 = compileWith(m2, {"conv-bn-fusion"});
+        QVERIFY(rejectedFor(r2, "Conv output has other readers"));
+    }
+
+    void activationsBecomeEpilogues_data() {
+        QTest::addColumn<QString>("act");
+        for (const char* a : {"Relu", "Clip", "Sigmoid", "HardSwish", "LeakyRelu", "Tanh"}) QTest::newRow(a) << a;
+    }
+    void activationsBecomeEpilogues() {
+        QFETCH(QString, act);
+        Model m = convBnAct(act.toStdString());
+        auto r = compileWith(m, {"conv-bn-fusion", "activation-fusion"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(int(g.nodeCount()), 1);
+        QCOMPARE(countFused(g, "FusedConv"), 1);
+        const Node& fused = g.node(g.order()[0]);
+        QCOMPARE(fused.origins.size(), size_t(3));  // Conv, BatchNormalization, activation
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
+        if (act == QLatin1String("Clip")) checkGolden(g, QStringLiteral("activation_fusion"));
+    }
+
+    void activationGuards() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 4}));
+        ValueId lo = b.input("lo", DType::Float32, Shape::scalar());
+        ValueId w = b.initializer(randomFloatTensor("w", {4, 4}, 6));
+        ValueId a = b.op("MatMul", {x, w}, "a");
+        ValueId clipped = b.op("Clip", {a, lo}, "clipped");  // bound is not a constant
+        ValueId c = b.op("MatMul", {x, w}, "c");
+        ValueId r = b.op("Relu", {c}, "r");  // c is also a graph output
+        b.output(clipped);
+        b.output(r);
+        b.output(c);
+        Model m = withInferredTypes(b);
+        auto res = compileWith(m, {"activation-fusion"});
+        QCOMPARE(countOps(*res.model.graph, "MatMul"), 2);
+        QVERIFY(rejectedFor(res, "Clip bounds are not constants"));
+        QVERIFY(rejectedFor(res, "other readers"));
+    }
+
+    void matmulAddBecomesGemmOrFusedMatMul() {
+        GraphBuilder b;
+        ValueId x2 = b.input("x2", DType::Float32, dims({3, 4}));
+        ValueId x3 = b.input("x3", DType::Float32, dims({2, 3, 4}));
+        ValueId w = b.initializer(randomFloatTensor("w", {4, 5}, 7));
+        ValueId bias = b.initializer(randomFloatTensor("bias", {5}, 8));
+        ValueId bias3 = b.initializer(randomFloatTensor("bias3", {1, 1, 5}, 9));
+        b.output(b.op("Add", {b.op("MatMul", {x2, w}, "m2"), bias}, "y2"));
+        b.output(b.op("Add", {bias3, b.op("MatMul", {x3, w}, "m3")}, "y3"));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"matmul-add-fusion", "eliminate-dead-code"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countOps(g, "Gemm"), 1);
+        QCOMPARE(countFused(g, "FusedMatMul"), 1);
+        QCOMPARE(countOps(g, "Add"), 0);
+        QVERIFY(maxRelativeError(m, r.model) < 1e-6);
+        checkGolden(g, QStringLiteral("matmul_add_fusion"));
+    }
+
+    void matmulAddGuards() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({3, 4}));
+        ValueId w = b.initializer(randomFloatTensor("w", {4, 5}, 7));
+        ValueId full = b.initializer(randomFloatTensor("full", {3, 5}, 8));  // varies per row
+        ValueId other = b.input("other", DType::Float32, dims({5}));
+        b.output(b.op("Add", {b.op("MatMul", {x, w}, "m1"), full}, "y1"));
+        b.output(b.op("Add", {b.op("MatMul", {x, w}, "m2"), other}, "y2"));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"matmul-add-fusion"});
+        QCOMPARE(countOps(*r.model.graph, "MatMul"), 2);
+        QVERIFY(rejectedFor(r, "bias varies along more than the last axis"));
+        QVERIFY(rejectedFor(r, "bias is not a constant"));
+    }
+
+    void geluForms_data() {
+        QTest::addColumn<bool>("tanhForm");
+        QTest::newRow("erf") << false;
+        QTest::newRow("tanh") << true;
+    }
+    void geluForms() {
+        QFETCH(bool, tanhForm);
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 16}));
+        b.output(writtenOutGelu(b, x, tanhForm));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"gelu-fusion", "eliminate-dead-code"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(int(g.nodeCount()), 1);
+        QCOMPARE(countFused(g, "Gelu"), 1);
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
+        checkGolden(g, tanhForm ? QStringLiteral("gelu_fusion_tanh") : QStringLiteral("gelu_fusion_erf"));
+    }
+
+    void geluGuards() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 16}));
+        ValueId s = b.op("Div", {x, b.initializer(floatTensor(fresh(), {}, {1.4142135f}))}, "s");
+        ValueId e = b.op("Erf", {s}, "e");
+        ValueId p = b.op("Add", {e, b.initializer(floatTensor(fresh(), {}, {1.0f}))}, "p");
+        ValueId m1 = b.op("Mul", {x, p}, "m1");
+        ValueId y = b.op("Mul", {m1, b.initializer(floatTensor(fresh(), {}, {0.25f}))}, "y");  // not 0.5
+        b.output(y);
+        b.output(e);  // and an intermediate is read
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"gelu-fusion"});
+        QCOMPARE(countOps(*r.model.graph, "Erf"), 1);
+        QVERIFY(rejectedFor(r, "not 0.5"));
+    }
+
+    void layerNormAndSkip() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 3, 8}));
+        ValueId res = b.input("res", DType::Float32, dims({2, 3, 8}));
+        ValueId sum = b.op("Add", {x, res}, "sum");
+        ValueId n = writtenOutLayerNorm(b, sum, 8);
+        b.output(n);
+        b.output(sum);  // the residual stream reads the sum too
+        Model m = withInferredTypes(b, 13);  // before opset 17: the ai.fusescope LayerNormalization
+        auto ln = compileWith(m, {"layer-norm-fusion", "eliminate-dead-code"});
+        QCOMPARE(countFused(*ln.model.graph, "LayerNormalization"), 1);
+        QCOMPARE(int(ln.model.graph->nodeCount()), 2);
+        QVERIFY(maxRelativeError(m, ln.model) < 1e-5);
+        auto skip = compileWith(m, {"layer-norm-fusion", "skip-layer-norm-fusion", "eliminate-dead-code"});
+        const Graph& g = *skip.model.graph;
+        QCOMPARE(int(g.nodeCount()), 1);
+        QCOMPARE(countFused(g, "SkipLayerNorm"), 1);
+        QCOMPARE(g.node(g.order()[0]).origins.size(), size_t(10));
+        QVERIFY(maxRelativeError(m, skip.model) < 1e-5);
+        checkGolden(g, QStringLiteral("skip_layer_norm_fusion"));
+
+        Model m17 = withInferredTypes(b, 17);
+        auto onnxLn = compileWith(m17, {"layer-norm-fusion"});
+        QCOMPARE(countOps(*onnxLn.model.graph, "LayerNormalization"), 1);
+        QCOMPARE(countFused(*onnxLn.model.graph, "LayerNormalization"), 0);
+    }
+
+    void layerNormGuards() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 8}));
+        ValueId mean = b.op("ReduceMean", {x}, "mean", {intsAttr("axes", {-1})});
+        ValueId d = b.op("Sub", {x, mean}, "d");
+        ValueId sq = b.op("Pow", {d, b.initializer(floatTensor(fresh(), {}, {2.0f}))}, "sq");
+        ValueId var = b.op("ReduceMean", {sq}, "var", {intsAttr("axes", {-1})});
+        ValueId sd = b.op("Sqrt", {b.op("Add", {var, b.initializer(floatTensor(fresh(), {}, {1e-5f}))}, "ve")}, "sd");
+        b.output(b.op("Div", {d, sd}, "y"));
+        b.output(var);  // the variance is read elsewhere
+        Model m = withInferredTypes(b, 13);
+        auto r = compileWith(m, {"layer-norm-fusion", "rms-norm-fusion"});
+        QCOMPARE(countOps(*r.model.graph, "ReduceMean"), 2);
+        QVERIFY(rejectedFor(r, "intermediate value has other readers"));
+        QVERIFY(rejectedFor(r, "this is a layer norm"));
+    }
+
+    void rmsNorm() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 3, 8}));
+        ValueId sq = b.op("Pow", {x, b.initializer(floatTensor(fresh(), {}, {2.0f}))}, fresh());
+        ValueId ms = b.op("ReduceMean", {sq}, fresh(), {intsAttr("axes", {-1})});
+        ValueId e = b.op("Add", {ms, b.initializer(floatTensor(fresh(), {}, {1e-6f}))}, fresh());
+        ValueId r = b.op("Reciprocal", {b.op("Sqrt", {e}, fresh())}, fresh());
+        ValueId n = b.op("Mul", {x, r}, fresh());
+        b.output(b.op("Mul", {n, b.initializer(randomFloatTensor("gamma", {8}, 11, 1.0f))}, "y"));
+        Model m = withInferredTypes(b);
+        auto c = compileWith(m, {"rms-norm-fusion", "eliminate-dead-code"});
+        const Graph& g = *c.model.graph;
+        QCOMPARE(int(g.nodeCount()), 1);
+        QCOMPARE(countFused(g, "RmsNorm"), 1);
+        QVERIFY(maxRelativeError(m, c.model) < 1e-5);
+        checkGolden(g, QStringLiteral("rms_norm_fusion"));
+    }
+
+    void transformerBlockAtO2() {
+        // MatMul + bias + GELU + MatMul + bias + residual + LayerNorm: the whole O2 pipeline.
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 4, 8}));
+        ValueId h = b.op("Add", {b.op("MatMul", {x, b.initializer(randomFloatTensor("w1", {8, 16}, 12))}, fresh()),
+                                 b.initializer(randomFloatTensor("b1", {16}, 13))}, fresh());
+        ValueId act = writtenOutGelu(b, h, false);
+        ValueId o = b.op("Add", {b.op("MatMul", {act, b.initializer(randomFloatTensor("w2", {16, 8}, 14))}, fresh()),
+                                 b.initializer(randomFloatTensor("b2", {8}, 15))}, fresh());
+        ValueId sum = b.op("Add", {x, o}, fresh());
+        b.output(writtenOutLayerNorm(b, sum, 8));
+        Model m = withInferredTypes(b, 13);
+        auto passes = pipelinePassesForTest("O2");
+        auto r = compileWith(m, passes);
+        const Graph& g = *r.model.graph;
+        QCOMPARE(int(g.nodeCount()), 3);  // FusedMatMul(+Gelu), FusedMatMul, SkipLayerNorm
+        QCOMPARE(countFused(g, "FusedMatMul"), 2);
+        QCOMPARE(countFused(g, "SkipLayerNorm"), 1);
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
+        checkGolden(g, QStringLiteral("o2_transformer_block"));
+    }
+
+private:
+    static std::vector<std::string> pipelinePassesForTest(const char* level);
+};
+
+#include "compiler/pipelines.h"
+std::vector<std::string> TestFusionPasses::pipelinePassesForTest(const char* level) {
+    return *pipelinePasses(level);
+}
+
+QTEST_APPLESS_MAIN(TestFusionPasses)
+#include "tst_fusion_passes.moc"
