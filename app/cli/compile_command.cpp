@@ -76,9 +76,7 @@ int parse(int argc, char** argv, int first, CompileArgs& a) {
         else if (s == "-o" || s == "--output") { if (!value(a.output)) return usage(s + " needs OUT.onnx"); }
         else if (s == "--disable") {
             if (!value(v)) return usage("--disable needs a,b");
-            std::stringstream list(v);
-            for (std::string name; std::getline(list, name, ',');)
-                if (!name.empty()) a.disabled.push_back(name);
+            for (std::string& name : splitPassList(v)) a.disabled.push_back(std::move(name));
         } else if (s.rfind("-", 0) == 0) return usage("unknown option " + s);
         else if (a.model.empty()) a.model = s;
         else return usage("unexpected argument '" + s + "'");

@@ -134,9 +134,7 @@ int parse(int argc, char** argv, int first, RunArgs& a) {
             if (!value(a.passes) || a.passes.empty()) return usage("--passes needs a,b,c");
         } else if (s == "--disable") {
             if (!value(v)) return usage("--disable needs a,b");
-            std::stringstream list(v);
-            for (std::string name; std::getline(list, name, ',');)
-                if (!name.empty()) a.disabled.push_back(name);
+            for (std::string& name : splitPassList(v)) a.disabled.push_back(std::move(name));
         } else if (s == "--backend") {
             if (!value(a.backend) || (a.backend != "cpu" && a.backend != "cuda"))
                 return usage("--backend must be cpu or cuda");

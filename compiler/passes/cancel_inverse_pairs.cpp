@@ -7,12 +7,6 @@
 namespace fsc::passes {
 namespace {
 
-std::string forwardBlocker(const Rewriter& rw, ValueId from, ValueId to) {
-    if (!rw.isGraphOutput(from) && !rw.isCaptured(from)) return {};
-    if (rw.producer(to).valid() && !rw.isGraphOutput(to) && !rw.isCaptured(to)) return {};
-    return "its output is a graph output that must keep its name";
-}
-
 class TransposePairPattern : public RewritePattern {
 public:
     std::string name() const override { return "transpose-pair"; }
@@ -50,8 +44,7 @@ public:
         if (m.detail == "identity") {
             rw.replaceAllUses(second.outputs[0], first.inputs[0]);
             rw.removeNode(m.nodes[1]);
-            if (rw.users(first.outputs[0]).empty() && !rw.isGraphOutput(first.outputs[0]))
-                rw.removeNode(m.nodes[0]);
+            removeIfUnread(rw, m.nodes[0]);
             return "the two permutations cancel";
         }
         Node merged;
@@ -136,8 +129,7 @@ public:
         const Node second = rw.graph().node(m.nodes[1]);
         rw.replaceAllUses(second.outputs[0], first.inputs[0]);
         rw.removeNode(m.nodes[1]);
-        if (rw.users(first.outputs[0]).empty() && !rw.isGraphOutput(first.outputs[0]))
-            rw.removeNode(m.nodes[0]);
+        removeIfUnread(rw, m.nodes[0]);
         return "a Cast to a wider type and back is exact";
     }
 };
@@ -163,9 +155,7 @@ public:
     std::string apply(Rewriter& rw, const Match& m) const override {
         const Node first = rw.graph().node(m.nodes[0]);
         rw.setInput(m.nodes[1], 0, first.inputs[0]);
-        if (rw.users(first.outputs[0]).empty() && !rw.isGraphOutput(first.outputs[0]) &&
-            !rw.isCaptured(first.outputs[0]))
-            rw.removeNode(m.nodes[0]);
+        removeIfUnread(rw, m.nodes[0]);
         return "only the last of two Reshapes matters";
     }
 };

@@ -12,11 +12,7 @@ namespace fsc::passes {
 namespace {
 
 bool deterministic(const Node& n) {
-    static const char* random[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                   "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"};
-    for (const char* op : random)
-        if (n.opType == op) return false;
-    return true;
+    return !isRandomOp(n) && n.opType != "Dropout";
 }
 
 void writeAttribute(std::ostringstream& s, const Attribute& a) {

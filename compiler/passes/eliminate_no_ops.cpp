@@ -7,14 +7,6 @@
 namespace fsc::passes {
 namespace {
 
-// Why `from` cannot simply be replaced by `to`, or empty.
-std::string forwardBlocker(const Rewriter& rw, ValueId from, ValueId to) {
-    if (!rw.isGraphOutput(from) && !rw.isCaptured(from)) return {};
-    const bool plain = rw.producer(to).valid() && !rw.isGraphOutput(to) && !rw.isCaptured(to);
-    if (plain) return {};
-    return "its output is a graph output that must keep its name";
-}
-
 MatchResult forward(const Rewriter& rw, NodeId anchor, ValueId input) {
     const Node& n = rw.graph().node(anchor);
     if (std::string why = forwardBlocker(rw, n.outputs[0], input); !why.empty())

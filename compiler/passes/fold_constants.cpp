@@ -1,7 +1,5 @@
 // fold-constants: a node whose inputs are all constants is run once, now, on the CPU
 // kernels, and its outputs become constants (Constant nodes become initializers too).
-#include <set>
-
 #include "compiler/passes/node_evaluator.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
@@ -73,10 +71,8 @@ public:
 
 private:
     static std::string blocker(const Node& n) {
-        static const std::set<std::string> random{"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                                  "RandomUniformLike", "Multinomial", "Bernoulli"};
         if (!n.domain.empty()) return "ops of domain '" + n.domain + "' are not folded";
-        if (random.count(n.opType)) return "the op is random";
+        if (isRandomOp(n)) return "the op is random";
         if (!n.subgraphs().empty()) return "the op has a subgraph";
         return {};
     }

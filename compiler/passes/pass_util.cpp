@@ -103,6 +103,27 @@ NodeId exclusiveProducer(const Rewriter& rw, ValueId v, const char* opType) {
     return p;
 }
 
+std::string forwardBlocker(const Rewriter& rw, ValueId from, ValueId to) {
+    if (!rw.isGraphOutput(from) && !rw.isCaptured(from)) return {};
+    if (rw.producer(to).valid() && !rw.isGraphOutput(to) && !rw.isCaptured(to)) return {};
+    return "its output is a graph output that must keep its name";
+}
+
+bool isRandomOp(const Node& n) {
+    static const char* random[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                   "RandomUniformLike", "Multinomial", "Bernoulli"};
+    if (!n.domain.empty()) return false;
+    for (const char* op : random)
+        if (n.opType == op) return true;
+    return false;
+}
+
+void removeIfUnread(Rewriter& rw, NodeId id) {
+    for (ValueId out : rw.graph().node(id).outputs)
+        if (out.valid() && (!rw.users(out).empty() || rw.isGraphOutput(out) || rw.isCaptured(out))) return;
+    rw.removeNode(id);
+}
+
 Tensor makeFloatTensor(std::vector<int64_t> dims, std::vector<float> values) {
     return floatTensor("", std::move(dims), values);
 }

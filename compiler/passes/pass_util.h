@@ -37,6 +37,17 @@ bool sameShape(const Graph& g, ValueId a, ValueId b);
 // `reader` alone (so fusing it into the reader loses nothing).
 NodeId exclusiveProducer(const Rewriter& rw, ValueId v, const char* opType);
 
+// Why every reader of `from` cannot simply read `to` instead, or empty: a graph output or
+// a captured name must keep its name, which only a plain node output can take over.
+std::string forwardBlocker(const Rewriter& rw, ValueId from, ValueId to);
+
+// Random ops (and Dropout) give a different result per call: never folded or merged.
+bool isRandomOp(const Node& n);
+
+// Removes `id` when nothing reads its outputs any more (the first node of a pair whose
+// second node was rewritten away).
+void removeIfUnread(Rewriter& rw, NodeId id);
+
 // A float32 tensor with the given values.
 Tensor makeFloatTensor(std::vector<int64_t> dims, std::vector<float> values);
 
