@@ -49,4 +49,10 @@ Status PatternPass::run(PassContext& context) {
     return Status::ok();
 }
 
+std::vector<std::unique_ptr<RewritePattern>> onePattern(std::unique_ptr<RewritePattern> pattern) {
+    std::vector<std::unique_ptr<RewritePattern>> patterns;
+    patterns.push_back(std::move(pattern));
+    return patterns;
+}
+
 }  // namespace fsc

@@ -53,6 +53,7 @@ struct Match {
     std::vector<NodeId> nodes;
     std::vector<ValueId> values;
     std::vector<double> numbers;
+    std::vector<std::vector<int64_t>> intLists;  // e.g. permutations absorbed
     std::string detail;  // e.g. the activation folded in
 };
 
@@ -92,5 +93,8 @@ private:
     std::vector<std::unique_ptr<RewritePattern>> m_patterns;
     int m_maxSweeps;
 };
+
+// The pattern list of a pass with a single pattern.
+std::vector<std::unique_ptr<RewritePattern>> onePattern(std::unique_ptr<RewritePattern> pattern);
 
 }  // namespace fsc

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/fused_domain.h"
 #include "compiler/graph_snapshot.h"
 #include "compiler/pass.h"
 #include "compiler/rewriter.h"
@@ -46,9 +47,6 @@ struct CompileResult {
     Model model;  // the compiled model (the custom domain declared when used)
     CompileTrace trace;
 };
-
-// The domain of Fusescope's fused ops.
-inline constexpr const char* kFusescopeDomain = "ai.fusescope";
 
 // Compiles a copy of `model` with the named passes (from PassRegistry::builtin()). A pass
 // that fails, or a graph the verifier rejects, is an error naming the pass.

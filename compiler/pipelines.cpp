@@ -24,6 +24,7 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {2, "layer-norm-fusion", "older opsets write LayerNorm out as 9 element-wise nodes"},
         {2, "rms-norm-fusion", "after layer-norm-fusion, which claims the centered form"},
         {2, "skip-layer-norm-fusion", "the residual Add is read once more by the norm right after it"},
+        {2, "attention-fusion", "before matmul-add-fusion, so the mask Add stays with its Softmax"},
         {2, "matmul-add-fusion", "a bias Add after MatMul is a Gemm / epilogue, not a separate pass over memory"},
         {2, "activation-fusion", "activations after Conv/Gemm/MatMul run in the epilogue, while data is in cache"},
         {2, "eliminate-dead-code", "fusions leave constants and Identity-free shells unread"},

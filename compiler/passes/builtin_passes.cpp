@@ -18,6 +18,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(fuseRmsNorm);
     registry.add(fuseSkipLayerNorm);
     registry.add(fuseActivation);
+    registry.add(fuseAttention);
 }
 
 }  // namespace fsc

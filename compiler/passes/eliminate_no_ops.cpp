@@ -87,11 +87,9 @@ public:
 }  // namespace
 
 std::unique_ptr<Pass> eliminateNoOps() {
-    std::vector<std::unique_ptr<RewritePattern>> patterns;
-    patterns.push_back(std::make_unique<NoOpPattern>());
     return std::make_unique<PatternPass>(
         "eliminate-no-ops", "removes nodes whose output equals their input (Identity, Dropout, same-type Cast, ...)",
-        std::move(patterns));
+        onePattern(std::make_unique<NoOpPattern>()));
 }
 
 }  // namespace fsc::passes

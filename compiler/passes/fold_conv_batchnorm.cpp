@@ -77,10 +77,8 @@ public:
 }  // namespace
 
 std::unique_ptr<Pass> foldConvBatchNorm() {
-    std::vector<std::unique_ptr<RewritePattern>> patterns;
-    patterns.push_back(std::make_unique<ConvBatchNormPattern>());
     return std::make_unique<PatternPass>("conv-bn-fusion", "folds inference BatchNormalization into the preceding Conv",
-                                         std::move(patterns));
+                                         onePattern(std::make_unique<ConvBatchNormPattern>()));
 }
 
 }  // namespace fsc::passes

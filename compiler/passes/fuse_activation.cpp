@@ -93,11 +93,9 @@ public:
 }  // namespace
 
 std::unique_ptr<Pass> fuseActivation() {
-    std::vector<std::unique_ptr<RewritePattern>> patterns;
-    patterns.push_back(std::make_unique<ActivationPattern>());
     return std::make_unique<PatternPass>("activation-fusion",
                                          "applies Relu/Clip/Sigmoid/HardSwish/Gelu/... in a Conv, Gemm or MatMul epilogue",
-                                         std::move(patterns));
+                                         onePattern(std::make_unique<ActivationPattern>()));
 }
 
 }  // namespace fsc::passes

@@ -141,10 +141,8 @@ public:
 }  // namespace
 
 std::unique_ptr<Pass> fuseGelu() {
-    std::vector<std::unique_ptr<RewritePattern>> patterns;
-    patterns.push_back(std::make_unique<GeluPattern>());
     return std::make_unique<PatternPass>("gelu-fusion", "recognizes GELU (erf and tanh forms) in element-wise ops",
-                                         std::move(patterns));
+                                         onePattern(std::make_unique<GeluPattern>()));
 }
 
 }  // namespace fsc::passes

@@ -68,11 +68,9 @@ public:
 }  // namespace
 
 std::unique_ptr<Pass> fuseMatMulAdd() {
-    std::vector<std::unique_ptr<RewritePattern>> patterns;
-    patterns.push_back(std::make_unique<MatMulAddPattern>());
     return std::make_unique<PatternPass>("matmul-add-fusion",
                                          "MatMul + bias becomes Gemm (2-D) or FusedMatMul with a bias epilogue",
-                                         std::move(patterns));
+                                         onePattern(std::make_unique<MatMulAddPattern>()));
 }
 
 }  // namespace fsc::passes

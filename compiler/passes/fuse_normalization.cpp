@@ -256,12 +256,6 @@ public:
     }
 };
 
-std::vector<std::unique_ptr<RewritePattern>> one(std::unique_ptr<RewritePattern> p) {
-    std::vector<std::unique_ptr<RewritePattern>> v;
-    v.push_back(std::move(p));
-    return v;
-}
-
 // Emits ONNX's LayerNormalization where the model's opset has it.
 class LayerNormPass : public Pass {
 public:
@@ -269,7 +263,7 @@ public:
     std::string description() const override { return "recognizes layer normalization in its decomposed form"; }
     Status run(PassContext& context) override {
         PatternPass inner(name(), description(),
-                          one(std::make_unique<LayerNormPattern>(context.model.opsetVersion("") >= 17)));
+                          onePattern(std::make_unique<LayerNormPattern>(context.model.opsetVersion("") >= 17)));
         return inner.run(context);
     }
 };
@@ -280,12 +274,12 @@ std::unique_ptr<Pass> fuseLayerNorm() { return std::make_unique<LayerNormPass>()
 
 std::unique_ptr<Pass> fuseRmsNorm() {
     return std::make_unique<PatternPass>("rms-norm-fusion", "recognizes RMS normalization in its decomposed form",
-                                         one(std::make_unique<RmsNormPattern>()));
+                                         onePattern(std::make_unique<RmsNormPattern>()));
 }
 
 std::unique_ptr<Pass> fuseSkipLayerNorm() {
     return std::make_unique<PatternPass>("skip-layer-norm-fusion", "merges a residual Add into the LayerNorm after it",
-                                         one(std::make_unique<SkipLayerNormPattern>()));
+                                         onePattern(std::make_unique<SkipLayerNormPattern>()));
 }
 
 }  // namespace fsc::passes

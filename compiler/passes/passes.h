@@ -22,5 +22,6 @@ std::unique_ptr<Pass> fuseLayerNorm();
 std::unique_ptr<Pass> fuseRmsNorm();
 std::unique_ptr<Pass> fuseSkipLayerNorm();
 std::unique_ptr<Pass> fuseActivation();
+std::unique_ptr<Pass> fuseAttention();
 
 }  // namespace fsc::passes

@@ -84,6 +84,29 @@ ValueId writtenOutLayerNorm(GraphBuilder& b, ValueId x, int64_t len) {
     return b.op("Add", {g, b.initializer(randomFloatTensor("beta", {len}, 4))}, fresh());
 }
 
+// Multi-head self-attention as torch exports it: projections, head split (Reshape +
+// Transpose), Q scaled by a Div, K transposed for Q.K^T, an additive mask, Softmax, .V,
+// and the head merge. x is [2, 5, 8] with 2 heads of 4.
+struct AttentionOptions {
+    int64_t softmaxAxis = -1;
+    bool scoresAlsoOutput = false;
+};
+ValueId writtenOutAttention(GraphBuilder& b, ValueId x, ValueId mask, const AttentionOptions& o = {}) {
+    auto heads = [&](const char* w, uint64_t seed, std::vector<int64_t> perm) {
+        ValueId p = b.op("MatMul", {x, b.initializer(randomFloatTensor(w, {8, 8}, seed))}, fresh());
+        ValueId r = b.op("Reshape", {p, b.initializer(int64Tensor(fresh(), {4}, {2, 5, 2, 4}))}, fresh());
+        return b.op("Transpose", {r}, fresh(), {intsAttr("perm", perm)});
+    };
+    ValueId q = b.op("Div", {heads("wq", 21, {0, 2, 1, 3}), b.initializer(floatTensor(fresh(), {}, {2.0f}))}, fresh());
+    ValueId kt = heads("wk", 22, {0, 2, 3, 1});
+    ValueId v = heads("wv", 23, {0, 2, 1, 3});
+    ValueId scores = b.op("Add", {b.op("MatMul", {q, kt}, fresh()), mask}, "scores");
+    if (o.scoresAlsoOutput) b.output(scores);
+    ValueId p = b.op("Softmax", {scores}, fresh(), {fsc::intAttr("axis", o.softmaxAxis)});
+    ValueId ctx = b.op("Transpose", {b.op("MatMul", {p, v}, fresh())}, fresh(), {intsAttr("perm", {0, 2, 1, 3})});
+    return b.op("Reshape", {ctx, b.initializer(int64Tensor(fresh(), {3}, {2, 5, 8}))}, "y");
+}
+
 }  // namespace
 
 class TestFusionPasses : public QObject {
@@ -285,6 +308,83 @@ private slots:
         QCOMPARE(countFused(g, "RmsNorm"), 1);
         QVERIFY(maxRelativeError(m, c.model) < 1e-5);
         checkGolden(g, QStringLiteral("rms_norm_fusion"));
+    }
+
+    void attention() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 5, 8}));
+        ValueId mask = b.input("mask", DType::Float32, dims({2, 1, 1, 5}));
+        b.output(writtenOutAttention(b, x, mask));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"attention-fusion", "eliminate-dead-code"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countFused(g, "Attention"), 1);
+        QCOMPARE(countOps(g, "Transpose"), 0);  // all four head transposes absorbed
+        QCOMPARE(countOps(g, "Softmax"), 0);
+        QCOMPARE(countOps(g, "MatMul"), 3);  // the projections stay
+        for (NodeId id : g.order())
+            if (g.node(id).opType == "Attention") QCOMPARE(g.node(id).origins.size(), size_t(9));
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
+        checkGolden(g, QStringLiteral("attention_fusion"));
+    }
+
+    void attentionWithoutTransposesOrMask() {
+        // Plain 3-D SDPA; K^T is an input and the scale multiplies the scores.
+        GraphBuilder b;
+        ValueId q = b.input("q", DType::Float32, dims({3, 4, 6}));
+        ValueId kt = b.input("kt", DType::Float32, dims({3, 6, 7}));
+        ValueId v = b.input("v", DType::Float32, dims({3, 7, 5}));
+        ValueId s = b.op("Mul", {b.initializer(floatTensor(fresh(), {}, {0.25f})), b.op("MatMul", {q, kt}, fresh())}, fresh());
+        b.output(b.op("MatMul", {b.op("Softmax", {s}, fresh(), {fsc::intAttr("axis", 2)}), v}, "y"));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"attention-fusion"});
+        QCOMPARE(int(r.model.graph->nodeCount()), 1);
+        QCOMPARE(countFused(*r.model.graph, "Attention"), 1);
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
+    }
+
+    void attentionGuards() {
+        {
+            GraphBuilder b;
+            ValueId x = b.input("x", DType::Float32, dims({2, 5, 8}));
+            ValueId mask = b.input("mask", DType::Float32, dims({2, 1, 1, 5}));
+            b.output(writtenOutAttention(b, x, mask, {.softmaxAxis = 2}));
+            auto r = compileWith(withInferredTypes(b), {"attention-fusion"});
+            QCOMPARE(countFused(*r.model.graph, "Attention"), 0);
+            QVERIFY(rejectedFor(r, "Softmax is not over the last axis"));
+        }
+        {
+            GraphBuilder b;
+            ValueId x = b.input("x", DType::Float32, dims({2, 5, 8}));
+            ValueId mask = b.input("mask", DType::Float32, dims({2, 1, 1, 5}));
+            b.output(writtenOutAttention(b, x, mask, {.scoresAlsoOutput = true}));
+            Model m = withInferredTypes(b);
+            auto r = compileWith(m, {"attention-fusion"});
+            QCOMPARE(countFused(*r.model.graph, "Attention"), 0);
+            QVERIFY(rejectedFor(r, "intermediate value has other readers"));
+            QVERIFY(maxRelativeError(m, r.model) < 1e-6);
+        }
+        {
+            // Before opset 13 Softmax's default axis is 1: not attention over keys.
+            GraphBuilder b;
+            ValueId q = b.input("q", DType::Float32, dims({3, 4, 6}));
+            ValueId kt = b.input("kt", DType::Float32, dims({3, 6, 7}));
+            ValueId v = b.input("v", DType::Float32, dims({3, 7, 5}));
+            b.output(b.op("MatMul", {b.op("Softmax", {b.op("MatMul", {q, kt}, fresh())}, fresh()), v}, "y"));
+            auto r = compileWith(withInferredTypes(b, 11), {"attention-fusion"});
+            QCOMPARE(countFused(*r.model.graph, "Attention"), 0);
+            QVERIFY(rejectedFor(r, "Softmax is not over the last axis"));
+        }
+        {
+            // V broadcast from a lower rank: MatMul broadcasting the kernel does not take.
+            GraphBuilder b;
+            ValueId q = b.input("q", DType::Float32, dims({3, 4, 6}));
+            ValueId kt = b.input("kt", DType::Float32, dims({3, 6, 7}));
+            ValueId v = b.input("v", DType::Float32, dims({7, 5}));
+            b.output(b.op("MatMul", {b.op("Softmax", {b.op("MatMul", {q, kt}, fresh())}, fresh()), v}, "y"));
+            auto r = compileWith(withInferredTypes(b), {"attention-fusion"});
+            QVERIFY(rejectedFor(r, "rank differs"));
+        }
     }
 
     void transformerBlockAtO2() {

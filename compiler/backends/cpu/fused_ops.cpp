@@ -5,14 +5,14 @@
 #include <cmath>
 
 #include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/backends/cpu/fused_kernels.h"
+#include "compiler/fused_domain.h"
 #include "compiler/runtime/execution_plan.h"
 
 namespace fsc {
 namespace {
 
 using cpu::bad;
-
-constexpr const char* kDomain = "ai.fusescope";
 
 // The activations an epilogue can apply, with their parameters.
 struct Activation {
@@ -253,7 +253,7 @@ KernelFactory sameAs(const char* op) {
 
 void addFused(KernelRegistry& r, const char* op, KernelFactory factory, const char* variant) {
     KernelDef def;
-    def.domain = kDomain;
+    def.domain = kFusescopeDomain;
     def.op = op;
     def.variant = variant;
     def.factory = std::move(factory);
@@ -270,6 +270,7 @@ void registerFusedKernels(KernelRegistry& registry) {
     addFused(registry, "LayerNormalization", sameAs("LayerNormalization"), "ref");
     addFused(registry, "RmsNorm", rmsNorm(), "ref");
     addFused(registry, "SkipLayerNorm", skipLayerNorm(), "ref");
+    addFused(registry, "Attention", cpu::attention(), "rowwise");
 }
 
 }  // namespace fsc

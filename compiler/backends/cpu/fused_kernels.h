@@ -1,0 +1,10 @@
+#pragma once
+// CPU kernels of ai.fusescope ops that need more than a few lines (one file each).
+#include "compiler/runtime/kernel.h"
+
+namespace fsc::cpu {
+
+KernelFactory attention();         // attention.cpp
+KernelFactory fusedElementwise();  // fused_elementwise.cpp
+
+}  // namespace fsc::cpu
