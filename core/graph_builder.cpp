@@ -32,6 +32,12 @@ Attribute stringAttr(std::string name, std::string value) {
     return a;
 }
 
+Attribute stringsAttr(std::string name, std::vector<std::string> values) {
+    Attribute a = named(std::move(name), Attribute::Type::Strings);
+    a.strings = std::move(values);
+    return a;
+}
+
 Attribute intsAttr(std::string name, std::vector<int64_t> values) {
     Attribute a = named(std::move(name), Attribute::Type::Ints);
     a.ints = std::move(values);

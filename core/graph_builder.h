@@ -13,6 +13,7 @@ Attribute floatAttr(std::string name, float value);
 Attribute stringAttr(std::string name, std::string value);
 Attribute intsAttr(std::string name, std::vector<int64_t> values);
 Attribute floatsAttr(std::string name, std::vector<float> values);
+Attribute stringsAttr(std::string name, std::vector<std::string> values);
 Attribute tensorAttr(std::string name, Tensor value);
 Attribute graphAttr(std::string name, std::shared_ptr<Graph> value);
 

@@ -19,6 +19,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(fuseSkipLayerNorm);
     registry.add(fuseActivation);
     registry.add(fuseAttention);
+    registry.add(fuseElementwise);
 }
 
 }  // namespace fsc

@@ -23,5 +23,6 @@ std::unique_ptr<Pass> fuseRmsNorm();
 std::unique_ptr<Pass> fuseSkipLayerNorm();
 std::unique_ptr<Pass> fuseActivation();
 std::unique_ptr<Pass> fuseAttention();
+std::unique_ptr<Pass> fuseElementwise();
 
 }  // namespace fsc::passes

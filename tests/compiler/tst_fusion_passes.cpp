@@ -3,6 +3,7 @@
 // also runs the ai.fusescope kernels), and a golden text dump.
 #include <QTest>
 
+#include "compiler/elementwise_program.h"
 #include "compiler/pass_manager.h"
 #include "pass_test_support.h"
 
@@ -385,6 +386,72 @@ private slots:
             auto r = compileWith(withInferredTypes(b), {"attention-fusion"});
             QVERIFY(rejectedFor(r, "rank differs"));
         }
+    }
+
+    void elementwiseGroups() {
+        // x * sigmoid(x) + bias, then a diamond through Exp: one program of 7 ops.
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 3, 8}));
+        ValueId swish = b.op("Mul", {x, b.op("Sigmoid", {x}, fresh())}, fresh());
+        ValueId biased = b.op("Add", {swish, b.initializer(randomFloatTensor("bias", {8}, 31))}, fresh());
+        ValueId e = b.op("Exp", {b.op("Neg", {biased}, fresh())}, fresh());
+        ValueId twice = b.op("Mul", {e, b.initializer(floatTensor(fresh(), {}, {2.0f}))}, fresh());
+        b.output(b.op("Add", {e, twice}, "y"));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"elementwise-fusion"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(int(g.nodeCount()), 1);
+        const Node& n = g.node(g.order()[0]);
+        QCOMPARE(n.opType, std::string("FusedElementwise"));
+        QCOMPARE(n.origins.size(), size_t(7));
+        QCOMPARE(n.inputs.size(), size_t(3));  // x, bias, 2.0
+        const std::string source = n.attribute("source")->s;
+        QVERIFY(source.find("std::exp(") != std::string::npos);
+        QVERIFY(source.find("out[i] = ") != std::string::npos);
+        QVERIFY(maxRelativeError(m, r.model) < 1e-6);
+        checkGolden(g, QStringLiteral("elementwise_fusion"));
+    }
+
+    void elementwiseGuards() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 1, 8}));
+        ValueId w = b.input("w", DType::Float32, dims({2, 3, 8}));
+        ValueId small = b.op("Exp", {b.op("Abs", {x}, fresh())}, "small");  // [2,1,8]: joins only its own shape
+        ValueId wide = b.op("Mul", {small, w}, "wide");                     // broadcasts to [2,3,8]
+        ValueId y = b.op("Relu", {wide}, "y");
+        b.output(y);
+        ValueId shared = b.op("Abs", {w}, "shared");  // read by Sqrt and as a graph output
+        b.output(shared);
+        b.output(b.op("Sqrt", {shared}, "s"));
+        ValueId c = b.op("Cos", {w}, "cos");
+        b.output(c);
+        b.output(b.op("Add", {b.op("Sin", {w}, "sin"), c}, "t"));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"elementwise-fusion"});
+        const Graph& g = *r.model.graph;
+        // {Abs, Exp} and {Mul, Relu} are separate groups (their shapes differ); {Sin, Add}.
+        QCOMPARE(countFused(g, "FusedElementwise"), 3);
+        QCOMPARE(countOps(g, "Sqrt"), 1);
+        QCOMPARE(countOps(g, "Cos"), 1);  // a graph output keeps its producer
+        QVERIFY(rejectedFor(r, "has other readers"));
+        QVERIFY(maxRelativeError(m, r.model) < 1e-6);
+    }
+
+    void elementwiseProgramChecks() {
+        QVERIFY(ElementwiseProgram::fromAttributes({"Add"}, {0, 1}, 2).isOk());
+        auto unknown = ElementwiseProgram::fromAttributes({"Frobnicate"}, {0, -1}, 1);
+        QVERIFY(!unknown.isOk());
+        QVERIFY(unknown.status().message().find("unknown op 'Frobnicate'") != std::string::npos);
+        auto early = ElementwiseProgram::fromAttributes({"Exp", "Add"}, {2, -1, 0, 1}, 1);
+        QVERIFY(!early.isOk());
+        QVERIFY(early.status().message().find("not yet written") != std::string::npos);
+        QVERIFY(!ElementwiseProgram::fromAttributes({"Add"}, {0}, 2).isOk());
+        auto p = ElementwiseProgram::fromAttributes({"Sigmoid", "Mul"}, {0, -1, 0, 1}, 1);
+        QVERIFY(p.isOk());
+        QCOMPARE(p->cppLoopBody(), std::string("const float x0 = in0[o0];\n"
+                                               "const float t1 = 1.0f / (1.0f + std::exp(-x0));\n"
+                                               "const float t2 = x0 * t1;\n"
+                                               "out[i] = t2;\n"));
     }
 
     void transformerBlockAtO2() {

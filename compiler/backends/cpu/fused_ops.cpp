@@ -271,6 +271,7 @@ void registerFusedKernels(KernelRegistry& registry) {
     addFused(registry, "RmsNorm", rmsNorm(), "ref");
     addFused(registry, "SkipLayerNorm", skipLayerNorm(), "ref");
     addFused(registry, "Attention", cpu::attention(), "rowwise");
+    addFused(registry, "FusedElementwise", cpu::fusedElementwise(), "program");
 }
 
 }  // namespace fsc

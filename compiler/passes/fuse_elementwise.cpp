@@ -1,0 +1,133 @@
+// elementwise-fusion: a connected group of element-wise ops (Add, Mul, Sigmoid, Exp, ...)
+// whose inner values nobody else reads becomes one ai.fusescope.FusedElementwise. The node
+// carries its program (`ops`, `args`) and the C++ loop body generated from it (`source`),
+// so one pass over memory replaces one per op. Every op of a group produces the group's
+// output shape; only the group's inputs broadcast.
+#include <set>
+
+#include "compiler/elementwise_program.h"
+#include "compiler/pass_manager.h"
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/passes.h"
+#include "core/graph_builder.h"
+
+namespace fsc::passes {
+namespace {
+
+constexpr size_t kMaxGroup = 64;  // keeps generated kernels readable and registers in L1
+
+bool fusable(const Node& n) {
+    return n.domain.empty() && n.outputs.size() == 1 && elementwiseOp(n.opType, n.inputs.size()).has_value();
+}
+
+// Nodes of the group in an order where each comes after the group nodes it reads.
+std::vector<NodeId> orderGroup(const Rewriter& rw, const std::set<uint32_t>& group) {
+    std::vector<NodeId> order;
+    std::set<uint32_t> placed;
+    while (order.size() < group.size()) {
+        for (uint32_t id : group) {
+            if (placed.count(id)) continue;
+            bool ready = true;
+            for (ValueId in : rw.graph().node(NodeId{id}).inputs) {
+                NodeId p = rw.producer(in);
+                if (p.valid() && group.count(p.index) && !placed.count(p.index)) ready = false;
+            }
+            if (ready) {
+                order.push_back(NodeId{id});
+                placed.insert(id);
+            }
+        }
+    }
+    return order;
+}
+
+class ElementwisePattern : public RewritePattern {
+public:
+    std::string name() const override { return "elementwise-group"; }
+
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        const Graph& g = rw.graph();
+        const Node& last = g.node(anchor);
+        if (!fusable(last)) return MatchResult::none();
+        const ValueId out = last.outputs[0];
+        const DType t = dtypeOf(g, out);
+        if (t != DType::Float32 && t != DType::Float64) return MatchResult::none();
+        auto joins = [&](NodeId p) {
+            const Node& n = g.node(p);
+            return rw.isLive(p) && fusable(n) && dtypeOf(g, n.outputs[0]) == t && sameShape(g, n.outputs[0], out);
+        };
+        // Groups grow backwards from their sink; a node whose readers could all take it in
+        // is not one.
+        bool sink = rw.isGraphOutput(out) || rw.isCaptured(out) || rw.users(out).empty();
+        for (NodeId u : rw.users(out)) sink = sink || !joins(u);
+        if (!sink) return MatchResult::none();
+
+        std::set<uint32_t> group = {anchor.index};
+        bool sharedProducer = false;
+        for (bool grew = true; grew && group.size() < kMaxGroup;) {
+            grew = false;
+            for (uint32_t id : std::set<uint32_t>(group)) {
+                for (ValueId in : g.node(NodeId{id}).inputs) {
+                    NodeId p = rw.producer(in);
+                    if (!p.valid() || group.count(p.index) || !joins(p) || group.size() >= kMaxGroup) continue;
+                    const ValueId v = g.node(p).outputs[0];
+                    bool inside = !rw.isGraphOutput(v) && !rw.isCaptured(v);
+                    for (NodeId u : rw.users(v)) inside = inside && group.count(u.index);
+                    if (!inside) {
+                        sharedProducer = true;
+                        continue;
+                    }
+                    group.insert(p.index);
+                    grew = true;
+                }
+            }
+        }
+        if (group.size() < 2)
+            return sharedProducer ? MatchResult::rejected("the element-wise producer's output has other readers")
+                                  : MatchResult::none();
+        Match m;
+        m.nodes = orderGroup(rw, group);
+        for (NodeId id : m.nodes)
+            for (ValueId in : g.node(id).inputs) {
+                NodeId p = rw.producer(in);
+                const bool internal = p.valid() && group.count(p.index);
+                if (!internal && std::find(m.values.begin(), m.values.end(), in) == m.values.end()) m.values.push_back(in);
+            }
+        return MatchResult::matched(std::move(m));
+    }
+
+    std::string apply(Rewriter& rw, const Match& m) const override {
+        const Graph& g = rw.graph();
+        ElementwiseProgram program;
+        program.inputs = int(m.values.size());
+        std::map<uint32_t, int> registerOf;  // value index -> register
+        for (size_t k = 0; k < m.values.size(); ++k) registerOf[m.values[k].index] = int(k);
+        std::string ops;
+        for (NodeId id : m.nodes) {
+            const Node& n = g.node(id);
+            ElementwiseProgram::Instruction in{*elementwiseOp(n.opType, n.inputs.size())};
+            in.a = registerOf.at(n.inputs[0].index);
+            if (n.inputs.size() > 1) in.b = registerOf.at(n.inputs[1].index);
+            registerOf[n.outputs[0].index] = program.inputs + int(program.code.size());
+            program.code.push_back(in);
+            ops += (ops.empty() ? "" : ", ") + n.opType;
+        }
+        const Node anchor = g.node(m.nodes.back());
+        Node fused = makeNode("FusedElementwise", kFusescopeDomain, anchor, m.values, {anchor.outputs[0]},
+                              {fsc::stringsAttr("ops", program.opNames()), fsc::intsAttr("args", program.args()),
+                               fsc::stringAttr("source", program.cppLoopBody())});
+        for (NodeId n : m.nodes) rw.removeNode(n);
+        rw.addNode(std::move(fused), m.nodes.back(), m.nodes);
+        return std::to_string(m.nodes.size()) + " element-wise ops in one pass over memory: " + ops;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> fuseElementwise() {
+    return std::make_unique<PatternPass>("elementwise-fusion",
+                                         "merges groups of element-wise ops into one generated kernel",
+                                         onePattern(std::make_unique<ElementwisePattern>()));
+}
+
+}  // namespace fsc::passes
