@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "app/cli/compile_report.h"
+#include "app/cli/graph_breaks_report.h"
+#include "compiler/capability_table.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pass_registry.h"
 #include "compiler/pipelines.h"
@@ -34,11 +36,13 @@ output:
                            and DIR/trace.json: every change record and the provenance map
   -o, --output OUT.onnx    write the compiled model
   --verify                 check the graph's invariants after every pass
+  --capabilities FILE      graph breaks against this capability table instead of the
+                           built-in CUDA one (format: compiler/backends/cuda/capabilities.txt)
   --list-passes            the registered passes and the named pipelines
 )";
 
 struct CompileArgs {
-    std::string model, pipeline, passes, dumpDir, output;
+    std::string model, pipeline, passes, dumpDir, output, capabilities;
     std::vector<std::string> disabled;
     bool explain = false, json = false, verify = false, list = false;
 };
@@ -72,6 +76,7 @@ int parse(int argc, char** argv, int first, CompileArgs& a) {
         else if (s == "--list-passes") a.list = true;
         else if (s == "--pipeline") { if (!value(a.pipeline)) return usage("--pipeline needs O0..O3"); }
         else if (s == "--passes") { if (!value(a.passes) || a.passes.empty()) return usage("--passes needs a,b,c"); }
+        else if (s == "--capabilities") { if (!value(a.capabilities)) return usage("--capabilities needs FILE"); }
         else if (s == "--dump-dir") { if (!value(a.dumpDir)) return usage("--dump-dir needs DIR"); }
         else if (s == "-o" || s == "--output") { if (!value(a.output)) return usage(s + " needs OUT.onnx"); }
         else if (s == "--disable") {
@@ -109,7 +114,7 @@ std::string twoDigits(size_t i) {
 }
 
 Status writeDumps(const CompileResult& result, const std::string& dir, const std::string& modelPath,
-                  const std::string& pipelineName) {
+                  const std::string& pipelineName, const nlohmann::json& breaks) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return {ErrorCode::Io, dir + ": cannot create the folder: " + ec.message()};
@@ -125,7 +130,9 @@ Status writeDumps(const CompileResult& result, const std::string& dir, const std
     }
     const auto tracePath = std::filesystem::path(dir) / "trace.json";
     std::ofstream out(tracePath);
-    out << traceJson(result, modelPath, pipelineName).dump(1) << "\n";
+    nlohmann::json trace = traceJson(result, modelPath, pipelineName);
+    trace["graph_breaks"] = breaks;
+    out << trace.dump(1) << "\n";
     if (!out) return {ErrorCode::Io, tracePath.string() + ": cannot write"};
     return Status::ok();
 }
@@ -140,6 +147,14 @@ int compileCommand(int argc, char** argv, int first) {
     if (!passes) return usage(passes.status().message());
     const std::string pipelineName = !a.passes.empty() ? "custom" : a.pipeline.empty() ? "O2" : a.pipeline;
 
+    CapabilityTable custom;
+    if (!a.capabilities.empty()) {
+        auto table = CapabilityTable::load(a.capabilities);
+        if (!table) return fail(table.status());
+        custom = std::move(*table);
+    }
+    const CapabilityTable& capabilities = a.capabilities.empty() ? CapabilityTable::cuda() : custom;
+
     auto model = importModel(a.model);
     if (!model) return fail(model.status());
     CompileOptions options;
@@ -147,14 +162,19 @@ int compileCommand(int argc, char** argv, int first) {
     auto result = compileModel(*model, *passes, options);
     if (!result) return fail(result.status().withContext(a.model));
 
+    const Graph& compiled = *result->model.graph;
+    const GraphBreakReport breaks = findGraphBreaks(compiled, capabilities);
     if (!a.dumpDir.empty())
-        if (Status s = writeDumps(*result, a.dumpDir, a.model, pipelineName); !s) return fail(s);
+        if (Status s = writeDumps(*result, a.dumpDir, a.model, pipelineName, breaksJson(breaks, compiled)); !s)
+            return fail(s);
     if (!a.output.empty())
         if (Status s = exportModel(result->model, a.output); !s) return fail(s);
     if (a.json) {
-        std::cout << compileSummaryJson(*result, a.model, pipelineName).dump(2) << "\n";
+        nlohmann::json summary = compileSummaryJson(*result, a.model, pipelineName);
+        summary["graph_breaks"] = breaksJson(breaks, compiled);
+        std::cout << summary.dump(2) << "\n";
     } else if (a.explain) {
-        std::cout << explainTrace(result->trace, pipelineName, 25);
+        std::cout << explainTrace(result->trace, pipelineName, 25) << "\n" << explainBreaks(breaks, compiled, 25);
     } else {
         std::cout << a.model << ": pipeline " << pipelineName << ", " << result->trace.imported->nodeCount()
                   << " -> " << result->model.graph->nodeCount() << " nodes in " << std::fixed
@@ -163,6 +183,7 @@ int compileCommand(int argc, char** argv, int first) {
             std::cout << "  " << std::left << std::setw(34) << p.name << std::right << std::setw(6)
                       << p.nodesBefore << " -> " << std::setw(6) << p.nodesAfter << std::setw(9)
                       << p.milliseconds << " ms\n";
+        std::cout << breaksSummaryLine(breaks) << "\n";
     }
     return kExitOk;
 }

@@ -191,6 +191,28 @@ private slots:
         QVERIFY(o[QStringLiteral("ops_before")].toObject().contains(QStringLiteral("Conv")));
         QVERIFY(!o[QStringLiteral("passes")].toArray().isEmpty());
         QVERIFY(o[QStringLiteral("passes")].toArray()[0].toObject().contains(QStringLiteral("ms")));
+        // The sample's O2 graph runs on the CUDA table in one region.
+        const QJsonObject breaks = o[QStringLiteral("graph_breaks")].toObject();
+        QCOMPARE(breaks[QStringLiteral("backend")].toString(), QStringLiteral("cuda capabilities.txt"));
+        QCOMPARE(breaks[QStringLiteral("regions")].toArray().size(), 1);
+        QCOMPARE(breaks[QStringLiteral("host_nodes")].toInt(), 0);
+
+        // A table without Conv: every Conv falls back to the CPU, each break with its reason.
+        const QString caps = QStringLiteral(FSC_TEST_TMP "/no-conv-caps.txt");
+        QFile f(caps);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("# no convolutions\nMatMul float32\nai.fusescope::FusedMatMul float32\nRelu float32\n");
+        f.close();
+        Run custom = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--explain"),
+                          QStringLiteral("--capabilities"), caps});
+        QCOMPARE(custom.exitCode, 0);
+        QVERIFY2(custom.out.contains(QStringLiteral("graph breaks (") + caps), qPrintable(custom.out));
+        QVERIFY(custom.out.contains(QStringLiteral("[unsupported-op]")));
+        QVERIFY(custom.out.contains(QStringLiteral("[device-to-host-copy]")));
+        Run badCaps = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--capabilities"),
+                           QStringLiteral("/nonexistent/caps.txt")});
+        QCOMPARE(badCaps.exitCode, 2);
+        QVERIFY(badCaps.err.contains(QStringLiteral("/nonexistent/caps.txt: cannot open the capability table")));
     }
 
     void compileDumpsEveryPassAndTheTrace() {
@@ -208,6 +230,7 @@ private slots:
         const QJsonArray provenance = trace[QStringLiteral("provenance")].toArray();
         QCOMPARE(provenance.size(), trace[QStringLiteral("nodes_after")].toInt());
         QVERIFY(!provenance[0].toObject()[QStringLiteral("origins")].toArray().isEmpty());
+        QVERIFY(trace[QStringLiteral("graph_breaks")].toObject().contains(QStringLiteral("breaks")));
         // Each dump re-imports (fusescope-cli inspect reads it).
         Run again = cli({QStringLiteral("inspect"), dir + QStringLiteral("/02-eliminate-dead-code.onnx")});
         QCOMPARE(again.exitCode, 0);

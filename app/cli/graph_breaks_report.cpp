@@ -1,0 +1,63 @@
+#include "app/cli/graph_breaks_report.h"
+
+#include <map>
+#include <sstream>
+
+namespace fsc::cli {
+
+std::string breaksSummaryLine(const GraphBreakReport& r) {
+    std::ostringstream s;
+    s << "graph breaks (" << r.backend << "): " << r.regions.size() << " region(s), " << r.breaks.size()
+      << " break(s); " << r.deviceNodes << " node(s) on the device, " << r.hostNodes << " on the CPU, "
+      << r.hostShapeNodes << " shape computation(s) on the host";
+    return s.str();
+}
+
+std::string explainBreaks(const GraphBreakReport& r, const Graph& g, size_t maxListed) {
+    std::ostringstream s;
+    s << breaksSummaryLine(r) << "\n";
+    std::map<std::string, int> byKind;
+    for (const GraphBreak& b : r.breaks) byKind[breakKindName(b.kind)]++;
+    for (const auto& [kind, n] : byKind) s << "  " << n << "x " << kind << "\n";
+    size_t shown = 0;
+    for (const GraphBreak& b : r.breaks) {
+        if (shown++ == maxListed) {
+            s << "  ... " << r.breaks.size() - maxListed << " more (--json lists all)\n";
+            break;
+        }
+        s << "  [" << breakKindName(b.kind) << "] region " << b.fromRegion << " -> " << b.toRegion << " at "
+          << g.node(b.node).opType << " '" << g.node(b.node).name << "': " << b.reason << "\n";
+    }
+    return s.str();
+}
+
+nlohmann::json breaksJson(const GraphBreakReport& r, const Graph& g) {
+    nlohmann::json regions = nlohmann::json::array();
+    for (const GraphRegion& region : r.regions) {
+        nlohmann::json nodes = nlohmann::json::array();
+        for (NodeId id : region.nodes) nodes.push_back(g.node(id).name);
+        regions.push_back({{"index", region.index},
+                           {"placement", region.placement == Placement::Device ? "device" : "host"},
+                           {"nodes", nodes}});
+    }
+    nlohmann::json breaks = nlohmann::json::array();
+    for (const GraphBreak& b : r.breaks) {
+        nlohmann::json j = {{"kind", breakKindName(b.kind)},
+                            {"node", g.node(b.node).name},
+                            {"op", g.node(b.node).opType},
+                            {"from_region", b.fromRegion},
+                            {"to_region", b.toRegion},
+                            {"reason", b.reason}};
+        if (b.value.valid()) j["value"] = g.value(b.value).name;
+        if (b.bytes >= 0) j["bytes"] = b.bytes;
+        breaks.push_back(std::move(j));
+    }
+    return {{"backend", r.backend},
+            {"device_nodes", r.deviceNodes},
+            {"host_nodes", r.hostNodes},
+            {"host_shape_nodes", r.hostShapeNodes},
+            {"regions", regions},
+            {"breaks", breaks}};
+}
+
+}  // namespace fsc::cli

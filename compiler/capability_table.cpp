@@ -1,0 +1,96 @@
+#include "compiler/capability_table.h"
+
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+namespace fsc {
+
+const char* cudaCapabilityText();  // generated from backends/cuda/capabilities.txt
+
+namespace {
+
+std::string key(const std::string& domain, const std::string& op) {
+    return domain.empty() || domain == "ai.onnx" ? op : domain + "::" + op;
+}
+
+std::vector<std::string> splitComma(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream in(s);
+    for (std::string item; std::getline(in, item, ',');)
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+// The dtype whose dump name is `name` (float32, int64, ...).
+std::optional<DType> dtypeNamed(const std::string& name) {
+    for (int32_t i = 1; i <= 22; ++i)
+        if (auto t = dtypeFromOnnx(i); t && dtypeName(*t) == name) return t;
+    return std::nullopt;
+}
+
+}  // namespace
+
+Result<CapabilityTable> CapabilityTable::parse(const std::string& text, const std::string& source) {
+    CapabilityTable table;
+    table.m_name = source;
+    std::istringstream lines(text);
+    int lineNo = 0;
+    for (std::string line; std::getline(lines, line);) {
+        ++lineNo;
+        if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+        std::istringstream words(line);
+        std::string op, dtypes;
+        if (!(words >> op)) continue;
+        const std::string where = source + ":" + std::to_string(lineNo) + ": ";
+        if (!(words >> dtypes)) return Status(ErrorCode::InvalidArgument, where + op + " has no dtype column");
+        OpCapability cap;
+        if (dtypes == "*") cap.anyDType = true;
+        else if (dtypes != "-")
+            for (const std::string& name : splitComma(dtypes)) {
+                auto t = dtypeNamed(name);
+                if (!t) return Status(ErrorCode::InvalidArgument, where + "unknown dtype '" + name + "'");
+                cap.dtypes.insert(*t);
+            }
+        for (std::string flag; words >> flag;) {
+            if (flag == "data-dependent-shape") cap.dataDependentShape = true;
+            else if (flag == "host-control-flow") cap.hostControlFlow = true;
+            else if (flag.rfind("shape-input=", 0) == 0) {
+                for (const std::string& k : splitComma(flag.substr(12))) {
+                    if (k.find_first_not_of("0123456789") != std::string::npos)
+                        return Status(ErrorCode::InvalidArgument, where + "shape-input needs input numbers, not '" + k + "'");
+                    cap.shapeInputs.insert(std::stoi(k));
+                }
+            } else {
+                return Status(ErrorCode::InvalidArgument, where + "unknown flag '" + flag + "'");
+            }
+        }
+        const auto sep = op.find("::");
+        const std::string k = sep == std::string::npos ? op : key(op.substr(0, sep), op.substr(sep + 2));
+        if (!table.m_ops.emplace(k, cap).second) return Status(ErrorCode::InvalidArgument, where + op + " is listed twice");
+    }
+    return table;
+}
+
+Result<CapabilityTable> CapabilityTable::load(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return Status(ErrorCode::NotFound, path + ": cannot open the capability table");
+    std::stringstream text;
+    text << in.rdbuf();
+    return parse(text.str(), path);
+}
+
+const CapabilityTable& CapabilityTable::cuda() {
+    static const CapabilityTable table = [] {
+        auto parsed = parse(cudaCapabilityText(), "cuda capabilities.txt");
+        return parsed ? *parsed : CapabilityTable{};  // the build's test checks it parses
+    }();
+    return table;
+}
+
+const OpCapability* CapabilityTable::find(const std::string& domain, const std::string& op) const {
+    auto it = m_ops.find(key(domain, op));
+    return it == m_ops.end() ? nullptr : &it->second;
+}
+
+}  // namespace fsc
