@@ -7,7 +7,7 @@
 namespace fsc {
 namespace {
 
-Result<size_t> bytesOf(const Value& v, const DimBindings& bindings, size_t alignment) {
+Result<size_t> bytesOf(const Value& v, const DimBindings& bindings, size_t alignment) {  // valueBytes
     const ValueType& t = v.type;
     if (t.kind != ValueType::Kind::Tensor || !t.shape.rankKnown() ||
         dtypeBits(t.elemType) == 0)
@@ -44,11 +44,12 @@ Result<size_t> bytesOf(const Value& v, const DimBindings& bindings, size_t align
 
 Result<std::vector<BufferLifetime>> computeLifetimes(const Graph& graph,
                                                      const DimBindings& bindings,
-                                                     size_t alignment) {
+                                                     size_t alignment,
+                                                     const std::vector<NodeId>* schedule) {
     std::vector<bool> isOutput(graph.valueCount(), false);
     for (ValueId id : graph.outputs) isOutput[id.index] = true;
     std::vector<long> lastUse(graph.valueCount(), -1);
-    const auto& order = graph.order();
+    const auto& order = schedule ? *schedule : graph.order();
     for (size_t step = 0; step < order.size(); ++step) {
         const Node& node = graph.node(order[step]);
         for (ValueId in : node.inputs)
@@ -119,6 +120,24 @@ MemoryPlan planMemory(std::vector<BufferLifetime> lifetimes) {
     }
     for (size_t i = 0; i < lifetimes.size(); ++i) plan.assignments.push_back({lifetimes[i], offsets[i]});
     return plan;
+}
+
+Result<size_t> valueBytes(const Value& value, const DimBindings& bindings, size_t alignment) {
+    return bytesOf(value, bindings, alignment);
+}
+
+DimBindings bindAllSymbols(const Graph& graph, int64_t size) {
+    DimBindings bindings;
+    for (size_t i = 0; i < graph.valueCount(); ++i) {
+        const Shape& s = graph.value(ValueId{uint32_t(i)}).type.shape;
+        if (!s.rankKnown()) continue;
+        for (const Dim& d : s.dims()) {
+            if (!d.isSymbolic()) continue;
+            auto product = splitProductSymbol(d.symbol());
+            bindings.emplace(product ? product->first : d.symbol(), size);
+        }
+    }
+    return bindings;
 }
 
 }  // namespace fsc

@@ -37,10 +37,19 @@ using DimBindings = std::map<std::string, int64_t>;
 // Intermediates are node outputs that are not graph outputs, in order(). A value read
 // inside a subgraph lives until the node that owns the subgraph. Sizes are rounded up to
 // `alignment`; a size that cannot be decided is an error naming the value.
+// `schedule` replaces graph.order() when given (to weigh a different order).
 Result<std::vector<BufferLifetime>> computeLifetimes(const Graph& graph,
                                                      const DimBindings& bindings = {},
-                                                     size_t alignment = 64);
+                                                     size_t alignment = 64,
+                                                     const std::vector<NodeId>* schedule = nullptr);
 
 MemoryPlan planMemory(std::vector<BufferLifetime> lifetimes);
+
+// The bytes of one value, rounded up to `alignment`; an error names a dim with no value.
+Result<size_t> valueBytes(const Value& value, const DimBindings& bindings, size_t alignment = 64);
+
+// Every symbol in the graph's shapes bound to `size` (the compiler plans for batch 1 when
+// no input sizes are given).
+DimBindings bindAllSymbols(const Graph& graph, int64_t size);
 
 }  // namespace fsc

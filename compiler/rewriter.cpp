@@ -68,19 +68,6 @@ std::string Rewriter::uniqueName(const std::string& hint) {
     }
 }
 
-ValueId Rewriter::addValue(const std::string& nameHint, ValueType type) {
-    Value v;
-    v.name = uniqueName(nameHint);
-    v.kind = Value::Kind::NodeOutput;
-    v.type = std::move(type);
-    ValueId id = m_graph.addValue(std::move(v));
-    m_users.emplace_back();
-    m_captured.push_back(false);
-    m_valueTouched.push_back(false);
-    touchValue(id);
-    return id;
-}
-
 ValueId Rewriter::addConstant(Tensor tensor, const std::string& nameHint) {
     Value v;
     v.name = uniqueName(nameHint);
@@ -219,14 +206,25 @@ void Rewriter::setInput(NodeId node, size_t index, ValueId value) {
     if (value.valid()) addUse(value, node);
 }
 
-Node& Rewriter::editNode(NodeId id) {
-    touchNode(id);
-    return m_graph.node(id);
-}
-
-void Rewriter::setType(ValueId id, ValueType type) {
-    m_graph.value(id).type = std::move(type);
-    touchValue(id);
+Status Rewriter::setSchedule(std::vector<NodeId> order) {
+    if (m_orderDirty) return Status(ErrorCode::Internal, "setSchedule: call finish() first");
+    if (order.size() != m_graph.order().size())
+        return Status(ErrorCode::Internal, "setSchedule: the order must list every live node once");
+    std::vector<bool> done(m_graph.nodeArenaSize(), false);
+    for (NodeId id : order) {
+        if (!isLive(id) || done[id.index]) return Status(ErrorCode::Internal, "setSchedule: a node is dead or listed twice");
+        std::vector<ValueId> reads = m_graph.node(id).inputs;
+        for (const std::string& name : m_graph.node(id).capturedNames()) reads.push_back(m_graph.findValue(name));
+        for (ValueId in : reads) {
+            NodeId p = in.valid() ? producer(in) : NodeId{};
+            if (p.valid() && !done[p.index])
+                return Status(ErrorCode::Internal, "setSchedule: '" + m_graph.node(id).name + "' comes before its input's producer");
+        }
+        done[id.index] = true;
+    }
+    m_graph.setOrder(std::move(order));
+    m_openModified = true;
+    return Status::ok();
 }
 
 bool Rewriter::commit(const std::string& pattern, const std::string& reason) {

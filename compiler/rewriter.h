@@ -44,7 +44,6 @@ public:
 
     // --- edits
     std::string uniqueName(const std::string& hint);
-    ValueId addValue(const std::string& nameHint, ValueType type);
     // A new initializer holding `tensor` (renamed to a unique name).
     ValueId addConstant(Tensor tensor, const std::string& nameHint);
     // Adds a node that will sit just before `anchor` in the order; its provenance is the
@@ -58,9 +57,9 @@ public:
     // `to` produces it.
     void replaceAllUses(ValueId from, ValueId to);
     void setInput(NodeId node, size_t index, ValueId value);
-    // Direct access to a node's fields other than inputs and outputs (attributes, op type).
-    Node& editNode(NodeId id);
-    void setType(ValueId id, ValueType type);
+    // Replaces the schedule (after finish()); `order` must list every live node once, each
+    // after the producers of its inputs.
+    Status setSchedule(std::vector<NodeId> order);
 
     // Closes the open change. Returns false (and records nothing) when nothing changed.
     bool commit(const std::string& pattern, const std::string& reason);

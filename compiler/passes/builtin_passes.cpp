@@ -20,6 +20,8 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(fuseActivation);
     registry.add(fuseAttention);
     registry.add(fuseElementwise);
+    registry.add(scheduleForMemory);
+    registry.add(planMemoryPass);
 }
 
 }  // namespace fsc

@@ -25,4 +25,8 @@ std::unique_ptr<Pass> fuseActivation();
 std::unique_ptr<Pass> fuseAttention();
 std::unique_ptr<Pass> fuseElementwise();
 
+// Memory (O3)
+std::unique_ptr<Pass> scheduleForMemory();
+std::unique_ptr<Pass> planMemoryPass();
+
 }  // namespace fsc::passes
