@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/pass_manager.h"
+#include "compiler/memory_plan.h"
 #include "compiler/pipelines.h"
 #include "core/onnx_import.h"
 
@@ -43,8 +44,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: bench_compile [--repeats N] MODEL.onnx...\n");
         return 64;
     }
-    std::printf("%-26s %-4s %7s %7s %6s %10s %10s %8s  fused ops\n", "model", "pipe", "before", "after", "cut",
-                "compile ms", "import ms", "ratio");
+    std::printf("%-26s %-4s %7s %7s %6s %10s %10s %8s %9s %9s %9s  fused ops\n", "model", "pipe", "before", "after",
+                "cut", "compile ms", "import ms", "ratio", "arena MiB", "naive MiB", "bound MiB");
     for (const std::string& path : models) {
         std::vector<double> importTimes;
         Result<Model> model = Status(ErrorCode::Internal, "not imported");
@@ -54,7 +55,7 @@ int main(int argc, char** argv) {
             return 2;
         }
         const double importMs = medianMs(importTimes);
-        for (const char* level : {"O1", "O2"}) {
+        for (const char* level : {"O0", "O1", "O2", "O3"}) {
             const auto passes = *pipelinePasses(level);
             std::vector<double> times;
             Result<CompileResult> result = Status(ErrorCode::Internal, "not compiled");
@@ -74,10 +75,19 @@ int main(int argc, char** argv) {
             for (const auto& [op, count] : fused) fusedText += op + "=" + std::to_string(count) + " ";
             const size_t before = model->graph->nodeCount(), after = g.nodeCount();
             const double ms = medianMs(times);
-            std::printf("%-26s %-4s %7zu %7zu %5.1f%% %10.1f %10.1f %7.2fx  %s\n",
+            // The arena each pipeline's graph needs at batch 1, against the naive sum and
+            // the lower bound.
+            double arena = -1, naive = -1, bound = -1;
+            if (auto lifetimes = computeLifetimes(g, bindAllSymbols(g, 1))) {
+                const MemoryPlan plan = planMemory(std::move(*lifetimes));
+                arena = double(plan.arenaBytes) / (1 << 20);
+                naive = double(plan.naiveBytes) / (1 << 20);
+                bound = double(plan.lowerBoundBytes) / (1 << 20);
+            }
+            std::printf("%-26s %-4s %7zu %7zu %5.1f%% %10.1f %10.1f %7.2fx %9.2f %9.2f %9.2f  %s\n",
                         path.substr(path.find_last_of('/') + 1).c_str(), level, before, after,
-                        100.0 * double(before - after) / double(before), ms, importMs, ms / importMs,
-                        fusedText.c_str());
+                        100.0 * double(before - after) / double(before), ms, importMs, ms / importMs, arena, naive,
+                        bound, fusedText.c_str());
         }
     }
     return 0;

@@ -70,7 +70,8 @@ inline double maxRelativeError(const Model& reference, const Model& candidate, u
     auto feeds = randomFeeds(**a, seed);
     auto ra = (*a)->run(feeds);
     auto rb = (*b)->run(feeds);
-    if (!ra || !rb) qFatal("run failed");
+    if (!ra) qFatal("reference run failed: %s", ra.status().message().c_str());
+    if (!rb) qFatal("candidate run failed: %s", rb.status().message().c_str());
     double worst = 0;
     for (size_t o = 0; o < ra->size(); ++o) {
         const RtTensor &x = (*ra)[o], &y = (*rb)[o];

@@ -329,6 +329,49 @@ private slots:
         checkGolden(g, QStringLiteral("attention_fusion"));
     }
 
+    void attentionKernelLayouts_data() {
+        QTest::addColumn<std::vector<int64_t>>("q");  // stored dims and the perm to logical
+        QTest::addColumn<std::vector<int64_t>>("qPerm");
+        QTest::addColumn<std::vector<int64_t>>("k");
+        QTest::addColumn<std::vector<int64_t>>("kPerm");  // to K^T [.., d, Lk]
+        QTest::addColumn<std::vector<int64_t>>("v");
+        QTest::addColumn<std::vector<int64_t>>("outPerm");
+        QTest::addColumn<bool>("mask");
+        using V = std::vector<int64_t>;
+        // bert-style heads: [L, H, d] with every operand read through strides
+        QTest::newRow("heads") << V{7, 3, 5} << V{1, 0, 2} << V{9, 3, 5} << V{1, 2, 0} << V{3, 9, 6} << V{1, 0, 2} << true;
+        // neither of Q's last two logical dims is contiguous: packed
+        QTest::newRow("packed") << V{5, 2, 7, 3} << V{1, 3, 2, 0} << V{2, 3, 5, 4} << V{0, 1, 2, 3} << V{2, 3, 4, 6}
+                                << V{0, 2, 1, 3} << false;
+        // K shared across the batch (broadcast), one key, odd sizes
+        QTest::newRow("broadcast") << V{3, 70, 5} << V{0, 1, 2} << V{1, 5, 1} << V{0, 1, 2} << V{3, 1, 2} << V{} << true;
+    }
+
+    void attentionKernelLayouts() {
+        QFETCH(std::vector<int64_t>, q);
+        QFETCH(std::vector<int64_t>, qPerm);
+        QFETCH(std::vector<int64_t>, k);
+        QFETCH(std::vector<int64_t>, kPerm);
+        QFETCH(std::vector<int64_t>, v);
+        QFETCH(std::vector<int64_t>, outPerm);
+        QFETCH(bool, mask);
+        GraphBuilder b;
+        auto operand = [&](const char* name, const std::vector<int64_t>& stored, const std::vector<int64_t>& perm) {
+            ValueId x = b.input(name, DType::Float32, dims(stored));
+            return perm.empty() ? x : b.op("Transpose", {x}, fresh(), {intsAttr("perm", perm)});
+        };
+        ValueId s = b.op("Mul", {b.op("MatMul", {operand("q", q, qPerm), operand("k", k, kPerm)}, fresh()),
+                                 b.initializer(floatTensor(fresh(), {}, {0.3f}))}, fresh());
+        if (mask) s = b.op("Add", {s, b.input("mask", DType::Float32, dims({1, 1}))}, fresh());
+        ValueId o = b.op("MatMul", {b.op("Softmax", {s}, fresh()), b.input("v", DType::Float32, dims(v))}, fresh());
+        b.output(outPerm.empty() ? o : b.op("Transpose", {o}, "y", {intsAttr("perm", outPerm)}));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"attention-fusion"});
+        QCOMPARE(countFused(*r.model.graph, "Attention"), 1);
+        QCOMPARE(int(r.model.graph->nodeCount()), 1);
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
+    }
+
     void attentionWithoutTransposesOrMask() {
         // Plain 3-D SDPA; K^T is an input and the scale multiplies the scores.
         GraphBuilder b;
@@ -410,6 +453,20 @@ private slots:
         QVERIFY(source.find("out[i] = ") != std::string::npos);
         QVERIFY(maxRelativeError(m, r.model) < 1e-6);
         checkGolden(g, QStringLiteral("elementwise_fusion"));
+    }
+
+    void elementwiseLongAndBroadcastRows() {
+        // Rows longer than a chunk (split over the pool) and a middle-dim broadcast.
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({3, 5, 7001}));
+        ValueId row = b.input("row", DType::Float32, dims({3, 1, 7001}));
+        ValueId t = b.op("Tanh", {b.op("Mul", {b.op("Sub", {x, row}, fresh()), x}, fresh())}, fresh());
+        b.output(b.op("Max", {t, b.initializer(floatTensor(fresh(), {}, {-0.5f}))}, "y"));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"elementwise-fusion"});
+        QCOMPARE(countFused(*r.model.graph, "FusedElementwise"), 1);
+        QCOMPARE(int(r.model.graph->nodeCount()), 1);
+        QVERIFY(maxRelativeError(m, r.model) < 1e-6);
     }
 
     void elementwiseGuards() {

@@ -1,11 +1,13 @@
-// ai.fusescope.Attention on the CPU: softmax(scale * Q.K^T + mask).V, one query row at a
-// time, so the scores never exist as a whole tensor. The operands are read through their
-// permutations (strides), which is how the head transposes the pass absorbed cost nothing.
+// ai.fusescope.Attention on the CPU: softmax(scale * Q.K^T + mask).V, a block of query rows
+// at a time, so the scores never exist as a whole tensor. The operands are read through
+// their permutations (strides, handed to the GEMM as leading dims), which is how the head
+// transposes the pass absorbed cost no copy.
 #include <cmath>
 #include <numeric>
 
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/fused_kernels.h"
+#include "compiler/backends/cpu/gemm.h"
 
 namespace fsc::cpu {
 namespace {
@@ -49,52 +51,85 @@ struct BatchWalk {
     }
 };
 
+// A matrix inside a strided tensor, as gemm() takes it: row-major with a leading dim, or
+// transposed. Anything else is packed first.
+template <typename T>
+struct Operand {
+    const T* data;
+    int64_t rows, cols, rowStride, colStride;
+    std::vector<T> packed;
+    bool trans = false;
+    int64_t ld = 0;
+
+    void prepare() {
+        if (colStride == 1 || cols == 1) {
+            ld = std::max<int64_t>(rows == 1 ? cols : rowStride, cols);
+            if (rows == 1 || rowStride >= cols) return;
+        }
+        if (rowStride == 1 || rows == 1) {
+            trans = true;
+            ld = std::max<int64_t>(cols == 1 ? rows : colStride, rows);
+            if (cols == 1 || colStride >= rows) return;
+        }
+        packed.resize(size_t(rows * cols));  // neither dim is contiguous: copy row by row
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < cols; ++c) packed[size_t(r * cols + c)] = data[r * rowStride + c * colStride];
+        data = packed.data();
+        trans = false;
+        ld = cols;
+    }
+};
+
+// Per task: one batch index and a block of query rows. Scores for the block come from one
+// GEMM, the softmax runs on them in place, and a second GEMM multiplies by V; only the
+// block's scores [rows x Lk] are ever stored.
 template <typename T>
 void attentionRows(ThreadPool& pool, const T* q, const T* kt, const T* v, const T* mask, T* y,
                    const View& Q, const View& K, const View& V, const View& M, const View& Y,
                    const BatchWalk& walk, float scale) {
     const size_t r = Q.dims.size();
     const int64_t lq = Q.dims[r - 2], d = Q.dims[r - 1], lk = K.dims[r - 1], dv = V.dims[r - 1];
-    constexpr int64_t kRowsPerTask = 32;
+    constexpr int64_t kRowsPerTask = 64;
     const int64_t blocks = (lq + kRowsPerTask - 1) / kRowsPerTask;
     pool.parallelFor(walk.count * blocks, 1, [&](int64_t t0, int64_t t1) {
-        std::vector<T> keys(static_cast<size_t>(lk * d)), values(static_cast<size_t>(lk * dv));
-        std::vector<T> row(static_cast<size_t>(d)), scores(static_cast<size_t>(lk)), acc(static_cast<size_t>(dv));
-        int64_t packedBatch = -1;
+        std::vector<T> scores(static_cast<size_t>(kRowsPerTask * lk)), out;
         int64_t off[5];
         for (int64_t task = t0; task < t1; ++task) {
             const int64_t b = task / blocks, i0 = (task % blocks) * kRowsPerTask;
+            const int64_t rows = std::min(kRowsPerTask, lq - i0);
             walk.offsets(b, off);
-            if (b != packedBatch) {  // keys and values of this batch, packed row by row
-                for (int64_t j = 0; j < lk; ++j) {
-                    for (int64_t c = 0; c < d; ++c) keys[size_t(j * d + c)] = kt[off[1] + c * K.strides[r - 2] + j * K.strides[r - 1]];
-                    for (int64_t c = 0; c < dv; ++c) values[size_t(j * dv + c)] = v[off[2] + j * V.strides[r - 2] + c * V.strides[r - 1]];
+            Operand<T> qm{q + off[0] + i0 * Q.strides[r - 2], rows, d, Q.strides[r - 2], Q.strides[r - 1]};
+            Operand<T> km{kt + off[1], d, lk, K.strides[r - 2], K.strides[r - 1]};
+            Operand<T> vm{v + off[2], lk, dv, V.strides[r - 2], V.strides[r - 1]};
+            qm.prepare();
+            km.prepare();
+            vm.prepare();
+            gemm(qm.trans, km.trans, rows, lk, d, T(scale), qm.data, qm.ld, km.data, km.ld, T(0), scores.data(), lk);
+            for (int64_t i = 0; i < rows; ++i) {
+                T* s = scores.data() + i * lk;
+                if (mask) {
+                    const T* m = mask + off[3] + (i0 + i) * M.strides[r - 2];
+                    for (int64_t j = 0; j < lk; ++j) s[j] += m[j * M.strides[r - 1]];
                 }
-                packedBatch = b;
-            }
-            for (int64_t i = i0; i < std::min(lq, i0 + kRowsPerTask); ++i) {
-                for (int64_t c = 0; c < d; ++c) row[size_t(c)] = q[off[0] + i * Q.strides[r - 2] + c * Q.strides[r - 1]];
                 T best = -INFINITY;
-                for (int64_t j = 0; j < lk; ++j) {
-                    const T* key = keys.data() + j * d;
-                    T s = 0;
-                    for (int64_t c = 0; c < d; ++c) s += row[size_t(c)] * key[c];
-                    s *= T(scale);
-                    if (mask) s += mask[off[3] + i * M.strides[r - 2] + j * M.strides[r - 1]];
-                    scores[size_t(j)] = s;
-                    best = std::max(best, s);
-                }
-                std::fill(acc.begin(), acc.end(), T(0));
+                for (int64_t j = 0; j < lk; ++j) best = std::max(best, s[j]);
                 T sum = 0;
                 for (int64_t j = 0; j < lk; ++j) {
-                    const T p = std::exp(scores[size_t(j)] - best);
-                    sum += p;
-                    const T* val = values.data() + j * dv;
-                    for (int64_t c = 0; c < dv; ++c) acc[size_t(c)] += p * val[c];
+                    s[j] = std::exp(s[j] - best);
+                    sum += s[j];
                 }
-                const T inv = sum > T(0) ? T(1) / sum : T(0);  // no keys: zeros, as MatMul gives
-                for (int64_t c = 0; c < dv; ++c) y[off[4] + i * Y.strides[r - 2] + c * Y.strides[r - 1]] = acc[size_t(c)] * inv;
+                const T inv = T(1) / sum;
+                for (int64_t j = 0; j < lk; ++j) s[j] *= inv;
             }
+            // Straight into the output when its rows are contiguous, else through a block.
+            T* dst = y + off[4] + i0 * Y.strides[r - 2];
+            const bool direct = Y.strides[r - 1] == 1 && (rows == 1 || Y.strides[r - 2] >= dv);
+            if (!direct) out.resize(size_t(rows * dv));
+            gemm(false, vm.trans, rows, dv, lk, T(1), scores.data(), lk, vm.data, vm.ld, T(0),
+                 direct ? dst : out.data(), direct ? std::max<int64_t>(Y.strides[r - 2], dv) : dv);
+            if (!direct)
+                for (int64_t i = 0; i < rows; ++i)
+                    for (int64_t c = 0; c < dv; ++c) dst[i * Y.strides[r - 2] + c * Y.strides[r - 1]] = out[size_t(i * dv + c)];
         }
     });
 }

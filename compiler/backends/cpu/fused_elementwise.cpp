@@ -10,7 +10,6 @@
 namespace fsc::cpu {
 namespace {
 
-constexpr int64_t kBlock = 256;
 
 template <typename T>
 void step(EwOp op, const T* __restrict a, const T* __restrict b, T* __restrict y, int64_t n) {
@@ -42,27 +41,45 @@ void step(EwOp op, const T* __restrict a, const T* __restrict b, T* __restrict y
     }
 }
 
+// Rows of the broadcast plan are cut into chunks so one long row (same-shape inputs merge
+// into one) still spreads over the pool. Contiguous inputs are read in place; a broadcast
+// input is expanded into its register once per block.
 template <typename T>
 void runProgram(ThreadPool& pool, const ElementwiseProgram& program, const std::vector<const T*>& inputs,
                 T* out, const BroadcastRows& plan) {
     const size_t registers = size_t(program.outputRegister() + 1);
+    // Long blocks amortize the per-op loop; all registers of a block should fit in L2.
+    const int64_t kBlock = std::clamp<int64_t>(int64_t(65536 / registers), 128, 1024);
     const int64_t len = plan.rowLength;
-    forEachRow(pool, plan, [&](int64_t o, const int64_t* off) {
-        thread_local std::vector<T> regs;
-        regs.resize(registers * kBlock);
-        for (int64_t start = 0; start < len; start += kBlock) {
-            const int64_t n = std::min(kBlock, len - start);
-            for (size_t k = 0; k < inputs.size(); ++k) {
-                T* r = regs.data() + k * kBlock;
-                const T* src = inputs[k] + off[k];
-                if (plan.rowStride[k]) std::copy(src + start, src + start + n, r);
-                else std::fill(r, r + n, src[0]);
-            }
-            for (size_t k = 0; k < program.code.size(); ++k) {
-                const auto& in = program.code[k];
-                const T* b = in.b >= 0 ? regs.data() + size_t(in.b) * kBlock : nullptr;
-                T* y = k + 1 == program.code.size() ? out + o + start : regs.data() + (size_t(program.inputs) + k) * kBlock;
-                step<T>(in.op, regs.data() + size_t(in.a) * kBlock, b, y, n);
+    constexpr int64_t kChunk = 16384;
+    const int64_t chunks = (len + kChunk - 1) / kChunk;
+    pool.parallelFor(plan.rows * chunks, 1, [&](int64_t t0, int64_t t1) {
+        std::vector<T> regs(registers * kBlock);
+        std::vector<const T*> reg(registers);
+        std::vector<int64_t> off(inputs.size());
+        for (int64_t task = t0; task < t1; ++task) {
+            const int64_t row = task / chunks, first = (task % chunks) * kChunk;
+            const int64_t last = std::min(len, first + kChunk);
+            rowOffsets(plan, row, off.data());
+            const int64_t o = row * len;
+            for (int64_t start = first; start < last; start += kBlock) {
+                const int64_t n = std::min(kBlock, last - start);
+                for (size_t k = 0; k < inputs.size(); ++k) {
+                    const T* src = inputs[k] + off[k];
+                    if (plan.rowStride[k]) {
+                        reg[k] = src + start;
+                    } else {
+                        std::fill(regs.data() + k * kBlock, regs.data() + k * kBlock + n, src[0]);
+                        reg[k] = regs.data() + k * kBlock;
+                    }
+                }
+                for (size_t k = 0; k < program.code.size(); ++k) {
+                    const auto& in = program.code[k];
+                    const size_t target = size_t(program.inputs) + k;
+                    T* y = k + 1 == program.code.size() ? out + o + start : regs.data() + target * kBlock;
+                    step<T>(in.op, reg[size_t(in.a)], in.b >= 0 ? reg[size_t(in.b)] : nullptr, y, n);
+                    reg[target] = y;
+                }
             }
         }
     });

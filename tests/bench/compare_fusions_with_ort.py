@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Node and fused-op counts of Fusescope's O2 against ONNX Runtime's optimizer, per model.
+
+usage: compare_fusions_with_ort.py FUSESCOPE_CLI MODEL_CACHE ORT_NODE_MODULES [LEVEL]
+
+For each exported real model: the imported node count, ONNX Runtime's graph at LEVEL
+(default `extended`, written with the session option optimizedModelFilePath through
+tests/bench/ort_optimize.js) and `fusescope-cli compile --pipeline O2 --json`: nodes left,
+nodes in each tool's own fused-op domain (com.microsoft / ai.fusescope), and the time each
+took (ORT: session creation, which includes loading; Fusescope: the pass pipeline alone).
+Prints a Markdown table and the ratio of Fusescope's node count to ORT's.
+"""
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import onnx
+
+CLI, CACHE, NODE_MODULES = sys.argv[1:4]
+LEVEL = sys.argv[4] if len(sys.argv) > 4 else "extended"
+MODELS = ["resnet50", "mobilenet_v2", "vit_b_16", "swin_t", "transformer_encoder", "bert_base", "lstm"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def ort_graph(model_path, out_path):
+    env = dict(os.environ, NODE_PATH=NODE_MODULES)
+    run = subprocess.run(["node", os.path.join(HERE, "ort_optimize.js"), model_path, LEVEL, out_path],
+                         capture_output=True, text=True, env=env, timeout=600)
+    if run.returncode != 0:
+        raise RuntimeError(run.stderr.strip())
+    info = json.loads(run.stdout)
+    graph = onnx.load(out_path, load_external_data=False).graph
+    ops = collections.Counter((n.domain + "::" if n.domain else "") + n.op_type for n in graph.node)
+    fused = sum(c for op, c in ops.items() if op.startswith("com.microsoft::"))
+    return len(graph.node), fused, info["session_ms"], info["version"], ops
+
+
+def ours(model_path):
+    run = subprocess.run([CLI, "compile", model_path, "--pipeline", "O2", "--json"],
+                         capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        raise RuntimeError(run.stderr.strip())
+    j = json.loads(run.stdout)
+    fused = sum(c for op, c in j["ops_after"].items() if op.startswith("ai.fusescope."))
+    passes_ms = sum(p["ms"] for p in j["passes"])
+    return j["nodes_before"], j["nodes_after"], fused, passes_ms, j["ops_after"]
+
+
+print(f"| model | imported | ORT {LEVEL} nodes | Fusescope O2 nodes | ours / ORT | ORT fused ops | our fused ops | ORT session ms | our passes ms |")
+print("|---|---|---|---|---|---|---|---|---|")
+version = "?"
+with tempfile.TemporaryDirectory() as tmp:
+    for name in MODELS:
+        path = os.path.join(CACHE, name + ".onnx")
+        if not os.path.exists(path):
+            print(f"| {name} | missing | | | | | | | |")
+            continue
+        n_ort, f_ort, ms_ort, version, ort_ops = ort_graph(path, os.path.join(tmp, name + ".onnx"))
+        before, n_us, f_us, ms_us, our_ops = ours(path)
+        print(f"| {name} | {before} | {n_ort} | {n_us} | {n_us / n_ort:.2f} | {f_ort} | {f_us} | {ms_ort:.0f} | {ms_us:.1f} |")
+        if os.environ.get("FSC_SHOW_OPS"):
+            print("  ORT:", dict(ort_ops.most_common(10)), file=sys.stderr)
+            print("  ours:", dict(sorted(our_ops.items(), key=lambda kv: -kv[1])[:10]), file=sys.stderr)
+print(f"\nONNX Runtime {version} (npm onnxruntime-node, CPU build), level `{LEVEL}`.")
