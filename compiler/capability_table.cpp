@@ -1,5 +1,7 @@
 #include "compiler/capability_table.h"
 
+#include "core/comma_list.h"
+
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -12,14 +14,6 @@ namespace {
 
 std::string key(const std::string& domain, const std::string& op) {
     return domain.empty() || domain == "ai.onnx" ? op : domain + "::" + op;
-}
-
-std::vector<std::string> splitComma(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream in(s);
-    for (std::string item; std::getline(in, item, ',');)
-        if (!item.empty()) out.push_back(item);
-    return out;
 }
 
 // The dtype whose dump name is `name` (float32, int64, ...).
@@ -47,7 +41,7 @@ Result<CapabilityTable> CapabilityTable::parse(const std::string& text, const st
         OpCapability cap;
         if (dtypes == "*") cap.anyDType = true;
         else if (dtypes != "-")
-            for (const std::string& name : splitComma(dtypes)) {
+            for (const std::string& name : splitCommaList(dtypes)) {
                 auto t = dtypeNamed(name);
                 if (!t) return Status(ErrorCode::InvalidArgument, where + "unknown dtype '" + name + "'");
                 cap.dtypes.insert(*t);
@@ -56,7 +50,7 @@ Result<CapabilityTable> CapabilityTable::parse(const std::string& text, const st
             if (flag == "data-dependent-shape") cap.dataDependentShape = true;
             else if (flag == "host-control-flow") cap.hostControlFlow = true;
             else if (flag.rfind("shape-input=", 0) == 0) {
-                for (const std::string& k : splitComma(flag.substr(12))) {
+                for (const std::string& k : splitCommaList(flag.substr(12))) {
                     if (k.find_first_not_of("0123456789") != std::string::npos)
                         return Status(ErrorCode::InvalidArgument, where + "shape-input needs input numbers, not '" + k + "'");
                     cap.shapeInputs.insert(std::stoi(k));

@@ -1,9 +1,9 @@
 #include "compiler/pipelines.h"
 
 #include <algorithm>
-#include <sstream>
 
 #include "compiler/pass_registry.h"
+#include "core/comma_list.h"
 
 namespace fsc {
 
@@ -49,19 +49,11 @@ Result<std::vector<std::string>> pipelinePasses(const std::string& level) {
     return passes;
 }
 
-std::vector<std::string> splitPassList(const std::string& list) {
-    std::vector<std::string> names;
-    std::stringstream s(list);
-    for (std::string name; std::getline(s, name, ',');)
-        if (!name.empty()) names.push_back(name);
-    return names;
-}
-
 Result<std::vector<std::string>> resolvePipeline(const std::string& level, const std::string& passList,
                                                  const std::vector<std::string>& disabled) {
     std::vector<std::string> passes;
     if (!passList.empty()) {
-        passes = splitPassList(passList);
+        passes = splitCommaList(passList);
     } else {
         auto named = pipelinePasses(level.empty() ? "O2" : level);
         if (!named) return named.status();

@@ -19,9 +19,6 @@ const std::vector<PipelineStep>& pipelineSteps();
 // "O0".."O3" -> pass names; an unknown level is an InvalidArgument error.
 Result<std::vector<std::string>> pipelinePasses(const std::string& level);
 
-// "a,b,,c" -> {a, b, c}: the CLI's --passes and --disable lists.
-std::vector<std::string> splitPassList(const std::string& list);
-
 // Resolves the CLI's choices: a named pipeline, or an explicit comma-separated list, minus
 // the disabled passes. Every name must be registered.
 Result<std::vector<std::string>> resolvePipeline(const std::string& level, const std::string& passList,

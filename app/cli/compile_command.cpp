@@ -12,6 +12,7 @@
 #include "compiler/pass_manager.h"
 #include "compiler/pass_registry.h"
 #include "compiler/pipelines.h"
+#include "core/comma_list.h"
 #include "core/onnx_export.h"
 #include "core/onnx_import.h"
 
@@ -81,7 +82,7 @@ int parse(int argc, char** argv, int first, CompileArgs& a) {
         else if (s == "-o" || s == "--output") { if (!value(a.output)) return usage(s + " needs OUT.onnx"); }
         else if (s == "--disable") {
             if (!value(v)) return usage("--disable needs a,b");
-            for (std::string& name : splitPassList(v)) a.disabled.push_back(std::move(name));
+            for (std::string& name : splitCommaList(v)) a.disabled.push_back(std::move(name));
         } else if (s.rfind("-", 0) == 0) return usage("unknown option " + s);
         else if (a.model.empty()) a.model = s;
         else return usage("unexpected argument '" + s + "'");

@@ -14,6 +14,7 @@
 #include "compiler/backends/device_query.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipelines.h"
+#include "core/comma_list.h"
 #include "compiler/runtime/executor.h"
 #include "compiler/runtime/half.h"
 #include "core/onnx_import.h"
@@ -134,7 +135,7 @@ int parse(int argc, char** argv, int first, RunArgs& a) {
             if (!value(a.passes) || a.passes.empty()) return usage("--passes needs a,b,c");
         } else if (s == "--disable") {
             if (!value(v)) return usage("--disable needs a,b");
-            for (std::string& name : splitPassList(v)) a.disabled.push_back(std::move(name));
+            for (std::string& name : splitCommaList(v)) a.disabled.push_back(std::move(name));
         } else if (s == "--backend") {
             if (!value(a.backend) || (a.backend != "cpu" && a.backend != "cuda"))
                 return usage("--backend must be cpu or cuda");
