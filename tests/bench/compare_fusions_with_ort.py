@@ -8,7 +8,11 @@ For each exported real model: the imported node count, ONNX Runtime's graph at L
 tests/bench/ort_optimize.js) and `fusescope-cli compile --pipeline O2 --json`: nodes left,
 nodes in each tool's own fused-op domain (com.microsoft / ai.fusescope), and the time each
 took (ORT: session creation, which includes loading; Fusescope: the pass pipeline alone).
-Prints a Markdown table and the ratio of Fusescope's node count to ORT's.
+Then a second table counts the fusions the issue names, per kind and tool:
+  conv       ORT FusedConv                      | ours FusedConv
+  gelu       ORT Gelu, BiasGelu, FastGelu       | ours Gelu, and Gelu epilogues of FusedMatMul/FusedGemm/FusedConv
+  layernorm  ORT (Skip)(Simplified)LayerNormalization and ONNX's | ours LayerNormalization, SkipLayerNorm, RmsNorm
+  attention  ORT Attention, MultiHeadAttention, GroupQueryAttention | ours Attention
 """
 import collections
 import json
@@ -38,8 +42,30 @@ def ort_graph(model_path, out_path):
     return len(graph.node), fused, info["session_ms"], info["version"], ops
 
 
-def ours(model_path):
-    run = subprocess.run([CLI, "compile", model_path, "--pipeline", "O2", "--json"],
+KINDS = {
+    "conv": ({"FusedConv"}, {"FusedConv"}),
+    "gelu": ({"Gelu", "BiasGelu", "FastGelu"}, {"Gelu"}),
+    "layernorm": ({"LayerNormalization", "SkipLayerNormalization", "SimplifiedLayerNormalization",
+                   "SkipSimplifiedLayerNormalization"}, {"LayerNormalization", "SkipLayerNorm", "RmsNorm"}),
+    "attention": ({"Attention", "MultiHeadAttention", "GroupQueryAttention"}, {"Attention"}),
+}
+
+
+def fusion_kinds(graph, theirs):
+    counts = collections.Counter()
+    for n in graph.node:
+        for kind, (ort_ops, our_ops) in KINDS.items():
+            if n.op_type in (ort_ops if theirs else our_ops):
+                counts[kind] += 1
+        if not theirs and n.domain == "ai.fusescope" and n.op_type in ("FusedMatMul", "FusedGemm", "FusedConv"):
+            act = next((a.s.decode() for a in n.attribute if a.name == "activation"), "")
+            if act.startswith("Gelu"):
+                counts["gelu"] += 1
+    return counts
+
+
+def ours(model_path, out_path):
+    run = subprocess.run([CLI, "compile", model_path, "--pipeline", "O2", "--json", "-o", out_path],
                          capture_output=True, text=True, timeout=600)
     if run.returncode != 0:
         raise RuntimeError(run.stderr.strip())
@@ -47,6 +73,9 @@ def ours(model_path):
     fused = sum(c for op, c in j["ops_after"].items() if op.startswith("ai.fusescope."))
     passes_ms = sum(p["ms"] for p in j["passes"])
     return j["nodes_before"], j["nodes_after"], fused, passes_ms, j["ops_after"]
+
+
+kinds_rows = []
 
 
 print(f"| model | imported | ORT {LEVEL} nodes | Fusescope O2 nodes | ours / ORT | ORT fused ops | our fused ops | ORT session ms | our passes ms |")
@@ -58,10 +87,19 @@ with tempfile.TemporaryDirectory() as tmp:
         if not os.path.exists(path):
             print(f"| {name} | missing | | | | | | | |")
             continue
-        n_ort, f_ort, ms_ort, version, ort_ops = ort_graph(path, os.path.join(tmp, name + ".onnx"))
-        before, n_us, f_us, ms_us, our_ops = ours(path)
+        ort_path, our_path = os.path.join(tmp, name + ".ort.onnx"), os.path.join(tmp, name + ".ours.onnx")
+        n_ort, f_ort, ms_ort, version, ort_ops = ort_graph(path, ort_path)
+        before, n_us, f_us, ms_us, our_ops = ours(path, our_path)
+        kinds_rows.append((name, fusion_kinds(onnx.load(ort_path, load_external_data=False).graph, True),
+                           fusion_kinds(onnx.load(our_path, load_external_data=False).graph, False)))
         print(f"| {name} | {before} | {n_ort} | {n_us} | {n_us / n_ort:.2f} | {f_ort} | {f_us} | {ms_ort:.0f} | {ms_us:.1f} |")
         if os.environ.get("FSC_SHOW_OPS"):
             print("  ORT:", dict(ort_ops.most_common(10)), file=sys.stderr)
             print("  ours:", dict(sorted(our_ops.items(), key=lambda kv: -kv[1])[:10]), file=sys.stderr)
-print(f"\nONNX Runtime {version} (npm onnxruntime-node, CPU build), level `{LEVEL}`.")
+print(f"\nONNX Runtime {version} (npm onnxruntime-node, CPU build), level `{LEVEL}`.\n")
+print("| model | " + " | ".join(f"{k} ORT / ours" for k in KINDS) + " | ours >= ORT |")
+print("|---|" + "---|" * (len(KINDS) + 1))
+for name, theirs, mine in kinds_rows:
+    cells = " | ".join(f"{theirs[k]} / {mine[k]}" for k in KINDS)
+    ok = all(mine[k] >= theirs[k] for k in KINDS)
+    print(f"| {name} | {cells} | {'yes' if ok else 'NO'} |")
