@@ -70,6 +70,14 @@ LayoutResult layeredLayout(const LayoutInput& input, const LayoutOptions& option
     std::vector<int> layer(size_t(n), 0);
     for (int v = 0; v < n; ++v)
         for (int w : succ[size_t(v)]) layer[size_t(w)] = std::max(layer[size_t(w)], layer[size_t(v)] + 1);
+    // Then each node as low as its readers allow: a Constant or Shape read once, far down,
+    // sits just above its reader instead of at the top with a long edge (dummies) to it.
+    for (int v = n; v-- > 0;) {
+        if (succ[size_t(v)].empty()) continue;
+        int lowest = INT32_MAX;
+        for (int w : succ[size_t(v)]) lowest = std::min(lowest, layer[size_t(w)] - 1);
+        layer[size_t(v)] = std::max(layer[size_t(v)], lowest);
+    }
 
     // 2. Dummies on long edges, so each edge joins adjacent layers.
     Layered g;
