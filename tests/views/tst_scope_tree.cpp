@@ -1,0 +1,72 @@
+// Scope groups from node names, and the visible graph with groups collapsed: one box per
+// collapsed group, edges merged between boxes, Constants hidden unless asked for.
+#include <QTest>
+
+#include "core/graph_builder.h"
+#include "views/scope_tree.h"
+
+using namespace fsc;
+
+namespace {
+
+// x -> /enc/l0/attn/MatMul -> /enc/l0/attn/Softmax -> /enc/l0/ffn/Relu -> /enc/l1/Relu -> /head/Gemm,
+// plus a Constant read inside l0/ffn.
+Graph scoped() {
+    GraphBuilder b;
+    ValueId x = b.input("x", DType::Float32, Shape::ofSizes({2, 2}));
+    ValueId mm = b.op("MatMul", {x, x}, "mm", {}, "/enc/l0/attn/MatMul");
+    ValueId sm = b.op("Softmax", {mm}, "sm", {}, "/enc/l0/attn/Softmax");
+    ValueId c = b.op("Constant", {}, "c", {tensorAttr("value", floatTensor("c", {}, {2.0f}))}, "/enc/l0/ffn/Constant");
+    ValueId r0 = b.op("Mul", {sm, c}, "r0", {}, "/enc/l0/ffn/Mul");
+    ValueId r1 = b.op("Relu", {r0}, "r1", {}, "/enc/l1/Relu");
+    ValueId y = b.op("Add", {r1, mm}, "y", {}, "/head/Add");  // a skip edge from attn to head
+    b.output(y);
+    return b.graph();
+}
+
+}  // namespace
+
+class TestScopeTree : public QObject {
+    Q_OBJECT
+private slots:
+    void groupsFollowScopePaths() {
+        const Graph g = scoped();
+        const ScopeTree t = ScopeTree::build(g);
+        // root, enc, enc/l0, enc/l0/attn, enc/l0/ffn, enc/l1, head
+        QCOMPARE(int(t.groups().size()), 7);
+        QCOMPARE(t.groups()[0].totalNodes, 6);
+        const int l0 = t.find("enc/l0");
+        QVERIFY(l0 > 0);
+        QCOMPARE(t.groups()[size_t(l0)].name, std::string("l0"));
+        QCOMPARE(t.groups()[size_t(l0)].depth, 2);
+        QCOMPARE(t.groups()[size_t(l0)].totalNodes, 4);
+        QCOMPARE(int(t.groups()[size_t(l0)].children.size()), 2);
+        QCOMPARE(t.find("nope"), -1);
+    }
+
+    void collapsedGroupsBecomeBoxesWithMergedEdges() {
+        const Graph g = scoped();
+        const ScopeTree t = ScopeTree::build(g);
+        // Depth 1: the root, enc and head are expanded; enc/l0 and enc/l1 are not.
+        const VisibleGraph v = visibleGraph(g, t, expandedToDepth(t, 1));
+        // enc/l0 and enc/l1 collapsed, head's Add visible: 3 items.
+        QCOMPARE(int(v.items.size()), 3);
+        QCOMPARE(v.items[0].group, t.find("enc/l0"));
+        QCOMPARE(v.items[1].group, t.find("enc/l1"));
+        QVERIFY(v.items[2].node.valid());
+        // l0 -> l1, l1 -> Add, l0 -> Add (the skip edge), each once.
+        QCOMPARE(int(v.edges.size()), 3);
+
+        const VisibleGraph all = visibleGraph(g, t, expandedToDepth(t, 9));
+        QCOMPARE(int(all.items.size()), 5);  // the Constant is hidden
+        const VisibleGraph withConstants = visibleGraph(g, t, expandedToDepth(t, 9), true);
+        QCOMPARE(int(withConstants.items.size()), 6);
+
+        const VisibleGraph none = visibleGraph(g, t, expandedToDepth(t, 0));
+        QCOMPARE(int(none.items.size()), 2);  // enc, head
+        QCOMPARE(int(none.edges.size()), 1);  // merged, no self loops
+    }
+};
+
+QTEST_APPLESS_MAIN(TestScopeTree)
+#include "tst_scope_tree.moc"
