@@ -1,0 +1,92 @@
+// The canvas layout: each expanded group laid out on its own inside its frame, collapsed
+// groups as boxes, unchanged groups reused from the cache across snapshots, cancel.
+#include <QTest>
+
+#include "core/graph_builder.h"
+#include "views/group_layout.h"
+
+using namespace fsc;
+
+namespace {
+
+// Two encoder layers of three nodes each and a head; `headOp` varies the head only.
+Graph model(const std::string& headOp) {
+    GraphBuilder b;
+    ValueId x = b.input("x", DType::Float32, Shape::ofSizes({2, 2}));
+    ValueId h = x;
+    for (const char* layer : {"l0", "l1"}) {
+        const std::string p = std::string("/enc/") + layer + "/";
+        ValueId a = b.op("MatMul", {h, h}, p + "a", {}, p + "MatMul");
+        ValueId s = b.op("Softmax", {a}, p + "s", {}, p + "Softmax");
+        h = b.op("Add", {s, h}, p + "y", {}, p + "Add");
+    }
+    b.output(b.op(headOp, {h}, "y", {}, "/head/" + headOp));
+    return b.graph();
+}
+
+bool contains(const Rect& outer, const Rect& inner) {
+    return inner.x >= outer.x - 1e-9 && inner.y >= outer.y - 1e-9 && inner.x + inner.width <= outer.x + outer.width + 1e-9 &&
+           inner.bottom() <= outer.bottom() + 1e-9;
+}
+
+}  // namespace
+
+class TestGroupLayout : public QObject {
+    Q_OBJECT
+private slots:
+    void expandedGroupsFrameTheirContents() {
+        const Graph g = model("Relu");
+        const ScopeTree t = ScopeTree::build(g);
+        const CanvasLayout c = layoutCanvas(g, t, expandedToDepth(t, 9));
+        int nodes = 0, frames = 0;
+        for (const auto& box : c.boxes) {
+            if (box.node.valid()) {
+                ++nodes;
+                // Inside the frame of every group that holds it.
+                for (int grp = t.groupOf(box.node); grp > 0; grp = t.groups()[size_t(grp)].parent)
+                    for (const auto& frame : c.boxes)
+                        if (frame.group == grp) QVERIFY(contains(frame.rect, box.rect));
+            } else {
+                QVERIFY(box.expanded);
+                ++frames;
+            }
+        }
+        QCOMPARE(nodes, 7);
+        QCOMPARE(frames, 4);  // enc, enc/l0, enc/l1, head
+        QVERIFY(!c.edges.empty());
+        QVERIFY(c.width > 0 && c.height > 0);
+    }
+
+    void collapsedGroupsAreSingleBoxes() {
+        const Graph g = model("Relu");
+        const ScopeTree t = ScopeTree::build(g);
+        const CanvasLayout c = layoutCanvas(g, t, expandedToDepth(t, 0));
+        QCOMPARE(int(c.boxes.size()), 2);  // enc, head
+        for (const auto& box : c.boxes) QVERIFY(!box.expanded && box.group > 0);
+        QCOMPARE(c.groupsLaidOut, 1);  // the root only
+        QCOMPARE(int(c.edges.size()), 1);
+    }
+
+    void unchangedGroupsAreReused() {
+        GroupLayoutCache cache;
+        const Graph before = model("Relu");
+        const ScopeTree t1 = ScopeTree::build(before);
+        const CanvasLayout first = layoutCanvas(before, t1, expandedToDepth(t1, 9), &cache);
+        QCOMPARE(first.groupsLaidOut, 5);  // root, enc, l0, l1, head
+        QCOMPARE(layoutCanvas(before, t1, expandedToDepth(t1, 9), &cache).groupsLaidOut, 0);
+        // Another snapshot where only the head changed: root and head are laid out again.
+        const Graph after = model("Sigmoid");
+        const ScopeTree t2 = ScopeTree::build(after);
+        QCOMPARE(layoutCanvas(after, t2, expandedToDepth(t2, 9), &cache).groupsLaidOut, 2);
+    }
+
+    void cancelStops() {
+        const Graph g = model("Relu");
+        const ScopeTree t = ScopeTree::build(g);
+        std::atomic<bool> cancel{true};
+        QVERIFY(layoutCanvas(g, t, expandedToDepth(t, 9), nullptr, &cancel).cancelled);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestGroupLayout)
+#include "tst_group_layout.moc"

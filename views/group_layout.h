@@ -1,0 +1,55 @@
+#pragma once
+// The canvas's layout: every expanded group is laid out on its own (its direct nodes and
+// its child groups as boxes), inside out, so a collapsed subtree costs nothing and a group
+// whose contents did not change can reuse its layout. Groups use the layered layout; the
+// result is absolute geometry for the painter. Pure data, no Qt.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "views/layered_layout.h"
+#include "views/scope_tree.h"
+
+namespace fsc {
+
+struct Rect {
+    double x = 0, y = 0, width = 0, height = 0;  // top-left and size
+    double centerX() const { return x + width / 2; }
+    double bottom() const { return y + height; }
+};
+
+struct CanvasLayout {
+    struct Box {
+        NodeId node;     // a node, or
+        int group = -1;  // a group: a collapsed box, or the frame of an expanded one
+        bool expanded = false;
+        Rect rect;
+    };
+    std::vector<Box> boxes;  // frames of expanded groups come before their contents
+    std::vector<std::vector<LayoutResult::Point>> edges;  // polylines in canvas coordinates
+    double width = 0, height = 0;
+    int groupsLaidOut = 0;  // how many group layouts were computed (not reused)
+    bool cancelled = false;
+};
+
+// A node's box size: wide enough for its op type.
+LayoutInput::Box nodeBox(const Node& node);
+
+// Keeps each group's layout by a key of what it holds, across snapshots of one model.
+class GroupLayoutCache {
+public:
+    std::shared_ptr<const void> find(const std::string& key) const;
+    void put(const std::string& key, std::shared_ptr<const void> layout);
+    size_t size() const { return m_entries.size(); }
+
+private:
+    std::map<std::string, std::shared_ptr<const void>> m_entries;
+};
+
+CanvasLayout layoutCanvas(const Graph& graph, const ScopeTree& tree, const std::vector<bool>& expanded,
+                          GroupLayoutCache* cache = nullptr, const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace fsc
