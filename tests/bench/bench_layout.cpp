@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "core/onnx_import.h"
+#include "views/scope_tree.h"
+#include "views/group_layout.h"
 #include "views/layered_layout.h"
 
 using namespace fsc;
@@ -46,8 +48,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: bench_layout MODEL.onnx...\n");
         return 64;
     }
-    std::printf("%-26s %7s %7s %7s %7s %9s %10s %10s %8s\n", "model", "nodes", "edges", "layers", "dummies",
-                "crossings", "layout ms", "import ms", "ratio");
+    std::printf("%-26s %7s %7s %7s %7s %9s %10s %10s %8s %12s %12s %12s\n", "model", "nodes", "edges", "layers",
+                "dummies", "crossings", "flat ms", "import ms", "ratio", "depth-1 ms", "grouped ms", "reuse ms");
     for (int i = 1; i < argc; ++i) {
         const std::string path = argv[i];
         Result<Model> model = Status(ErrorCode::Internal, "not imported");
@@ -59,8 +61,18 @@ int main(int argc, char** argv) {
         const LayoutInput in = flatInput(*model->graph);
         LayoutResult r;
         const double ms = timeMs([&] { r = layeredLayout(in); });
-        std::printf("%-26s %7zu %7zu %7d %7d %9d %10.1f %10.1f %7.2fx\n", path.substr(path.find_last_of('/') + 1).c_str(),
-                    in.nodes.size(), in.edges.size(), r.layers, r.dummies, r.crossings, ms, importMs, ms / importMs);
+        // The explorer's cases: the first frame (groups below the top level collapsed),
+        // everything expanded by groups, and the same again from a warm cache (another
+        // snapshot with nothing changed).
+        const ScopeTree tree = ScopeTree::build(*model->graph);
+        const double firstMs = timeMs([&] { layoutCanvas(*model->graph, tree, expandedToDepth(tree, 1)); });
+        GroupLayoutCache cache;
+        const auto all = expandedToDepth(tree, 1 << 20);
+        const double groupedMs = timeMs([&] { layoutCanvas(*model->graph, tree, all, &cache); });
+        const double reuseMs = timeMs([&] { layoutCanvas(*model->graph, tree, all, &cache); });
+        std::printf("%-26s %7zu %7zu %7d %7d %9d %10.1f %10.1f %7.2fx %12.1f %12.1f %12.1f\n",
+                    path.substr(path.find_last_of('/') + 1).c_str(), in.nodes.size(), in.edges.size(), r.layers,
+                    r.dummies, r.crossings, ms, importMs, ms / importMs, firstMs, groupedMs, reuseMs);
     }
     return 0;
 }
