@@ -99,10 +99,17 @@ struct Builder {
         for (int c : g.children) {
             std::vector<NodeId> nodes;
             subtreeNodes(c, nodes);
-            int first = INT32_MAX;
+            int first = INT32_MAX, shown = 0;
+            NodeId only;
             for (NodeId id : nodes)
-                if (!hidden(graph.node(id))) first = std::min(first, position[id.index]);
-            if (first != INT32_MAX) items.push_back({first, NodeId{}, c});
+                if (!hidden(graph.node(id))) {
+                    first = std::min(first, position[id.index]);
+                    ++shown;
+                    only = id;
+                }
+            // A group around a single node (exporters name each module) is just the node.
+            if (shown == 1) items.push_back({first, only, -1});
+            else if (shown > 1) items.push_back({first, NodeId{}, c});
         }
         std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.first < b.first; });
 
@@ -130,6 +137,7 @@ struct Builder {
         std::vector<NodeId> nodes;
         subtreeNodes(group, nodes);
         auto itemOf = [&](NodeId id) {
+            if (auto direct = itemOfNode.find(id.index); direct != itemOfNode.end()) return direct->second;
             const int c = childToward(group, id);
             if (c < 0) {
                 auto it = itemOfNode.find(id.index);

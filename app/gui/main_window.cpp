@@ -16,6 +16,7 @@
 
 #include "app/gui/model_loader.h"
 #include "core/model_summary.h"
+#include "views/graph_canvas.h"
 #include "views/node_table_model.h"
 #include "views/summary_view.h"
 
@@ -30,6 +31,7 @@ namespace fsc {
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       m_loader(new ModelLoader(this)),
+      m_canvas(new GraphCanvas(this)),
       m_nodeTable(new NodeTableModel(this)),
       m_nodeView(new QTableView(this)),
       m_summary(new SummaryView(this)),
@@ -47,7 +49,14 @@ MainWindow::MainWindow(QWidget* parent)
     m_nodeView->horizontalHeader()->setStretchLastSection(true);
     m_nodeView->horizontalHeader()->setResizeContentsPrecision(200);  // fast on 6,000-node graphs
     m_nodeView->setAlternatingRowColors(true);
-    setCentralWidget(m_nodeView);
+    setCentralWidget(m_canvas);
+    auto* nodesDock = new QDockWidget(tr("Nodes"), this);
+    nodesDock->setObjectName(QStringLiteral("nodesDock"));
+    nodesDock->setWidget(m_nodeView);
+    addDockWidget(Qt::BottomDockWidgetArea, nodesDock);
+    connect(m_canvas, &GraphCanvas::laidOut, this, [this](double ms, int groups) {
+        m_status->setText(m_shownText + tr(" · layout %1 ms (%2 groups)").arg(ms, 0, 'f', 1).arg(groups));
+    });
 
     auto* summaryDock = new QDockWidget(tr("Model"), this);
     summaryDock->setObjectName(QStringLiteral("summaryDock"));
@@ -88,6 +97,18 @@ void MainWindow::createActions() {
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::quit);
     quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(tr("&Fit to window"), m_canvas, &GraphCanvas::fitToView);
+    auto expandTo = [this](int depth) {
+        if (m_canvas->scopeTree()) m_canvas->setExpanded(expandedToDepth(*m_canvas->scopeTree(), depth));
+    };
+    view->addAction(tr("&Collapse all"), this, [expandTo] { expandTo(0); });
+    for (int depth = 1; depth <= 4; ++depth)
+        view->addAction(tr("Expand to depth &%1").arg(depth), this, [expandTo, depth] { expandTo(depth); })
+            ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_0 + depth)));
+    view->addAction(tr("&Expand all"), this, [expandTo] { expandTo(1 << 20); })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
 }
 
 bool MainWindow::loading() const {
@@ -113,14 +134,17 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
     const ModelSummary summary = summarizeModel(*m_model);
     m_nodeTable->setGraph(std::shared_ptr<const Graph>(m_model, m_model->graph.get()));
     m_nodeView->resizeColumnsToContents();
+    const int depth = m_initialDepth >= 0 ? m_initialDepth : m_model->graph->nodeCount() <= 300 ? (1 << 20) : 1;
+    m_canvas->setGraph(std::shared_ptr<const Graph>(m_model, m_model->graph.get()), depth);
     const QString shown = path == QLatin1String(kSamplePath) ? tr("bundled sample") : path;
     m_summary->showSummary(summary, shown);
     setWindowTitle(tr("%1 — Fusescope").arg(shown));
-    m_status->setText(tr("%1: %2 nodes, %3 parameters, IR %4")
-                          .arg(shown)
-                          .arg(summary.totalNodeCount)
-                          .arg(summary.parameterCount)
-                          .arg(summary.irVersion));
+    m_shownText = tr("%1: %2 nodes, %3 parameters, IR %4")
+                      .arg(shown)
+                      .arg(summary.totalNodeCount)
+                      .arg(summary.parameterCount)
+                      .arg(summary.irVersion);
+    m_status->setText(m_shownText);
     emit modelShown(path);
 }
 

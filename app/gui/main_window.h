@@ -1,6 +1,6 @@
 #pragma once
-// Fusescope's main window at this stage: a model summary and the plain node list.
-// The explorer (canvas, passes, diff) replaces the central table in a later step.
+// Fusescope's main window: the graph canvas in the centre, the model summary and the node
+// list in docks. Passes, diff, properties and runs arrive in later steps.
 #include <QMainWindow>
 
 #include <memory>
@@ -15,6 +15,7 @@ class QTableView;
 namespace fsc {
 
 class ModelLoader;
+class GraphCanvas;
 class NodeTableModel;
 class SummaryView;
 
@@ -30,6 +31,9 @@ public:
     void cancelLoading();
     const Model* model() const { return m_model.get(); }
     NodeTableModel* nodeTable() const { return m_nodeTable; }
+    GraphCanvas* canvas() const { return m_canvas; }
+    // Groups expanded when a model opens: -1 picks by size (all for small graphs).
+    void setInitialExpandDepth(int depth) { m_initialDepth = depth; }
     bool loading() const;
 
 signals:
@@ -46,6 +50,9 @@ private:
     void showError(const QString& message);
 
     std::shared_ptr<const Model> m_model;
+    GraphCanvas* m_canvas;
+    int m_initialDepth = -1;
+    QString m_shownText;  // the status line's model summary
     ModelLoader* m_loader;
     NodeTableModel* m_nodeTable;
     QTableView* m_nodeView;

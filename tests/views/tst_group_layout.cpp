@@ -52,7 +52,7 @@ private slots:
             }
         }
         QCOMPARE(nodes, 7);
-        QCOMPARE(frames, 4);  // enc, enc/l0, enc/l1, head
+        QCOMPARE(frames, 3);  // enc, enc/l0, enc/l1; head holds one node, shown as the node
         QVERIFY(!c.edges.empty());
         QVERIFY(c.width > 0 && c.height > 0);
     }
@@ -61,8 +61,9 @@ private slots:
         const Graph g = model("Relu");
         const ScopeTree t = ScopeTree::build(g);
         const CanvasLayout c = layoutCanvas(g, t, expandedToDepth(t, 0));
-        QCOMPARE(int(c.boxes.size()), 2);  // enc, head
-        for (const auto& box : c.boxes) QVERIFY(!box.expanded && box.group > 0);
+        QCOMPARE(int(c.boxes.size()), 2);  // enc collapsed, and head's single node
+        QVERIFY(!c.boxes[0].expanded && c.boxes[0].group == t.find("enc"));
+        QVERIFY(c.boxes[1].node.valid());
         QCOMPARE(c.groupsLaidOut, 1);  // the root only
         QCOMPARE(int(c.edges.size()), 1);
     }
@@ -72,12 +73,12 @@ private slots:
         const Graph before = model("Relu");
         const ScopeTree t1 = ScopeTree::build(before);
         const CanvasLayout first = layoutCanvas(before, t1, expandedToDepth(t1, 9), &cache);
-        QCOMPARE(first.groupsLaidOut, 5);  // root, enc, l0, l1, head
+        QCOMPARE(first.groupsLaidOut, 4);  // root, enc, l0, l1
         QCOMPARE(layoutCanvas(before, t1, expandedToDepth(t1, 9), &cache).groupsLaidOut, 0);
-        // Another snapshot where only the head changed: root and head are laid out again.
+        // Another snapshot where only the head changed: only the root is laid out again.
         const Graph after = model("Sigmoid");
         const ScopeTree t2 = ScopeTree::build(after);
-        QCOMPARE(layoutCanvas(after, t2, expandedToDepth(t2, 9), &cache).groupsLaidOut, 2);
+        QCOMPARE(layoutCanvas(after, t2, expandedToDepth(t2, 9), &cache).groupsLaidOut, 1);
     }
 
     void cancelStops() {

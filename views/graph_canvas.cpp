@@ -1,0 +1,233 @@
+#include "views/graph_canvas.h"
+
+#include <QElapsedTimer>
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPainterPath>
+#include <QThread>
+#include <QWheelEvent>
+
+#include "views/op_category.h"
+
+namespace fsc {
+
+GraphCanvas::GraphCanvas(QWidget* parent) : QWidget(parent) {
+    setFocusPolicy(Qt::StrongFocus);
+    setMouseTracking(false);
+    setAutoFillBackground(false);
+    setMinimumSize(200, 150);
+}
+
+GraphCanvas::~GraphCanvas() {
+    if (m_job) {
+        m_cancel->store(true);
+        m_job->wait();
+    }
+}
+
+void GraphCanvas::setGraph(std::shared_ptr<const Graph> graph, int expandDepth) {
+    m_graph = std::move(graph);
+    m_tree = std::make_shared<const ScopeTree>(ScopeTree::build(*m_graph));
+    m_expanded = expandedToDepth(*m_tree, expandDepth);
+    m_layout = {};
+    startLayout(true);
+}
+
+void GraphCanvas::setExpanded(std::vector<bool> expanded) {
+    m_expanded = std::move(expanded);
+    if (!m_expanded.empty()) m_expanded[0] = true;
+    startLayout(false);
+}
+
+void GraphCanvas::toggleGroup(int group) {
+    if (!m_tree || group <= 0 || size_t(group) >= m_expanded.size()) return;
+    m_expanded[size_t(group)] = !m_expanded[size_t(group)];
+    startLayout(false);
+}
+
+void GraphCanvas::cancelLayout() {
+    if (m_job) m_cancel->store(true);
+    m_pendingRelayout = false;
+}
+
+void GraphCanvas::startLayout(bool fit) {
+    if (!m_graph) return;
+    m_pendingFit = m_pendingFit || fit;
+    if (m_job) {  // one job at a time (they share the cache): the newest request runs next
+        m_cancel->store(true);
+        m_pendingRelayout = true;
+        return;
+    }
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    const quint64 generation = ++m_generation;
+    auto graph = m_graph;
+    auto tree = m_tree;
+    auto expanded = m_expanded;
+    auto cancel = m_cancel;
+    m_job = QThread::create([this, graph, tree, expanded, cancel, generation] {
+        QElapsedTimer timer;
+        timer.start();
+        auto result = std::make_shared<CanvasLayout>(layoutCanvas(*graph, *tree, expanded, &m_cache, cancel.get()));
+        const double ms = double(timer.nsecsElapsed()) / 1e6;
+        QMetaObject::invokeMethod(this, [this, result, ms, generation] {
+            // A newer request waits for this job to end; its result is already stale.
+            if (result->cancelled || generation != m_generation || m_pendingRelayout) return;
+            m_layout = std::move(*result);
+            if (m_pendingFit) m_view = ViewTransform::start(m_layout.width, m_layout.height, width(), height());
+            m_pendingFit = false;
+            update();
+            emit laidOut(ms, m_layout.groupsLaidOut);
+        });
+    });
+    // Runs after the result above was delivered: the next request may start now.
+    connect(m_job, &QThread::finished, this, [this, job = m_job] {
+        job->deleteLater();
+        if (m_job == job) m_job = nullptr;
+        if (m_pendingRelayout) {
+            m_pendingRelayout = false;
+            startLayout(false);
+        }
+    });
+    m_job->start();
+}
+
+void GraphCanvas::fitToView() {
+    m_view = ViewTransform::fit(m_layout.width, m_layout.height, width(), height());
+    update();
+}
+
+int GraphCanvas::boxAt(QPointF p) const {
+    const double x = m_view.toSceneX(p.x()), y = m_view.toSceneY(p.y());
+    // Later boxes are drawn on top (contents after their frames): search from the end.
+    for (size_t i = m_layout.boxes.size(); i-- > 0;) {
+        const Rect& r = m_layout.boxes[i].rect;
+        if (x >= r.x && x <= r.x + r.width && y >= r.y && y <= r.bottom()) return int(i);
+    }
+    return -1;
+}
+
+QString GraphCanvas::boxLabel(const CanvasLayout::Box& box) const {
+    if (box.node.valid()) return QString::fromStdString(m_graph->node(box.node).opType);
+    const ScopeGroup& g = m_tree->groups()[size_t(box.group)];
+    return QStringLiteral("%1  (%2)").arg(QString::fromStdString(g.name)).arg(g.totalNodes);
+}
+
+void GraphCanvas::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    const QPalette pal = palette();
+    p.fillRect(rect(), pal.color(QPalette::Base));
+    if (!m_graph) return;
+    if (m_layout.boxes.empty()) {
+        p.setPen(pal.color(QPalette::PlaceholderText));
+        p.drawText(rect(), Qt::AlignCenter, m_job ? tr("Laying out…") : tr("Nothing to show"));
+        return;
+    }
+    p.setRenderHint(QPainter::Antialiasing, m_view.scale > 0.3);
+    const double s = m_view.scale;
+    const double left = m_view.toSceneX(0), top = m_view.toSceneY(0);
+    const double right = m_view.toSceneX(width()), bottom = m_view.toSceneY(height());
+    auto visible = [&](const Rect& r) { return r.x <= right && r.x + r.width >= left && r.y <= bottom && r.bottom() >= top; };
+    auto screen = [&](const Rect& r) {
+        return QRectF(m_view.toScreenX(r.x), m_view.toScreenY(r.y), r.width * s, r.height * s);
+    };
+    const bool labels = 36 * s >= 13;  // a node box tall enough for its text
+    QFont font = p.font();
+    font.setPointSizeF(std::clamp(11.0 * s, 6.0, 14.0));
+    p.setFont(font);
+    const QColor text = QColor(0x20, 0x20, 0x20);
+
+    // Group frames first, then edges, then boxes on top.
+    for (const auto& box : m_layout.boxes) {
+        if (!box.expanded || !visible(box.rect)) continue;
+        const QRectF r = screen(box.rect);
+        p.setPen(QPen(pal.color(QPalette::Mid), 1));
+        p.setBrush(pal.color(QPalette::AlternateBase));
+        p.drawRoundedRect(r, 6 * s, 6 * s);
+        if (labels) {
+            p.setPen(pal.color(QPalette::Text));
+            p.drawText(r.adjusted(8 * s, 4 * s, -8 * s, 0), Qt::AlignLeft | Qt::AlignTop, boxLabel(box));
+        }
+    }
+    p.setPen(QPen(pal.color(QPalette::Dark), std::max(0.6, 1.2 * s)));
+    p.setBrush(Qt::NoBrush);
+    for (const auto& path : m_layout.edges) {
+        double x0 = 1e18, x1 = -1e18, y0 = 1e18, y1 = -1e18;
+        for (const auto& pt : path) {
+            x0 = std::min(x0, pt.x), x1 = std::max(x1, pt.x), y0 = std::min(y0, pt.y), y1 = std::max(y1, pt.y);
+        }
+        if (!visible({x0, y0, x1 - x0, y1 - y0})) continue;
+        QPainterPath line(QPointF(m_view.toScreenX(path[0].x), m_view.toScreenY(path[0].y)));
+        for (size_t i = 1; i < path.size(); ++i) line.lineTo(m_view.toScreenX(path[i].x), m_view.toScreenY(path[i].y));
+        p.drawPath(line);
+    }
+    for (const auto& box : m_layout.boxes) {
+        if (box.expanded || !visible(box.rect)) continue;
+        const QRectF r = screen(box.rect);
+        QColor fill;
+        if (box.node.valid()) {
+            const Node& n = m_graph->node(box.node);
+            fill = QColor::fromRgb(QRgb(opCategoryColor(opCategory(n.domain, n.opType))));
+        } else {
+            fill = pal.color(QPalette::Button);
+        }
+        p.setPen(labels ? QPen(fill.darker(160), 1) : Qt::NoPen);
+        p.setBrush(fill);
+        if (box.node.valid()) p.drawRoundedRect(r, 4 * s, 4 * s);
+        else p.drawRect(r);
+        if (labels) {
+            p.setPen(box.node.valid() ? text : pal.color(QPalette::ButtonText));
+            p.drawText(r, Qt::AlignCenter, boxLabel(box));
+        }
+    }
+}
+
+void GraphCanvas::wheelEvent(QWheelEvent* event) {
+    const double steps = event->angleDelta().y() / 120.0;
+    m_view.zoomAt(event->position().x(), event->position().y(), std::pow(1.2, steps));
+    update();
+}
+
+void GraphCanvas::mousePressEvent(QMouseEvent* event) {
+    if (event->button() == Qt::LeftButton) {
+        m_dragging = true;
+        m_dragFrom = event->position();
+    }
+}
+
+void GraphCanvas::mouseMoveEvent(QMouseEvent* event) {
+    if (!m_dragging) return;
+    const QPointF d = event->position() - m_dragFrom;
+    m_dragFrom = event->position();
+    m_view.pan(d.x(), d.y());
+    update();
+}
+
+void GraphCanvas::mouseReleaseEvent(QMouseEvent*) {
+    m_dragging = false;
+}
+
+void GraphCanvas::mouseDoubleClickEvent(QMouseEvent* event) {
+    const int i = boxAt(event->position());
+    if (i < 0) return;
+    const auto& box = m_layout.boxes[size_t(i)];
+    if (box.group > 0) toggleGroup(box.group);
+    else if (box.node.valid()) emit nodeActivated(box.node);
+}
+
+void GraphCanvas::keyPressEvent(QKeyEvent* event) {
+    const double step = 60;
+    switch (event->key()) {
+        case Qt::Key_Plus: case Qt::Key_Equal: m_view.zoomAt(width() / 2.0, height() / 2.0, 1.25); break;
+        case Qt::Key_Minus: m_view.zoomAt(width() / 2.0, height() / 2.0, 0.8); break;
+        case Qt::Key_F: fitToView(); return;
+        case Qt::Key_A: case Qt::Key_Left: m_view.pan(step, 0); break;
+        case Qt::Key_D: case Qt::Key_Right: m_view.pan(-step, 0); break;
+        case Qt::Key_W: case Qt::Key_Up: m_view.pan(0, step); break;
+        case Qt::Key_S: case Qt::Key_Down: m_view.pan(0, -step); break;
+        default: QWidget::keyPressEvent(event); return;
+    }
+    update();
+}
+
+}  // namespace fsc

@@ -1,0 +1,72 @@
+#pragma once
+// The graph canvas: draws a CanvasLayout (group frames, collapsed groups, nodes coloured by
+// op category, edges), with zoom about the cursor (wheel, +/-), pan (drag, W/A/S/D,
+// arrows), fit (F) and level of detail: labels only where they are readable. Layout runs
+// off the GUI thread, cancellable; double-clicking a group expands or collapses it and lays
+// out again, reusing the unchanged groups' layouts.
+#include <QWidget>
+
+#include <atomic>
+#include <memory>
+
+#include "views/group_layout.h"
+#include "views/scope_tree.h"
+#include "views/view_transform.h"
+
+class QThread;
+
+namespace fsc {
+
+class GraphCanvas : public QWidget {
+    Q_OBJECT
+public:
+    explicit GraphCanvas(QWidget* parent = nullptr);
+    ~GraphCanvas() override;
+
+    // Shows a graph with groups expanded to `depth`; the layout arrives with laidOut().
+    void setGraph(std::shared_ptr<const Graph> graph, int expandDepth);
+    void setExpanded(std::vector<bool> expanded);
+    void toggleGroup(int group);
+    void cancelLayout();
+    bool layingOut() const { return m_job != nullptr; }
+
+    const Graph* graph() const { return m_graph.get(); }
+    const ScopeTree* scopeTree() const { return m_tree.get(); }
+    const CanvasLayout& canvasLayout() const { return m_layout; }
+    const ViewTransform& transform() const { return m_view; }
+    void fitToView();
+    // The index of the box under a widget point (innermost first), or -1.
+    int boxAt(QPointF point) const;
+
+signals:
+    void laidOut(double milliseconds, int groupsLaidOut);
+    void nodeActivated(fsc::NodeId node);
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void keyPressEvent(QKeyEvent* event) override;
+
+private:
+    void startLayout(bool fit);
+    QString boxLabel(const CanvasLayout::Box& box) const;
+
+    std::shared_ptr<const Graph> m_graph;
+    std::shared_ptr<const ScopeTree> m_tree;
+    std::vector<bool> m_expanded;
+    CanvasLayout m_layout;
+    GroupLayoutCache m_cache;  // touched only by the layout job, one at a time
+    ViewTransform m_view;
+    QThread* m_job = nullptr;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    quint64 m_generation = 0;
+    bool m_pendingRelayout = false, m_pendingFit = false;
+    QPointF m_dragFrom;
+    bool m_dragging = false;
+};
+
+}  // namespace fsc
