@@ -10,7 +10,6 @@ namespace {
 constexpr double kHeader = 26;   // an expanded group's title bar
 constexpr double kPadding = 14;  // around its contents
 
-bool hidden(const Node& n) { return n.opType == "Constant" && n.domain.empty(); }
 
 // One expanded group's contents, relative to the top-left of its frame.
 struct LocalLayout {
@@ -95,14 +94,14 @@ struct Builder {
         };
         std::vector<Item> items;
         for (NodeId id : g.nodes)
-            if (!hidden(graph.node(id))) items.push_back({position[id.index], id, -1});
+            if (!isConstantLike(graph, graph.node(id))) items.push_back({position[id.index], id, -1});
         for (int c : g.children) {
             std::vector<NodeId> nodes;
             subtreeNodes(c, nodes);
             int first = INT32_MAX, shown = 0;
             NodeId only;
             for (NodeId id : nodes)
-                if (!hidden(graph.node(id))) {
+                if (!isConstantLike(graph, graph.node(id))) {
                     first = std::min(first, position[id.index]);
                     ++shown;
                     only = id;
@@ -148,13 +147,13 @@ struct Builder {
         };
         std::set<std::pair<int, int>> seen;
         for (NodeId id : nodes) {
-            if (hidden(graph.node(id))) continue;
+            if (isConstantLike(graph, graph.node(id))) continue;
             const int to = itemOf(id);
             for (ValueId v : graph.node(id).inputs) {
                 if (!v.valid()) continue;
                 const Value& value = graph.value(v);
                 if (value.kind != Value::Kind::NodeOutput || !value.producer.valid()) continue;
-                if (hidden(graph.node(value.producer)) || !inSubtree(group, value.producer)) continue;
+                if (isConstantLike(graph, graph.node(value.producer)) || !inSubtree(group, value.producer)) continue;
                 const int from = itemOf(value.producer);
                 if (from >= 0 && to >= 0 && from != to && seen.insert({from, to}).second) in.edges.push_back({from, to});
             }

@@ -61,6 +61,13 @@ std::vector<bool> expandedToDepth(const ScopeTree& tree, int depth) {
     return expanded;
 }
 
+bool isConstantLike(const Graph& graph, const Node& n) {
+    if (!n.domain.empty()) return false;
+    if (n.opType == "Constant") return true;
+    return n.opType == "Identity" && n.inputs.size() == 1 && n.inputs[0].valid() &&
+           graph.value(n.inputs[0]).kind == Value::Kind::Initializer;
+}
+
 VisibleGraph visibleGraph(const Graph& graph, const ScopeTree& tree, const std::vector<bool>& expanded,
                           bool showConstants) {
     VisibleGraph v;
@@ -68,7 +75,7 @@ VisibleGraph visibleGraph(const Graph& graph, const ScopeTree& tree, const std::
     std::vector<int> itemOfGroup(tree.groups().size(), -1);
     for (NodeId id : graph.order()) {
         const Node& n = graph.node(id);
-        if (!showConstants && n.opType == "Constant" && n.domain.empty()) continue;
+        if (!showConstants && isConstantLike(graph, n)) continue;
         // The outermost collapsed group on the way from the root, if any.
         std::vector<int> chain;
         for (int g = tree.groupOf(id); g > 0; g = tree.groups()[size_t(g)].parent) chain.push_back(g);

@@ -44,7 +44,11 @@ struct VisibleGraph {
     std::vector<int> itemOfNode;             // by node arena index; -1 for hidden nodes
 };
 
-// Constant nodes are hidden unless `showConstants`.
+// Nodes that only hold a constant: Constant, and Identity of an initializer (exporters
+// emit hundreds for shared weights). Hidden on the canvas unless asked for.
+bool isConstantLike(const Graph& graph, const Node& node);
+
+// Constant-like nodes are hidden unless `showConstants`.
 VisibleGraph visibleGraph(const Graph& graph, const ScopeTree& tree, const std::vector<bool>& expanded,
                           bool showConstants = false);
 

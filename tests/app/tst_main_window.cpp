@@ -1,7 +1,12 @@
 // The GUI opens the bundled sample, shows its nodes, and survives a bad file.
 #include <QtTest>
 
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+
 #include "app/gui/main_window.h"
+#include "views/graph_canvas.h"
 #include "views/node_table_model.h"
 #include "test_support.h"
 
@@ -20,6 +25,68 @@ private slots:
         QCOMPARE(w.nodeTable()->data(w.nodeTable()->index(0, NodeTableModel::OpType), Qt::DisplayRole).toString(),
                  QStringLiteral("Conv"));
         QVERIFY(w.windowTitle().contains(QStringLiteral("bundled sample")));
+    }
+
+    void theCanvasLaysOutAndTogglesGroups() {
+        MainWindow w;
+        w.resize(1000, 700);
+        w.show();
+        QSignalSpy laidOut(w.canvas(), &GraphCanvas::laidOut);
+        w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
+        QVERIFY(laidOut.wait(20000));
+        const CanvasLayout& all = w.canvas()->canvasLayout();
+        int nodes = 0;
+        for (const auto& box : all.boxes) nodes += box.node.valid();
+        QCOMPARE(nodes, 42);  // the sample is small: everything expanded
+        // Collapse the first group by double-clicking its frame's title bar.
+        int frame = -1;
+        for (size_t i = 0; i < all.boxes.size() && frame < 0; ++i)
+            if (all.boxes[i].expanded) frame = int(i);
+        QVERIFY(frame >= 0);
+        const int group = all.boxes[size_t(frame)].group;
+        const Rect r = all.boxes[size_t(frame)].rect;
+        const ViewTransform& t = w.canvas()->transform();
+        const QPoint title(int(t.toScreenX(r.x + 4)), int(t.toScreenY(r.y + 4)));
+        QCOMPARE(w.canvas()->boxAt(title), frame);
+        QTest::mouseDClick(w.canvas(), Qt::LeftButton, {}, title);
+        QVERIFY(laidOut.wait(20000));
+        bool collapsed = false;
+        for (const auto& box : w.canvas()->canvasLayout().boxes) collapsed |= box.group == group && !box.expanded;
+        QVERIFY(collapsed);
+        // Zoom about a point keeps that point where it was.
+        const double x = t.toSceneX(300), y = t.toSceneY(200);
+        QWheelEvent wheel(QPointF(300, 200), w.canvas()->mapToGlobal(QPointF(300, 200)), {}, QPoint(0, 240),
+                          Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(w.canvas(), &wheel);
+        QVERIFY(std::abs(w.canvas()->transform().toScreenX(x) - 300) < 1e-6);
+        QVERIFY(std::abs(w.canvas()->transform().toScreenY(y) - 200) < 1e-6);
+    }
+
+    void screenshotOptionDrawsTheGraph() {
+        // fusescope --screenshot on the sample: JSON timings, and a picture with the graph in it.
+        const QString png = QStringLiteral(FSC_TEST_TMP "/sample-screenshot.png");
+        QFile::remove(png);
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(FSC_GUI_BINARY), {QStringLiteral("--screenshot"), png});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const QJsonObject j = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+        QCOMPARE(j[QStringLiteral("nodes")].toInt(), 42);
+        for (const char* key : {"import_ms", "first_frame_ms", "full_layout_ms"})
+            QVERIFY2(j[QLatin1String(key)].toDouble() > 0, key);
+        QImage image(png);
+        QVERIFY(!image.isNull());
+        // Node fills are coloured (the window's greys are not): count clearly coloured pixels.
+        int coloured = 0;
+        for (int y = 0; y < image.height(); y += 2)
+            for (int x = 0; x < image.width(); x += 2) {
+                const QColor c = image.pixelColor(x, y);
+                coloured += c.saturation() > 60 && c.value() > 120;
+            }
+        QVERIFY2(coloured > 500, qPrintable(QString::number(coloured)));
     }
 
     void aBadFileKeepsTheSessionAndReports() {
