@@ -30,7 +30,6 @@ void GraphCanvas::setGraph(std::shared_ptr<const Graph> graph, int expandDepth) 
     m_graph = std::move(graph);
     m_tree = std::make_shared<const ScopeTree>(ScopeTree::build(*m_graph));
     m_expanded = expandedToDepth(*m_tree, expandDepth);
-    m_layout = {};
     startLayout(true);
 }
 
@@ -70,10 +69,12 @@ void GraphCanvas::startLayout(bool fit) {
         timer.start();
         auto result = std::make_shared<CanvasLayout>(layoutCanvas(*graph, *tree, expanded, &m_cache, cancel.get()));
         const double ms = double(timer.nsecsElapsed()) / 1e6;
-        QMetaObject::invokeMethod(this, [this, result, ms, generation] {
+        QMetaObject::invokeMethod(this, [this, result, ms, generation, graph, tree] {
             // A newer request waits for this job to end; its result is already stale.
             if (result->cancelled || generation != m_generation || m_pendingRelayout) return;
             m_layout = std::move(*result);
+            m_shownGraph = graph;
+            m_shownTree = tree;
             if (m_pendingFit) m_view = ViewTransform::start(m_layout.width, m_layout.height, width(), height());
             m_pendingFit = false;
             update();
@@ -108,8 +109,8 @@ int GraphCanvas::boxAt(QPointF p) const {
 }
 
 QString GraphCanvas::boxLabel(const CanvasLayout::Box& box) const {
-    if (box.node.valid()) return QString::fromStdString(m_graph->node(box.node).opType);
-    const ScopeGroup& g = m_tree->groups()[size_t(box.group)];
+    if (box.node.valid()) return QString::fromStdString(m_shownGraph->node(box.node).opType);
+    const ScopeGroup& g = m_shownTree->groups()[size_t(box.group)];
     return QStringLiteral("%1  (%2)").arg(QString::fromStdString(g.name)).arg(g.totalNodes);
 }
 
@@ -117,8 +118,7 @@ void GraphCanvas::paintEvent(QPaintEvent*) {
     QPainter p(this);
     const QPalette pal = palette();
     p.fillRect(rect(), pal.color(QPalette::Base));
-    if (!m_graph) return;
-    if (m_layout.boxes.empty()) {
+    if (!m_shownGraph || m_layout.boxes.empty()) {
         p.setPen(pal.color(QPalette::PlaceholderText));
         p.drawText(rect(), Qt::AlignCenter, m_job ? tr("Laying out…") : tr("Nothing to show"));
         return;
@@ -166,7 +166,7 @@ void GraphCanvas::paintEvent(QPaintEvent*) {
         const QRectF r = screen(box.rect);
         QColor fill;
         if (box.node.valid()) {
-            const Node& n = m_graph->node(box.node);
+            const Node& n = m_shownGraph->node(box.node);
             fill = QColor::fromRgb(QRgb(opCategoryColor(opCategory(n.domain, n.opType))));
         } else {
             fill = pal.color(QPalette::Button);
@@ -211,7 +211,7 @@ void GraphCanvas::mouseDoubleClickEvent(QMouseEvent* event) {
     const int i = boxAt(event->position());
     if (i < 0) return;
     const auto& box = m_layout.boxes[size_t(i)];
-    if (box.group > 0) toggleGroup(box.group);
+    if (box.group > 0 && m_shownTree == m_tree) toggleGroup(box.group);  // not while a new graph is laid out
     else if (box.node.valid()) emit nodeActivated(box.node);
 }
 

@@ -30,7 +30,8 @@ public:
     void cancelLayout();
     bool layingOut() const { return m_job != nullptr; }
 
-    const Graph* graph() const { return m_graph.get(); }
+    const Graph* graph() const { return m_graph.get(); }  // the latest graph asked for
+    const Graph* shownGraph() const { return m_shownGraph.get(); }  // the one canvasLayout() draws
     const ScopeTree* scopeTree() const { return m_tree.get(); }
     const CanvasLayout& canvasLayout() const { return m_layout; }
     const ViewTransform& transform() const { return m_view; }
@@ -59,6 +60,10 @@ private:
     std::shared_ptr<const ScopeTree> m_tree;
     std::vector<bool> m_expanded;
     CanvasLayout m_layout;
+    // What m_layout was made from: kept until the next layout arrives, so a new graph
+    // never flashes an empty canvas or labels old boxes with new nodes.
+    std::shared_ptr<const Graph> m_shownGraph;
+    std::shared_ptr<const ScopeTree> m_shownTree;
     GroupLayoutCache m_cache;  // touched only by the layout job, one at a time
     ViewTransform m_view;
     QThread* m_job = nullptr;

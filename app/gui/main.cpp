@@ -1,5 +1,6 @@
 // fusescope: the desktop explorer. With no argument it opens the bundled sample model.
-// `--screenshot FILE.png` opens the model, lays it out, saves the window and prints the
+// `--screenshot FILE.png [--pass NAME] [--expand-depth N]` opens the model, compiles it,
+// shows the graph after the pass (default: the last), saves the window and prints the
 // timings as JSON, then exits: pictures for docs and tests, and the GUI's speed figures.
 #include <QApplication>
 #include <QCommandLineParser>
@@ -12,45 +13,68 @@
 
 #include "app/gui/main_window.h"
 #include "views/graph_canvas.h"
+#include "views/pass_list_model.h"
 
 namespace {
 
-// Drives one screenshot run: import -> first layout (the requested depth) painted ->
-// save -> everything expanded laid out -> JSON on stdout -> quit.
-void runScreenshot(fsc::MainWindow& window, const QString& model, const QString& file) {
-    auto timer = std::make_shared<QElapsedTimer>();
-    auto importMs = std::make_shared<double>(0), firstFrameMs = std::make_shared<double>(-1);
-    auto importedAt = std::make_shared<qint64>(0);
-    QObject::connect(&window, &fsc::MainWindow::loadFailed, [](const QString& message) {
+// Drives one screenshot run: import -> first frame (timed) -> compile -> the requested
+// step shown and laid out -> saved -> everything expanded laid out (timed) -> JSON -> quit.
+struct ScreenshotRun {
+    QElapsedTimer timer;
+    qint64 importedAt = 0;
+    double importMs = 0, firstFrameMs = -1;
+    enum class Stage { Loading, Compiling, Showing, Expanding } stage = Stage::Loading;
+};
+
+void runScreenshot(fsc::MainWindow& window, const QString& model, const QString& file, const QString& pass) {
+    auto run = std::make_shared<ScreenshotRun>();
+    auto fail = [](const QString& message, int code) {
         std::fprintf(stderr, "error: %s\n", message.toUtf8().constData());
-        QCoreApplication::exit(2);
+        QCoreApplication::exit(code);
+    };
+    QObject::connect(&window, &fsc::MainWindow::loadFailed, [fail](const QString& message) { fail(message, 2); });
+    QObject::connect(&window, &fsc::MainWindow::modelShown, [run] {
+        run->importedAt = run->timer.nsecsElapsed();
+        run->importMs = double(run->importedAt) / 1e6;
+        run->stage = ScreenshotRun::Stage::Compiling;
     });
-    QObject::connect(&window, &fsc::MainWindow::modelShown, [=] {
-        *importedAt = timer->nsecsElapsed();
-        *importMs = double(*importedAt) / 1e6;
-    });
-    QObject::connect(window.canvas(), &fsc::GraphCanvas::laidOut, &window, [=, &window](double layoutMs, int) {
-        if (*firstFrameMs < 0) {
-            window.canvas()->repaint();  // the first frame, painted now
-            *firstFrameMs = double(timer->nsecsElapsed() - *importedAt) / 1e6;
-            if (!window.grab().save(file)) {
-                std::fprintf(stderr, "error: %s: cannot write the screenshot\n", file.toUtf8().constData());
-                QCoreApplication::exit(2);
-                return;
+    QObject::connect(&window, &fsc::MainWindow::compiled, &window, [run, &window, pass, fail] {
+        int row = window.passList()->rowCount() - 1;
+        if (!pass.isEmpty()) {
+            row = -1;
+            QStringList names{QStringLiteral("imported")};
+            for (int r = 0; r < window.passList()->rowCount(); ++r) {
+                const QString name = r == 0 ? QStringLiteral("imported")
+                                            : QString::fromStdString(window.passList()->trace()->passes[size_t(r - 1)].name);
+                if (r > 0) names << name;
+                if (row < 0 && name == pass) row = r;
             }
-            const fsc::ScopeTree* tree = window.canvas()->scopeTree();
-            window.canvas()->setExpanded(fsc::expandedToDepth(*tree, 1 << 20));
-            return;
+            if (row < 0) return fail(QStringLiteral("--pass %1: not in the pipeline (%2)").arg(pass, names.join(QStringLiteral(", "))), 64);
         }
-        const QJsonObject j{{QStringLiteral("screenshot"), file},
-                            {QStringLiteral("nodes"), int(window.model()->graph->nodeCount())},
-                            {QStringLiteral("import_ms"), *importMs},
-                            {QStringLiteral("first_frame_ms"), *firstFrameMs},
-                            {QStringLiteral("full_layout_ms"), layoutMs}};
-        std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
-        QCoreApplication::exit(0);
+        run->stage = ScreenshotRun::Stage::Showing;
+        window.showStep(row);
     });
-    timer->start();
+    QObject::connect(window.canvas(), &fsc::GraphCanvas::laidOut, &window, [run, &window, file, fail](double layoutMs, int) {
+        if (run->firstFrameMs < 0) {
+            window.canvas()->repaint();  // the first frame, painted now
+            run->firstFrameMs = double(run->timer.nsecsElapsed() - run->importedAt) / 1e6;
+        }
+        if (run->stage == ScreenshotRun::Stage::Showing) {
+            window.canvas()->repaint();
+            if (!window.grab().save(file)) return fail(file + QStringLiteral(": cannot write the screenshot"), 2);
+            run->stage = ScreenshotRun::Stage::Expanding;
+            window.canvas()->setExpanded(fsc::expandedToDepth(*window.canvas()->scopeTree(), 1 << 20));
+        } else if (run->stage == ScreenshotRun::Stage::Expanding) {
+            const QJsonObject j{{QStringLiteral("screenshot"), file},
+                                {QStringLiteral("nodes"), int(window.canvas()->graph()->nodeCount())},
+                                {QStringLiteral("import_ms"), run->importMs},
+                                {QStringLiteral("first_frame_ms"), run->firstFrameMs},
+                                {QStringLiteral("full_layout_ms"), layoutMs}};
+            std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
+            QCoreApplication::exit(0);
+        }
+    });
+    run->timer.start();
     window.openModel(model);
 }
 
@@ -73,8 +97,12 @@ int main(int argc, char** argv) {
                                         QStringLiteral("FILE.png"));
     const QCommandLineOption depth(QStringLiteral("expand-depth"),
                                    QStringLiteral("Expand groups to depth N when the model opens."), QStringLiteral("N"));
+    const QCommandLineOption pass(QStringLiteral("pass"),
+                                  QStringLiteral("With --screenshot: show the graph after this pass (or 'imported')."),
+                                  QStringLiteral("NAME"));
     parser.addOption(screenshot);
     parser.addOption(depth);
+    parser.addOption(pass);
     parser.process(app);
 
     fsc::MainWindow window;
@@ -90,7 +118,7 @@ int main(int argc, char** argv) {
     window.show();
     const QStringList args = parser.positionalArguments();
     const QString model = args.isEmpty() ? QString::fromLatin1(fsc::MainWindow::kSamplePath) : args.first();
-    if (parser.isSet(screenshot)) runScreenshot(window, model, parser.value(screenshot));
+    if (parser.isSet(screenshot)) runScreenshot(window, model, parser.value(screenshot), parser.value(pass));
     else window.openModel(model);
     return app.exec();
 }

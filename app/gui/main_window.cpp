@@ -1,6 +1,9 @@
 #include "app/gui/main_window.h"
 
 #include <QApplication>
+#include <QComboBox>
+#include <QThread>
+#include <QVBoxLayout>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
@@ -16,7 +19,9 @@
 
 #include "app/gui/model_loader.h"
 #include "core/model_summary.h"
+#include "compiler/pipelines.h"
 #include "views/graph_canvas.h"
+#include "views/pass_list_model.h"
 #include "views/node_table_model.h"
 #include "views/summary_view.h"
 
@@ -37,7 +42,10 @@ MainWindow::MainWindow(QWidget* parent)
       m_summary(new SummaryView(this)),
       m_status(new QLabel(this)),
       m_progress(new QProgressBar(this)),
-      m_cancel(new QToolButton(this)) {
+      m_cancel(new QToolButton(this)),
+      m_passes(new PassListModel(this)),
+      m_passView(new QTableView(this)),
+      m_pipeline(new QComboBox(this)) {
     initFusescopeResources();
     setWindowTitle(tr("Fusescope"));
     setAcceptDrops(true);
@@ -54,6 +62,28 @@ MainWindow::MainWindow(QWidget* parent)
     nodesDock->setObjectName(QStringLiteral("nodesDock"));
     nodesDock->setWidget(m_nodeView);
     addDockWidget(Qt::BottomDockWidgetArea, nodesDock);
+    // Passes: pipeline choice, then the graph after each step.
+    for (const char* level : {"O0", "O1", "O2", "O3"}) m_pipeline->addItem(QString::fromLatin1(level));
+    m_pipeline->setCurrentText(QStringLiteral("O2"));
+    m_passView->setModel(m_passes);
+    m_passView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_passView->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_passView->verticalHeader()->hide();
+    m_passView->horizontalHeader()->setStretchLastSection(true);
+    auto* passPanel = new QWidget(this);
+    auto* passLayout = new QVBoxLayout(passPanel);
+    passLayout->setContentsMargins(0, 0, 0, 0);
+    passLayout->addWidget(m_pipeline);
+    passLayout->addWidget(m_passView);
+    passPanel->setMinimumWidth(460);
+    auto* passDock = new QDockWidget(tr("Passes"), this);
+    passDock->setObjectName(QStringLiteral("passDock"));
+    passDock->setWidget(passPanel);
+    addDockWidget(Qt::RightDockWidgetArea, passDock);
+    connect(m_pipeline, &QComboBox::currentTextChanged, this, &MainWindow::compileWith);
+    connect(m_passView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) { showStep(current.row()); });
+
     connect(m_canvas, &GraphCanvas::laidOut, this, [this](double ms, int groups) {
         m_status->setText(m_shownText + tr(" · layout %1 ms (%2 groups)").arg(ms, 0, 'f', 1).arg(groups));
     });
@@ -83,6 +113,11 @@ MainWindow::MainWindow(QWidget* parent)
         m_cancel->hide();
         m_status->setText(tr("Loading %1 cancelled").arg(path));
     });
+}
+
+MainWindow::~MainWindow() {
+    if (m_compileCancel) m_compileCancel->store(true);
+    for (QThread* thread : m_compileThreads) thread->wait();
 }
 
 void MainWindow::createActions() {
@@ -145,7 +180,54 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
                       .arg(summary.parameterCount)
                       .arg(summary.irVersion);
     m_status->setText(m_shownText);
+    m_passes->setTrace(nullptr);
+    compileWith(m_pipeline->currentText());
     emit modelShown(path);
+}
+
+void MainWindow::compileWith(const QString& pipeline) {
+    if (!m_model) return;
+    auto passes = pipelinePasses(pipeline.toStdString());
+    if (!passes) return;
+    if (m_compileCancel) m_compileCancel->store(true);  // a newer choice replaces a running compile
+    m_compileCancel = std::make_shared<std::atomic<bool>>(false);
+    const quint64 generation = ++m_compileGeneration;
+    auto model = m_model;
+    auto cancel = m_compileCancel;
+    const std::vector<std::string> names = *passes;
+    QThread* thread = QThread::create([this, model, cancel, names, generation, pipeline] {
+        CompileOptions options;
+        options.cancel = cancel.get();
+        auto result = compileModel(*model, names, options);
+        std::shared_ptr<const CompileTrace> trace;
+        QString error;
+        if (result) trace = std::make_shared<const CompileTrace>(std::move(result->trace));
+        else error = QString::fromStdString(result.status().message());
+        QMetaObject::invokeMethod(this, [this, trace, error, generation, pipeline] {
+            if (generation != m_compileGeneration) return;  // replaced or cancelled
+            if (!trace) {
+                m_status->setText(tr("Compiling with %1 failed: %2").arg(pipeline, error));
+                return;
+            }
+            m_passes->setTrace(trace);
+            m_passView->resizeColumnsToContents();
+            m_passView->selectRow(m_passes->rowCount() - 1);  // the compiled graph
+            emit compiled(pipeline);
+        });
+    });
+    m_compileThreads.append(thread);
+    connect(thread, &QThread::finished, this, [this, thread] {
+        m_compileThreads.removeOne(thread);
+        thread->deleteLater();
+    });
+    thread->start();
+}
+
+void MainWindow::showStep(int row) {
+    auto snapshot = m_passes->snapshotAt(row);
+    if (!snapshot) return;
+    const int depth = m_initialDepth >= 0 ? m_initialDepth : snapshot->nodeCount() <= 300 ? (1 << 20) : 1;
+    m_canvas->setGraph(snapshot->materialize(), depth);
 }
 
 void MainWindow::showError(const QString& message) {

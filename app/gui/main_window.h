@@ -3,6 +3,7 @@
 // list in docks. Passes, diff, properties and runs arrive in later steps.
 #include <QMainWindow>
 
+#include <atomic>
 #include <memory>
 
 #include "core/graph.h"
@@ -11,11 +12,13 @@ class QLabel;
 class QProgressBar;
 class QToolButton;
 class QTableView;
+class QComboBox;
 
 namespace fsc {
 
 class ModelLoader;
 class GraphCanvas;
+class PassListModel;
 class NodeTableModel;
 class SummaryView;
 
@@ -26,12 +29,18 @@ public:
     static constexpr const char* kSamplePath = ":/models/sample.onnx";
 
     explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
 
     void openModel(const QString& path);
     void cancelLoading();
     const Model* model() const { return m_model.get(); }
     NodeTableModel* nodeTable() const { return m_nodeTable; }
     GraphCanvas* canvas() const { return m_canvas; }
+    PassListModel* passList() const { return m_passes; }
+    // Compiles the shown model with a pipeline (O0..O3) off the GUI thread; compiled() follows.
+    void compileWith(const QString& pipeline);
+    // Shows the graph after step `row` of the pass list (0: as imported).
+    void showStep(int row);
     // Groups expanded when a model opens: -1 picks by size (all for small graphs).
     void setInitialExpandDepth(int depth) { m_initialDepth = depth; }
     bool loading() const;
@@ -39,6 +48,7 @@ public:
 signals:
     void modelShown(QString path);
     void loadFailed(QString message);
+    void compiled(QString pipeline);
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -53,6 +63,12 @@ private:
     GraphCanvas* m_canvas;
     int m_initialDepth = -1;
     QString m_shownText;  // the status line's model summary
+    PassListModel* m_passes;
+    QTableView* m_passView;
+    QComboBox* m_pipeline;
+    std::shared_ptr<std::atomic<bool>> m_compileCancel;
+    quint64 m_compileGeneration = 0;
+    QList<class QThread*> m_compileThreads;
     ModelLoader* m_loader;
     NodeTableModel* m_nodeTable;
     QTableView* m_nodeView;

@@ -7,6 +7,7 @@
 
 #include "app/gui/main_window.h"
 #include "views/graph_canvas.h"
+#include "views/pass_list_model.h"
 #include "views/node_table_model.h"
 #include "test_support.h"
 
@@ -31,13 +32,17 @@ private slots:
         MainWindow w;
         w.resize(1000, 700);
         w.show();
+        QSignalSpy compiled(&w, &MainWindow::compiled);
         QSignalSpy laidOut(w.canvas(), &GraphCanvas::laidOut);
         w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
-        QVERIFY(laidOut.wait(20000));
+        QVERIFY(compiled.wait(30000));
+        // The compiled graph (shown once compiling ends) is small: everything expanded.
+        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
         const CanvasLayout& all = w.canvas()->canvasLayout();
         int nodes = 0;
         for (const auto& box : all.boxes) nodes += box.node.valid();
-        QCOMPARE(nodes, 42);  // the sample is small: everything expanded
+        QCOMPARE(nodes, int(w.canvas()->shownGraph()->nodeCount()));
+        laidOut.clear();
         // Collapse the first group by double-clicking its frame's title bar.
         int frame = -1;
         for (size_t i = 0; i < all.boxes.size() && frame < 0; ++i)
@@ -70,11 +75,12 @@ private slots:
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
         p.setProcessEnvironment(env);
-        p.start(QStringLiteral(FSC_GUI_BINARY), {QStringLiteral("--screenshot"), png});
+        p.start(QStringLiteral(FSC_GUI_BINARY), {QStringLiteral("--screenshot"), png, QStringLiteral("--pass"),
+                                                 QStringLiteral("imported")});
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 0);
         const QJsonObject j = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
-        QCOMPARE(j[QStringLiteral("nodes")].toInt(), 42);
+        QCOMPARE(j[QStringLiteral("nodes")].toInt(), 42);  // as imported
         for (const char* key : {"import_ms", "first_frame_ms", "full_layout_ms"})
             QVERIFY2(j[QLatin1String(key)].toDouble() > 0, key);
         QImage image(png);
@@ -87,6 +93,31 @@ private slots:
                 coloured += c.saturation() > 60 && c.value() > 120;
             }
         QVERIFY2(coloured > 500, qPrintable(QString::number(coloured)));
+
+        // A pass that is not in the pipeline: one line naming the choices, usage exit.
+        QProcess bad;
+        bad.setProcessEnvironment(env);
+        bad.start(QStringLiteral(FSC_GUI_BINARY), {QStringLiteral("--screenshot"), png, QStringLiteral("--pass"),
+                                                   QStringLiteral("no-such-pass")});
+        QVERIFY(bad.waitForFinished(60000));
+        QCOMPARE(bad.exitCode(), 64);
+        QVERIFY(bad.readAllStandardError().contains("--pass no-such-pass: not in the pipeline (imported, "));
+    }
+
+    void compilingFillsThePassListAndShowsEachStep() {
+        MainWindow w;
+        QSignalSpy compiled(&w, &MainWindow::compiled);
+        QSignalSpy laidOut(w.canvas(), &GraphCanvas::laidOut);
+        w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
+        QVERIFY(compiled.wait(30000));
+        QCOMPARE(compiled.at(0).at(0).toString(), QStringLiteral("O2"));
+        const int rows = w.passList()->rowCount();
+        QCOMPARE(rows, int(w.passList()->trace()->passes.size()) + 1);
+        QVERIFY(laidOut.wait(20000) || !laidOut.isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(int(w.canvas()->graph()->nodeCount()), int(w.passList()->trace()->passes.back().nodesAfter), 20000);
+        w.showStep(0);  // back to the imported graph
+        QTRY_COMPARE_WITH_TIMEOUT(int(w.canvas()->graph()->nodeCount()), 42, 20000);
+        QAbstractItemModelTester tester(w.passList(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     }
 
     void aBadFileKeepsTheSessionAndReports() {
