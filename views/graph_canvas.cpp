@@ -1,6 +1,7 @@
 #include "views/graph_canvas.h"
 
 #include <QElapsedTimer>
+#include <cmath>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -160,6 +161,21 @@ void GraphCanvas::paintEvent(QPaintEvent*) {
         QPainterPath line(QPointF(m_view.toScreenX(path[0].x), m_view.toScreenY(path[0].y)));
         for (size_t i = 1; i < path.size(); ++i) line.lineTo(m_view.toScreenX(path[i].x), m_view.toScreenY(path[i].y));
         p.drawPath(line);
+        if (labels && path.size() >= 2) {  // an arrowhead where the edge enters its target
+            const QPointF tip(m_view.toScreenX(path.back().x), m_view.toScreenY(path.back().y));
+            const QPointF from(m_view.toScreenX(path[path.size() - 2].x), m_view.toScreenY(path[path.size() - 2].y));
+            const QPointF d = tip - from;
+            const double len = std::hypot(d.x(), d.y());
+            if (len > 1e-6) {
+                const QPointF u = d / len, n(-u.y(), u.x());
+                const double a = 7 * std::min(1.0, s * 1.5);
+                const QPointF head[3] = {tip, tip - u * a + n * a * 0.5, tip - u * a - n * a * 0.5};
+                p.save();
+                p.setBrush(pal.color(QPalette::Dark));
+                p.drawPolygon(head, 3);
+                p.restore();
+            }
+        }
     }
     for (const auto& box : m_layout.boxes) {
         if (box.expanded || !visible(box.rect)) continue;
