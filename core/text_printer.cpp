@@ -46,6 +46,22 @@ std::string floatText(float f) {
 void printAttribute(std::ostringstream& os, const Attribute& a, int indent) {
     std::string pad(indent, ' ');
     os << pad << "  @" << a.name << ": " << attributeTypeName(a.type) << " = ";
+    if (a.type == Attribute::Type::Graph) {
+        os << "\n" << printGraph(*a.g, indent + 4);
+        return;
+    }
+    if (a.type == Attribute::Type::Graphs) {
+        os << a.graphs.size() << " graphs\n";
+        for (const auto& g : a.graphs) os << printGraph(*g, indent + 4);
+        return;
+    }
+    os << attributeValueText(a) << "\n";
+}
+
+}  // namespace
+
+std::string attributeValueText(const Attribute& a) {
+    std::ostringstream os;
     if (!a.refAttrName.empty()) os << "ref(" << a.refAttrName << ") ";
     switch (a.type) {
         case Attribute::Type::Float: os << floatText(a.f); break;
@@ -67,19 +83,12 @@ void printAttribute(std::ostringstream& os, const Attribute& a, int indent) {
         case Attribute::Type::TypeProtos:
             os << list(a.typeProtos, [](const ValueType& t) { return t.toString(); });
             break;
-        case Attribute::Type::Graph:
-            os << "\n" << printGraph(*a.g, indent + 4);
-            return;
-        case Attribute::Type::Graphs:
-            os << a.graphs.size() << " graphs\n";
-            for (const auto& g : a.graphs) os << printGraph(*g, indent + 4);
-            return;
+        case Attribute::Type::Graph: os << "graph '" << (a.g ? a.g->name : std::string()) << "'"; break;
+        case Attribute::Type::Graphs: os << a.graphs.size() << " graphs"; break;
         case Attribute::Type::Undefined: os << "?"; break;
     }
-    os << "\n";
+    return os.str();
 }
-
-}  // namespace
 
 std::string printGraph(const Graph& g, int indent) {
     std::ostringstream os;

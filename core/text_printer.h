@@ -9,5 +9,7 @@ namespace fsc {
 
 std::string printModel(const Model& model);
 std::string printGraph(const Graph& graph, int indent = 0);
+// One attribute's value as the text form prints it (a subgraph by name only).
+std::string attributeValueText(const Attribute& attribute);
 
 }  // namespace fsc

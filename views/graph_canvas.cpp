@@ -74,6 +74,7 @@ void GraphCanvas::startLayout(bool fit) {
             // A newer request waits for this job to end; its result is already stale.
             if (result->cancelled || generation != m_generation || m_pendingRelayout) return;
             m_layout = std::move(*result);
+            if (graph != m_shownGraph) m_selected = {};
             m_shownGraph = graph;
             m_shownTree = tree;
             if (m_pendingFit) m_view = ViewTransform::start(m_layout.width, m_layout.height, width(), height());
@@ -187,7 +188,8 @@ void GraphCanvas::paintEvent(QPaintEvent*) {
         } else {
             fill = pal.color(QPalette::Button);
         }
-        p.setPen(labels ? QPen(fill.darker(160), 1) : Qt::NoPen);
+        const bool selected = box.node.valid() && box.node == m_selected;
+        p.setPen(selected ? QPen(pal.color(QPalette::Highlight), 3) : labels ? QPen(fill.darker(160), 1) : Qt::NoPen);
         p.setBrush(fill);
         if (box.node.valid()) p.drawRoundedRect(r, 4 * s, 4 * s);
         else p.drawRect(r);
@@ -207,8 +209,15 @@ void GraphCanvas::wheelEvent(QWheelEvent* event) {
 void GraphCanvas::mousePressEvent(QMouseEvent* event) {
     if (event->button() == Qt::LeftButton) {
         m_dragging = true;
-        m_dragFrom = event->position();
+        m_dragFrom = m_pressedAt = event->position();
     }
+}
+
+void GraphCanvas::selectNode(NodeId node) {
+    if (node == m_selected) return;
+    m_selected = node;
+    update();
+    emit nodeSelected(node);
 }
 
 void GraphCanvas::mouseMoveEvent(QMouseEvent* event) {
@@ -219,8 +228,13 @@ void GraphCanvas::mouseMoveEvent(QMouseEvent* event) {
     update();
 }
 
-void GraphCanvas::mouseReleaseEvent(QMouseEvent*) {
+void GraphCanvas::mouseReleaseEvent(QMouseEvent* event) {
     m_dragging = false;
+    if (event->button() != Qt::LeftButton) return;
+    const QPointF moved = event->position() - m_pressedAt;
+    if (std::abs(moved.x()) + std::abs(moved.y()) > 4) return;  // that was a pan
+    const int i = boxAt(event->position());
+    selectNode(i >= 0 ? m_layout.boxes[size_t(i)].node : NodeId{});
 }
 
 void GraphCanvas::mouseDoubleClickEvent(QMouseEvent* event) {

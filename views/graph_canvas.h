@@ -32,16 +32,20 @@ public:
 
     const Graph* graph() const { return m_graph.get(); }  // the latest graph asked for
     const Graph* shownGraph() const { return m_shownGraph.get(); }  // the one canvasLayout() draws
+    std::shared_ptr<const Graph> shownGraphShared() const { return m_shownGraph; }
     const ScopeTree* scopeTree() const { return m_tree.get(); }
     const CanvasLayout& canvasLayout() const { return m_layout; }
     const ViewTransform& transform() const { return m_view; }
     void fitToView();
     // The index of the box under a widget point (innermost first), or -1.
     int boxAt(QPointF point) const;
+    NodeId selectedNode() const { return m_selected; }
+    void selectNode(NodeId node);
 
 signals:
     void laidOut(double milliseconds, int groupsLaidOut);
     void nodeActivated(fsc::NodeId node);
+    void nodeSelected(fsc::NodeId node);  // a click on a node (invalid: on nothing)
 
 protected:
     void paintEvent(QPaintEvent* event) override;
@@ -70,7 +74,8 @@ private:
     std::shared_ptr<std::atomic<bool>> m_cancel;
     quint64 m_generation = 0;
     bool m_pendingRelayout = false, m_pendingFit = false;
-    QPointF m_dragFrom;
+    QPointF m_dragFrom, m_pressedAt;
+    NodeId m_selected;
     bool m_dragging = false;
 };
 

@@ -21,6 +21,7 @@
 #include "core/model_summary.h"
 #include "compiler/pipelines.h"
 #include "views/graph_canvas.h"
+#include "views/node_properties_view.h"
 #include "views/pass_list_model.h"
 #include "views/node_table_model.h"
 #include "views/summary_view.h"
@@ -44,6 +45,7 @@ MainWindow::MainWindow(QWidget* parent)
       m_progress(new QProgressBar(this)),
       m_cancel(new QToolButton(this)),
       m_passes(new PassListModel(this)),
+      m_properties(new NodePropertiesView(this)),
       m_passView(new QTableView(this)),
       m_pipeline(new QComboBox(this)) {
     initFusescopeResources();
@@ -83,6 +85,14 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_pipeline, &QComboBox::currentTextChanged, this, &MainWindow::compileWith);
     connect(m_passView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) { showStep(current.row()); });
+
+    auto* propertiesDock = new QDockWidget(tr("Properties"), this);
+    propertiesDock->setObjectName(QStringLiteral("propertiesDock"));
+    propertiesDock->setWidget(m_properties);
+    addDockWidget(Qt::LeftDockWidgetArea, propertiesDock);
+    connect(m_canvas, &GraphCanvas::nodeSelected, this, [this](NodeId node) {
+        m_properties->showNode(m_canvas->shownGraphShared(), node);
+    });
 
     connect(m_canvas, &GraphCanvas::laidOut, this, [this](double ms, int groups) {
         m_status->setText(m_shownText + tr(" · layout %1 ms (%2 groups)").arg(ms, 0, 'f', 1).arg(groups));

@@ -18,6 +18,7 @@ namespace fsc {
 
 class ModelLoader;
 class GraphCanvas;
+class NodePropertiesView;
 class PassListModel;
 class NodeTableModel;
 class SummaryView;
@@ -37,6 +38,7 @@ public:
     NodeTableModel* nodeTable() const { return m_nodeTable; }
     GraphCanvas* canvas() const { return m_canvas; }
     PassListModel* passList() const { return m_passes; }
+    NodePropertiesView* properties() const { return m_properties; }
     // Compiles the shown model with a pipeline (O0..O3) off the GUI thread; compiled() follows.
     void compileWith(const QString& pipeline);
     // Shows the graph after step `row` of the pass list (0: as imported).
@@ -64,6 +66,7 @@ private:
     int m_initialDepth = -1;
     QString m_shownText;  // the status line's model summary
     PassListModel* m_passes;
+    NodePropertiesView* m_properties;
     QTableView* m_passView;
     QComboBox* m_pipeline;
     std::shared_ptr<std::atomic<bool>> m_compileCancel;

@@ -7,6 +7,7 @@
 
 #include "app/gui/main_window.h"
 #include "views/graph_canvas.h"
+#include "views/node_properties_view.h"
 #include "views/pass_list_model.h"
 #include "views/node_table_model.h"
 #include "test_support.h"
@@ -102,6 +103,32 @@ private slots:
         QVERIFY(bad.waitForFinished(60000));
         QCOMPARE(bad.exitCode(), 64);
         QVERIFY(bad.readAllStandardError().contains("--pass no-such-pass: not in the pipeline (imported, "));
+    }
+
+    void clickingANodeShowsItsProperties() {
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy compiled(&w, &MainWindow::compiled);
+        w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
+        QVERIFY(compiled.wait(30000));
+        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        // The first FusedConv box (conv + bn + relu at O2).
+        const CanvasLayout& layout = w.canvas()->canvasLayout();
+        int fused = -1;
+        for (size_t i = 0; i < layout.boxes.size() && fused < 0; ++i)
+            if (layout.boxes[i].node.valid() && w.canvas()->shownGraph()->node(layout.boxes[i].node).opType == "FusedConv")
+                fused = int(i);
+        QVERIFY(fused >= 0);
+        const Rect r = layout.boxes[size_t(fused)].rect;
+        const ViewTransform& t = w.canvas()->transform();
+        QTest::mouseClick(w.canvas(), Qt::LeftButton, {}, QPoint(int(t.toScreenX(r.centerX())), int(t.toScreenY(r.y + r.height / 2))));
+        QCOMPARE(w.canvas()->selectedNode(), layout.boxes[size_t(fused)].node);
+        QCOMPARE(w.properties()->valueOf(QStringLiteral("Op")), QStringLiteral("ai.fusescope::FusedConv"));
+        QCOMPARE(w.properties()->valueOf(QStringLiteral("Made from")), QStringLiteral("3 imported nodes"));
+        // A click on empty canvas clears it.
+        QTest::mouseClick(w.canvas(), Qt::LeftButton, {}, QPoint(2, 2));
+        QCOMPARE(w.properties()->valueOf(QStringLiteral("Op")), QString());
     }
 
     void compilingFillsThePassListAndShowsEachStep() {
