@@ -79,6 +79,7 @@ void GraphCanvas::startLayout(bool fit) {
             m_shownTree = tree;
             if (m_pendingFit) m_view = ViewTransform::start(m_layout.width, m_layout.height, width(), height());
             m_pendingFit = false;
+            if (m_centreOnArrival.valid()) centreOn(m_centreOnArrival);
             update();
             emit laidOut(ms, m_layout.groupsLaidOut);
         });
@@ -218,6 +219,29 @@ void GraphCanvas::selectNode(NodeId node) {
     m_selected = node;
     update();
     emit nodeSelected(node);
+}
+
+void GraphCanvas::revealNode(NodeId node) {
+    if (!m_tree || !node.valid() || m_shownTree != m_tree) return;
+    bool changed = false;
+    for (int g = m_tree->groupOf(node); g > 0; g = m_tree->groups()[size_t(g)].parent)
+        if (!m_expanded[size_t(g)]) m_expanded[size_t(g)] = changed = true;
+    m_centreOnArrival = node;
+    selectNode(node);
+    if (changed) startLayout(false);
+    else centreOn(node);
+}
+
+void GraphCanvas::centreOn(NodeId node) {
+    for (const auto& box : m_layout.boxes) {
+        if (box.node != node) continue;
+        m_view.scale = std::max(m_view.scale, 0.8);
+        m_view.dx = width() / 2.0 - box.rect.centerX() * m_view.scale;
+        m_view.dy = height() / 2.0 - (box.rect.y + box.rect.height / 2) * m_view.scale;
+        m_centreOnArrival = {};
+        update();
+        return;
+    }
 }
 
 void GraphCanvas::mouseMoveEvent(QMouseEvent* event) {

@@ -41,6 +41,8 @@ public:
     int boxAt(QPointF point) const;
     NodeId selectedNode() const { return m_selected; }
     void selectNode(NodeId node);
+    // Selects a node, expands the groups around it (laying out again if needed) and centres it.
+    void revealNode(NodeId node);
 
 signals:
     void laidOut(double milliseconds, int groupsLaidOut);
@@ -58,6 +60,7 @@ protected:
 
 private:
     void startLayout(bool fit);
+    void centreOn(NodeId node);
     QString boxLabel(const CanvasLayout::Box& box) const;
 
     std::shared_ptr<const Graph> m_graph;
@@ -76,6 +79,7 @@ private:
     bool m_pendingRelayout = false, m_pendingFit = false;
     QPointF m_dragFrom, m_pressedAt;
     NodeId m_selected;
+    NodeId m_centreOnArrival;  // revealNode() waiting for the layout that shows it
     bool m_dragging = false;
 };
 

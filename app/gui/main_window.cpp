@@ -2,6 +2,8 @@
 
 #include <QApplication>
 #include <QComboBox>
+#include <QLineEdit>
+#include <QToolBar>
 #include <QThread>
 #include <QVBoxLayout>
 #include <QDockWidget>
@@ -22,6 +24,7 @@
 #include "compiler/pipelines.h"
 #include "views/graph_canvas.h"
 #include "views/node_properties_view.h"
+#include "views/node_search.h"
 #include "views/pass_list_model.h"
 #include "views/node_table_model.h"
 #include "views/summary_view.h"
@@ -47,7 +50,10 @@ MainWindow::MainWindow(QWidget* parent)
       m_passes(new PassListModel(this)),
       m_properties(new NodePropertiesView(this)),
       m_passView(new QTableView(this)),
-      m_pipeline(new QComboBox(this)) {
+      m_pipeline(new QComboBox(this)),
+      m_findBar(new QToolBar(tr("Find"), this)),
+      m_findField(new QLineEdit(this)),
+      m_findCount(new QLabel(this)) {
     initFusescopeResources();
     setWindowTitle(tr("Fusescope"));
     setAcceptDrops(true);
@@ -85,6 +91,22 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_pipeline, &QComboBox::currentTextChanged, this, &MainWindow::compileWith);
     connect(m_passView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) { showStep(current.row()); });
+
+    // Find bar (Ctrl+F): Enter or F3 for the next match, Shift+F3 for the previous, Esc hides.
+    m_findBar->setObjectName(QStringLiteral("findBar"));
+    m_findField->setPlaceholderText(tr("Find node, op or tensor"));
+    m_findField->setClearButtonEnabled(true);
+    m_findField->setMaximumWidth(320);
+    m_findBar->addWidget(m_findField);
+    m_findBar->addAction(tr("Previous"), this, [this] { find(m_findField->text(), -1); })->setShortcut(QKeySequence::FindPrevious);
+    m_findBar->addAction(tr("Next"), this, [this] { find(m_findField->text(), +1); })->setShortcut(QKeySequence::FindNext);
+    m_findBar->addWidget(m_findCount);
+    QAction* close = m_findBar->addAction(tr("Close"), m_findBar, &QToolBar::hide);
+    close->setShortcut(Qt::Key_Escape);
+    close->setShortcutContext(Qt::WidgetWithChildrenShortcut);  // Esc also cancels a load elsewhere
+    addToolBar(Qt::TopToolBarArea, m_findBar);
+    m_findBar->hide();
+    connect(m_findField, &QLineEdit::returnPressed, this, [this] { find(m_findField->text(), +1); });
 
     auto* propertiesDock = new QDockWidget(tr("Properties"), this);
     propertiesDock->setObjectName(QStringLiteral("propertiesDock"));
@@ -142,6 +164,13 @@ void MainWindow::createActions() {
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::quit);
     quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(tr("&Find…"), this, [this] {
+        m_findBar->show();
+        m_findField->setFocus();
+        m_findField->selectAll();
+    })->setShortcut(QKeySequence::Find);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Fit to window"), m_canvas, &GraphCanvas::fitToView);
@@ -236,8 +265,27 @@ void MainWindow::compileWith(const QString& pipeline) {
 void MainWindow::showStep(int row) {
     auto snapshot = m_passes->snapshotAt(row);
     if (!snapshot) return;
+    m_findHits.clear();  // ids belong to the graph they were found in
     const int depth = m_initialDepth >= 0 ? m_initialDepth : snapshot->nodeCount() <= 300 ? (1 << 20) : 1;
     m_canvas->setGraph(snapshot->materialize(), depth);
+}
+
+void MainWindow::find(const QString& query, int step) {
+    const Graph* graph = m_canvas->shownGraph();
+    if (!graph) return;
+    if (query != m_findQuery || m_findHits.empty()) {  // a new search
+        m_findQuery = query;
+        m_findHits = findNodes(*graph, query.toStdString());
+        m_findIndex = step > 0 ? -1 : 0;
+    }
+    if (m_findHits.empty()) {
+        m_findCount->setText(query.isEmpty() ? QString() : tr("no match"));
+        return;
+    }
+    const int n = int(m_findHits.size());
+    m_findIndex = ((m_findIndex + step) % n + n) % n;
+    m_findCount->setText(tr("%1 of %2").arg(m_findIndex + 1).arg(n));
+    m_canvas->revealNode(m_findHits[size_t(m_findIndex)]);
 }
 
 void MainWindow::showError(const QString& message) {

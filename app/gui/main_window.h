@@ -13,6 +13,8 @@ class QProgressBar;
 class QToolButton;
 class QTableView;
 class QComboBox;
+class QLineEdit;
+class QToolBar;
 
 namespace fsc {
 
@@ -43,6 +45,9 @@ public:
     void compileWith(const QString& pipeline);
     // Shows the graph after step `row` of the pass list (0: as imported).
     void showStep(int row);
+    // Ctrl+F: finds nodes by name, op or tensor name in the shown graph; step = +1 / -1.
+    void find(const QString& query, int step);
+    QLineEdit* findField() const { return m_findField; }
     // Groups expanded when a model opens: -1 picks by size (all for small graphs).
     void setInitialExpandDepth(int depth) { m_initialDepth = depth; }
     bool loading() const;
@@ -72,6 +77,12 @@ private:
     std::shared_ptr<std::atomic<bool>> m_compileCancel;
     quint64 m_compileGeneration = 0;
     QList<class QThread*> m_compileThreads;
+    QToolBar* m_findBar;
+    QLineEdit* m_findField;
+    QLabel* m_findCount;
+    QString m_findQuery;
+    std::vector<NodeId> m_findHits;
+    int m_findIndex = -1;
     ModelLoader* m_loader;
     NodeTableModel* m_nodeTable;
     QTableView* m_nodeView;

@@ -131,6 +131,31 @@ private slots:
         QCOMPARE(w.properties()->valueOf(QStringLiteral("Op")), QString());
     }
 
+    void findJumpsToMatchesAndExpandsTheirGroups() {
+        MainWindow w;
+        w.setInitialExpandDepth(0);  // everything collapsed: finding must open the groups
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy compiled(&w, &MainWindow::compiled);
+        w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
+        QVERIFY(compiled.wait(30000));
+        w.showStep(0);  // as imported: Softmax is still a node of its own
+        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        QCOMPARE(int(w.canvas()->shownGraph()->nodeCount()), 42);
+        w.find(QStringLiteral("softmax"), +1);
+        const NodeId hit = w.canvas()->selectedNode();
+        QVERIFY(hit.valid());
+        QCOMPARE(w.canvas()->shownGraph()->node(hit).opType, std::string("Softmax"));
+        QCOMPARE(w.properties()->valueOf(QStringLiteral("Op")), QStringLiteral("Softmax"));
+        // Its group opens, and the node gets a box of its own, centred.
+        QTRY_VERIFY_WITH_TIMEOUT(!w.canvas()->layingOut(), 20000);
+        bool boxed = false;
+        for (const auto& box : w.canvas()->canvasLayout().boxes) boxed |= box.node == hit;
+        QVERIFY(boxed);
+        w.find(QStringLiteral("no-such-thing"), +1);
+        QCOMPARE(w.canvas()->selectedNode(), hit);  // nothing found: the selection stays
+    }
+
     void compilingFillsThePassListAndShowsEachStep() {
         MainWindow w;
         QSignalSpy compiled(&w, &MainWindow::compiled);

@@ -3,6 +3,7 @@
 #include <QTest>
 
 #include "core/graph_builder.h"
+#include "views/node_search.h"
 #include "views/scope_tree.h"
 
 using namespace fsc;
@@ -65,6 +66,15 @@ private slots:
         const VisibleGraph none = visibleGraph(g, t, expandedToDepth(t, 0));
         QCOMPARE(int(none.items.size()), 2);  // enc, head
         QCOMPARE(int(none.edges.size()), 1);  // merged, no self loops
+    }
+
+    void searchMatchesNamesOpsAndTensors() {
+        const Graph g = scoped();
+        QCOMPARE(int(findNodes(g, "RELU").size()), 1);  // op type, any case
+        QCOMPARE(int(findNodes(g, "/enc/l0/").size()), 3);  // names (the Constant is hidden)
+        QCOMPARE(int(findNodes(g, "sm").size()), 2);  // the tensor 'sm': its producer and reader
+        QVERIFY(findNodes(g, "").empty());
+        QVERIFY(findNodes(g, "nothing").empty());
     }
 };
 
