@@ -114,6 +114,18 @@ MainWindow::MainWindow(QWidget* parent)
     addDockWidget(Qt::LeftDockWidgetArea, propertiesDock);
     connect(m_canvas, &GraphCanvas::nodeSelected, this, [this](NodeId node) {
         m_properties->showNode(m_canvas->shownGraphShared(), node);
+        // The node table follows when it lists the same graph.
+        const Graph* g = m_canvas->shownGraph();
+        if (!node.valid() || !g || m_nodeTable->graph() != g) return;
+        const auto& order = g->order();
+        const auto at = std::find(order.begin(), order.end(), node);
+        if (at != order.end()) m_nodeView->selectRow(int(at - order.begin()));
+    });
+    // A row of the node table reveals its node on the canvas.
+    connect(m_nodeView, &QTableView::activated, this, [this](const QModelIndex& index) {
+        const Graph* g = m_nodeTable->graph();
+        if (g && g == m_canvas->shownGraph() && index.row() < int(g->order().size()))
+            m_canvas->revealNode(g->order()[size_t(index.row())]);
     });
 
     connect(m_canvas, &GraphCanvas::laidOut, this, [this](double ms, int groups) {
@@ -267,7 +279,9 @@ void MainWindow::showStep(int row) {
     if (!snapshot) return;
     m_findHits.clear();  // ids belong to the graph they were found in
     const int depth = m_initialDepth >= 0 ? m_initialDepth : snapshot->nodeCount() <= 300 ? (1 << 20) : 1;
-    m_canvas->setGraph(snapshot->materialize(), depth);
+    std::shared_ptr<const Graph> graph = snapshot->materialize();
+    m_nodeTable->setGraph(graph);
+    m_canvas->setGraph(graph, depth);
 }
 
 void MainWindow::find(const QString& query, int step) {
