@@ -6,6 +6,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QSvgGenerator>
 #include <QThread>
 #include <QWheelEvent>
 
@@ -119,20 +120,25 @@ QString GraphCanvas::boxLabel(const CanvasLayout::Box& box) const {
 
 void GraphCanvas::paintEvent(QPaintEvent*) {
     QPainter p(this);
-    const QPalette pal = palette();
-    p.fillRect(rect(), pal.color(QPalette::Base));
     if (!m_shownGraph || m_layout.boxes.empty()) {
-        p.setPen(pal.color(QPalette::PlaceholderText));
+        p.fillRect(rect(), palette().color(QPalette::Base));
+        p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(rect(), Qt::AlignCenter, m_job ? tr("Laying out…") : tr("Nothing to show"));
         return;
     }
-    p.setRenderHint(QPainter::Antialiasing, m_view.scale > 0.3);
-    const double s = m_view.scale;
-    const double left = m_view.toSceneX(0), top = m_view.toSceneY(0);
-    const double right = m_view.toSceneX(width()), bottom = m_view.toSceneY(height());
+    paintScene(p, m_view, size());
+}
+
+void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area) const {
+    const QPalette pal = palette();
+    p.fillRect(QRectF(QPointF(0, 0), area), pal.color(QPalette::Base));
+    p.setRenderHint(QPainter::Antialiasing, view.scale > 0.3);
+    const double s = view.scale;
+    const double left = view.toSceneX(0), top = view.toSceneY(0);
+    const double right = view.toSceneX(area.width()), bottom = view.toSceneY(area.height());
     auto visible = [&](const Rect& r) { return r.x <= right && r.x + r.width >= left && r.y <= bottom && r.bottom() >= top; };
     auto screen = [&](const Rect& r) {
-        return QRectF(m_view.toScreenX(r.x), m_view.toScreenY(r.y), r.width * s, r.height * s);
+        return QRectF(view.toScreenX(r.x), view.toScreenY(r.y), r.width * s, r.height * s);
     };
     const bool labels = 36 * s >= 13;  // a node box tall enough for its text
     QFont font = p.font();
@@ -160,12 +166,12 @@ void GraphCanvas::paintEvent(QPaintEvent*) {
             x0 = std::min(x0, pt.x), x1 = std::max(x1, pt.x), y0 = std::min(y0, pt.y), y1 = std::max(y1, pt.y);
         }
         if (!visible({x0, y0, x1 - x0, y1 - y0})) continue;
-        QPainterPath line(QPointF(m_view.toScreenX(path[0].x), m_view.toScreenY(path[0].y)));
-        for (size_t i = 1; i < path.size(); ++i) line.lineTo(m_view.toScreenX(path[i].x), m_view.toScreenY(path[i].y));
+        QPainterPath line(QPointF(view.toScreenX(path[0].x), view.toScreenY(path[0].y)));
+        for (size_t i = 1; i < path.size(); ++i) line.lineTo(view.toScreenX(path[i].x), view.toScreenY(path[i].y));
         p.drawPath(line);
         if (labels && path.size() >= 2) {  // an arrowhead where the edge enters its target
-            const QPointF tip(m_view.toScreenX(path.back().x), m_view.toScreenY(path.back().y));
-            const QPointF from(m_view.toScreenX(path[path.size() - 2].x), m_view.toScreenY(path[path.size() - 2].y));
+            const QPointF tip(view.toScreenX(path.back().x), view.toScreenY(path.back().y));
+            const QPointF from(view.toScreenX(path[path.size() - 2].x), view.toScreenY(path[path.size() - 2].y));
             const QPointF d = tip - from;
             const double len = std::hypot(d.x(), d.y());
             if (len > 1e-6) {
@@ -199,6 +205,36 @@ void GraphCanvas::paintEvent(QPaintEvent*) {
             p.drawText(r, Qt::AlignCenter, boxLabel(box));
         }
     }
+}
+
+QString GraphCanvas::exportImage(const QString& path, bool wholeGraph) const {
+    if (!m_shownGraph || m_layout.boxes.empty()) return tr("nothing is shown yet");
+    ViewTransform view = m_view;
+    QSizeF area = size();
+    if (wholeGraph) {  // the whole graph at 1:1, or smaller if that is too large an image
+        constexpr double kMaxSide = 16384, kMargin = 16;
+        view.scale = std::min(1.0, kMaxSide / std::max({m_layout.width + 2 * kMargin, m_layout.height + 2 * kMargin, 1.0}));
+        view.dx = view.dy = kMargin * view.scale;
+        area = QSizeF((m_layout.width + 2 * kMargin) * view.scale, (m_layout.height + 2 * kMargin) * view.scale);
+    }
+    if (path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
+        QSvgGenerator svg;
+        svg.setFileName(path);
+        svg.setSize(area.toSize());
+        svg.setViewBox(QRectF(QPointF(0, 0), area));
+        svg.setTitle(tr("Fusescope graph"));
+        QPainter p;
+        if (!p.begin(&svg)) return tr("%1: cannot write").arg(path);
+        paintScene(p, view, area);
+        return p.end() ? QString() : tr("%1: cannot write").arg(path);
+    }
+    QImage image(area.toSize(), QImage::Format_ARGB32_Premultiplied);
+    if (image.isNull()) return tr("the image would be too large (%1 x %2)").arg(area.width()).arg(area.height());
+    {
+        QPainter p(&image);
+        paintScene(p, view, area);
+    }
+    return image.save(path) ? QString() : tr("%1: cannot write (PNG or SVG by the suffix)").arg(path);
 }
 
 void GraphCanvas::wheelEvent(QWheelEvent* event) {

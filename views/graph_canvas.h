@@ -13,6 +13,7 @@
 #include "views/scope_tree.h"
 #include "views/view_transform.h"
 
+class QPainter;
 class QThread;
 
 namespace fsc {
@@ -41,6 +42,9 @@ public:
     int boxAt(QPointF point) const;
     NodeId selectedNode() const { return m_selected; }
     void selectNode(NodeId node);
+    // Writes the current view (`wholeGraph` false) or the whole graph at 1:1 (capped at
+    // 16,384 px a side) as PNG or SVG, by the file's suffix. Returns an error message or "".
+    QString exportImage(const QString& path, bool wholeGraph) const;
     // Selects a node, expands the groups around it (laying out again if needed) and centres it.
     void revealNode(NodeId node);
 
@@ -60,6 +64,7 @@ protected:
 
 private:
     void startLayout(bool fit);
+    void paintScene(QPainter& p, const ViewTransform& view, QSizeF size) const;
     void centreOn(NodeId node);
     QString boxLabel(const CanvasLayout::Box& box) const;
 

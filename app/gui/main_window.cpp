@@ -174,6 +174,17 @@ void MainWindow::createActions() {
     open->setShortcut(QKeySequence::Open);
     file->addAction(tr("Open &sample"), this, [this] { openModel(QString::fromLatin1(kSamplePath)); });
     file->addSeparator();
+    auto exportTo = [this](bool whole) {
+        const QString path = QFileDialog::getSaveFileName(this, whole ? tr("Export the whole graph") : tr("Export the view"),
+                                                          {}, tr("PNG image (*.png);;SVG drawing (*.svg)"));
+        if (path.isEmpty()) return;
+        const QString error = m_canvas->exportImage(path, whole);
+        if (!error.isEmpty()) showError(error);
+        else m_status->setText(tr("Saved %1").arg(path));
+    };
+    file->addAction(tr("Export &view as PNG/SVG…"), this, [exportTo] { exportTo(false); });
+    file->addAction(tr("Export &whole graph as PNG/SVG…"), this, [exportTo] { exportTo(true); });
+    file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::quit);
     quit->setShortcut(QKeySequence::Quit);
 

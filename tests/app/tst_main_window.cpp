@@ -14,6 +14,13 @@
 
 using namespace fsc;
 
+namespace {
+QByteArray readFile(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+}  // namespace
+
 class TestMainWindow : public QObject {
     Q_OBJECT
 private slots:
@@ -158,6 +165,29 @@ private slots:
         QVERIFY(boxed);
         w.find(QStringLiteral("no-such-thing"), +1);
         QCOMPARE(w.canvas()->selectedNode(), hit);  // nothing found: the selection stays
+    }
+
+    void exportsTheViewAndTheWholeGraph() {
+        MainWindow w;
+        w.resize(1000, 700);
+        w.show();
+        QSignalSpy compiled(&w, &MainWindow::compiled);
+        w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
+        QVERIFY(compiled.wait(30000));
+        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        const QString dir = QStringLiteral(FSC_TEST_TMP);
+        QDir().mkpath(dir);
+        QCOMPARE(w.canvas()->exportImage(dir + QStringLiteral("/view.png"), false), QString());
+        QCOMPARE(QImage(dir + QStringLiteral("/view.png")).size(), w.canvas()->size());
+        QCOMPARE(w.canvas()->exportImage(dir + QStringLiteral("/whole.png"), true), QString());
+        const QImage whole(dir + QStringLiteral("/whole.png"));
+        const CanvasLayout& layout = w.canvas()->canvasLayout();
+        QCOMPARE(whole.width(), int(layout.width + 32));  // 1:1 with a margin
+        QCOMPARE(w.canvas()->exportImage(dir + QStringLiteral("/whole.svg"), true), QString());
+        const QByteArray svg = readFile(dir + QStringLiteral("/whole.svg"));
+        QVERIFY(svg.contains("<svg"));
+        QVERIFY(svg.contains("FusedConv"));  // labels are text in the drawing
+        QVERIFY(!w.canvas()->exportImage(QStringLiteral("/nonexistent/dir/x.png"), false).isEmpty());
     }
 
     void compilingFillsThePassListAndShowsEachStep() {
