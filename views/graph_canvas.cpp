@@ -196,7 +196,14 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
             fill = pal.color(QPalette::Button);
         }
         const bool selected = box.node.valid() && box.node == m_selected;
-        p.setPen(selected ? QPen(pal.color(QPalette::Highlight), 3) : labels ? QPen(fill.darker(160), 1) : Qt::NoPen);
+        const bool linked = box.node.valid() && box.node.index < m_linked.size() && m_linked[box.node.index];
+        const Mark mark = box.node.valid() && box.node.index < m_marks.size() ? m_marks[box.node.index] : Mark::None;
+        QPen pen = labels ? QPen(fill.darker(160), 1) : QPen(Qt::NoPen);
+        if (mark == Mark::Removed) pen = QPen(QColor(0xd0, 0x30, 0x30), 3, Qt::DashLine);
+        if (mark == Mark::Added) pen = QPen(QColor(0x20, 0xa0, 0x40), 3);
+        if (linked) pen = QPen(QColor(0xff, 0x90, 0x00), 4);
+        if (selected) pen = QPen(pal.color(QPalette::Highlight), 4);
+        p.setPen(pen);
         p.setBrush(fill);
         if (box.node.valid()) p.drawRoundedRect(r, 4 * s, 4 * s);
         else p.drawRect(r);
@@ -241,6 +248,7 @@ void GraphCanvas::wheelEvent(QWheelEvent* event) {
     const double steps = event->angleDelta().y() / 120.0;
     m_view.zoomAt(event->position().x(), event->position().y(), std::pow(1.2, steps));
     update();
+    emit viewChanged(m_view);
 }
 
 void GraphCanvas::mousePressEvent(QMouseEvent* event) {
@@ -255,6 +263,25 @@ void GraphCanvas::selectNode(NodeId node) {
     m_selected = node;
     update();
     emit nodeSelected(node);
+}
+
+void GraphCanvas::setMarks(std::vector<Mark> byNodeIndex) {
+    m_marks = std::move(byNodeIndex);
+    update();
+}
+
+void GraphCanvas::setLinked(std::vector<NodeId> nodes) {
+    m_linked.assign(m_linked.size(), false);
+    for (NodeId n : nodes) {
+        if (n.index >= m_linked.size()) m_linked.resize(n.index + 1, false);
+        m_linked[n.index] = true;
+    }
+    update();
+}
+
+void GraphCanvas::setTransform(const ViewTransform& view) {
+    m_view = view;
+    update();
 }
 
 void GraphCanvas::revealNode(NodeId node) {
@@ -286,6 +313,7 @@ void GraphCanvas::mouseMoveEvent(QMouseEvent* event) {
     m_dragFrom = event->position();
     m_view.pan(d.x(), d.y());
     update();
+    emit viewChanged(m_view);
 }
 
 void GraphCanvas::mouseReleaseEvent(QMouseEvent* event) {
@@ -318,6 +346,7 @@ void GraphCanvas::keyPressEvent(QKeyEvent* event) {
         default: QWidget::keyPressEvent(event); return;
     }
     update();
+    emit viewChanged(m_view);
 }
 
 }  // namespace fsc

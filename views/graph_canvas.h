@@ -45,6 +45,14 @@ public:
     // Writes the current view (`wholeGraph` false) or the whole graph at 1:1 (capped at
     // 16,384 px a side) as PNG or SVG, by the file's suffix. Returns an error message or "".
     QString exportImage(const QString& path, bool wholeGraph) const;
+    // Diff marks: nodes drawn with a red (removed) or green (added) outline, and nodes
+    // highlighted as linked to the other pane's selection.
+    enum class Mark { None, Removed, Added };
+    void setMarks(std::vector<Mark> byNodeIndex);
+    void setLinked(std::vector<NodeId> nodes);
+    void setTransform(const ViewTransform& view);
+    Mark markOf(NodeId node) const { return node.index < m_marks.size() ? m_marks[node.index] : Mark::None; }
+    bool isLinked(NodeId node) const { return node.index < m_linked.size() && m_linked[node.index]; }
     // Selects a node, expands the groups around it (laying out again if needed) and centres it.
     void revealNode(NodeId node);
 
@@ -52,6 +60,7 @@ signals:
     void laidOut(double milliseconds, int groupsLaidOut);
     void nodeActivated(fsc::NodeId node);
     void nodeSelected(fsc::NodeId node);  // a click on a node (invalid: on nothing)
+    void viewChanged(fsc::ViewTransform view);  // zoom or pan by the user
 
 protected:
     void paintEvent(QPaintEvent* event) override;
@@ -84,7 +93,9 @@ private:
     bool m_pendingRelayout = false, m_pendingFit = false;
     QPointF m_dragFrom, m_pressedAt;
     NodeId m_selected;
-    NodeId m_centreOnArrival;  // revealNode() waiting for the layout that shows it
+    NodeId m_centreOnArrival;
+    std::vector<Mark> m_marks;
+    std::vector<bool> m_linked;  // by node index  // revealNode() waiting for the layout that shows it
     bool m_dragging = false;
 };
 

@@ -100,9 +100,12 @@ int main(int argc, char** argv) {
     const QCommandLineOption pass(QStringLiteral("pass"),
                                   QStringLiteral("With --screenshot: show the graph after this pass (or 'imported')."),
                                   QStringLiteral("NAME"));
+    const QCommandLineOption compare(QStringLiteral("compare"),
+                                     QStringLiteral("Show the step before the chosen one side by side."));
     parser.addOption(screenshot);
     parser.addOption(depth);
     parser.addOption(pass);
+    parser.addOption(compare);
     parser.process(app);
 
     fsc::MainWindow window;
@@ -116,6 +119,7 @@ int main(int argc, char** argv) {
         window.setInitialExpandDepth(n);
     }
     window.show();
+    if (parser.isSet(compare)) window.setCompare(true);
     const QStringList args = parser.positionalArguments();
     const QString model = args.isEmpty() ? QString::fromLatin1(fsc::MainWindow::kSamplePath) : args.first();
     if (parser.isSet(screenshot)) runScreenshot(window, model, parser.value(screenshot), parser.value(pass));

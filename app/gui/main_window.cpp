@@ -2,6 +2,7 @@
 
 #include <QApplication>
 #include <QComboBox>
+#include <QSplitter>
 #include <QLineEdit>
 #include <QToolBar>
 #include <QThread>
@@ -41,6 +42,7 @@ MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       m_loader(new ModelLoader(this)),
       m_canvas(new GraphCanvas(this)),
+      m_before(new GraphCanvas(this)),
       m_nodeTable(new NodeTableModel(this)),
       m_nodeView(new QTableView(this)),
       m_summary(new SummaryView(this)),
@@ -65,7 +67,14 @@ MainWindow::MainWindow(QWidget* parent)
     m_nodeView->horizontalHeader()->setStretchLastSection(true);
     m_nodeView->horizontalHeader()->setResizeContentsPrecision(200);  // fast on 6,000-node graphs
     m_nodeView->setAlternatingRowColors(true);
-    setCentralWidget(m_canvas);
+    auto* panes = new QSplitter(this);
+    panes->addWidget(m_before);
+    panes->addWidget(m_canvas);
+    m_before->hide();
+    setCentralWidget(panes);
+    connect(m_canvas, &GraphCanvas::viewChanged, m_before, &GraphCanvas::setTransform);
+    connect(m_before, &GraphCanvas::viewChanged, m_canvas, &GraphCanvas::setTransform);
+    connect(m_before, &GraphCanvas::nodeSelected, this, [this](NodeId n) { linkSelection(m_before, m_canvas, n); });
     auto* nodesDock = new QDockWidget(tr("Nodes"), this);
     nodesDock->setObjectName(QStringLiteral("nodesDock"));
     nodesDock->setWidget(m_nodeView);
@@ -114,6 +123,7 @@ MainWindow::MainWindow(QWidget* parent)
     addDockWidget(Qt::LeftDockWidgetArea, propertiesDock);
     connect(m_canvas, &GraphCanvas::nodeSelected, this, [this](NodeId node) {
         m_properties->showNode(m_canvas->shownGraphShared(), node);
+        if (m_compare) linkSelection(m_canvas, m_before, node);
         // The node table follows when it lists the same graph.
         const Graph* g = m_canvas->shownGraph();
         if (!node.valid() || !g || m_nodeTable->graph() != g) return;
@@ -197,6 +207,10 @@ void MainWindow::createActions() {
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Fit to window"), m_canvas, &GraphCanvas::fitToView);
+    QAction* compare = view->addAction(tr("&Compare with the step before"), this, &MainWindow::setCompare);
+    compare->setCheckable(true);
+    compare->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+    view->addSeparator();
     auto expandTo = [this](int depth) {
         if (m_canvas->scopeTree()) m_canvas->setExpanded(expandedToDepth(*m_canvas->scopeTree(), depth));
     };
@@ -285,14 +299,63 @@ void MainWindow::compileWith(const QString& pipeline) {
     thread->start();
 }
 
+void MainWindow::setCompare(bool on) {
+    m_compare = on;
+    m_before->setVisible(on);
+    if (m_step >= 0) showStep(m_step);
+}
+
+// Nodes of `to` that share an origin with `node` of `from` (provenance both ways).
+void MainWindow::linkSelection(GraphCanvas* from, GraphCanvas* to, NodeId node) {
+    const Graph* a = from->shownGraph();
+    const Graph* b = to->shownGraph();
+    if (!a || !b || !node.valid()) {
+        to->setLinked({});
+        return;
+    }
+    auto originsOf = [](const Graph& g, NodeId n) {
+        const Node& x = g.node(n);
+        return x.origins.empty() ? std::vector<NodeId>{n} : x.origins;
+    };
+    const std::vector<NodeId> mine = originsOf(*a, node);
+    std::vector<NodeId> linked;
+    for (NodeId m : b->order()) {
+        for (NodeId o : originsOf(*b, m))
+            if (std::find(mine.begin(), mine.end(), o) != mine.end()) {
+                linked.push_back(m);
+                break;
+            }
+    }
+    to->setLinked(linked);
+}
+
 void MainWindow::showStep(int row) {
     auto snapshot = m_passes->snapshotAt(row);
     if (!snapshot) return;
+    m_step = row;
     m_findHits.clear();  // ids belong to the graph they were found in
     const int depth = m_initialDepth >= 0 ? m_initialDepth : snapshot->nodeCount() <= 300 ? (1 << 20) : 1;
     std::shared_ptr<const Graph> graph = snapshot->materialize();
     m_nodeTable->setGraph(graph);
     m_canvas->setGraph(graph, depth);
+    std::vector<GraphCanvas::Mark> after, before;
+    if (m_compare && row > 0) {
+        // Snapshots of one compile share node ids: live on one side only = removed / added.
+        std::shared_ptr<const Graph> previous = m_passes->snapshotAt(row - 1)->materialize();
+        const size_t n = std::max(graph->nodeArenaSize(), previous->nodeArenaSize());
+        std::vector<bool> liveBefore(n), liveAfter(n);
+        for (NodeId id : previous->order()) liveBefore[id.index] = true;
+        for (NodeId id : graph->order()) liveAfter[id.index] = true;
+        before.assign(n, GraphCanvas::Mark::None);
+        after.assign(n, GraphCanvas::Mark::None);
+        for (size_t i = 0; i < n; ++i) {
+            if (liveBefore[i] && !liveAfter[i]) before[i] = GraphCanvas::Mark::Removed;
+            if (liveAfter[i] && !liveBefore[i]) after[i] = GraphCanvas::Mark::Added;
+        }
+        m_before->setGraph(previous, depth);
+    }
+    m_before->setMarks(std::move(before));
+    m_canvas->setMarks(std::move(after));
 }
 
 void MainWindow::find(const QString& query, int step) {

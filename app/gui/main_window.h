@@ -48,6 +48,10 @@ public:
     // Ctrl+F: finds nodes by name, op or tensor name in the shown graph; step = +1 / -1.
     void find(const QString& query, int step);
     QLineEdit* findField() const { return m_findField; }
+    // Side by side: the step before the selected one on the left, removed nodes marked
+    // there, added ones on the right, pan and zoom shared, selection linked by provenance.
+    void setCompare(bool on);
+    GraphCanvas* beforeCanvas() const { return m_before; }
     // Groups expanded when a model opens: -1 picks by size (all for small graphs).
     void setInitialExpandDepth(int depth) { m_initialDepth = depth; }
     bool loading() const;
@@ -68,6 +72,10 @@ private:
 
     std::shared_ptr<const Model> m_model;
     GraphCanvas* m_canvas;
+    GraphCanvas* m_before;  // the left pane of the comparison
+    bool m_compare = false;
+    int m_step = -1;
+    void linkSelection(GraphCanvas* from, GraphCanvas* to, NodeId node);
     int m_initialDepth = -1;
     QString m_shownText;  // the status line's model summary
     PassListModel* m_passes;

@@ -190,6 +190,46 @@ private slots:
         QVERIFY(!w.canvas()->exportImage(QStringLiteral("/nonexistent/dir/x.png"), false).isEmpty());
     }
 
+    void compareMarksRemovedAndAddedAndLinksByProvenance() {
+        MainWindow w;
+        w.resize(1400, 800);
+        w.show();
+        QSignalSpy compiled(&w, &MainWindow::compiled);
+        w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
+        QVERIFY(compiled.wait(30000));
+        int row = -1;
+        const auto& passes = w.passList()->trace()->passes;
+        for (size_t i = 0; i < passes.size() && row < 0; ++i)
+            if (passes[i].name == "attention-fusion") row = int(i) + 1;
+        QVERIFY(row > 0);
+        w.setCompare(true);
+        w.showStep(row);
+        QVERIFY(w.beforeCanvas()->isVisible());
+        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut() &&
+                                     w.beforeCanvas()->shownGraph() == w.beforeCanvas()->graph() &&
+                                     !w.beforeCanvas()->layingOut(), 20000);
+        const Graph& after = *w.canvas()->shownGraph();
+        const Graph& before = *w.beforeCanvas()->shownGraph();
+        NodeId attention, softmax;
+        for (NodeId id : after.order())
+            if (after.node(id).opType == "Attention") attention = id;
+        for (NodeId id : before.order())
+            if (before.node(id).opType == "Softmax") softmax = id;
+        QVERIFY(attention.valid() && softmax.valid());
+        QCOMPARE(w.canvas()->markOf(attention), GraphCanvas::Mark::Added);
+        QCOMPARE(w.beforeCanvas()->markOf(softmax), GraphCanvas::Mark::Removed);
+        // Selecting the fused node lights up what it was made from on the left.
+        w.canvas()->selectNode(attention);
+        QVERIFY(w.beforeCanvas()->isLinked(softmax));
+        // Zoom on one side follows on the other.
+        ViewTransform t = w.canvas()->transform();
+        t.zoomAt(100, 100, 1.5);
+        emit w.canvas()->viewChanged(t);
+        QCOMPARE(w.beforeCanvas()->transform().scale, t.scale);
+        w.setCompare(false);
+        QVERIFY(!w.beforeCanvas()->isVisible());
+    }
+
     void compilingFillsThePassListAndShowsEachStep() {
         MainWindow w;
         QSignalSpy compiled(&w, &MainWindow::compiled);
