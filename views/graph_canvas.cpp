@@ -201,12 +201,22 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
         QPen pen = labels ? QPen(fill.darker(160), 1) : QPen(Qt::NoPen);
         if (mark == Mark::Removed) pen = QPen(QColor(0xd0, 0x30, 0x30), 3, Qt::DashLine);
         if (mark == Mark::Added) pen = QPen(QColor(0x20, 0xa0, 0x40), 3);
+        const bool host = box.node.valid() && box.node.index < m_host.size() && m_host[box.node.index];
+        if (host) pen = QPen(QColor(0x60, 0x20, 0x10), 2.5, Qt::DotLine);
         if (linked) pen = QPen(QColor(0xff, 0x90, 0x00), 4);
         if (selected) pen = QPen(pal.color(QPalette::Highlight), 4);
         p.setPen(pen);
         p.setBrush(fill);
         if (box.node.valid()) p.drawRoundedRect(r, 4 * s, 4 * s);
         else p.drawRect(r);
+        const int region = box.node.valid() && box.node.index < m_region.size() ? m_region[box.node.index] : -1;
+        if (region >= 0 && labels) {  // the region's colour as a stripe on the left edge
+            p.save();
+            p.setPen(Qt::NoPen);
+            p.setBrush(QColor::fromHsv((region * 67) % 360, 160, 200));
+            p.drawRect(QRectF(r.x(), r.y() + 3 * s, 5 * s, r.height() - 6 * s));
+            p.restore();
+        }
         if (labels) {
             p.setPen(box.node.valid() ? text : pal.color(QPalette::ButtonText));
             p.drawText(r, Qt::AlignCenter, boxLabel(box));
@@ -267,6 +277,12 @@ void GraphCanvas::selectNode(NodeId node) {
 
 void GraphCanvas::setMarks(std::vector<Mark> byNodeIndex) {
     m_marks = std::move(byNodeIndex);
+    update();
+}
+
+void GraphCanvas::setRegions(std::vector<int> regionByNodeIndex, std::vector<bool> hostByNodeIndex) {
+    m_region = std::move(regionByNodeIndex);
+    m_host = std::move(hostByNodeIndex);
     update();
 }
 

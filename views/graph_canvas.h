@@ -51,6 +51,9 @@ public:
     void setMarks(std::vector<Mark> byNodeIndex);
     void setLinked(std::vector<NodeId> nodes);
     void setTransform(const ViewTransform& view);
+    // Graph-break regions: each node's region (-1: none) tints a stripe on its box, and
+    // nodes that fall back to the CPU get a dark dotted outline.
+    void setRegions(std::vector<int> regionByNodeIndex, std::vector<bool> hostByNodeIndex);
     Mark markOf(NodeId node) const { return node.index < m_marks.size() ? m_marks[node.index] : Mark::None; }
     bool isLinked(NodeId node) const { return node.index < m_linked.size() && m_linked[node.index]; }
     // Selects a node, expands the groups around it (laying out again if needed) and centres it.
@@ -95,7 +98,9 @@ private:
     NodeId m_selected;
     NodeId m_centreOnArrival;
     std::vector<Mark> m_marks;
-    std::vector<bool> m_linked;  // by node index  // revealNode() waiting for the layout that shows it
+    std::vector<bool> m_linked;  // by node index
+    std::vector<int> m_region;   // by node index
+    std::vector<bool> m_host;    // by node index  // revealNode() waiting for the layout that shows it
     bool m_dragging = false;
 };
 

@@ -5,6 +5,7 @@
 #include <QSplitter>
 #include <QLineEdit>
 #include <QToolBar>
+#include <QTreeWidget>
 #include <QThread>
 #include <QVBoxLayout>
 #include <QDockWidget>
@@ -22,6 +23,7 @@
 
 #include "app/gui/model_loader.h"
 #include "core/model_summary.h"
+#include "compiler/graph_breaks.h"
 #include "compiler/pipelines.h"
 #include "views/graph_canvas.h"
 #include "views/node_properties_view.h"
@@ -55,7 +57,8 @@ MainWindow::MainWindow(QWidget* parent)
       m_pipeline(new QComboBox(this)),
       m_findBar(new QToolBar(tr("Find"), this)),
       m_findField(new QLineEdit(this)),
-      m_findCount(new QLabel(this)) {
+      m_findCount(new QLabel(this)),
+      m_breaks(new QTreeWidget(this)) {
     initFusescopeResources();
     setWindowTitle(tr("Fusescope"));
     setAcceptDrops(true);
@@ -116,6 +119,20 @@ MainWindow::MainWindow(QWidget* parent)
     addToolBar(Qt::TopToolBarArea, m_findBar);
     m_findBar->hide();
     connect(m_findField, &QLineEdit::returnPressed, this, [this] { find(m_findField->text(), +1); });
+
+    m_breaks->setColumnCount(3);
+    m_breaks->setHeaderLabels({tr("Break"), tr("Node"), tr("Reason")});
+    m_breaks->setRootIsDecorated(false);
+    m_breaks->setAlternatingRowColors(true);
+    auto* breaksDock = new QDockWidget(tr("Graph breaks"), this);
+    breaksDock->setObjectName(QStringLiteral("breaksDock"));
+    breaksDock->setWidget(m_breaks);
+    addDockWidget(Qt::BottomDockWidgetArea, breaksDock);
+    tabifyDockWidget(findChild<QDockWidget*>(QStringLiteral("nodesDock")), breaksDock);
+    connect(m_breaks, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
+        const NodeId node{item->data(0, Qt::UserRole).toUInt()};
+        if (m_canvas->shownGraph() && node.index < m_canvas->shownGraph()->nodeArenaSize()) m_canvas->revealNode(node);
+    });
 
     auto* propertiesDock = new QDockWidget(tr("Properties"), this);
     propertiesDock->setObjectName(QStringLiteral("propertiesDock"));
@@ -356,6 +373,7 @@ void MainWindow::showStep(int row) {
     }
     m_before->setMarks(std::move(before));
     m_canvas->setMarks(std::move(after));
+    showBreaks(*graph);
 }
 
 void MainWindow::find(const QString& query, int step) {
@@ -374,6 +392,29 @@ void MainWindow::find(const QString& query, int step) {
     m_findIndex = ((m_findIndex + step) % n + n) % n;
     m_findCount->setText(tr("%1 of %2").arg(m_findIndex + 1).arg(n));
     m_canvas->revealNode(m_findHits[size_t(m_findIndex)]);
+}
+
+void MainWindow::showBreaks(const Graph& graph) {
+    const GraphBreakReport report = findGraphBreaks(graph, CapabilityTable::cuda());
+    std::vector<int> region(graph.nodeArenaSize(), -1);
+    std::vector<bool> host(graph.nodeArenaSize(), false);
+    for (const GraphRegion& r : report.regions)
+        for (NodeId id : r.nodes) {
+            region[id.index] = r.index;
+            host[id.index] = r.placement == Placement::Host;
+        }
+    m_canvas->setRegions(std::move(region), std::move(host));
+    m_breaks->clear();
+    for (const GraphBreak& b : report.breaks) {
+        auto* item = new QTreeWidgetItem(m_breaks);
+        item->setText(0, QString::fromLatin1(breakKindName(b.kind)));
+        item->setText(1, QString::fromStdString(graph.node(b.node).name));
+        item->setText(2, QString::fromStdString(b.reason));
+        item->setToolTip(2, item->text(2));
+        item->setData(0, Qt::UserRole, b.node.index);
+    }
+    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("breaksDock")))
+        dock->setWindowTitle(tr("Graph breaks (%1 regions, %2 breaks on CUDA)").arg(report.regions.size()).arg(report.breaks.size()));
 }
 
 void MainWindow::showError(const QString& message) {

@@ -15,6 +15,7 @@ class QTableView;
 class QComboBox;
 class QLineEdit;
 class QToolBar;
+class QTreeWidget;
 
 namespace fsc {
 
@@ -52,6 +53,7 @@ public:
     // there, added ones on the right, pan and zoom shared, selection linked by provenance.
     void setCompare(bool on);
     GraphCanvas* beforeCanvas() const { return m_before; }
+    QTreeWidget* breaksList() const { return m_breaks; }
     // Groups expanded when a model opens: -1 picks by size (all for small graphs).
     void setInitialExpandDepth(int depth) { m_initialDepth = depth; }
     bool loading() const;
@@ -91,6 +93,8 @@ private:
     QString m_findQuery;
     std::vector<NodeId> m_findHits;
     int m_findIndex = -1;
+    QTreeWidget* m_breaks;  // graph breaks of the step shown, against the CUDA table
+    void showBreaks(const Graph& graph);
     ModelLoader* m_loader;
     NodeTableModel* m_nodeTable;
     QTableView* m_nodeView;

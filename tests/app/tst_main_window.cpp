@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTreeWidget>
 
 #include "app/gui/main_window.h"
 #include "views/graph_canvas.h"
@@ -228,6 +229,24 @@ private slots:
         QCOMPARE(w.beforeCanvas()->transform().scale, t.scale);
         w.setCompare(false);
         QVERIFY(!w.beforeCanvas()->isVisible());
+    }
+
+    void graphBreaksAreListedAndRevealTheirNode() {
+        // domains.onnx: one op the CUDA table lacks, so one break and two regions.
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy compiled(&w, &MainWindow::compiled);
+        w.openModel(QStringLiteral(FSC_FIXTURE_DIR "/good/domains.onnx"));
+        QVERIFY(compiled.wait(30000));
+        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        QCOMPARE(w.breaksList()->topLevelItemCount(), 1);
+        QTreeWidgetItem* item = w.breaksList()->topLevelItem(0);
+        QCOMPARE(item->text(0), QStringLiteral("unsupported-op"));
+        QVERIFY(item->text(2).contains(QStringLiteral("runs on the CPU")));
+        emit w.breaksList()->itemActivated(item, 0);
+        QVERIFY(w.canvas()->selectedNode().valid());
+        QCOMPARE(QString::fromStdString(w.canvas()->shownGraph()->node(w.canvas()->selectedNode()).name), item->text(1));
     }
 
     void compilingFillsThePassListAndShowsEachStep() {
