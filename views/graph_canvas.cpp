@@ -127,6 +127,44 @@ void GraphCanvas::paintEvent(QPaintEvent*) {
         return;
     }
     paintScene(p, m_view, size());
+    QRectF frame;
+    ViewTransform mini;
+    if (!minimap(frame, mini)) return;
+    // The whole graph small, and the part in view outlined.
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(QPen(palette().color(QPalette::Mid), 1));
+    p.setBrush(palette().color(QPalette::Window));
+    p.drawRect(frame);
+    p.setPen(Qt::NoPen);
+    for (const auto& box : m_layout.boxes) {
+        if (box.expanded) continue;
+        QColor fill = palette().color(QPalette::Button);
+        if (box.node.valid()) {
+            const Node& n = m_shownGraph->node(box.node);
+            fill = QColor::fromRgb(QRgb(opCategoryColor(opCategory(n.domain, n.opType))));
+        }
+        p.setBrush(fill.darker(110));
+        p.drawRect(QRectF(mini.toScreenX(box.rect.x), mini.toScreenY(box.rect.y), std::max(1.0, box.rect.width * mini.scale),
+                          std::max(1.0, box.rect.height * mini.scale)));
+    }
+    const QRectF seen(mini.toScreenX(m_view.toSceneX(0)), mini.toScreenY(m_view.toSceneY(0)),
+                      width() / m_view.scale * mini.scale, height() / m_view.scale * mini.scale);
+    p.setBrush(Qt::NoBrush);
+    p.setPen(QPen(palette().color(QPalette::Highlight), 2));
+    p.drawRect(seen.intersected(frame));
+}
+
+bool GraphCanvas::minimap(QRectF& frame, ViewTransform& view) const {
+    if (m_layout.boxes.empty()) return false;
+    const bool fits = m_layout.width * m_view.scale <= width() && m_layout.height * m_view.scale <= height();
+    if (fits || width() < 300 || height() < 200) return false;
+    const double w = std::min(180.0, width() * 0.25), h = std::min(140.0, height() * 0.3), margin = 10;
+    frame = QRectF(width() - w - margin, height() - h - margin, w, h);
+    view = ViewTransform::fit(m_layout.width, m_layout.height, w, h, 4);
+    view.scale = std::min(view.scale, std::min((w - 8) / std::max(1.0, m_layout.width), (h - 8) / std::max(1.0, m_layout.height)));
+    view.dx = frame.x() + (w - m_layout.width * view.scale) / 2;
+    view.dy = frame.y() + (h - m_layout.height * view.scale) / 2;
+    return true;
 }
 
 void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area) const {
@@ -213,7 +251,7 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
         if (region >= 0 && labels) {  // the region's colour as a stripe on the left edge
             p.save();
             p.setPen(Qt::NoPen);
-            p.setBrush(QColor::fromHsv((region * 67) % 360, 160, 200));
+            p.setBrush(QColor::fromHsv((200 + region * 67) % 360, 140, 210));
             p.drawRect(QRectF(r.x(), r.y() + 3 * s, 5 * s, r.height() - 6 * s));
             p.restore();
         }
@@ -262,6 +300,18 @@ void GraphCanvas::wheelEvent(QWheelEvent* event) {
 }
 
 void GraphCanvas::mousePressEvent(QMouseEvent* event) {
+    QRectF frame;
+    ViewTransform mini;
+    if (event->button() == Qt::LeftButton && minimap(frame, mini) && frame.contains(event->position())) {
+        // Centre the view on the point clicked in the minimap.
+        const double x = mini.toSceneX(event->position().x()), y = mini.toSceneY(event->position().y());
+        m_view.dx = width() / 2.0 - x * m_view.scale;
+        m_view.dy = height() / 2.0 - y * m_view.scale;
+        m_pressedAt = QPointF(-1e9, -1e9);  // so the release selects nothing behind the minimap
+        update();
+        emit viewChanged(m_view);
+        return;
+    }
     if (event->button() == Qt::LeftButton) {
         m_dragging = true;
         m_dragFrom = m_pressedAt = event->position();

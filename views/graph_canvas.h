@@ -78,6 +78,9 @@ private:
     void startLayout(bool fit);
     void paintScene(QPainter& p, const ViewTransform& view, QSizeF size) const;
     void centreOn(NodeId node);
+    // The minimap in the bottom-right corner: its frame and scene transform, when shown
+    // (the scene does not fit the view).
+    bool minimap(QRectF& frame, ViewTransform& view) const;
     QString boxLabel(const CanvasLayout::Box& box) const;
 
     std::shared_ptr<const Graph> m_graph;
