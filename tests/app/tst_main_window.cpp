@@ -249,6 +249,29 @@ private slots:
         QCOMPARE(QString::fromStdString(w.canvas()->shownGraph()->node(w.canvas()->selectedNode()).name), item->text(1));
     }
 
+    void minimapClickCentresTheView() {
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy compiled(&w, &MainWindow::compiled);
+        w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
+        QVERIFY(compiled.wait(30000));
+        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        ViewTransform zoomed;
+        zoomed.scale = 4;  // far larger than the window: the minimap shows
+        w.canvas()->setTransform(zoomed);
+        const QSize size = w.canvas()->size();
+        const double fromW = std::min(180.0, size.width() * 0.25), fromH = std::min(140.0, size.height() * 0.3);
+        const QPoint centre(int(size.width() - 10 - fromW / 2), int(size.height() - 10 - fromH / 2));
+        QTest::mouseClick(w.canvas(), Qt::LeftButton, {}, centre);
+        // The middle of the minimap is the middle of the graph, now in the middle of the view.
+        const ViewTransform& t = w.canvas()->transform();
+        const CanvasLayout& layout = w.canvas()->canvasLayout();
+        QVERIFY(std::abs(t.toSceneX(size.width() / 2.0) - layout.width / 2) < layout.width * 0.05 + 5);
+        QVERIFY(std::abs(t.toSceneY(size.height() / 2.0) - layout.height / 2) < layout.height * 0.05 + 5);
+        QVERIFY(!w.canvas()->selectedNode().valid());  // the click selected nothing behind it
+    }
+
     void compilingFillsThePassListAndShowsEachStep() {
         MainWindow w;
         QSignalSpy compiled(&w, &MainWindow::compiled);
