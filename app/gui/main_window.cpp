@@ -58,7 +58,8 @@ MainWindow::MainWindow(QWidget* parent)
       m_findBar(new QToolBar(tr("Find"), this)),
       m_findField(new QLineEdit(this)),
       m_findCount(new QLabel(this)),
-      m_breaks(new QTreeWidget(this)) {
+      m_breaks(new QTreeWidget(this)),
+      m_changes(new QTreeWidget(this)) {
     initFusescopeResources();
     setWindowTitle(tr("Fusescope"));
     setAcceptDrops(true);
@@ -132,6 +133,20 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_breaks, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
         const NodeId node{item->data(0, Qt::UserRole).toUInt()};
         if (m_canvas->shownGraph() && node.index < m_canvas->shownGraph()->nodeArenaSize()) m_canvas->revealNode(node);
+    });
+
+    m_changes->setColumnCount(3);
+    m_changes->setHeaderLabels({tr("Pattern"), tr("Nodes"), tr("Reason")});
+    m_changes->setAlternatingRowColors(true);
+    auto* changesDock = new QDockWidget(tr("Changes"), this);
+    changesDock->setObjectName(QStringLiteral("changesDock"));
+    changesDock->setWidget(m_changes);
+    addDockWidget(Qt::BottomDockWidgetArea, changesDock);
+    tabifyDockWidget(breaksDock, changesDock);
+    connect(m_changes, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
+        const QVariant node = item->data(0, Qt::UserRole);
+        if (node.isValid() && m_canvas->shownGraph() && node.toUInt() < m_canvas->shownGraph()->nodeArenaSize())
+            m_canvas->revealNode(NodeId{node.toUInt()});
     });
 
     auto* propertiesDock = new QDockWidget(tr("Properties"), this);
@@ -374,6 +389,7 @@ void MainWindow::showStep(int row) {
     m_before->setMarks(std::move(before));
     m_canvas->setMarks(std::move(after));
     showBreaks(*graph);
+    showChanges(row, *graph);
 }
 
 void MainWindow::find(const QString& query, int step) {
@@ -415,6 +431,38 @@ void MainWindow::showBreaks(const Graph& graph) {
     }
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("breaksDock")))
         dock->setWindowTitle(tr("Graph breaks (%1 regions, %2 breaks on CUDA)").arg(report.regions.size()).arg(report.breaks.size()));
+}
+
+void MainWindow::showChanges(int row, const Graph& graph) {
+    m_changes->clear();
+    if (!m_passes->trace() || row <= 0) return;
+    const PassReport& pass = m_passes->trace()->passes[size_t(row - 1)];
+    auto names = [&](const std::vector<NodeId>& ids) {
+        QStringList out;
+        for (NodeId id : ids)
+            if (id.index < graph.nodeArenaSize())
+                out << QString::fromStdString(graph.node(id).opType + " '" + graph.node(id).name + "'");
+        return out.join(QStringLiteral(", "));
+    };
+    auto* changed = new QTreeWidgetItem(m_changes, {tr("Changes"), QString::number(pass.changes.size()), {}});
+    for (const ChangeRecord& c : pass.changes) {
+        auto* item = new QTreeWidgetItem(changed, {QString::fromStdString(c.pattern),
+                                                   QStringLiteral("-%1 +%2").arg(c.removed.size()).arg(c.added.size()),
+                                                   QString::fromStdString(c.reason)});
+        item->setToolTip(2, tr("removed: %1\nadded: %2").arg(names(c.removed), names(c.added)));
+        if (!c.added.empty()) item->setData(0, Qt::UserRole, c.added.front().index);  // reveal what it made
+    }
+    auto* rejected = new QTreeWidgetItem(m_changes, {tr("Rejected"), QString::number(pass.rejections.size()), {}});
+    for (const Rejection& r : pass.rejections) {
+        const QString node = r.node.index < graph.nodeArenaSize() ? names({r.node}) : QString();
+        auto* item = new QTreeWidgetItem(rejected, {QString::fromStdString(r.pattern), node, QString::fromStdString(r.reason)});
+        if (r.node.index < graph.nodeArenaSize()) item->setData(0, Qt::UserRole, r.node.index);
+    }
+    changed->setExpanded(pass.changes.size() <= 200);
+    rejected->setExpanded(pass.rejections.size() <= 200);
+    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("changesDock")))
+        dock->setWindowTitle(tr("Changes: %1 (%2 changes, %3 rejected)")
+                                 .arg(QString::fromStdString(pass.name)).arg(pass.changes.size()).arg(pass.rejections.size()));
 }
 
 void MainWindow::showError(const QString& message) {

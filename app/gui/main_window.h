@@ -54,6 +54,7 @@ public:
     void setCompare(bool on);
     GraphCanvas* beforeCanvas() const { return m_before; }
     QTreeWidget* breaksList() const { return m_breaks; }
+    QTreeWidget* changesList() const { return m_changes; }
     // Groups expanded when a model opens: -1 picks by size (all for small graphs).
     void setInitialExpandDepth(int depth) { m_initialDepth = depth; }
     bool loading() const;
@@ -95,6 +96,8 @@ private:
     int m_findIndex = -1;
     QTreeWidget* m_breaks;  // graph breaks of the step shown, against the CUDA table
     void showBreaks(const Graph& graph);
+    QTreeWidget* m_changes;  // what the shown step changed and rejected, with reasons
+    void showChanges(int row, const Graph& graph);
     ModelLoader* m_loader;
     NodeTableModel* m_nodeTable;
     QTableView* m_nodeView;

@@ -227,6 +227,13 @@ private slots:
         t.zoomAt(100, 100, 1.5);
         emit w.canvas()->viewChanged(t);
         QCOMPARE(w.beforeCanvas()->transform().scale, t.scale);
+        // The step's change list says what was fused and why.
+        QTreeWidgetItem* changes = w.changesList()->topLevelItem(0);
+        QCOMPARE(changes->childCount(), int(passes[size_t(row - 1)].changes.size()));
+        QCOMPARE(changes->child(0)->text(0), QStringLiteral("attention"));
+        QVERIFY(changes->child(0)->text(2).contains(QStringLiteral("softmax(scale * Q.K^T")));
+        emit w.changesList()->itemActivated(changes->child(0), 0);
+        QCOMPARE(w.canvas()->selectedNode(), attention);
         w.setCompare(false);
         QVERIFY(!w.beforeCanvas()->isVisible());
     }
