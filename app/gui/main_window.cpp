@@ -1,7 +1,10 @@
 #include "app/gui/main_window.h"
 
 #include <QApplication>
+#include <QCloseEvent>
 #include <QComboBox>
+#include <QSettings>
+#include <QStyleFactory>
 #include <QSplitter>
 #include <QLineEdit>
 #include <QToolBar>
@@ -192,6 +195,10 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->addPermanentWidget(m_cancel);
 
     createActions();
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    if (settings.value(QStringLiteral("view/dark"), false).toBool()) setDarkPalette(true);
     connect(m_loader, &ModelLoader::loaded, this, &MainWindow::showModel);
     connect(m_loader, &ModelLoader::failed, this, &MainWindow::showError);
     connect(m_loader, &ModelLoader::cancelled, this, [this](const QString& path) {
@@ -215,6 +222,8 @@ void MainWindow::createActions() {
     });
     open->setShortcut(QKeySequence::Open);
     file->addAction(tr("Open &sample"), this, [this] { openModel(QString::fromLatin1(kSamplePath)); });
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    rebuildRecentMenu();
     file->addSeparator();
     auto exportTo = [this](bool whole) {
         const QString path = QFileDialog::getSaveFileName(this, whole ? tr("Export the whole graph") : tr("Export the view"),
@@ -239,6 +248,9 @@ void MainWindow::createActions() {
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Fit to window"), m_canvas, &GraphCanvas::fitToView);
+    QAction* dark = view->addAction(tr("&Dark palette"), this, &MainWindow::setDarkPalette);
+    dark->setCheckable(true);
+    dark->setChecked(QSettings().value(QStringLiteral("view/dark"), false).toBool());
     QAction* compare = view->addAction(tr("&Compare with the step before"), this, &MainWindow::setCompare);
     compare->setCheckable(true);
     compare->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
@@ -256,6 +268,59 @@ void MainWindow::createActions() {
 
 bool MainWindow::loading() const {
     return m_loader->busy();
+}
+
+QStringList MainWindow::recentFiles() const {
+    return QSettings().value(QStringLiteral("files/recent")).toStringList();
+}
+
+void MainWindow::rememberRecent(const QString& path) {
+    if (path.startsWith(QLatin1Char(':'))) return;  // the bundled sample has its own entry
+    QStringList recent = recentFiles();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > 10) recent.removeLast();
+    QSettings().setValue(QStringLiteral("files/recent"), recent);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    if (!m_recentMenu) return;
+    m_recentMenu->clear();
+    const QStringList recent = recentFiles();
+    for (const QString& path : recent) m_recentMenu->addAction(path, this, [this, path] { openModel(path); });
+    m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::setDarkPalette(bool dark) {
+    QSettings().setValue(QStringLiteral("view/dark"), dark);
+    if (!dark) {
+        qApp->setPalette(qApp->style()->standardPalette());
+        return;
+    }
+    QPalette p;
+    p.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2e));
+    p.setColor(QPalette::WindowText, QColor(0xe6, 0xe6, 0xe6));
+    p.setColor(QPalette::Base, QColor(0x1f, 0x1f, 0x22));
+    p.setColor(QPalette::AlternateBase, QColor(0x33, 0x33, 0x38));
+    p.setColor(QPalette::Text, QColor(0xe6, 0xe6, 0xe6));
+    p.setColor(QPalette::Button, QColor(0x3a, 0x3a, 0x40));
+    p.setColor(QPalette::ButtonText, QColor(0xe6, 0xe6, 0xe6));
+    p.setColor(QPalette::Highlight, QColor(0x3d, 0x8e, 0xe6));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    p.setColor(QPalette::Mid, QColor(0x55, 0x55, 0x5c));
+    p.setColor(QPalette::Dark, QColor(0x8a, 0x8a, 0x92));  // edges: light on the dark canvas
+    p.setColor(QPalette::PlaceholderText, QColor(0x90, 0x90, 0x98));
+    p.setColor(QPalette::ToolTipBase, QColor(0x33, 0x33, 0x38));
+    p.setColor(QPalette::ToolTipText, QColor(0xe6, 0xe6, 0xe6));
+    qApp->setPalette(p);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    QMainWindow::closeEvent(event);
 }
 
 void MainWindow::openModel(const QString& path) {
@@ -289,6 +354,7 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
                       .arg(summary.irVersion);
     m_status->setText(m_shownText);
     m_passes->setTrace(nullptr);
+    rememberRecent(path);
     compileWith(m_pipeline->currentText());
     emit modelShown(path);
 }

@@ -13,6 +13,7 @@ class QProgressBar;
 class QToolButton;
 class QTableView;
 class QComboBox;
+class QMenu;
 class QLineEdit;
 class QToolBar;
 class QTreeWidget;
@@ -52,6 +53,9 @@ public:
     // Side by side: the step before the selected one on the left, removed nodes marked
     // there, added ones on the right, pan and zoom shared, selection linked by provenance.
     void setCompare(bool on);
+    // Settings kept between runs (QSettings): recent files, window layout, palette.
+    QStringList recentFiles() const;
+    void setDarkPalette(bool dark);
     GraphCanvas* beforeCanvas() const { return m_before; }
     QTreeWidget* breaksList() const { return m_breaks; }
     QTreeWidget* changesList() const { return m_changes; }
@@ -78,6 +82,10 @@ private:
     GraphCanvas* m_before;  // the left pane of the comparison
     bool m_compare = false;
     int m_step = -1;
+    QMenu* m_recentMenu = nullptr;
+    void rememberRecent(const QString& path);
+    void rebuildRecentMenu();
+    void closeEvent(QCloseEvent* event) override;
     void linkSelection(GraphCanvas* from, GraphCanvas* to, NodeId node);
     int m_initialDepth = -1;
     QString m_shownText;  // the status line's model summary

@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSettings>
 #include <QTreeWidget>
 
 #include "app/gui/main_window.h"
@@ -25,6 +26,29 @@ QByteArray readFile(const QString& path) {
 class TestMainWindow : public QObject {
     Q_OBJECT
 private slots:
+    void initTestCase() {
+        // Settings of their own, so tests neither read nor change a user's.
+        QCoreApplication::setOrganizationName(QStringLiteral("FusescopeTests"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_main_window"));
+        QSettings().clear();
+    }
+
+    void recentFilesAndPaletteAreKept() {
+        {
+            MainWindow w;
+            QSignalSpy shown(&w, &MainWindow::modelShown);
+            w.openModel(QStringLiteral(FSC_SAMPLE_MODEL));
+            QVERIFY(shown.wait(20000));
+            w.setDarkPalette(true);
+            QVERIFY(qApp->palette().color(QPalette::Base).lightness() < 60);
+        }
+        MainWindow again;  // a later session
+        QCOMPARE(again.recentFiles().value(0), QStringLiteral(FSC_SAMPLE_MODEL));
+        QVERIFY(qApp->palette().color(QPalette::Base).lightness() < 60);
+        again.setDarkPalette(false);
+        QVERIFY(qApp->palette().color(QPalette::Base).lightness() > 180);
+    }
+
     void opensTheBundledSample() {
         MainWindow w;
         QSignalSpy shown(&w, &MainWindow::modelShown);
