@@ -21,6 +21,17 @@ QByteArray readFile(const QString& path) {
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
+// Shows the window, opens `path` and waits until its compiled graph (O2) is laid out.
+bool openCompiled(MainWindow& w, const QString& path, QSize size) {
+    w.resize(size);
+    w.show();
+    QSignalSpy compiled(&w, &MainWindow::compiled);
+    w.openModel(path);
+    if (!compiled.wait(30000)) return false;
+    return QTest::qWaitFor([&] { return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(); },
+                           20000);
+}
+
 }  // namespace
 
 class TestMainWindow : public QObject {
@@ -143,12 +154,7 @@ private slots:
 
     void clickingANodeShowsItsProperties() {
         MainWindow w;
-        w.resize(1200, 800);
-        w.show();
-        QSignalSpy compiled(&w, &MainWindow::compiled);
-        w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
-        QVERIFY(compiled.wait(30000));
-        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
         // The first FusedConv box (conv + bn + relu at O2).
         const CanvasLayout& layout = w.canvas()->canvasLayout();
         int fused = -1;
@@ -194,12 +200,7 @@ private slots:
 
     void exportsTheViewAndTheWholeGraph() {
         MainWindow w;
-        w.resize(1000, 700);
-        w.show();
-        QSignalSpy compiled(&w, &MainWindow::compiled);
-        w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
-        QVERIFY(compiled.wait(30000));
-        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1000, 700)));
         const QString dir = QStringLiteral(FSC_TEST_TMP);
         QDir().mkpath(dir);
         QCOMPARE(w.canvas()->exportImage(dir + QStringLiteral("/view.png"), false), QString());
@@ -265,12 +266,7 @@ private slots:
     void graphBreaksAreListedAndRevealTheirNode() {
         // domains.onnx: one op the CUDA table lacks, so one break and two regions.
         MainWindow w;
-        w.resize(1200, 800);
-        w.show();
-        QSignalSpy compiled(&w, &MainWindow::compiled);
-        w.openModel(QStringLiteral(FSC_FIXTURE_DIR "/good/domains.onnx"));
-        QVERIFY(compiled.wait(30000));
-        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/domains.onnx"), QSize(1200, 800)));
         QCOMPARE(w.breaksList()->topLevelItemCount(), 1);
         QTreeWidgetItem* item = w.breaksList()->topLevelItem(0);
         QCOMPARE(item->text(0), QStringLiteral("unsupported-op"));
@@ -282,12 +278,7 @@ private slots:
 
     void minimapClickCentresTheView() {
         MainWindow w;
-        w.resize(1200, 800);
-        w.show();
-        QSignalSpy compiled(&w, &MainWindow::compiled);
-        w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
-        QVERIFY(compiled.wait(30000));
-        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
         ViewTransform zoomed;
         zoomed.scale = 4;  // far larger than the window: the minimap shows
         w.canvas()->setTransform(zoomed);
