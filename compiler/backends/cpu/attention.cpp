@@ -55,6 +55,8 @@ struct BatchWalk {
 // transposed. Anything else is packed first.
 template <typename T>
 struct Operand {
+    Operand(const T* d, int64_t r, int64_t c, int64_t rs, int64_t cs)
+        : data(d), rows(r), cols(c), rowStride(rs), colStride(cs) {}
     const T* data;
     int64_t rows, cols, rowStride, colStride;
     std::vector<T> packed;
