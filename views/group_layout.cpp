@@ -25,6 +25,9 @@ struct LocalLayout {
 };
 
 struct Builder {
+    Builder(const Graph& g, const ScopeTree& t, const std::vector<bool>& e, GroupLayoutCache* c,
+            const std::atomic<bool>* x)
+        : graph(g), tree(t), expanded(e), cache(c), cancel(x) {}
     const Graph& graph;
     const ScopeTree& tree;
     const std::vector<bool>& expanded;

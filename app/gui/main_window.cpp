@@ -46,23 +46,23 @@ namespace fsc {
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       m_loader(new ModelLoader(this)),
-      m_canvas(new GraphCanvas(this)),
-      m_before(new GraphCanvas(this)),
       m_nodeTable(new NodeTableModel(this)),
       m_nodeView(new QTableView(this)),
       m_summary(new SummaryView(this)),
       m_status(new QLabel(this)),
       m_progress(new QProgressBar(this)),
-      m_cancel(new QToolButton(this)),
-      m_passes(new PassListModel(this)),
-      m_properties(new NodePropertiesView(this)),
-      m_passView(new QTableView(this)),
-      m_pipeline(new QComboBox(this)),
-      m_findBar(new QToolBar(tr("Find"), this)),
-      m_findField(new QLineEdit(this)),
-      m_findCount(new QLabel(this)),
-      m_breaks(new QTreeWidget(this)),
-      m_changes(new QTreeWidget(this)) {
+      m_cancel(new QToolButton(this)) {
+    m_canvas = new GraphCanvas(this);
+    m_before = new GraphCanvas(this);
+    m_passes = new PassListModel(this);
+    m_properties = new NodePropertiesView(this);
+    m_passView = new QTableView(this);
+    m_pipeline = new QComboBox(this);
+    m_findBar = new QToolBar(tr("Find"), this);
+    m_findField = new QLineEdit(this);
+    m_findCount = new QLabel(this);
+    m_breaks = new QTreeWidget(this);
+    m_changes = new QTreeWidget(this);
     initFusescopeResources();
     setWindowTitle(tr("Fusescope"));
     setAcceptDrops(true);
