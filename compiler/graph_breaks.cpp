@@ -2,17 +2,17 @@
 
 #include <set>
 
+#include "compiler/memory_plan.h"
+
 namespace fsc {
 namespace {
 
 std::string label(const Node& n) { return n.opType + " '" + n.name + "'"; }
 
+// Bytes of a value whose shape is static (the memory plan's sizing, unpadded), else -1.
 int64_t staticBytes(const Value& v) {
-    const Shape& s = v.type.shape;
-    if (!s.rankKnown() || !s.isStatic() || dtypeBits(v.type.elemType) == 0) return -1;
-    int64_t n = 1;
-    for (const Dim& d : s.dims()) n *= d.size();
-    return (n * dtypeBits(v.type.elemType) + 7) / 8;
+    auto bytes = valueBytes(v, {}, 1);
+    return bytes ? int64_t(*bytes) : -1;
 }
 
 // Where a node runs and, for the host, why.
