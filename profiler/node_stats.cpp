@@ -4,11 +4,11 @@
 
 namespace fsc {
 
-void NodeStatsCollector::add(const std::string& node, const std::string& opType,
+void NodeStatsCollector::add(NodeId id, const std::string& node, const std::string& opType,
                              const std::string& kernelId, int depth, int64_t durationNs) {
     const std::string key = std::to_string(depth) + "\x1f" + node + "\x1f" + kernelId;
     auto [it, inserted] = m_byKey.emplace(key, m_order.size());
-    if (inserted) m_order.push_back({node, opType, kernelId, depth, 0, 0});
+    if (inserted) m_order.push_back({id, node, opType, kernelId, depth, 0, 0});
     NodeTime& t = m_order[it->second];
     t.totalNs += durationNs;
     t.launches += 1;

@@ -6,9 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "core/ids.h"
+
 namespace fsc {
 
 struct NodeTime {
+    NodeId id;  // in the graph that ran; for nested launches, in their subgraph
     std::string node;
     std::string opType;
     std::string kernelId;
@@ -19,7 +22,7 @@ struct NodeTime {
 
 class NodeStatsCollector {
 public:
-    void add(const std::string& node, const std::string& opType, const std::string& kernelId,
+    void add(NodeId id, const std::string& node, const std::string& opType, const std::string& kernelId,
              int depth, int64_t durationNs);
     void clear() { m_byKey.clear(); m_order.clear(); }
     // Sorted by time, largest first. Shares are of the total top-level (depth 0) time, so

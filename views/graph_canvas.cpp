@@ -1,6 +1,8 @@
 #include "views/graph_canvas.h"
 
 #include <QElapsedTimer>
+#include <QHelpEvent>
+#include <QToolTip>
 #include <cmath>
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -10,6 +12,7 @@
 #include <QThread>
 #include <QWheelEvent>
 
+#include "views/heat_scale.h"
 #include "views/op_category.h"
 
 namespace fsc {
@@ -93,8 +96,10 @@ void GraphCanvas::startLayout(bool fit) {
             m_pendingRelayout = false;
             startLayout(false);
         }
+        if (!m_job) emit busyChanged(false);
     });
     m_job->start();
+    emit busyChanged(true);
 }
 
 void GraphCanvas::fitToView() {
@@ -196,9 +201,14 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
             p.drawText(r.adjusted(8 * s, 4 * s, -8 * s, 0), Qt::AlignLeft | Qt::AlignTop, boxLabel(box));
         }
     }
-    p.setPen(QPen(pal.color(QPalette::Dark), std::max(0.6, 1.2 * s)));
+    const QPen edgePen(pal.color(QPalette::Dark), std::max(0.6, 1.2 * s));
+    const QPen breakPen(QColor(0xd0, 0x40, 0x10), std::max(1.5, 2.5 * s), Qt::DashLine);
+    const bool edgeLabels = s >= 0.9;  // shapes are readable next to the edges
     p.setBrush(Qt::NoBrush);
-    for (const auto& path : m_layout.edges) {
+    for (size_t e = 0; e < m_layout.edges.size(); ++e) {
+        const auto& path = m_layout.edges[e];
+        const bool isBreak = isBreakEdge(e);
+        p.setPen(isBreak ? breakPen : edgePen);
         double x0 = 1e18, x1 = -1e18, y0 = 1e18, y1 = -1e18;
         for (const auto& pt : path) {
             x0 = std::min(x0, pt.x), x1 = std::max(x1, pt.x), y0 = std::min(y0, pt.y), y1 = std::max(y1, pt.y);
@@ -217,10 +227,26 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
                 const double a = 7 * std::min(1.0, s * 1.5);
                 const QPointF head[3] = {tip, tip - u * a + n * a * 0.5, tip - u * a - n * a * 0.5};
                 p.save();
-                p.setBrush(pal.color(QPalette::Dark));
+                p.setPen(QPen(p.pen().color(), 1));
+                p.setBrush(p.pen().color());
                 p.drawPolygon(head, 3);
                 p.restore();
             }
+        }
+        if (edgeLabels && e < m_layout.edgeInfo.size() && m_layout.edgeInfo[e].value.valid()) {
+            // dtype and shape beside the middle of the edge's first leg (fanned-out edges part there).
+            const Value& v = m_shownGraph->value(m_layout.edgeInfo[e].value);
+            QString label = QString::fromStdString(v.type.toString());
+            if (m_layout.edgeInfo[e].values > 1) label += tr(" +%1").arg(m_layout.edgeInfo[e].values - 1);
+            p.save();
+            QFont small = p.font();
+            small.setPointSizeF(std::clamp(8.0 * s, 6.0, 11.0));
+            p.setFont(small);
+            p.setPen(isBreak ? breakPen.color() : pal.color(QPalette::PlaceholderText));
+            const auto& a = path[0];
+            const auto& b = path.size() > 1 ? path[1] : path[0];
+            p.drawText(QPointF(view.toScreenX((a.x + b.x) / 2) + 4, view.toScreenY((a.y + b.y) / 2) + 4), label);
+            p.restore();
         }
     }
     for (const auto& box : m_layout.boxes) {
@@ -233,6 +259,8 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
         } else {
             fill = pal.color(QPalette::Button);
         }
+        if (const double heat = heatOf(box); heat >= 0)
+            fill = QColor::fromRgb(QRgb(heatColor(m_heatMax > 0 ? heat / m_heatMax : 0)));
         const bool selected = box.node.valid() && box.node == m_selected;
         const bool linked = box.node.valid() && box.node.index < m_linked.size() && m_linked[box.node.index];
         const Mark mark = box.node.valid() && box.node.index < m_marks.size() ? m_marks[box.node.index] : Mark::None;
@@ -256,10 +284,127 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
             p.restore();
         }
         if (labels) {
-            p.setPen(box.node.valid() ? text : pal.color(QPalette::ButtonText));
+            const bool dark = fill.lightnessF() < 0.45;  // the hottest heat colours
+            p.setPen(dark ? QColor(Qt::white) : box.node.valid() || !m_heat.empty() ? text : pal.color(QPalette::ButtonText));
             p.drawText(r, Qt::AlignCenter, boxLabel(box));
         }
     }
+    if (!m_heat.empty()) paintHeatLegend(p, area);
+}
+
+void GraphCanvas::paintHeatLegend(QPainter& p, QSizeF area) const {
+    // A bar from no time to the largest node's share, bottom left.
+    const double w = 180, h = 12, margin = 12;
+    const QRectF bar(margin, area.height() - margin - h, w, h);
+    const QRectF frame = bar.adjusted(-8, -24, 8, 8);
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(QPen(palette().color(QPalette::Mid), 1));
+    p.setBrush(palette().color(QPalette::Window));
+    p.drawRect(frame);
+    QLinearGradient ramp(bar.topLeft(), bar.topRight());
+    for (int i = 0; i <= 8; ++i) ramp.setColorAt(i / 8.0, QColor::fromRgb(QRgb(heatColor(i / 8.0))));
+    p.setBrush(ramp);
+    p.drawRect(bar);
+    QFont font = p.font();
+    font.setPointSizeF(8.5);
+    p.setFont(font);
+    p.setPen(palette().color(QPalette::WindowText));
+    p.drawText(QRectF(bar.x(), frame.y() + 2, w, 18), Qt::AlignLeft | Qt::AlignVCenter, tr("share of run time"));
+    p.drawText(QRectF(bar.x(), frame.y() + 2, w, 18), Qt::AlignRight | Qt::AlignVCenter,
+               tr("0 – %1%").arg(100.0 * m_heatMax, 0, 'f', m_heatMax < 0.1 ? 1 : 0));
+    p.restore();
+}
+
+double GraphCanvas::heatOf(const CanvasLayout::Box& box) const {
+    if (m_heat.empty()) return -1;
+    if (box.node.valid()) return box.node.index < m_heat.size() ? m_heat[box.node.index] : 0.0;
+    if (m_heatTree != m_shownTree.get()) {  // a new layout or tree since the totals were summed
+        m_groupHeat = groupTotals(*m_shownTree, m_heat);
+        m_heatTree = m_shownTree.get();
+    }
+    return box.group >= 0 && size_t(box.group) < m_groupHeat.size() ? m_groupHeat[size_t(box.group)] : 0.0;
+}
+
+void GraphCanvas::setHeat(std::vector<double> shareByNodeIndex) {
+    m_heat = std::move(shareByNodeIndex);
+    m_heatMax = m_heat.empty() ? 0.0 : *std::max_element(m_heat.begin(), m_heat.end());
+    m_heatTree = nullptr;
+    update();
+}
+
+void GraphCanvas::setBreakValues(std::vector<QString> reasonByValueIndex) {
+    m_breakReason = std::move(reasonByValueIndex);
+    update();
+}
+
+bool GraphCanvas::isBreakEdge(size_t edge) const {
+    if (edge >= m_layout.edgeInfo.size()) return false;
+    const ValueId v = m_layout.edgeInfo[edge].value;
+    return v.valid() && v.index < m_breakReason.size() && !m_breakReason[v.index].isEmpty();
+}
+
+int GraphCanvas::edgeAt(QPointF point) const {
+    // Distance from the point to each polyline, in screen pixels.
+    const double tolerance = 5;
+    int best = -1;
+    double bestDistance = tolerance;
+    for (size_t e = 0; e < m_layout.edges.size(); ++e) {
+        const auto& path = m_layout.edges[e];
+        for (size_t i = 1; i < path.size(); ++i) {
+            const QPointF a(m_view.toScreenX(path[i - 1].x), m_view.toScreenY(path[i - 1].y));
+            const QPointF b(m_view.toScreenX(path[i].x), m_view.toScreenY(path[i].y));
+            const QPointF ab = b - a, ap = point - a;
+            const double len2 = QPointF::dotProduct(ab, ab);
+            const double t = len2 > 0 ? std::clamp(QPointF::dotProduct(ap, ab) / len2, 0.0, 1.0) : 0.0;
+            const QPointF d = point - (a + ab * t);
+            const double distance = std::hypot(d.x(), d.y());
+            if (distance < bestDistance) {
+                bestDistance = distance;
+                best = int(e);
+            }
+        }
+    }
+    return best;
+}
+
+QString GraphCanvas::edgeText(int edge) const {
+    if (!m_shownGraph || edge < 0 || size_t(edge) >= m_layout.edgeInfo.size()) return {};
+    const CanvasLayout::EdgeInfo& info = m_layout.edgeInfo[size_t(edge)];
+    if (!info.value.valid()) return {};
+    const Value& v = m_shownGraph->value(info.value);
+    QString out = QStringLiteral("%1\n%2").arg(QString::fromStdString(v.name), QString::fromStdString(v.type.toString()));
+    if (info.target.valid()) out += tr("\n→ %1").arg(QString::fromStdString(m_shownGraph->node(info.target).name));
+    if (info.values > 1) out += tr("\n(and %1 more values)").arg(info.values - 1);
+    if (isBreakEdge(size_t(edge))) out += tr("\ngraph break: %1").arg(m_breakReason[info.value.index]);
+    return out;
+}
+
+QString GraphCanvas::boxToolTip(const CanvasLayout::Box& box) const {
+    QString out;
+    if (box.node.valid()) {
+        const Node& n = m_shownGraph->node(box.node);
+        out = QStringLiteral("%1  (%2)").arg(QString::fromStdString(n.name), QString::fromStdString(n.opType));
+        for (ValueId v : n.outputs)
+            if (v.valid()) out += QStringLiteral("\n→ ") + QString::fromStdString(m_shownGraph->value(v).type.toString());
+    } else {
+        const ScopeGroup& g = m_shownTree->groups()[size_t(box.group)];
+        out = tr("%1\n%2 nodes; double-click to %3").arg(QString::fromStdString(g.path)).arg(g.totalNodes)
+                  .arg(box.expanded ? tr("collapse") : tr("expand"));
+    }
+    if (const double heat = heatOf(box); heat >= 0) out += tr("\n%1% of run time").arg(100.0 * heat, 0, 'f', 1);
+    return out;
+}
+
+bool GraphCanvas::event(QEvent* e) {
+    if (e->type() != QEvent::ToolTip || !m_shownGraph) return QWidget::event(e);
+    auto* help = static_cast<QHelpEvent*>(e);
+    QString text = edgeText(edgeAt(help->pos()));
+    if (text.isEmpty())
+        if (const int box = boxAt(help->pos()); box >= 0) text = boxToolTip(m_layout.boxes[size_t(box)]);
+    if (text.isEmpty()) QToolTip::hideText();
+    else QToolTip::showText(help->globalPos(), text, this);
+    return true;
 }
 
 QString GraphCanvas::exportImage(const QString& path, bool wholeGraph) const {

@@ -56,11 +56,24 @@ public:
     void setRegions(std::vector<int> regionByNodeIndex, std::vector<bool> hostByNodeIndex);
     Mark markOf(NodeId node) const { return node.index < m_marks.size() ? m_marks[node.index] : Mark::None; }
     bool isLinked(NodeId node) const { return node.index < m_linked.size() && m_linked[node.index]; }
+    // Run overlay: each node's share of the run time (by node index; empty clears it).
+    // Nodes are filled by heat relative to the largest share, collapsed groups by the sum
+    // of their nodes' shares, and a legend names the scale.
+    void setHeat(std::vector<double> shareByNodeIndex);
+    bool hasHeat() const { return !m_heat.empty(); }
+    // Values where execution leaves a region (by value index: the reason, empty for none):
+    // edges carrying them are drawn as breaks and their tooltips give the reason.
+    void setBreakValues(std::vector<QString> reasonByValueIndex);
+    // The edge under a widget point (within a few pixels), or -1.
+    int edgeAt(QPointF point) const;
+    // What a tooltip shows for an edge: value name, dtype and shape (and the break).
+    QString edgeText(int edge) const;
     // Selects a node, expands the groups around it (laying out again if needed) and centres it.
     void revealNode(NodeId node);
 
 signals:
     void laidOut(double milliseconds, int groupsLaidOut);
+    void busyChanged(bool layingOut);  // a layout job started, or the last one ended
     void nodeActivated(fsc::NodeId node);
     void nodeSelected(fsc::NodeId node);  // a click on a node (invalid: on nothing)
     void viewChanged(fsc::ViewTransform view);  // zoom or pan by the user
@@ -73,6 +86,7 @@ protected:
     void mouseReleaseEvent(QMouseEvent* event) override;
     void mouseDoubleClickEvent(QMouseEvent* event) override;
     void keyPressEvent(QKeyEvent* event) override;
+    bool event(QEvent* event) override;  // tooltips for nodes and edges
 
 private:
     void startLayout(bool fit);
@@ -82,6 +96,10 @@ private:
     // (the scene does not fit the view).
     bool minimap(QRectF& frame, ViewTransform& view) const;
     QString boxLabel(const CanvasLayout::Box& box) const;
+    QString boxToolTip(const CanvasLayout::Box& box) const;
+    double heatOf(const CanvasLayout::Box& box) const;  // share of run time, -1 without a run
+    void paintHeatLegend(QPainter& p, QSizeF area) const;
+    bool isBreakEdge(size_t edge) const;
 
     std::shared_ptr<const Graph> m_graph;
     std::shared_ptr<const ScopeTree> m_tree;
@@ -99,11 +117,16 @@ private:
     bool m_pendingRelayout = false, m_pendingFit = false;
     QPointF m_dragFrom, m_pressedAt;
     NodeId m_selected;
-    NodeId m_centreOnArrival;
+    NodeId m_centreOnArrival;  // revealNode() waiting for the layout that shows it
     std::vector<Mark> m_marks;
     std::vector<bool> m_linked;  // by node index
     std::vector<int> m_region;   // by node index
-    std::vector<bool> m_host;    // by node index  // revealNode() waiting for the layout that shows it
+    std::vector<bool> m_host;    // by node index
+    std::vector<double> m_heat;  // share of run time by node index
+    double m_heatMax = 0;
+    mutable std::vector<double> m_groupHeat;  // by group of m_heatTree, summed lazily
+    mutable const ScopeTree* m_heatTree = nullptr;
+    std::vector<QString> m_breakReason;  // by value index
     bool m_dragging = false;
 };
 

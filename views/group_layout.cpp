@@ -21,6 +21,7 @@ struct LocalLayout {
     };
     std::vector<Child> children;
     std::vector<std::vector<LayoutResult::Point>> edges;
+    std::vector<CanvasLayout::EdgeInfo> edgeInfo;  // per edge
     double width = 0, height = 0;
 };
 
@@ -148,7 +149,8 @@ struct Builder {
             auto it = itemOfGroup.find(c);
             return it == itemOfGroup.end() ? -1 : it->second;
         };
-        std::set<std::pair<int, int>> seen;
+        std::map<std::pair<int, int>, size_t> edgeOf;
+        std::set<std::pair<size_t, uint32_t>> counted;  // (edge, value) pairs already counted
         for (NodeId id : nodes) {
             if (isConstantLike(graph, graph.node(id))) continue;
             const int to = itemOf(id);
@@ -158,7 +160,13 @@ struct Builder {
                 if (value.kind != Value::Kind::NodeOutput || !value.producer.valid()) continue;
                 if (isConstantLike(graph, graph.node(value.producer)) || !inSubtree(group, value.producer)) continue;
                 const int from = itemOf(value.producer);
-                if (from >= 0 && to >= 0 && from != to && seen.insert({from, to}).second) in.edges.push_back({from, to});
+                if (from < 0 || to < 0 || from == to) continue;
+                auto [at, added] = edgeOf.emplace(std::pair{from, to}, in.edges.size());
+                if (added) {
+                    in.edges.push_back({from, to});
+                    local->edgeInfo.push_back({v, id, 0});
+                }
+                if (counted.insert({at->second, v.index}).second) ++local->edgeInfo[at->second].values;
             }
         }
         const LayoutResult r = layeredLayout(in, {}, cancel);
@@ -181,11 +189,13 @@ struct Builder {
     }
 
     void place(const LocalLayout& local, double ox, double oy, CanvasLayout& out) {
-        for (const auto& path : local.edges) {
+        for (size_t e = 0; e < local.edges.size(); ++e) {
+            const auto& path = local.edges[e];
             if (path.empty()) continue;
             std::vector<LayoutResult::Point> moved;
             for (const auto& p : path) moved.push_back({p.x + ox, p.y + oy});
             out.edges.push_back(std::move(moved));
+            out.edgeInfo.push_back(local.edgeInfo[e]);
         }
         for (const auto& child : local.children) {
             Rect rect = child.rect;

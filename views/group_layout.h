@@ -30,6 +30,14 @@ struct CanvasLayout {
     };
     std::vector<Box> boxes;  // frames of expanded groups come before their contents
     std::vector<std::vector<LayoutResult::Point>> edges;  // polylines in canvas coordinates
+    // Per edge, what it carries: the first value found between its two boxes, the node that
+    // reads it, and how many distinct values the edge stands for (collapsed groups merge them).
+    struct EdgeInfo {
+        ValueId value;
+        NodeId target;
+        int values = 1;
+    };
+    std::vector<EdgeInfo> edgeInfo;
     double width = 0, height = 0;
     int groupsLaidOut = 0;  // how many group layouts were computed (not reused)
     bool cancelled = false;

@@ -61,6 +61,18 @@ std::vector<bool> expandedToDepth(const ScopeTree& tree, int depth) {
     return expanded;
 }
 
+std::vector<double> groupTotals(const ScopeTree& tree, const std::vector<double>& byNodeIndex) {
+    const auto& groups = tree.groups();
+    std::vector<double> total(groups.size(), 0.0);
+    for (size_t g = 0; g < groups.size(); ++g)
+        for (NodeId id : groups[g].nodes)
+            if (id.index < byNodeIndex.size()) total[g] += byNodeIndex[id.index];
+    // Children come after their parents in the tree: fold them up from the end.
+    for (size_t g = groups.size(); g-- > 1;)
+        if (groups[g].parent >= 0) total[size_t(groups[g].parent)] += total[g];
+    return total;
+}
+
 bool isConstantLike(const Graph& graph, const Node& n) {
     if (!n.domain.empty()) return false;
     if (n.opType == "Constant") return true;

@@ -31,6 +31,10 @@ private:
     std::vector<int> m_groupOfNode;  // by node arena index
 };
 
+// Per group, the sum of a per-node quantity (by node arena index) over its subtree: what a
+// collapsed group shows for the nodes inside it.
+std::vector<double> groupTotals(const ScopeTree& tree, const std::vector<double>& byNodeIndex);
+
 // Which groups are expanded: every group up to `depth` (the root, depth 0, always is).
 std::vector<bool> expandedToDepth(const ScopeTree& tree, int depth);
 

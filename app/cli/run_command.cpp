@@ -5,7 +5,6 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <random>
 #include <sstream>
 #include <thread>
 
@@ -16,7 +15,7 @@
 #include "compiler/pipelines.h"
 #include "core/comma_list.h"
 #include "compiler/runtime/executor.h"
-#include "compiler/runtime/half.h"
+#include "compiler/runtime/feeds.h"
 #include "core/onnx_import.h"
 #include "core/tensor_io.h"
 #include "profiler/cpu_timer.h"
@@ -151,35 +150,6 @@ int parse(int argc, char** argv, int first, RunArgs& a) {
     return -1;
 }
 
-RtTensor randomTensor(const ValueType& type, const std::map<std::string, int64_t>& dims,
-                      std::mt19937_64& rng) {
-    std::vector<int64_t> shape;
-    for (const Dim& d : type.shape.dims()) {
-        if (d.isKnown()) shape.push_back(d.size());
-        else if (auto it = dims.find(d.symbol()); d.isSymbolic() && it != dims.end()) shape.push_back(it->second);
-        else shape.push_back(1);
-    }
-    const DType t = type.elemType == DType::Undefined ? DType::Float32 : type.elemType;
-    RtTensor out = allocateTensor(t, shape);
-    std::uniform_real_distribution<double> real(-1.0, 1.0);
-    std::uniform_int_distribution<int> small(0, 9);
-    for (int64_t i = 0; i < out.numel(); ++i) {
-        switch (t) {
-            case DType::Float32: out.as<float>()[i] = float(real(rng)); break;
-            case DType::Float64: out.as<double>()[i] = real(rng); break;
-            case DType::Float16: out.as<uint16_t>()[i] = floatToHalf(float(real(rng))); break;
-            case DType::BFloat16: out.as<uint16_t>()[i] = floatToBfloat16(float(real(rng))); break;
-            case DType::Bool: out.as<bool>()[i] = small(rng) >= 5; break;
-            case DType::Int64: out.as<int64_t>()[i] = small(rng); break;
-            case DType::Int32: out.as<int32_t>()[i] = small(rng); break;
-            case DType::Int8: out.as<int8_t>()[i] = int8_t(small(rng)); break;
-            case DType::UInt8: out.as<uint8_t>()[i] = uint8_t(small(rng)); break;
-            default: break;  // stays zero
-        }
-    }
-    return out;
-}
-
 struct OutputStats {
     double min = 0, max = 0, mean = 0;
 };
@@ -204,7 +174,7 @@ OutputStats statsOf(const RtTensor& t) {
 class ProfileListener : public ExecutionListener {
 public:
     void onLaunch(const LaunchEvent& e) override {
-        if (enabled) stats.add(*e.nodeName, *e.opType, *e.kernelId, e.depth, e.endNs - e.startNs);
+        if (enabled) stats.add(e.node, *e.nodeName, *e.opType, *e.kernelId, e.depth, e.endNs - e.startNs);
     }
     bool enabled = false;
     NodeStatsCollector stats;
@@ -243,41 +213,15 @@ int runCommand(int argc, char** argv, int first) {
     Executor& exec = **executor;
     const Graph& graph = exec.graph();
 
-    // Inputs, in feed order.
-    std::vector<RtTensor> feeds(exec.feeds().size());
-    std::vector<std::string> sources(feeds.size(), "random");
-    std::map<std::string, size_t> feedIndex;
-    for (size_t i = 0; i < exec.feeds().size(); ++i) feedIndex[graph.value(exec.feeds()[i]).name] = i;
-    auto load = [&](size_t i, const std::string& file) -> Status {
-        auto t = readTensorFile(file);
-        if (!t) return t.status();
-        auto rt = tensorFromConstant(*t);
-        if (!rt) return rt.status().withContext(file);
-        feeds[i] = *rt;
-        sources[i] = file;
-        return Status::ok();
-    };
-    if (!args.inputDir.empty()) {
-        if (!std::filesystem::is_directory(args.inputDir)) return fail(args.inputDir + ": not a directory");
-        for (size_t i = 0; i < feeds.size(); ++i) {
-            const std::string file = args.inputDir + "/input_" + std::to_string(i) + ".pb";
-            if (!std::filesystem::exists(file))
-                return fail(file + ": missing (input '" + graph.value(exec.feeds()[i]).name + "' is input " + std::to_string(i) + ")");
-            if (Status s = load(i, file); !s) return fail(s.message());
-        }
-    }
-    for (const auto& [name, file] : args.inputs) {
-        auto it = feedIndex.find(name);
-        if (it == feedIndex.end()) {
-            std::string names;
-            for (ValueId id : exec.feeds()) names += (names.empty() ? "" : ", ") + graph.value(id).name;
-            return fail(args.model + ": --input " + name + ": the model has no input named '" + name + "' (inputs: " + names + ")");
-        }
-        if (Status s = load(it->second, file); !s) return fail(s.message());
-    }
-    std::mt19937_64 rng(args.seed);
-    for (size_t i = 0; i < feeds.size(); ++i)
-        if (!feeds[i].defined()) feeds[i] = randomTensor(graph.value(exec.feeds()[i]).type, args.dims, rng);
+    FeedOptions feedOptions;
+    feedOptions.inputDir = args.inputDir;
+    feedOptions.files = args.inputs;
+    feedOptions.dims = args.dims;
+    feedOptions.seed = args.seed;
+    auto built = buildFeeds(exec, feedOptions);
+    if (!built) return fail(args.model + ": " + built.status().message());
+    const std::vector<RtTensor>& feeds = built->tensors;
+    const std::vector<std::string>& sources = built->sources;
 
     ProfileListener listener;
     RunOptions runOptions;

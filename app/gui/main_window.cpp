@@ -23,12 +23,22 @@
 #include <QStatusBar>
 #include <QTableView>
 #include <QToolButton>
+#include <QPlainTextEdit>
+#include <QDateTime>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
 
+#include "app/gui/graph_run.h"
 #include "app/gui/model_loader.h"
 #include "core/model_summary.h"
+#include "compiler/fused_domain.h"
 #include "compiler/graph_breaks.h"
 #include "compiler/pipelines.h"
+#include "views/changes_panel.h"
+#include "views/graph_breaks_panel.h"
 #include "views/graph_canvas.h"
+#include "views/run_panel.h"
+#include "views/run_table_model.h"
 #include "views/node_properties_view.h"
 #include "views/node_search.h"
 #include "views/pass_list_model.h"
@@ -61,19 +71,15 @@ MainWindow::MainWindow(QWidget* parent)
     m_findBar = new QToolBar(tr("Find"), this);
     m_findField = new QLineEdit(this);
     m_findCount = new QLabel(this);
-    m_breaks = new QTreeWidget(this);
-    m_changes = new QTreeWidget(this);
+    m_breaks = new GraphBreaksPanel(this);
+    m_changes = new ChangesPanel(this);
+    m_runPanel = new RunPanel(this);
+    m_log = new QPlainTextEdit(this);
     initFusescopeResources();
     setWindowTitle(tr("Fusescope"));
     setAcceptDrops(true);
     resize(1280, 800);
 
-    m_nodeView->setModel(m_nodeTable);
-    m_nodeView->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_nodeView->verticalHeader()->hide();
-    m_nodeView->horizontalHeader()->setStretchLastSection(true);
-    m_nodeView->horizontalHeader()->setResizeContentsPrecision(200);  // fast on 6,000-node graphs
-    m_nodeView->setAlternatingRowColors(true);
     auto* panes = new QSplitter(this);
     panes->addWidget(m_before);
     panes->addWidget(m_canvas);
@@ -82,10 +88,69 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_canvas, &GraphCanvas::viewChanged, m_before, &GraphCanvas::setTransform);
     connect(m_before, &GraphCanvas::viewChanged, m_canvas, &GraphCanvas::setTransform);
     connect(m_before, &GraphCanvas::nodeSelected, this, [this](NodeId n) { linkSelection(m_before, m_canvas, n); });
-    auto* nodesDock = new QDockWidget(tr("Nodes"), this);
-    nodesDock->setObjectName(QStringLiteral("nodesDock"));
-    nodesDock->setWidget(m_nodeView);
-    addDockWidget(Qt::BottomDockWidgetArea, nodesDock);
+    connect(m_canvas, &GraphCanvas::nodeSelected, this, [this](NodeId node) {
+        m_properties->showNode(m_canvas->shownGraphShared(), node);
+        if (m_compare) linkSelection(m_canvas, m_before, node);
+        // The node table follows when it lists the same graph.
+        const Graph* g = m_canvas->shownGraph();
+        if (!node.valid() || !g || m_nodeTable->graph() != g) return;
+        const auto& order = g->order();
+        const auto at = std::find(order.begin(), order.end(), node);
+        if (at != order.end()) m_nodeView->selectRow(int(at - order.begin()));
+    });
+    connect(m_canvas, &GraphCanvas::laidOut, this, [this](double ms, int groups) {
+        m_status->setText(m_shownText + tr(" · layout %1 ms (%2 groups)").arg(ms, 0, 'f', 1).arg(groups));
+    });
+    connect(m_canvas, &GraphCanvas::busyChanged, this, [this](bool busy) {
+        if (busy && m_layoutWork < 0) m_layoutWork = beginWork(tr("Laying out"), [this] { m_canvas->cancelLayout(); });
+        if (!busy && m_layoutWork >= 0) {
+            endWork(m_layoutWork);
+            m_layoutWork = -1;
+        }
+    });
+    createDocks();
+
+    m_progress->setMaximumWidth(220);
+    m_progress->hide();
+    statusBar()->addWidget(m_status, 1);
+    m_cancel->setText(tr("Cancel"));
+    m_cancel->setShortcut(Qt::Key_Escape);
+    m_cancel->setToolTip(tr("Stop what is under way (Esc)"));
+    m_cancel->hide();
+    connect(m_cancel, &QToolButton::clicked, this, &MainWindow::cancelWork);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancel);
+
+    createActions();
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    if (settings.value(QStringLiteral("view/dark"), false).toBool()) setDarkPalette(true);
+    connect(m_loader, &ModelLoader::loaded, this, &MainWindow::showModel);
+    connect(m_loader, &ModelLoader::failed, this, &MainWindow::showError);
+    connect(m_loader, &ModelLoader::cancelled, this, [this](const QString& path) {
+        endWork(m_loadWork);
+        m_status->setText(tr("Loading %1 cancelled").arg(path));
+        log(m_status->text());
+    });
+}
+
+QDockWidget* MainWindow::addDock(const QString& title, const QString& name, QWidget* widget, Qt::DockWidgetArea area) {
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(name);  // saveState() keys docks by name
+    dock->setWidget(widget);
+    addDockWidget(area, dock);
+    return dock;
+}
+
+void MainWindow::createDocks() {
+    auto reveal = [this](NodeId node) {
+        if (m_canvas->shownGraph() && node.index < m_canvas->shownGraph()->nodeArenaSize()) m_canvas->revealNode(node);
+    };
+    addDock(tr("Model"), QStringLiteral("summaryDock"), m_summary, Qt::LeftDockWidgetArea);
+    m_summary->setMinimumWidth(340);
+    addDock(tr("Properties"), QStringLiteral("propertiesDock"), m_properties, Qt::LeftDockWidgetArea);
+
     // Passes: pipeline choice, then the graph after each step.
     for (const char* level : {"O0", "O1", "O2", "O3"}) m_pipeline->addItem(QString::fromLatin1(level));
     m_pipeline->setCurrentText(QStringLiteral("O2"));
@@ -100,14 +165,59 @@ MainWindow::MainWindow(QWidget* parent)
     passLayout->addWidget(m_pipeline);
     passLayout->addWidget(m_passView);
     passPanel->setMinimumWidth(460);
-    auto* passDock = new QDockWidget(tr("Passes"), this);
-    passDock->setObjectName(QStringLiteral("passDock"));
-    passDock->setWidget(passPanel);
-    addDockWidget(Qt::RightDockWidgetArea, passDock);
+    addDock(tr("Passes"), QStringLiteral("passDock"), passPanel, Qt::RightDockWidgetArea);
     connect(m_pipeline, &QComboBox::currentTextChanged, this, &MainWindow::compileWith);
     connect(m_passView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) { showStep(current.row()); });
 
+    // Bottom: nodes, graph breaks, changes, run, log as tabs.
+    m_nodeView->setModel(m_nodeTable);
+    m_nodeView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_nodeView->verticalHeader()->hide();
+    m_nodeView->horizontalHeader()->setStretchLastSection(true);
+    m_nodeView->horizontalHeader()->setResizeContentsPrecision(200);  // fast on 6,000-node graphs
+    m_nodeView->setAlternatingRowColors(true);
+    QDockWidget* nodes = addDock(tr("Nodes"), QStringLiteral("nodesDock"), m_nodeView, Qt::BottomDockWidgetArea);
+    connect(m_nodeView, &QTableView::activated, this, [this](const QModelIndex& index) {
+        const Graph* g = m_nodeTable->graph();
+        if (g && g == m_canvas->shownGraph() && index.row() < int(g->order().size()))
+            m_canvas->revealNode(g->order()[size_t(index.row())]);
+    });
+    QDockWidget* breaks = addDock(tr("Graph breaks"), QStringLiteral("breaksDock"), m_breaks, Qt::BottomDockWidgetArea);
+    connect(m_breaks, &GraphBreaksPanel::nodeActivated, this, reveal);
+    connect(m_breaks, &GraphBreaksPanel::titleChanged, breaks, &QDockWidget::setWindowTitle);
+    QDockWidget* changes = addDock(tr("Changes"), QStringLiteral("changesDock"), m_changes, Qt::BottomDockWidgetArea);
+    connect(m_changes, &ChangesPanel::nodeActivated, this, reveal);
+    connect(m_changes, &ChangesPanel::titleChanged, changes, &QDockWidget::setWindowTitle);
+    QDockWidget* run = addDock(tr("Run"), QStringLiteral("runDock"), m_runPanel, Qt::BottomDockWidgetArea);
+    connect(m_runPanel, &RunPanel::runRequested, this, &MainWindow::runShownGraph);
+    connect(m_runPanel, &RunPanel::nodeActivated, this, reveal);
+    m_log->setReadOnly(true);
+    m_log->setMaximumBlockCount(5000);
+    QDockWidget* logDock = addDock(tr("Log"), QStringLiteral("logDock"), m_log, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(nodes, breaks);
+    tabifyDockWidget(breaks, changes);
+    tabifyDockWidget(changes, run);
+    tabifyDockWidget(run, logDock);
+    nodes->raise();
+}
+
+MainWindow::~MainWindow() {
+    if (m_compileCancel) m_compileCancel->store(true);
+    if (m_runCancel) m_runCancel->store(true);
+    for (QThread* thread : m_compileThreads) thread->wait();
+    if (m_runThread) m_runThread->wait();
+}
+
+QTreeWidget* MainWindow::breaksList() const {
+    return m_breaks;
+}
+
+QTreeWidget* MainWindow::changesList() const {
+    return m_changes;
+}
+
+void MainWindow::createActions() {
     // Find bar (Ctrl+F): Enter or F3 for the next match, Shift+F3 for the previous, Esc hides.
     m_findBar->setObjectName(QStringLiteral("findBar"));
     m_findField->setPlaceholderText(tr("Find node, op or tensor"));
@@ -119,101 +229,11 @@ MainWindow::MainWindow(QWidget* parent)
     m_findBar->addWidget(m_findCount);
     QAction* close = m_findBar->addAction(tr("Close"), m_findBar, &QToolBar::hide);
     close->setShortcut(Qt::Key_Escape);
-    close->setShortcutContext(Qt::WidgetWithChildrenShortcut);  // Esc also cancels a load elsewhere
+    close->setShortcutContext(Qt::WidgetWithChildrenShortcut);  // Esc also cancels work elsewhere
     addToolBar(Qt::TopToolBarArea, m_findBar);
     m_findBar->hide();
     connect(m_findField, &QLineEdit::returnPressed, this, [this] { find(m_findField->text(), +1); });
 
-    m_breaks->setColumnCount(3);
-    m_breaks->setHeaderLabels({tr("Break"), tr("Node"), tr("Reason")});
-    m_breaks->setRootIsDecorated(false);
-    m_breaks->setAlternatingRowColors(true);
-    auto* breaksDock = new QDockWidget(tr("Graph breaks"), this);
-    breaksDock->setObjectName(QStringLiteral("breaksDock"));
-    breaksDock->setWidget(m_breaks);
-    addDockWidget(Qt::BottomDockWidgetArea, breaksDock);
-    tabifyDockWidget(findChild<QDockWidget*>(QStringLiteral("nodesDock")), breaksDock);
-    connect(m_breaks, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
-        const NodeId node{item->data(0, Qt::UserRole).toUInt()};
-        if (m_canvas->shownGraph() && node.index < m_canvas->shownGraph()->nodeArenaSize()) m_canvas->revealNode(node);
-    });
-
-    m_changes->setColumnCount(3);
-    m_changes->setHeaderLabels({tr("Pattern"), tr("Nodes"), tr("Reason")});
-    m_changes->setAlternatingRowColors(true);
-    auto* changesDock = new QDockWidget(tr("Changes"), this);
-    changesDock->setObjectName(QStringLiteral("changesDock"));
-    changesDock->setWidget(m_changes);
-    addDockWidget(Qt::BottomDockWidgetArea, changesDock);
-    tabifyDockWidget(breaksDock, changesDock);
-    connect(m_changes, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
-        const QVariant node = item->data(0, Qt::UserRole);
-        if (node.isValid() && m_canvas->shownGraph() && node.toUInt() < m_canvas->shownGraph()->nodeArenaSize())
-            m_canvas->revealNode(NodeId{node.toUInt()});
-    });
-
-    auto* propertiesDock = new QDockWidget(tr("Properties"), this);
-    propertiesDock->setObjectName(QStringLiteral("propertiesDock"));
-    propertiesDock->setWidget(m_properties);
-    addDockWidget(Qt::LeftDockWidgetArea, propertiesDock);
-    connect(m_canvas, &GraphCanvas::nodeSelected, this, [this](NodeId node) {
-        m_properties->showNode(m_canvas->shownGraphShared(), node);
-        if (m_compare) linkSelection(m_canvas, m_before, node);
-        // The node table follows when it lists the same graph.
-        const Graph* g = m_canvas->shownGraph();
-        if (!node.valid() || !g || m_nodeTable->graph() != g) return;
-        const auto& order = g->order();
-        const auto at = std::find(order.begin(), order.end(), node);
-        if (at != order.end()) m_nodeView->selectRow(int(at - order.begin()));
-    });
-    // A row of the node table reveals its node on the canvas.
-    connect(m_nodeView, &QTableView::activated, this, [this](const QModelIndex& index) {
-        const Graph* g = m_nodeTable->graph();
-        if (g && g == m_canvas->shownGraph() && index.row() < int(g->order().size()))
-            m_canvas->revealNode(g->order()[size_t(index.row())]);
-    });
-
-    connect(m_canvas, &GraphCanvas::laidOut, this, [this](double ms, int groups) {
-        m_status->setText(m_shownText + tr(" · layout %1 ms (%2 groups)").arg(ms, 0, 'f', 1).arg(groups));
-    });
-
-    auto* summaryDock = new QDockWidget(tr("Model"), this);
-    summaryDock->setObjectName(QStringLiteral("summaryDock"));
-    summaryDock->setWidget(m_summary);
-    m_summary->setMinimumWidth(340);
-    addDockWidget(Qt::LeftDockWidgetArea, summaryDock);
-
-    m_progress->setRange(0, 0);  // import reports no fractions yet: a busy indicator
-    m_progress->setMaximumWidth(160);
-    m_progress->hide();
-    statusBar()->addWidget(m_status, 1);
-    m_cancel->setText(tr("Cancel"));
-    m_cancel->setShortcut(Qt::Key_Escape);
-    m_cancel->hide();
-    connect(m_cancel, &QToolButton::clicked, this, &MainWindow::cancelLoading);
-    statusBar()->addPermanentWidget(m_progress);
-    statusBar()->addPermanentWidget(m_cancel);
-
-    createActions();
-    QSettings settings;
-    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-    if (settings.value(QStringLiteral("view/dark"), false).toBool()) setDarkPalette(true);
-    connect(m_loader, &ModelLoader::loaded, this, &MainWindow::showModel);
-    connect(m_loader, &ModelLoader::failed, this, &MainWindow::showError);
-    connect(m_loader, &ModelLoader::cancelled, this, [this](const QString& path) {
-        m_progress->hide();
-        m_cancel->hide();
-        m_status->setText(tr("Loading %1 cancelled").arg(path));
-    });
-}
-
-MainWindow::~MainWindow() {
-    if (m_compileCancel) m_compileCancel->store(true);
-    for (QThread* thread : m_compileThreads) thread->wait();
-}
-
-void MainWindow::createActions() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = file->addAction(tr("&Open model…"), this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Open ONNX model"), {},
@@ -230,8 +250,15 @@ void MainWindow::createActions() {
                                                           {}, tr("PNG image (*.png);;SVG drawing (*.svg)"));
         if (path.isEmpty()) return;
         const QString error = m_canvas->exportImage(path, whole);
-        if (!error.isEmpty()) showError(error);
-        else m_status->setText(tr("Saved %1").arg(path));
+        if (!error.isEmpty()) {
+            log(tr("error: %1").arg(error));
+            auto* box = new QMessageBox(QMessageBox::Warning, tr("Could not export"), error, QMessageBox::Ok, this);
+            box->setAttribute(Qt::WA_DeleteOnClose);
+            box->open();
+        } else {
+            m_status->setText(tr("Saved %1").arg(path));
+            log(m_status->text());
+        }
     };
     file->addAction(tr("Export &view as PNG/SVG…"), this, [exportTo] { exportTo(false); });
     file->addAction(tr("Export &whole graph as PNG/SVG…"), this, [exportTo] { exportTo(true); });
@@ -264,6 +291,82 @@ void MainWindow::createActions() {
             ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_0 + depth)));
     view->addAction(tr("&Expand all"), this, [expandTo] { expandTo(1 << 20); })
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    view->addSeparator();
+    QAction* heat = view->addAction(tr("Run &heat overlay"), this, [this](bool on) {
+        m_canvas->setHeat(on && m_runStep == m_step ? m_runShare : std::vector<double>{});
+    });
+    heat->setCheckable(true);
+    heat->setChecked(true);
+    heat->setObjectName(QStringLiteral("heatAction"));
+    heat->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_H));
+
+    QMenu* runMenu = menuBar()->addMenu(tr("&Run"));
+    QAction* run = runMenu->addAction(tr("&Run the graph shown on the CPU"), this, &MainWindow::runShownGraph);
+    run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    runMenu->addAction(tr("&Cancel"), this, &MainWindow::cancelWork);
+
+    QToolBar* tools = addToolBar(tr("Main"));
+    tools->setObjectName(QStringLiteral("mainToolBar"));
+    tools->addAction(open);
+    tools->addAction(tr("Fit"), m_canvas, &GraphCanvas::fitToView)->setToolTip(tr("Fit the graph to the window (F)"));
+    tools->addAction(compare);
+    tools->addAction(run);
+    tools->addAction(heat);
+    for (QAction* a : tools->actions())
+        if (!a->shortcut().isEmpty()) a->setToolTip(QStringLiteral("%1 (%2)").arg(a->text().remove(QLatin1Char('&')), a->shortcut().toString()));
+}
+
+void MainWindow::log(const QString& line) {
+    m_log->appendPlainText(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss  ")) + line);
+}
+
+QString MainWindow::logText() const {
+    return m_log->toPlainText();
+}
+
+int MainWindow::beginWork(const QString& label, std::function<void()> cancel) {
+    const int id = m_nextWork++;
+    m_work[id] = {label, std::move(cancel), -1};
+    showWork();
+    return id;
+}
+
+void MainWindow::setWorkProgress(int id, int percent) {
+    auto it = m_work.find(id);
+    if (it == m_work.end() || it->second.percent == percent) return;
+    it->second.percent = percent;
+    showWork();
+}
+
+void MainWindow::endWork(int id) {
+    m_work.erase(id);
+    showWork();
+}
+
+void MainWindow::showWork() {
+    // The newest work is the one shown; Cancel stops all of it.
+    if (m_work.empty()) {
+        m_progress->hide();
+        m_cancel->hide();
+        return;
+    }
+    const Work& w = m_work.rbegin()->second;
+    if (w.percent < 0) m_progress->setRange(0, 0);  // no fractions known: a busy indicator
+    else {
+        m_progress->setRange(0, 100);
+        m_progress->setValue(w.percent);
+    }
+    m_progress->setFormat(w.label + QStringLiteral(" %p%"));
+    m_progress->setTextVisible(w.percent >= 0);
+    m_progress->setToolTip(w.label);
+    m_progress->show();
+    m_cancel->show();
+}
+
+void MainWindow::cancelWork() {
+    const auto work = m_work;  // a cancel may end its work at once
+    for (const auto& [id, w] : work)
+        if (w.cancel) w.cancel();
 }
 
 bool MainWindow::loading() const {
@@ -326,8 +429,8 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 void MainWindow::openModel(const QString& path) {
     if (m_loader->busy()) return;
     m_status->setText(tr("Loading %1…").arg(path));
-    m_progress->show();
-    m_cancel->show();
+    log(m_status->text());
+    m_loadWork = beginWork(tr("Loading"), [this] { cancelLoading(); });
     m_loader->load(path);
 }
 
@@ -336,8 +439,11 @@ void MainWindow::cancelLoading() {
 }
 
 void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& path) {
-    m_progress->hide();
-    m_cancel->hide();
+    endWork(m_loadWork);
+    m_runStep = -1;  // the run timed another model
+    m_runShare.clear();
+    m_canvas->setHeat({});
+    m_runPanel->clearTimes(tr("No run yet: Run times every node of the graph shown."));
     m_model = std::move(model);
     const ModelSummary summary = summarizeModel(*m_model);
     m_nodeTable->setGraph(std::shared_ptr<const Graph>(m_model, m_model->graph.get()));
@@ -353,6 +459,8 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
                       .arg(summary.parameterCount)
                       .arg(summary.irVersion);
     m_status->setText(m_shownText);
+    log(tr("Opened %1").arg(m_shownText));
+    for (const std::string& warning : m_model->warnings) log(tr("import note: %1").arg(QString::fromStdString(warning)));
     m_passes->setTrace(nullptr);
     rememberRecent(path);
     compileWith(m_pipeline->currentText());
@@ -369,20 +477,33 @@ void MainWindow::compileWith(const QString& pipeline) {
     auto model = m_model;
     auto cancel = m_compileCancel;
     const std::vector<std::string> names = *passes;
-    QThread* thread = QThread::create([this, model, cancel, names, generation, pipeline] {
+    if (m_compileWork >= 0) endWork(m_compileWork);
+    const int work = m_compileWork = beginWork(tr("Compiling %1").arg(pipeline), [cancel] { cancel->store(true); });
+    QThread* thread = QThread::create([this, model, cancel, names, generation, pipeline, work] {
         CompileOptions options;
         options.cancel = cancel.get();
+        options.progress = [this, work](size_t index, size_t count, const std::string&) {
+            const int percent = int(100 * index / std::max<size_t>(1, count));
+            QMetaObject::invokeMethod(this, [this, work, percent] { setWorkProgress(work, percent); });
+        };
         auto result = compileModel(*model, names, options);
         std::shared_ptr<const CompileTrace> trace;
         QString error;
         if (result) trace = std::make_shared<const CompileTrace>(std::move(result->trace));
         else error = QString::fromStdString(result.status().message());
-        QMetaObject::invokeMethod(this, [this, trace, error, generation, pipeline] {
-            if (generation != m_compileGeneration) return;  // replaced or cancelled
+        QMetaObject::invokeMethod(this, [this, trace, error, generation, pipeline, work] {
+            endWork(work);
+            if (work == m_compileWork) m_compileWork = -1;
+            if (generation != m_compileGeneration) return;  // replaced
             if (!trace) {
-                m_status->setText(tr("Compiling with %1 failed: %2").arg(pipeline, error));
+                m_status->setText(tr("Compiling with %1 stopped: %2").arg(pipeline, error));
+                log(m_status->text());
                 return;
             }
+            log(tr("Compiled with %1: %2 passes in %3 ms, %4 -> %5 nodes")
+                    .arg(pipeline).arg(trace->passes.size()).arg(trace->totalMilliseconds, 0, 'f', 1)
+                    .arg(trace->imported ? trace->imported->nodeCount() : 0)
+                    .arg(trace->passes.empty() ? 0 : trace->passes.back().nodesAfter));
             m_passes->setTrace(trace);
             m_passView->resizeColumnsToContents();
             m_passView->selectRow(m_passes->rowCount() - 1);  // the compiled graph
@@ -455,7 +576,10 @@ void MainWindow::showStep(int row) {
     m_before->setMarks(std::move(before));
     m_canvas->setMarks(std::move(after));
     showBreaks(*graph);
-    showChanges(row, *graph);
+    m_changes->showPass(m_passes->trace() && row > 0 ? &m_passes->trace()->passes[size_t(row - 1)] : nullptr, *graph);
+    // The heat overlay belongs to the step that ran (node ids differ between steps).
+    const QAction* heat = findChild<QAction*>(QStringLiteral("heatAction"));
+    m_canvas->setHeat(row == m_runStep && (!heat || heat->isChecked()) ? m_runShare : std::vector<double>{});
 }
 
 void MainWindow::find(const QString& query, int step) {
@@ -485,56 +609,94 @@ void MainWindow::showBreaks(const Graph& graph) {
             region[id.index] = r.index;
             host[id.index] = r.placement == Placement::Host;
         }
+    std::vector<QString> breakValues(graph.valueCount());
+    for (const GraphBreak& b : report.breaks)
+        if (b.value.valid() && b.value.index < breakValues.size())
+            breakValues[b.value.index] = QString::fromStdString(b.reason);
     m_canvas->setRegions(std::move(region), std::move(host));
-    m_breaks->clear();
-    for (const GraphBreak& b : report.breaks) {
-        auto* item = new QTreeWidgetItem(m_breaks);
-        item->setText(0, QString::fromLatin1(breakKindName(b.kind)));
-        item->setText(1, QString::fromStdString(graph.node(b.node).name));
-        item->setText(2, QString::fromStdString(b.reason));
-        item->setToolTip(2, item->text(2));
-        item->setData(0, Qt::UserRole, b.node.index);
-    }
-    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("breaksDock")))
-        dock->setWindowTitle(tr("Graph breaks (%1 regions, %2 breaks on CUDA)").arg(report.regions.size()).arg(report.breaks.size()));
+    m_canvas->setBreakValues(std::move(breakValues));
+    m_breaks->showReport(graph, report);
 }
 
-void MainWindow::showChanges(int row, const Graph& graph) {
-    m_changes->clear();
-    if (!m_passes->trace() || row <= 0) return;
-    const PassReport& pass = m_passes->trace()->passes[size_t(row - 1)];
-    auto names = [&](const std::vector<NodeId>& ids) {
-        QStringList out;
-        for (NodeId id : ids)
-            if (id.index < graph.nodeArenaSize())
-                out << QString::fromStdString(graph.node(id).opType + " '" + graph.node(id).name + "'");
-        return out.join(QStringLiteral(", "));
-    };
-    auto* changed = new QTreeWidgetItem(m_changes, {tr("Changes"), QString::number(pass.changes.size()), {}});
-    for (const ChangeRecord& c : pass.changes) {
-        auto* item = new QTreeWidgetItem(changed, {QString::fromStdString(c.pattern),
-                                                   QStringLiteral("-%1 +%2").arg(c.removed.size()).arg(c.added.size()),
-                                                   QString::fromStdString(c.reason)});
-        item->setToolTip(2, tr("removed: %1\nadded: %2").arg(names(c.removed), names(c.added)));
-        if (!c.added.empty()) item->setData(0, Qt::UserRole, c.added.front().index);  // reveal what it made
+void MainWindow::runShownGraph() {
+    if (m_runThread || !m_model || m_step < 0) {
+        if (!m_model || m_step < 0) m_status->setText(tr("Nothing to run yet: open a model and let it compile"));
+        return;
     }
-    auto* rejected = new QTreeWidgetItem(m_changes, {tr("Rejected"), QString::number(pass.rejections.size()), {}});
-    for (const Rejection& r : pass.rejections) {
-        const QString node = r.node.index < graph.nodeArenaSize() ? names({r.node}) : QString();
-        auto* item = new QTreeWidgetItem(rejected, {QString::fromStdString(r.pattern), node, QString::fromStdString(r.reason)});
-        if (r.node.index < graph.nodeArenaSize()) item->setData(0, Qt::UserRole, r.node.index);
+    auto snapshot = m_passes->snapshotAt(m_step);
+    if (!snapshot) return;
+    GraphRunRequest request;
+    request.graph = snapshot->materialize();
+    request.opsets = m_model->opsetImports;
+    if (m_model->opsetVersion(kFusescopeDomain) < 0) request.opsets.push_back({kFusescopeDomain, 1});
+    request.feeds = m_runPanel->feedOptions();
+    request.warmup = m_runPanel->warmup();
+    request.iterations = m_runPanel->iterations();
+    const int step = m_step;
+    const QString stepName = m_passes->data(m_passes->index(step, 0), Qt::DisplayRole).toString();
+    m_runCancel = std::make_shared<std::atomic<bool>>(false);
+    auto cancel = m_runCancel;
+    const int work = beginWork(tr("Running"), [cancel] { cancel->store(true); });
+    m_runPanel->setRunning(true);
+    log(tr("Running the graph after '%1' on the CPU: %2 warm-up + %3 timed iterations")
+            .arg(stepName).arg(request.warmup).arg(request.iterations));
+    m_runThread = QThread::create([this, request, cancel, work, step, stepName] {
+        auto lastPercent = std::make_shared<int>(-1);
+        auto record = runGraph(request, cancel.get(), [this, work, lastPercent](int64_t done, int64_t total) {
+            const int percent = int(100 * done / std::max<int64_t>(1, total));
+            if (percent == *lastPercent) return;  // one message per percent, not per node
+            *lastPercent = percent;
+            QMetaObject::invokeMethod(this, [this, work, percent] { setWorkProgress(work, percent); });
+        });
+        QMetaObject::invokeMethod(this, [this, record = std::move(record), work, step, stepName] {
+            endWork(work);
+            m_runPanel->setRunning(false);
+            if (!record) {
+                const QString why = QString::fromStdString(record.status().message());
+                m_status->setText(tr("Run stopped: %1").arg(why));
+                log(m_status->text());
+                emit runFinished(false);
+                return;
+            }
+            m_runStep = step;
+            showRun(*record);
+            log(tr("Ran '%1': %2").arg(stepName, m_runPanel->summary()));
+            emit runFinished(true);
+        });
+    });
+    connect(m_runThread, &QThread::finished, this, [this] {
+        m_runThread->deleteLater();
+        m_runThread = nullptr;
+    });
+    m_runThread->start();
+}
+
+void MainWindow::showRun(const GraphRunRecord& record) {
+    m_runShare = record.shareByNode();
+    const QString summary = tr("median %1 ms, p90 %2 ms over %3 iterations on %4 CPU threads; arena %5 MiB; "
+                               "inputs: %6")
+                                .arg(record.latency.median, 0, 'f', 3)
+                                .arg(record.latency.p90, 0, 'f', 3)
+                                .arg(record.iterations)
+                                .arg(record.threads)
+                                .arg(double(record.arenaBytes) / (1024.0 * 1024.0), 0, 'f', 2)
+                                .arg(QString::fromStdString([&] {
+                                    std::string all;
+                                    for (const std::string& in : record.inputs) all += (all.empty() ? "" : "; ") + in;
+                                    return all;
+                                }()));
+    m_runPanel->showTimes(summary, record.nodes, record.topLevelNs, record.iterations);
+    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("runDock"))) dock->raise();
+    if (m_step == m_runStep) {
+        const QAction* heat = findChild<QAction*>(QStringLiteral("heatAction"));
+        if (!heat || heat->isChecked()) m_canvas->setHeat(m_runShare);
     }
-    changed->setExpanded(pass.changes.size() <= 200);
-    rejected->setExpanded(pass.rejections.size() <= 200);
-    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("changesDock")))
-        dock->setWindowTitle(tr("Changes: %1 (%2 changes, %3 rejected)")
-                                 .arg(QString::fromStdString(pass.name)).arg(pass.changes.size()).arg(pass.rejections.size()));
 }
 
 void MainWindow::showError(const QString& message) {
-    m_progress->hide();
-    m_cancel->hide();
+    endWork(m_loadWork);
     m_status->setText(tr("Could not open the model"));
+    log(tr("error: %1").arg(message));
     // Window-modal and non-blocking: the session (and any model shown) stays usable.
     auto* box = new QMessageBox(QMessageBox::Critical, tr("Could not open the model"), message,
                                 QMessageBox::Ok, this);

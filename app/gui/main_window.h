@@ -1,9 +1,13 @@
 #pragma once
-// Fusescope's main window: the graph canvas in the centre, the model summary and the node
-// list in docks. Passes, diff, properties and runs arrive in later steps.
+// Fusescope's main window: the graph canvas in the centre (two panes when comparing), and
+// docks for the model summary, properties, passes, nodes, graph breaks, changes, runs and
+// the log. Import, compile, layout and runs work off the GUI thread; the status bar shows
+// their progress with one Cancel for whatever is under way.
 #include <QMainWindow>
 
 #include <atomic>
+#include <functional>
+#include <map>
 #include <memory>
 
 #include "core/graph.h"
@@ -17,6 +21,8 @@ class QMenu;
 class QLineEdit;
 class QToolBar;
 class QTreeWidget;
+class QPlainTextEdit;
+class QDockWidget;
 
 namespace fsc {
 
@@ -26,6 +32,10 @@ class NodePropertiesView;
 class PassListModel;
 class NodeTableModel;
 class SummaryView;
+class GraphBreaksPanel;
+class ChangesPanel;
+class RunPanel;
+struct GraphRunRecord;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -57,8 +67,14 @@ public:
     QStringList recentFiles() const;
     void setDarkPalette(bool dark);
     GraphCanvas* beforeCanvas() const { return m_before; }
-    QTreeWidget* breaksList() const { return m_breaks; }
-    QTreeWidget* changesList() const { return m_changes; }
+    QTreeWidget* breaksList() const;
+    QTreeWidget* changesList() const;
+    RunPanel* runPanel() const { return m_runPanel; }
+    // Runs the graph shown on the CPU with the Run dock's inputs and iterations, off the GUI
+    // thread; ranFinished() follows. Per-node times fill the Run table and heat the canvas.
+    void runShownGraph();
+    void cancelWork();  // what the status bar's Cancel does: stops everything under way
+    QString logText() const;
     // Groups expanded when a model opens: -1 picks by size (all for small graphs).
     void setInitialExpandDepth(int depth) { m_initialDepth = depth; }
     bool loading() const;
@@ -67,13 +83,22 @@ signals:
     void modelShown(QString path);
     void loadFailed(QString message);
     void compiled(QString pipeline);
+    void runFinished(bool ok);
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
 private:
+    void createDocks();
+    QDockWidget* addDock(const QString& title, const QString& name, QWidget* widget, Qt::DockWidgetArea area);
     void createActions();
+    void log(const QString& line);
+    // Long work shown in the status bar: a progress bar (busy when percent < 0) and Cancel.
+    int beginWork(const QString& label, std::function<void()> cancel);
+    void setWorkProgress(int id, int percent);
+    void endWork(int id);
+    void showRun(const GraphRunRecord& record);
     void showModel(std::shared_ptr<const Model> model, const QString& path);
     void showError(const QString& message);
 
@@ -102,10 +127,24 @@ private:
     QString m_findQuery;
     std::vector<NodeId> m_findHits;
     int m_findIndex = -1;
-    QTreeWidget* m_breaks;  // graph breaks of the step shown, against the CUDA table
+    GraphBreaksPanel* m_breaks;  // graph breaks of the step shown, against the CUDA table
     void showBreaks(const Graph& graph);
-    QTreeWidget* m_changes;  // what the shown step changed and rejected, with reasons
-    void showChanges(int row, const Graph& graph);
+    ChangesPanel* m_changes;  // what the shown step changed and rejected, with reasons
+    RunPanel* m_runPanel;
+    QPlainTextEdit* m_log;
+    int m_runStep = -1;  // the step whose graph the latest run timed
+    std::vector<double> m_runShare;
+    std::shared_ptr<std::atomic<bool>> m_runCancel;
+    QThread* m_runThread = nullptr;
+    struct Work {
+        QString label;
+        std::function<void()> cancel;
+        int percent = -1;
+    };
+    std::map<int, Work> m_work;
+    int m_nextWork = 0;
+    int m_loadWork = -1, m_compileWork = -1, m_layoutWork = -1;
+    void showWork();
     ModelLoader* m_loader;
     NodeTableModel* m_nodeTable;
     QTableView* m_nodeView;

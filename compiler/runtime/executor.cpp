@@ -176,16 +176,22 @@ Executor::~Executor() = default;
 
 Result<std::unique_ptr<Executor>> Executor::create(const Model& model,
                                                    const ExecutorOptions& options) {
+    auto executor = create(model.graph, model.opsetImports, options);
+    if (!executor) return executor.status().withContext(model.path);
+    return executor;
+}
+
+Result<std::unique_ptr<Executor>> Executor::create(
+    std::shared_ptr<const Graph> graph, const std::vector<std::pair<std::string, int64_t>>& opsetImports,
+    const ExecutorOptions& options) {
     auto context = std::make_shared<LoweringContext>();
-    context->opsets = model.opsetImports;
+    context->opsets = opsetImports;
     context->registry = &KernelRegistry::cpu();
     context->backend = options.backend;
     context->pool = std::make_shared<ThreadPool>(options.threads);
     if (options.backend != Backend::Cpu)
         return Status(ErrorCode::Unsupported, "the CUDA backend is not built yet; use --backend cpu");
-    auto executor = createForGraph(model.graph, context, false);
-    if (!executor) return executor.status().withContext(model.path);
-    return executor;
+    return createForGraph(std::move(graph), std::move(context), false);
 }
 
 Result<std::unique_ptr<Executor>> Executor::createForGraph(

@@ -31,6 +31,10 @@ class Executor {
 public:
     static Result<std::unique_ptr<Executor>> create(const Model& model,
                                                     const ExecutorOptions& options);
+    // A graph of its own (a compile step's snapshot, say) under the model's opset imports.
+    static Result<std::unique_ptr<Executor>> create(
+        std::shared_ptr<const Graph> graph,
+        const std::vector<std::pair<std::string, int64_t>>& opsetImports, const ExecutorOptions& options);
     // For subgraphs: every graph input is fed, in order.
     static Result<std::unique_ptr<Executor>> createForGraph(
         std::shared_ptr<const Graph> graph, std::shared_ptr<const LoweringContext> context,

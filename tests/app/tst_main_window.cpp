@@ -6,12 +6,18 @@
 #include <QProcess>
 #include <QSettings>
 #include <QTreeWidget>
+#include <QAbstractItemModelTester>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QTableView>
 
 #include "app/gui/main_window.h"
 #include "views/graph_canvas.h"
 #include "views/node_properties_view.h"
 #include "views/pass_list_model.h"
 #include "views/node_table_model.h"
+#include "views/run_panel.h"
+#include "views/run_table_model.h"
 #include "test_support.h"
 
 using namespace fsc;
@@ -274,6 +280,83 @@ private slots:
         emit w.breaksList()->itemActivated(item, 0);
         QVERIFY(w.canvas()->selectedNode().valid());
         QCOMPARE(QString::fromStdString(w.canvas()->shownGraph()->node(w.canvas()->selectedNode()).name), item->text(1));
+    }
+
+    void aBreakEdgeSaysWhyAndEdgesNameTheirTensors() {
+        // breaks.onnx: Relu (device) -> com.microsoft Gelu (CPU): 'r' is copied to the host.
+        MainWindow w;
+        QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/breaks.onnx"), QSize(1200, 800)));
+        const CanvasLayout& layout = w.canvas()->canvasLayout();
+        QCOMPARE(layout.edges.size(), layout.edgeInfo.size());
+        int copied = -1;
+        for (size_t e = 0; e < layout.edgeInfo.size(); ++e)
+            if (w.canvas()->shownGraph()->value(layout.edgeInfo[e].value).name == "r") copied = int(e);
+        QVERIFY(copied >= 0);
+        const QString text = w.canvas()->edgeText(copied);
+        QVERIFY2(text.contains(QStringLiteral("float32[2,8]")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("graph break: 'r' (64 bytes) is copied to the host")), qPrintable(text));
+        // The tooltip finds the edge under the pointer: the middle of its first leg.
+        const auto& path = layout.edges[size_t(copied)];
+        const ViewTransform& t = w.canvas()->transform();
+        const QPointF middle(t.toScreenX((path[0].x + path[1].x) / 2), t.toScreenY((path[0].y + path[1].y) / 2));
+        QCOMPARE(w.canvas()->edgeAt(middle), copied);
+        QCOMPARE(w.canvas()->edgeAt(QPointF(-50, -50)), -1);
+    }
+
+    void runTimesEveryNodeHeatsTheCanvasAndJumpsToRows() {
+        MainWindow w;
+        QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1400, 900)));
+        QVERIFY(!w.canvas()->hasHeat());
+        w.runPanel()->setIterations(3);
+        QSignalSpy finished(&w, &MainWindow::runFinished);
+        w.runShownGraph();
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.first().first().toBool(), true);
+        const Graph* shown = w.canvas()->shownGraph();
+        RunTableModel* table = w.runPanel()->table();
+        QAbstractItemModelTester tester(table, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(table->rowCount(), int(shown->nodeCount()));  // every node of the compiled sample ran once per run
+        double shares = 0;
+        for (int r = 0; r < table->rowCount(); ++r) {
+            shares += table->data(table->index(r, RunTableModel::Share), RunTableModel::SortRole).toDouble();
+            QCOMPARE(table->data(table->index(r, RunTableModel::Launches), Qt::DisplayRole).toString(), QStringLiteral("3"));
+        }
+        QVERIFY(std::abs(shares - 1.0) < 1e-9);
+        QVERIFY(w.canvas()->hasHeat());
+        QVERIFY(w.runPanel()->summary().contains(QStringLiteral("random, seed 0")));
+        QVERIFY(w.logText().contains(QStringLiteral("Ran '")));
+        // Sorted by time, largest first; a click on a row selects its node on the canvas.
+        QSortFilterProxyModel* sorted = w.runPanel()->sortedTable();
+        const double first = sorted->data(sorted->index(0, RunTableModel::Milliseconds), RunTableModel::SortRole).toDouble();
+        const double last = sorted->data(sorted->index(sorted->rowCount() - 1, RunTableModel::Milliseconds), RunTableModel::SortRole).toDouble();
+        QVERIFY(first >= last);
+        w.runPanel()->tableView()->sortByColumn(RunTableModel::Node, Qt::AscendingOrder);
+        const QModelIndex row = sorted->index(2, RunTableModel::Node);
+        emit w.runPanel()->tableView()->activated(row);
+        QVERIFY(w.canvas()->selectedNode().valid());
+        QCOMPARE(QString::fromStdString(shown->node(w.canvas()->selectedNode()).name), sorted->data(row).toString());
+        // Another step has other node ids: no heat there, and back again on the step that ran.
+        const int ran = w.passList()->rowCount() - 1;
+        w.showStep(0);
+        QVERIFY(!w.canvas()->hasHeat());
+        w.showStep(ran);
+        QVERIFY(w.canvas()->hasHeat());
+    }
+
+    void aRunCanBeCancelledAndReportsWhy() {
+        MainWindow w;
+        QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
+        w.runPanel()->setIterations(10000);
+        QSignalSpy finished(&w, &MainWindow::runFinished);
+        w.runShownGraph();
+        QVERIFY(!w.runPanel()->runButton()->isEnabled());
+        QTest::qWait(50);
+        w.cancelWork();
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(finished.first().first().toBool(), false);
+        QVERIFY2(w.logText().contains(QStringLiteral("Run stopped")), qPrintable(w.logText()));
+        QVERIFY(w.runPanel()->runButton()->isEnabled());
+        QVERIFY(!w.canvas()->hasHeat());
     }
 
     void minimapClickCentresTheView() {

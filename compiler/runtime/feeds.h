@@ -1,0 +1,40 @@
+#pragma once
+// The tensors a run feeds: read from files where the caller names them, random from a seed
+// for the rest. Shared by `fusescope-cli run` and the GUI's Run panel so both mean the same
+// thing by "random inputs".
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/runtime/rt_tensor.h"
+#include "core/graph.h"
+#include "core/status.h"
+
+namespace fsc {
+
+class Executor;
+
+struct FeedOptions {
+    std::string inputDir;                                    // DIR/input_0.pb, input_1.pb, ...
+    std::vector<std::pair<std::string, std::string>> files;  // input name -> .pb or .npy file
+    std::map<std::string, int64_t> dims;                     // symbolic dims (default 1)
+    uint64_t seed = 0;
+};
+
+struct Feeds {
+    std::vector<RtTensor> tensors;     // in the executor's feed order
+    std::vector<std::string> sources;  // "random" or the file each came from
+};
+
+// Floats uniform in [-1, 1), integers uniform in [0, 10), bools fair coins; symbolic dims
+// from `dims`, else 1.
+RtTensor randomTensor(const ValueType& type, const std::map<std::string, int64_t>& dims,
+                      std::mt19937_64& rng);
+
+// Errors name the file or the input that is missing or unknown.
+Result<Feeds> buildFeeds(const Executor& executor, const FeedOptions& options);
+
+}  // namespace fsc

@@ -1,0 +1,25 @@
+#include "views/heat_scale.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+
+namespace fsc {
+
+unsigned heatColor(double t) {
+    // Stops of ColorBrewer's YlOrRd, evenly spaced; linear between them.
+    static constexpr unsigned kStops[] = {0xffffcc, 0xffeda0, 0xfed976, 0xfeb24c, 0xfd8d3c,
+                                          0xfc4e2a, 0xe31a1c, 0xbd0026, 0x800026};
+    constexpr int kLast = int(std::size(kStops)) - 1;
+    t = std::isnan(t) ? 0.0 : std::clamp(t, 0.0, 1.0);
+    const double at = t * kLast;
+    const int i = std::min(int(at), kLast - 1);
+    const double f = at - i;
+    auto channel = [&](int shift) {
+        const double a = (kStops[i] >> shift) & 0xff, b = (kStops[i + 1] >> shift) & 0xff;
+        return unsigned(std::lround(a + (b - a) * f)) << shift;
+    };
+    return channel(16) | channel(8) | channel(0);
+}
+
+}  // namespace fsc
