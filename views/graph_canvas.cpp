@@ -189,6 +189,13 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
     p.setFont(font);
     const QColor text = QColor(0x20, 0x20, 0x20);
 
+    // The heat scale runs to the hottest box drawn, so collapsed groups (sums) and single
+    // nodes share one honest scale.
+    double heatScale = 0;
+    if (!m_heat.empty())
+        for (const auto& box : m_layout.boxes)
+            if (!box.expanded) heatScale = std::max(heatScale, heatOf(box));
+
     // Group frames first, then edges, then boxes on top.
     for (const auto& box : m_layout.boxes) {
         if (!box.expanded || !visible(box.rect)) continue;
@@ -260,7 +267,7 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
             fill = pal.color(QPalette::Button);
         }
         if (const double heat = heatOf(box); heat >= 0)
-            fill = QColor::fromRgb(QRgb(heatColor(m_heatMax > 0 ? heat / m_heatMax : 0)));
+            fill = QColor::fromRgb(QRgb(heatColor(heatScale > 0 ? heat / heatScale : 0)));
         const bool selected = box.node.valid() && box.node == m_selected;
         const bool linked = box.node.valid() && box.node.index < m_linked.size() && m_linked[box.node.index];
         const Mark mark = box.node.valid() && box.node.index < m_marks.size() ? m_marks[box.node.index] : Mark::None;
@@ -289,10 +296,10 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
             p.drawText(r, Qt::AlignCenter, boxLabel(box));
         }
     }
-    if (!m_heat.empty()) paintHeatLegend(p, area);
+    if (!m_heat.empty()) paintHeatLegend(p, area, heatScale);
 }
 
-void GraphCanvas::paintHeatLegend(QPainter& p, QSizeF area) const {
+void GraphCanvas::paintHeatLegend(QPainter& p, QSizeF area, double scale) const {
     // A bar from no time to the largest node's share, bottom left.
     const double w = 180, h = 12, margin = 12;
     const QRectF bar(margin, area.height() - margin - h, w, h);
@@ -312,7 +319,7 @@ void GraphCanvas::paintHeatLegend(QPainter& p, QSizeF area) const {
     p.setPen(palette().color(QPalette::WindowText));
     p.drawText(QRectF(bar.x(), frame.y() + 2, w, 18), Qt::AlignLeft | Qt::AlignVCenter, tr("share of run time"));
     p.drawText(QRectF(bar.x(), frame.y() + 2, w, 18), Qt::AlignRight | Qt::AlignVCenter,
-               tr("0 – %1%").arg(100.0 * m_heatMax, 0, 'f', m_heatMax < 0.1 ? 1 : 0));
+               tr("0 – %1%").arg(100.0 * scale, 0, 'f', scale < 0.1 ? 1 : 0));
     p.restore();
 }
 
@@ -328,7 +335,6 @@ double GraphCanvas::heatOf(const CanvasLayout::Box& box) const {
 
 void GraphCanvas::setHeat(std::vector<double> shareByNodeIndex) {
     m_heat = std::move(shareByNodeIndex);
-    m_heatMax = m_heat.empty() ? 0.0 : *std::max_element(m_heat.begin(), m_heat.end());
     m_heatTree = nullptr;
     update();
 }

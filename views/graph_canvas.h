@@ -57,8 +57,8 @@ public:
     Mark markOf(NodeId node) const { return node.index < m_marks.size() ? m_marks[node.index] : Mark::None; }
     bool isLinked(NodeId node) const { return node.index < m_linked.size() && m_linked[node.index]; }
     // Run overlay: each node's share of the run time (by node index; empty clears it).
-    // Nodes are filled by heat relative to the largest share, collapsed groups by the sum
-    // of their nodes' shares, and a legend names the scale.
+    // Boxes are filled by heat (collapsed groups by the sum of their nodes' shares) on a
+    // scale up to the hottest box drawn, which the legend names.
     void setHeat(std::vector<double> shareByNodeIndex);
     bool hasHeat() const { return !m_heat.empty(); }
     // Values where execution leaves a region (by value index: the reason, empty for none):
@@ -98,7 +98,7 @@ private:
     QString boxLabel(const CanvasLayout::Box& box) const;
     QString boxToolTip(const CanvasLayout::Box& box) const;
     double heatOf(const CanvasLayout::Box& box) const;  // share of run time, -1 without a run
-    void paintHeatLegend(QPainter& p, QSizeF area) const;
+    void paintHeatLegend(QPainter& p, QSizeF area, double scale) const;
     bool isBreakEdge(size_t edge) const;
 
     std::shared_ptr<const Graph> m_graph;
@@ -123,7 +123,6 @@ private:
     std::vector<int> m_region;   // by node index
     std::vector<bool> m_host;    // by node index
     std::vector<double> m_heat;  // share of run time by node index
-    double m_heatMax = 0;
     mutable std::vector<double> m_groupHeat;  // by group of m_heatTree, summed lazily
     mutable const ScopeTree* m_heatTree = nullptr;
     std::vector<QString> m_breakReason;  // by value index

@@ -1,7 +1,8 @@
 // fusescope: the desktop explorer. With no argument it opens the bundled sample model.
-// `--screenshot FILE.png [--pass NAME] [--expand-depth N]` opens the model, compiles it,
-// shows the graph after the pass (default: the last), saves the window and prints the
-// timings as JSON, then exits: pictures for docs and tests, and the GUI's speed figures.
+// `--screenshot FILE.png [--pass NAME] [--expand-depth N] [--compare] [--run]` opens the
+// model, compiles it, shows the graph after the pass (default: the last), with --run times
+// it on the CPU for the heat overlay, saves the window and prints the timings as JSON, then
+// exits: pictures for docs and tests, and the GUI's speed figures.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
@@ -23,10 +24,10 @@ struct ScreenshotRun {
     QElapsedTimer timer;
     qint64 importedAt = 0;
     double importMs = 0, firstFrameMs = -1;
-    enum class Stage { Loading, Compiling, Showing, Expanding } stage = Stage::Loading;
+    enum class Stage { Loading, Compiling, Showing, Running, Expanding } stage = Stage::Loading;
 };
 
-void runScreenshot(fsc::MainWindow& window, const QString& model, const QString& file, const QString& pass) {
+void runScreenshot(fsc::MainWindow& window, const QString& model, const QString& file, const QString& pass, bool timeIt) {
     auto run = std::make_shared<ScreenshotRun>();
     auto fail = [](const QString& message, int code) {
         std::fprintf(stderr, "error: %s\n", message.toUtf8().constData());
@@ -54,16 +55,15 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
         run->stage = ScreenshotRun::Stage::Showing;
         window.showStep(row);
     });
-    QObject::connect(window.canvas(), &fsc::GraphCanvas::laidOut, &window, [run, &window, file, fail](double layoutMs, int) {
+    QObject::connect(window.canvas(), &fsc::GraphCanvas::laidOut, &window, [run, &window, file, fail, timeIt](double layoutMs, int) {
         if (run->firstFrameMs < 0) {
             window.canvas()->repaint();  // the first frame, painted now
             run->firstFrameMs = double(run->timer.nsecsElapsed() - run->importedAt) / 1e6;
         }
         if (run->stage == ScreenshotRun::Stage::Showing) {
-            window.canvas()->repaint();
-            if (!window.grab().save(file)) return fail(file + QStringLiteral(": cannot write the screenshot"), 2);
-            run->stage = ScreenshotRun::Stage::Expanding;
-            window.canvas()->setExpanded(fsc::expandedToDepth(*window.canvas()->scopeTree(), 1 << 20));
+            run->stage = ScreenshotRun::Stage::Running;
+            if (timeIt) window.runShownGraph();  // the shot follows runFinished
+            else emit window.runFinished(true);
         } else if (run->stage == ScreenshotRun::Stage::Expanding) {
             const QJsonObject j{{QStringLiteral("screenshot"), file},
                                 {QStringLiteral("nodes"), int(window.canvas()->graph()->nodeCount())},
@@ -73,6 +73,14 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
             std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
             QCoreApplication::exit(0);
         }
+    });
+    QObject::connect(&window, &fsc::MainWindow::runFinished, &window, [run, &window, file, fail](bool ok) {
+        if (run->stage != ScreenshotRun::Stage::Running) return;
+        if (!ok) return fail(QStringLiteral("--run: the run stopped (see the log)"), 2);
+        window.canvas()->repaint();
+        if (!window.grab().save(file)) return fail(file + QStringLiteral(": cannot write the screenshot"), 2);
+        run->stage = ScreenshotRun::Stage::Expanding;
+        window.canvas()->setExpanded(fsc::expandedToDepth(*window.canvas()->scopeTree(), 1 << 20));
     });
     run->timer.start();
     window.openModel(model);
@@ -102,7 +110,10 @@ int main(int argc, char** argv) {
                                   QStringLiteral("NAME"));
     const QCommandLineOption compare(QStringLiteral("compare"),
                                      QStringLiteral("Show the step before the chosen one side by side."));
+    const QCommandLineOption runIt(QStringLiteral("run"),
+                                   QStringLiteral("With --screenshot: run the graph shown on the CPU first (heat overlay)."));
     parser.addOption(screenshot);
+    parser.addOption(runIt);
     parser.addOption(depth);
     parser.addOption(pass);
     parser.addOption(compare);
@@ -122,7 +133,7 @@ int main(int argc, char** argv) {
     if (parser.isSet(compare)) window.setCompare(true);
     const QStringList args = parser.positionalArguments();
     const QString model = args.isEmpty() ? QString::fromLatin1(fsc::MainWindow::kSamplePath) : args.first();
-    if (parser.isSet(screenshot)) runScreenshot(window, model, parser.value(screenshot), parser.value(pass));
+    if (parser.isSet(screenshot)) runScreenshot(window, model, parser.value(screenshot), parser.value(pass), parser.isSet(runIt));
     else window.openModel(model);
     return app.exec();
 }

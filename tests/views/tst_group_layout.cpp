@@ -66,6 +66,35 @@ private slots:
         QVERIFY(c.boxes[1].node.valid());
         QCOMPARE(c.groupsLaidOut, 1);  // the root only
         QCOMPARE(int(c.edges.size()), 1);
+        // The one edge carries l1's output into the head, read by the head's node.
+        QCOMPARE(c.edgeInfo.size(), c.edges.size());
+        QCOMPARE(g.value(c.edgeInfo[0].value).name, std::string("/enc/l1/y"));
+        QCOMPARE(g.node(c.edgeInfo[0].target).opType, std::string("Relu"));
+        QCOMPARE(c.edgeInfo[0].values, 1);
+    }
+
+    void edgesKnowWhatTheyCarry() {
+        const Graph g = model("Relu");
+        const ScopeTree t = ScopeTree::build(g);
+        const CanvasLayout c = layoutCanvas(g, t, expandedToDepth(t, 9));
+        QCOMPARE(c.edgeInfo.size(), c.edges.size());
+        for (const auto& info : c.edgeInfo) {
+            // Every edge's value is read by its target node.
+            const auto& inputs = g.node(info.target).inputs;
+            QVERIFY(std::find(inputs.begin(), inputs.end(), info.value) != inputs.end());
+        }
+        // A collapsed group handing one node two values: one edge that counts both.
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({2, 2}));
+        ValueId p = b.op("Relu", {x}, "p", {}, "/enc/Relu");
+        ValueId q = b.op("Sigmoid", {p}, "q", {}, "/enc/Sigmoid");
+        b.output(b.op("Add", {p, q}, "y", {}, "/head/Add"));
+        const Graph two = b.graph();
+        const ScopeTree tt = ScopeTree::build(two);
+        const CanvasLayout merged = layoutCanvas(two, tt, expandedToDepth(tt, 0));
+        QCOMPARE(int(merged.edgeInfo.size()), 1);
+        QCOMPARE(merged.edgeInfo[0].values, 2);
+        QCOMPARE(two.node(merged.edgeInfo[0].target).opType, std::string("Add"));
     }
 
     void unchangedGroupsAreReused() {

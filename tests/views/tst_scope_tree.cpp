@@ -45,6 +45,21 @@ private slots:
         QCOMPARE(t.find("nope"), -1);
     }
 
+    void groupTotalsSumTheirSubtrees() {
+        const Graph g = scoped();
+        const ScopeTree t = ScopeTree::build(g);
+        std::vector<double> byNode(g.nodeArenaSize(), 0.0);
+        for (NodeId id : g.order()) byNode[id.index] = g.node(id).opType == "MatMul" ? 0.5 : 0.1;
+        const std::vector<double> totals = groupTotals(t, byNode);
+        QCOMPARE(totals.size(), t.groups().size());
+        QCOMPARE(totals[0], 0.5 + 5 * 0.1);                                      // every node
+        QCOMPARE(totals[size_t(t.find("enc/l0/attn"))], 0.5 + 0.1);              // MatMul, Softmax
+        QCOMPARE(totals[size_t(t.find("enc/l0"))], 0.5 + 3 * 0.1);               // attn + ffn (Constant, Mul)
+        QCOMPARE(totals[size_t(t.find("head"))], 0.1);
+        // A shorter vector (a graph that grew) counts the missing nodes as 0.
+        QCOMPARE(groupTotals(t, {})[0], 0.0);
+    }
+
     void collapsedGroupsBecomeBoxesWithMergedEdges() {
         const Graph g = scoped();
         const ScopeTree t = ScopeTree::build(g);

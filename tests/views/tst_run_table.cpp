@@ -1,0 +1,63 @@
+// The run table's rows, sorting and node ids, and the heat colour ramp of the overlay.
+#include <QAbstractItemModelTester>
+#include <QSortFilterProxyModel>
+#include <QTest>
+
+#include "profiler/node_stats.h"
+#include "views/heat_scale.h"
+#include "views/run_table_model.h"
+
+using namespace fsc;
+
+class TestRunTable : public QObject {
+    Q_OBJECT
+private slots:
+    void rowsCarryTimesSharesAndNodes() {
+        NodeStatsCollector stats;
+        for (int run = 0; run < 2; ++run) {
+            stats.add(NodeId{3}, "conv", "Conv", "Conv.float32.direct", 0, 3'000'000);
+            stats.add(NodeId{7}, "relu", "Relu", "Relu.float32", 0, 1'000'000);
+            stats.add(NodeId{1}, "inner_add", "Add", "Add.float32", 1, 500'000);  // inside a Loop
+        }
+        RunTableModel table;
+        QAbstractItemModelTester tester(&table, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        table.setTimes(stats.sorted(), stats.topLevelTotalNs(), 2);
+        QCOMPARE(table.rowCount(), 3);
+        QCOMPARE(table.data(table.index(0, RunTableModel::Node), Qt::DisplayRole).toString(), QStringLiteral("conv"));
+        QCOMPARE(table.data(table.index(0, RunTableModel::Milliseconds), Qt::DisplayRole).toString(), QStringLiteral("3.000"));
+        QCOMPARE(table.data(table.index(0, RunTableModel::Share), RunTableModel::SortRole).toDouble(), 0.75);
+        QCOMPARE(table.data(table.index(0, RunTableModel::Share), Qt::DisplayRole).toString(), QStringLiteral("75.0%"));
+        QCOMPARE(table.data(table.index(0, RunTableModel::Launches), Qt::DisplayRole).toString(), QStringLiteral("2"));
+        QCOMPARE(table.data(table.index(0, RunTableModel::Node), RunTableModel::NodeRole).toUInt(), 3u);
+        // A nested launch: indented, no share (its Loop's time holds it), no node of the main graph.
+        QCOMPARE(table.data(table.index(2, RunTableModel::Node), Qt::DisplayRole).toString(), QStringLiteral("  inner_add"));
+        QCOMPARE(table.data(table.index(2, RunTableModel::Share), RunTableModel::SortRole).toDouble(), 0.0);
+        QVERIFY(!table.data(table.index(2, RunTableModel::Node), RunTableModel::NodeRole).isValid());
+
+        // Sorting by number, not by text ("10.000" < "9.000" as strings).
+        stats.add(NodeId{9}, "big", "MatMul", "MatMul.float32", 0, 20'000'000);
+        table.setTimes(stats.sorted(), stats.topLevelTotalNs(), 2);
+        QSortFilterProxyModel sorted;
+        sorted.setSourceModel(&table);
+        sorted.setSortRole(RunTableModel::SortRole);
+        sorted.sort(RunTableModel::Milliseconds, Qt::AscendingOrder);
+        QCOMPARE(sorted.data(sorted.index(3, RunTableModel::Node)).toString(), QStringLiteral("big"));
+        QCOMPARE(sorted.data(sorted.index(2, RunTableModel::Node)).toString(), QStringLiteral("conv"));
+        table.clear();
+        QCOMPARE(table.rowCount(), 0);
+    }
+
+    void heatRunsFromPaleToDark() {
+        QCOMPARE(heatColor(0.0), 0xffffccu);
+        QCOMPARE(heatColor(1.0), 0x800026u);
+        QCOMPARE(heatColor(-3.0), heatColor(0.0));  // clamped
+        QCOMPARE(heatColor(7.0), heatColor(1.0));
+        QCOMPARE(heatColor(std::nan("")), heatColor(0.0));
+        // Darker (by luma) as time grows.
+        auto luma = [](unsigned c) { return 0.299 * (c >> 16) + 0.587 * ((c >> 8) & 0xff) + 0.114 * (c & 0xff); };
+        for (int i = 1; i <= 20; ++i) QVERIFY(luma(heatColor(i / 20.0)) < luma(heatColor((i - 1) / 20.0)));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunTable)
+#include "tst_run_table.moc"
