@@ -1,32 +1,61 @@
 #include "views/node_properties_view.h"
 
 #include <QHeaderView>
+#include <QThread>
 
+#include "compiler/fused_domain.h"
+#include "compiler/runtime/tensor_stats.h"
+#include "core/op_docs.h"
 #include "core/text_printer.h"
+#include "views/histogram_widget.h"
 
 namespace fsc {
+namespace {
+
+QString text(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+QTreeWidgetItem* addRow(QTreeWidget* tree, QTreeWidgetItem* parent, const QString& key, const QString& value) {
+    auto* item = parent ? new QTreeWidgetItem(parent) : new QTreeWidgetItem(tree);
+    item->setText(0, key);
+    item->setText(1, value);
+    item->setToolTip(1, value);
+    return item;
+}
+
+// The first paragraph of ONNX's Markdown description, on one line.
+QString firstParagraph(const std::string& doc) {
+    QString all = text(doc).trimmed();
+    const qsizetype end = all.indexOf(QStringLiteral("\n\n"));
+    return (end < 0 ? all : all.left(end)).simplified();
+}
+
+}  // namespace
 
 NodePropertiesView::NodePropertiesView(QWidget* parent) : QTreeWidget(parent) {
     setColumnCount(2);
     setHeaderLabels({tr("Property"), tr("Value")});
     header()->setStretchLastSection(true);
     setAlternatingRowColors(true);
-    setUniformRowHeights(true);
+    setWordWrap(true);
+    setTextElideMode(Qt::ElideMiddle);  // scope paths differ at their ends
+}
+
+NodePropertiesView::~NodePropertiesView() {
+    ++m_generation;
+    for (QThread* job : m_jobs) job->wait();
 }
 
 void NodePropertiesView::showNode(std::shared_ptr<const Graph> graph, NodeId id) {
     clear();
+    ++m_generation;
     m_graph = std::move(graph);
     if (!m_graph || !id.valid() || id.index >= m_graph->nodeArenaSize()) return;
     const Node& n = m_graph->node(id);
     auto row = [this](QTreeWidgetItem* parent, const QString& key, const QString& value) {
-        auto* item = parent ? new QTreeWidgetItem(parent) : new QTreeWidgetItem(this);
-        item->setText(0, key);
-        item->setText(1, value);
-        item->setToolTip(1, value);
-        return item;
+        return addRow(this, parent, key, value);
     };
-    auto text = [](const std::string& s) { return QString::fromStdString(s); };
     row(nullptr, tr("Name"), text(n.name));
     row(nullptr, tr("Op"), text(n.domain.empty() ? n.opType : n.domain + "::" + n.opType));
     row(nullptr, tr("Scope"), text(n.scope));
@@ -39,7 +68,8 @@ void NodePropertiesView::showNode(std::shared_ptr<const Graph> graph, NodeId id)
             }
             const Value& value = m_graph->value(v);
             QString kind = value.kind == Value::Kind::Initializer ? tr(" (weight)") : QString();
-            row(group, text(value.name), text(value.type.toString()) + kind);
+            auto* item = row(group, text(value.name), text(value.type.toString()) + kind);
+            item->setData(0, Qt::UserRole, v.index);
         }
         group->setExpanded(true);
     };
@@ -48,6 +78,7 @@ void NodePropertiesView::showNode(std::shared_ptr<const Graph> graph, NodeId id)
     auto* attrs = row(nullptr, tr("Attributes"), QString::number(n.attributes.size()));
     for (const Attribute& a : n.attributes) row(attrs, text(a.name), text(attributeValueText(a)));
     attrs->setExpanded(true);
+    addDocumentation(n);
     // Provenance: what the compiler made this node from, back to the imported graph.
     if (n.origins.empty()) {
         row(nullptr, tr("Made from"), tr("itself (as imported)"));
@@ -59,12 +90,97 @@ void NodePropertiesView::showNode(std::shared_ptr<const Graph> graph, NodeId id)
     }
     if (!n.docString.empty()) row(nullptr, tr("Doc"), text(n.docString));
     resizeColumnToContents(0);
+    setColumnWidth(0, std::clamp(columnWidth(0), 110, 200));  // long tensor names must leave values room
+    startWeightStats(n);
+}
+
+void NodePropertiesView::addDocumentation(const Node& n) {
+    if (n.domain == kFusescopeDomain) {
+        const std::string summary = fusedOpSummary(n.opType);
+        auto* doc = addRow(this, nullptr, tr("Documentation"),
+                           summary.empty() ? tr("a Fusescope fused op") : text(summary));
+        addRow(this, doc, tr("reference"), tr("docs/fused_ops.md (domain ai.fusescope, version 1)"));
+        return;
+    }
+    int64_t version = -1;
+    for (const auto& [domain, v] : m_opsets)
+        if (domain == n.domain || (n.domain.empty() && domain == "ai.onnx") || (domain.empty() && n.domain == "ai.onnx"))
+            version = v;
+    const auto found = findOpDoc(n.domain, n.opType, version);
+    if (!found) {
+        addRow(this, nullptr, tr("Documentation"), tr("none in ONNX's schema registry for %1 at opset %2")
+                                                          .arg(text(n.domain.empty() ? n.opType : n.domain + "::" + n.opType))
+                                                          .arg(version));
+        return;
+    }
+    auto* doc = addRow(this, nullptr, tr("Documentation"), firstParagraph(found->text));
+    doc->setToolTip(1, text(found->text));
+    addRow(this, doc, tr("defined in"), tr("opset %1%2").arg(found->sinceVersion).arg(found->deprecated ? tr(" (deprecated)") : QString()));
+    auto params = [&](const QString& title, const std::vector<OpDoc::Param>& list) {
+        if (list.empty()) return;
+        auto* group = addRow(this, doc, title, QString::number(list.size()));
+        for (const OpDoc::Param& p : list) {
+            auto* item = addRow(this, group, text(p.name), firstParagraph(p.description));
+            item->setToolTip(1, text(p.description + (p.type.empty() ? "" : "\n(" + p.type + ")")));
+        }
+    };
+    params(tr("inputs"), found->inputs);
+    params(tr("outputs"), found->outputs);
+    params(tr("attributes"), found->attributes);
+}
+
+void NodePropertiesView::startWeightStats(const Node& n) {
+    std::vector<ValueId> weights;
+    for (ValueId v : n.inputs)
+        if (v.valid() && m_graph->value(v).initializer) weights.push_back(v);
+    if (weights.empty()) return;
+    const quint64 generation = m_generation;
+    auto graph = m_graph;
+    QThread* job = QThread::create([this, graph, weights, generation] {
+        std::vector<std::pair<ValueId, TensorStats>> stats;
+        for (ValueId v : weights) {
+            if (generation != m_generation) return;  // another node was selected
+            auto tensor = tensorFromConstant(*graph->value(v).initializer);
+            if (tensor) stats.push_back({v, computeTensorStats(*tensor)});
+        }
+        QMetaObject::invokeMethod(this, [this, stats = std::move(stats), generation] {
+            if (generation != m_generation) return;
+            QTreeWidgetItem* inputs = rowNamed(tr("Inputs"));
+            for (const auto& [value, s] : stats)
+                for (int i = 0; inputs && i < inputs->childCount(); ++i) {
+                    QTreeWidgetItem* item = inputs->child(i);
+                    if (item->data(0, Qt::UserRole).toUInt() != value.index) continue;
+                    addRow(this, item, tr("elements"), QString::number(s.count));
+                    addRow(this, item, tr("min / max"), QStringLiteral("%1 / %2").arg(s.min, 0, 'g', 6).arg(s.max, 0, 'g', 6));
+                    addRow(this, item, tr("mean / std"), QStringLiteral("%1 / %2").arg(s.mean, 0, 'g', 6).arg(s.stddev, 0, 'g', 6));
+                    addRow(this, item, tr("sparsity"), QStringLiteral("%1% zeros").arg(100.0 * s.sparsity, 0, 'f', 2));
+                    if (s.nonFinite) addRow(this, item, tr("not finite"), QString::number(s.nonFinite));
+                    if (!s.histogram.empty()) {
+                        auto* chart = addRow(this, item, tr("histogram"), {});
+                        setItemWidget(chart, 1, new HistogramWidget(s.histogram, s.min, s.max));
+                    }
+                    item->setExpanded(true);
+                }
+            emit weightStatsShown();
+        });
+    });
+    m_jobs.append(job);
+    connect(job, &QThread::finished, this, [this, job] {
+        m_jobs.removeOne(job);
+        job->deleteLater();
+    });
+    job->start();
+}
+
+QTreeWidgetItem* NodePropertiesView::rowNamed(const QString& property) const {
+    for (int i = 0; i < topLevelItemCount(); ++i)
+        if (topLevelItem(i)->text(0) == property) return topLevelItem(i);
+    return nullptr;
 }
 
 QString NodePropertiesView::valueOf(const QString& property) const {
-    for (int i = 0; i < topLevelItemCount(); ++i)
-        if (topLevelItem(i)->text(0) == property) return topLevelItem(i)->text(1);
-    return {};
+    const QTreeWidgetItem* item = rowNamed(property);
+    return item ? item->text(1) : QString();
 }
 
 }  // namespace fsc

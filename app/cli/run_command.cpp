@@ -16,6 +16,7 @@
 #include "core/comma_list.h"
 #include "compiler/runtime/executor.h"
 #include "compiler/runtime/feeds.h"
+#include "compiler/runtime/tensor_stats.h"
 #include "core/onnx_import.h"
 #include "core/tensor_io.h"
 #include "profiler/cpu_timer.h"
@@ -150,26 +151,6 @@ int parse(int argc, char** argv, int first, RunArgs& a) {
     return -1;
 }
 
-struct OutputStats {
-    double min = 0, max = 0, mean = 0;
-};
-
-OutputStats statsOf(const RtTensor& t) {
-    OutputStats s;
-    if (t.dtype == DType::String || t.numel() == 0) return s;
-    s.min = INFINITY;
-    s.max = -INFINITY;
-    double sum = 0;
-    for (int64_t i = 0; i < t.numel(); ++i) {
-        const double v = elementAsDouble(t, i);
-        s.min = std::min(s.min, v);
-        s.max = std::max(s.max, v);
-        sum += v;
-    }
-    s.mean = sum / double(t.numel());
-    return s;
-}
-
 // Connects the executor's launch events to the profiler's per-node table.
 class ProfileListener : public ExecutionListener {
 public:
@@ -269,7 +250,7 @@ int runCommand(int argc, char** argv, int first) {
                                    {"source", sources[i]}});
         j["outputs"] = nlohmann::json::array();
         for (size_t i = 0; i < outputs.size(); ++i) {
-            const OutputStats s = statsOf(outputs[i]);
+            const TensorStats s = computeTensorStats(outputs[i], 0);
             j["outputs"].push_back({{"name", graph.value(graph.outputs[i]).name},
                                     {"dtype", std::string(dtypeName(outputs[i].dtype))},
                                     {"shape", outputs[i].dims},
@@ -297,7 +278,7 @@ int runCommand(int argc, char** argv, int first) {
         std::cout << "input  " << graph.value(exec.feeds()[i]).name << "  " << feeds[i].typeString() << "  ("
                   << (sources[i] == "random" ? "random, seed " + std::to_string(args.seed) : sources[i]) << ")\n";
     for (size_t i = 0; i < outputs.size(); ++i) {
-        const OutputStats s = statsOf(outputs[i]);
+        const TensorStats s = computeTensorStats(outputs[i], 0);
         std::cout << "output " << graph.value(graph.outputs[i]).name << "  " << outputs[i].typeString() << "  min "
                   << s.min << "  max " << s.max << "  mean " << s.mean << "\n";
     }

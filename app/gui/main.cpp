@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTimer>
@@ -14,6 +15,7 @@
 
 #include "app/gui/main_window.h"
 #include "views/graph_canvas.h"
+#include "views/node_properties_view.h"
 #include "views/pass_list_model.h"
 
 namespace {
@@ -27,7 +29,8 @@ struct ScreenshotRun {
     enum class Stage { Loading, Compiling, Showing, Running, Expanding } stage = Stage::Loading;
 };
 
-void runScreenshot(fsc::MainWindow& window, const QString& model, const QString& file, const QString& pass, bool timeIt) {
+void runScreenshot(fsc::MainWindow& window, const QString& model, const QString& file, const QString& pass, bool timeIt,
+                   const QString& select) {
     auto run = std::make_shared<ScreenshotRun>();
     auto fail = [](const QString& message, int code) {
         std::fprintf(stderr, "error: %s\n", message.toUtf8().constData());
@@ -74,9 +77,24 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
             QCoreApplication::exit(0);
         }
     });
-    QObject::connect(&window, &fsc::MainWindow::runFinished, &window, [run, &window, file, fail](bool ok) {
+    QObject::connect(&window, &fsc::MainWindow::runFinished, &window, [run, &window, file, fail, select](bool ok) {
         if (run->stage != ScreenshotRun::Stage::Running) return;
         if (!ok) return fail(QStringLiteral("--run: the run stopped (see the log)"), 2);
+        if (!select.isEmpty()) {
+            const fsc::Graph* graph = window.canvas()->shownGraph();
+            fsc::NodeId found;
+            for (fsc::NodeId id : graph->order())
+                if (QString::fromStdString(graph->node(id).name) == select) found = id;
+            if (!found.valid()) return fail(QStringLiteral("--select %1: no node of that name in the graph shown").arg(select), 64);
+            // The weights' statistics arrive from a worker: wait for them (or 5 s).
+            QEventLoop statsArrived;
+            QObject::connect(window.properties(), &fsc::NodePropertiesView::weightStatsShown, &statsArrived, &QEventLoop::quit);
+            QTimer::singleShot(5000, &statsArrived, &QEventLoop::quit);
+            window.canvas()->revealNode(found);
+            bool hasWeights = false;
+            for (fsc::ValueId in : graph->node(found).inputs) hasWeights = hasWeights || (in.valid() && graph->value(in).initializer);
+            if (hasWeights) statsArrived.exec();
+        }
         window.canvas()->repaint();
         if (!window.grab().save(file)) return fail(file + QStringLiteral(": cannot write the screenshot"), 2);
         run->stage = ScreenshotRun::Stage::Expanding;
@@ -113,7 +131,10 @@ int main(int argc, char** argv) {
     const QCommandLineOption runIt(QStringLiteral("run"),
                                    QStringLiteral("With --screenshot: run the graph shown on the CPU first (heat overlay)."));
     parser.addOption(screenshot);
+    const QCommandLineOption select(QStringLiteral("select"),
+                                    QStringLiteral("With --screenshot: select this node (its properties shown)."), QStringLiteral("NODE"));
     parser.addOption(runIt);
+    parser.addOption(select);
     parser.addOption(depth);
     parser.addOption(pass);
     parser.addOption(compare);
@@ -133,7 +154,8 @@ int main(int argc, char** argv) {
     if (parser.isSet(compare)) window.setCompare(true);
     const QStringList args = parser.positionalArguments();
     const QString model = args.isEmpty() ? QString::fromLatin1(fsc::MainWindow::kSamplePath) : args.first();
-    if (parser.isSet(screenshot)) runScreenshot(window, model, parser.value(screenshot), parser.value(pass), parser.isSet(runIt));
+    if (parser.isSet(screenshot)) runScreenshot(window, model, parser.value(screenshot), parser.value(pass), parser.isSet(runIt),
+                                                 parser.value(select));
     else window.openModel(model);
     return app.exec();
 }

@@ -147,9 +147,15 @@ void MainWindow::createDocks() {
     auto reveal = [this](NodeId node) {
         if (m_canvas->shownGraph() && node.index < m_canvas->shownGraph()->nodeArenaSize()) m_canvas->revealNode(node);
     };
-    addDock(tr("Model"), QStringLiteral("summaryDock"), m_summary, Qt::LeftDockWidgetArea);
+    QDockWidget* summary = addDock(tr("Model"), QStringLiteral("summaryDock"), m_summary, Qt::LeftDockWidgetArea);
     m_summary->setMinimumWidth(340);
-    addDock(tr("Properties"), QStringLiteral("propertiesDock"), m_properties, Qt::LeftDockWidgetArea);
+    // Properties share the left column with the summary and come forward on a selection.
+    QDockWidget* properties = addDock(tr("Properties"), QStringLiteral("propertiesDock"), m_properties, Qt::LeftDockWidgetArea);
+    tabifyDockWidget(summary, properties);
+    summary->raise();
+    connect(m_canvas, &GraphCanvas::nodeSelected, properties, [properties](NodeId node) {
+        if (node.valid()) properties->raise();
+    });
 
     // Passes: pipeline choice, then the graph after each step.
     for (const char* level : {"O0", "O1", "O2", "O3"}) m_pipeline->addItem(QString::fromLatin1(level));
@@ -462,6 +468,7 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
     log(tr("Opened %1").arg(m_shownText));
     for (const std::string& warning : m_model->warnings) log(tr("import note: %1").arg(QString::fromStdString(warning)));
     m_passes->setTrace(nullptr);
+    m_properties->setOpsets(m_model->opsetImports);
     rememberRecent(path);
     compileWith(m_pipeline->currentText());
     emit modelShown(path);

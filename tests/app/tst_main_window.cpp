@@ -13,6 +13,7 @@
 
 #include "app/gui/main_window.h"
 #include "views/graph_canvas.h"
+#include "views/histogram_widget.h"
 #include "views/node_properties_view.h"
 #include "views/pass_list_model.h"
 #include "views/node_table_model.h"
@@ -174,6 +175,31 @@ private slots:
         QCOMPARE(w.canvas()->selectedNode(), layout.boxes[size_t(fused)].node);
         QCOMPARE(w.properties()->valueOf(QStringLiteral("Op")), QStringLiteral("ai.fusescope::FusedConv"));
         QCOMPARE(w.properties()->valueOf(QStringLiteral("Made from")), QStringLiteral("3 imported nodes"));
+        QVERIFY(w.properties()->valueOf(QStringLiteral("Documentation")).startsWith(QStringLiteral("activation(Conv(X, W, B))")));
+        // Its weights get statistics and a histogram, computed off the GUI thread.
+        QSignalSpy stats(w.properties(), &NodePropertiesView::weightStatsShown);
+        QVERIFY(stats.wait(10000));
+        QTreeWidgetItem* inputs = w.properties()->rowNamed(QStringLiteral("Inputs"));
+        QTreeWidgetItem* weight = inputs->child(1);  // W
+        QVERIFY(weight->text(1).endsWith(QStringLiteral("(weight)")));
+        QStringList keys;
+        for (int i = 0; i < weight->childCount(); ++i) keys << weight->child(i)->text(0);
+        QCOMPARE(keys, (QStringList{"elements", "min / max", "mean / std", "sparsity", "histogram"}));
+        auto* chart = qobject_cast<HistogramWidget*>(w.properties()->itemWidget(weight->child(4), 1));
+        QVERIFY(chart);
+        int64_t counted = 0;
+        for (int64_t bin : chart->bins()) counted += bin;
+        QCOMPARE(QString::number(counted), weight->child(0)->text(1));
+        // An ONNX op of the imported graph: ONNX's own documentation at the model's opset.
+        w.showStep(0);
+        QVERIFY(QTest::qWaitFor([&] { return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(); }, 20000));
+        NodeId conv;
+        for (NodeId id : w.canvas()->shownGraph()->order())
+            if (w.canvas()->shownGraph()->node(id).opType == "Conv") conv = id;
+        w.canvas()->selectNode(conv);
+        QVERIFY2(w.properties()->valueOf(QStringLiteral("Documentation")).contains(QStringLiteral("convolution operator")),
+                 qPrintable(w.properties()->valueOf(QStringLiteral("Documentation"))));
+        QCOMPARE(w.properties()->rowNamed(QStringLiteral("Documentation"))->child(0)->text(1), QStringLiteral("opset 11"));
         // A click on empty canvas clears it.
         QTest::mouseClick(w.canvas(), Qt::LeftButton, {}, QPoint(2, 2));
         QCOMPARE(w.properties()->valueOf(QStringLiteral("Op")), QString());
