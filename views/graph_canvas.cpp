@@ -85,6 +85,7 @@ void GraphCanvas::startLayout(bool fit) {
             m_pendingFit = false;
             if (m_centreOnArrival.valid()) centreOn(m_centreOnArrival);
             update();
+            setBusy(false);  // before laidOut: whoever reacts to it sees the work done
             emit laidOut(ms, m_layout.groupsLaidOut);
         });
     });
@@ -96,10 +97,16 @@ void GraphCanvas::startLayout(bool fit) {
             m_pendingRelayout = false;
             startLayout(false);
         }
-        if (!m_job) emit busyChanged(false);
+        if (!m_job) setBusy(false);  // cancelled, or dropped as stale
     });
     m_job->start();
-    emit busyChanged(true);
+    setBusy(true);
+}
+
+void GraphCanvas::setBusy(bool busy) {
+    if (busy == m_busy) return;
+    m_busy = busy;
+    emit busyChanged(busy);
 }
 
 void GraphCanvas::fitToView() {

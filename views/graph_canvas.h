@@ -90,6 +90,7 @@ protected:
 
 private:
     void startLayout(bool fit);
+    void setBusy(bool busy);
     void paintScene(QPainter& p, const ViewTransform& view, QSizeF size) const;
     void centreOn(NodeId node);
     // The minimap in the bottom-right corner: its frame and scene transform, when shown
@@ -127,6 +128,7 @@ private:
     mutable const ScopeTree* m_heatTree = nullptr;
     std::vector<QString> m_breakReason;  // by value index
     bool m_dragging = false;
+    bool m_busy = false;  // as last told through busyChanged()
 };
 
 }  // namespace fsc
