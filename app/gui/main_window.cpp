@@ -1,6 +1,8 @@
 #include "app/gui/main_window.h"
 
 #include <QApplication>
+#include <QCursor>
+#include <QMenu>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QSettings>
@@ -108,6 +110,13 @@ MainWindow::MainWindow(QWidget* parent)
             m_layoutWork = -1;
         }
     });
+    connect(m_canvas, &GraphCanvas::nodeActivated, this, [this](NodeId node) { enterSubgraph(node); });
+    m_crumbBar = new QToolBar(tr("Subgraph"), this);
+    m_crumbBar->setObjectName(QStringLiteral("crumbBar"));
+    m_crumbBar->setToolTip(tr("Where the canvas is: the step's graph, then the If/Loop/Scan bodies opened"));
+    addToolBar(Qt::TopToolBarArea, m_crumbBar);
+    insertToolBarBreak(m_crumbBar);
+    m_crumbBar->hide();
     createDocks();
 
     m_progress->setMaximumWidth(220);
@@ -143,10 +152,91 @@ QDockWidget* MainWindow::addDock(const QString& title, const QString& name, QWid
     return dock;
 }
 
+void MainWindow::reveal(NodeId node) {
+    if (!m_subgraphs.empty()) {  // the lists name nodes of the step's graph: go back there first
+        upTo(0);
+        connect(m_canvas, &GraphCanvas::laidOut, this, [this, node] { reveal(node); }, Qt::SingleShotConnection);
+        return;
+    }
+    if (m_canvas->shownGraph() && node.index < m_canvas->shownGraph()->nodeArenaSize()) m_canvas->revealNode(node);
+}
+
+bool MainWindow::enterSubgraph(NodeId node, const QString& attribute) {
+    const Graph* graph = m_canvas->shownGraph();
+    if (!graph || !node.valid() || node.index >= graph->nodeArenaSize()) return false;
+    const Node& n = graph->node(node);
+    std::vector<std::pair<QString, std::shared_ptr<const Graph>>> bodies;
+    for (const Attribute& a : n.attributes) {
+        if (a.g) bodies.push_back({QString::fromStdString(a.name), a.g});
+        for (size_t i = 0; i < a.graphs.size(); ++i)
+            bodies.push_back({QStringLiteral("%1[%2]").arg(QString::fromStdString(a.name)).arg(i), a.graphs[i]});
+    }
+    if (bodies.empty()) return false;
+    if (attribute.isEmpty() && bodies.size() > 1) {  // If: which branch?
+        QMenu menu(this);
+        for (const auto& [name, body] : bodies)
+            menu.addAction(name, this, [this, node, name = name] { enterSubgraph(node, name); });
+        menu.exec(QCursor::pos());
+        return true;
+    }
+    auto body = std::find_if(bodies.begin(), bodies.end(), [&](const auto& b) { return attribute.isEmpty() || b.first == attribute; });
+    if (body == bodies.end()) return false;
+    // Not this step's graph: marks, regions, breaks and heat (keyed by its ids) stay behind.
+    m_canvas->setMarks({});
+    m_canvas->setRegions({}, {});
+    m_canvas->setBreakValues({});
+    m_canvas->setHeat({});
+    m_subgraphs.push_back({QStringLiteral("%1 '%2' › %3").arg(QString::fromStdString(n.opType), QString::fromStdString(n.name), body->first),
+                           body->second});
+    m_canvas->setGraph(body->second, 1 << 20);
+    m_nodeTable->setGraph(body->second);
+    rebuildBreadcrumb();
+    log(tr("Opened the subgraph %1 (%2 nodes)").arg(breadcrumb().join(QStringLiteral(" › "))).arg(body->second->nodeCount()));
+    return true;
+}
+
+void MainWindow::upTo(int level) {
+    if (level < 0 || size_t(level) >= m_subgraphs.size() + 1) return;
+    if (level == 0) {
+        m_subgraphs.clear();
+        rebuildBreadcrumb();
+        if (m_passes->snapshotAt(m_step)) {
+            showStep(m_step);
+        } else if (m_model) {  // not compiled yet: the imported graph
+            const std::shared_ptr<const Graph> graph(m_model, m_model->graph.get());
+            m_canvas->setGraph(graph, m_initialDepth >= 0 ? m_initialDepth : 1);
+            m_nodeTable->setGraph(graph);
+        }
+        return;
+    }
+    m_subgraphs.resize(size_t(level));
+    m_canvas->setGraph(m_subgraphs.back().graph, 1 << 20);
+    m_nodeTable->setGraph(m_subgraphs.back().graph);
+    rebuildBreadcrumb();
+}
+
+QStringList MainWindow::breadcrumb() const {
+    QStringList out{tr("graph")};
+    for (const Crumb& c : m_subgraphs) out << c.label;
+    return out;
+}
+
+void MainWindow::rebuildBreadcrumb() {
+    m_crumbBar->clear();
+    const QStringList crumbs = breadcrumb();
+    for (int i = 0; i < crumbs.size(); ++i) {
+        if (i > 0) m_crumbBar->addSeparator();
+        QAction* a = m_crumbBar->addAction(crumbs[i], this, [this, i] { upTo(i); });
+        a->setEnabled(i + 1 < crumbs.size());  // the current level is where one is
+    }
+    if (crumbs.size() > 1)
+        m_crumbBar->addAction(tr("Up"), this, [this] { upTo(int(m_subgraphs.size()) - 1); })
+            ->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
+    m_crumbBar->setVisible(crumbs.size() > 1);
+}
+
 void MainWindow::createDocks() {
-    auto reveal = [this](NodeId node) {
-        if (m_canvas->shownGraph() && node.index < m_canvas->shownGraph()->nodeArenaSize()) m_canvas->revealNode(node);
-    };
+    auto reveal = [this](NodeId node) { this->reveal(node); };
     QDockWidget* summary = addDock(tr("Model"), QStringLiteral("summaryDock"), m_summary, Qt::LeftDockWidgetArea);
     m_summary->setMinimumWidth(340);
     // Properties share the left column with the summary and come forward on a selection.
@@ -299,7 +389,7 @@ void MainWindow::createActions() {
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     view->addSeparator();
     QAction* heat = view->addAction(tr("Run &heat overlay"), this, [this](bool on) {
-        m_canvas->setHeat(on && m_runStep == m_step ? m_runShare : std::vector<double>{});
+        m_canvas->setHeat(on && m_runStep == m_step && m_subgraphs.empty() ? m_runShare : std::vector<double>{});
     });
     heat->setCheckable(true);
     heat->setChecked(true);
@@ -559,6 +649,10 @@ void MainWindow::showStep(int row) {
     auto snapshot = m_passes->snapshotAt(row);
     if (!snapshot) return;
     m_step = row;
+    if (!m_subgraphs.empty()) {
+        m_subgraphs.clear();
+        rebuildBreadcrumb();
+    }
     m_findHits.clear();  // ids belong to the graph they were found in
     const int depth = m_initialDepth >= 0 ? m_initialDepth : snapshot->nodeCount() <= 300 ? (1 << 20) : 1;
     std::shared_ptr<const Graph> graph = snapshot->materialize();
@@ -694,7 +788,7 @@ void MainWindow::showRun(const GraphRunRecord& record) {
                                 }()));
     m_runPanel->showTimes(summary, record.nodes, record.topLevelNs, record.iterations);
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("runDock"))) dock->raise();
-    if (m_step == m_runStep) {
+    if (m_step == m_runStep && m_subgraphs.empty()) {
         const QAction* heat = findChild<QAction*>(QStringLiteral("heatAction"));
         if (!heat || heat->isChecked()) m_canvas->setHeat(m_runShare);
     }

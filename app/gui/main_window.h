@@ -75,6 +75,11 @@ public:
     void runShownGraph();
     void cancelWork();  // what the status bar's Cancel does: stops everything under way
     QString logText() const;
+    // If/Loop/Scan bodies: opens the node's graph attribute `attribute` (empty: its only one)
+    // in the canvas, one breadcrumb further; upTo(0) returns to the step's graph.
+    bool enterSubgraph(NodeId node, const QString& attribute = {});
+    void upTo(int level);
+    QStringList breadcrumb() const;
     // Groups expanded when a model opens: -1 picks by size (all for small graphs).
     void setInitialExpandDepth(int depth) { m_initialDepth = depth; }
     bool loading() const;
@@ -99,6 +104,14 @@ private:
     void setWorkProgress(int id, int percent);
     void endWork(int id);
     void showRun(const GraphRunRecord& record);
+    void rebuildBreadcrumb();
+    void reveal(NodeId node);  // a node of the step's graph, leaving any subgraph first
+    struct Crumb {
+        QString label;
+        std::shared_ptr<const Graph> graph;
+    };
+    std::vector<Crumb> m_subgraphs;  // the bodies opened, outermost first
+    QToolBar* m_crumbBar = nullptr;
     void showModel(std::shared_ptr<const Model> model, const QString& path);
     void showError(const QString& message);
 

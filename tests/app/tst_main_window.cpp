@@ -394,6 +394,50 @@ private slots:
         QVERIFY(!w.canvas()->hasHeat());
     }
 
+    void subgraphsOpenAsBreadcrumbs() {
+        // nested.onnx: Loop > If > If > Scan, four levels.
+        MainWindow w;
+        QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/nested.onnx"), QSize(1200, 800)));
+        auto waitLaidOut = [&] {
+            return QTest::qWaitFor([&] { return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(); }, 20000);
+        };
+        auto nodeOf = [&](const std::string& op) {
+            for (NodeId id : w.canvas()->shownGraph()->order())
+                if (w.canvas()->shownGraph()->node(id).opType == op) return id;
+            return NodeId{};
+        };
+        const Graph* top = w.canvas()->shownGraph();
+        const NodeId loop = nodeOf("Loop");
+        QVERIFY(loop.valid());
+        QVERIFY(!w.enterSubgraph(nodeOf("NoSuchOp")));
+        // Double-clicking the Loop opens its body (its only graph attribute).
+        const ViewTransform& t = w.canvas()->transform();
+        for (const auto& box : w.canvas()->canvasLayout().boxes)
+            if (box.node == loop)
+                QTest::mouseDClick(w.canvas(), Qt::LeftButton, {},
+                                   QPoint(int(t.toScreenX(box.rect.centerX())), int(t.toScreenY(box.rect.y + box.rect.height / 2))));
+        QVERIFY(waitLaidOut());
+        QCOMPARE(w.breadcrumb().size(), 2);
+        QVERIFY(w.breadcrumb().last().startsWith(QStringLiteral("Loop '/outer/Loop' › body")));
+        QVERIFY(w.canvas()->shownGraph() != top);
+        QCOMPARE(w.nodeTable()->graph(), w.canvas()->shownGraph());
+        // An If has two branches: named explicitly here (a menu asks a person).
+        const NodeId branch = nodeOf("If");
+        QVERIFY(branch.valid());
+        QVERIFY(w.enterSubgraph(branch, QStringLiteral("else_branch")));
+        QVERIFY(waitLaidOut());
+        QCOMPARE(w.breadcrumb().size(), 3);
+        QVERIFY(w.breadcrumb().last().endsWith(QStringLiteral("› else_branch")));
+        // Back one level, then to the top: the step's graph again.
+        w.upTo(1);
+        QVERIFY(waitLaidOut());
+        QCOMPARE(w.breadcrumb().size(), 2);
+        w.upTo(0);
+        QVERIFY(waitLaidOut());
+        QCOMPARE(w.breadcrumb().size(), 1);
+        QCOMPARE(int(w.canvas()->shownGraph()->nodeCount()), int(w.passList()->trace()->passes.back().nodesAfter));
+    }
+
     void minimapClickCentresTheView() {
         MainWindow w;
         QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
