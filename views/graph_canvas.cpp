@@ -16,6 +16,25 @@
 #include "views/op_category.h"
 
 namespace fsc {
+namespace {
+
+// The point halfway along a polyline.
+LayoutResult::Point pathMiddle(const std::vector<LayoutResult::Point>& path) {
+    double total = 0;
+    for (size_t i = 1; i < path.size(); ++i) total += std::hypot(path[i].x - path[i - 1].x, path[i].y - path[i - 1].y);
+    double left = total / 2;
+    for (size_t i = 1; i < path.size(); ++i) {
+        const double len = std::hypot(path[i].x - path[i - 1].x, path[i].y - path[i - 1].y);
+        if (len >= left && len > 0) {
+            const double t = left / len;
+            return {path[i - 1].x + (path[i].x - path[i - 1].x) * t, path[i - 1].y + (path[i].y - path[i - 1].y) * t};
+        }
+        left -= len;
+    }
+    return path.empty() ? LayoutResult::Point{} : path.back();
+}
+
+}  // namespace
 
 GraphCanvas::GraphCanvas(QWidget* parent) : QWidget(parent) {
     setFocusPolicy(Qt::StrongFocus);
@@ -248,7 +267,7 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
             }
         }
         if (edgeLabels && e < m_layout.edgeInfo.size() && m_layout.edgeInfo[e].value.valid()) {
-            // dtype and shape beside the middle of the edge's first leg (fanned-out edges part there).
+            // dtype and shape beside the middle of the edge (fanned-out edges have parted there).
             const Value& v = m_shownGraph->value(m_layout.edgeInfo[e].value);
             QString label = QString::fromStdString(v.type.toString());
             if (m_layout.edgeInfo[e].values > 1) label += tr(" +%1").arg(m_layout.edgeInfo[e].values - 1);
@@ -257,9 +276,8 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
             small.setPointSizeF(std::clamp(8.0 * s, 6.0, 11.0));
             p.setFont(small);
             p.setPen(isBreak ? breakPen.color() : pal.color(QPalette::PlaceholderText));
-            const auto& a = path[0];
-            const auto& b = path.size() > 1 ? path[1] : path[0];
-            p.drawText(QPointF(view.toScreenX((a.x + b.x) / 2) + 4, view.toScreenY((a.y + b.y) / 2) + 4), label);
+            const LayoutResult::Point at = pathMiddle(path);
+            p.drawText(QPointF(view.toScreenX(at.x) + 4, view.toScreenY(at.y) + 4), label);
             p.restore();
         }
     }

@@ -1,5 +1,7 @@
 #include "views/group_layout.h"
 
+#include "views/dot_layout.h"
+
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -27,13 +29,14 @@ struct LocalLayout {
 
 struct Builder {
     Builder(const Graph& g, const ScopeTree& t, const std::vector<bool>& e, GroupLayoutCache* c,
-            const std::atomic<bool>* x)
-        : graph(g), tree(t), expanded(e), cache(c), cancel(x) {}
+            const std::atomic<bool>* x, bool dot)
+        : graph(g), tree(t), expanded(e), cache(c), cancel(x), useDot(dot) {}
     const Graph& graph;
     const ScopeTree& tree;
     const std::vector<bool>& expanded;
     GroupLayoutCache* cache;
     const std::atomic<bool>* cancel;
+    bool useDot;
     int computed = 0;
     bool cancelled = false;
     std::vector<int> position;  // graph order position by node index
@@ -63,7 +66,7 @@ struct Builder {
         std::vector<NodeId> nodes;
         subtreeNodes(group, nodes);
         std::sort(nodes.begin(), nodes.end(), [&](NodeId a, NodeId b) { return position[a.index] < position[b.index]; });
-        std::string k = tree.groups()[size_t(group)].path + "|";
+        std::string k = tree.groups()[size_t(group)].path + (useDot ? "|dot|" : "|");
         for (NodeId id : nodes) {
             const Node& n = graph.node(id);
             k += n.name + ":" + n.opType + "(";
@@ -169,7 +172,10 @@ struct Builder {
                 if (counted.insert({at->second, v.index}).second) ++local->edgeInfo[at->second].values;
             }
         }
-        const LayoutResult r = layeredLayout(in, {}, cancel);
+        // dot reads best where it is quick; our layered layout takes the rest (or a dot failure).
+        LayoutResult r;
+        if (useDot && int(in.nodes.size()) <= kDotMaxNodes) r = dotLayout(in);
+        if (r.centers.size() != in.nodes.size()) r = layeredLayout(in, {}, cancel);
         if (r.cancelled) {
             cancelled = true;
             return local;
@@ -223,10 +229,10 @@ void GroupLayoutCache::put(const std::string& key, std::shared_ptr<const void> l
 }
 
 CanvasLayout layoutCanvas(const Graph& graph, const ScopeTree& tree, const std::vector<bool>& expanded,
-                          GroupLayoutCache* cache, const std::atomic<bool>* cancel) {
+                          GroupLayoutCache* cache, const std::atomic<bool>* cancel, GroupEngine engine) {
     // Without a caller's cache, one for this call still spares place() a second layout.
     GroupLayoutCache local;
-    Builder b{graph, tree, expanded, cache ? cache : &local, cancel};
+    Builder b{graph, tree, expanded, cache ? cache : &local, cancel, engine == GroupEngine::DotWhereQuick};
     b.position.assign(graph.nodeArenaSize(), 0);
     for (size_t i = 0; i < graph.order().size(); ++i) b.position[graph.order()[i].index] = int(i);
     CanvasLayout out;

@@ -1,8 +1,8 @@
 #pragma once
 // The canvas's layout: every expanded group is laid out on its own (its direct nodes and
 // its child groups as boxes), inside out, so a collapsed subtree costs nothing and a group
-// whose contents did not change can reuse its layout. Groups use the layered layout; the
-// result is absolute geometry for the painter. Pure data, no Qt.
+// whose contents did not change can reuse its layout. Small groups use Graphviz dot, large
+// ones our layered layout; the result is absolute geometry for the painter. No Qt.
 #include <atomic>
 #include <map>
 #include <memory>
@@ -57,7 +57,12 @@ private:
     std::map<std::string, std::shared_ptr<const void>> m_entries;
 };
 
+// How each group is laid out: Graphviz dot for groups of up to kDotMaxNodes boxes and the
+// layered layout for larger ones, or the layered layout everywhere.
+enum class GroupEngine { DotWhereQuick, LayeredOnly };
+
 CanvasLayout layoutCanvas(const Graph& graph, const ScopeTree& tree, const std::vector<bool>& expanded,
-                          GroupLayoutCache* cache = nullptr, const std::atomic<bool>* cancel = nullptr);
+                          GroupLayoutCache* cache = nullptr, const std::atomic<bool>* cancel = nullptr,
+                          GroupEngine engine = GroupEngine::DotWhereQuick);
 
 }  // namespace fsc

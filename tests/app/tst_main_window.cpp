@@ -246,7 +246,7 @@ private slots:
         QCOMPARE(w.canvas()->exportImage(dir + QStringLiteral("/whole.png"), true), QString());
         const QImage whole(dir + QStringLiteral("/whole.png"));
         const CanvasLayout& layout = w.canvas()->canvasLayout();
-        QCOMPARE(whole.width(), int(layout.width + 32));  // 1:1 with a margin
+        QCOMPARE(whole.width(), qRound(layout.width + 32));  // 1:1 with a margin
         QCOMPARE(w.canvas()->exportImage(dir + QStringLiteral("/whole.svg"), true), QString());
         const QByteArray svg = readFile(dir + QStringLiteral("/whole.svg"));
         QVERIFY(svg.contains("<svg"));
@@ -327,7 +327,7 @@ private slots:
         const QString text = w.canvas()->edgeText(copied);
         QVERIFY2(text.contains(QStringLiteral("float32[2,8]")), qPrintable(text));
         QVERIFY2(text.contains(QStringLiteral("graph break: 'r' (64 bytes) is copied to the host")), qPrintable(text));
-        // The tooltip finds the edge under the pointer: the middle of its first leg.
+        // The tooltip finds the edge under the pointer: a point along its first leg.
         const auto& path = layout.edges[size_t(copied)];
         const ViewTransform& t = w.canvas()->transform();
         const QPointF middle(t.toScreenX((path[0].x + path[1].x) / 2), t.toScreenY((path[0].y + path[1].y) / 2));

@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "views/dot_layout.h"
 #include "views/layered_layout.h"
 
 using namespace fsc;
@@ -99,6 +100,41 @@ private slots:
             const auto again = layeredLayout(in);
             for (size_t v = 0; v < in.nodes.size(); ++v) QCOMPARE(again.centers[v].x, r.centers[v].x);
         }
+    }
+
+    void dotKeepsTheSameContract() {
+        // Graphviz for small groups: same input, same kind of result, no overlaps, edges
+        // running from their source's box border down to their target's.
+        LayoutInput in = randomDag(kDotMaxNodes, 7);
+        for (size_t v = 0; v < in.nodes.size(); ++v) in.nodes[v].width = 60 + double(v % 5) * 20;
+        const LayoutResult r = dotLayout(in);
+        QVERIFY(!r.cancelled);
+        QCOMPARE(r.centers.size(), in.nodes.size());
+        QCOMPARE(r.edgePaths.size(), in.edges.size());
+        QVERIFY(overlapFree(in, r, 1.0));
+        for (size_t v = 0; v < in.nodes.size(); ++v) {  // inside the reported extent
+            QVERIFY(r.centers[v].x - in.nodes[v].width / 2 >= -1 && r.centers[v].x + in.nodes[v].width / 2 <= r.width + 1);
+            QVERIFY(r.centers[v].y - in.nodes[v].height / 2 >= -1 && r.centers[v].y + in.nodes[v].height / 2 <= r.height + 1);
+        }
+        for (size_t e = 0; e < in.edges.size(); ++e) {
+            const auto [a, b] = in.edges[e];
+            QVERIFY(r.layerOf[size_t(b)] > r.layerOf[size_t(a)]);
+            QVERIFY(r.centers[size_t(b)].y > r.centers[size_t(a)].y);
+            const auto& path = r.edgePaths[e];
+            QVERIFY(path.size() >= 2);
+            auto touches = [&](const LayoutResult::Point& p, int v) {  // on the box's border, give or take 2
+                const double dx = std::abs(p.x - r.centers[size_t(v)].x) - in.nodes[size_t(v)].width / 2;
+                const double dy = std::abs(p.y - r.centers[size_t(v)].y) - in.nodes[size_t(v)].height / 2;
+                return dx <= 2 && dy <= 2 && (dx >= -2 || dy >= -2);
+            };
+            QVERIFY(touches(path.front(), a));
+            QVERIFY(touches(path.back(), b));
+        }
+        // Parallel edges stay two edges.
+        LayoutInput twice;
+        twice.nodes.resize(2);
+        twice.edges = {{0, 1}, {0, 1}};
+        QCOMPARE(dotLayout(twice).edgePaths.size(), size_t(2));
     }
 
     void backEdgesAndEmptyInput() {
