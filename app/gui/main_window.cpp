@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QCursor>
 #include <QMenu>
+#include <QListWidget>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QSettings>
@@ -37,6 +38,7 @@
 #include "compiler/graph_breaks.h"
 #include "compiler/pipelines.h"
 #include "views/changes_panel.h"
+#include "views/custom_pipeline_dialog.h"
 #include "views/graph_breaks_panel.h"
 #include "views/graph_canvas.h"
 #include "views/run_panel.h"
@@ -249,6 +251,8 @@ void MainWindow::createDocks() {
 
     // Passes: pipeline choice, then the graph after each step.
     for (const char* level : {"O0", "O1", "O2", "O3"}) m_pipeline->addItem(QString::fromLatin1(level));
+    m_pipeline->addItem(kCustomPipeline);
+    m_pipeline->setToolTip(tr("The compiler pipeline: O0..O3, or a custom list of passes"));
     m_pipeline->setCurrentText(QStringLiteral("O2"));
     m_passView->setModel(m_passes);
     m_passView->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -265,6 +269,16 @@ void MainWindow::createDocks() {
     connect(m_pipeline, &QComboBox::currentTextChanged, this, &MainWindow::compileWith);
     connect(m_passView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) { showStep(current.row()); });
+    // Any two steps side by side: a step's context menu makes it the left pane.
+    m_passView->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_passView, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+        const int row = m_passView->indexAt(at).row();
+        if (row < 0) return;
+        QMenu menu(this);
+        menu.addAction(tr("Compare: show this step on the left"), this, [this, row] { setCompareBase(row); });
+        menu.addAction(tr("Compare: the step before on the left"), this, [this] { setCompareBase(-1); });
+        menu.exec(m_passView->viewport()->mapToGlobal(at));
+    });
 
     // Bottom: nodes, graph breaks, changes, run, log as tabs.
     m_nodeView->setModel(m_nodeTable);
@@ -376,6 +390,7 @@ void MainWindow::createActions() {
     dark->setChecked(QSettings().value(QStringLiteral("view/dark"), false).toBool());
     QAction* compare = view->addAction(tr("&Compare with the step before"), this, &MainWindow::setCompare);
     compare->setCheckable(true);
+    compare->setObjectName(QStringLiteral("compareAction"));
     compare->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
     view->addSeparator();
     auto expandTo = [this](int depth) {
@@ -565,15 +580,45 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
 }
 
 void MainWindow::compileWith(const QString& pipeline) {
-    if (!m_model) return;
+    if (pipeline == kCustomPipeline) {
+        if (!m_customPasses.empty()) {  // chosen before: compile with it, Passes > Custom… changes it
+            compilePasses(tr("custom"), m_customPasses);
+            return;
+        }
+        chooseCustomPipeline();
+        return;
+    }
     auto passes = pipelinePasses(pipeline.toStdString());
-    if (!passes) return;
+    if (passes) compilePasses(pipeline, *passes);
+}
+
+void MainWindow::chooseCustomPipeline() {
+    auto* dialog = new CustomPipelineDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    if (!m_customPasses.empty()) {
+        for (int i = 0; i < dialog->list()->count(); ++i) dialog->list()->item(i)->setCheckState(Qt::Unchecked);
+        for (const std::string& name : m_customPasses) dialog->setChecked(name, true);
+    }
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        m_customPasses = dialog->passes();
+        m_pipeline->blockSignals(true);
+        m_pipeline->setCurrentText(kCustomPipeline);
+        m_pipeline->blockSignals(false);
+        compilePasses(tr("custom"), m_customPasses);
+    });
+    m_customDialog = dialog;
+    dialog->open();
+}
+
+void MainWindow::compilePasses(const QString& pipeline, const std::vector<std::string>& passes) {
+    if (!m_model) return;
     if (m_compileCancel) m_compileCancel->store(true);  // a newer choice replaces a running compile
     m_compileCancel = std::make_shared<std::atomic<bool>>(false);
     const quint64 generation = ++m_compileGeneration;
     auto model = m_model;
     auto cancel = m_compileCancel;
-    const std::vector<std::string> names = *passes;
+    const std::vector<std::string> names = passes;
+    log(tr("Compiling with %1: %2 passes").arg(pipeline).arg(names.size()));
     if (m_compileWork >= 0) endWork(m_compileWork);
     const int work = m_compileWork = beginWork(tr("Compiling %1").arg(pipeline), [cancel] { cancel->store(true); });
     QThread* thread = QThread::create([this, model, cancel, names, generation, pipeline, work] {
@@ -613,6 +658,13 @@ void MainWindow::compileWith(const QString& pipeline) {
         thread->deleteLater();
     });
     thread->start();
+}
+
+void MainWindow::setCompareBase(int row) {
+    m_compareBase = row;
+    if (!m_compare) setCompare(true);
+    else if (m_step >= 0) showStep(m_step);
+    if (QAction* compare = findChild<QAction*>(QStringLiteral("compareAction"))) compare->setChecked(true);
 }
 
 void MainWindow::setCompare(bool on) {
@@ -659,9 +711,10 @@ void MainWindow::showStep(int row) {
     m_nodeTable->setGraph(graph);
     m_canvas->setGraph(graph, depth);
     std::vector<GraphCanvas::Mark> after, before;
-    if (m_compare && row > 0) {
+    const int base = m_compareBase >= 0 && m_compareBase != row ? m_compareBase : row - 1;
+    if (m_compare && base >= 0 && m_passes->snapshotAt(base)) {
         // Snapshots of one compile share node ids: live on one side only = removed / added.
-        std::shared_ptr<const Graph> previous = m_passes->snapshotAt(row - 1)->materialize();
+        std::shared_ptr<const Graph> previous = m_passes->snapshotAt(base)->materialize();
         const size_t n = std::max(graph->nodeArenaSize(), previous->nodeArenaSize());
         std::vector<bool> liveBefore(n), liveAfter(n);
         for (NodeId id : previous->order()) liveBefore[id.index] = true;

@@ -4,6 +4,7 @@
 // the log. Import, compile, layout and runs work off the GUI thread; the status bar shows
 // their progress with one Cancel for whatever is under way.
 #include <QMainWindow>
+#include <QPointer>
 
 #include <atomic>
 #include <functional>
@@ -11,6 +12,7 @@
 #include <memory>
 
 #include "core/graph.h"
+#include "views/custom_pipeline_dialog.h"
 
 class QLabel;
 class QProgressBar;
@@ -55,6 +57,12 @@ public:
     NodePropertiesView* properties() const { return m_properties; }
     // Compiles the shown model with a pipeline (O0..O3) off the GUI thread; compiled() follows.
     void compileWith(const QString& pipeline);
+    // Compiles with exactly these passes (a custom pipeline), labelled `pipeline`.
+    void compilePasses(const QString& pipeline, const std::vector<std::string>& passes);
+    // Opens the custom pipeline dialog; accepting it compiles with its passes.
+    void chooseCustomPipeline();
+    CustomPipelineDialog* customPipelineDialog() const { return m_customDialog; }
+    static inline const QString kCustomPipeline = QStringLiteral("Custom…");
     // Shows the graph after step `row` of the pass list (0: as imported).
     void showStep(int row);
     // Ctrl+F: finds nodes by name, op or tensor name in the shown graph; step = +1 / -1.
@@ -63,6 +71,9 @@ public:
     // Side by side: the step before the selected one on the left, removed nodes marked
     // there, added ones on the right, pan and zoom shared, selection linked by provenance.
     void setCompare(bool on);
+    // The step shown on the left when comparing: any step of the pass list (-1: the one
+    // before the selected step). Turns the comparison on.
+    void setCompareBase(int row);
     // Settings kept between runs (QSettings): recent files, window layout, palette.
     QStringList recentFiles() const;
     void setDarkPalette(bool dark);
@@ -110,7 +121,9 @@ private:
         QString label;
         std::shared_ptr<const Graph> graph;
     };
-    std::vector<Crumb> m_subgraphs;  // the bodies opened, outermost first
+    std::vector<Crumb> m_subgraphs;
+    std::vector<std::string> m_customPasses;  // the last custom pipeline chosen
+    QPointer<CustomPipelineDialog> m_customDialog;  // the bodies opened, outermost first
     QToolBar* m_crumbBar = nullptr;
     void showModel(std::shared_ptr<const Model> model, const QString& path);
     void showError(const QString& message);
@@ -119,6 +132,7 @@ private:
     GraphCanvas* m_canvas;
     GraphCanvas* m_before;  // the left pane of the comparison
     bool m_compare = false;
+    int m_compareBase = -1;
     int m_step = -1;
     QMenu* m_recentMenu = nullptr;
     void rememberRecent(const QString& path);

@@ -297,8 +297,45 @@ private slots:
         QVERIFY(changes->child(0)->text(2).contains(QStringLiteral("softmax(scale * Q.K^T")));
         emit w.changesList()->itemActivated(changes->child(0), 0);
         QCOMPARE(w.canvas()->selectedNode(), attention);
+        // Any two steps: the imported graph on the left, the compiled one on the right.
+        const int last = w.passList()->rowCount() - 1;
+        w.showStep(last);
+        w.setCompareBase(0);
+        QTRY_VERIFY_WITH_TIMEOUT(w.beforeCanvas()->shownGraph() == w.beforeCanvas()->graph() && !w.beforeCanvas()->layingOut() &&
+                                     w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        QCOMPARE(int(w.beforeCanvas()->shownGraph()->nodeCount()), 42);  // as imported
+        int removed = 0;
+        for (NodeId id : w.beforeCanvas()->shownGraph()->order()) removed += w.beforeCanvas()->markOf(id) == GraphCanvas::Mark::Removed;
+        // Every node the whole pipeline dropped or replaced is marked on the left.
+        int kept = 0;
+        for (NodeId id : w.canvas()->shownGraph()->order())
+            kept += id.index < w.beforeCanvas()->shownGraph()->nodeArenaSize() && w.canvas()->markOf(id) == GraphCanvas::Mark::None;
+        QCOMPARE(removed, 42 - kept);
+        w.setCompareBase(-1);
         w.setCompare(false);
         QVERIFY(!w.beforeCanvas()->isVisible());
+    }
+
+    void aCustomPipelineCompilesTheChosenPasses() {
+        MainWindow w;
+        QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
+        w.chooseCustomPipeline();
+        CustomPipelineDialog* dialog = w.customPipelineDialog();
+        QVERIFY(dialog);
+        dialog->preset(QStringLiteral("O1"));
+        dialog->setChecked("eliminate-common-subexpressions", false);
+        dialog->setChecked("attention-fusion", true);  // an O2 pass added to O1
+        const std::vector<std::string> chosen = dialog->passes();
+        QVERIFY(std::find(chosen.begin(), chosen.end(), "eliminate-common-subexpressions") == chosen.end());
+        QCOMPARE(chosen.back(), std::string("attention-fusion"));
+        QSignalSpy compiled(&w, &MainWindow::compiled);
+        dialog->accept();
+        QVERIFY(compiled.wait(30000));
+        QCOMPARE(compiled.first().first().toString(), QStringLiteral("custom"));
+        const auto& passes = w.passList()->trace()->passes;
+        QCOMPARE(passes.size(), chosen.size());
+        for (size_t i = 0; i < passes.size(); ++i) QCOMPARE(passes[i].name, chosen[i]);
+        QVERIFY(w.logText().contains(QStringLiteral("Compiling with custom")));
     }
 
     void graphBreaksAreListedAndRevealTheirNode() {
