@@ -37,6 +37,7 @@ class SummaryView;
 class GraphBreaksPanel;
 class ChangesPanel;
 class RunPanel;
+class WorkIndicator;
 struct GraphRunRecord;
 
 class MainWindow : public QMainWindow {
@@ -110,10 +111,6 @@ private:
     QDockWidget* addDock(const QString& title, const QString& name, QWidget* widget, Qt::DockWidgetArea area);
     void createActions();
     void log(const QString& line);
-    // Long work shown in the status bar: a progress bar (busy when percent < 0) and Cancel.
-    int beginWork(const QString& label, std::function<void()> cancel);
-    void setWorkProgress(int id, int percent);
-    void endWork(int id);
     void showRun(const GraphRunRecord& record);
     void rebuildBreadcrumb();
     void reveal(NodeId node);  // a node of the step's graph, leaving any subgraph first
@@ -163,22 +160,14 @@ private:
     std::vector<double> m_runShare;
     std::shared_ptr<std::atomic<bool>> m_runCancel;
     QThread* m_runThread = nullptr;
-    struct Work {
-        QString label;
-        std::function<void()> cancel;
-        int percent = -1;
-    };
-    std::map<int, Work> m_work;
-    int m_nextWork = 0;
     int m_loadWork = -1, m_compileWork = -1, m_layoutWork = -1;
-    void showWork();
+
     ModelLoader* m_loader;
     NodeTableModel* m_nodeTable;
     QTableView* m_nodeView;
     SummaryView* m_summary;
     QLabel* m_status;
-    QProgressBar* m_progress;
-    QToolButton* m_cancel;
+    WorkIndicator* m_work;  // long work in the status bar, with Cancel
 };
 
 }  // namespace fsc

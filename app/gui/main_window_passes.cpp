@@ -1,0 +1,285 @@
+// MainWindow, the compiler's side: compiling with a pipeline (or a custom list), showing a
+// step, comparing two steps, graph breaks, and opening If/Loop/Scan bodies.
+#include "app/gui/main_window.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QCursor>
+#include <QListWidget>
+#include <QMenu>
+#include <QStatusBar>
+#include <QLabel>
+#include <QTableView>
+#include <QThread>
+#include <QToolBar>
+
+#include "compiler/graph_breaks.h"
+#include "compiler/pipelines.h"
+#include "views/changes_panel.h"
+#include "views/graph_breaks_panel.h"
+#include "views/graph_canvas.h"
+#include "views/node_table_model.h"
+#include "views/pass_list_model.h"
+#include "views/work_indicator.h"
+
+namespace fsc {
+
+void MainWindow::reveal(NodeId node) {
+    if (!m_subgraphs.empty()) {  // the lists name nodes of the step's graph: go back there first
+        upTo(0);
+        connect(m_canvas, &GraphCanvas::laidOut, this, [this, node] { reveal(node); }, Qt::SingleShotConnection);
+        return;
+    }
+    if (m_canvas->shownGraph() && node.index < m_canvas->shownGraph()->nodeArenaSize()) m_canvas->revealNode(node);
+}
+
+bool MainWindow::enterSubgraph(NodeId node, const QString& attribute) {
+    const Graph* graph = m_canvas->shownGraph();
+    if (!graph || !node.valid() || node.index >= graph->nodeArenaSize()) return false;
+    const Node& n = graph->node(node);
+    std::vector<std::pair<QString, std::shared_ptr<const Graph>>> bodies;
+    for (const Attribute& a : n.attributes) {
+        if (a.g) bodies.push_back({QString::fromStdString(a.name), a.g});
+        for (size_t i = 0; i < a.graphs.size(); ++i)
+            bodies.push_back({QStringLiteral("%1[%2]").arg(QString::fromStdString(a.name)).arg(i), a.graphs[i]});
+    }
+    if (bodies.empty()) return false;
+    if (attribute.isEmpty() && bodies.size() > 1) {  // If: which branch?
+        QMenu menu(this);
+        for (const auto& [name, body] : bodies)
+            menu.addAction(name, this, [this, node, name = name] { enterSubgraph(node, name); });
+        menu.exec(QCursor::pos());
+        return true;
+    }
+    auto body = std::find_if(bodies.begin(), bodies.end(), [&](const auto& b) { return attribute.isEmpty() || b.first == attribute; });
+    if (body == bodies.end()) return false;
+    // Not this step's graph: marks, regions, breaks and heat (keyed by its ids) stay behind.
+    m_canvas->setMarks({});
+    m_canvas->setRegions({}, {});
+    m_canvas->setBreakValues({});
+    m_canvas->setHeat({});
+    m_subgraphs.push_back({QStringLiteral("%1 '%2' › %3").arg(QString::fromStdString(n.opType), QString::fromStdString(n.name), body->first),
+                           body->second});
+    m_canvas->setGraph(body->second, 1 << 20);
+    m_nodeTable->setGraph(body->second);
+    rebuildBreadcrumb();
+    log(tr("Opened the subgraph %1 (%2 nodes)").arg(breadcrumb().join(QStringLiteral(" › "))).arg(body->second->nodeCount()));
+    return true;
+}
+
+void MainWindow::upTo(int level) {
+    if (level < 0 || size_t(level) >= m_subgraphs.size() + 1) return;
+    if (level == 0) {
+        m_subgraphs.clear();
+        rebuildBreadcrumb();
+        if (m_passes->snapshotAt(m_step)) {
+            showStep(m_step);
+        } else if (m_model) {  // not compiled yet: the imported graph
+            const std::shared_ptr<const Graph> graph(m_model, m_model->graph.get());
+            m_canvas->setGraph(graph, m_initialDepth >= 0 ? m_initialDepth : 1);
+            m_nodeTable->setGraph(graph);
+        }
+        return;
+    }
+    m_subgraphs.resize(size_t(level));
+    m_canvas->setGraph(m_subgraphs.back().graph, 1 << 20);
+    m_nodeTable->setGraph(m_subgraphs.back().graph);
+    rebuildBreadcrumb();
+}
+
+QStringList MainWindow::breadcrumb() const {
+    QStringList out{tr("graph")};
+    for (const Crumb& c : m_subgraphs) out << c.label;
+    return out;
+}
+
+void MainWindow::rebuildBreadcrumb() {
+    m_crumbBar->clear();
+    const QStringList crumbs = breadcrumb();
+    for (int i = 0; i < crumbs.size(); ++i) {
+        if (i > 0) m_crumbBar->addSeparator();
+        QAction* a = m_crumbBar->addAction(crumbs[i], this, [this, i] { upTo(i); });
+        a->setEnabled(i + 1 < crumbs.size());  // the current level is where one is
+    }
+    if (crumbs.size() > 1)
+        m_crumbBar->addAction(tr("Up"), this, [this] { upTo(int(m_subgraphs.size()) - 1); })
+            ->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
+    m_crumbBar->setVisible(crumbs.size() > 1);
+}
+
+void MainWindow::compileWith(const QString& pipeline) {
+    if (pipeline == kCustomPipeline) {
+        if (!m_customPasses.empty()) {  // chosen before: compile with it, Passes > Custom… changes it
+            compilePasses(tr("custom"), m_customPasses);
+            return;
+        }
+        chooseCustomPipeline();
+        return;
+    }
+    auto passes = pipelinePasses(pipeline.toStdString());
+    if (passes) compilePasses(pipeline, *passes);
+}
+
+void MainWindow::chooseCustomPipeline() {
+    auto* dialog = new CustomPipelineDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    if (!m_customPasses.empty()) {
+        for (int i = 0; i < dialog->list()->count(); ++i) dialog->list()->item(i)->setCheckState(Qt::Unchecked);
+        for (const std::string& name : m_customPasses) dialog->setChecked(name, true);
+    }
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        m_customPasses = dialog->passes();
+        m_pipeline->blockSignals(true);
+        m_pipeline->setCurrentText(kCustomPipeline);
+        m_pipeline->blockSignals(false);
+        compilePasses(tr("custom"), m_customPasses);
+    });
+    m_customDialog = dialog;
+    dialog->open();
+}
+
+void MainWindow::compilePasses(const QString& pipeline, const std::vector<std::string>& passes) {
+    if (!m_model) return;
+    if (m_compileCancel) m_compileCancel->store(true);  // a newer choice replaces a running compile
+    m_compileCancel = std::make_shared<std::atomic<bool>>(false);
+    const quint64 generation = ++m_compileGeneration;
+    auto model = m_model;
+    auto cancel = m_compileCancel;
+    const std::vector<std::string> names = passes;
+    log(tr("Compiling with %1: %2 passes").arg(pipeline).arg(names.size()));
+    if (m_compileWork >= 0) m_work->end(m_compileWork);
+    const int work = m_compileWork = m_work->begin(tr("Compiling %1").arg(pipeline), [cancel] { cancel->store(true); });
+    QThread* thread = QThread::create([this, model, cancel, names, generation, pipeline, work] {
+        CompileOptions options;
+        options.cancel = cancel.get();
+        options.progress = [this, work](size_t index, size_t count, const std::string&) {
+            const int percent = int(100 * index / std::max<size_t>(1, count));
+            QMetaObject::invokeMethod(this, [this, work, percent] { m_work->progress(work, percent); });
+        };
+        auto result = compileModel(*model, names, options);
+        std::shared_ptr<const CompileTrace> trace;
+        QString error;
+        if (result) trace = std::make_shared<const CompileTrace>(std::move(result->trace));
+        else error = QString::fromStdString(result.status().message());
+        QMetaObject::invokeMethod(this, [this, trace, error, generation, pipeline, work] {
+            m_work->end(work);
+            if (work == m_compileWork) m_compileWork = -1;
+            if (generation != m_compileGeneration) return;  // replaced
+            if (!trace) {
+                m_status->setText(tr("Compiling with %1 stopped: %2").arg(pipeline, error));
+                log(m_status->text());
+                return;
+            }
+            log(tr("Compiled with %1: %2 passes in %3 ms, %4 -> %5 nodes")
+                    .arg(pipeline).arg(trace->passes.size()).arg(trace->totalMilliseconds, 0, 'f', 1)
+                    .arg(trace->imported ? trace->imported->nodeCount() : 0)
+                    .arg(trace->passes.empty() ? 0 : trace->passes.back().nodesAfter));
+            m_passes->setTrace(trace);
+            m_passView->resizeColumnsToContents();
+            m_passView->selectRow(m_passes->rowCount() - 1);  // the compiled graph
+            emit compiled(pipeline);
+        });
+    });
+    m_compileThreads.append(thread);
+    connect(thread, &QThread::finished, this, [this, thread] {
+        m_compileThreads.removeOne(thread);
+        thread->deleteLater();
+    });
+    thread->start();
+}
+
+void MainWindow::setCompareBase(int row) {
+    m_compareBase = row;
+    if (!m_compare) setCompare(true);
+    else if (m_step >= 0) showStep(m_step);
+    if (QAction* compare = findChild<QAction*>(QStringLiteral("compareAction"))) compare->setChecked(true);
+}
+
+void MainWindow::setCompare(bool on) {
+    m_compare = on;
+    m_before->setVisible(on);
+    if (m_step >= 0) showStep(m_step);
+}
+
+// Nodes of `to` that share an origin with `node` of `from` (provenance both ways).
+void MainWindow::linkSelection(GraphCanvas* from, GraphCanvas* to, NodeId node) {
+    const Graph* a = from->shownGraph();
+    const Graph* b = to->shownGraph();
+    if (!a || !b || !node.valid()) {
+        to->setLinked({});
+        return;
+    }
+    auto originsOf = [](const Graph& g, NodeId n) {
+        const Node& x = g.node(n);
+        return x.origins.empty() ? std::vector<NodeId>{n} : x.origins;
+    };
+    const std::vector<NodeId> mine = originsOf(*a, node);
+    std::vector<NodeId> linked;
+    for (NodeId m : b->order()) {
+        for (NodeId o : originsOf(*b, m))
+            if (std::find(mine.begin(), mine.end(), o) != mine.end()) {
+                linked.push_back(m);
+                break;
+            }
+    }
+    to->setLinked(linked);
+}
+
+void MainWindow::showStep(int row) {
+    auto snapshot = m_passes->snapshotAt(row);
+    if (!snapshot) return;
+    m_step = row;
+    if (!m_subgraphs.empty()) {
+        m_subgraphs.clear();
+        rebuildBreadcrumb();
+    }
+    m_findHits.clear();  // ids belong to the graph they were found in
+    const int depth = m_initialDepth >= 0 ? m_initialDepth : snapshot->nodeCount() <= 300 ? (1 << 20) : 1;
+    std::shared_ptr<const Graph> graph = snapshot->materialize();
+    m_nodeTable->setGraph(graph);
+    m_canvas->setGraph(graph, depth);
+    std::vector<GraphCanvas::Mark> after, before;
+    const int base = m_compareBase >= 0 && m_compareBase != row ? m_compareBase : row - 1;
+    if (m_compare && base >= 0 && m_passes->snapshotAt(base)) {
+        // Snapshots of one compile share node ids: live on one side only = removed / added.
+        std::shared_ptr<const Graph> previous = m_passes->snapshotAt(base)->materialize();
+        const size_t n = std::max(graph->nodeArenaSize(), previous->nodeArenaSize());
+        std::vector<bool> liveBefore(n), liveAfter(n);
+        for (NodeId id : previous->order()) liveBefore[id.index] = true;
+        for (NodeId id : graph->order()) liveAfter[id.index] = true;
+        before.assign(n, GraphCanvas::Mark::None);
+        after.assign(n, GraphCanvas::Mark::None);
+        for (size_t i = 0; i < n; ++i) {
+            if (liveBefore[i] && !liveAfter[i]) before[i] = GraphCanvas::Mark::Removed;
+            if (liveAfter[i] && !liveBefore[i]) after[i] = GraphCanvas::Mark::Added;
+        }
+        m_before->setGraph(previous, depth);
+    }
+    m_before->setMarks(std::move(before));
+    m_canvas->setMarks(std::move(after));
+    showBreaks(*graph);
+    m_changes->showPass(m_passes->trace() && row > 0 ? &m_passes->trace()->passes[size_t(row - 1)] : nullptr, *graph);
+    // The heat overlay belongs to the step that ran (node ids differ between steps).
+    const QAction* heat = findChild<QAction*>(QStringLiteral("heatAction"));
+    m_canvas->setHeat(row == m_runStep && (!heat || heat->isChecked()) ? m_runShare : std::vector<double>{});
+}
+
+void MainWindow::showBreaks(const Graph& graph) {
+    const GraphBreakReport report = findGraphBreaks(graph, CapabilityTable::cuda());
+    std::vector<int> region(graph.nodeArenaSize(), -1);
+    std::vector<bool> host(graph.nodeArenaSize(), false);
+    for (const GraphRegion& r : report.regions)
+        for (NodeId id : r.nodes) {
+            region[id.index] = r.index;
+            host[id.index] = r.placement == Placement::Host;
+        }
+    std::vector<QString> breakValues(graph.valueCount());
+    for (const GraphBreak& b : report.breaks)
+        if (b.value.valid() && b.value.index < breakValues.size())
+            breakValues[b.value.index] = QString::fromStdString(b.reason);
+    m_canvas->setRegions(std::move(region), std::move(host));
+    m_canvas->setBreakValues(std::move(breakValues));
+    m_breaks->showReport(graph, report);
+}
+
+}  // namespace fsc
