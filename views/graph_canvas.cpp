@@ -55,6 +55,7 @@ void GraphCanvas::setGraph(std::shared_ptr<const Graph> graph, int expandDepth) 
     m_tree = std::make_shared<const ScopeTree>(ScopeTree::build(*m_graph));
     m_expanded = expandedToDepth(*m_tree, expandDepth);
     startLayout(true);
+    emit graphChanged();
 }
 
 void GraphCanvas::setExpanded(std::vector<bool> expanded) {
@@ -66,6 +67,12 @@ void GraphCanvas::setExpanded(std::vector<bool> expanded) {
 void GraphCanvas::toggleGroup(int group) {
     if (!m_tree || group <= 0 || size_t(group) >= m_expanded.size()) return;
     m_expanded[size_t(group)] = !m_expanded[size_t(group)];
+    startLayout(false);
+}
+
+void GraphCanvas::setShowConstants(bool show) {
+    if (show == m_showConstants) return;
+    m_showConstants = show;
     startLayout(false);
 }
 
@@ -88,10 +95,12 @@ void GraphCanvas::startLayout(bool fit) {
     auto tree = m_tree;
     auto expanded = m_expanded;
     auto cancel = m_cancel;
-    m_job = QThread::create([this, graph, tree, expanded, cancel, generation] {
+    CanvasLayoutOptions options;
+    options.showConstants = m_showConstants;
+    m_job = QThread::create([this, graph, tree, expanded, cancel, generation, options] {
         QElapsedTimer timer;
         timer.start();
-        auto result = std::make_shared<CanvasLayout>(layoutCanvas(*graph, *tree, expanded, &m_cache, cancel.get()));
+        auto result = std::make_shared<CanvasLayout>(layoutCanvas(*graph, *tree, expanded, &m_cache, cancel.get(), options));
         const double ms = double(timer.nsecsElapsed()) / 1e6;
         QMetaObject::invokeMethod(this, [this, result, ms, generation, graph, tree] {
             // A newer request waits for this job to end; its result is already stale.
@@ -103,6 +112,7 @@ void GraphCanvas::startLayout(bool fit) {
             if (m_pendingFit) m_view = ViewTransform::start(m_layout.width, m_layout.height, width(), height());
             m_pendingFit = false;
             if (m_centreOnArrival.valid()) centreOn(m_centreOnArrival);
+            if (m_groupOnArrival >= 0) centreOnGroup(m_groupOnArrival);
             update();
             setBusy(false);  // before laidOut: whoever reacts to it sees the work done
             emit laidOut(ms, m_layout.groupsLaidOut);
@@ -362,6 +372,7 @@ void GraphCanvas::setHeat(std::vector<double> shareByNodeIndex) {
     m_heat = std::move(shareByNodeIndex);
     m_heatTree = nullptr;
     update();
+    emit heatChanged();
 }
 
 void GraphCanvas::setBreakValues(std::vector<QString> reasonByValueIndex) {
@@ -535,6 +546,32 @@ void GraphCanvas::revealNode(NodeId node) {
     selectNode(node);
     if (changed) startLayout(false);
     else centreOn(node);
+}
+
+void GraphCanvas::revealGroup(int group) {
+    if (!m_tree || group <= 0 || size_t(group) >= m_tree->groups().size() || m_shownTree != m_tree) return;
+    bool changed = false;
+    for (int g = m_tree->groups()[size_t(group)].parent; g > 0; g = m_tree->groups()[size_t(g)].parent)
+        if (!m_expanded[size_t(g)]) m_expanded[size_t(g)] = changed = true;
+    m_groupOnArrival = group;
+    if (changed) startLayout(false);
+    else centreOnGroup(group);
+}
+
+void GraphCanvas::centreOnGroup(int group) {
+    m_groupOnArrival = -1;
+    for (const auto& box : m_layout.boxes) {
+        if (box.node.valid() || box.group != group) continue;
+        // The whole box in view if it fits at a readable scale, else its top centred.
+        const double fit = std::min(width() / (box.rect.width + 40), height() / (box.rect.height + 40));
+        m_view.scale = std::clamp(fit, 0.3, 1.0);
+        m_view.dx = width() / 2.0 - box.rect.centerX() * m_view.scale;
+        m_view.dy = fit >= 0.3 ? height() / 2.0 - (box.rect.y + box.rect.height / 2) * m_view.scale
+                               : 20 - box.rect.y * m_view.scale;
+        update();
+        emit viewChanged(m_view);
+        return;
+    }
 }
 
 void GraphCanvas::centreOn(NodeId node) {

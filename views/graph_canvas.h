@@ -29,12 +29,18 @@ public:
     void setExpanded(std::vector<bool> expanded);
     void toggleGroup(int group);
     void cancelLayout();
+    // Constant nodes and Identities of weights: hidden by default, shown on demand.
+    void setShowConstants(bool show);
+    bool showsConstants() const { return m_showConstants; }
     bool layingOut() const { return m_job != nullptr; }
 
     const Graph* graph() const { return m_graph.get(); }  // the latest graph asked for
     const Graph* shownGraph() const { return m_shownGraph.get(); }  // the one canvasLayout() draws
     std::shared_ptr<const Graph> shownGraphShared() const { return m_shownGraph; }
     const ScopeTree* scopeTree() const { return m_tree.get(); }
+    std::shared_ptr<const ScopeTree> scopeTreeShared() const { return m_tree; }
+    // Expands the groups around `group` (laying out again if needed) and centres its box.
+    void revealGroup(int group);
     const CanvasLayout& canvasLayout() const { return m_layout; }
     const ViewTransform& transform() const { return m_view; }
     void fitToView();
@@ -61,6 +67,7 @@ public:
     // scale up to the hottest box drawn, which the legend names.
     void setHeat(std::vector<double> shareByNodeIndex);
     bool hasHeat() const { return !m_heat.empty(); }
+    const std::vector<double>& heat() const { return m_heat; }
     // Values where execution leaves a region (by value index: the reason, empty for none):
     // edges carrying them are drawn as breaks and their tooltips give the reason.
     void setBreakValues(std::vector<QString> reasonByValueIndex);
@@ -74,6 +81,8 @@ public:
 signals:
     void laidOut(double milliseconds, int groupsLaidOut);
     void busyChanged(bool layingOut);  // a layout job started, or the last one ended
+    void graphChanged();               // setGraph(): a new graph and scope tree
+    void heatChanged();
     void nodeActivated(fsc::NodeId node);
     void nodeSelected(fsc::NodeId node);  // a click on a node (invalid: on nothing)
     void viewChanged(fsc::ViewTransform view);  // zoom or pan by the user
@@ -119,6 +128,8 @@ private:
     QPointF m_dragFrom, m_pressedAt;
     NodeId m_selected;
     NodeId m_centreOnArrival;  // revealNode() waiting for the layout that shows it
+    int m_groupOnArrival = -1;  // revealGroup() waiting likewise
+    void centreOnGroup(int group);
     std::vector<Mark> m_marks;
     std::vector<bool> m_linked;  // by node index
     std::vector<int> m_region;   // by node index
@@ -129,6 +140,7 @@ private:
     std::vector<QString> m_breakReason;  // by value index
     bool m_dragging = false;
     bool m_busy = false;  // as last told through busyChanged()
+    bool m_showConstants = false;
 };
 
 }  // namespace fsc

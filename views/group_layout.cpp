@@ -29,15 +29,19 @@ struct LocalLayout {
 
 struct Builder {
     Builder(const Graph& g, const ScopeTree& t, const std::vector<bool>& e, GroupLayoutCache* c,
-            const std::atomic<bool>* x, bool dot)
-        : graph(g), tree(t), expanded(e), cache(c), cancel(x), useDot(dot) {}
+            const std::atomic<bool>* x, const CanvasLayoutOptions& o)
+        : graph(g), tree(t), expanded(e), cache(c), cancel(x), useDot(o.engine == GroupEngine::DotWhereQuick),
+          showConstants(o.showConstants) {}
     const Graph& graph;
     const ScopeTree& tree;
     const std::vector<bool>& expanded;
     GroupLayoutCache* cache;
     const std::atomic<bool>* cancel;
     bool useDot;
+    bool showConstants;
     int computed = 0;
+
+    bool hidden(NodeId id) const { return !showConstants && isConstantLike(graph, graph.node(id)); }
     bool cancelled = false;
     std::vector<int> position;  // graph order position by node index
 
@@ -66,7 +70,7 @@ struct Builder {
         std::vector<NodeId> nodes;
         subtreeNodes(group, nodes);
         std::sort(nodes.begin(), nodes.end(), [&](NodeId a, NodeId b) { return position[a.index] < position[b.index]; });
-        std::string k = tree.groups()[size_t(group)].path + (useDot ? "|dot|" : "|");
+        std::string k = tree.groups()[size_t(group)].path + (useDot ? "|dot" : "|") + (showConstants ? "|c|" : "|");
         for (NodeId id : nodes) {
             const Node& n = graph.node(id);
             k += n.name + ":" + n.opType + "(";
@@ -101,14 +105,14 @@ struct Builder {
         };
         std::vector<Item> items;
         for (NodeId id : g.nodes)
-            if (!isConstantLike(graph, graph.node(id))) items.push_back({position[id.index], id, -1});
+            if (!hidden(id)) items.push_back({position[id.index], id, -1});
         for (int c : g.children) {
             std::vector<NodeId> nodes;
             subtreeNodes(c, nodes);
             int first = INT32_MAX, shown = 0;
             NodeId only;
             for (NodeId id : nodes)
-                if (!isConstantLike(graph, graph.node(id))) {
+                if (!hidden(id)) {
                     first = std::min(first, position[id.index]);
                     ++shown;
                     only = id;
@@ -155,13 +159,13 @@ struct Builder {
         std::map<std::pair<int, int>, size_t> edgeOf;
         std::set<std::pair<size_t, uint32_t>> counted;  // (edge, value) pairs already counted
         for (NodeId id : nodes) {
-            if (isConstantLike(graph, graph.node(id))) continue;
+            if (hidden(id)) continue;
             const int to = itemOf(id);
             for (ValueId v : graph.node(id).inputs) {
                 if (!v.valid()) continue;
                 const Value& value = graph.value(v);
                 if (value.kind != Value::Kind::NodeOutput || !value.producer.valid()) continue;
-                if (isConstantLike(graph, graph.node(value.producer)) || !inSubtree(group, value.producer)) continue;
+                if (hidden(value.producer) || !inSubtree(group, value.producer)) continue;
                 const int from = itemOf(value.producer);
                 if (from < 0 || to < 0 || from == to) continue;
                 auto [at, added] = edgeOf.emplace(std::pair{from, to}, in.edges.size());
@@ -229,10 +233,10 @@ void GroupLayoutCache::put(const std::string& key, std::shared_ptr<const void> l
 }
 
 CanvasLayout layoutCanvas(const Graph& graph, const ScopeTree& tree, const std::vector<bool>& expanded,
-                          GroupLayoutCache* cache, const std::atomic<bool>* cancel, GroupEngine engine) {
+                          GroupLayoutCache* cache, const std::atomic<bool>* cancel, const CanvasLayoutOptions& options) {
     // Without a caller's cache, one for this call still spares place() a second layout.
     GroupLayoutCache local;
-    Builder b{graph, tree, expanded, cache ? cache : &local, cancel, engine == GroupEngine::DotWhereQuick};
+    Builder b{graph, tree, expanded, cache ? cache : &local, cancel, options};
     b.position.assign(graph.nodeArenaSize(), 0);
     for (size_t i = 0; i < graph.order().size(); ++i) b.position[graph.order()[i].index] = int(i);
     CanvasLayout out;

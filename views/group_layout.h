@@ -61,8 +61,13 @@ private:
 // layered layout for larger ones, or the layered layout everywhere.
 enum class GroupEngine { DotWhereQuick, LayeredOnly };
 
+struct CanvasLayoutOptions {
+    GroupEngine engine = GroupEngine::DotWhereQuick;
+    bool showConstants = false;  // Constant nodes and Identities of weights (hidden by default)
+};
+
 CanvasLayout layoutCanvas(const Graph& graph, const ScopeTree& tree, const std::vector<bool>& expanded,
                           GroupLayoutCache* cache = nullptr, const std::atomic<bool>* cancel = nullptr,
-                          GroupEngine engine = GroupEngine::DotWhereQuick);
+                          const CanvasLayoutOptions& options = {});
 
 }  // namespace fsc

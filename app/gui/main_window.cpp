@@ -21,6 +21,7 @@
 #include <QMimeData>
 #include <QStatusBar>
 #include <QTableView>
+#include <QTreeView>
 #include <QPlainTextEdit>
 #include <QDateTime>
 
@@ -35,6 +36,7 @@
 #include "views/node_search.h"
 #include "views/pass_list_model.h"
 #include "views/node_table_model.h"
+#include "views/scope_outline_model.h"
 #include "views/summary_view.h"
 #include "views/work_indicator.h"
 
@@ -138,9 +140,31 @@ void MainWindow::createDocks() {
     auto reveal = [this](NodeId node) { this->reveal(node); };
     QDockWidget* summary = addDock(tr("Model"), QStringLiteral("summaryDock"), m_summary, Qt::LeftDockWidgetArea);
     m_summary->setMinimumWidth(340);
+    // Outline: the groups of the graph on the canvas; a click shows the group, a double
+    // click expands or collapses it.
+    m_outline = new QTreeView(this);
+    m_outlineModel = new ScopeOutlineModel(this);
+    m_outline->setModel(m_outlineModel);
+    m_outline->setUniformRowHeights(true);
+    m_outline->header()->setStretchLastSection(false);
+    m_outline->header()->setSectionResizeMode(ScopeOutlineModel::Group, QHeaderView::Stretch);
+    m_outline->setExpandsOnDoubleClick(false);
+    QDockWidget* outline = addDock(tr("Outline"), QStringLiteral("outlineDock"), m_outline, Qt::LeftDockWidgetArea);
+    tabifyDockWidget(summary, outline);
+    connect(m_canvas, &GraphCanvas::graphChanged, this, [this] { m_outlineModel->setTree(m_canvas->scopeTreeShared()); });
+    connect(m_canvas, &GraphCanvas::heatChanged, this, [this] {
+        const ScopeTree* tree = m_outlineModel->tree();
+        m_outlineModel->setShares(tree && m_canvas->hasHeat() ? groupTotals(*tree, m_canvas->heat()) : std::vector<double>{});
+    });
+    connect(m_outline, &QTreeView::clicked, this, [this](const QModelIndex& index) {
+        m_canvas->revealGroup(index.data(ScopeOutlineModel::GroupRole).toInt());
+    });
+    connect(m_outline, &QTreeView::doubleClicked, this, [this](const QModelIndex& index) {
+        m_canvas->toggleGroup(index.data(ScopeOutlineModel::GroupRole).toInt());
+    });
     // Properties share the left column with the summary and come forward on a selection.
     QDockWidget* properties = addDock(tr("Properties"), QStringLiteral("propertiesDock"), m_properties, Qt::LeftDockWidgetArea);
-    tabifyDockWidget(summary, properties);
+    tabifyDockWidget(outline, properties);
     summary->raise();
     connect(m_canvas, &GraphCanvas::nodeSelected, properties, [properties](NodeId node) {
         if (node.valid()) properties->raise();
@@ -285,6 +309,13 @@ void MainWindow::createActions() {
     QAction* dark = view->addAction(tr("&Dark palette"), this, &MainWindow::setDarkPalette);
     dark->setCheckable(true);
     dark->setChecked(QSettings().value(QStringLiteral("view/dark"), false).toBool());
+    QAction* constants = view->addAction(tr("Show &constants"), this, [this](bool on) {
+        m_canvas->setShowConstants(on);
+        m_before->setShowConstants(on);
+    });
+    constants->setCheckable(true);
+    constants->setObjectName(QStringLiteral("constantsAction"));
+    constants->setToolTip(tr("Constant nodes and Identities of weights, hidden by default"));
     QAction* compare = view->addAction(tr("&Compare with the step before"), this, &MainWindow::setCompare);
     compare->setCheckable(true);
     compare->setObjectName(QStringLiteral("compareAction"));

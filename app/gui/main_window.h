@@ -25,6 +25,7 @@ class QToolBar;
 class QTreeWidget;
 class QPlainTextEdit;
 class QDockWidget;
+class QTreeView;
 
 namespace fsc {
 
@@ -38,6 +39,7 @@ class GraphBreaksPanel;
 class ChangesPanel;
 class RunPanel;
 class WorkIndicator;
+class ScopeOutlineModel;
 struct GraphRunRecord;
 
 class MainWindow : public QMainWindow {
@@ -82,6 +84,7 @@ public:
     QTreeWidget* breaksList() const;
     QTreeWidget* changesList() const;
     RunPanel* runPanel() const { return m_runPanel; }
+    QTreeView* outline() const { return m_outline; }
     // Runs the graph shown on the CPU with the Run dock's inputs and iterations, off the GUI
     // thread; ranFinished() follows. Per-node times fill the Run table and heat the canvas.
     void runShownGraph();
@@ -155,6 +158,8 @@ private:
     void showBreaks(const Graph& graph);
     ChangesPanel* m_changes;  // what the shown step changed and rejected, with reasons
     RunPanel* m_runPanel;
+    QTreeView* m_outline;  // the scope tree of the graph on the canvas
+    ScopeOutlineModel* m_outlineModel;
     QPlainTextEdit* m_log;
     int m_runStep = -1;  // the step whose graph the latest run timed
     std::vector<double> m_runShare;

@@ -6,6 +6,8 @@
 #include <QProcess>
 #include <QSettings>
 #include <QTreeWidget>
+#include <QTreeView>
+#include <QAction>
 #include <QAbstractItemModelTester>
 #include <QPushButton>
 #include <QProgressBar>
@@ -473,6 +475,53 @@ private slots:
         QVERIFY(waitLaidOut());
         QCOMPARE(w.breadcrumb().size(), 1);
         QCOMPARE(int(w.canvas()->shownGraph()->nodeCount()), int(w.passList()->trace()->passes.back().nodesAfter));
+    }
+
+    void outlineShowsAndRevealsGroups() {
+        MainWindow w;
+        // The imported sample: conv_block, to_tokens, transformer, head groups.
+        w.setInitialExpandDepth(0);
+        QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
+        w.showStep(0);
+        QVERIFY(QTest::qWaitFor([&] { return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(); }, 20000));
+        QAbstractItemModel* outline = w.outline()->model();
+        QVERIFY(outline->rowCount() >= 3);
+        QModelIndex transformer;
+        for (int r = 0; r < outline->rowCount(); ++r)
+            if (outline->index(r, 0).data().toString() == QStringLiteral("transformer")) transformer = outline->index(r, 0);
+        QVERIFY(transformer.isValid());
+        QVERIFY(outline->rowCount(transformer) > 0);
+        // A click on a nested group expands what holds it and centres it. (A group of one
+        // node is drawn as the node: take one with several.)
+        QModelIndex attn;
+        for (int r = 0; r < outline->rowCount(transformer); ++r)
+            if (outline->index(r, 0, transformer).data().toString() == QStringLiteral("attn")) attn = outline->index(r, 0, transformer);
+        QVERIFY(attn.isValid());
+        const int group = attn.data(Qt::UserRole).toInt();
+        emit w.outline()->clicked(attn);
+        QVERIFY(QTest::qWaitFor([&] {
+            for (const auto& box : w.canvas()->canvasLayout().boxes)
+                if (box.group == group && !box.node.valid()) return true;
+            return false;
+        }, 20000));
+    }
+
+    void constantsShowOnDemand() {
+        // constants.onnx as imported: three Constant nodes feeding one Add.
+        MainWindow w;
+        QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/constants.onnx"), QSize(1000, 700)));
+        w.showStep(0);
+        QVERIFY(QTest::qWaitFor([&] { return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(); }, 20000));
+        auto nodeBoxes = [&] {
+            int n = 0;
+            for (const auto& box : w.canvas()->canvasLayout().boxes) n += box.node.valid();
+            return n;
+        };
+        QCOMPARE(nodeBoxes(), 1);  // the Add
+        w.findChild<QAction*>(QStringLiteral("constantsAction"))->trigger();
+        QVERIFY(QTest::qWaitFor([&] { return !w.canvas()->layingOut() && nodeBoxes() == 4; }, 20000));
+        w.findChild<QAction*>(QStringLiteral("constantsAction"))->trigger();
+        QVERIFY(QTest::qWaitFor([&] { return !w.canvas()->layingOut() && nodeBoxes() == 1; }, 20000));
     }
 
     void minimapClickCentresTheView() {

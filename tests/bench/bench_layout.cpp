@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
         const double reuseMs = timeMs([&] { layoutCanvas(*model->graph, tree, all, &cache); });
         // The same without Graphviz: what dot costs on the groups small enough for it.
         const double layeredMs = timeMs([&] {
-            layoutCanvas(*model->graph, tree, all, nullptr, nullptr, GroupEngine::LayeredOnly);
+            layoutCanvas(*model->graph, tree, all, nullptr, nullptr, {GroupEngine::LayeredOnly, false});
         });
         std::printf("%-26s %7zu %7zu %7d %7d %9d %10.1f %10.1f %7.2fx %12.1f %12.1f %12.1f %12.1f %7.2fx\n",
                     path.substr(path.find_last_of('/') + 1).c_str(), in.nodes.size(), in.edges.size(), r.layers,

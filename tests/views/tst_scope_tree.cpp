@@ -1,9 +1,11 @@
 // Scope groups from node names, and the visible graph with groups collapsed: one box per
 // collapsed group, edges merged between boxes, Constants hidden unless asked for.
+#include <QAbstractItemModelTester>
 #include <QTest>
 
 #include "core/graph_builder.h"
 #include "views/node_search.h"
+#include "views/scope_outline_model.h"
 #include "views/scope_tree.h"
 
 using namespace fsc;
@@ -43,6 +45,31 @@ private slots:
         QCOMPARE(t.groups()[size_t(l0)].totalNodes, 4);
         QCOMPARE(int(t.groups()[size_t(l0)].children.size()), 2);
         QCOMPARE(t.find("nope"), -1);
+    }
+
+    void outlineModelMirrorsTheTree() {
+        const Graph g = scoped();
+        auto tree = std::make_shared<const ScopeTree>(ScopeTree::build(g));
+        ScopeOutlineModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(model.rowCount(), 0);
+        model.setTree(tree);
+        QCOMPARE(model.rowCount(), 2);  // enc, head
+        const QModelIndex enc = model.index(0, 0);
+        QCOMPARE(enc.data().toString(), QStringLiteral("enc"));
+        QCOMPARE(model.index(0, ScopeOutlineModel::Nodes).data().toInt(), 5);
+        QCOMPARE(model.rowCount(enc), 2);  // l0, l1
+        const QModelIndex l0 = model.index(0, 0, enc);
+        QCOMPARE(l0.data(ScopeOutlineModel::GroupRole).toInt(), tree->find("enc/l0"));
+        QCOMPARE(l0.data(Qt::ToolTipRole).toString(), QStringLiteral("enc/l0"));
+        QCOMPARE(model.parent(l0), enc);
+        QCOMPARE(model.indexOfGroup(tree->find("enc/l0/attn")).parent(), l0);
+        QVERIFY(!model.index(0, ScopeOutlineModel::Share).data().isValid());
+        std::vector<double> byNode(g.nodeArenaSize(), 0.1);
+        model.setShares(groupTotals(*tree, byNode));
+        QCOMPARE(model.index(0, ScopeOutlineModel::Share).data().toString(), QStringLiteral("50.0%"));
+        model.setTree(nullptr);
+        QCOMPARE(model.rowCount(), 0);
     }
 
     void groupTotalsSumTheirSubtrees() {
