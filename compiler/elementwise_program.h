@@ -40,6 +40,10 @@ struct ElementwiseProgram {
     // The C++ body of a loop over output elements, for float; `in<k>[o<k>]` is input k at
     // the element's broadcast offset and `out[i]` the output.
     std::string cppLoopBody() const;
+    // One `const float tK = ...;` statement per instruction over registers x0.. (the inputs,
+    // as float) in host C++ or CUDA C++; the output is register `outputRegisterName()`.
+    std::string statements(bool cuda) const;
+    std::string outputRegisterName() const { return "t" + std::to_string(outputRegister()); }
 };
 
 }  // namespace fsc

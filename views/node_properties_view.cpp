@@ -1,8 +1,11 @@
 #include "views/node_properties_view.h"
 
+#include <QFontDatabase>
 #include <QHeaderView>
+#include <QPlainTextEdit>
 #include <QThread>
 
+#include "compiler/backends/cuda/generated_kernels.h"
 #include "compiler/fused_domain.h"
 #include "compiler/runtime/tensor_stats.h"
 #include "core/op_docs.h"
@@ -79,6 +82,7 @@ void NodePropertiesView::showNode(std::shared_ptr<const Graph> graph, NodeId id)
     for (const Attribute& a : n.attributes) row(attrs, text(a.name), text(attributeValueText(a)));
     attrs->setExpanded(true);
     addDocumentation(n);
+    if (n.domain == kFusescopeDomain && n.opType == "FusedElementwise") addGeneratedKernel(n);
     // Provenance: what the compiler made this node from, back to the imported graph.
     if (n.origins.empty()) {
         row(nullptr, tr("Made from"), tr("itself (as imported)"));
@@ -92,6 +96,25 @@ void NodePropertiesView::showNode(std::shared_ptr<const Graph> graph, NodeId id)
     resizeColumnToContents(0);
     setColumnWidth(0, std::clamp(columnWidth(0), 110, 200));  // long tensor names must leave values room
     startWeightStats(n);
+}
+
+void NodePropertiesView::addGeneratedKernel(const Node& n) {
+    // The CUDA C++ the backend compiles with NVRTC for this node, as the CLI's --show-kernels.
+    const auto kernel = cudaKernelForNode(*m_graph, n);
+    if (!kernel) {
+        addRow(this, nullptr, tr("CUDA kernel"), text(kernel.status().message()));
+        return;
+    }
+    auto* row = addRow(this, nullptr, tr("CUDA kernel"), text(kernel->name));
+    auto* sourceRow = addRow(this, row, tr("source"), {});
+    auto* source = new QPlainTextEdit(text(kernel->source));
+    source->setReadOnly(true);
+    source->setLineWrapMode(QPlainTextEdit::NoWrap);
+    source->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    source->setMinimumHeight(220);
+    source->setObjectName(QStringLiteral("cudaSource"));
+    setItemWidget(sourceRow, 1, source);
+    sourceRow->setSizeHint(1, QSize(200, 220));
 }
 
 void NodePropertiesView::addDocumentation(const Node& n) {

@@ -1,8 +1,9 @@
 #pragma once
 // Properties of the selected node: name, op and domain, scope, attributes, inputs and
 // outputs with their types, the op's documentation (ONNX's schema registry, or the fused
-// op's summary), provenance (the imported nodes it was made from), and for each weight its
-// statistics and histogram (computed off the GUI thread: weights can be large).
+// op's summary), provenance (the imported nodes it was made from), the generated CUDA source
+// of a FusedElementwise, and for each weight its statistics and histogram (computed off the
+// GUI thread: weights can be large).
 #include <QTreeWidget>
 
 #include <atomic>
@@ -32,6 +33,7 @@ signals:
 
 private:
     void addDocumentation(const Node& node);
+    void addGeneratedKernel(const Node& node);
     void startWeightStats(const Node& node);
     std::shared_ptr<const Graph> m_graph;
     std::vector<std::pair<std::string, int64_t>> m_opsets;

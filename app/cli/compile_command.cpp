@@ -8,6 +8,8 @@
 
 #include "app/cli/compile_report.h"
 #include "app/cli/graph_breaks_report.h"
+#include "compiler/backends/cuda/generated_kernels.h"
+#include "compiler/backends/cuda/nvrtc_compiler.h"
 #include "compiler/capability_table.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pass_registry.h"
@@ -37,6 +39,8 @@ output:
                            and DIR/trace.json: every change record and the provenance map
   -o, --output OUT.onnx    write the compiled model
   --verify                 check the graph's invariants after every pass
+  --show-kernels           the CUDA C++ generated for each FusedElementwise node, and
+                           whether NVRTC compiles it to PTX (cached on disk by source hash)
   --capabilities FILE      graph breaks against this capability table instead of the
                            built-in CUDA one (format: compiler/backends/cuda/capabilities.txt)
   --list-passes            the registered passes and the named pipelines
@@ -45,7 +49,7 @@ output:
 struct CompileArgs {
     std::string model, pipeline, passes, dumpDir, output, capabilities;
     std::vector<std::string> disabled;
-    bool explain = false, json = false, verify = false, list = false;
+    bool explain = false, json = false, verify = false, list = false, showKernels = false;
 };
 
 int usage(const std::string& message) {
@@ -72,6 +76,7 @@ int parse(int argc, char** argv, int first, CompileArgs& a) {
             return kExitOk;
         }
         if (s == "--explain") a.explain = true;
+        else if (s == "--show-kernels") a.showKernels = true;
         else if (s == "--json") a.json = true;
         else if (s == "--verify") a.verify = true;
         else if (s == "--list-passes") a.list = true;
@@ -138,6 +143,37 @@ Status writeDumps(const CompileResult& result, const std::string& dir, const std
     return Status::ok();
 }
 
+// Prints each generated kernel and compiles it with NVRTC where NVRTC is present. A kernel
+// NVRTC rejects is our bug: it fails the command.
+int showKernels(const Graph& graph, const std::string& model) {
+    const std::vector<GeneratedKernel> kernels = generatedCudaKernels(graph);
+    std::string why;
+    const bool nvrtc = NvrtcCompiler::available(&why);
+    const NvrtcCompiler compiler;
+    std::cout << "\n" << kernels.size() << " generated CUDA kernel(s); NVRTC "
+              << (nvrtc ? NvrtcCompiler::version() + ", PTX cached in " + compiler.cacheDir().string() : "unavailable: " + why)
+              << "\n";
+    int failures = 0;
+    for (const GeneratedKernel& k : kernels) {
+        std::cout << "\n// ---- node '" << k.nodeName << "' (" << dtypeName(k.dtype) << ")";
+        if (!k.error.empty()) {
+            std::cout << ": no kernel: " << k.error << "\n";
+            continue;
+        }
+        std::cout << ": " << k.kernel.name << "\n" << k.kernel.source;
+        if (!nvrtc) continue;
+        auto ptx = compiler.compile(k.kernel.name, k.kernel.source);
+        if (!ptx) {
+            std::cerr << "error: " << model << ": " << ptx.status().message() << "\n";
+            ++failures;
+            continue;
+        }
+        std::cout << "// NVRTC: " << ptx->ptx.size() << " bytes of PTX for compute_90"
+                  << (ptx->fromCache ? " (from the cache)" : "") << ", " << ptx->cacheFile.string() << "\n";
+    }
+    return failures ? kExitBadInput : kExitOk;
+}
+
 }  // namespace
 
 int compileCommand(int argc, char** argv, int first) {
@@ -186,6 +222,7 @@ int compileCommand(int argc, char** argv, int first) {
                       << p.milliseconds << " ms\n";
         std::cout << breaksSummaryLine(breaks) << "\n";
     }
+    if (a.showKernels) return showKernels(compiled, a.model);
     return kExitOk;
 }
 

@@ -215,6 +215,28 @@ private slots:
         QVERIFY(badCaps.err.contains(QStringLiteral("/nonexistent/caps.txt: cannot open the capability table")));
     }
 
+    void compileShowsTheGeneratedKernels() {
+        // elementwise.onnx: Add(bias) -> Tanh -> Mul -> Sigmoid, fused into one node at O2.
+        QTemporaryDir cache;
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("FUSESCOPE_KERNEL_CACHE"), cache.path());
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(FSC_CLI_PATH), {QStringLiteral("compile"), QStringLiteral(FSC_FIXTURE_DIR "/good/elementwise.onnx"),
+                                               QStringLiteral("--show-kernels")});
+        QVERIFY(p.waitForFinished(60000));
+        const QString out = QString::fromUtf8(p.readAllStandardOutput());
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY2(out.contains(QStringLiteral("1 generated CUDA kernel(s); NVRTC ")), qPrintable(out));
+        QVERIFY(out.contains(QStringLiteral("// ---- node '")));
+        QVERIFY(out.contains(QStringLiteral("extern \"C\" __global__ void fsc_ew_")));
+        QVERIFY(out.contains(QStringLiteral("tanhf(")));
+        QVERIFY(out.contains(QStringLiteral("1.0f / (1.0f + expf(-")));
+        if (out.contains(QStringLiteral("NVRTC unavailable"))) return;  // the source is still shown
+        QVERIFY(out.contains(QStringLiteral("bytes of PTX for compute_90, ")));
+        QVERIFY(!QDir(cache.path()).entryList({QStringLiteral("*.ptx")}).isEmpty());
+    }
+
     void compileDumpsEveryPassAndTheTrace() {
         const QString dir = QStringLiteral(FSC_TEST_TMP "/compile-dump");
         QDir(dir).removeRecursively();

@@ -7,6 +7,7 @@
 #include <QSettings>
 #include <QTreeWidget>
 #include <QTreeView>
+#include <QPlainTextEdit>
 #include <QAction>
 #include <QAbstractItemModelTester>
 #include <QPushButton>
@@ -504,6 +505,20 @@ private slots:
                 if (box.group == group && !box.node.valid()) return true;
             return false;
         }, 20000));
+    }
+
+    void aFusedElementwiseShowsItsCudaSource() {
+        MainWindow w;
+        QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/elementwise.onnx"), QSize(1000, 700)));
+        NodeId fused;
+        for (NodeId id : w.canvas()->shownGraph()->order())
+            if (w.canvas()->shownGraph()->node(id).opType == "FusedElementwise") fused = id;
+        QVERIFY(fused.valid());
+        w.canvas()->selectNode(fused);
+        QVERIFY(w.properties()->valueOf(QStringLiteral("CUDA kernel")).startsWith(QStringLiteral("fsc_ew_")));
+        auto* source = w.properties()->findChild<QPlainTextEdit*>(QStringLiteral("cudaSource"));
+        QVERIFY(source);
+        QVERIFY(source->toPlainText().contains(QStringLiteral("__global__ void fsc_ew_")));
     }
 
     void constantsShowOnDemand() {
