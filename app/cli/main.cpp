@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "app/cli/compile_command.h"
+#include "app/cli/profile_command.h"
 #include "app/cli/run_command.h"
 #include "app/cli/summary_json.h"
 #include "app/cli/summary_text.h"
@@ -35,6 +36,8 @@ commands:
                                         `compile --help` for options
   run MODEL [options]                   run the model (CPU backend) and report outputs,
                                         latency, memory plan; `run --help` for options
+  profile MODEL [options]               a profiled run: per-node times, overhead, a run store
+                                        (.fsdb), Perfetto trace, CSV; `profile --help`
   devices                               the CUDA devices this build can use
   --version | --help
 
@@ -156,6 +159,7 @@ int main(int argc, char** argv) {
         if (cmd == "devices") return cmdDevices();
         if (cmd == "run") return fsc::cli::runCommand(argc, argv, 2);
         if (cmd == "compile") return fsc::cli::compileCommand(argc, argv, 2);
+        if (cmd == "profile") return fsc::cli::profileCommand(argc, argv, 2);
     } catch (const std::exception& e) {
         // Library code reports errors as Status; this is the last line of defence.
         std::cerr << "error: internal: " << e.what() << "\n";

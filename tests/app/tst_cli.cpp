@@ -237,6 +237,39 @@ private slots:
         QVERIFY(!QDir(cache.path()).entryList({QStringLiteral("*.ptx")}).isEmpty());
     }
 
+    void profileStoresTracesAndCompares() {
+        QTemporaryDir dir;
+        const QString store = dir.path() + QStringLiteral("/runs.fsdb"), trace = dir.path() + QStringLiteral("/t.json");
+        Run r = cli({QStringLiteral("profile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--iterations"), QStringLiteral("3"),
+                     QStringLiteral("-o"), store, QStringLiteral("--trace"), trace, QStringLiteral("--csv"), dir.path() + QStringLiteral("/csv")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.contains(QStringLiteral("profiler overhead ")), qPrintable(r.out));
+        QVERIFY(r.out.contains(QStringLiteral("stored as run 1 in ")));
+        QVERIFY(r.out.contains(QStringLiteral("(ai.fusescope::")));  // fused nodes in the table
+        const QJsonObject t = QJsonDocument::fromJson(readFile(trace)).object();
+        QVERIFY(!t[QStringLiteral("traceEvents")].toArray().isEmpty());
+        QCOMPARE(t[QStringLiteral("metadata")].toObject()[QStringLiteral("iterations")].toInt(), 3);
+        QVERIFY(QFile::exists(dir.path() + QStringLiteral("/csv/kernels.csv")));
+        // A second run at O1, then the two compared node by node.
+        QCOMPARE(cli({QStringLiteral("profile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--iterations"), QStringLiteral("2"),
+                      QStringLiteral("--pipeline"), QStringLiteral("O1"), QStringLiteral("-o"), store}).exitCode, 0);
+        Run list = cli({QStringLiteral("profile"), QStringLiteral("--list"), store});
+        QCOMPARE(list.exitCode, 0);
+        QVERIFY(list.out.contains(QStringLiteral(" O2 ")) && list.out.contains(QStringLiteral(" O1 ")));
+        Run compare = cli({QStringLiteral("profile"), QStringLiteral("--compare"), store, QStringLiteral("1"), QStringLiteral("2")});
+        QCOMPARE(compare.exitCode, 0);
+        QVERIFY(compare.out.contains(QStringLiteral("run 1 ms   run 2 ms")));
+        // Bad input: one line, status 2; usage: 64.
+        Run missing = cli({QStringLiteral("profile"), QStringLiteral("--compare"), store, QStringLiteral("1"), QStringLiteral("9")});
+        QCOMPARE(missing.exitCode, 2);
+        QVERIFY(missing.err.contains(QStringLiteral("runs.fsdb: no run 9")));
+        Run badStore = cli({QStringLiteral("profile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--iterations"), QStringLiteral("1"),
+                            QStringLiteral("-o"), QStringLiteral("/nonexistent/dir/runs.fsdb")});
+        QCOMPARE(badStore.exitCode, 2);
+        QVERIFY(badStore.err.contains(QStringLiteral("/nonexistent/dir/runs.fsdb: cannot open the run store")));
+        QCOMPARE(cli({QStringLiteral("profile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--iterations"), QStringLiteral("0")}).exitCode, 64);
+    }
+
     void compileDumpsEveryPassAndTheTrace() {
         const QString dir = QStringLiteral(FSC_TEST_TMP "/compile-dump");
         QDir(dir).removeRecursively();

@@ -1,0 +1,81 @@
+#include "profiler/trace.h"
+
+#include <algorithm>
+#include <map>
+
+namespace fsc {
+
+const char* activityKindName(ActivityKind kind) {
+    switch (kind) {
+        case ActivityKind::Kernel: return "kernel";
+        case ActivityKind::Memcpy: return "memcpy";
+        case ActivityKind::Memset: return "memset";
+        case ActivityKind::Range: return "range";
+    }
+    return "?";
+}
+
+double Trace::overheadPercent() const {
+    if (unprofiledMs <= 0 || profiledMs < 0) return -1;
+    return 100.0 * (profiledMs - unprofiledMs) / unprofiledMs;
+}
+
+const TraceNode* Trace::findNode(int64_t id) const {
+    for (const TraceNode& n : nodes)
+        if (n.id == id) return &n;
+    return nullptr;
+}
+
+std::vector<NodeStat> computeNodeStats(const Trace& trace) {
+    std::map<int64_t, NodeStat> byNode;
+    int64_t mainTotal = 0;
+    // Nested launches (depth > 0) run inside their control-flow node's launch: its total
+    // includes them, its self time does not.
+    for (const Activity& a : trace.activities) {
+        if (a.kind != ActivityKind::Kernel || a.node < 0) continue;
+        if (a.depth == 0) {
+            NodeStat& s = byNode[a.node];
+            s.node = a.node;
+            s.totalNs += a.durationNs();
+            s.selfNs += a.durationNs();
+            s.launches += 1;
+            mainTotal += a.durationNs();
+        }
+    }
+    // Self time: subtract nested launches from the main-graph launch that encloses them
+    // (found by binary search among that stream's main-graph launches, sorted by start).
+    std::map<int, std::vector<const Activity*>> mainByStream;
+    for (const Activity& a : trace.activities)
+        if (a.kind == ActivityKind::Kernel && a.depth == 0 && a.node >= 0) mainByStream[a.stream].push_back(&a);
+    for (auto& [stream, list] : mainByStream)
+        std::sort(list.begin(), list.end(), [](const Activity* x, const Activity* y) { return x->startNs < y->startNs; });
+    for (const Activity& a : trace.activities) {
+        // Depth 1 only: deeper launches are already inside a depth-1 one.
+        if (a.kind != ActivityKind::Kernel || a.depth != 1) continue;
+        auto it = mainByStream.find(a.stream);
+        if (it == mainByStream.end()) continue;
+        const auto& list = it->second;
+        auto after = std::upper_bound(list.begin(), list.end(), a.startNs,
+                                      [](int64_t t, const Activity* o) { return t < o->startNs; });
+        if (after == list.begin()) continue;
+        const Activity* o = *(after - 1);
+        if (o->endNs >= a.endNs) byNode[o->node].selfNs -= a.durationNs();
+    }
+    std::vector<NodeStat> out;
+    const double iterations = std::max(1, trace.iterations);
+    for (auto& [id, s] : byNode) {
+        s.selfNs = std::max<int64_t>(0, s.selfNs);
+        s.share = mainTotal > 0 ? double(s.totalNs) / double(mainTotal) : 0;
+        if (const TraceNode* n = trace.findNode(id); n && s.totalNs > 0) {
+            const double seconds = double(s.totalNs) / 1e9 / iterations;  // per iteration
+            s.flopsPerSecond = n->flops / seconds;
+            s.bytesPerSecond = n->bytes / seconds;
+            s.arithmeticIntensity = n->bytes > 0 ? n->flops / n->bytes : 0;
+        }
+        out.push_back(s);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const NodeStat& a, const NodeStat& b) { return a.totalNs > b.totalNs; });
+    return out;
+}
+
+}  // namespace fsc

@@ -1,0 +1,95 @@
+#pragma once
+// The trace of a profiled run, the same for the CPU backend (the executor's timings) and
+// the CUDA backend (CUPTI activity records): what ran when, on which stream, for which plan
+// node, plus the memory timeline. Plan nodes carry their provenance (original ONNX nodes)
+// and cost-model figures, so every view and report can go kernel -> node -> ONNX nodes
+// without knowing the compiler.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fsc {
+
+enum class ActivityKind { Kernel, Memcpy, Memset, Range };
+const char* activityKindName(ActivityKind kind);  // "kernel", "memcpy", "memset", "range"
+
+struct Activity {
+    ActivityKind kind = ActivityKind::Kernel;
+    std::string name;          // kernel id or name, copy direction, range label
+    int64_t startNs = 0;       // from the start of the trace
+    int64_t endNs = 0;
+    int stream = 0;            // device stream; 0 for the CPU executor
+    int64_t node = -1;         // plan node (the external correlation id); -1 for none
+    int iteration = 0;         // which timed iteration
+    int depth = 0;             // 0 for the main graph, +1 per enclosing control-flow node
+    int64_t bytes = 0;         // copies and memsets
+    // GPU kernels only (0 elsewhere).
+    int grid[3] = {0, 0, 0};
+    int block[3] = {0, 0, 0};
+    int registers = 0;
+    int sharedBytes = 0;
+    int64_t durationNs() const { return endNs - startNs; }
+};
+
+struct TraceNode {
+    int64_t id = 0;  // plan node id (the graph's node index)
+    std::string name;
+    std::string opType;
+    std::string kernelId;
+    std::vector<std::string> origins;  // the imported ONNX nodes it was made from
+    double flops = 0;                  // cost model, per execution
+    double bytes = 0;
+};
+
+// Planned or measured bytes in use from `timeNs` on.
+struct MemorySample {
+    int64_t timeNs = 0;
+    int64_t bytes = 0;
+    std::string label;  // what changed: the node that ran, or the allocation
+};
+
+// One compiler pass of the pipeline the run used.
+struct PassSummary {
+    std::string name;
+    int64_t nodesBefore = 0, nodesAfter = 0;
+    double milliseconds = 0;
+    int64_t changes = 0, rejections = 0;
+};
+
+struct Trace {
+    std::string model;
+    std::string pipeline;
+    std::string backend;  // "cpu" or "cuda"
+    std::string device;   // "2-thread CPU", "NVIDIA H100 80GB HBM3", ...
+    int iterations = 0;
+    int warmup = 0;
+    std::string startedAt;  // ISO 8601, UTC
+    std::vector<PassSummary> passes;
+    std::vector<TraceNode> nodes;
+    std::vector<Activity> activities;  // sorted by start
+    std::vector<MemorySample> plannedMemory;   // the arena's occupancy over the schedule
+    std::vector<MemorySample> measuredMemory;  // allocations and frees as they happened
+    int64_t droppedRecords = 0;                // activity buffers lost: reported, never silent
+    double unprofiledMs = -1, profiledMs = -1;  // median per iteration, same plan, same process
+    double overheadPercent() const;            // -1 when not measured
+    const TraceNode* findNode(int64_t id) const;
+};
+
+// Per plan node over the timed iterations: total time (sum of its activities), self time
+// (total less nested launches inside it, for control-flow nodes), launches, the cost
+// model's work and what that achieves.
+struct NodeStat {
+    int64_t node = -1;
+    int64_t totalNs = 0;
+    int64_t selfNs = 0;
+    int64_t launches = 0;
+    double share = 0;               // of all main-graph time
+    double flopsPerSecond = 0;      // cost-model FLOPs over measured time
+    double bytesPerSecond = 0;
+    double arithmeticIntensity = 0; // FLOPs per byte: the roofline's x axis
+};
+
+// Main-graph nodes, largest total first.
+std::vector<NodeStat> computeNodeStats(const Trace& trace);
+
+}  // namespace fsc

@@ -1,0 +1,214 @@
+// The profiler's trace model without a GPU: node stats (total, self, shares, achieved
+// rates), the Chrome trace JSON Perfetto opens (its structure read back here), CSV, and
+// the SQLite run store (round trip, comparison, a newer schema refused, a bad file).
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <fstream>
+
+#include <sqlite3.h>
+
+#include "profiler/chrome_trace.h"
+#include "profiler/csv_report.h"
+#include "profiler/run_store.h"
+#include "profiler/trace.h"
+
+using namespace fsc;
+
+namespace {
+
+Activity kernel(int64_t node, int64_t start, int64_t end, int iteration, int depth = 0, const std::string& name = "k") {
+    Activity a;
+    a.name = name;
+    a.node = node;
+    a.startNs = start;
+    a.endNs = end;
+    a.iteration = iteration;
+    a.depth = depth;
+    return a;
+}
+
+// Two iterations of: conv (node 3, 600 ns), a Loop (node 5, 400 ns) with a 100-ns body
+// launch inside it, relu (node 7, 200 ns).
+Trace sample() {
+    Trace t;
+    t.model = "m.onnx";
+    t.pipeline = "O2";
+    t.backend = "cpu";
+    t.device = "test CPU";
+    t.iterations = 2;
+    t.startedAt = "2026-11-22T00:00:00Z";
+    t.unprofiledMs = 1.0;
+    t.profiledMs = 1.05;
+    t.passes = {{"conv-bn-fusion", 10, 9, 0.5, 1, 0}};
+    t.nodes = {{3, "conv", "Conv", "Conv.float32.direct", {"conv", "bn"}, 6e6, 3e3},
+               {5, "loop", "Loop", "Loop.any", {"loop"}, 0, 0},
+               {7, "relu", "Relu", "Relu.float32", {"relu"}, 1e3, 8e3}};
+    for (int i = 0; i < 2; ++i) {
+        const int64_t base = i * 2000;
+        t.activities.push_back(kernel(3, base, base + 600, i, 0, "Conv.float32.direct"));
+        t.activities.push_back(kernel(-1, base + 700, base + 800, i, 1, "Add.float32 (body/add)"));
+        t.activities.push_back(kernel(5, base + 600, base + 1000, i, 0, "Loop.any"));
+        t.activities.push_back(kernel(7, base + 1000, base + 1200, i, 0, "Relu.float32"));
+    }
+    t.plannedMemory = {{0, 4096, "conv"}, {600, 8192, "loop"}, {1000, 4096, "relu"}};
+    t.measuredMemory = {{0, 8192, "arena"}};
+    return t;
+}
+
+}  // namespace
+
+class TestTrace : public QObject {
+    Q_OBJECT
+private slots:
+    void nodeStatsTotalSelfAndRates() {
+        const Trace t = sample();
+        const auto stats = computeNodeStats(t);
+        QCOMPARE(stats.size(), size_t(3));
+        QCOMPARE(stats[0].node, int64_t(3));  // largest first
+        QCOMPARE(stats[0].totalNs, int64_t(1200));
+        QCOMPARE(stats[0].launches, int64_t(2));
+        QCOMPARE(stats[0].share, 1200.0 / 2400.0);
+        // 6e6 FLOPs in 600 ns per iteration: 1e13 FLOP/s; 3e3 bytes: 5e9 B/s.
+        QCOMPARE(stats[0].flopsPerSecond, 1e13);
+        QCOMPARE(stats[0].bytesPerSecond, 5e9);
+        QCOMPARE(stats[0].arithmeticIntensity, 2000.0);
+        // The Loop's own time leaves out the body launch inside it.
+        QCOMPARE(stats[1].node, int64_t(5));
+        QCOMPARE(stats[1].totalNs, int64_t(800));
+        QCOMPARE(stats[1].selfNs, int64_t(600));
+        QCOMPARE(t.overheadPercent(), 5.0);
+    }
+
+    void chromeTraceHasTracksFlowsCountersAndNodeArgs() {
+        const Trace t = sample();
+        QJsonParseError error;
+        const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(chromeTraceJson(t)), &error);
+        QCOMPARE(error.error, QJsonParseError::NoError);
+        const QJsonArray events = doc.object()[QStringLiteral("traceEvents")].toArray();
+        int kernels = 0, nodes = 0, flowsOut = 0, flowsIn = 0, counters = 0, iterations = 0;
+        QStringList threads;
+        for (const QJsonValue& v : events) {
+            const QJsonObject e = v.toObject();
+            const QString ph = e[QStringLiteral("ph")].toString(), cat = e[QStringLiteral("cat")].toString();
+            if (ph == QLatin1String("M") && e[QStringLiteral("name")] == QStringLiteral("thread_name"))
+                threads << e[QStringLiteral("args")].toObject()[QStringLiteral("name")].toString();
+            if (ph == QLatin1String("X") && cat == QLatin1String("kernel")) {
+                ++kernels;
+                QVERIFY(e.contains(QStringLiteral("ts")) && e.contains(QStringLiteral("dur")));
+                const QJsonObject args = e[QStringLiteral("args")].toObject();
+                if (e[QStringLiteral("name")] == QStringLiteral("Conv.float32.direct")) {
+                    QCOMPARE(args[QStringLiteral("node")].toInt(), 3);
+                    QCOMPARE(args[QStringLiteral("node_name")].toString(), QStringLiteral("conv"));
+                    QCOMPARE(args[QStringLiteral("origins")].toArray().size(), 2);
+                    QCOMPARE(e[QStringLiteral("dur")].toDouble(), 0.6);  // microseconds
+                }
+            }
+            if (ph == QLatin1String("X") && cat == QLatin1String("node")) ++nodes;
+            if (ph == QLatin1String("X") && cat == QLatin1String("iteration")) ++iterations;
+            if (ph == QLatin1String("s")) ++flowsOut;
+            if (ph == QLatin1String("f")) ++flowsIn;
+            if (ph == QLatin1String("C")) ++counters;
+        }
+        QCOMPARE(kernels, 8);
+        QCOMPARE(nodes, 6);  // main-graph launches only
+        QCOMPARE(flowsOut, 6);
+        QCOMPARE(flowsIn, 6);
+        QCOMPARE(counters, 4);  // three planned samples, one measured
+        QCOMPARE(iterations, 2);
+        QVERIFY(threads.contains(QStringLiteral("plan nodes")) && threads.contains(QStringLiteral("executor")));
+        QCOMPARE(doc.object()[QStringLiteral("metadata")].toObject()[QStringLiteral("profiler_overhead_percent")].toDouble(), 5.0);
+    }
+
+    void csvQuotesAndCounts() {
+        Trace t = sample();
+        t.nodes[0].name = "conv, \"main\"";
+        const std::string nodes = nodeCsv(t);
+        QVERIFY(nodes.find("\"conv, \"\"main\"\"\"") != std::string::npos);
+        QCOMPARE(std::count(nodes.begin(), nodes.end(), '\n'), 4L);  // header + 3 nodes
+        const std::string kernels = kernelCsv(t);
+        QCOMPARE(std::count(kernels.begin(), kernels.end(), '\n'), 9L);  // header + 8
+        QTemporaryDir dir;
+        QVERIFY(writeCsvReports(t, (dir.path() + QStringLiteral("/csv")).toStdString()));
+        QVERIFY(QFile::exists(dir.path() + QStringLiteral("/csv/nodes.csv")));
+    }
+
+    void runStoreRoundTripAndCompare() {
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + QStringLiteral("/runs.fsdb")).toStdString();
+        int64_t first = 0, second = 0;
+        {
+            auto store = RunStore::open(path);
+            QVERIFY(store);
+            auto id = (*store)->addRun(sample());
+            QVERIFY2(id, id ? "" : id.status().message().c_str());
+            first = *id;
+            Trace faster = sample();
+            for (Activity& a : faster.activities)
+                if (a.node == 3) a.endNs = a.startNs + 300;  // conv twice as fast
+            second = *(*store)->addRun(faster);
+        }
+        auto store = RunStore::open(path);  // reopened: the file holds it all
+        QVERIFY(store);
+        const auto runs = (*store)->runs();
+        QVERIFY(runs);
+        QCOMPARE(runs->size(), size_t(2));
+        QCOMPARE((*runs)[0].model, std::string("m.onnx"));
+        const auto loaded = (*store)->loadTrace(first);
+        QVERIFY(loaded);
+        const Trace original = sample();
+        QCOMPARE(loaded->activities.size(), original.activities.size());
+        QCOMPARE(loaded->nodes.size(), original.nodes.size());
+        QCOMPARE(loaded->nodes[0].origins, original.nodes[0].origins);
+        QCOMPARE(loaded->passes.size(), size_t(1));
+        QCOMPARE(loaded->plannedMemory.size(), size_t(3));
+        QCOMPARE(loaded->measuredMemory.size(), size_t(1));
+        // Read back in start order: conv, the Loop, the body launch inside it, relu.
+        QCOMPARE(loaded->activities[1].name, std::string("Loop.any"));
+        QCOMPARE(loaded->activities[2].depth, 1);
+        QCOMPARE(loaded->activities[2].node, int64_t(-1));
+        QCOMPARE(computeNodeStats(*loaded)[0].totalNs, computeNodeStats(original)[0].totalNs);
+        // Per node, run 2 against run 1: conv 0.6 us faster per iteration, the rest equal.
+        const auto deltas = (*store)->compareRuns(first, second);
+        QVERIFY(deltas);
+        QCOMPARE((*deltas)[0].name, std::string("conv"));
+        QVERIFY(std::abs((*deltas)[0].deltaMs() + 0.0003) < 1e-12);
+        QVERIFY(!(*store)->compareRuns(first, 99));
+        QVERIFY(!(*store)->loadTrace(99));
+    }
+
+    void badFilesAndNewerSchemasAreRefused() {
+        QTemporaryDir dir;
+        const QString text = dir.path() + QStringLiteral("/notes.fsdb");
+        {
+            std::ofstream f(text.toStdString());
+            f << "these are not the runs you are looking for\n";
+        }
+        const auto bad = RunStore::open(text.toStdString());
+        QVERIFY(!bad);
+        QVERIFY2(bad.status().message().find("notes.fsdb") != std::string::npos, bad.status().message().c_str());
+        const std::string newer = (dir.path() + QStringLiteral("/newer.fsdb")).toStdString();
+        {
+            auto store = RunStore::open(newer);
+            QVERIFY(store);
+        }
+        {
+            // A later Fusescope wrote this file.
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(newer.c_str(), &db), SQLITE_OK);
+            QCOMPARE(sqlite3_exec(db, "UPDATE meta SET value = '2' WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
+            sqlite3_close(db);
+        }
+        const auto refused = RunStore::open(newer);
+        QVERIFY(!refused);
+        QVERIFY2(refused.status().message().find("schema 2 is newer than this Fusescope reads (1)") != std::string::npos,
+                 refused.status().message().c_str());
+        QVERIFY(!RunStore::open("/nonexistent/dir/runs.fsdb"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTrace)
+#include "tst_trace.moc"
