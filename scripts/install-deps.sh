@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs Fusescope's build and test dependencies from Debian 12's packages.
 #   install-deps.sh          what building and running needs
-#   install-deps.sh --test   plus what the test suite needs (python3-onnx, torch, clang, ...)
+#   install-deps.sh --test   plus what the test suite needs (python3-onnx, torch, clang,
+#                            Xvfb for the GUI screenshot, Chromium for the HTML report)
 # The CUDA toolkit is not a Debian package here: it is used when /usr/local/cuda exists.
 set -euo pipefail
 SUDO=""
@@ -11,7 +12,7 @@ packages=(cmake ninja-build g++ pkg-config libonnx-dev libprotobuf-dev protobuf-
           libdnnl-dev)
 if [ "${1:-}" = "--test" ]; then
   packages+=(python3-onnx python3-numpy python3-torch python3-torchvision libonnx-testdata
-             clang-14 libclang-rt-14-dev libomp-14-dev xvfb xauth)
+             clang-14 libclang-rt-14-dev libomp-14-dev xvfb xauth chromium)
 fi
 missing=()
 for p in "${packages[@]}"; do

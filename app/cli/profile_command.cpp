@@ -6,7 +6,9 @@
 #include <sstream>
 #include <string>
 
+#include "app/common/graph_svg.h"
 #include "app/common/profile_session.h"
+#include "compiler/graph_breaks.h"
 #include "compiler/backends/device_query.h"
 #include "compiler/fused_domain.h"
 #include "compiler/pass_manager.h"
@@ -15,6 +17,7 @@
 #include "core/onnx_import.h"
 #include "profiler/chrome_trace.h"
 #include "profiler/csv_report.h"
+#include "profiler/html_report.h"
 #include "profiler/run_store.h"
 
 namespace fsc::cli {
@@ -29,6 +32,8 @@ const char* kProfileUsage = R"(usage: fusescope-cli profile MODEL [options]
   -o, --store RUN.fsdb   add the run to this run store (SQLite; created when missing)
   --trace T.json         Chrome Trace Event JSON (opens in ui.perfetto.dev)
   --csv DIR              DIR/kernels.csv and DIR/nodes.csv
+  --report R.html        a self-contained HTML report (graph with heat, top nodes and
+                         kernels, graph breaks, memory, roofline, overhead)
   --backend cpu|cuda     default cpu
   --iterations N         profiled iterations (default 20), each also timed without the
                          profiler to measure its overhead
@@ -94,10 +99,35 @@ int compareRuns(const std::string& path, int64_t a, int64_t b) {
     return kExitOk;
 }
 
+// What the report adds to the trace: the graph with its heat, and the graph breaks a CUDA
+// run would meet, each with the time its node took here.
+ReportExtras reportExtras(const Trace& trace, const Graph& graph) {
+    std::vector<double> share(graph.nodeArenaSize(), 0.0), ms(graph.nodeArenaSize(), 0.0);
+    for (const NodeStat& s : computeNodeStats(trace))
+        if (s.node >= 0 && size_t(s.node) < share.size()) {
+            share[size_t(s.node)] = s.share;
+            ms[size_t(s.node)] = double(s.totalNs) / 1e6 / std::max(1, trace.iterations);
+        }
+    ReportExtras extras;
+    extras.graphSvg = graphHeatSvg(graph, share, ms);
+    const GraphBreakReport breaks = findGraphBreaks(graph, CapabilityTable::cuda());
+    for (const GraphBreak& b : breaks.breaks) {
+        ReportBreak r{breakKindName(b.kind), graph.node(b.node).name, b.reason, -1};
+        if (b.kind == BreakKind::UnsupportedOp && b.node.index < ms.size()) r.measuredMs = ms[b.node.index];
+        extras.breaks.push_back(std::move(r));
+    }
+    extras.breaksNote = trace.backend == "cpu"
+                            ? "This run used the CPU backend: these are the places a CUDA run would return to the host "
+                              "(against the built-in CUDA capability table); an unsupported op shows its node's time here."
+                            : "Breaks where execution left the device, with the measured time of the node at each.";
+    extras.software = {{"Fusescope", FUSESCOPE_VERSION}, {"backend", trace.backend}, {"pipeline", trace.pipeline}};
+    return extras;
+}
+
 }  // namespace
 
 int profileCommand(int argc, char** argv, int first) {
-    std::string model, store, tracePath, csvDir, backend = "cpu", pipeline, passList;
+    std::string model, store, tracePath, csvDir, reportPath, backend = "cpu", pipeline, passList;
     std::vector<std::string> disabled;
     int64_t iterations = 20, warmup = 2, threads = 0;
     FeedOptions feeds;
@@ -117,6 +147,7 @@ int profileCommand(int argc, char** argv, int first) {
         if (s == "-o" || s == "--store") { if (!value(store)) return usage(s + " needs RUN.fsdb"); }
         else if (s == "--trace") { if (!value(tracePath)) return usage("--trace needs T.json"); }
         else if (s == "--csv") { if (!value(csvDir)) return usage("--csv needs DIR"); }
+        else if (s == "--report") { if (!value(reportPath)) return usage("--report needs R.html"); }
         else if (s == "--input-dir") { if (!value(feeds.inputDir)) return usage("--input-dir needs DIR"); }
         else if (s == "--pipeline") { if (!value(pipeline)) return usage("--pipeline needs O0..O3"); }
         else if (s == "--passes") { if (!value(passList) || passList.empty()) return usage("--passes needs a,b,c"); }
@@ -212,6 +243,10 @@ int profileCommand(int argc, char** argv, int first) {
     if (!tracePath.empty()) {
         if (Status s = writeChromeTrace(*trace, tracePath); !s) return fail(s.message());
         std::cout << "trace: " << tracePath << " (open in ui.perfetto.dev)\n";
+    }
+    if (!reportPath.empty()) {
+        if (Status s = writeHtmlReport(*trace, reportExtras(*trace, *compiled->model.graph), reportPath); !s) return fail(s.message());
+        std::cout << "report: " << reportPath << "\n";
     }
     if (!csvDir.empty()) {
         if (Status s = writeCsvReports(*trace, csvDir); !s) return fail(s.message());

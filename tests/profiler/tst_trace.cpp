@@ -13,6 +13,7 @@
 
 #include "profiler/chrome_trace.h"
 #include "profiler/csv_report.h"
+#include "profiler/html_report.h"
 #include "profiler/run_store.h"
 #include "profiler/trace.h"
 
@@ -134,6 +135,26 @@ private slots:
         QTemporaryDir dir;
         QVERIFY(writeCsvReports(t, (dir.path() + QStringLiteral("/csv")).toStdString()));
         QVERIFY(QFile::exists(dir.path() + QStringLiteral("/csv/nodes.csv")));
+    }
+
+    void htmlReportIsSelfContainedAndEscaped() {
+        Trace t = sample();
+        t.nodes[2].name = "relu<script>";
+        ReportExtras extras;
+        extras.graphSvg = "<svg id=\"graph\"></svg>";
+        extras.breaks = {{"unsupported-op", "relu<script>", "no CUDA kernel", 0.25}};
+        extras.software = {{"Fusescope", "test"}};
+        const std::string html = htmlReport(t, extras);
+        for (const char* section : {"<h2>Pipeline", "<h2>Graph, coloured", "<h2>Top nodes", "<h2>Top kernels", "<h2>Graph breaks",
+                                    "<h2>Memory", "<h2>Roofline", "<h2>Software"})
+            QVERIFY2(html.find(section) != std::string::npos, section);
+        QVERIFY(html.find("relu&lt;script&gt;") != std::string::npos);
+        QVERIFY(html.find("relu<script>") == std::string::npos);
+        QVERIFY(html.find("<svg id=\"graph\">") != std::string::npos);
+        QVERIFY(html.find("5.0%") != std::string::npos);  // the overhead
+        QVERIFY(html.find("planned peak 8.00 KiB") != std::string::npos);
+        for (const char* fetch : {"src=\"http", "href=\"http", "url(http", "@import"})  // nothing to fetch
+            QVERIFY2(html.find(fetch) == std::string::npos, fetch);
     }
 
     void runStoreRoundTripAndCompare() {

@@ -1,0 +1,217 @@
+#include "profiler/html_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace fsc {
+namespace {
+
+std::string esc(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            default: out += c;
+        }
+    }
+    return out;
+}
+
+std::string num(double v, int decimals = 3) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", decimals, v);
+    return text;
+}
+
+std::string bytesText(double b) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB"};
+    int u = 0;
+    while (b >= 1024 && u < 3) b /= 1024, ++u;
+    return num(b, u ? 2 : 0) + " " + units[u];
+}
+
+const char* kStyle = R"css(
+body { font-family: system-ui, sans-serif; margin: 24px; color: #202024; max-width: 1200px; }
+h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #ddd; }
+.sub { color: #666; margin-bottom: 16px; }
+.cards { display: flex; flex-wrap: wrap; gap: 12px; }
+.card { border: 1px solid #ddd; border-radius: 6px; padding: 10px 14px; min-width: 140px; }
+.card b { display: block; font-size: 20px; }
+table { border-collapse: collapse; font-size: 13px; margin-top: 8px; }
+th, td { border-bottom: 1px solid #eee; padding: 4px 10px; text-align: left; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.graph { overflow: auto; max-height: 720px; border: 1px solid #ddd; }
+.note { color: #666; font-size: 13px; }
+)css";
+
+// A step plot of bytes over time, planned and measured, with the planned peak marked.
+std::string memoryChart(const Trace& t) {
+    if (t.plannedMemory.empty() && t.measuredMemory.empty()) return "<p class=\"note\">No memory timeline recorded.</p>";
+    int64_t end = 1, peak = 1;
+    for (const auto* list : {&t.plannedMemory, &t.measuredMemory})
+        for (const MemorySample& m : *list) end = std::max(end, m.timeNs), peak = std::max(peak, m.bytes);
+    for (const Activity& a : t.activities)
+        if (a.iteration == 0) end = std::max(end, a.endNs);
+    const double w = 900, h = 220, left = 70, bottom = 24;
+    auto x = [&](int64_t ns) { return left + (w - left - 10) * double(ns) / double(end); };
+    auto y = [&](int64_t b) { return h - bottom - (h - bottom - 10) * double(b) / double(peak); };
+    std::ostringstream s;
+    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h << "\" font-size=\"11\">";
+    s << "<line x1=\"" << left << "\" y1=\"" << h - bottom << "\" x2=\"" << w - 10 << "\" y2=\"" << h - bottom << "\" stroke=\"#999\"/>";
+    s << "<text x=\"4\" y=\"14\">" << bytesText(double(peak)) << "</text><text x=\"4\" y=\"" << h - bottom << "\">0</text>";
+    s << "<text x=\"" << w - 10 << "\" y=\"" << h - 6 << "\" text-anchor=\"end\">" << num(double(end) / 1e6) << " ms</text>";
+    for (const auto& [list, colour, name] : {std::tuple{&t.plannedMemory, "#3d8ee6", "planned"},
+                                              std::tuple{&t.measuredMemory, "#d04010", "measured"}}) {
+        if (list->empty()) continue;
+        s << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.5\" points=\"";
+        int64_t last = 0;
+        for (const MemorySample& m : *list) {
+            s << x(m.timeNs) << ',' << y(last) << ' ' << x(m.timeNs) << ',' << y(m.bytes) << ' ';
+            last = m.bytes;
+        }
+        s << x(end) << ',' << y(last) << "\"><title>" << name << "</title></polyline>";
+    }
+    int64_t plannedPeak = 0, at = 0;
+    for (const MemorySample& m : t.plannedMemory)
+        if (m.bytes > plannedPeak) plannedPeak = m.bytes, at = m.timeNs;
+    if (plannedPeak > 0)
+        s << "<circle cx=\"" << x(at) << "\" cy=\"" << y(plannedPeak) << "\" r=\"4\" fill=\"#3d8ee6\"/><text x=\"" << x(at) + 6
+          << "\" y=\"" << y(plannedPeak) + 4 << "\">planned peak " << bytesText(double(plannedPeak)) << "</text>";
+    s << "<text x=\"" << left << "\" y=\"" << h - 6 << "\" fill=\"#3d8ee6\">planned (arena occupancy per step)</text>";
+    s << "<text x=\"" << left + 260 << "\" y=\"" << h - 6 << "\" fill=\"#d04010\">measured (allocations)</text></svg>";
+    return s.str();
+}
+
+// Achieved FLOP/s against FLOPs per byte, both log scales, one dot per node.
+std::string roofline(const Trace& t, const std::vector<NodeStat>& stats) {
+    std::vector<std::pair<const NodeStat*, const TraceNode*>> points;
+    for (const NodeStat& s : stats)
+        if (const TraceNode* n = t.findNode(s.node); n && s.flopsPerSecond > 0 && s.arithmeticIntensity > 0) points.push_back({&s, n});
+    if (points.empty()) return "<p class=\"note\">No node has both a FLOP count and a measured time.</p>";
+    double lx = 1e300, hx = 0, ly = 1e300, hy = 0;
+    for (const auto& [s, n] : points) {
+        lx = std::min(lx, s->arithmeticIntensity), hx = std::max(hx, s->arithmeticIntensity);
+        ly = std::min(ly, s->flopsPerSecond), hy = std::max(hy, s->flopsPerSecond);
+    }
+    lx = std::floor(std::log10(lx)), hx = std::ceil(std::log10(hx)) + (hx == lx ? 1 : 0);
+    ly = std::floor(std::log10(ly)), hy = std::ceil(std::log10(hy)) + (hy == ly ? 1 : 0);
+    if (hx <= lx) hx = lx + 1;
+    if (hy <= ly) hy = ly + 1;
+    const double w = 600, h = 320, left = 60, bottom = 30;
+    auto x = [&](double v) { return left + (w - left - 10) * (std::log10(v) - lx) / (hx - lx); };
+    auto y = [&](double v) { return h - bottom - (h - bottom - 10) * (std::log10(v) - ly) / (hy - ly); };
+    std::ostringstream s;
+    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h << "\" font-size=\"11\">";
+    s << "<rect x=\"" << left << "\" y=\"10\" width=\"" << w - left - 10 << "\" height=\"" << h - bottom - 10
+      << "\" fill=\"none\" stroke=\"#999\"/>";
+    for (double e = lx; e <= hx; ++e)
+        s << "<text x=\"" << x(std::pow(10, e)) << "\" y=\"" << h - 14 << "\" text-anchor=\"middle\">1e" << int(e) << "</text>";
+    for (double e = ly; e <= hy; ++e)
+        s << "<text x=\"" << left - 4 << "\" y=\"" << y(std::pow(10, e)) + 4 << "\" text-anchor=\"end\">1e" << int(e) << "</text>";
+    s << "<text x=\"" << w / 2 << "\" y=\"" << h - 2 << "\" text-anchor=\"middle\">FLOPs per byte (cost model)</text>";
+    s << "<text x=\"12\" y=\"" << h / 2 << "\" transform=\"rotate(-90 12 " << h / 2 << ")\" text-anchor=\"middle\">achieved FLOP/s</text>";
+    for (const auto& [st, n] : points)
+        s << "<circle cx=\"" << x(st->arithmeticIntensity) << "\" cy=\"" << y(st->flopsPerSecond) << "\" r=\""
+          << 3 + 6 * std::sqrt(st->share) << "\" fill=\"#e31a1c\" fill-opacity=\"0.6\"><title>" << esc(n->name) << " ("
+          << esc(n->opType) << "): " << num(st->flopsPerSecond / 1e9, 1) << " GFLOP/s at " << num(st->arithmeticIntensity, 1)
+          << " FLOP/byte</title></circle>";
+    s << "</svg>";
+    return s.str();
+}
+
+}  // namespace
+
+std::string htmlReport(const Trace& t, const ReportExtras& extras) {
+    const std::vector<NodeStat> stats = computeNodeStats(t);
+    const double iterations = std::max(1, t.iterations);
+    std::ostringstream s;
+    s << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Fusescope report: " << esc(t.model)
+      << "</title><style>" << kStyle << "</style></head><body>\n";
+    s << "<h1>" << esc(t.model) << "</h1><div class=\"sub\">pipeline " << esc(t.pipeline) << " &middot; " << esc(t.backend)
+      << " backend on " << esc(t.device) << " &middot; " << esc(t.startedAt) << "</div>\n";
+    s << "<div class=\"cards\">";
+    auto card = [&](const std::string& title, const std::string& value) {
+        s << "<div class=\"card\">" << esc(title) << "<b>" << esc(value) << "</b></div>";
+    };
+    card("median latency", num(t.unprofiledMs) + " ms");
+    card("profiled", num(t.profiledMs) + " ms");
+    card("profiler overhead", t.overheadPercent() >= -100 ? num(t.overheadPercent(), 1) + "%" : "not measured");
+    card("plan nodes", std::to_string(t.nodes.size()));
+    card("iterations", std::to_string(t.iterations) + " (+" + std::to_string(t.warmup) + " warm-up)");
+    card("dropped records", std::to_string(t.droppedRecords));
+    s << "</div>\n<p class=\"note\">Latency is the median per iteration of the same plan run without the profiler; the "
+         "overhead compares it with the profiled runs, alternated in one process.</p>\n";
+
+    s << "<h2>Pipeline</h2><table><tr><th>pass</th><th>nodes before</th><th>after</th><th>ms</th><th>changes</th>"
+         "<th>rejected</th></tr>";
+    for (const PassSummary& p : t.passes)
+        s << "<tr><td>" << esc(p.name) << "</td><td class=\"n\">" << p.nodesBefore << "</td><td class=\"n\">" << p.nodesAfter
+          << "</td><td class=\"n\">" << num(p.milliseconds, 2) << "</td><td class=\"n\">" << p.changes << "</td><td class=\"n\">"
+          << p.rejections << "</td></tr>";
+    s << "</table>\n";
+
+    if (!extras.graphSvg.empty())
+        s << "<h2>Graph, coloured by share of run time</h2><div class=\"graph\">" << extras.graphSvg << "</div>\n";
+
+    s << "<h2>Top nodes</h2><table><tr><th>node</th><th>op</th><th>kernel</th><th>ms / iteration</th><th>share</th>"
+         "<th>GFLOP/s</th><th>GB/s</th><th>made from</th></tr>";
+    for (size_t i = 0; i < stats.size() && i < 25; ++i) {
+        const NodeStat& st = stats[i];
+        const TraceNode* n = t.findNode(st.node);
+        std::string origins;
+        if (n)
+            for (const std::string& o : n->origins) origins += (origins.empty() ? "" : ", ") + o;
+        s << "<tr><td>" << esc(n ? n->name : "?") << "</td><td>" << esc(n ? n->opType : "") << "</td><td>"
+          << esc(n ? n->kernelId : "") << "</td><td class=\"n\">" << num(double(st.totalNs) / 1e6 / iterations)
+          << "</td><td class=\"n\">" << num(100 * st.share, 1) << "%</td><td class=\"n\">" << num(st.flopsPerSecond / 1e9, 1)
+          << "</td><td class=\"n\">" << num(st.bytesPerSecond / 1e9, 2) << "</td><td>" << esc(origins) << "</td></tr>";
+    }
+    s << "</table>\n";
+
+    std::map<std::string, std::pair<int64_t, int64_t>> kernels;  // name -> (total ns, launches)
+    for (const Activity& a : t.activities)
+        if (a.kind != ActivityKind::Range) kernels[a.name].first += a.durationNs(), kernels[a.name].second += 1;
+    std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> byTime(kernels.begin(), kernels.end());
+    std::sort(byTime.begin(), byTime.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+    s << "<h2>Top kernels</h2><table><tr><th>kernel</th><th>ms / iteration</th><th>launches / iteration</th></tr>";
+    for (size_t i = 0; i < byTime.size() && i < 15; ++i)
+        s << "<tr><td>" << esc(byTime[i].first) << "</td><td class=\"n\">" << num(double(byTime[i].second.first) / 1e6 / iterations)
+          << "</td><td class=\"n\">" << num(double(byTime[i].second.second) / iterations, 1) << "</td></tr>";
+    s << "</table>\n";
+
+    s << "<h2>Graph breaks</h2>";
+    if (!extras.breaksNote.empty()) s << "<p class=\"note\">" << esc(extras.breaksNote) << "</p>";
+    if (extras.breaks.empty()) {
+        s << "<p>None: the graph runs in one region.</p>";
+    } else {
+        s << "<table><tr><th>break</th><th>node</th><th>reason</th><th>measured ms / iteration</th></tr>";
+        for (const ReportBreak& b : extras.breaks)
+            s << "<tr><td>" << esc(b.kind) << "</td><td>" << esc(b.node) << "</td><td>" << esc(b.reason) << "</td><td class=\"n\">"
+              << (b.measuredMs >= 0 ? num(b.measuredMs) : std::string("&ndash;")) << "</td></tr>";
+        s << "</table>";
+    }
+    s << "\n<h2>Memory</h2>" << memoryChart(t) << "\n";
+    s << "<h2>Roofline</h2><p class=\"note\">Each node's achieved FLOP/s against its arithmetic intensity (cost-model "
+         "estimates over measured time); dot area follows its share of the run.</p>"
+      << roofline(t, stats) << "\n";
+    s << "<h2>Software</h2><table>";
+    for (const auto& [name, version] : extras.software)
+        s << "<tr><td>" << esc(name) << "</td><td>" << esc(version) << "</td></tr>";
+    s << "<tr><td>device</td><td>" << esc(t.device) << "</td></tr></table>\n</body></html>\n";
+    return s.str();
+}
+
+Status writeHtmlReport(const Trace& trace, const ReportExtras& extras, const std::string& path) {
+    std::ofstream out(path, std::ios::binary);
+    if (!out || !(out << htmlReport(trace, extras))) return Status(ErrorCode::Io, path + ": cannot write the report");
+    return Status::ok();
+}
+
+}  // namespace fsc

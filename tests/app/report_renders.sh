@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The HTML report as a person opens it: fusescope-cli profile --report on the sample, then
+# headless Chromium loads the file (no network) and we read back the DOM it built and a
+# screenshot (left in OUT_DIR for people to look at).
+#   report_renders.sh FUSESCOPE_CLI MODEL OUT_DIR
+set -euo pipefail
+cli=$1 model=$2 out=$3
+mkdir -p "$out"
+"$cli" profile "$model" --iterations 3 --report "$out/report.html" > "$out/profile.txt"
+profile_dir=$(mktemp -d)
+trap 'rm -rf "$profile_dir"' EXIT
+chrome=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
+        --disable-component-update --disable-sync --user-data-dir="$profile_dir")
+timeout 120 "${chrome[@]}" --dump-dom "file://$out/report.html" > "$out/report.dom.html" 2> "$out/chromium.log"
+fail() { echo "report_renders: $1 (see $out)" >&2; exit 1; }
+dom="$out/report.dom.html"
+for section in "Pipeline" "Graph, coloured by share of run time" "Top nodes" "Top kernels" "Graph breaks" "Memory" "Roofline" "Software"; do
+  grep -q "<h2>$section" "$dom" || fail "section '$section' missing from the rendered page"
+done
+[ "$(grep -o '<svg' "$dom" | wc -l)" -ge 3 ] || fail "fewer than three pictures (graph, memory, roofline)"
+grep -q 'profiler overhead' "$dom" || fail "no overhead figure"
+grep -q 'ai.fusescope::' "$dom" || fail "no fused node in the top nodes"
+if grep -qE 'src="http|href="http' "$dom"; then fail "the report reaches for the network"; fi
+timeout 120 "${chrome[@]}" --window-size=1280,2000 --screenshot="$out/report.png" "file://$out/report.html" >> "$out/chromium.log" 2>&1
+[ -s "$out/report.png" ] || fail "no screenshot"
+echo "report renders: $out/report.png"
