@@ -19,7 +19,7 @@ CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY, model_id INTEGER NOT NULL REFERENCES models(id),
   pipeline TEXT, backend TEXT, device TEXT, started_at TEXT,
   iterations INTEGER, warmup INTEGER, unprofiled_ms REAL, profiled_ms REAL,
-  dropped_records INTEGER NOT NULL DEFAULT 0);
+  dropped_records INTEGER NOT NULL DEFAULT 0, inputs TEXT);
 CREATE TABLE IF NOT EXISTS compile_passes (
   run_id INTEGER NOT NULL REFERENCES runs(id), position INTEGER NOT NULL, name TEXT,
   nodes_before INTEGER, nodes_after INTEGER, ms REAL, changes INTEGER, rejections INTEGER,
@@ -137,10 +137,10 @@ Result<int64_t> RunStore::addRun(const Trace& trace) {
     }
     {
         Statement run(m_db, "INSERT INTO runs (model_id, pipeline, backend, device, started_at, iterations, warmup, "
-                            "unprofiled_ms, profiled_ms, dropped_records) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                            "unprofiled_ms, profiled_ms, dropped_records, inputs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         run.bind(1, modelId).bind(2, trace.pipeline).bind(3, trace.backend).bind(4, trace.device).bind(5, trace.startedAt);
         run.bind(6, int64_t(trace.iterations)).bind(7, int64_t(trace.warmup)).bind(8, trace.unprofiledMs);
-        run.bind(9, trace.profiledMs).bind(10, trace.droppedRecords);
+        run.bind(9, trace.profiledMs).bind(10, trace.droppedRecords).bind(11, nlohmann::json(trace.inputs).dump());
         if (!run.ok() || !run.run()) return fail("storing the run");
     }
     const int64_t runId = sqlite3_last_insert_rowid(m_db);
@@ -206,13 +206,17 @@ Result<Trace> RunStore::loadTrace(int64_t runId) const {
     Trace t;
     {
         Statement q(m_db, "SELECT models.path, pipeline, backend, device, started_at, iterations, warmup, unprofiled_ms, "
-                          "profiled_ms, dropped_records FROM runs JOIN models ON models.id = runs.model_id WHERE runs.id = ?");
+                          "profiled_ms, dropped_records, inputs FROM runs JOIN models ON models.id = runs.model_id WHERE runs.id = ?");
         q.bind(1, runId);
         if (!q.ok()) return error("reading run " + std::to_string(runId));
         if (q.step() != SQLITE_ROW) return Status(ErrorCode::NotFound, m_path + ": no run " + std::to_string(runId));
         t.model = q.text(0), t.pipeline = q.text(1), t.backend = q.text(2), t.device = q.text(3), t.startedAt = q.text(4);
         t.iterations = int(q.integer(5)), t.warmup = int(q.integer(6)), t.unprofiledMs = q.real(7), t.profiledMs = q.real(8);
         t.droppedRecords = q.integer(9);
+        const auto inputs = nlohmann::json::parse(q.text(10), nullptr, false);
+        if (inputs.is_array())
+            for (const auto& i : inputs)
+                if (i.is_string()) t.inputs.push_back(i.get<std::string>());
     }
     {
         Statement q(m_db, "SELECT name, nodes_before, nodes_after, ms, changes, rejections FROM compile_passes "

@@ -64,6 +64,7 @@ struct Trace {
     int iterations = 0;
     int warmup = 0;
     std::string startedAt;  // ISO 8601, UTC
+    std::vector<std::string> inputs;  // "name float32[1,3,224,224] (random, seed 0)"
     std::vector<PassSummary> passes;
     std::vector<TraceNode> nodes;
     std::vector<Activity> activities;  // sorted by start

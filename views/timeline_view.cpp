@@ -54,11 +54,13 @@ void TimelineView::fit() {
         for (const Activity& a : m_trace->activities) begin = std::min(begin, a.startNs), end = std::max(end, a.endNs);
     }
     m_scale = TimeScale::fit(begin, end, plotWidth());
+    m_fitted = true;
     update();
 }
 
 void TimelineView::setScale(const TimeScale& scale) {
     m_scale = scale;
+    m_fitted = false;
     update();
 }
 
@@ -69,7 +71,10 @@ void TimelineView::selectNode(int64_t node) {
         for (const Activity& a : m_trace->activities)
             if (a.node == node && a.depth == 0) {
                 const double x = m_scale.toX(double(a.startNs));
-                if (x < 0 || x > plotWidth()) m_scale.startNs = double(a.startNs) - plotWidth() * 0.3 * m_scale.nsPerPixel;
+                if (x < 0 || x > plotWidth()) {
+                    m_scale.startNs = double(a.startNs) - plotWidth() * 0.3 * m_scale.nsPerPixel;
+                    m_fitted = false;
+                }
                 break;
             }
     }
@@ -162,6 +167,7 @@ void TimelineView::paintTo(QPainter& p, QSize size) const {
 
 void TimelineView::wheelEvent(QWheelEvent* event) {
     m_scale.zoomAt(event->position().x() - kGutter, std::pow(1.25, event->angleDelta().y() / 120.0));
+    m_fitted = false;
     update();
 }
 
@@ -180,6 +186,7 @@ void TimelineView::mousePressEvent(QMouseEvent* event) {
 void TimelineView::mouseMoveEvent(QMouseEvent* event) {
     if (m_dragging) {
         m_scale.pan(event->position().x() - m_dragFrom);
+        m_fitted = false;
         m_dragFrom = event->position().x();
         update();
     } else if (m_selecting) {
@@ -215,10 +222,12 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
         case Qt::Key_Escape: m_hasRange = false; break;
         default: QWidget::keyPressEvent(event); return;
     }
+    if (event->key() != Qt::Key_Escape) m_fitted = false;
     update();
 }
 
 void TimelineView::resizeEvent(QResizeEvent*) {
+    if (m_fitted) fit();  // still the whole run: keep it whole at the new width (a hidden dock starts narrow)
     update();
 }
 

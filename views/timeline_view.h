@@ -57,6 +57,7 @@ private:
     int64_t m_selectedNode = -1;
     RangeSummary m_range;
     bool m_hasRange = false;
+    bool m_fitted = true;  // showing the whole run, untouched by zoom or pan
     bool m_dragging = false, m_selecting = false;
     double m_dragFrom = 0, m_pressedAt = 0, m_rangeFrom = 0;
 };

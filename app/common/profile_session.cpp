@@ -95,6 +95,11 @@ Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool
     trace.warmup = request.warmup;
     trace.startedAt = utcNow();
     trace.passes = request.passes;
+    for (size_t i = 0; i < feeds->tensors.size(); ++i) {
+        const std::string& source = feeds->sources[i];
+        trace.inputs.push_back(exec.graph().value(exec.feeds()[i]).name + " " + feeds->tensors[i].typeString() + " (" +
+                               (source == "random" ? "random, seed " + std::to_string(request.feeds.seed) : source) + ")");
+    }
 
     TraceRecorder recorder(trace);
     RunOptions withProfiler;

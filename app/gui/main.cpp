@@ -1,10 +1,12 @@
 // fusescope: the desktop explorer. With no argument it opens the bundled sample model.
-// `--screenshot FILE.png [--pass NAME] [--expand-depth N] [--compare] [--run]` opens the
-// model, compiles it, shows the graph after the pass (default: the last), with --run times
-// it on the CPU for the heat overlay, saves the window and prints the timings as JSON, then
-// exits: pictures for docs and tests, and the GUI's speed figures.
+// A .fsdb argument opens that run store's run in the Run and Timeline docks.
+// `--screenshot FILE.png [--pass NAME] [--expand-depth N] [--compare] [--run] [--dock NAME]`
+// opens the model, compiles it, shows the graph after the pass (default: the last), with
+// --run times it on the CPU for the heat overlay, saves the window and prints the timings as
+// JSON, then exits: pictures for docs and tests, and the GUI's speed figures.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QJsonDocument>
@@ -30,7 +32,7 @@ struct ScreenshotRun {
 };
 
 void runScreenshot(fsc::MainWindow& window, const QString& model, const QString& file, const QString& pass, bool timeIt,
-                   const QString& select) {
+                   const QString& select, const QString& dock) {
     auto run = std::make_shared<ScreenshotRun>();
     auto fail = [](const QString& message, int code) {
         std::fprintf(stderr, "error: %s\n", message.toUtf8().constData());
@@ -77,7 +79,7 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
             QCoreApplication::exit(0);
         }
     });
-    QObject::connect(&window, &fsc::MainWindow::runFinished, &window, [run, &window, file, fail, select](bool ok) {
+    QObject::connect(&window, &fsc::MainWindow::runFinished, &window, [run, &window, file, fail, select, dock](bool ok) {
         if (run->stage != ScreenshotRun::Stage::Running) return;
         if (!ok) return fail(QStringLiteral("--run: the run stopped (see the log)"), 2);
         if (!select.isEmpty()) {
@@ -94,6 +96,11 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
             bool hasWeights = false;
             for (fsc::ValueId in : graph->node(found).inputs) hasWeights = hasWeights || (in.valid() && graph->value(in).initializer);
             if (hasWeights) statsArrived.exec();
+        }
+        if (!dock.isEmpty()) {
+            auto* shown = window.findChild<QDockWidget*>(dock + QStringLiteral("Dock"));
+            if (!shown) return fail(QStringLiteral("--dock %1: no such dock (run, timeline, log, nodes, breaks, changes)").arg(dock), 64);
+            shown->raise();
         }
         window.canvas()->repaint();
         if (!window.grab().save(file)) return fail(file + QStringLiteral(": cannot write the screenshot"), 2);
@@ -133,7 +140,11 @@ int main(int argc, char** argv) {
     parser.addOption(screenshot);
     const QCommandLineOption select(QStringLiteral("select"),
                                     QStringLiteral("With --screenshot: select this node (its properties shown)."), QStringLiteral("NODE"));
+    const QCommandLineOption dock(QStringLiteral("dock"),
+                                  QStringLiteral("With --screenshot --run: bring this dock to the front (run, timeline, log, ...)."),
+                                  QStringLiteral("NAME"));
     parser.addOption(runIt);
+    parser.addOption(dock);
     parser.addOption(select);
     parser.addOption(depth);
     parser.addOption(pass);
@@ -155,7 +166,8 @@ int main(int argc, char** argv) {
     const QStringList args = parser.positionalArguments();
     const QString model = args.isEmpty() ? QString::fromLatin1(fsc::MainWindow::kSamplePath) : args.first();
     if (parser.isSet(screenshot)) runScreenshot(window, model, parser.value(screenshot), parser.value(pass), parser.isSet(runIt),
-                                                 parser.value(select));
+                                                 parser.value(select), parser.value(dock));
+    else if (model.endsWith(QLatin1String(".fsdb"), Qt::CaseInsensitive)) window.openRunStore(model);
     else window.openModel(model);
     return app.exec();
 }

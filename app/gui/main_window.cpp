@@ -38,6 +38,7 @@
 #include "views/node_table_model.h"
 #include "views/scope_outline_model.h"
 #include "views/summary_view.h"
+#include "views/timeline_view.h"
 #include "views/work_indicator.h"
 
 // The sample model is compiled into this static library; its resources must be
@@ -68,6 +69,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_breaks = new GraphBreaksPanel(this);
     m_changes = new ChangesPanel(this);
     m_runPanel = new RunPanel(this);
+    m_timeline = new TimelineView(this);
     m_log = new QPlainTextEdit(this);
     initFusescopeResources();
     setWindowTitle(tr("Fusescope"));
@@ -222,14 +224,27 @@ void MainWindow::createDocks() {
     connect(m_changes, &ChangesPanel::titleChanged, changes, &QDockWidget::setWindowTitle);
     QDockWidget* run = addDock(tr("Run"), QStringLiteral("runDock"), m_runPanel, Qt::BottomDockWidgetArea);
     connect(m_runPanel, &RunPanel::runRequested, this, &MainWindow::runShownGraph);
-    connect(m_runPanel, &RunPanel::nodeActivated, this, reveal);
+    // A run's node ids are those of the step that ran; a stored run's may belong to no graph here.
+    auto revealRunNode = [this](NodeId node) {
+        if (m_runStep >= 0 && m_runStep == m_step) this->reveal(node);
+        else m_status->setText(tr("That run's graph is not the one shown: show the step that ran to find its nodes"));
+    };
+    connect(m_runPanel, &RunPanel::nodeActivated, this, revealRunNode);
+    QDockWidget* timeline = addDock(tr("Timeline"), QStringLiteral("timelineDock"), m_timeline, Qt::BottomDockWidgetArea);
+    connect(m_timeline, &TimelineView::nodeSelected, this, [revealRunNode](int64_t node) {
+        if (node >= 0) revealRunNode(NodeId{uint32_t(node)});
+    });
+    connect(m_canvas, &GraphCanvas::nodeSelected, m_timeline, [this](NodeId node) {
+        if (m_runStep >= 0 && m_runStep == m_step && m_subgraphs.empty()) m_timeline->selectNode(node.valid() ? int64_t(node.index) : -1);
+    });
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
     QDockWidget* logDock = addDock(tr("Log"), QStringLiteral("logDock"), m_log, Qt::BottomDockWidgetArea);
     tabifyDockWidget(nodes, breaks);
     tabifyDockWidget(breaks, changes);
     tabifyDockWidget(changes, run);
-    tabifyDockWidget(run, logDock);
+    tabifyDockWidget(run, timeline);
+    tabifyDockWidget(timeline, logDock);
     nodes->raise();
 }
 
@@ -273,6 +288,7 @@ void MainWindow::createActions() {
     });
     open->setShortcut(QKeySequence::Open);
     file->addAction(tr("Open &sample"), this, [this] { openModel(QString::fromLatin1(kSamplePath)); });
+    file->addAction(tr("Open run s&tore (.fsdb)…"), this, &MainWindow::chooseRunStore);
     m_recentMenu = file->addMenu(tr("Open &recent"));
     rebuildRecentMenu();
     file->addSeparator();
@@ -502,7 +518,10 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 
 void MainWindow::dropEvent(QDropEvent* event) {
     const auto urls = event->mimeData()->urls();
-    if (!urls.isEmpty() && urls.first().isLocalFile()) openModel(urls.first().toLocalFile());
+    if (urls.isEmpty() || !urls.first().isLocalFile()) return;
+    const QString path = urls.first().toLocalFile();
+    if (path.endsWith(QLatin1String(".fsdb"), Qt::CaseInsensitive)) openRunStore(path);
+    else openModel(path);
 }
 
 }  // namespace fsc

@@ -40,7 +40,8 @@ class ChangesPanel;
 class RunPanel;
 class WorkIndicator;
 class ScopeOutlineModel;
-struct GraphRunRecord;
+struct Trace;
+class TimelineView;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -90,6 +91,12 @@ public:
     void runShownGraph();
     void cancelWork();  // what the status bar's Cancel does: stops everything under way
     QString logText() const;
+    // A run from a run store (.fsdb, made here or by fusescope-cli profile): its table and
+    // timeline. `runId` -1 asks which when the store holds several. Errors: a dialog.
+    bool openRunStore(const QString& path, int64_t runId = -1);
+    void chooseRunStore();
+    TimelineView* timeline() const { return m_timeline; }
+    const Trace* lastTrace() const { return m_trace.get(); }
     // If/Loop/Scan bodies: opens the node's graph attribute `attribute` (empty: its only one)
     // in the canvas, one breadcrumb further; upTo(0) returns to the step's graph.
     bool enterSubgraph(NodeId node, const QString& attribute = {});
@@ -114,7 +121,7 @@ private:
     QDockWidget* addDock(const QString& title, const QString& name, QWidget* widget, Qt::DockWidgetArea area);
     void createActions();
     void log(const QString& line);
-    void showRun(const GraphRunRecord& record);
+    void showRun(std::shared_ptr<const Trace> trace);
     void rebuildBreadcrumb();
     void reveal(NodeId node);  // a node of the step's graph, leaving any subgraph first
     struct Crumb {
@@ -158,6 +165,8 @@ private:
     void showBreaks(const Graph& graph);
     ChangesPanel* m_changes;  // what the shown step changed and rejected, with reasons
     RunPanel* m_runPanel;
+    TimelineView* m_timeline;
+    std::shared_ptr<const Trace> m_trace;  // the run shown in the Run and Timeline docks
     QTreeView* m_outline;  // the scope tree of the graph on the canvas
     ScopeOutlineModel* m_outlineModel;
     QPlainTextEdit* m_log;

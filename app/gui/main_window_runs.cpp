@@ -1,20 +1,48 @@
-// MainWindow, runs: the graph of the step shown, timed on the CPU off the GUI thread, its
-// per-node times in the Run dock and as heat on the canvas.
+// MainWindow, runs: the graph of the step shown, profiled on the CPU off the GUI thread
+// (the profiler's own overhead measured), its per-node times in the Run dock, as heat on
+// the canvas and on the timeline; and runs read back from a run store (.fsdb).
 #include "app/gui/main_window.h"
 
 #include <QAction>
 #include <QDockWidget>
+#include <QFileDialog>
+#include <QInputDialog>
 #include <QLabel>
+#include <QMessageBox>
 #include <QThread>
 
-#include "app/gui/graph_run.h"
+#include "app/common/profile_session.h"
 #include "compiler/fused_domain.h"
+#include "profiler/node_stats.h"
+#include "profiler/run_store.h"
 #include "views/graph_canvas.h"
 #include "views/pass_list_model.h"
 #include "views/run_panel.h"
+#include "views/timeline_view.h"
 #include "views/work_indicator.h"
 
 namespace fsc {
+namespace {
+
+// The Run table's rows from a trace: main-graph nodes by id, nested launches by name.
+NodeStatsCollector nodeTimes(const Trace& trace) {
+    NodeStatsCollector times;
+    for (const Activity& a : trace.activities) {
+        if (a.kind != ActivityKind::Kernel) continue;
+        const TraceNode* n = a.depth == 0 && a.node >= 0 ? trace.findNode(a.node) : nullptr;
+        times.add(n ? NodeId{uint32_t(a.node)} : NodeId{}, n ? n->name : a.name, n ? n->opType : std::string(),
+                  n ? n->kernelId : a.name, a.depth, a.durationNs());
+    }
+    return times;
+}
+
+QString joined(const std::vector<std::string>& list) {
+    QStringList out;
+    for (const std::string& s : list) out << QString::fromStdString(s);
+    return out.join(QStringLiteral("; "));
+}
+
+}  // namespace
 
 void MainWindow::runShownGraph() {
     if (m_runThread || !m_model || m_step < 0) {
@@ -23,41 +51,41 @@ void MainWindow::runShownGraph() {
     }
     auto snapshot = m_passes->snapshotAt(m_step);
     if (!snapshot) return;
-    GraphRunRequest request;
+    ProfileRequest request;
     request.graph = snapshot->materialize();
     request.opsets = m_model->opsetImports;
     if (m_model->opsetVersion(kFusescopeDomain) < 0) request.opsets.push_back({kFusescopeDomain, 1});
     request.feeds = m_runPanel->feedOptions();
     request.warmup = m_runPanel->warmup();
     request.iterations = m_runPanel->iterations();
+    request.model = m_model->path;
     const int step = m_step;
     const QString stepName = m_passes->data(m_passes->index(step, 0), Qt::DisplayRole).toString();
+    request.pipeline = stepName.toStdString();
     m_runCancel = std::make_shared<std::atomic<bool>>(false);
     auto cancel = m_runCancel;
     const int work = m_work->begin(tr("Running"), [cancel] { cancel->store(true); });
     m_runPanel->setRunning(true);
-    log(tr("Running the graph after '%1' on the CPU: %2 warm-up + %3 timed iterations")
+    log(tr("Running the graph after '%1' on the CPU: %2 warm-up + %3 iterations, each with and without the profiler")
             .arg(stepName).arg(request.warmup).arg(request.iterations));
     m_runThread = QThread::create([this, request, cancel, work, step, stepName] {
-        auto lastPercent = std::make_shared<int>(-1);
-        auto record = runGraph(request, cancel.get(), [this, work, lastPercent](int64_t done, int64_t total) {
-            const int percent = int(100 * done / std::max<int64_t>(1, total));
-            if (percent == *lastPercent) return;  // one message per percent, not per node
-            *lastPercent = percent;
+        auto trace = profileGraph(request, cancel.get(), [this, work](int done, int total) {
+            const int percent = 100 * done / std::max(1, total);
             QMetaObject::invokeMethod(this, [this, work, percent] { m_work->progress(work, percent); });
         });
-        QMetaObject::invokeMethod(this, [this, record = std::move(record), work, step, stepName] {
+        std::shared_ptr<const Trace> result = trace ? std::make_shared<const Trace>(std::move(*trace)) : nullptr;
+        const QString error = trace ? QString() : QString::fromStdString(trace.status().message());
+        QMetaObject::invokeMethod(this, [this, result, error, work, step, stepName] {
             m_work->end(work);
             m_runPanel->setRunning(false);
-            if (!record) {
-                const QString why = QString::fromStdString(record.status().message());
-                m_status->setText(tr("Run stopped: %1").arg(why));
+            if (!result) {
+                m_status->setText(tr("Run stopped: %1").arg(error));
                 log(m_status->text());
                 emit runFinished(false);
                 return;
             }
             m_runStep = step;
-            showRun(*record);
+            showRun(result);
             log(tr("Ran '%1': %2").arg(stepName, m_runPanel->summary()));
             emit runFinished(true);
         });
@@ -69,26 +97,78 @@ void MainWindow::runShownGraph() {
     m_runThread->start();
 }
 
-void MainWindow::showRun(const GraphRunRecord& record) {
-    m_runShare = record.shareByNode();
-    const QString summary = tr("median %1 ms, p90 %2 ms over %3 iterations on %4 CPU threads; arena %5 MiB; "
-                               "inputs: %6")
-                                .arg(record.latency.median, 0, 'f', 3)
-                                .arg(record.latency.p90, 0, 'f', 3)
-                                .arg(record.iterations)
-                                .arg(record.threads)
-                                .arg(double(record.arenaBytes) / (1024.0 * 1024.0), 0, 'f', 2)
-                                .arg(QString::fromStdString([&] {
-                                    std::string all;
-                                    for (const std::string& in : record.inputs) all += (all.empty() ? "" : "; ") + in;
-                                    return all;
-                                }()));
-    m_runPanel->showTimes(summary, record.nodes, record.topLevelNs, record.iterations);
+void MainWindow::showRun(std::shared_ptr<const Trace> trace) {
+    m_trace = trace;
+    const NodeStatsCollector times = nodeTimes(*trace);
+    m_runShare.clear();
+    if (m_runStep >= 0) {  // heat only for a run of a step's graph: its node ids are the canvas's
+        const int64_t total = std::max<int64_t>(1, times.topLevelTotalNs());
+        for (const NodeTime& t : times.sorted())
+            if (t.depth == 0 && t.id.valid()) {
+                if (t.id.index >= m_runShare.size()) m_runShare.resize(t.id.index + 1, 0.0);
+                m_runShare[t.id.index] += double(t.totalNs) / double(total);
+            }
+    }
+    const int64_t arena = trace->measuredMemory.empty() ? 0 : trace->measuredMemory.front().bytes;
+    const QString summary =
+        tr("median %1 ms (%2 ms profiled, overhead %3%) over %4 iterations on %5; arena %6 MiB; inputs: %7")
+            .arg(trace->unprofiledMs, 0, 'f', 3)
+            .arg(trace->profiledMs, 0, 'f', 3)
+            .arg(trace->overheadPercent(), 0, 'f', 1)
+            .arg(trace->iterations)
+            .arg(QString::fromStdString(trace->device))
+            .arg(double(arena) / (1024.0 * 1024.0), 0, 'f', 2)
+            .arg(joined(trace->inputs));
+    m_runPanel->showTimes(summary, times.sorted(), times.topLevelTotalNs(), trace->iterations);
+    m_timeline->setTrace(trace);
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("runDock"))) dock->raise();
     if (m_step == m_runStep && m_subgraphs.empty()) {
         const QAction* heat = findChild<QAction*>(QStringLiteral("heatAction"));
         if (!heat || heat->isChecked()) m_canvas->setHeat(m_runShare);
     }
+}
+
+bool MainWindow::openRunStore(const QString& path, int64_t runId) {
+    auto fail = [this](const QString& why) {
+        log(tr("error: %1").arg(why));
+        auto* box = new QMessageBox(QMessageBox::Critical, tr("Could not open the run store"), why, QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+        return false;
+    };
+    auto store = RunStore::open(path.toStdString());
+    if (!store) return fail(QString::fromStdString(store.status().message()));
+    auto runs = (*store)->runs();
+    if (!runs) return fail(QString::fromStdString(runs.status().message()));
+    if (runs->empty()) return fail(tr("%1: the run store holds no runs").arg(path));
+    if (runId < 0) {
+        if (runs->size() == 1) {
+            runId = runs->front().id;
+        } else {  // which run?
+            QStringList items;
+            for (const RunSummary& r : *runs)
+                items << tr("%1: %2, %3 on %4, %5").arg(r.id).arg(QString::fromStdString(r.model), QString::fromStdString(r.pipeline),
+                                                           QString::fromStdString(r.device), QString::fromStdString(r.startedAt));
+            bool ok = false;
+            const QString item = QInputDialog::getItem(this, tr("Open a run"), tr("Runs in %1").arg(path), items, int(items.size()) - 1,
+                                                       false, &ok);
+            if (!ok) return false;
+            runId = item.section(QLatin1Char(':'), 0, 0).toLongLong();
+        }
+    }
+    auto trace = (*store)->loadTrace(runId);
+    if (!trace) return fail(QString::fromStdString(trace.status().message()));
+    m_runStep = -1;  // a stored run: its node ids need not match the graph shown
+    m_canvas->setHeat({});
+    showRun(std::make_shared<const Trace>(std::move(*trace)));
+    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("timelineDock"))) dock->raise();
+    log(tr("Opened run %1 of %2").arg(runId).arg(path));
+    return true;
+}
+
+void MainWindow::chooseRunStore() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a run store"), {}, tr("Fusescope runs (*.fsdb);;All files (*)"));
+    if (!path.isEmpty()) openRunStore(path);
 }
 
 }  // namespace fsc

@@ -24,6 +24,8 @@
 #include "views/node_table_model.h"
 #include "views/run_panel.h"
 #include "views/run_table_model.h"
+#include "views/timeline_view.h"
+#include "profiler/trace.h"
 #include "test_support.h"
 
 using namespace fsc;
@@ -409,6 +411,20 @@ private slots:
         emit w.runPanel()->tableView()->activated(row);
         QVERIFY(w.canvas()->selectedNode().valid());
         QCOMPARE(QString::fromStdString(shown->node(w.canvas()->selectedNode()).name), sorted->data(row).toString());
+        // The same run on the timeline: a lane of kernels; selecting a node on the canvas selects
+        // its launches there, and a click on a block selects its node on the canvas.
+        QVERIFY(w.lastTrace());
+        TimelineView* timeline = w.timeline();
+        QCOMPARE(timeline->trace(), w.lastTrace());
+        QVERIFY(!timeline->lanes().empty());
+        QCOMPARE(timeline->selectedNode(), int64_t(w.canvas()->selectedNode().index));
+        timeline->resize(1200, 300);
+        const Activity& firstKernel = w.lastTrace()->activities[size_t(timeline->lanes()[0].activities.front())];
+        // Zoomed onto that kernel alone, so the click cannot land on a neighbour.
+        timeline->setScale(TimeScale::fit(firstKernel.startNs, firstKernel.endNs, timeline->width() - TimelineView::kGutter));
+        const double x = TimelineView::kGutter + timeline->scale().toX(double(firstKernel.startNs + firstKernel.endNs) / 2.0);
+        QTest::mouseClick(timeline, Qt::LeftButton, {}, QPoint(int(x), timeline->laneMiddle(0)));
+        QCOMPARE(w.canvas()->selectedNode().index, uint32_t(firstKernel.node));
         // Another step has other node ids: no heat there, and back again on the step that ran.
         const int ran = w.passList()->rowCount() - 1;
         w.showStep(0);
@@ -432,6 +448,34 @@ private slots:
         QVERIFY2(w.logText().contains(QStringLiteral("Run stopped")), qPrintable(w.logText()));
         QVERIFY(w.runPanel()->runButton()->isEnabled());
         QVERIFY(!w.canvas()->hasHeat());
+    }
+
+    void opensARunStoreMadeByTheCli() {
+        QTemporaryDir dir;
+        const QString store = dir.filePath(QStringLiteral("runs.fsdb"));
+        for (int i = 0; i < 2; ++i) {  // two runs: the second is the one asked for
+            QProcess cli;
+            cli.start(QStringLiteral(FSC_CLI_BINARY), {QStringLiteral("profile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("-o"),
+                                                      store, QStringLiteral("--iterations"), QString::number(2 + i),
+                                                      QStringLiteral("--threads"), QStringLiteral("1")});
+            QVERIFY(cli.waitForFinished(60000));
+            QCOMPARE(cli.exitCode(), 0);
+        }
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(w.openRunStore(store, 2));
+        QVERIFY(w.lastTrace());
+        QCOMPARE(w.lastTrace()->iterations, 3);
+        QVERIFY(!w.timeline()->lanes().empty());
+        QVERIFY(w.runPanel()->table()->rowCount() > 0);
+        QVERIFY(w.runPanel()->summary().contains(QStringLiteral("over 3 iterations")));
+        QVERIFY(w.logText().contains(QStringLiteral("Opened run 2")));
+        // Not a run store: an error in the log (and a dialog), the session goes on.
+        QVERIFY(!w.openRunStore(QStringLiteral(FSC_SAMPLE_MODEL), 1));
+        QVERIFY(w.logText().contains(QStringLiteral("error:")));
+        QCOMPARE(w.lastTrace()->iterations, 3);
+        QVERIFY(!w.openRunStore(store, 99));
     }
 
     void subgraphsOpenAsBreadcrumbs() {

@@ -123,6 +123,25 @@ private slots:
         QTest::keyClick(&view, Qt::Key_F);
         QCOMPARE(view.scale().nsPerPixel, before);
     }
+
+    void aFittedRunStaysWholeWhenResizedAZoomedOneStays() {
+        // A dock fills the trace while hidden and narrow: once shown wide, the run still fills it.
+        TimelineView view;
+        view.resize(200, 200);
+        view.setTrace(kernels(20));
+        const double narrow = view.scale().nsPerPixel;
+        view.resize(1150, 200);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(view.scale().nsPerPixel < narrow / 4);
+        const double wholeAtWidth = view.scale().nsPerPixel;
+        QTest::keyClick(&view, Qt::Key_W);  // zoomed by hand: a resize leaves that zoom alone
+        const double zoomed = view.scale().nsPerPixel;
+        QVERIFY(zoomed < wholeAtWidth);
+        view.resize(600, 200);
+        QTest::qWait(20);
+        QCOMPARE(view.scale().nsPerPixel, zoomed);
+    }
 };
 
 QTEST_MAIN(TestTimeline)
