@@ -30,6 +30,25 @@ std::vector<TimelineLane> buildTimelineLanes(const Trace& trace) {
         byStart(list);
         lanes.push_back({"copies, stream " + std::to_string(stream), std::move(list)});
     }
+    // Host ranges (NVTX) first, one lane per nesting level: a range goes on the first level
+    // where it does not overlap the last one placed there.
+    std::vector<int> ranges;
+    for (size_t i = 0; i < trace.activities.size(); ++i)
+        if (trace.activities[i].kind == ActivityKind::Range) ranges.push_back(int(i));
+    byStart(ranges);
+    std::vector<TimelineLane> levels;
+    for (int i : ranges) {
+        const Activity& a = trace.activities[size_t(i)];
+        auto level = std::find_if(levels.begin(), levels.end(), [&](const TimelineLane& l) {
+            return trace.activities[size_t(l.activities.back())].endNs <= a.startNs;
+        });
+        if (level == levels.end()) {
+            levels.push_back({levels.empty() ? "host ranges (NVTX)" : "host ranges, level " + std::to_string(levels.size() + 1), {}});
+            level = levels.end() - 1;
+        }
+        level->activities.push_back(i);
+    }
+    lanes.insert(lanes.begin(), std::make_move_iterator(levels.begin()), std::make_move_iterator(levels.end()));
     return lanes;
 }
 

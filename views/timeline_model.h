@@ -16,7 +16,8 @@ struct TimelineLane {
     std::vector<int> activities;  // indices into the trace, sorted by start, not overlapping
 };
 
-// Kernels by (stream, depth), copies and memsets by stream, in that order.
+// Host ranges (NVTX) by nesting level, kernels by (stream, depth), then copies and memsets
+// by stream.
 std::vector<TimelineLane> buildTimelineLanes(const Trace& trace);
 
 struct TimeScale {

@@ -92,6 +92,7 @@ void TimelineView::setRange(int64_t beginNs, int64_t endNs) {
 QColor TimelineView::colourOf(const Activity& a) const {
     if (a.kind == ActivityKind::Memcpy) return QColor(0xd0, 0x40, 0x10);
     if (a.kind == ActivityKind::Memset) return QColor(0x90, 0x60, 0x20);
+    if (a.kind == ActivityKind::Range) return QColor(0x7a, 0x9c, 0x6e);
     if (a.node >= 0 && size_t(a.node) < m_nodeColour.size()) return QColor::fromRgb(QRgb(m_nodeColour[size_t(a.node)]));
     return QColor(0xb0, 0xb0, 0xb8);
 }

@@ -9,6 +9,7 @@
 #include "compiler/cost_model.h"
 #include "compiler/runtime/executor.h"
 #include "profiler/cpu_timer.h"
+#include "profiler/cupti/nvtx_range.h"
 
 namespace fsc {
 namespace {
@@ -17,8 +18,12 @@ namespace {
 class TraceRecorder : public ExecutionListener {
 public:
     explicit TraceRecorder(Trace& trace) : m_trace(trace) {}
+    void onBegin(const LaunchEvent& e) override {
+        if (recording) nvtxPush(e.nodeName->c_str());  // Nsight Systems sees the same nodes
+    }
     void onLaunch(const LaunchEvent& e) override {
         if (!recording) return;
+        nvtxPop();
         Activity a;
         a.kind = ActivityKind::Kernel;
         a.name = *e.kernelId;
@@ -129,14 +134,30 @@ Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool
         plain.push_back(*p);
         recorder.recording = true;
         recorder.iteration = i;
+        const std::string label = "iteration " + std::to_string(i);
+        nvtxPush(label.c_str());
+        const int64_t begin = steadyNowNs();
         auto q = runOnce(withProfiler);
+        const int64_t end = steadyNowNs();
+        nvtxPop();
         recorder.recording = false;
         if (!q) return q.status();
         profiled.push_back(*q);
+        // The host's view of each profiled iteration: a range on its own lane, as NVTX shows it.
+        Activity range;
+        range.kind = ActivityKind::Range;
+        range.name = label;
+        range.startNs = begin - recorder.originNs;
+        range.endNs = end - recorder.originNs;
+        range.stream = -1;
+        range.iteration = i;
+        trace.activities.push_back(std::move(range));
     }
     trace.unprofiledMs = computeStats(plain).median;
     trace.profiledMs = computeStats(profiled).median;
     // Timed from the first profiled launch: the timeline starts at 0.
+    std::stable_sort(trace.activities.begin(), trace.activities.end(),
+                     [](const Activity& a, const Activity& b) { return a.startNs < b.startNs; });
     if (!trace.activities.empty()) {
         const int64_t first = trace.activities.front().startNs;
         for (Activity& a : trace.activities) a.startNs -= first, a.endNs -= first;
@@ -165,7 +186,7 @@ Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool
     if (const MemoryPlan* plan = exec.lastMemoryPlan()) {
         std::vector<int64_t> stepStart;
         for (const Activity& a : trace.activities)
-            if (a.iteration == 0 && a.depth == 0) stepStart.push_back(a.startNs);
+            if (a.kind == ActivityKind::Kernel && a.iteration == 0 && a.depth == 0) stepStart.push_back(a.startNs);
         for (size_t s = 0; s < stepStart.size(); ++s) {
             int64_t live = 0;
             for (const auto& assignment : plan->assignments)

@@ -24,6 +24,10 @@ struct LaunchEvent {
 class ExecutionListener {
 public:
     virtual ~ExecutionListener() = default;
+    // Before a node's kernel runs (startNs set, endNs 0): where a device profiler pushes the
+    // node's correlation id and an NVTX range opens. Most listeners need only onLaunch.
+    virtual void onBegin(const LaunchEvent&) {}
+    // After it ran, with both times.
     virtual void onLaunch(const LaunchEvent& event) = 0;
 };
 

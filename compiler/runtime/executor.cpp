@@ -345,24 +345,26 @@ Result<std::vector<RtTensor>> Executor::run(std::vector<RtTensor> feeds, const R
         const PlanStep& step = m_plan.steps[s];
         StepContext ctx(frame, step, sig, pool, m_constants);
         FSC_RETURN_IF_ERROR(ctx.bindInputs().withContext(ctx.where()));
-        const int64_t start = options.listener ? nowNs() : 0;
-        Status status = step.kernel->compute(ctx);
-        if (!status.isOk())
-            return status.message().rfind("node '", 0) == 0 ? status
-                                                            : status.withContext(ctx.where());
-        ctx.finish();
+        LaunchEvent event;
         if (options.listener) {
-            LaunchEvent event;
             event.node = step.node;
             event.nodeName = &step.nodeName;
             event.opType = &step.opType;
             event.kernelId = &step.kernelId;
             event.backend = step.backend;
             event.depth = m_context->depth;
-            event.startNs = start;
+            event.startNs = nowNs();
+            options.listener->onBegin(event);
+        }
+        Status status = step.kernel->compute(ctx);
+        if (options.listener) {  // closes what onBegin opened, even when the kernel failed
             event.endNs = nowNs();
             options.listener->onLaunch(event);
         }
+        if (!status.isOk())
+            return status.message().rfind("node '", 0) == 0 ? status
+                                                            : status.withContext(ctx.where());
+        ctx.finish();
         for (ValueId out : step.outputs) {
             if (!out.valid()) continue;
             if (!frame.ptr[out.index])

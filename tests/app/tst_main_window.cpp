@@ -419,11 +419,16 @@ private slots:
         QVERIFY(!timeline->lanes().empty());
         QCOMPARE(timeline->selectedNode(), int64_t(w.canvas()->selectedNode().index));
         timeline->resize(1200, 300);
-        const Activity& firstKernel = w.lastTrace()->activities[size_t(timeline->lanes()[0].activities.front())];
+        // Lanes: the iterations (host ranges) first, then the executor's kernels.
+        QCOMPARE(timeline->lanes().front().title, std::string("host ranges (NVTX)"));
+        QCOMPARE(timeline->lanes().front().activities.size(), size_t(3));
+        const int kernelLane = 1;
+        QCOMPARE(timeline->lanes()[kernelLane].title, std::string("CPU executor"));
+        const Activity& firstKernel = w.lastTrace()->activities[size_t(timeline->lanes()[kernelLane].activities.front())];
         // Zoomed onto that kernel alone, so the click cannot land on a neighbour.
         timeline->setScale(TimeScale::fit(firstKernel.startNs, firstKernel.endNs, timeline->width() - TimelineView::kGutter));
         const double x = TimelineView::kGutter + timeline->scale().toX(double(firstKernel.startNs + firstKernel.endNs) / 2.0);
-        QTest::mouseClick(timeline, Qt::LeftButton, {}, QPoint(int(x), timeline->laneMiddle(0)));
+        QTest::mouseClick(timeline, Qt::LeftButton, {}, QPoint(int(x), timeline->laneMiddle(kernelLane)));
         QCOMPARE(w.canvas()->selectedNode().index, uint32_t(firstKernel.node));
         // Another step has other node ids: no heat there, and back again on the step that ran.
         const int ran = w.passList()->rowCount() - 1;

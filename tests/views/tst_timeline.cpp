@@ -53,6 +53,29 @@ private slots:
         QCOMPARE(lanes[2].title, std::string("copies, stream 1"));
     }
 
+    void hostRangesNestOnLanesOfTheirOwnAboveTheKernels() {
+        auto t = kernels(3);
+        auto range = [&](const char* name, int64_t start, int64_t end) {
+            Activity a;
+            a.kind = ActivityKind::Range;
+            a.name = name;
+            a.stream = -1;
+            a.startNs = start, a.endNs = end;
+            t->activities.push_back(a);
+        };
+        range("iteration 0", 0, 10000);
+        range("node0", 100, 900);
+        range("node1", 1000, 1900);
+        range("iteration 1", 10000, 20000);
+        const auto lanes = buildTimelineLanes(*t);
+        QCOMPARE(lanes.size(), size_t(5));
+        QCOMPARE(lanes[0].title, std::string("host ranges (NVTX)"));
+        QCOMPARE(lanes[0].activities.size(), size_t(2));  // the iterations, back to back
+        QCOMPARE(lanes[1].title, std::string("host ranges, level 2"));
+        QCOMPARE(lanes[1].activities.size(), size_t(2));  // the nodes inside them
+        QCOMPARE(lanes[2].title, std::string("stream 0"));
+    }
+
     void scaleZoomsAboutAPointAndPans() {
         TimeScale s = TimeScale::fit(0, 1000000, 1000);
         QVERIFY(s.toX(0) > 0 && s.toX(1000000) < 1000);
