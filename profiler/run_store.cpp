@@ -41,6 +41,9 @@ CREATE TABLE IF NOT EXISTS node_stats (
 CREATE TABLE IF NOT EXISTS memory_events (
   run_id INTEGER NOT NULL REFERENCES runs(id), source TEXT NOT NULL, time_ns INTEGER,
   bytes INTEGER, label TEXT);
+CREATE TABLE IF NOT EXISTS planned_buffers (
+  run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT, offset_bytes INTEGER, bytes INTEGER,
+  first_step INTEGER, last_step INTEGER);
 )sql";
 
 // A prepared statement that finalizes itself.
@@ -188,6 +191,13 @@ Result<int64_t> RunStore::addRun(const Trace& trace) {
                 if (!mem.run()) return fail("storing the memory timeline");
             }
     }
+    {
+        Statement buffer(m_db, "INSERT INTO planned_buffers VALUES (?, ?, ?, ?, ?, ?)");
+        for (const PlannedBuffer& b : trace.plannedBuffers) {
+            buffer.bind(1, runId).bind(2, b.name).bind(3, b.offset).bind(4, b.bytes).bind(5, b.firstStep).bind(6, b.lastStep);
+            if (!buffer.run()) return fail("storing the memory plan");
+        }
+    }
     if (Status s = exec("COMMIT"); !s) return fail("committing the run");
     return runId;
 }
@@ -258,6 +268,11 @@ Result<Trace> RunStore::loadTrace(int64_t runId) const {
         q.bind(1, runId);
         while (q.step() == SQLITE_ROW)
             (q.text(0) == "planned" ? t.plannedMemory : t.measuredMemory).push_back({q.integer(1), q.integer(2), q.text(3)});
+    }
+    {
+        Statement q(m_db, "SELECT name, offset_bytes, bytes, first_step, last_step FROM planned_buffers WHERE run_id = ? ORDER BY rowid");
+        q.bind(1, runId);
+        while (q.step() == SQLITE_ROW) t.plannedBuffers.push_back({q.text(0), q.integer(1), q.integer(2), q.integer(3), q.integer(4)});
     }
     return t;
 }

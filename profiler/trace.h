@@ -48,6 +48,15 @@ struct MemorySample {
     std::string label;  // what changed: the node that ran, or the allocation
 };
 
+// An intermediate in the planned arena: where it lives and between which schedule steps
+// (plannedMemory's samples are those steps, in order).
+struct PlannedBuffer {
+    std::string name;
+    int64_t offset = 0;
+    int64_t bytes = 0;
+    int64_t firstStep = 0, lastStep = 0;  // inclusive
+};
+
 // One compiler pass of the pipeline the run used.
 struct PassSummary {
     std::string name;
@@ -68,7 +77,8 @@ struct Trace {
     std::vector<PassSummary> passes;
     std::vector<TraceNode> nodes;
     std::vector<Activity> activities;  // sorted by start
-    std::vector<MemorySample> plannedMemory;   // the arena's occupancy over the schedule
+    std::vector<MemorySample> plannedMemory;   // the arena's occupancy over the schedule, a sample per step
+    std::vector<PlannedBuffer> plannedBuffers;
     std::vector<MemorySample> measuredMemory;  // allocations and frees as they happened
     int64_t droppedRecords = 0;                // activity buffers lost: reported, never silent
     double unprofiledMs = -1, profiledMs = -1;  // median per iteration, same plan, same process

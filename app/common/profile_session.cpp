@@ -194,6 +194,10 @@ Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool
             const std::string label = s < exec.plan().steps.size() ? exec.plan().steps[s].nodeName : std::string();
             trace.plannedMemory.push_back({stepStart[s], live, label});
         }
+        for (const auto& assignment : plan->assignments)
+            trace.plannedBuffers.push_back({graph.value(assignment.buffer.value).name, int64_t(assignment.offset),
+                                            int64_t(assignment.buffer.bytes), int64_t(assignment.buffer.firstStep),
+                                            int64_t(assignment.buffer.lastStep)});
         // The CPU executor allocates one arena per input-shape signature, once.
         trace.measuredMemory.push_back({0, int64_t(plan->arenaBytes), "arena (allocated once)"});
     }

@@ -99,7 +99,7 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
         }
         if (!dock.isEmpty()) {
             auto* shown = window.findChild<QDockWidget*>(dock + QStringLiteral("Dock"));
-            if (!shown) return fail(QStringLiteral("--dock %1: no such dock (run, timeline, log, nodes, breaks, changes)").arg(dock), 64);
+            if (!shown) return fail(QStringLiteral("--dock %1: no such dock (run, timeline, memory, log, nodes, breaks, changes)").arg(dock), 64);
             shown->raise();
         }
         window.canvas()->repaint();

@@ -38,6 +38,7 @@
 #include "views/node_table_model.h"
 #include "views/scope_outline_model.h"
 #include "views/summary_view.h"
+#include "views/memory_view.h"
 #include "views/timeline_view.h"
 #include "views/work_indicator.h"
 
@@ -70,6 +71,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_changes = new ChangesPanel(this);
     m_runPanel = new RunPanel(this);
     m_timeline = new TimelineView(this);
+    m_memory = new MemoryView(this);
     m_log = new QPlainTextEdit(this);
     initFusescopeResources();
     setWindowTitle(tr("Fusescope"));
@@ -237,6 +239,7 @@ void MainWindow::createDocks() {
     connect(m_canvas, &GraphCanvas::nodeSelected, m_timeline, [this](NodeId node) {
         if (m_runStep >= 0 && m_runStep == m_step && m_subgraphs.empty()) m_timeline->selectNode(node.valid() ? int64_t(node.index) : -1);
     });
+    QDockWidget* memory = addDock(tr("Memory"), QStringLiteral("memoryDock"), m_memory, Qt::BottomDockWidgetArea);
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
     QDockWidget* logDock = addDock(tr("Log"), QStringLiteral("logDock"), m_log, Qt::BottomDockWidgetArea);
@@ -244,7 +247,8 @@ void MainWindow::createDocks() {
     tabifyDockWidget(breaks, changes);
     tabifyDockWidget(changes, run);
     tabifyDockWidget(run, timeline);
-    tabifyDockWidget(timeline, logDock);
+    tabifyDockWidget(timeline, memory);
+    tabifyDockWidget(memory, logDock);
     nodes->raise();
 }
 

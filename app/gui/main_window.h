@@ -42,6 +42,7 @@ class WorkIndicator;
 class ScopeOutlineModel;
 struct Trace;
 class TimelineView;
+class MemoryView;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -96,6 +97,7 @@ public:
     bool openRunStore(const QString& path, int64_t runId = -1);
     void chooseRunStore();
     TimelineView* timeline() const { return m_timeline; }
+    MemoryView* memoryView() const { return m_memory; }
     const Trace* lastTrace() const { return m_trace.get(); }
     // If/Loop/Scan bodies: opens the node's graph attribute `attribute` (empty: its only one)
     // in the canvas, one breadcrumb further; upTo(0) returns to the step's graph.
@@ -166,6 +168,7 @@ private:
     ChangesPanel* m_changes;  // what the shown step changed and rejected, with reasons
     RunPanel* m_runPanel;
     TimelineView* m_timeline;
+    MemoryView* m_memory;  // planned arena vs measured allocations of the run shown
     std::shared_ptr<const Trace> m_trace;  // the run shown in the Run and Timeline docks
     QTreeView* m_outline;  // the scope tree of the graph on the canvas
     ScopeOutlineModel* m_outlineModel;

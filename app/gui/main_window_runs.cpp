@@ -18,6 +18,7 @@
 #include "views/graph_canvas.h"
 #include "views/pass_list_model.h"
 #include "views/run_panel.h"
+#include "views/memory_view.h"
 #include "views/timeline_view.h"
 #include "views/work_indicator.h"
 
@@ -121,6 +122,7 @@ void MainWindow::showRun(std::shared_ptr<const Trace> trace) {
             .arg(joined(trace->inputs));
     m_runPanel->showTimes(summary, times.sorted(), times.topLevelTotalNs(), trace->iterations);
     m_timeline->setTrace(trace);
+    m_memory->setTrace(trace);
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("runDock"))) dock->raise();
     if (m_step == m_runStep && m_subgraphs.empty()) {
         const QAction* heat = findChild<QAction*>(QStringLiteral("heatAction"));

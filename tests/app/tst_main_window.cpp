@@ -15,6 +15,7 @@
 #include <QStatusBar>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QTableWidget>
 
 #include "app/gui/main_window.h"
 #include "views/graph_canvas.h"
@@ -24,6 +25,7 @@
 #include "views/node_table_model.h"
 #include "views/run_panel.h"
 #include "views/run_table_model.h"
+#include "views/memory_view.h"
 #include "views/timeline_view.h"
 #include "profiler/trace.h"
 #include "test_support.h"
@@ -430,6 +432,10 @@ private slots:
         const double x = TimelineView::kGutter + timeline->scale().toX(double(firstKernel.startNs + firstKernel.endNs) / 2.0);
         QTest::mouseClick(timeline, Qt::LeftButton, {}, QPoint(int(x), timeline->laneMiddle(kernelLane)));
         QCOMPARE(w.canvas()->selectedNode().index, uint32_t(firstKernel.node));
+        // The memory dock: the planned arena of this run, the peak step's tensors listed.
+        QVERIFY(w.memoryView()->headline().startsWith(QStringLiteral("Planned peak")));
+        QVERIFY(!w.lastTrace()->plannedBuffers.empty());
+        QVERIFY(w.memoryView()->liveTable()->rowCount() > 0);
         // Another step has other node ids: no heat there, and back again on the step that ran.
         const int ran = w.passList()->rowCount() - 1;
         w.showStep(0);
