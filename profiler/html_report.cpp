@@ -100,6 +100,13 @@ std::string roofline(const Trace& t, const std::vector<NodeStat>& stats) {
         lx = std::min(lx, s->arithmeticIntensity), hx = std::max(hx, s->arithmeticIntensity);
         ly = std::min(ly, s->flopsPerSecond), hy = std::max(hy, s->flopsPerSecond);
     }
+    const bool roofs = t.peakFlopsPerSecond > 0 && t.peakBytesPerSecond > 0;
+    if (roofs) {  // the ridge point and the compute roof in view
+        const double ridge = t.peakFlopsPerSecond / t.peakBytesPerSecond;
+        lx = std::min(lx, ridge / 10), hx = std::max(hx, ridge * 10);
+        hy = std::max(hy, t.peakFlopsPerSecond * 1.5);
+        ly = std::min(ly, t.peakBytesPerSecond * lx);
+    }
     lx = std::floor(std::log10(lx)), hx = std::ceil(std::log10(hx)) + (hx == lx ? 1 : 0);
     ly = std::floor(std::log10(ly)), hy = std::ceil(std::log10(hy)) + (hy == ly ? 1 : 0);
     if (hx <= lx) hx = lx + 1;
@@ -117,6 +124,14 @@ std::string roofline(const Trace& t, const std::vector<NodeStat>& stats) {
         s << "<text x=\"" << left - 4 << "\" y=\"" << y(std::pow(10, e)) + 4 << "\" text-anchor=\"end\">1e" << int(e) << "</text>";
     s << "<text x=\"" << w / 2 << "\" y=\"" << h - 2 << "\" text-anchor=\"middle\">FLOPs per byte (cost model)</text>";
     s << "<text x=\"12\" y=\"" << h / 2 << "\" transform=\"rotate(-90 12 " << h / 2 << ")\" text-anchor=\"middle\">achieved FLOP/s</text>";
+    if (roofs) {
+        const double ridge = t.peakFlopsPerSecond / t.peakBytesPerSecond;
+        const double x0 = std::pow(10, lx), x1 = std::pow(10, hx);
+        s << "<polyline fill=\"none\" stroke=\"#555\" stroke-width=\"1.5\" points=\"" << x(x0) << ',' << y(x0 * t.peakBytesPerSecond)
+          << ' ' << x(ridge) << ',' << y(t.peakFlopsPerSecond) << ' ' << x(x1) << ',' << y(t.peakFlopsPerSecond) << "\"/>";
+        s << "<text x=\"" << x(ridge) + 4 << "\" y=\"" << y(t.peakFlopsPerSecond) - 4 << "\">" << num(t.peakFlopsPerSecond / 1e9, 0)
+          << " GFLOP/s, " << num(t.peakBytesPerSecond / 1e9, 1) << " GB/s</text>";
+    }
     for (const auto& [st, n] : points)
         s << "<circle cx=\"" << x(st->arithmeticIntensity) << "\" cy=\"" << y(st->flopsPerSecond) << "\" r=\""
           << 3 + 6 * std::sqrt(st->share) << "\" fill=\"#e31a1c\" fill-opacity=\"0.6\"><title>" << esc(n->name) << " ("
@@ -199,7 +214,8 @@ std::string htmlReport(const Trace& t, const ReportExtras& extras) {
     }
     s << "\n<h2>Memory</h2>" << memoryChart(t) << "\n";
     s << "<h2>Roofline</h2><p class=\"note\">Each node's achieved FLOP/s against its arithmetic intensity (cost-model "
-         "estimates over measured time); dot area follows its share of the run.</p>"
+         "estimates over measured time); dot area follows its share of the run. Roofs: "
+      << esc(t.peaksSource.empty() ? std::string("not known") : t.peaksSource) << ".</p>"
       << roofline(t, stats) << "\n";
     s << "<h2>Software</h2><table>";
     for (const auto& [name, version] : extras.software)

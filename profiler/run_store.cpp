@@ -41,6 +41,9 @@ CREATE TABLE IF NOT EXISTS node_stats (
 CREATE TABLE IF NOT EXISTS memory_events (
   run_id INTEGER NOT NULL REFERENCES runs(id), source TEXT NOT NULL, time_ns INTEGER,
   bytes INTEGER, label TEXT);
+CREATE TABLE IF NOT EXISTS run_device (
+  run_id INTEGER PRIMARY KEY REFERENCES runs(id), peak_flops_per_s REAL, peak_bytes_per_s REAL,
+  peaks_source TEXT);
 CREATE TABLE IF NOT EXISTS planned_buffers (
   run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT, offset_bytes INTEGER, bytes INTEGER,
   first_step INTEGER, last_step INTEGER);
@@ -198,6 +201,11 @@ Result<int64_t> RunStore::addRun(const Trace& trace) {
             if (!buffer.run()) return fail("storing the memory plan");
         }
     }
+    {
+        Statement device(m_db, "INSERT INTO run_device VALUES (?, ?, ?, ?)");
+        device.bind(1, runId).bind(2, trace.peakFlopsPerSecond).bind(3, trace.peakBytesPerSecond).bind(4, trace.peaksSource);
+        if (!device.run()) return fail("storing the device's peaks");
+    }
     if (Status s = exec("COMMIT"); !s) return fail("committing the run");
     return runId;
 }
@@ -273,6 +281,11 @@ Result<Trace> RunStore::loadTrace(int64_t runId) const {
         Statement q(m_db, "SELECT name, offset_bytes, bytes, first_step, last_step FROM planned_buffers WHERE run_id = ? ORDER BY rowid");
         q.bind(1, runId);
         while (q.step() == SQLITE_ROW) t.plannedBuffers.push_back({q.text(0), q.integer(1), q.integer(2), q.integer(3), q.integer(4)});
+    }
+    {
+        Statement q(m_db, "SELECT peak_flops_per_s, peak_bytes_per_s, peaks_source FROM run_device WHERE run_id = ?");
+        q.bind(1, runId);
+        if (q.step() == SQLITE_ROW) t.peakFlopsPerSecond = q.real(0), t.peakBytesPerSecond = q.real(1), t.peaksSource = q.text(2);
     }
     return t;
 }

@@ -81,6 +81,9 @@ struct Trace {
     std::vector<PlannedBuffer> plannedBuffers;
     std::vector<MemorySample> measuredMemory;  // allocations and frees as they happened
     int64_t droppedRecords = 0;                // activity buffers lost: reported, never silent
+    // The device's roofs for the roofline, and how they were found ("measured: ...", "data sheet").
+    double peakFlopsPerSecond = 0, peakBytesPerSecond = 0;
+    std::string peaksSource;
     double unprofiledMs = -1, profiledMs = -1;  // median per iteration, same plan, same process
     double overheadPercent() const;            // -1 when not measured
     const TraceNode* findNode(int64_t id) const;

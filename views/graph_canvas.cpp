@@ -336,7 +336,7 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
 
 void GraphCanvas::paintHeatLegend(QPainter& p, QSizeF area, double scale) const {
     // A bar from no time to the largest node's share, bottom left.
-    const double w = 180, h = 12, margin = 12;
+    const double w = 230, h = 12, margin = 12;
     const QRectF bar(margin, area.height() - margin - h, w, h);
     const QRectF frame = bar.adjusted(-8, -24, 8, 8);
     p.save();
@@ -352,27 +352,46 @@ void GraphCanvas::paintHeatLegend(QPainter& p, QSizeF area, double scale) const 
     font.setPointSizeF(8.5);
     p.setFont(font);
     p.setPen(palette().color(QPalette::WindowText));
-    p.drawText(QRectF(bar.x(), frame.y() + 2, w, 18), Qt::AlignLeft | Qt::AlignVCenter, tr("share of run time"));
+    p.drawText(QRectF(bar.x(), frame.y() + 2, w, 18), Qt::AlignLeft | Qt::AlignVCenter, tr(heatTitle(m_heat.unit)));
     p.drawText(QRectF(bar.x(), frame.y() + 2, w, 18), Qt::AlignRight | Qt::AlignVCenter,
-               tr("0 – %1%").arg(100.0 * scale, 0, 'f', scale < 0.1 ? 1 : 0));
+               tr("0 – %1").arg(QString::fromStdString(formatHeat(m_heat.unit, scale))));
     p.restore();
+}
+
+double GraphCanvas::heatOfNode(NodeId node) const {
+    if (m_heat.empty()) return -1;
+    const size_t i = node.index;
+    const double value = i < m_heat.values.size() ? m_heat.values[i] : 0.0;
+    if (m_heat.seconds.empty()) return value;
+    const double seconds = i < m_heat.seconds.size() ? m_heat.seconds[i] : 0.0;
+    return seconds > 0 ? value / seconds : 0.0;
 }
 
 double GraphCanvas::heatOf(const CanvasLayout::Box& box) const {
     if (m_heat.empty()) return -1;
-    if (box.node.valid()) return box.node.index < m_heat.size() ? m_heat[box.node.index] : 0.0;
+    if (box.node.valid()) return heatOfNode(box.node);
     if (m_heatTree != m_shownTree.get()) {  // a new layout or tree since the totals were summed
-        m_groupHeat = groupTotals(*m_shownTree, m_heat);
+        m_groupHeat = groupTotals(*m_shownTree, m_heat.values);
+        if (!m_heat.seconds.empty()) {  // rates: summed work over summed time
+            const std::vector<double> seconds = groupTotals(*m_shownTree, m_heat.seconds);
+            for (size_t g = 0; g < m_groupHeat.size(); ++g) m_groupHeat[g] = seconds[g] > 0 ? m_groupHeat[g] / seconds[g] : 0.0;
+        }
         m_heatTree = m_shownTree.get();
     }
     return box.group >= 0 && size_t(box.group) < m_groupHeat.size() ? m_groupHeat[size_t(box.group)] : 0.0;
 }
 
-void GraphCanvas::setHeat(std::vector<double> shareByNodeIndex) {
-    m_heat = std::move(shareByNodeIndex);
+void GraphCanvas::setHeat(NodeHeat heat) {
+    m_heat = std::move(heat);
     m_heatTree = nullptr;
     update();
     emit heatChanged();
+}
+
+void GraphCanvas::setHeat(std::vector<double> shareByNodeIndex) {
+    NodeHeat heat;
+    heat.values = std::move(shareByNodeIndex);
+    setHeat(std::move(heat));
 }
 
 void GraphCanvas::setBreakValues(std::vector<QString> reasonByValueIndex) {
@@ -434,7 +453,8 @@ QString GraphCanvas::boxToolTip(const CanvasLayout::Box& box) const {
         out = tr("%1\n%2 nodes; double-click to %3").arg(QString::fromStdString(g.path)).arg(g.totalNodes)
                   .arg(box.expanded ? tr("collapse") : tr("expand"));
     }
-    if (const double heat = heatOf(box); heat >= 0) out += tr("\n%1% of run time").arg(100.0 * heat, 0, 'f', 1);
+    if (const double heat = heatOf(box); heat >= 0)
+        out += tr("\n%1: %2").arg(tr(heatTitle(m_heat.unit)), QString::fromStdString(formatHeat(m_heat.unit, heat)));
     return out;
 }
 

@@ -6,6 +6,8 @@
 // out again, reusing the unchanged groups' layouts.
 #include <QWidget>
 
+#include "views/heat_scale.h"
+
 #include <atomic>
 #include <memory>
 
@@ -62,12 +64,17 @@ public:
     void setRegions(std::vector<int> regionByNodeIndex, std::vector<bool> hostByNodeIndex);
     Mark markOf(NodeId node) const { return node.index < m_marks.size() ? m_marks[node.index] : Mark::None; }
     bool isLinked(NodeId node) const { return node.index < m_linked.size() && m_linked[node.index]; }
-    // Run overlay: each node's share of the run time (by node index; empty clears it).
-    // Boxes are filled by heat (collapsed groups by the sum of their nodes' shares) on a
-    // scale up to the hottest box drawn, which the legend names.
+    // Run overlay: a value per node (share of run time, time, achieved bandwidth or FLOP/s;
+    // empty clears it). Boxes are filled by heat (collapsed groups by their nodes' sum, or
+    // for rates their summed work over summed time) on a scale up to the hottest box drawn,
+    // which the legend names.
+    void setHeat(NodeHeat heat);
     void setHeat(std::vector<double> shareByNodeIndex);
+    void clearHeat() { setHeat(NodeHeat{}); }
     bool hasHeat() const { return !m_heat.empty(); }
-    const std::vector<double>& heat() const { return m_heat; }
+    const std::vector<double>& heat() const { return m_heat.values; }
+    HeatUnit heatUnit() const { return m_heat.unit; }
+    double heatOfNode(NodeId node) const;  // -1 without heat
     // Values where execution leaves a region (by value index: the reason, empty for none):
     // edges carrying them are drawn as breaks and their tooltips give the reason.
     void setBreakValues(std::vector<QString> reasonByValueIndex);
@@ -134,7 +141,7 @@ private:
     std::vector<bool> m_linked;  // by node index
     std::vector<int> m_region;   // by node index
     std::vector<bool> m_host;    // by node index
-    std::vector<double> m_heat;  // share of run time by node index
+    NodeHeat m_heat;
     mutable std::vector<double> m_groupHeat;  // by group of m_heatTree, summed lazily
     mutable const ScopeTree* m_heatTree = nullptr;
     std::vector<QString> m_breakReason;  // by value index

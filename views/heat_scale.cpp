@@ -1,5 +1,7 @@
 #include "views/heat_scale.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -20,6 +22,30 @@ unsigned heatColor(double t) {
         return unsigned(std::lround(a + (b - a) * f)) << shift;
     };
     return channel(16) | channel(8) | channel(0);
+}
+
+std::string formatHeat(HeatUnit unit, double value) {
+    char text[48];
+    switch (unit) {
+        case HeatUnit::Share: std::snprintf(text, sizeof text, "%.1f%%", 100.0 * value); break;
+        case HeatUnit::Milliseconds: std::snprintf(text, sizeof text, "%.3f ms", value); break;
+        case HeatUnit::BytesPerSecond: std::snprintf(text, sizeof text, "%.1f GB/s", value / 1e9); break;
+        case HeatUnit::FlopsPerSecond:
+            if (value >= 1e12) std::snprintf(text, sizeof text, "%.2f TFLOP/s", value / 1e12);
+            else std::snprintf(text, sizeof text, "%.1f GFLOP/s", value / 1e9);
+            break;
+    }
+    return text;
+}
+
+const char* heatTitle(HeatUnit unit) {
+    switch (unit) {
+        case HeatUnit::Share: return "share of run time";
+        case HeatUnit::Milliseconds: return "time per iteration";
+        case HeatUnit::BytesPerSecond: return "achieved bandwidth";
+        case HeatUnit::FlopsPerSecond: return "achieved FLOP/s";
+    }
+    return "";
 }
 
 }  // namespace fsc

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <thread>
 
+#include "app/common/device_peaks.h"
 #include "compiler/cost_model.h"
 #include "compiler/runtime/executor.h"
 #include "profiler/cpu_timer.h"
@@ -153,6 +154,10 @@ Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool
         range.iteration = i;
         trace.activities.push_back(std::move(range));
     }
+    const DevicePeaks peaks = measureCpuPeaks();  // the roofline's roofs, after the timed runs so they disturb nothing
+    trace.peakFlopsPerSecond = peaks.flopsPerSecond;
+    trace.peakBytesPerSecond = peaks.bytesPerSecond;
+    trace.peaksSource = peaks.source;
     trace.unprofiledMs = computeStats(plain).median;
     trace.profiledMs = computeStats(profiled).median;
     // Timed from the first profiled launch: the timeline starts at 0.

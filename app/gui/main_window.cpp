@@ -1,6 +1,7 @@
 #include "app/gui/main_window.h"
 
 #include <QApplication>
+#include <QActionGroup>
 #include <QMenu>
 #include <QCloseEvent>
 #include <QComboBox>
@@ -351,13 +352,20 @@ void MainWindow::createActions() {
     view->addAction(tr("&Expand all"), this, [expandTo] { expandTo(1 << 20); })
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     view->addSeparator();
-    QAction* heat = view->addAction(tr("Run &heat overlay"), this, [this](bool on) {
-        m_canvas->setHeat(on && m_runStep == m_step && m_subgraphs.empty() ? m_runShare : std::vector<double>{});
-    });
+    QAction* heat = view->addAction(tr("Run &heat overlay"), this, [this] { applyRunHeat(); });
     heat->setCheckable(true);
     heat->setChecked(true);
     heat->setObjectName(QStringLiteral("heatAction"));
     heat->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_H));
+    QMenu* heatShows = view->addMenu(tr("Heat &shows"));
+    auto* heatUnits = new QActionGroup(this);
+    for (HeatUnit unit : {HeatUnit::Share, HeatUnit::Milliseconds, HeatUnit::BytesPerSecond, HeatUnit::FlopsPerSecond}) {
+        QAction* a = heatShows->addAction(tr(heatTitle(unit)), this, [this, unit] { setHeatUnit(unit); });
+        a->setCheckable(true);
+        a->setChecked(unit == m_heatUnit);
+        a->setData(int(unit));
+        heatUnits->addAction(a);
+    }
 
     QMenu* runMenu = menuBar()->addMenu(tr("&Run"));
     QAction* run = runMenu->addAction(tr("&Run the graph shown on the CPU"), this, &MainWindow::runShownGraph);
@@ -459,8 +467,7 @@ void MainWindow::cancelLoading() {
 void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& path) {
     m_work->end(m_loadWork);
     m_runStep = -1;  // the run timed another model
-    m_runShare.clear();
-    m_canvas->setHeat({});
+    m_canvas->clearHeat();
     m_runPanel->clearTimes(tr("No run yet: Run times every node of the graph shown."));
     m_model = std::move(model);
     const ModelSummary summary = summarizeModel(*m_model);

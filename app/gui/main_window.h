@@ -4,6 +4,8 @@
 // the log. Import, compile, layout and runs work off the GUI thread; the status bar shows
 // their progress with one Cancel for whatever is under way.
 #include <QMainWindow>
+
+#include "views/heat_scale.h"
 #include <QPointer>
 
 #include <atomic>
@@ -98,6 +100,8 @@ public:
     void chooseRunStore();
     TimelineView* timeline() const { return m_timeline; }
     MemoryView* memoryView() const { return m_memory; }
+    // What the run overlay colours nodes by (View > Heat shows).
+    void setHeatUnit(HeatUnit unit);
     const Trace* lastTrace() const { return m_trace.get(); }
     // If/Loop/Scan bodies: opens the node's graph attribute `attribute` (empty: its only one)
     // in the canvas, one breadcrumb further; upTo(0) returns to the step's graph.
@@ -124,6 +128,8 @@ private:
     void createActions();
     void log(const QString& line);
     void showRun(std::shared_ptr<const Trace> trace);
+    // The run's heat on the canvas when it belongs to the graph shown and the overlay is on.
+    void applyRunHeat();
     void rebuildBreadcrumb();
     void reveal(NodeId node);  // a node of the step's graph, leaving any subgraph first
     struct Crumb {
@@ -174,7 +180,7 @@ private:
     ScopeOutlineModel* m_outlineModel;
     QPlainTextEdit* m_log;
     int m_runStep = -1;  // the step whose graph the latest run timed
-    std::vector<double> m_runShare;
+    HeatUnit m_heatUnit = HeatUnit::Share;
     std::shared_ptr<std::atomic<bool>> m_runCancel;
     QThread* m_runThread = nullptr;
     int m_loadWork = -1, m_compileWork = -1, m_layoutWork = -1;

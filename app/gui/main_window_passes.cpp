@@ -57,7 +57,7 @@ bool MainWindow::enterSubgraph(NodeId node, const QString& attribute) {
     m_canvas->setMarks({});
     m_canvas->setRegions({}, {});
     m_canvas->setBreakValues({});
-    m_canvas->setHeat({});
+    m_canvas->clearHeat();
     m_subgraphs.push_back({QStringLiteral("%1 '%2' › %3").arg(QString::fromStdString(n.opType), QString::fromStdString(n.name), body->first),
                            body->second});
     m_canvas->setGraph(body->second, 1 << 20);
@@ -260,8 +260,7 @@ void MainWindow::showStep(int row) {
     showBreaks(*graph);
     m_changes->showPass(m_passes->trace() && row > 0 ? &m_passes->trace()->passes[size_t(row - 1)] : nullptr, *graph);
     // The heat overlay belongs to the step that ran (node ids differ between steps).
-    const QAction* heat = findChild<QAction*>(QStringLiteral("heatAction"));
-    m_canvas->setHeat(row == m_runStep && (!heat || heat->isChecked()) ? m_runShare : std::vector<double>{});
+    applyRunHeat();
 }
 
 void MainWindow::showBreaks(const Graph& graph) {

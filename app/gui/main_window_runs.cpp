@@ -101,15 +101,6 @@ void MainWindow::runShownGraph() {
 void MainWindow::showRun(std::shared_ptr<const Trace> trace) {
     m_trace = trace;
     const NodeStatsCollector times = nodeTimes(*trace);
-    m_runShare.clear();
-    if (m_runStep >= 0) {  // heat only for a run of a step's graph: its node ids are the canvas's
-        const int64_t total = std::max<int64_t>(1, times.topLevelTotalNs());
-        for (const NodeTime& t : times.sorted())
-            if (t.depth == 0 && t.id.valid()) {
-                if (t.id.index >= m_runShare.size()) m_runShare.resize(t.id.index + 1, 0.0);
-                m_runShare[t.id.index] += double(t.totalNs) / double(total);
-            }
-    }
     const int64_t arena = trace->measuredMemory.empty() ? 0 : trace->measuredMemory.front().bytes;
     const QString summary =
         tr("median %1 ms (%2 ms profiled, overhead %3%) over %4 iterations on %5; arena %6 MiB; inputs: %7")
@@ -124,10 +115,42 @@ void MainWindow::showRun(std::shared_ptr<const Trace> trace) {
     m_timeline->setTrace(trace);
     m_memory->setTrace(trace);
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("runDock"))) dock->raise();
-    if (m_step == m_runStep && m_subgraphs.empty()) {
-        const QAction* heat = findChild<QAction*>(QStringLiteral("heatAction"));
-        if (!heat || heat->isChecked()) m_canvas->setHeat(m_runShare);
+    applyRunHeat();
+}
+
+void MainWindow::setHeatUnit(HeatUnit unit) {
+    m_heatUnit = unit;
+    for (QAction* a : findChildren<QAction*>())
+        if (a->actionGroup() && a->data().isValid() && a->data().toInt() == int(unit)) a->setChecked(true);
+    applyRunHeat();
+}
+
+void MainWindow::applyRunHeat() {
+    const QAction* on = findChild<QAction*>(QStringLiteral("heatAction"));
+    // A run's node ids are those of the step that ran; a stored run's (m_runStep -1) match nothing here.
+    if (!m_trace || m_runStep < 0 || m_runStep != m_step || !m_subgraphs.empty() || (on && !on->isChecked())) {
+        m_canvas->clearHeat();
+        return;
     }
+    NodeHeat heat;
+    heat.unit = m_heatUnit;
+    const bool rate = m_heatUnit == HeatUnit::BytesPerSecond || m_heatUnit == HeatUnit::FlopsPerSecond;
+    const double iterations = std::max(1, m_trace->iterations);
+    for (const NodeStat& s : computeNodeStats(*m_trace)) {
+        if (s.node < 0) continue;
+        const size_t i = size_t(s.node);
+        if (i >= heat.values.size()) heat.values.resize(i + 1, 0.0);
+        if (rate && i >= heat.seconds.size()) heat.seconds.resize(i + 1, 0.0);
+        const TraceNode* n = m_trace->findNode(s.node);
+        switch (m_heatUnit) {
+            case HeatUnit::Share: heat.values[i] = s.share; break;
+            case HeatUnit::Milliseconds: heat.values[i] = double(s.totalNs) / 1e6 / iterations; break;
+            case HeatUnit::BytesPerSecond: heat.values[i] = n ? n->bytes * double(s.launches) : 0.0; break;
+            case HeatUnit::FlopsPerSecond: heat.values[i] = n ? n->flops * double(s.launches) : 0.0; break;
+        }
+        if (rate) heat.seconds[i] = double(s.totalNs) / 1e9;
+    }
+    m_canvas->setHeat(std::move(heat));
 }
 
 bool MainWindow::openRunStore(const QString& path, int64_t runId) {
@@ -161,7 +184,7 @@ bool MainWindow::openRunStore(const QString& path, int64_t runId) {
     auto trace = (*store)->loadTrace(runId);
     if (!trace) return fail(QString::fromStdString(trace.status().message()));
     m_runStep = -1;  // a stored run: its node ids need not match the graph shown
-    m_canvas->setHeat({});
+    m_canvas->clearHeat();
     showRun(std::make_shared<const Trace>(std::move(*trace)));
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("timelineDock"))) dock->raise();
     log(tr("Opened run %1 of %2").arg(runId).arg(path));

@@ -432,6 +432,24 @@ private slots:
         const double x = TimelineView::kGutter + timeline->scale().toX(double(firstKernel.startNs + firstKernel.endNs) / 2.0);
         QTest::mouseClick(timeline, Qt::LeftButton, {}, QPoint(int(x), timeline->laneMiddle(kernelLane)));
         QCOMPARE(w.canvas()->selectedNode().index, uint32_t(firstKernel.node));
+        // Heat by achieved FLOP/s: a node's is its cost-model FLOPs over its measured time, a
+        // collapsed group's its nodes' summed FLOPs over their summed time.
+        const NodeId hottest = w.canvas()->selectedNode();
+        w.setHeatUnit(HeatUnit::FlopsPerSecond);
+        QCOMPARE(w.canvas()->heatUnit(), HeatUnit::FlopsPerSecond);
+        {
+            const auto stats = computeNodeStats(*w.lastTrace());
+            const NodeStat* conv = nullptr;
+            for (const NodeStat& s : stats)
+                if (!conv && w.lastTrace()->findNode(s.node)->flops > 0) conv = &s;
+            QVERIFY(conv);
+            const double expected = w.lastTrace()->findNode(conv->node)->flops * double(conv->launches) / (double(conv->totalNs) / 1e9);
+            QVERIFY(std::abs(w.canvas()->heatOfNode(NodeId{uint32_t(conv->node)}) - expected) <= 1e-6 * expected);
+            QVERIFY(std::abs(conv->flopsPerSecond - expected) <= 1e-6 * expected);  // the same figure the report prints
+        }
+        w.setHeatUnit(HeatUnit::Share);
+        QVERIFY(w.canvas()->heatOfNode(hottest) >= 0);
+        QVERIFY(w.lastTrace()->peakFlopsPerSecond > 0 && w.lastTrace()->peakBytesPerSecond > 0);
         // The memory dock: the planned arena of this run, the peak step's tensors listed.
         QVERIFY(w.memoryView()->headline().startsWith(QStringLiteral("Planned peak")));
         QVERIFY(!w.lastTrace()->plannedBuffers.empty());

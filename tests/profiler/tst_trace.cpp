@@ -58,6 +58,7 @@ Trace sample() {
     t.plannedMemory = {{0, 4096, "conv"}, {600, 8192, "loop"}, {1000, 4096, "relu"}};
     t.measuredMemory = {{0, 8192, "arena"}};
     t.plannedBuffers = {{"conv_out", 0, 4096, 0, 1}, {"loop_out", 4096, 4096, 1, 2}};
+    t.peakFlopsPerSecond = 2e11, t.peakBytesPerSecond = 3e10, t.peaksSource = "measured";
     return t;
 }
 
@@ -189,6 +190,9 @@ private slots:
         QCOMPARE(loaded->plannedMemory.size(), size_t(3));
         QCOMPARE(loaded->measuredMemory.size(), size_t(1));
         QCOMPARE(loaded->plannedBuffers.size(), size_t(2));
+        QCOMPARE(loaded->peakFlopsPerSecond, 2e11);
+        QCOMPARE(loaded->peakBytesPerSecond, 3e10);
+        QCOMPARE(loaded->peaksSource, std::string("measured"));
         QCOMPARE(loaded->plannedBuffers[1].name, std::string("loop_out"));
         QCOMPARE(loaded->plannedBuffers[1].offset, int64_t(4096));
         QCOMPARE(loaded->plannedBuffers[1].lastStep, int64_t(2));
