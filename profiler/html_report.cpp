@@ -1,5 +1,7 @@
 #include "profiler/html_report.h"
 
+#include "profiler/roofline.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -91,26 +93,10 @@ std::string memoryChart(const Trace& t) {
 
 // Achieved FLOP/s against FLOPs per byte, both log scales, one dot per node.
 std::string roofline(const Trace& t, const std::vector<NodeStat>& stats) {
-    std::vector<std::pair<const NodeStat*, const TraceNode*>> points;
-    for (const NodeStat& s : stats)
-        if (const TraceNode* n = t.findNode(s.node); n && s.flopsPerSecond > 0 && s.arithmeticIntensity > 0) points.push_back({&s, n});
-    if (points.empty()) return "<p class=\"note\">No node has both a FLOP count and a measured time.</p>";
-    double lx = 1e300, hx = 0, ly = 1e300, hy = 0;
-    for (const auto& [s, n] : points) {
-        lx = std::min(lx, s->arithmeticIntensity), hx = std::max(hx, s->arithmeticIntensity);
-        ly = std::min(ly, s->flopsPerSecond), hy = std::max(hy, s->flopsPerSecond);
-    }
-    const bool roofs = t.peakFlopsPerSecond > 0 && t.peakBytesPerSecond > 0;
-    if (roofs) {  // the ridge point and the compute roof in view
-        const double ridge = t.peakFlopsPerSecond / t.peakBytesPerSecond;
-        lx = std::min(lx, ridge / 10), hx = std::max(hx, ridge * 10);
-        hy = std::max(hy, t.peakFlopsPerSecond * 1.5);
-        ly = std::min(ly, t.peakBytesPerSecond * lx);
-    }
-    lx = std::floor(std::log10(lx)), hx = std::ceil(std::log10(hx)) + (hx == lx ? 1 : 0);
-    ly = std::floor(std::log10(ly)), hy = std::ceil(std::log10(hy)) + (hy == ly ? 1 : 0);
-    if (hx <= lx) hx = lx + 1;
-    if (hy <= ly) hy = ly + 1;
+    const Roofline roof = buildRoofline(t, stats);
+    if (roof.points.empty()) return "<p class=\"note\">No node has both a FLOP count and a measured time.</p>";
+    const double lx = roof.log10MinX, hx = roof.log10MaxX, ly = roof.log10MinY, hy = roof.log10MaxY;
+    const bool roofs = roof.hasRoofs;
     const double w = 600, h = 320, left = 60, bottom = 30;
     auto x = [&](double v) { return left + (w - left - 10) * (std::log10(v) - lx) / (hx - lx); };
     auto y = [&](double v) { return h - bottom - (h - bottom - 10) * (std::log10(v) - ly) / (hy - ly); };
@@ -132,7 +118,7 @@ std::string roofline(const Trace& t, const std::vector<NodeStat>& stats) {
         s << "<text x=\"" << x(ridge) + 4 << "\" y=\"" << y(t.peakFlopsPerSecond) - 4 << "\">" << num(t.peakFlopsPerSecond / 1e9, 0)
           << " GFLOP/s, " << num(t.peakBytesPerSecond / 1e9, 1) << " GB/s</text>";
     }
-    for (const auto& [st, n] : points)
+    for (const auto& [st, n] : roof.points)
         s << "<circle cx=\"" << x(st->arithmeticIntensity) << "\" cy=\"" << y(st->flopsPerSecond) << "\" r=\""
           << 3 + 6 * std::sqrt(st->share) << "\" fill=\"#e31a1c\" fill-opacity=\"0.6\"><title>" << esc(n->name) << " ("
           << esc(n->opType) << "): " << num(st->flopsPerSecond / 1e9, 1) << " GFLOP/s at " << num(st->arithmeticIntensity, 1)

@@ -206,4 +206,15 @@ QString NodePropertiesView::valueOf(const QString& property) const {
     return item ? item->text(1) : QString();
 }
 
+void NodePropertiesView::showRunKernels(const QString& summary, const QList<QPair<QString, QString>>& kernels) {
+    const QString title = tr("Kernels in the last run");
+    delete rowNamed(title);
+    auto* row = addRow(this, nullptr, title, summary);
+    for (const auto& [name, detail] : kernels) {
+        auto* kernel = addRow(this, row, name, detail);
+        kernel->setToolTip(0, name);
+    }
+    row->setExpanded(true);
+}
+
 }  // namespace fsc

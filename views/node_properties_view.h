@@ -24,6 +24,9 @@ public:
     void setOpsets(std::vector<std::pair<std::string, int64_t>> opsets) { m_opsets = std::move(opsets); }
     // Shows `node` of `graph`; an invalid node clears the view.
     void showNode(std::shared_ptr<const Graph> graph, NodeId node);
+    // The launches of the shown node in the last run (a row per kernel: its name, and
+    // "N launches, X ms per iteration, grid/block"); replaces any such rows shown before.
+    void showRunKernels(const QString& summary, const QList<QPair<QString, QString>>& kernels);
     // The text of a top-level row's value ("Op", "Scope", ...), for tests.
     QString valueOf(const QString& property) const;
     QTreeWidgetItem* rowNamed(const QString& property) const;

@@ -1,7 +1,7 @@
 #pragma once
 // The roofs of a roofline for the CPU, measured rather than guessed: the best of a few
 // float GEMMs (the kernel the CPU backend uses) for FLOP/s, and of large memcpys for bytes
-// per second (read plus write). About a tenth of a second.
+// per second (read plus write). Measured once per process, in about half a second.
 #include <string>
 
 namespace fsc {

@@ -40,6 +40,7 @@
 #include "views/scope_outline_model.h"
 #include "views/summary_view.h"
 #include "views/memory_view.h"
+#include "views/roofline_view.h"
 #include "views/timeline_view.h"
 #include "views/work_indicator.h"
 
@@ -73,6 +74,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_runPanel = new RunPanel(this);
     m_timeline = new TimelineView(this);
     m_memory = new MemoryView(this);
+    m_rooflineView = new RooflineView(this);
     m_log = new QPlainTextEdit(this);
     initFusescopeResources();
     setWindowTitle(tr("Fusescope"));
@@ -89,6 +91,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_before, &GraphCanvas::nodeSelected, this, [this](NodeId n) { linkSelection(m_before, m_canvas, n); });
     connect(m_canvas, &GraphCanvas::nodeSelected, this, [this](NodeId node) {
         m_properties->showNode(m_canvas->shownGraphShared(), node);
+        showNodeKernels(node);
         if (m_compare) linkSelection(m_canvas, m_before, node);
         // The node table follows when it lists the same graph.
         const Graph* g = m_canvas->shownGraph();
@@ -238,7 +241,13 @@ void MainWindow::createDocks() {
         if (node >= 0) revealRunNode(NodeId{uint32_t(node)});
     });
     connect(m_canvas, &GraphCanvas::nodeSelected, m_timeline, [this](NodeId node) {
-        if (m_runStep >= 0 && m_runStep == m_step && m_subgraphs.empty()) m_timeline->selectNode(node.valid() ? int64_t(node.index) : -1);
+        if (!runMatchesCanvas()) return;
+        m_timeline->selectNode(node.valid() ? int64_t(node.index) : -1);
+        m_rooflineView->selectNode(node.valid() ? int64_t(node.index) : -1);
+    });
+    QDockWidget* roofline = addDock(tr("Roofline"), QStringLiteral("rooflineDock"), m_rooflineView, Qt::BottomDockWidgetArea);
+    connect(m_rooflineView, &RooflineView::nodeSelected, this, [revealRunNode](int64_t node) {
+        if (node >= 0) revealRunNode(NodeId{uint32_t(node)});
     });
     QDockWidget* memory = addDock(tr("Memory"), QStringLiteral("memoryDock"), m_memory, Qt::BottomDockWidgetArea);
     m_log->setReadOnly(true);
@@ -249,6 +258,7 @@ void MainWindow::createDocks() {
     tabifyDockWidget(changes, run);
     tabifyDockWidget(run, timeline);
     tabifyDockWidget(timeline, memory);
+    tabifyDockWidget(memory, roofline);
     tabifyDockWidget(memory, logDock);
     nodes->raise();
 }

@@ -45,6 +45,7 @@ class ScopeOutlineModel;
 struct Trace;
 class TimelineView;
 class MemoryView;
+class RooflineView;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -100,6 +101,7 @@ public:
     void chooseRunStore();
     TimelineView* timeline() const { return m_timeline; }
     MemoryView* memoryView() const { return m_memory; }
+    RooflineView* rooflineView() const { return m_rooflineView; }
     // What the run overlay colours nodes by (View > Heat shows).
     void setHeatUnit(HeatUnit unit);
     const Trace* lastTrace() const { return m_trace.get(); }
@@ -130,6 +132,8 @@ private:
     void showRun(std::shared_ptr<const Trace> trace);
     // The run's heat on the canvas when it belongs to the graph shown and the overlay is on.
     void applyRunHeat();
+    bool runMatchesCanvas() const;  // the run shown belongs to the graph on the canvas
+    void showNodeKernels(NodeId node);  // its launches in the run, in the properties
     void rebuildBreadcrumb();
     void reveal(NodeId node);  // a node of the step's graph, leaving any subgraph first
     struct Crumb {
@@ -174,6 +178,7 @@ private:
     ChangesPanel* m_changes;  // what the shown step changed and rejected, with reasons
     RunPanel* m_runPanel;
     TimelineView* m_timeline;
+    RooflineView* m_rooflineView;
     MemoryView* m_memory;  // planned arena vs measured allocations of the run shown
     std::shared_ptr<const Trace> m_trace;  // the run shown in the Run and Timeline docks
     QTreeView* m_outline;  // the scope tree of the graph on the canvas

@@ -11,6 +11,8 @@
 #include <QMessageBox>
 #include <QThread>
 
+#include <map>
+
 #include "app/common/profile_session.h"
 #include "compiler/fused_domain.h"
 #include "profiler/node_stats.h"
@@ -19,6 +21,8 @@
 #include "views/pass_list_model.h"
 #include "views/run_panel.h"
 #include "views/memory_view.h"
+#include "views/node_properties_view.h"
+#include "views/roofline_view.h"
 #include "views/timeline_view.h"
 #include "views/work_indicator.h"
 
@@ -114,8 +118,48 @@ void MainWindow::showRun(std::shared_ptr<const Trace> trace) {
     m_runPanel->showTimes(summary, times.sorted(), times.topLevelTotalNs(), trace->iterations);
     m_timeline->setTrace(trace);
     m_memory->setTrace(trace);
+    m_rooflineView->setTrace(trace);
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("runDock"))) dock->raise();
     applyRunHeat();
+}
+
+bool MainWindow::runMatchesCanvas() const {
+    // A run's node ids are those of the step that ran; a stored run's (m_runStep -1) match nothing here.
+    return m_trace && m_runStep >= 0 && m_runStep == m_step && m_subgraphs.empty();
+}
+
+void MainWindow::showNodeKernels(NodeId node) {
+    if (!node.valid() || !runMatchesCanvas()) return;
+    struct Launches {
+        int64_t count = 0, totalNs = 0;
+        const Activity* first = nullptr;
+    };
+    std::map<std::string, Launches> byName;
+    for (const Activity& a : m_trace->activities)
+        if (a.node == int64_t(node.index) && a.kind != ActivityKind::Range) {
+            Launches& l = byName[a.name];
+            l.count += 1, l.totalNs += a.durationNs();
+            if (!l.first) l.first = &a;
+        }
+    const double iterations = std::max(1, m_trace->iterations);
+    QList<QPair<QString, QString>> rows;
+    int64_t totalNs = 0;
+    for (const auto& [name, l] : byName) {
+        totalNs += l.totalNs;
+        QString detail = tr("%1 launches, %2 ms per iteration").arg(l.count).arg(double(l.totalNs) / 1e6 / iterations, 0, 'f', 4);
+        if (l.first->grid[0] > 0)
+            detail += tr(", grid %1×%2×%3, block %4×%5×%6, %7 registers")
+                          .arg(l.first->grid[0]).arg(l.first->grid[1]).arg(l.first->grid[2])
+                          .arg(l.first->block[0]).arg(l.first->block[1]).arg(l.first->block[2])
+                          .arg(l.first->registers);
+        rows.append({QString::fromStdString(name), detail});
+    }
+    m_properties->showRunKernels(rows.isEmpty() ? tr("none: this node did not run")
+                                                : tr("%1 kernel(s), %2 ms per iteration on %3")
+                                                      .arg(rows.size())
+                                                      .arg(double(totalNs) / 1e6 / iterations, 0, 'f', 4)
+                                                      .arg(QString::fromStdString(m_trace->device)),
+                                 rows);
 }
 
 void MainWindow::setHeatUnit(HeatUnit unit) {
@@ -128,7 +172,7 @@ void MainWindow::setHeatUnit(HeatUnit unit) {
 void MainWindow::applyRunHeat() {
     const QAction* on = findChild<QAction*>(QStringLiteral("heatAction"));
     // A run's node ids are those of the step that ran; a stored run's (m_runStep -1) match nothing here.
-    if (!m_trace || m_runStep < 0 || m_runStep != m_step || !m_subgraphs.empty() || (on && !on->isChecked())) {
+    if (!runMatchesCanvas() || (on && !on->isChecked())) {
         m_canvas->clearHeat();
         return;
     }

@@ -26,6 +26,7 @@
 #include "views/run_panel.h"
 #include "views/run_table_model.h"
 #include "views/memory_view.h"
+#include "views/roofline_view.h"
 #include "views/timeline_view.h"
 #include "profiler/trace.h"
 #include "test_support.h"
@@ -450,6 +451,21 @@ private slots:
         w.setHeatUnit(HeatUnit::Share);
         QVERIFY(w.canvas()->heatOfNode(hottest) >= 0);
         QVERIFY(w.lastTrace()->peakFlopsPerSecond > 0 && w.lastTrace()->peakBytesPerSecond > 0);
+        // The selected node's kernels in the properties: its launches, three iterations' worth.
+        w.canvas()->revealNode(hottest);
+        QTreeWidgetItem* kernels = w.properties()->rowNamed(QStringLiteral("Kernels in the last run"));
+        QVERIFY(kernels);
+        QCOMPARE(kernels->childCount(), 1);
+        QVERIFY2(kernels->child(0)->text(1).startsWith(QStringLiteral("3 launches")), qPrintable(kernels->child(0)->text(1)));
+        // The roofline: a dot per node with FLOPs, under measured roofs; a click on one selects its node.
+        RooflineView* roofline = w.rooflineView();
+        QVERIFY(roofline->roofline().hasRoofs);
+        QVERIFY(roofline->roofline().points.size() > 10);
+        roofline->resize(800, 400);
+        const RooflinePoint& dot = roofline->roofline().points.back();
+        QTest::mouseClick(roofline, Qt::LeftButton, {}, roofline->pointOf(dot).toPoint());
+        QCOMPARE(int64_t(w.canvas()->selectedNode().index), roofline->nodeAt(roofline->pointOf(dot)));
+        QCOMPARE(roofline->selectedNode(), int64_t(w.canvas()->selectedNode().index));
         // The memory dock: the planned arena of this run, the peak step's tensors listed.
         QVERIFY(w.memoryView()->headline().startsWith(QStringLiteral("Planned peak")));
         QVERIFY(!w.lastTrace()->plannedBuffers.empty());
