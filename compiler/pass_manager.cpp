@@ -29,6 +29,11 @@ Result<CompileResult> compileModel(const Model& model, const std::vector<std::st
         if (!info) return Status(ErrorCode::InvalidArgument, "unknown pass '" + name + "'");
         pipeline.push_back(info->create());
     }
+    return compileModel(model, std::move(pipeline), options);
+}
+
+Result<CompileResult> compileModel(const Model& model, std::vector<std::unique_ptr<Pass>> pipeline,
+                                   const CompileOptions& options) {
     if (!model.graph) return invalidModel("model has no graph");
 
     CompileResult result;

@@ -52,5 +52,9 @@ struct CompileResult {
 // that fails, or a graph the verifier rejects, is an error naming the pass.
 Result<CompileResult> compileModel(const Model& model, const std::vector<std::string>& passes,
                                    const CompileOptions& options = {});
+// The same with pass objects made by the caller (a pass configured differently from its
+// registered default, such as a precision pass with its own keep-in-float32 list).
+Result<CompileResult> compileModel(const Model& model, std::vector<std::unique_ptr<Pass>> passes,
+                                   const CompileOptions& options = {});
 
 }  // namespace fsc

@@ -85,6 +85,19 @@ ValueId Rewriter::addConstant(Tensor tensor, const std::string& nameHint) {
     return id;
 }
 
+ValueId Rewriter::addIntermediate(ValueType type, const std::string& nameHint) {
+    Value v;
+    v.name = uniqueName(nameHint);
+    v.kind = Value::Kind::NodeOutput;
+    v.type = std::move(type);
+    ValueId id = m_graph.addValue(std::move(v));
+    m_users.emplace_back();
+    m_captured.push_back(false);
+    m_valueTouched.push_back(false);
+    touchValue(id);
+    return id;
+}
+
 NodeId Rewriter::addNode(Node node, NodeId anchor, const std::vector<NodeId>& madeFrom) {
     std::vector<NodeId> origins;
     for (NodeId from : madeFrom) {

@@ -46,6 +46,8 @@ public:
     std::string uniqueName(const std::string& hint);
     // A new initializer holding `tensor` (renamed to a unique name).
     ValueId addConstant(Tensor tensor, const std::string& nameHint);
+    // A new intermediate value of `type`, for a node about to be added to produce it.
+    ValueId addIntermediate(ValueType type, const std::string& nameHint);
     // Adds a node that will sit just before `anchor` in the order; its provenance is the
     // union of the origins of `madeFrom`. Producers of its outputs are set to it.
     NodeId addNode(Node node, NodeId anchor, const std::vector<NodeId>& madeFrom);

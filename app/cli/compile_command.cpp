@@ -1,9 +1,12 @@
 #include "app/cli/compile_command.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "app/cli/compile_report.h"
@@ -13,6 +16,7 @@
 #include "compiler/capability_table.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pass_registry.h"
+#include "compiler/passes/passes.h"
 #include "compiler/pipelines.h"
 #include "core/comma_list.h"
 #include "core/onnx_export.h"
@@ -31,6 +35,10 @@ pipeline:
   --pipeline O0|O1|O2|O3   named pipeline (default O2); --list-passes shows every step
   --passes a,b,c           run exactly these passes, in this order
   --disable a,b            leave these passes out
+  --quantize fp16|bf16     store float32 work in float16 / bfloat16 after the fusions (before
+                           the memory passes); Casts only at region boundaries
+  --keep-fp32 Op,Op        ops --quantize leaves in float32 (default: norms, Softmax,
+                           LogSoftmax, reductions, CumSum; 'none' narrows everything)
 output:
   --explain                per pass: what changed and why, what matched but was rejected
   --json                   JSON summary (schema fusescope.compile/1): node counts and op
@@ -47,8 +55,9 @@ output:
 )";
 
 struct CompileArgs {
-    std::string model, pipeline, passes, dumpDir, output, capabilities;
+    std::string model, pipeline, passes, dumpDir, output, capabilities, quantize;
     std::vector<std::string> disabled;
+    std::optional<std::set<std::string>> keepFp32;
     bool explain = false, json = false, verify = false, list = false, showKernels = false;
 };
 
@@ -85,7 +94,16 @@ int parse(int argc, char** argv, int first, CompileArgs& a) {
         else if (s == "--capabilities") { if (!value(a.capabilities)) return usage("--capabilities needs FILE"); }
         else if (s == "--dump-dir") { if (!value(a.dumpDir)) return usage("--dump-dir needs DIR"); }
         else if (s == "-o" || s == "--output") { if (!value(a.output)) return usage(s + " needs OUT.onnx"); }
-        else if (s == "--disable") {
+        else if (s == "--quantize") {
+            if (!value(a.quantize) || (a.quantize != "fp16" && a.quantize != "bf16"))
+                return usage(a.quantize == "int8" ? "--quantize int8 (post-training INT8 with calibration) is not built yet; fp16 and bf16 are"
+                                                  : "--quantize needs fp16 or bf16");
+        } else if (s == "--keep-fp32") {
+            if (!value(v)) return usage("--keep-fp32 needs Op,Op or none");
+            a.keepFp32.emplace();
+            if (v != "none")
+                for (std::string& op : splitCommaList(v)) a.keepFp32->insert(std::move(op));
+        } else if (s == "--disable") {
             if (!value(v)) return usage("--disable needs a,b");
             for (std::string& name : splitCommaList(v)) a.disabled.push_back(std::move(name));
         } else if (s.rfind("-", 0) == 0) return usage("unknown option " + s);
@@ -94,6 +112,7 @@ int parse(int argc, char** argv, int first, CompileArgs& a) {
     }
     if (!a.passes.empty() && !a.pipeline.empty()) return usage("give --pipeline or --passes, not both");
     if (a.model.empty() && !a.list) return usage("compile needs a MODEL");
+    if (a.keepFp32 && a.quantize.empty()) return usage("--keep-fp32 goes with --quantize");
     return -1;
 }
 
@@ -196,7 +215,18 @@ int compileCommand(int argc, char** argv, int first) {
     if (!model) return fail(model.status());
     CompileOptions options;
     options.verifyEachPass = a.verify;
-    auto result = compileModel(*model, *passes, options);
+    // The named passes, with the precision pass (its own keep list) before the memory passes.
+    std::vector<std::unique_ptr<Pass>> pipeline;
+    for (const std::string& name : *passes) pipeline.push_back(PassRegistry::builtin().find(name)->create());
+    if (!a.quantize.empty()) {
+        const std::set<std::string> keep = a.keepFp32 ? *a.keepFp32 : passes::defaultKeepInFloat32();
+        auto precision = a.quantize == "fp16" ? passes::convertToFloat16(keep) : passes::convertToBFloat16(keep);
+        auto at = std::find_if(pipeline.begin(), pipeline.end(), [](const std::unique_ptr<Pass>& p) {
+            return p->name() == "schedule-for-memory" || p->name() == "plan-memory";
+        });
+        pipeline.insert(at, std::move(precision));
+    }
+    auto result = compileModel(*model, std::move(pipeline), options);
     if (!result) return fail(result.status().withContext(a.model));
 
     const Graph& compiled = *result->model.graph;

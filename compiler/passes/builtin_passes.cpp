@@ -20,6 +20,8 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(fuseActivation);
     registry.add(fuseAttention);
     registry.add(fuseElementwise);
+    registry.add([] { return convertToFloat16(); });
+    registry.add([] { return convertToBFloat16(); });
     registry.add(scheduleForMemory);
     registry.add(planMemoryPass);
 }

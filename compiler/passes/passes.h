@@ -1,6 +1,8 @@
 #pragma once
 // Factories of the built-in passes, one per file in this folder.
 #include <memory>
+#include <set>
+#include <string>
 
 #include "compiler/pass.h"
 
@@ -24,6 +26,14 @@ std::unique_ptr<Pass> fuseSkipLayerNorm();
 std::unique_ptr<Pass> fuseActivation();
 std::unique_ptr<Pass> fuseAttention();
 std::unique_ptr<Pass> fuseElementwise();
+
+// Precision: float32 work stored in float16 / bfloat16, ops in `keepInFloat32` (by op
+// type; default: norms, softmax, reductions) left in float32.
+const std::set<std::string>& defaultKeepInFloat32();
+std::unique_ptr<Pass> convertToFloat16();
+std::unique_ptr<Pass> convertToBFloat16();
+std::unique_ptr<Pass> convertToFloat16(std::set<std::string> keepInFloat32);
+std::unique_ptr<Pass> convertToBFloat16(std::set<std::string> keepInFloat32);
 
 // Memory (O3)
 std::unique_ptr<Pass> scheduleForMemory();

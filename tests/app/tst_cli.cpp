@@ -305,6 +305,30 @@ private slots:
         QVERIFY(list.out.contains(QStringLiteral("fold-shape-computation")));
     }
 
+    void compileQuantizesToFloat16BeforeTheMemoryPasses() {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("half.onnx"));
+        Run r = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--pipeline"), QStringLiteral("O3"),
+                     QStringLiteral("--quantize"), QStringLiteral("fp16"), QStringLiteral("--json"), QStringLiteral("-o"), out});
+        QCOMPARE(r.exitCode, 0);
+        QStringList order;
+        for (const QJsonValue p : QJsonDocument::fromJson(r.out.toUtf8()).object()[QStringLiteral("passes")].toArray())
+            order << p.toObject()[QStringLiteral("name")].toString();
+        QVERIFY2(order.indexOf(QStringLiteral("fp16-conversion")) >= 0 &&
+                     order.indexOf(QStringLiteral("fp16-conversion")) < order.indexOf(QStringLiteral("plan-memory")),
+                 qPrintable(order.join(QLatin1Char(','))));
+        // The written model runs, with its weights in float16.
+        Run dump = cli({QStringLiteral("dump"), out});
+        QCOMPARE(dump.exitCode, 0);
+        QVERIFY(dump.out.contains(QStringLiteral("= float16[")));
+        QCOMPARE(cli({QStringLiteral("run"), out, QStringLiteral("--pipeline"), QStringLiteral("O0")}).exitCode, 0);
+        Run int8 = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--quantize"), QStringLiteral("int8")});
+        QCOMPARE(int8.exitCode, 64);
+        QVERIFY(int8.err.contains(QStringLiteral("not built yet")));
+        Run keepAlone = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--keep-fp32"), QStringLiteral("Softmax")});
+        QCOMPARE(keepAlone.exitCode, 64);
+    }
+
     void runAtO0ProfilesEveryImportedNode() {
         Run r = cli({QStringLiteral("run"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--json"),
                      QStringLiteral("--pipeline"), QStringLiteral("O0"), QStringLiteral("--profile")});
