@@ -120,7 +120,7 @@ private:
             outputs.push_back({out, narrow});
             out = narrow;
         }
-        const NodeId added = rw.addNode(copy, id, {id});
+        rw.addNode(copy, id, {id});
         // Everything that read the float32 output now reads a Cast back; converted readers
         // later take the narrowed value directly, and the Cast goes when nobody is left.
         for (const auto& [wide, narrow] : outputs) {
@@ -131,7 +131,6 @@ private:
             rw.replaceAllUses(wide, back);
             m_narrow[back.index] = narrow;
         }
-        (void)added;
         rw.removeNode(id);
     }
 
