@@ -1,7 +1,5 @@
 #include "profiler/html_report.h"
 
-#include "profiler/roofline.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,21 +7,14 @@
 #include <map>
 #include <sstream>
 
+#include "profiler/roofline.h"
+#include "profiler/xml_escape.h"
+
 namespace fsc {
 namespace {
 
 std::string esc(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
-        }
-    }
-    return out;
+    return escapeXml(s);
 }
 
 std::string num(double v, int decimals = 3) {

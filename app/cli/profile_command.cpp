@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "app/cli/parse_int.h"
 #include "app/common/graph_svg.h"
 #include "app/common/profile_session.h"
 #include "compiler/graph_breaks.h"
@@ -54,16 +55,6 @@ int usage(const std::string& message) {
 int fail(const std::string& message) {
     std::cerr << "error: " << message << "\n";
     return kExitBadInput;
-}
-
-bool parseInt(const std::string& s, int64_t& out) {
-    try {
-        size_t used = 0;
-        out = std::stoll(s, &used);
-        return used == s.size();
-    } catch (...) {
-        return false;
-    }
 }
 
 int listRuns(const std::string& path) {

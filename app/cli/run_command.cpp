@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/parse_int.h"
 #include "compiler/backends/device_query.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipelines.h"
@@ -75,16 +76,6 @@ int usage(const std::string& message) {
 int fail(const std::string& message) {
     std::cerr << "error: " << message << "\n";
     return kExitBadInput;
-}
-
-bool parseInt(const std::string& s, int64_t& out) {
-    try {
-        size_t used = 0;
-        out = std::stoll(s, &used);
-        return used == s.size();
-    } catch (...) {
-        return false;
-    }
 }
 
 // Returns an exit code when parsing fails, -1 when it succeeds.

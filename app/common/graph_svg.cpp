@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "profiler/xml_escape.h"
 #include "views/heat_scale.h"
 #include "views/layered_layout.h"
 #include "views/op_category.h"
@@ -13,17 +14,7 @@ namespace fsc {
 namespace {
 
 std::string escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
-        }
-    }
-    return out;
+    return escapeXml(s);
 }
 
 std::string hex(unsigned rgb) {
