@@ -1,5 +1,7 @@
 #include "core/tensor.h"
 
+#include "core/fnv1a.h"
+
 namespace fsc {
 
 Tensor::Tensor(std::string name, DType type, std::vector<int64_t> dims, BufferPtr buffer,
@@ -26,14 +28,8 @@ int64_t Tensor::numElements() const {
 }
 
 uint64_t Tensor::fingerprint() const {
-    uint64_t h = 1469598103934665603ull;
-    auto mix = [&h](const void* p, size_t n) {
-        const auto* b = static_cast<const uint8_t*>(p);
-        for (size_t i = 0; i < n; ++i) {
-            h ^= b[i];
-            h *= 1099511628211ull;
-        }
-    };
+    uint64_t h = kFnv1aOffset;
+    auto mix = [&h](const void* p, size_t n) { h = fnv1a(p, n, h); };
     int32_t type = static_cast<int32_t>(m_dtype);
     mix(&type, sizeof type);
     for (int64_t d : m_dims) mix(&d, sizeof d);

@@ -2,17 +2,10 @@
 
 #include <cstdio>
 
+#include "core/fnv1a.h"
+
 namespace fsc {
 namespace {
-
-uint64_t fnv1a(const std::string& text) {
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : text) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 const char* cudaType(DType dtype) {
     switch (dtype) {

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "core/fnv1a.h"
+
 namespace fsc {
 namespace {
 
@@ -60,15 +62,6 @@ const Api& api() {
         }
     });
     return a;
-}
-
-uint64_t fnv1a(const std::string& text) {
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : text) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
 }
 
 std::filesystem::path defaultCacheDir() {
