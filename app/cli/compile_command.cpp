@@ -11,6 +11,7 @@
 
 #include "app/cli/compile_report.h"
 #include "app/cli/graph_breaks_report.h"
+#include "app/cli/quantize_step.h"
 #include "compiler/backends/cuda/generated_kernels.h"
 #include "compiler/backends/cuda/nvrtc_compiler.h"
 #include "compiler/capability_table.h"
@@ -35,10 +36,22 @@ pipeline:
   --pipeline O0|O1|O2|O3   named pipeline (default O2); --list-passes shows every step
   --passes a,b,c           run exactly these passes, in this order
   --disable a,b            leave these passes out
+precision (each prints its error against the float32 model, measured):
   --quantize fp16|bf16     store float32 work in float16 / bfloat16 after the fusions (before
                            the memory passes); Casts only at region boundaries
-  --keep-fp32 Op,Op        ops --quantize leaves in float32 (default: norms, Softmax,
+  --keep-fp32 Op,Op        ops fp16/bf16 leave in float32 (default: norms, Softmax,
                            LogSoftmax, reductions, CumSum; 'none' narrows everything)
+  --quantize int8          post-training INT8 after the clean-up and conv-bn folding: QDQ
+                           form (int8-quantization), then integer ops (qdq-folding)
+  --calibration DIR        inputs: DIR/<set>/input_K.pb|.npy, DIR/input_K.pb, or DIR/*.npy
+                           for a one-input model; a quarter is held back to measure accuracy
+                           (default: generated samples, said so in every output)
+  --calibration-samples N  how many to generate without --calibration (default 16)
+  --calibrator NAME        minmax (default), percentile (99.99%) or entropy (KL)
+  --per-channel            one weight scale per output channel (default: per tensor)
+  --symmetric-activations  int8 activations with zero point 0 (default: asymmetric uint8)
+  --exclude PATTERN        keep nodes in float by name, op type or scope (globs; repeatable)
+  --no-sensitivity         skip the per-layer sensitivity table (one run per layer)
 output:
   --explain                per pass: what changed and why, what matched but was rejected
   --json                   JSON summary (schema fusescope.compile/1): node counts and op
@@ -55,9 +68,9 @@ output:
 )";
 
 struct CompileArgs {
-    std::string model, pipeline, passes, dumpDir, output, capabilities, quantize;
+    std::string model, pipeline, passes, dumpDir, output, capabilities;
     std::vector<std::string> disabled;
-    std::optional<std::set<std::string>> keepFp32;
+    QuantizeArgs quantize;
     bool explain = false, json = false, verify = false, list = false, showKernels = false;
 };
 
@@ -94,15 +107,8 @@ int parse(int argc, char** argv, int first, CompileArgs& a) {
         else if (s == "--capabilities") { if (!value(a.capabilities)) return usage("--capabilities needs FILE"); }
         else if (s == "--dump-dir") { if (!value(a.dumpDir)) return usage("--dump-dir needs DIR"); }
         else if (s == "-o" || s == "--output") { if (!value(a.output)) return usage(s + " needs OUT.onnx"); }
-        else if (s == "--quantize") {
-            if (!value(a.quantize) || (a.quantize != "fp16" && a.quantize != "bf16"))
-                return usage(a.quantize == "int8" ? "--quantize int8 (post-training INT8 with calibration) is not built yet; fp16 and bf16 are"
-                                                  : "--quantize needs fp16 or bf16");
-        } else if (s == "--keep-fp32") {
-            if (!value(v)) return usage("--keep-fp32 needs Op,Op or none");
-            a.keepFp32.emplace();
-            if (v != "none")
-                for (std::string& op : splitCommaList(v)) a.keepFp32->insert(std::move(op));
+        else if (std::string error; int taken = parseQuantizeOption(argc, argv, i, a.quantize, error)) {
+            if (taken < 0) return usage(error);
         } else if (s == "--disable") {
             if (!value(v)) return usage("--disable needs a,b");
             for (std::string& name : splitCommaList(v)) a.disabled.push_back(std::move(name));
@@ -112,7 +118,12 @@ int parse(int argc, char** argv, int first, CompileArgs& a) {
     }
     if (!a.passes.empty() && !a.pipeline.empty()) return usage("give --pipeline or --passes, not both");
     if (a.model.empty() && !a.list) return usage("compile needs a MODEL");
-    if (a.keepFp32 && a.quantize.empty()) return usage("--keep-fp32 goes with --quantize");
+    const QuantizeArgs& q = a.quantize;
+    if (q.keepFp32 && q.kind != "fp16" && q.kind != "bf16") return usage("--keep-fp32 goes with --quantize fp16|bf16");
+    if (!q.calibrationDir.empty() && q.kind.empty()) return usage("--calibration goes with --quantize");
+    const bool int8Options = q.calibrator != "minmax" || q.perChannel ||
+                             q.symmetricActivations || !q.exclude.empty() || !q.sensitivity;
+    if (int8Options && q.kind != "int8") return usage("calibration options go with --quantize int8");
     return -1;
 }
 
@@ -218,16 +229,20 @@ int compileCommand(int argc, char** argv, int first) {
     // The named passes, with the precision pass (its own keep list) before the memory passes.
     std::vector<std::unique_ptr<Pass>> pipeline;
     for (const std::string& name : *passes) pipeline.push_back(PassRegistry::builtin().find(name)->create());
-    if (!a.quantize.empty()) {
-        const std::set<std::string> keep = a.keepFp32 ? *a.keepFp32 : passes::defaultKeepInFloat32();
-        auto precision = a.quantize == "fp16" ? passes::convertToFloat16(keep) : passes::convertToBFloat16(keep);
-        auto at = std::find_if(pipeline.begin(), pipeline.end(), [](const std::unique_ptr<Pass>& p) {
-            return p->name() == "schedule-for-memory" || p->name() == "plan-memory";
-        });
-        pipeline.insert(at, std::move(precision));
+    std::optional<QuantizePlan> quantizePlan;
+    if (!a.quantize.kind.empty()) {
+        auto plan = insertQuantizationPasses(a.quantize, *model, pipeline);
+        if (!plan) return fail(plan.status());
+        quantizePlan = std::move(*plan);
     }
     auto result = compileModel(*model, std::move(pipeline), options);
     if (!result) return fail(result.status().withContext(a.model));
+    std::optional<QuantizeReport> quantizeReport;
+    if (quantizePlan) {
+        auto report = measureQuantization(a.quantize, *quantizePlan, *model, *result);
+        if (!report) return fail(report.status().withContext(a.model));
+        quantizeReport = std::move(*report);
+    }
 
     const Graph& compiled = *result->model.graph;
     const GraphBreakReport breaks = findGraphBreaks(compiled, capabilities);
@@ -239,6 +254,7 @@ int compileCommand(int argc, char** argv, int first) {
     if (a.json) {
         nlohmann::json summary = compileSummaryJson(*result, a.model, pipelineName);
         summary["graph_breaks"] = breaksJson(breaks, compiled);
+        if (quantizeReport) summary["quantization"] = quantizeReportJson(*quantizeReport);
         std::cout << summary.dump(2) << "\n";
     } else if (a.explain) {
         std::cout << explainTrace(result->trace, pipelineName, 25) << "\n" << explainBreaks(breaks, compiled, 25);
@@ -252,6 +268,7 @@ int compileCommand(int argc, char** argv, int first) {
                       << p.milliseconds << " ms\n";
         std::cout << breaksSummaryLine(breaks) << "\n";
     }
+    if (quantizeReport && !a.json) std::cout << quantizeReportText(*quantizeReport, 15);
     if (a.showKernels) return showKernels(compiled, a.model);
     return kExitOk;
 }

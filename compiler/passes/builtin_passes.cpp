@@ -22,6 +22,8 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(fuseElementwise);
     registry.add([] { return convertToFloat16(); });
     registry.add([] { return convertToBFloat16(); });
+    registry.add([] { return quantizeInt8(); });
+    registry.add(foldQdq);
     registry.add(scheduleForMemory);
     registry.add(planMemoryPass);
 }

@@ -46,6 +46,8 @@ std::optional<std::vector<double>> constantValues(const Rewriter& rw, ValueId v)
             case DType::BFloat16: out[i] = bfloat16ToFloat(t->dataAs<uint16_t>()[i]); break;
             case DType::Int64: out[i] = static_cast<double>(t->dataAs<int64_t>()[i]); break;
             case DType::Int32: out[i] = t->dataAs<int32_t>()[i]; break;
+            case DType::Int8: out[i] = t->dataAs<int8_t>()[i]; break;
+            case DType::UInt8: out[i] = t->dataAs<uint8_t>()[i]; break;
             case DType::Bool: out[i] = t->dataAs<uint8_t>()[i] ? 1.0 : 0.0; break;
             default: return std::nullopt;
         }

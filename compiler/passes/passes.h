@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler/pass.h"
+#include "compiler/quantization/int8_options.h"
 
 namespace fsc::passes {
 
@@ -34,6 +35,13 @@ std::unique_ptr<Pass> convertToFloat16();
 std::unique_ptr<Pass> convertToBFloat16();
 std::unique_ptr<Pass> convertToFloat16(std::set<std::string> keepInFloat32);
 std::unique_ptr<Pass> convertToBFloat16(std::set<std::string> keepInFloat32);
+
+// INT8 post-training quantization: QDQ form from calibrated ranges (no options: 8
+// generated samples, min-max, per-tensor weights, asymmetric activations), then folding
+// into integer ops.
+std::unique_ptr<Pass> quantizeInt8();
+std::unique_ptr<Pass> quantizeInt8(Int8Options options);
+std::unique_ptr<Pass> foldQdq();
 
 // Memory (O3)
 std::unique_ptr<Pass> scheduleForMemory();

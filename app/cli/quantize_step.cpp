@@ -1,0 +1,188 @@
+#include "app/cli/quantize_step.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "app/cli/parse_int.h"
+#include "compiler/passes/passes.h"
+#include "core/comma_list.h"
+
+namespace fsc::cli {
+namespace {
+
+// The fusions after which INT8 would no longer find plain Conv/MatMul/Gemm.
+bool runsAfterInt8(const std::string& pass) {
+    static const std::set<std::string> later{"gelu-fusion", "layer-norm-fusion", "rms-norm-fusion",
+                                             "skip-layer-norm-fusion", "attention-fusion", "matmul-add-fusion",
+                                             "activation-fusion", "elementwise-fusion", "schedule-for-memory",
+                                             "plan-memory", "fp16-conversion", "bf16-conversion"};
+    return later.count(pass) > 0;
+}
+
+std::string errorLine(const OutputError& e) {
+    std::ostringstream s;
+    s << std::setprecision(4) << "max abs " << e.maxAbs << ", mean rel " << e.meanRelative << ", cosine "
+      << std::setprecision(8) << e.cosine;
+    if (e.top1Rows) s << ", top-1 agreement " << e.top1Agree << "/" << e.top1Rows;
+    s << " (" << e.samples << " samples)";
+    return s.str();
+}
+
+nlohmann::json errorJson(const OutputError& e) {
+    nlohmann::json j{{"samples", e.samples}, {"max_abs", e.maxAbs}, {"mean_relative", e.meanRelative}, {"cosine", e.cosine}};
+    if (e.top1Rows) j["top1_agreement"] = double(e.top1Agree) / e.top1Rows;
+    return j;
+}
+
+}  // namespace
+
+int parseQuantizeOption(int argc, char** argv, int& i, QuantizeArgs& a, std::string& error) {
+    const std::string s = argv[i];
+    auto value = [&](std::string& out) {
+        if (i + 1 >= argc) return false;
+        out = argv[++i];
+        return true;
+    };
+    std::string v;
+    if (s == "--quantize") {
+        if (!value(a.kind) || (a.kind != "fp16" && a.kind != "bf16" && a.kind != "int8")) {
+            error = "--quantize needs fp16, bf16 or int8";
+            return -1;
+        }
+    } else if (s == "--keep-fp32") {
+        if (!value(v)) return error = "--keep-fp32 needs Op,Op or none", -1;
+        a.keepFp32.emplace();
+        if (v != "none")
+            for (std::string& op : splitCommaList(v)) a.keepFp32->insert(std::move(op));
+    } else if (s == "--calibration") {
+        if (!value(a.calibrationDir)) return error = "--calibration needs DIR", -1;
+    } else if (s == "--calibrator") {
+        if (!value(a.calibrator) || !parseCalibrationMethod(a.calibrator))
+            return error = "--calibrator needs minmax, percentile or entropy", -1;
+    } else if (s == "--calibration-samples") {
+        int64_t n = 0;
+        if (!value(v) || !parseInt(v, n) || n < 1 || n > 100000) return error = "--calibration-samples needs a number >= 1", -1;
+        a.samples = int(n);
+    } else if (s == "--exclude") {
+        if (!value(v)) return error = "--exclude needs a node name, op type or scope (globs allowed)", -1;
+        for (std::string& p : splitCommaList(v)) a.exclude.push_back(std::move(p));
+    } else if (s == "--per-channel") {
+        a.perChannel = true;
+    } else if (s == "--symmetric-activations") {
+        a.symmetricActivations = true;
+    } else if (s == "--no-sensitivity") {
+        a.sensitivity = false;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+Result<QuantizePlan> insertQuantizationPasses(const QuantizeArgs& a, const Model& model,
+                                              std::vector<std::unique_ptr<Pass>>& pipeline) {
+    QuantizePlan plan;
+    CalibrationData data;
+    if (!a.calibrationDir.empty()) {
+        auto loaded = loadCalibrationData(*model.graph, a.calibrationDir);
+        if (!loaded) return loaded.status();
+        data = std::move(*loaded);
+    } else {
+        data = generateCalibrationData(*model.graph, a.samples, 1);
+    }
+    CalibrationSplit split = holdBack(std::move(data));
+    plan.calibration = std::make_shared<CalibrationData>(std::move(split.calibration));
+    plan.heldBack = std::make_shared<CalibrationData>(std::move(split.heldBack));
+
+    if (a.kind == "fp16" || a.kind == "bf16") {
+        const std::set<std::string> keep = a.keepFp32 ? *a.keepFp32 : passes::defaultKeepInFloat32();
+        auto precision = a.kind == "fp16" ? passes::convertToFloat16(keep) : passes::convertToBFloat16(keep);
+        auto at = std::find_if(pipeline.begin(), pipeline.end(), [](const std::unique_ptr<Pass>& p) {
+            return p->name() == "schedule-for-memory" || p->name() == "plan-memory";
+        });
+        pipeline.insert(at, std::move(precision));
+        return plan;
+    }
+    plan.int8.calibration = plan.calibration;
+    plan.int8.method = *parseCalibrationMethod(a.calibrator);
+    plan.int8.perChannel = a.perChannel;
+    plan.int8.symmetricActivations = a.symmetricActivations;
+    plan.int8.exclude = a.exclude;
+    plan.int8.ranges = std::make_shared<ActivationRanges>();
+    auto at = std::find_if(pipeline.begin(), pipeline.end(),
+                           [](const std::unique_ptr<Pass>& p) { return runsAfterInt8(p->name()); });
+    at = pipeline.insert(at, passes::quantizeInt8(plan.int8));
+    pipeline.insert(at + 1, passes::foldQdq());
+    return plan;
+}
+
+Result<QuantizeReport> measureQuantization(const QuantizeArgs& a, const QuantizePlan& plan, const Model& float32,
+                                           const CompileResult& result) {
+    QuantizeReport r;
+    r.kind = a.kind;
+    r.dataSource = plan.calibration->source;
+    r.generatedData = plan.calibration->generated;
+    auto onCalibration = compareOutputs(float32, result.model, *plan.calibration);
+    if (!onCalibration) return onCalibration.status().withContext("accuracy");
+    r.calibrationError = *onCalibration;
+    if (!plan.heldBack->samples.empty()) {
+        auto onHeldBack = compareOutputs(float32, result.model, *plan.heldBack);
+        if (!onHeldBack) return onHeldBack.status().withContext("accuracy");
+        r.heldBackError = *onHeldBack;
+    }
+    if (a.kind != "int8" || !a.sensitivity) return r;
+    // Sensitivity on the graph just before int8-quantization, with the ranges it fitted.
+    const auto& passes = result.trace.passes;
+    auto at = std::find_if(passes.begin(), passes.end(), [](const PassReport& p) { return p.name == "int8-quantization"; });
+    if (at == passes.end()) return r;
+    Model before = result.model;
+    before.graph = at == passes.begin() ? result.trace.imported->materialize() : std::prev(at)->snapshot->materialize();
+    const CalibrationData& data = plan.heldBack->samples.empty() ? *plan.calibration : *plan.heldBack;
+    auto table = layerSensitivity(before, plan.int8, data, [](size_t i, size_t n) {
+        std::cerr << "\rsensitivity: layer " << i + 1 << "/" << n << std::flush;
+    });
+    std::cerr << "\n";
+    if (!table) return table.status().withContext("sensitivity");
+    r.sensitivity = std::move(*table);
+    return r;
+}
+
+std::string quantizeReportText(const QuantizeReport& r, size_t maxLayers) {
+    std::ostringstream s;
+    s << "\naccuracy of " << r.kind << " against the float32 model, measured on " << r.dataSource << ":\n";
+    s << "  calibration set: " << errorLine(r.calibrationError) << "\n";
+    if (r.heldBackError.samples) s << "  held-back set:   " << errorLine(r.heldBackError) << "\n";
+    if (!r.sensitivity.empty()) {
+        s << "\nper-layer sensitivity (that layer alone in INT8, held-back set; worst first):\n";
+        s << "  " << std::left << std::setw(48) << "node" << std::setw(8) << "op" << std::right << std::setw(14)
+          << "cosine" << std::setw(12) << "mean rel" << std::setw(12) << "max abs\n";
+        for (size_t i = 0; i < r.sensitivity.size() && i < maxLayers; ++i) {
+            const LayerSensitivity& l = r.sensitivity[i];
+            s << "  " << std::left << std::setw(48) << l.node.substr(0, 47) << std::setw(8) << l.opType << std::right
+              << std::fixed << std::setprecision(8) << std::setw(14) << l.error.cosine << std::defaultfloat
+              << std::setprecision(3) << std::setw(12) << l.error.meanRelative << std::setw(12) << l.error.maxAbs << "\n";
+        }
+        if (r.sensitivity.size() > maxLayers)
+            s << "  ... " << r.sensitivity.size() - maxLayers << " more (--json lists every layer)\n";
+        s << "  keep a layer in float with --exclude NAME\n";
+    }
+    return s.str();
+}
+
+nlohmann::json quantizeReportJson(const QuantizeReport& r) {
+    nlohmann::json j{{"kind", r.kind},
+                     {"data", r.dataSource},
+                     {"generated_data", r.generatedData},
+                     {"calibration_set", errorJson(r.calibrationError)}};
+    if (r.heldBackError.samples) j["held_back_set"] = errorJson(r.heldBackError);
+    if (!r.sensitivity.empty()) {
+        nlohmann::json layers = nlohmann::json::array();
+        for (const LayerSensitivity& l : r.sensitivity)
+            layers.push_back({{"node", l.node}, {"op", l.opType}, {"error", errorJson(l.error)}});
+        j["sensitivity"] = layers;
+    }
+    return j;
+}
+
+}  // namespace fsc::cli

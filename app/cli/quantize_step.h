@@ -1,0 +1,58 @@
+#pragma once
+// `compile --quantize`: the precision passes put into the pipeline, and after compiling,
+// the measured accuracy against the float32 model (and for INT8 the per-layer
+// sensitivity), as text or JSON.
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/pass_manager.h"
+#include "compiler/quantization/accuracy.h"
+#include "compiler/quantization/int8_options.h"
+
+namespace fsc::cli {
+
+struct QuantizeArgs {
+    std::string kind;  // fp16, bf16, int8; empty: none
+    std::optional<std::set<std::string>> keepFp32;
+    std::string calibrationDir;
+    std::string calibrator = "minmax";
+    bool perChannel = false;
+    bool symmetricActivations = false;
+    std::vector<std::string> exclude;
+    int samples = 16;  // generated when no --calibration
+    bool sensitivity = true;
+};
+
+// Consumes argv[i] (and its value) when it is a quantization option: 1 taken, 0 not
+// ours, -1 a usage error written to `error`.
+int parseQuantizeOption(int argc, char** argv, int& i, QuantizeArgs& a, std::string& error);
+
+struct QuantizePlan {
+    std::shared_ptr<CalibrationData> calibration;  // the ranges are fitted to these
+    std::shared_ptr<CalibrationData> heldBack;     // accuracy is also measured on these
+    Int8Options int8;
+};
+
+// Loads or generates the data and inserts the passes: fp16/bf16 before the memory passes,
+// int8 (QDQ then folding) after the clean-up and conv-bn folding, before the other fusions.
+Result<QuantizePlan> insertQuantizationPasses(const QuantizeArgs& a, const Model& model,
+                                              std::vector<std::unique_ptr<Pass>>& pipeline);
+
+struct QuantizeReport {
+    std::string kind, dataSource;
+    bool generatedData = false;
+    OutputError calibrationError, heldBackError;
+    std::vector<LayerSensitivity> sensitivity;
+};
+
+Result<QuantizeReport> measureQuantization(const QuantizeArgs& a, const QuantizePlan& plan, const Model& float32,
+                                           const CompileResult& result);
+std::string quantizeReportText(const QuantizeReport& r, size_t maxLayers);
+nlohmann::json quantizeReportJson(const QuantizeReport& r);
+
+}  // namespace fsc::cli

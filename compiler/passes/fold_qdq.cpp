@@ -1,0 +1,279 @@
+// qdq-folding: the QDQ form's float Conv/MatMul/Gemm between DequantizeLinear inputs become
+// integer ops. Where the result goes straight (or through a Relu whose work the output
+// zero point already does) into one QuantizeLinear, Conv and MatMul become QLinearConv /
+// QLinearMatMul, which produce the next layer's int8 input themselves. Otherwise the op
+// becomes ConvInteger / MatMulInteger accumulating in int32, followed by one multiply by
+// the float scale (activation scale x weight scale) and the float bias.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/passes.h"
+#include "core/graph_builder.h"
+
+namespace fsc::passes {
+namespace {
+
+// A DequantizeLinear feeding the op, read back: its integer input, scale and zero point.
+struct Dequantized {
+    NodeId node;
+    ValueId quantized, scale, zeroPoint;
+    std::vector<double> scales;
+    double zero = 0;
+};
+
+std::optional<Dequantized> dequantizedInput(const Rewriter& rw, ValueId v) {
+    const NodeId id = rw.producer(v);
+    if (!id.valid() || !isOp(rw.graph().node(id), "DequantizeLinear")) return std::nullopt;
+    const Node& dq = rw.graph().node(id);
+    Dequantized d{id, dq.inputs[0], dq.inputs[1], dq.inputs.size() > 2 ? dq.inputs[2] : ValueId(), {}, 0};
+    auto scales = constantValues(rw, d.scale);
+    if (!scales || scales->empty()) return std::nullopt;
+    d.scales = *scales;
+    if (d.zeroPoint.valid()) {
+        auto zeros = constantValues(rw, d.zeroPoint);
+        if (!zeros) return std::nullopt;
+        for (double z : *zeros)
+            if (z != (*zeros)[0]) return std::nullopt;  // per-channel zero points that differ
+        d.zero = zeros->empty() ? 0 : (*zeros)[0];
+    }
+    return d;
+}
+
+// What an integer rewrite of op `id` needs, or why it cannot be done.
+struct IntegerOp {
+    Dequantized x, w;
+    std::string reason;  // non-empty: rejected
+};
+
+IntegerOp readIntegerOp(const Rewriter& rw, NodeId id) {
+    const Graph& g = rw.graph();
+    const Node& n = g.node(id);
+    IntegerOp op;
+    auto x = dequantizedInput(rw, n.inputs[0]);
+    auto w = n.inputs.size() > 1 ? dequantizedInput(rw, n.inputs[1]) : std::nullopt;
+    if (!x || !w) return op;  // not QDQ: nothing to say
+    if (x->scales.size() != 1) op.reason = "the activation has more than one scale";
+    else if (!rw.constant(w->quantized)) op.reason = "the weight is not a constant";
+    else if (w->zero != 0) op.reason = "the weight's zero point is not 0";
+    else if (dtypeOf(g, n.outputs[0]) != DType::Float32) op.reason = "the output is not float32";
+    else if (isOp(n, "Gemm") && (intAttr(n, "transA", 0) != 0 || floatAttr(n, "alpha", 1.0f) != 1.0f))
+        op.reason = "transA or alpha != 1";
+    op.x = *x;
+    op.w = *w;
+    return op;
+}
+
+bool isQuantizedOp(const Node& n) {
+    return isOp(n, "Conv") || isOp(n, "MatMul") || isOp(n, "Gemm");
+}
+
+// The op's output goes, possibly through a Relu, only into one QuantizeLinear with scalar
+// parameters: the nodes (op, [relu], quantize) an QLinear op replaces.
+std::optional<std::vector<NodeId>> requantizedChain(const Rewriter& rw, NodeId opId) {
+    const Graph& g = rw.graph();
+    const Node& op = g.node(opId);
+    if (!isOp(op, "Conv") && !isOp(op, "MatMul")) return std::nullopt;
+    std::vector<NodeId> chain{opId};
+    ValueId out = op.outputs[0];
+    for (int step = 0; step < 2; ++step) {
+        const NodeId next = rw.soleUser(out);
+        if (!next.valid() || rw.isGraphOutput(out) || rw.isCaptured(out)) return std::nullopt;
+        const Node& n = g.node(next);
+        if (isOp(n, "QuantizeLinear")) {
+            if (n.inputs.size() < 3 || !constantScalar(rw, n.inputs[1]) || !constantScalar(rw, n.inputs[2])) return std::nullopt;
+            if (chain.size() == 2) {  // a Relu: exact only when the zero point is the type's lowest value
+                const DType t = rw.constant(n.inputs[2])->dtype();
+                const double lowest = t == DType::UInt8 ? 0 : t == DType::Int8 ? -128 : 1;
+                if (*constantScalar(rw, n.inputs[2]) != lowest) return std::nullopt;
+            }
+            chain.push_back(next);
+            return chain;
+        }
+        if (step == 0 && isOp(n, "Relu")) {
+            chain.push_back(next);
+            out = n.outputs[0];
+            continue;
+        }
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+Tensor int32Tensor(std::vector<int64_t> dims, const std::vector<int32_t>& values) {
+    std::string bytes(values.size() * 4, '\0');
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    const size_t size = bytes.size();
+    return Tensor("bias", DType::Int32, std::move(dims), makeBuffer(std::move(bytes)), 0, size);
+}
+
+std::vector<Attribute> convAttributes(const Node& conv) {
+    std::vector<Attribute> attrs;
+    for (const Attribute& a : conv.attributes)
+        if (a.name == "auto_pad" || a.name == "dilations" || a.name == "group" || a.name == "kernel_shape" ||
+            a.name == "pads" || a.name == "strides")
+            attrs.push_back(a);
+    return attrs;
+}
+
+class QLinearPattern : public RewritePattern {
+public:
+    std::string name() const override { return "qlinear"; }
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        const Node& q = rw.graph().node(anchor);
+        if (!isOp(q, "QuantizeLinear")) return MatchResult::none();
+        NodeId opId = rw.producer(q.inputs[0]);
+        if (opId.valid() && isOp(rw.graph().node(opId), "Relu")) opId = rw.producer(rw.graph().node(opId).inputs[0]);
+        if (!opId.valid() || !isQuantizedOp(rw.graph().node(opId))) return MatchResult::none();
+        auto chain = requantizedChain(rw, opId);
+        if (!chain || chain->back() != anchor) return MatchResult::none();
+        IntegerOp op = readIntegerOp(rw, opId);
+        if (!op.x.node.valid()) return MatchResult::none();
+        if (!op.reason.empty()) return MatchResult::rejected(op.reason);
+        const Node& n = rw.graph().node(opId);
+        if (isOp(n, "Conv") && n.inputs.size() > 2 && n.inputs[2].valid() && !rw.constant(n.inputs[2]))
+            return MatchResult::rejected("the bias is not a constant");
+        Match m;
+        m.nodes = *chain;
+        m.detail = isOp(n, "Conv") ? "QLinearConv" : "QLinearMatMul";
+        return MatchResult::matched(std::move(m));
+    }
+
+    std::string apply(Rewriter& rw, const Match& m) const override {
+        const Node op = rw.graph().node(m.nodes.front());
+        const Node q = rw.graph().node(m.nodes.back());
+        const IntegerOp io = readIntegerOp(rw, m.nodes.front());
+        const bool conv = m.detail == "QLinearConv";
+        std::vector<ValueId> inputs{io.x.quantized, io.x.scale, io.x.zeroPoint, io.w.quantized, io.w.scale,
+                                    io.w.zeroPoint, q.inputs[1], q.inputs[2]};
+        if (conv && op.inputs.size() > 2 && op.inputs[2].valid()) {
+            // The bias in the accumulator's units: activation scale x weight scale per channel.
+            const std::vector<double> bias = *constantValues(rw, op.inputs[2]);
+            std::vector<int32_t> q32(bias.size());
+            for (size_t c = 0; c < bias.size(); ++c) {
+                const double s = io.x.scales[0] * io.w.scales[io.w.scales.size() == 1 ? 0 : c];
+                q32[c] = int32_t(std::clamp(std::nearbyint(bias[c] / s), -2147483648.0, 2147483647.0));
+            }
+            inputs.push_back(rw.addConstant(int32Tensor({int64_t(bias.size())}, q32), op.name + "/bias_int32"));
+        }
+        Node fused = makeNode(m.detail, "", op, inputs, {q.outputs[0]}, conv ? convAttributes(op) : std::vector<Attribute>{});
+        fused.name = op.name;
+        for (auto it = m.nodes.rbegin(); it != m.nodes.rend(); ++it) rw.removeNode(*it);
+        rw.addNode(std::move(fused), m.nodes.back(), m.nodes);
+        removeIfUnread(rw, io.x.node);
+        removeIfUnread(rw, io.w.node);
+        return std::string(m.detail) + ": int8 in, int8 out; the output scale requantizes the int32 accumulator" +
+               (m.nodes.size() == 3 ? ", and its zero point at the lowest value does the Relu" : "");
+    }
+};
+
+class IntegerOpPattern : public RewritePattern {
+public:
+    std::string name() const override { return "integer-op"; }
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        const Node& n = rw.graph().node(anchor);
+        if (!isQuantizedOp(n)) return MatchResult::none();
+        IntegerOp op = readIntegerOp(rw, anchor);
+        if (!op.x.node.valid()) return MatchResult::none();
+        if (!op.reason.empty()) return MatchResult::rejected(op.reason);
+        if (requantizedChain(rw, anchor)) return MatchResult::none();  // QLinearPattern's, at the QuantizeLinear
+        if (isOp(n, "Gemm") && n.inputs.size() > 2 && n.inputs[2].valid() && floatAttr(n, "beta", 1.0f) != 1.0f &&
+            !rw.constant(n.inputs[2]))
+            return MatchResult::rejected("beta != 1 on a C that is not a constant");
+        Match m;
+        m.nodes = {anchor};
+        m.detail = isOp(n, "Conv") ? "ConvInteger" : "MatMulInteger";
+        return MatchResult::matched(std::move(m));
+    }
+
+    std::string apply(Rewriter& rw, const Match& m) const override {
+        const NodeId id = m.nodes[0];
+        const Node op = rw.graph().node(id);
+        const IntegerOp io = readIntegerOp(rw, id);
+        const bool conv = isOp(op, "Conv"), gemm = isOp(op, "Gemm");
+        const ValueType outType = rw.graph().value(op.outputs[0]).type;
+        const std::string base = op.name;
+
+        ValueId weight = io.w.quantized;
+        if (gemm && intAttr(op, "transB", 0)) weight = transposedWeight(rw, io.w.quantized);
+        // Per-channel scales along the output channel: [M, 1, ...] for Conv, [N] for MatMul.
+        std::vector<float> scales;
+        for (double s : io.w.scales) scales.push_back(float(io.x.scales[0] * s));
+        std::vector<int64_t> scaleDims;
+        if (scales.size() > 1) {
+            scaleDims = {int64_t(scales.size())};
+            if (conv && outType.shape.rankKnown())
+                for (size_t d = 2; d < outType.shape.rank(); ++d) scaleDims.push_back(1);
+        }
+        const ValueId scale = rw.addConstant(makeFloatTensor(scaleDims, scales), base + "/scale");
+
+        ValueType i32 = outType;
+        i32.elemType = DType::Int32;
+        const ValueId acc = rw.addIntermediate(i32, base + "/int32");
+        const ValueId wide = rw.addIntermediate(outType, base + "/float");
+        ValueId bias;
+        if (conv && op.inputs.size() > 2 && op.inputs[2].valid()) bias = channelBias(rw, op.inputs[2], outType, base);
+        if (gemm && op.inputs.size() > 2 && op.inputs[2].valid()) bias = gemmBias(rw, op);
+        const ValueId scaled = bias.valid() ? rw.addIntermediate(outType, base + "/scaled") : op.outputs[0];
+
+        std::vector<ValueId> intInputs{io.x.quantized, weight, io.x.zeroPoint};
+        Node integer = makeNode(m.detail, "", op, intInputs, {acc}, conv ? convAttributes(op) : std::vector<Attribute>{});
+        integer.name = base;
+        Node cast = makeNode("Cast", "", op, {acc}, {wide}, {fsc::intAttr("to", int64_t(DType::Float32))});
+        Node mul = makeNode("Mul", "", op, {wide, scale}, {scaled});
+        rw.removeNode(id);
+        rw.addNode(std::move(integer), id, {id});
+        rw.addNode(std::move(cast), id, {id});
+        rw.addNode(std::move(mul), id, {id});
+        if (bias.valid()) rw.addNode(makeNode("Add", "", op, {scaled, bias}, {op.outputs[0]}), id, {id});
+        removeIfUnread(rw, io.x.node);
+        removeIfUnread(rw, io.w.node);
+        return m.detail + " accumulates int8 x int8 in int32; one multiply by activation scale x weight scale" +
+               (bias.valid() ? " and the float bias" : "") + " give the float result";
+    }
+
+private:
+    static ValueId transposedWeight(Rewriter& rw, ValueId w) {
+        const Tensor& t = *rw.constant(w);
+        const int64_t n = t.dims()[0], k = t.dims()[1];
+        std::string bytes(size_t(n * k), '\0');
+        const auto* p = t.dataAs<int8_t>();
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < k; ++j) bytes[size_t(j * n + i)] = char(p[i * k + j]);
+        const size_t size = bytes.size();
+        return rw.addConstant(Tensor("wt", t.dtype(), {k, n}, makeBuffer(std::move(bytes)), 0, size),
+                              rw.graph().value(w).name + "_transposed");
+    }
+
+    static ValueId channelBias(Rewriter& rw, ValueId b, const ValueType& outType, const std::string& base) {
+        const std::vector<double> values = *constantValues(rw, b);
+        std::vector<int64_t> dims{int64_t(values.size())};
+        if (outType.shape.rankKnown())
+            for (size_t d = 2; d < outType.shape.rank(); ++d) dims.push_back(1);
+        return rw.addConstant(makeFloatTensor(dims, std::vector<float>(values.begin(), values.end())), base + "/bias");
+    }
+
+    static ValueId gemmBias(Rewriter& rw, const Node& gemm) {
+        const float beta = floatAttr(gemm, "beta", 1.0f);
+        if (beta == 1.0f) return gemm.inputs[2];
+        const Tensor& c = *rw.constant(gemm.inputs[2]);
+        const std::vector<double> values = *constantValues(rw, gemm.inputs[2]);
+        std::vector<float> scaled;
+        for (double v : values) scaled.push_back(float(v * beta));
+        return rw.addConstant(makeFloatTensor(c.dims(), scaled), gemm.name + "/bias");
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> foldQdq() {
+    std::vector<std::unique_ptr<RewritePattern>> patterns;
+    patterns.push_back(std::make_unique<QLinearPattern>());
+    patterns.push_back(std::make_unique<IntegerOpPattern>());
+    return std::make_unique<PatternPass>(
+        "qdq-folding", "Conv/MatMul/Gemm between DequantizeLinear inputs become QLinearConv/QLinearMatMul, or ConvInteger/MatMulInteger with a float scale",
+        std::move(patterns));
+}
+
+}  // namespace fsc::passes
