@@ -72,7 +72,7 @@ Result<OutputError> compareOutputs(const Model& reference, const Model& candidat
                 na += u * u;
                 nb += v * v;
             }
-            if (x.rank() == 2 && x.dims[1] > 1)  // [batch, classes]
+            if (o == 0 && x.rank() == 2 && x.dims[1] > 1)  // the first output as [batch, classes]
                 for (int64_t r = 0; r < x.dims[0]; ++r) {
                     ++e.top1Rows;
                     e.top1Agree += argmaxRow(x, r, x.dims[1]) == argmaxRow(y, r, x.dims[1]);

@@ -18,8 +18,8 @@ struct OutputError {
     double maxAbs = 0;       // largest |reference - candidate| over every output element
     double meanRelative = 0; // sum |reference - candidate| / sum |reference|
     double cosine = 1;       // the lowest cosine similarity of one sample's outputs
-    int top1Agree = 0;       // rows of [batch, classes] outputs whose argmax is the same
-    int top1Rows = 0;        // 0 when no output looks like class scores
+    int top1Agree = 0;       // rows of the first output, if [batch, classes], with the same argmax
+    int top1Rows = 0;        // 0 when the first output does not look like class scores
 };
 
 // Runs both models on every sample and compares all their outputs.

@@ -8,6 +8,7 @@
 #include "compiler/backends/cpu/conv_onednn.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/gemm.h"
+#include "compiler/backends/cpu/im2col.h"
 
 namespace fsc::cpu {
 
@@ -57,65 +58,6 @@ WindowAttrs readWindowAttrs(const KernelInit& init) {
 }
 
 namespace {
-
-// Columns for one image and one group: rows (c, k...) by output positions.
-template <typename T>
-void im2col(const T* image, int64_t channels, const ConvGeometry& g, T* col, ThreadPool& pool) {
-    const size_t nd = g.in.size();
-    const int64_t kSize = product(g.kernel), outSize = product(g.out), inSize = product(g.in);
-    pool.parallelFor(channels * kSize, 4, [&](int64_t b, int64_t e) {
-        std::vector<int64_t> kIdx(nd), oIdx(nd);
-        for (int64_t row = b; row < e; ++row) {
-            const int64_t c = row / kSize;
-            int64_t rem = row % kSize;
-            for (size_t d = nd; d-- > 0;) {
-                kIdx[d] = rem % g.kernel[d];
-                rem /= g.kernel[d];
-            }
-            T* dst = col + row * outSize;
-            const T* src = image + c * inSize;
-            if (nd == 2) {  // the common case without the generic index walk
-                const int64_t oh = g.out[0], ow = g.out[1], ih = g.in[0], iw = g.in[1];
-                const int64_t sh = g.strides[0], sw = g.strides[1];
-                const int64_t y0 = kIdx[0] * g.dilations[0] - g.padBegin[0];
-                const int64_t x0 = kIdx[1] * g.dilations[1] - g.padBegin[1];
-                for (int64_t oy = 0; oy < oh; ++oy) {
-                    const int64_t y = y0 + oy * sh;
-                    T* d = dst + oy * ow;
-                    if (y < 0 || y >= ih) {
-                        std::fill(d, d + ow, T(0));
-                        continue;
-                    }
-                    const T* s = src + y * iw;
-                    if (sw == 1 && x0 >= 0 && x0 + ow <= iw) {
-                        std::memcpy(d, s + x0, size_t(ow) * sizeof(T));
-                        continue;
-                    }
-                    for (int64_t ox = 0; ox < ow; ++ox) {
-                        const int64_t x = x0 + ox * sw;
-                        d[ox] = (x >= 0 && x < iw) ? s[x] : T(0);
-                    }
-                }
-                continue;
-            }
-            std::fill(oIdx.begin(), oIdx.end(), 0);
-            for (int64_t o = 0; o < outSize; ++o) {
-                int64_t off = 0;
-                bool inside = true;
-                for (size_t d = 0; d < nd; ++d) {
-                    const int64_t p = oIdx[d] * g.strides[d] + kIdx[d] * g.dilations[d] - g.padBegin[d];
-                    if (p < 0 || p >= g.in[d]) inside = false;
-                    off = off * g.in[d] + p;
-                }
-                dst[o] = inside ? src[off] : T(0);
-                for (size_t d = nd; d-- > 0;) {
-                    if (++oIdx[d] < g.out[d]) break;
-                    oIdx[d] = 0;
-                }
-            }
-        }
-    });
-}
 
 // Depthwise 2-D convolution (one input and one output channel per group), NCHW in and
 // out. Each plane is copied once into a zero-bordered scratch so every tap is a

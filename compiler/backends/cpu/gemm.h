@@ -14,3 +14,14 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alph
           int64_t ldc);
 
 }  // namespace fsc::cpu
+
+namespace fsc::cpu {
+
+// C[m,n] = (op(A) - aZero) * (op(B) - bZero) in exact int32, row-major, through oneDNN's
+// integer GEMM. (Without AVX-512 VNNI or AVX-VNNI, x86 int8 instructions may saturate
+// pairs of products; tst_quant_kernels checks against the exact reference on the machine
+// it runs on.)
+void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
+              int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc);
+
+}  // namespace fsc::cpu

@@ -45,3 +45,15 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alph
 }
 
 }  // namespace fsc::cpu
+
+namespace fsc::cpu {
+
+void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
+              int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc) {
+    if (m == 0 || n == 0) return;
+    const int32_t noOffset = 0;
+    dnnl_gemm_s8s8s32(transA ? 'T' : 'N', transB ? 'T' : 'N', 'F', m, n, k, 1.0f, a, lda, aZero, b, ldb, bZero, 0.0f,
+                      c, ldc, &noOffset);
+}
+
+}  // namespace fsc::cpu

@@ -2,11 +2,15 @@
 // MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv. Integer products are computed
 // exactly in double (every int8/int32 sum fits in its 53-bit mantissa), then requantized
 // with round-half-to-even and saturation, as ONNX specifies.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <vector>
 #include <limits>
 
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/backends/cpu/int8_products.h"
 
 namespace fsc::cpu {
 namespace {
@@ -56,6 +60,29 @@ Status writeQuantized(KernelContext& ctx, RtTensor& out, int64_t i, double v) {
     }
 }
 
+// The common case of QuantizeLinear (float32 in, one scale, 8-bit out) as one typed loop.
+template <typename Q>
+Status quantizeFloats(const RtTensor& x, double scale, double zero, RtTensor& out) {
+    const float* px = x.as<float>();
+    Q* po = out.as<Q>();
+    const double lo = double(std::numeric_limits<Q>::lowest()), hi = double(std::numeric_limits<Q>::max());
+    for (int64_t i = 0; i < x.numel(); ++i) po[i] = Q(std::clamp(std::nearbyint(double(px[i]) / scale) + zero, lo, hi));
+    return Status::ok();
+}
+
+// int32 accumulators (plus an optional int32 bias per channel) requantized to 8 bits:
+// round(acc * x_scale * w_scale[c] / y_scale) + y_zero, saturated. `inner` elements per channel step.
+template <typename Q>
+void requantize(const int32_t* acc, int64_t count, int64_t channels, int64_t inner, const std::vector<double>& wScale,
+                const std::vector<double>& bias, double xScale, double yScale, double yZero, Q* out) {
+    const double lo = double(std::numeric_limits<Q>::lowest()), hi = double(std::numeric_limits<Q>::max());
+    for (int64_t i = 0; i < count; ++i) {
+        const int64_t c = (i / inner) % channels;
+        const double sum = double(acc[i]) + bias[size_t(c)];
+        out[i] = Q(std::clamp(std::nearbyint(sum * xScale * wScale[size_t(c)] / yScale) + yZero, lo, hi));
+    }
+}
+
 KernelFactory quantizeLinear() {
     return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         const int64_t axis = init.getInt("axis", 1);
@@ -73,6 +100,10 @@ KernelFactory quantizeLinear() {
             if (!z) return z.status();
             auto out = ctx.output(0, outType, x->dims);
             if (!out) return out.status();
+            if (x->dtype == DType::Float32 && scale->numel() == 1 && (!zp || zp->numel() == 1)) {
+                if (outType == DType::UInt8) return quantizeFloats<uint8_t>(*x, s->at(0), z->at(0), **out);
+                if (outType == DType::Int8) return quantizeFloats<int8_t>(*x, s->at(0), z->at(0), **out);
+            }
             for (int64_t i = 0; i < x->numel(); ++i)
                 FSC_RETURN_IF_ERROR(writeQuantized(ctx, **out, i, std::nearbyint(elementAsDouble(*x, i) / s->at(i)) + z->at(i)));
             return Status::ok();
@@ -146,14 +177,25 @@ Result<RtTensor> shifted(const KernelContext& ctx, const RtTensor& x, const RtTe
     return out;
 }
 
+// The int32 product (a - a_zero)(b - b_zero): oneDNN's int8 GEMM where the operands fit it,
+// else exactly in double (the reference), converted as ONNX accumulates in int32.
+Result<RtTensor> toInt32(const RtTensor& exact) {
+    RtTensor out = allocateTensor(DType::Int32, exact.dims);
+    for (int64_t i = 0; i < exact.numel(); ++i) out.as<int32_t>()[i] = int32_t(exact.as<double>()[i]);
+    return out;
+}
+
 Result<RtTensor> integerMatMul(KernelContext& ctx, const RtTensor& a, const RtTensor* azp,
                                const RtTensor& b, const RtTensor* bzp) {
+    if (b.rank() == 2 && fitsInt8Gemm(a, azp, b, bzp)) return int8MatMul(ctx, a, azp, b);
     // a's zero point may be per row (axis rank-2), b's per column (axis rank-1).
     auto ad = shifted(ctx, a, azp, int64_t(a.rank()) - 2);
     if (!ad) return ad.status();
     auto bd = shifted(ctx, b, bzp, int64_t(b.rank()) - 1);
     if (!bd) return bd.status();
-    return matMulToNew(ctx, *ad, *bd);
+    auto exact = matMulToNew(ctx, *ad, *bd);
+    if (!exact) return exact.status();
+    return toInt32(*exact);
 }
 
 Status matMulInteger(KernelContext& ctx) {
@@ -164,7 +206,7 @@ Status matMulInteger(KernelContext& ctx) {
     if (!prod) return prod.status();
     auto out = ctx.output(0, DType::Int32, prod->dims);
     if (!out) return out.status();
-    for (int64_t i = 0; i < prod->numel(); ++i) (*out)->as<int32_t>()[i] = int32_t(prod->as<double>()[i]);
+    std::memcpy((*out)->data, prod->data, prod->bytes());
     return Status::ok();
 }
 
@@ -180,10 +222,11 @@ Status qlinearMatMul(KernelContext& ctx) {
     const int64_t n = prod->dims.back();
     const int64_t m = prod->rank() >= 2 ? prod->dims[prod->rank() - 2] : 1;
     const double y0 = yzp ? elementAsDouble(*yzp, 0) : 0.0;
+    const int32_t* acc = prod->as<int32_t>();
     for (int64_t i = 0; i < prod->numel(); ++i) {
         const double sa = as->numel() > 1 ? elementAsDouble(*as, (i / n) % m) : elementAsDouble(*as, 0);
         const double sb = bs->numel() > 1 ? elementAsDouble(*bs, i % n) : elementAsDouble(*bs, 0);
-        FSC_RETURN_IF_ERROR(writeQuantized(ctx, **out, i, std::nearbyint(prod->as<double>()[i] * sa * sb / elementAsDouble(*ys, 0)) + y0));
+        FSC_RETURN_IF_ERROR(writeQuantized(ctx, **out, i, std::nearbyint(double(acc[i]) * sa * sb / elementAsDouble(*ys, 0)) + y0));
     }
     return Status::ok();
 }
@@ -201,33 +244,52 @@ public:
         const RtTensor* w = m_qlinear ? ctx.input(3) : ctx.input(1);
         const RtTensor* wzp = m_qlinear ? ctx.input(5) : ctx.input(3);
         if (!x || !w) return bad(ctx, "missing x or w");
-        auto xd = shifted(ctx, *x, xzp && xzp->numel() == 1 ? xzp : nullptr, 1);
-        if (!xd) return xd.status();
-        auto wd = shifted(ctx, *w, wzp, 0);
-        if (!wd) return wd.status();
-        auto conv = convToNew(ctx, m_attrs, m_group, *xd, *wd);
-        if (!conv) return conv.status();
-        const double* pc = conv->as<double>();
+        auto acc = accumulate(ctx, *x, xzp, *w, wzp);
+        if (!acc) return acc.status();
+        const int32_t* pc = acc->as<int32_t>();
         if (!m_qlinear) {
-            auto out = ctx.output(0, DType::Int32, conv->dims);
+            auto out = ctx.output(0, DType::Int32, acc->dims);
             if (!out) return out.status();
-            for (int64_t i = 0; i < conv->numel(); ++i) (*out)->as<int32_t>()[i] = int32_t(pc[i]);
+            std::memcpy((*out)->data, acc->data, acc->bytes());
             return Status::ok();
         }
         const RtTensor *xs = ctx.input(1), *ws = ctx.input(4), *ys = ctx.input(6), *yzp = ctx.input(7), *bias = ctx.input(8);
         if (!xs || !ws || !ys) return bad(ctx, "missing scales");
-        auto out = ctx.output(0, yzp ? yzp->dtype : x->dtype, conv->dims);
+        auto out = ctx.output(0, yzp ? yzp->dtype : x->dtype, acc->dims);
         if (!out) return out.status();
-        const int64_t m = conv->dims[1], spatial = product(conv->dims, 2);
+        const int64_t m = acc->dims[1], spatial = product(acc->dims, 2);
         const double y0 = yzp ? elementAsDouble(*yzp, 0) : 0.0;
-        for (int64_t i = 0; i < conv->numel(); ++i) {
-            const int64_t ch = (i / spatial) % m;
-            const double sw = ws->numel() > 1 ? elementAsDouble(*ws, ch) : elementAsDouble(*ws, 0);
-            const double acc = pc[i] + (bias ? elementAsDouble(*bias, ch) : 0.0);
-            FSC_RETURN_IF_ERROR(writeQuantized(ctx, **out, i, std::nearbyint(acc * elementAsDouble(*xs, 0) * sw / elementAsDouble(*ys, 0)) + y0));
+        std::vector<double> wScale(static_cast<size_t>(m)), biasPerChannel(static_cast<size_t>(m), 0.0);
+        for (int64_t c = 0; c < m; ++c) {
+            wScale[size_t(c)] = elementAsDouble(*ws, ws->numel() > 1 ? c : 0);
+            if (bias) biasPerChannel[size_t(c)] = elementAsDouble(*bias, c);
         }
+        const double xsv = elementAsDouble(*xs, 0), ysv = elementAsDouble(*ys, 0);
+        if ((*out)->dtype == DType::UInt8)
+            requantize(pc, acc->numel(), m, spatial, wScale, biasPerChannel, xsv, ysv, y0, (*out)->as<uint8_t>());
+        else if ((*out)->dtype == DType::Int8)
+            requantize(pc, acc->numel(), m, spatial, wScale, biasPerChannel, xsv, ysv, y0, (*out)->as<int8_t>());
+        else
+            return unsupportedType(ctx, (*out)->dtype);
         return Status::ok();
     }
+
+private:
+    // (x - x_zero) conv (w - w_zero) in int32: oneDNN's int8 GEMM where it fits, else exact doubles.
+    Result<RtTensor> accumulate(KernelContext& ctx, const RtTensor& x, const RtTensor* xzp, const RtTensor& w,
+                                const RtTensor* wzp) {
+        const RtTensor* xZero = xzp && xzp->numel() == 1 ? xzp : nullptr;
+        if (fitsInt8Gemm(x, xZero, w, wzp)) return int8Conv(ctx, m_attrs, m_group, x, xZero, w);
+        auto xd = shifted(ctx, x, xZero, 1);
+        if (!xd) return xd.status();
+        auto wd = shifted(ctx, w, wzp, 0);
+        if (!wd) return wd.status();
+        auto conv = convToNew(ctx, m_attrs, m_group, *xd, *wd);
+        if (!conv) return conv.status();
+        return toInt32(*conv);
+    }
+
+public:
 
 private:
     bool m_qlinear;

@@ -1,0 +1,87 @@
+#include "compiler/backends/cpu/int8_products.h"
+
+#include <vector>
+
+#include "compiler/backends/cpu/gemm.h"
+#include "compiler/backends/cpu/im2col.h"
+
+namespace fsc::cpu {
+namespace {
+
+// x as int8 (a view, or a shifted copy of uint8 data) and its zero point in the same terms.
+struct SignedData {
+    const int8_t* data = nullptr;
+    int8_t zero = 0;
+    std::vector<int8_t> storage;
+};
+
+SignedData asSigned(const RtTensor& x, const RtTensor* zero) {
+    SignedData s;
+    const int64_t z = zero && zero->numel() == 1 ? elementAsInt(*zero, 0) : 0;
+    if (x.dtype == DType::Int8) {
+        s.data = x.as<int8_t>();
+        s.zero = int8_t(z);
+        return s;
+    }
+    s.storage.resize(size_t(x.numel()));
+    const uint8_t* p = x.as<uint8_t>();
+    for (int64_t i = 0; i < x.numel(); ++i) s.storage[size_t(i)] = int8_t(int(p[i]) - 128);
+    s.data = s.storage.data();
+    s.zero = int8_t(z - 128);
+    return s;
+}
+
+}  // namespace
+
+bool fitsInt8Gemm(const RtTensor& x, const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero) {
+    if (x.dtype != DType::Int8 && x.dtype != DType::UInt8) return false;
+    if (xZero && (xZero->numel() > 1 || (xZero->numel() == 1 && xZero->dtype != x.dtype))) return false;
+    if (w.dtype != DType::Int8) return false;
+    if (wZero)
+        for (int64_t i = 0; i < wZero->numel(); ++i)
+            if (elementAsInt(*wZero, i) != 0) return false;
+    return true;
+}
+
+Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTensor* aZero, const RtTensor& b) {
+    if (a.rank() < 1 || b.rank() != 2 || a.dims.back() != b.dims[0])
+        return bad(ctx, "cannot multiply " + dimsString(a.dims) + " by " + dimsString(b.dims));
+    const int64_t k = b.dims[0], n = b.dims[1], rows = k ? a.numel() / k : 0;
+    std::vector<int64_t> dims = a.dims;
+    if (dims.size() == 1) dims = {n};
+    else dims.back() = n;
+    RtTensor out = allocateTensor(DType::Int32, dims);
+    const SignedData sa = asSigned(a, aZero);
+    gemmS8S8(false, false, rows, n, k, sa.data, k, sa.zero, b.as<int8_t>(), n, 0, out.as<int32_t>(), n);
+    return out;
+}
+
+Result<RtTensor> int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
+                          const RtTensor* xZero, const RtTensor& w) {
+    if (x.rank() < 3 || w.rank() != x.rank()) return bad(ctx, "X and W must have the same rank >= 3");
+    const int64_t n = x.dims[0], c = x.dims[1], m = w.dims[0];
+    if (group <= 0 || c % group || m % group || w.dims[1] != c / group)
+        return bad(ctx, "W " + dimsString(w.dims) + " does not fit X " + dimsString(x.dims));
+    const std::vector<int64_t> spatial(x.dims.begin() + 2, x.dims.end()), kernel(w.dims.begin() + 2, w.dims.end());
+    auto geo = convGeometry(ctx, attrs, spatial, kernel, false);
+    if (!geo) return geo.status();
+    geo->channels = c;
+    std::vector<int64_t> outDims{n, m};
+    outDims.insert(outDims.end(), geo->out.begin(), geo->out.end());
+    RtTensor out = allocateTensor(DType::Int32, outDims);
+    const SignedData sx = asSigned(x, xZero);
+    const int64_t cg = c / group, mg = m / group, rows = cg * product(kernel);
+    const int64_t outSize = product(geo->out), inSize = product(spatial);
+    std::vector<int8_t> col(size_t(rows * outSize));
+    for (int64_t img = 0; img < n; ++img)
+        for (int64_t g = 0; g < group; ++g) {
+            const int8_t* image = sx.data + (img * c + g * cg) * inSize;
+            im2col<int8_t>(image, cg, *geo, col.data(), ctx.pool(), sx.zero);
+            int32_t* y = out.as<int32_t>() + (img * m + g * mg) * outSize;
+            gemmS8S8(false, false, mg, outSize, rows, w.as<int8_t>() + g * mg * rows, rows, 0, col.data(), outSize,
+                     sx.zero, y, outSize);
+        }
+    return out;
+}
+
+}  // namespace fsc::cpu

@@ -1,0 +1,375 @@
+// INT8 post-training quantization: the calibrators (min-max, percentile, entropy) on known
+// data, calibration inputs read from folders (and each bad folder's error), generated
+// inputs, int8-quantization's QDQ form (counts, per-channel axis, guards and exclusions
+// with reasons, numbers near float32), qdq-folding into QLinearConv / ConvInteger /
+// MatMulInteger (counts, numbers equal to the QDQ form within one quantization step), the
+// oneDNN int8 products against an exact product, accuracy and sensitivity, and a golden dump.
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <random>
+
+#include "compiler/pass_manager.h"
+#include "compiler/passes/passes.h"
+#include "compiler/quantization/accuracy.h"
+#include "compiler/quantization/calibration_data.h"
+#include "compiler/quantization/range_calibrator.h"
+#include "core/tensor_io.h"
+#include "pass_test_support.h"
+
+using namespace fsc;
+using namespace fsc::test;
+
+namespace {
+
+bool rejectedFor(const CompileResult& r, const std::string& reasonPart) {
+    for (const PassReport& p : r.trace.passes)
+        for (const Rejection& j : p.rejections)
+            if (j.reason.find(reasonPart) != std::string::npos) return true;
+    return false;
+}
+
+// x[1,3,8,8] -> conv1 -> relu1 -> conv2 -> relu2 -> (a) conv3 ; relu2 also -> Add(conv3, relu2)
+// -> GlobalAveragePool -> Flatten -> fc (Gemm, transB) -> y; plus a MatMul of two
+// activations (stays float).
+Model smallCnn() {
+    GraphBuilder b;
+    ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 3, 8, 8}));
+    ValueId w1 = b.initializer(randomFloatTensor("w1", {8, 3, 3, 3}, 1, 0.4f));
+    ValueId b1 = b.initializer(randomFloatTensor("b1", {8}, 2, 0.1f));
+    ValueId w2 = b.initializer(randomFloatTensor("w2", {8, 8, 3, 3}, 3, 0.2f));
+    ValueId w3 = b.initializer(randomFloatTensor("w3", {8, 8, 1, 1}, 4, 0.3f));
+    ValueId wf = b.initializer(randomFloatTensor("wf", {5, 8}, 5, 0.5f));
+    ValueId bf = b.initializer(randomFloatTensor("bf", {5}, 6, 0.1f));
+    const std::vector<Attribute> pad1{intsAttr("pads", {1, 1, 1, 1})};
+    ValueId c1 = b.op("Conv", {x, w1, b1}, "c1", pad1, "conv1");
+    ValueId r1 = b.op("Relu", {c1}, "r1", {}, "relu1");
+    ValueId c2 = b.op("Conv", {r1, w2}, "c2", pad1, "conv2");
+    ValueId r2 = b.op("Relu", {c2}, "r2", {}, "relu2");
+    ValueId c3 = b.op("Conv", {r2, w3}, "c3", {}, "conv3");
+    ValueId s = b.op("Add", {c3, r2}, "s", {}, "residual");
+    ValueId p = b.op("GlobalAveragePool", {s}, "p", {}, "pool");
+    ValueId f = b.op("Flatten", {p}, "f", {intAttr("axis", 1)}, "flatten");
+    ValueId y = b.op("Gemm", {f, wf, bf}, "y", {intAttr("transB", 1)}, "fc");
+    ValueId t = b.op("Transpose", {f}, "t", {intsAttr("perm", {1, 0})}, "transpose");
+    ValueId g = b.op("MatMul", {t, f}, "g", {}, "gram");
+    b.output(y);
+    b.output(g);
+    return withInferredTypes(b);
+}
+
+int count(const Graph& g, const std::string& op) {
+    return countOps(g, op);
+}
+
+std::shared_ptr<CalibrationData> generated(const Model& m, int n) {
+    return std::make_shared<CalibrationData>(generateCalibrationData(*m.graph, n, 3));
+}
+
+CompileResult quantize(const Model& m, Int8Options o, bool fold) {
+    std::vector<std::unique_ptr<Pass>> passes;
+    passes.push_back(passes::quantizeInt8(std::move(o)));
+    if (fold) passes.push_back(passes::foldQdq());
+    passes.push_back(passes::eliminateDeadCode());
+    CompileOptions options;
+    options.verifyEachPass = true;
+    auto r = compileModel(m, std::move(passes), options);
+    if (!r) qFatal("compile failed: %s", r.status().message().c_str());
+    return std::move(*r);
+}
+
+const Attribute* attr(const Node& n, const char* name) {
+    for (const Attribute& a : n.attributes)
+        if (a.name == name) return &a;
+    return nullptr;
+}
+
+}  // namespace
+
+class TestQuantization : public QObject {
+    Q_OBJECT
+private slots:
+    void minMaxKeepsEverything() {
+        RangeCalibrator c;
+        const std::vector<float> v{-2.0f, 0.5f, 3.0f, 1.0f};
+        c.observeExtent(v.data(), int64_t(v.size()));
+        const ValueRange r = c.range(CalibrationMethod::MinMax);
+        QCOMPARE(r.min, -2.0f);
+        QCOMPARE(r.max, 3.0f);
+    }
+
+    void percentileAndEntropyClipARareOutlier() {
+        std::vector<float> v;
+        std::mt19937 rng(1);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        for (int i = 0; i < 200000; ++i) v.push_back(normal(rng));
+        v.push_back(60.0f);  // one outlier
+        RangeCalibrator c;
+        c.observeExtent(v.data(), int64_t(v.size()));
+        c.observeHistogram(v.data(), int64_t(v.size()));
+        QCOMPARE(c.range(CalibrationMethod::MinMax).max, 60.0f);
+        const ValueRange p = c.range(CalibrationMethod::Percentile, 99.99);
+        QVERIFY2(p.max > 3.0f && p.max < 6.0f, std::to_string(p.max).c_str());
+        QVERIFY(p.min < -3.0f && p.min > -6.0f);
+        const ValueRange e = c.range(CalibrationMethod::Entropy);
+        QVERIFY2(e.max > 2.0f && e.max < 20.0f, std::to_string(e.max).c_str());
+        QVERIFY(e.min >= c.observedMin() && e.min < -2.0f);
+    }
+
+    void quantParamsHoldZeroExactly() {
+        const QuantParams a = activationParams({-1.0f, 3.0f}, false);
+        QCOMPARE(a.isSigned, false);
+        QVERIFY(std::abs(a.scale - 4.0f / 255) < 1e-7f);
+        QCOMPARE(a.zeroPoint, 64);  // round(1 / (4/255)) = 63.75
+        const QuantParams relu = activationParams({0.0f, 6.0f}, false);
+        QCOMPARE(relu.zeroPoint, 0);
+        const QuantParams s = activationParams({-1.0f, 3.0f}, true);
+        QCOMPARE(s.isSigned, true);
+        QCOMPARE(s.zeroPoint, 0);
+        QVERIFY(std::abs(s.scale - 3.0f / 127) < 1e-7f);
+        QCOMPARE(activationParams({0, 0}, false).scale, 1.0f);  // never a zero scale
+    }
+
+    void calibrationFoldersAreReadAndCheckedByFile() {
+        Model m = smallCnn();
+        QTemporaryDir dir;
+        const std::filesystem::path root = dir.path().toStdString();
+        Tensor t = randomFloatTensor("x", {1, 3, 8, 8}, 9, 1.0f);
+        for (const char* set : {"test_data_set_0", "test_data_set_1", "test_data_set_2"}) {
+            std::filesystem::create_directories(root / set);
+            QVERIFY(writeTensorProtoFile(root / set / "input_0.pb", t).isOk());
+        }
+        auto data = loadCalibrationData(*m.graph, root);
+        QVERIFY2(data, data.status().message().c_str());
+        QCOMPARE(data->samples.size(), size_t(3));
+        QVERIFY(!data->generated);
+        QVERIFY(data->source.find("3 sets") != std::string::npos);
+
+        // A set missing its file, wrong shapes and an empty folder: errors naming the file.
+        std::filesystem::create_directories(root / "test_data_set_3");
+        std::filesystem::create_directories(root / "zz" );
+        QVERIFY(writeTensorProtoFile(root / "zz" / "input_0.pb", randomFloatTensor("x", {1, 3, 4, 4}, 9)).isOk());
+        auto bad = loadCalibrationData(*m.graph, root);
+        QVERIFY(!bad);
+        QVERIFY2(bad.status().message().find("zz/input_0.pb") != std::string::npos, bad.status().message().c_str());
+        QVERIFY(bad.status().message().find("does not fit input 'x'") != std::string::npos);
+        QTemporaryDir empty;
+        auto none = loadCalibrationData(*m.graph, empty.path().toStdString());
+        QVERIFY(!none);
+        QVERIFY(none.status().message().find("no calibration inputs") != std::string::npos);
+        auto missing = loadCalibrationData(*m.graph, root / "nope");
+        QVERIFY(!missing);
+        QVERIFY(missing.status().message().find("nope") != std::string::npos);
+    }
+
+    void generatedDataIsSaidToBeGeneratedAndHeldBack() {
+        Model m = smallCnn();
+        CalibrationData d = generateCalibrationData(*m.graph, 8, 1);
+        QCOMPARE(d.samples.size(), size_t(8));
+        QVERIFY(d.generated);
+        QVERIFY(d.source.find("generated") != std::string::npos);
+        QVERIFY(d.source.find("synthetic images") != std::string::npos);
+        // Normalised images: within ImageNet's normalised extent, not constant.
+        const RtTensor& img = d.samples[0][0];
+        float lo = 1e9f, hi = -1e9f;
+        for (int64_t i = 0; i < img.numel(); ++i) {
+            lo = std::min(lo, img.as<float>()[i]);
+            hi = std::max(hi, img.as<float>()[i]);
+        }
+        QVERIFY(lo >= -2.2f && hi <= 2.7f && hi - lo > 0.5f);
+        CalibrationSplit split = holdBack(std::move(d));
+        QCOMPARE(split.calibration.samples.size(), size_t(6));
+        QCOMPARE(split.heldBack.samples.size(), size_t(2));
+        QVERIFY(split.heldBack.source.find("held back 2") != std::string::npos);
+    }
+
+    void qdqFormQuantizesConvAndGemmWithReasons() {
+        Model m = smallCnn();
+        Int8Options o;
+        o.calibration = generated(m, 4);
+        auto r = quantize(m, o, false);
+        const Graph& g = *r.model.graph;
+        // conv1, conv2, conv3, fc; the gram MatMul multiplies two activations.
+        QCOMPARE(r.trace.passes[0].counters.applied, 4);
+        QVERIFY(rejectedFor(r, "activation x activation stays float"));
+        QCOMPARE(count(g, "QuantizeLinear"), 4);    // x, r1, r2, f: one per tensor
+        QCOMPARE(count(g, "DequantizeLinear"), 8);  // those, and four weights
+        QCOMPARE(count(g, "Conv"), 3);
+        int int8Weights = 0;
+        for (ValueId w : g.initializers) int8Weights += g.value(w).initializer->dtype() == DType::Int8 && g.value(w).initializer->numElements() > 1;
+        QCOMPARE(int8Weights, 4);
+        // Per tensor by default: no axis attribute.
+        for (NodeId id : g.order())
+            if (g.node(id).opType == "DequantizeLinear") QVERIFY(!attr(g.node(id), "axis"));
+        // Fake-quantized numbers stay close to float32.
+        QVERIFY(maxRelativeError(m, r.model) < 0.05);
+        QVERIFY(r.trace.passes[0].changes[0].reason.find("activation range") != std::string::npos);
+    }
+
+    void perChannelWeightsCarryTheirAxis() {
+        Model m = smallCnn();
+        Int8Options o;
+        o.calibration = generated(m, 2);
+        o.perChannel = true;
+        auto r = quantize(m, o, false);
+        const Graph& g = *r.model.graph;
+        std::map<std::string, int64_t> axes;
+        for (NodeId id : g.order()) {
+            const Node& n = g.node(id);
+            if (const Attribute* a = attr(n, "axis"); n.opType == "DequantizeLinear" && a) axes[n.name] = a->i;
+        }
+        QCOMPARE(axes.size(), size_t(4));
+        QCOMPARE(axes.at("wf/DequantizeLinear"), int64_t(0));  // Gemm with transB: [N, K]
+        QCOMPARE(axes.at("w2/DequantizeLinear"), int64_t(0));
+        QVERIFY(maxRelativeError(m, r.model) < 0.05);
+    }
+
+    void exclusionsByNameTypeAndScopeStayFloat() {
+        Model m = smallCnn();
+        Int8Options o;
+        o.calibration = generated(m, 2);
+        o.exclude = {"conv2", "Gemm"};
+        auto r = quantize(m, o, false);
+        QCOMPARE(r.trace.passes[0].counters.applied, 2);
+        QVERIFY(rejectedFor(r, "excluded by 'conv2'"));
+        QVERIFY(rejectedFor(r, "excluded by 'Gemm'"));
+        o.exclude = {"conv*"};
+        auto globbed = quantize(m, o, false);
+        QCOMPARE(globbed.trace.passes[0].counters.applied, 1);  // fc alone
+        o.exclude.clear();
+        o.only = std::set<std::string>{"conv3"};
+        auto alone = quantize(m, o, false);
+        QCOMPARE(alone.trace.passes[0].counters.applied, 1);
+    }
+
+    void foldingMakesIntegerOpsThatMatchTheQdqForm() {
+        Model m = smallCnn();
+        for (bool perChannel : {false, true})
+            for (bool symmetric : {false, true}) {
+                Int8Options o;
+                o.calibration = generated(m, 4);
+                o.perChannel = perChannel;
+                o.symmetricActivations = symmetric;
+                o.ranges = std::make_shared<ActivationRanges>();
+                auto qdq = quantize(m, o, false);
+                auto folded = quantize(m, o, true);
+                const Graph& g = *folded.model.graph;
+                // conv1 -> relu1 -> Q(r1): QLinearConv (the Relu is the output zero point, when
+                // asymmetric); conv2's Relu output is read twice, conv3's by the Add, fc is a Gemm.
+                QCOMPARE(count(g, "QLinearConv"), symmetric ? 0 : 1);
+                QCOMPARE(count(g, "ConvInteger"), symmetric ? 3 : 2);
+                QCOMPARE(count(g, "MatMulInteger"), 1);
+                QCOMPARE(count(g, "Conv") + count(g, "Gemm") + count(g, "DequantizeLinear"), 0);
+                QCOMPARE(count(g, "Relu"), symmetric ? 2 : 1);
+                // Integer ops give what the QDQ form computes, up to a rounding step.
+                const double diff = maxRelativeError(qdq.model, folded.model);
+                QVERIFY2(diff < 0.02, (std::to_string(diff) + (perChannel ? " per-channel" : " per-tensor")).c_str());
+                QVERIFY(maxRelativeError(m, folded.model) < 0.06);
+            }
+    }
+
+    void oneDnnInt8ProductsAreExact() {
+        // Extreme values (255 x -128 at every position) where int16 pair sums would saturate.
+        GraphBuilder b;
+        ValueId a = b.input("a", DType::UInt8, Shape::ofSizes({3, 37, 300}));
+        Tensor wt = randomFloatTensor("unused", {1}, 1);
+        std::string bytes(300 * 17, '\0');
+        std::mt19937 rng(4);
+        for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = char(i % 5 == 0 ? -128 : int(rng() % 256) - 128);
+        ValueId w = b.initializer(Tensor("w", DType::Int8, {300, 17}, makeBuffer(bytes), 0, bytes.size()));
+        std::string zero(1, char(7));
+        ValueId az = b.initializer(Tensor("az", DType::UInt8, {}, makeBuffer(zero), 0, 1));
+        ValueId y = b.op("MatMulInteger", {a, w, az}, "y", {}, "mm");
+        b.output(y);
+        Model m = withInferredTypes(b);
+        auto exec = Executor::create(m, {});
+        QVERIFY(exec);
+        RtTensor in = allocateTensor(DType::UInt8, {3, 37, 300});
+        for (int64_t i = 0; i < in.numel(); ++i) in.as<uint8_t>()[i] = i % 3 ? 255 : uint8_t(rng());
+        auto out = (*exec)->run({in});
+        QVERIFY(out);
+        const auto* wp = reinterpret_cast<const int8_t*>(bytes.data());
+        for (int64_t r = 0; r < 3 * 37; ++r)
+            for (int64_t j = 0; j < 17; ++j) {
+                int64_t exact = 0;
+                for (int64_t k = 0; k < 300; ++k) exact += (int64_t(in.as<uint8_t>()[r * 300 + k]) - 7) * wp[k * 17 + j];
+                QCOMPARE(int64_t((*out)[0].as<int32_t>()[r * 17 + j]), exact);
+            }
+    }
+
+    void int8ConvPadsWithTheZeroPoint() {
+        // ConvInteger through oneDNN against a direct loop: padding must count as x == zero point.
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::UInt8, Shape::ofSizes({2, 4, 5, 5}));
+        std::string wb(6 * 2 * 3 * 3, '\0');
+        std::mt19937 rng(5);
+        for (char& c : wb) c = char(int(rng() % 255) - 127);
+        ValueId w = b.initializer(Tensor("w", DType::Int8, {6, 2, 3, 3}, makeBuffer(wb), 0, wb.size()));
+        std::string zero(1, char(200));
+        ValueId xz = b.initializer(Tensor("xz", DType::UInt8, {}, makeBuffer(zero), 0, 1));
+        ValueId y = b.op("ConvInteger", {x, w, xz}, "y", {intsAttr("pads", {1, 1, 1, 1}), intAttr("group", 2), intsAttr("strides", {2, 2})}, "conv");
+        b.output(y);
+        Model m = withInferredTypes(b);
+        auto exec = Executor::create(m, {});
+        QVERIFY(exec);
+        RtTensor in = allocateTensor(DType::UInt8, {2, 4, 5, 5});
+        for (int64_t i = 0; i < in.numel(); ++i) in.as<uint8_t>()[i] = uint8_t(rng());
+        auto out = (*exec)->run({in});
+        QVERIFY2(out, out.status().message().c_str());
+        QCOMPARE((*out)[0].dims, (std::vector<int64_t>{2, 6, 3, 3}));
+        const auto* wp = reinterpret_cast<const int8_t*>(wb.data());
+        for (int n = 0; n < 2; ++n)
+            for (int oc = 0; oc < 6; ++oc)
+                for (int oy = 0; oy < 3; ++oy)
+                    for (int ox = 0; ox < 3; ++ox) {
+                        int64_t exact = 0;
+                        const int g = oc / 3;
+                        for (int ic = 0; ic < 2; ++ic)
+                            for (int ky = 0; ky < 3; ++ky)
+                                for (int kx = 0; kx < 3; ++kx) {
+                                    const int iy = oy * 2 + ky - 1, ix = ox * 2 + kx - 1;
+                                    if (iy < 0 || iy >= 5 || ix < 0 || ix >= 5) continue;
+                                    const int xv = in.as<uint8_t>()[((n * 4 + g * 2 + ic) * 5 + iy) * 5 + ix];
+                                    exact += int64_t(xv - 200) * wp[((oc * 2 + ic) * 3 + ky) * 3 + kx];
+                                }
+                        QCOMPARE(int64_t((*out)[0].as<int32_t>()[((n * 6 + oc) * 3 + oy) * 3 + ox]), exact);
+                    }
+    }
+
+    void accuracyAndSensitivityAreMeasured() {
+        Model m = smallCnn();
+        Int8Options o;
+        auto data = generated(m, 4);
+        o.calibration = data;
+        o.ranges = std::make_shared<ActivationRanges>();
+        auto folded = quantize(m, o, true);
+        auto same = compareOutputs(m, m, *data);
+        QVERIFY(same);
+        QCOMPARE(same->maxAbs, 0.0);
+        QCOMPARE(same->cosine, 1.0);
+        QCOMPARE(same->top1Agree, same->top1Rows);
+        QCOMPARE(same->top1Rows, 4);  // y, the first output, is [1, 5] per sample
+        auto e = compareOutputs(m, folded.model, *data);
+        QVERIFY(e);
+        QVERIFY(e->maxAbs > 0);
+        QVERIFY(e->cosine > 0.99 && e->cosine < 1.0);
+        QCOMPARE(e->samples, 4);
+        auto table = layerSensitivity(m, o, *data);
+        QVERIFY2(table, table.status().message().c_str());
+        QCOMPARE(table->size(), size_t(4));
+        for (size_t i = 1; i < table->size(); ++i) QVERIFY((*table)[i - 1].error.cosine <= (*table)[i].error.cosine);
+        for (const LayerSensitivity& l : *table) QVERIFY(l.error.maxAbs > 0);
+    }
+
+    void golden() {
+        Model m = smallCnn();
+        Int8Options o;
+        o.calibration = generated(m, 2);
+        o.perChannel = true;
+        auto r = quantize(m, o, true);
+        checkGolden(*r.model.graph, QStringLiteral("int8_folded"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestQuantization)
+#include "tst_quantization.moc"
