@@ -322,11 +322,59 @@ private slots:
         QCOMPARE(dump.exitCode, 0);
         QVERIFY(dump.out.contains(QStringLiteral("= float16[")));
         QCOMPARE(cli({QStringLiteral("run"), out, QStringLiteral("--pipeline"), QStringLiteral("O0")}).exitCode, 0);
-        Run int8 = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--quantize"), QStringLiteral("int8")});
-        QCOMPARE(int8.exitCode, 64);
-        QVERIFY(int8.err.contains(QStringLiteral("not built yet")));
+        QVERIFY(r.out.contains(QStringLiteral("\"quantization\"")));
         Run keepAlone = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--keep-fp32"), QStringLiteral("Softmax")});
         QCOMPARE(keepAlone.exitCode, 64);
+    }
+
+    void compileQuantizesToInt8WithMeasuredAccuracy() {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("int8.onnx"));
+        Run r = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--quantize"), QStringLiteral("int8"),
+                     QStringLiteral("--per-channel"), QStringLiteral("--calibrator"), QStringLiteral("entropy"),
+                     QStringLiteral("--calibration-samples"), QStringLiteral("6"), QStringLiteral("--json"), QStringLiteral("-o"), out});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QStringList order;
+        for (const QJsonValue p : j[QStringLiteral("passes")].toArray()) order << p.toObject()[QStringLiteral("name")].toString();
+        // After conv-bn folding, before the fusions that would hide Conv/MatMul/Gemm.
+        QVERIFY2(order.indexOf(QStringLiteral("conv-bn-fusion")) < order.indexOf(QStringLiteral("int8-quantization")) &&
+                     order.indexOf(QStringLiteral("int8-quantization")) + 1 == order.indexOf(QStringLiteral("qdq-folding")) &&
+                     order.indexOf(QStringLiteral("qdq-folding")) < order.indexOf(QStringLiteral("matmul-add-fusion")),
+                 qPrintable(order.join(QLatin1Char(','))));
+        const QJsonObject q = j[QStringLiteral("quantization")].toObject();
+        QCOMPARE(q[QStringLiteral("generated_data")].toBool(), true);
+        QVERIFY(q[QStringLiteral("data")].toString().contains(QStringLiteral("generated: 6")));
+        QCOMPARE(q[QStringLiteral("calibration_set")].toObject()[QStringLiteral("samples")].toInt(), 5);
+        QCOMPARE(q[QStringLiteral("held_back_set")].toObject()[QStringLiteral("samples")].toInt(), 1);
+        const double cosine = q[QStringLiteral("held_back_set")].toObject()[QStringLiteral("cosine")].toDouble();
+        QVERIFY(cosine > 0.99 && cosine < 1.0);
+        QCOMPARE(q[QStringLiteral("sensitivity")].toArray().size(), 8);  // 1 Conv, 6 MatMul, 1 Gemm
+        // The written model holds integer ops and runs.
+        Run dump = cli({QStringLiteral("dump"), out});
+        QVERIFY(dump.out.contains(QStringLiteral("MatMulInteger(")));
+        QVERIFY(dump.out.contains(QStringLiteral("= int8[")));
+        QCOMPARE(cli({QStringLiteral("run"), out, QStringLiteral("--pipeline"), QStringLiteral("O0")}).exitCode, 0);
+
+        // Text: the data source is said, the table is there; exclusions keep nodes in float.
+        Run text = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--quantize"), QStringLiteral("int8"),
+                        QStringLiteral("--exclude"), QStringLiteral("/head/fc/Gemm"), QStringLiteral("--explain")});
+        QCOMPARE(text.exitCode, 0);
+        QVERIFY(text.out.contains(QStringLiteral("measured on generated: 16")));
+        QVERIFY(text.out.contains(QStringLiteral("per-layer sensitivity")));
+        QVERIFY(text.out.contains(QStringLiteral("excluded by '/head/fc/Gemm'")));
+
+        // Bad input: a calibration folder that is not there, a calibrator we do not have.
+        Run missing = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--quantize"), QStringLiteral("int8"),
+                           QStringLiteral("--calibration"), dir.filePath(QStringLiteral("none"))});
+        QCOMPARE(missing.exitCode, 2);
+        QVERIFY(missing.err.contains(dir.filePath(QStringLiteral("none"))));
+        QCOMPARE(missing.err.count(QLatin1Char('\n')), 1);
+        Run calibrator = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--quantize"), QStringLiteral("int8"),
+                              QStringLiteral("--calibrator"), QStringLiteral("magic")});
+        QCOMPARE(calibrator.exitCode, 64);
+        Run orphan = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--per-channel")});
+        QCOMPARE(orphan.exitCode, 64);
     }
 
     void runAtO0ProfilesEveryImportedNode() {
