@@ -11,6 +11,7 @@
 
 #include "app/cli/compile_report.h"
 #include "app/cli/graph_breaks_report.h"
+#include "app/cli/parallel_step.h"
 #include "app/cli/quantize_step.h"
 #include "compiler/backends/cuda/generated_kernels.h"
 #include "compiler/backends/cuda/nvrtc_compiler.h"
@@ -52,6 +53,15 @@ precision (each prints its error against the float32 model, measured):
   --symmetric-activations  int8 activations with zero point 0 (default: asymmetric uint8)
   --exclude PATTERN        keep nodes in float by name, op type or scope (globs; repeatable)
   --no-sensitivity         skip the per-layer sensitivity table (one run per layer)
+parallel partitioning (on one device every shard runs here and the result is checked
+against the unpartitioned graph; the multi-device timeline is simulated):
+  --tp N                   tensor parallel over N devices: linear-layer pairs split by
+                           columns then rows (attention by heads), one AllReduce per pair
+  --pp N                   pipeline parallel: N stages of equal estimated time, Send/Recv of
+                           every activation crossing a cut
+  --microbatches M         micro-batches for --pp (default 1)
+  --schedule gpipe|1f1b    pipeline schedule (default 1f1b)
+  --interconnect NAME      nvlink4 (default), pcie5 or ndr for the simulation
 output:
   --explain                per pass: what changed and why, what matched but was rejected
   --json                   JSON summary (schema fusescope.compile/1): node counts and op
@@ -71,6 +81,7 @@ struct CompileArgs {
     std::string model, pipeline, passes, dumpDir, output, capabilities;
     std::vector<std::string> disabled;
     QuantizeArgs quantize;
+    ParallelArgs parallel;
     bool explain = false, json = false, verify = false, list = false, showKernels = false;
 };
 
@@ -109,6 +120,8 @@ int parse(int argc, char** argv, int first, CompileArgs& a) {
         else if (s == "-o" || s == "--output") { if (!value(a.output)) return usage(s + " needs OUT.onnx"); }
         else if (std::string error; int taken = parseQuantizeOption(argc, argv, i, a.quantize, error)) {
             if (taken < 0) return usage(error);
+        } else if (std::string error; int taken = parseParallelOption(argc, argv, i, a.parallel, error)) {
+            if (taken < 0) return usage(error);
         } else if (s == "--disable") {
             if (!value(v)) return usage("--disable needs a,b");
             for (std::string& name : splitCommaList(v)) a.disabled.push_back(std::move(name));
@@ -124,6 +137,7 @@ int parse(int argc, char** argv, int first, CompileArgs& a) {
     const bool int8Options = q.calibrator != "minmax" || q.perChannel ||
                              q.symmetricActivations || !q.exclude.empty() || !q.sensitivity;
     if (int8Options && q.kind != "int8") return usage("calibration options go with --quantize int8");
+    if (a.parallel.tp > 1 && a.parallel.pp > 1) return usage("give --tp or --pp, not both (yet)");
     return -1;
 }
 
@@ -235,6 +249,7 @@ int compileCommand(int argc, char** argv, int first) {
         if (!plan) return fail(plan.status());
         quantizePlan = std::move(*plan);
     }
+    insertParallelPasses(a.parallel, pipeline);
     auto result = compileModel(*model, std::move(pipeline), options);
     if (!result) return fail(result.status().withContext(a.model));
     std::optional<QuantizeReport> quantizeReport;
@@ -244,6 +259,12 @@ int compileCommand(int argc, char** argv, int first) {
         quantizeReport = std::move(*report);
     }
 
+    std::optional<ParallelReport> parallelReport;
+    if (a.parallel.any()) {
+        auto report = measureParallel(a.parallel, *model, *result);
+        if (!report) return fail(report.status().withContext(a.model));
+        parallelReport = std::move(*report);
+    }
     const Graph& compiled = *result->model.graph;
     const GraphBreakReport breaks = findGraphBreaks(compiled, capabilities);
     if (!a.dumpDir.empty())
@@ -255,6 +276,7 @@ int compileCommand(int argc, char** argv, int first) {
         nlohmann::json summary = compileSummaryJson(*result, a.model, pipelineName);
         summary["graph_breaks"] = breaksJson(breaks, compiled);
         if (quantizeReport) summary["quantization"] = quantizeReportJson(*quantizeReport);
+        if (parallelReport) summary["parallel"] = parallelReportJson(a.parallel, *parallelReport);
         std::cout << summary.dump(2) << "\n";
     } else if (a.explain) {
         std::cout << explainTrace(result->trace, pipelineName, 25) << "\n" << explainBreaks(breaks, compiled, 25);
@@ -269,6 +291,7 @@ int compileCommand(int argc, char** argv, int first) {
         std::cout << breaksSummaryLine(breaks) << "\n";
     }
     if (quantizeReport && !a.json) std::cout << quantizeReportText(*quantizeReport, 15);
+    if (parallelReport && !a.json) std::cout << parallelReportText(a.parallel, *parallelReport);
     if (a.showKernels) return showKernels(compiled, a.model);
     return kExitOk;
 }

@@ -24,6 +24,8 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add([] { return convertToBFloat16(); });
     registry.add([] { return quantizeInt8(); });
     registry.add(foldQdq);
+    registry.add([] { return tensorParallel(2); });
+    registry.add([] { return pipelineParallel(2); });
     registry.add(scheduleForMemory);
     registry.add(planMemoryPass);
 }

@@ -43,6 +43,12 @@ std::unique_ptr<Pass> quantizeInt8();
 std::unique_ptr<Pass> quantizeInt8(Int8Options options);
 std::unique_ptr<Pass> foldQdq();
 
+// Parallel partitioning: Megatron-style tensor parallelism over `devices` (AllReduce per
+// split pair of linear layers, in the ai.fusescope domain).
+std::unique_ptr<Pass> tensorParallel(int devices);
+// Pipeline parallelism: `stages` stages of equal estimated time, Send/Recv across cuts.
+std::unique_ptr<Pass> pipelineParallel(int stages);
+
 // Memory (O3)
 std::unique_ptr<Pass> scheduleForMemory();
 std::unique_ptr<Pass> planMemoryPass();

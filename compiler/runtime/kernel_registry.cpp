@@ -53,6 +53,7 @@ const KernelRegistry& KernelRegistry::cpu() {
         registerControlFlowKernels(r);
         registerMiscKernels(r);
         registerFusedKernels(r);
+        registerCollectiveKernels(r);
         return r;
     }();
     return registry;

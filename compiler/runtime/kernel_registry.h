@@ -61,5 +61,6 @@ void registerResizeKernels(KernelRegistry& registry);
 void registerControlFlowKernels(KernelRegistry& registry);
 void registerMiscKernels(KernelRegistry& registry);
 void registerFusedKernels(KernelRegistry& registry);  // the ai.fusescope domain
+void registerCollectiveKernels(KernelRegistry& registry);  // ai.fusescope AllReduce, AllGather, Send, Recv
 
 }  // namespace fsc

@@ -1,0 +1,154 @@
+#include "app/cli/parallel_step.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+#include "app/cli/parse_int.h"
+#include "compiler/parallel/simulated_timeline.h"
+#include "compiler/passes/passes.h"
+#include "compiler/quantization/accuracy.h"
+#include "compiler/quantization/calibration_data.h"
+
+namespace fsc::cli {
+namespace {
+
+bool isFusion(const std::string& pass) {
+    return pass.find("fusion") != std::string::npos || pass == "schedule-for-memory" || pass == "plan-memory" ||
+           pass == "int8-quantization" || pass == "fp16-conversion" || pass == "bf16-conversion";
+}
+
+nlohmann::json runJson(const SimulatedRun& run, const Interconnect& link) {
+    nlohmann::json j{{"simulated", true},
+                     {"interconnect", link.name},
+                     {"device", SimulatedDevice{}.name},
+                     {"devices", run.devices},
+                     {"total_us", run.totalSeconds * 1e6},
+                     {"single_device_us", run.singleDeviceSeconds * 1e6},
+                     {"speedup", run.speedup()},
+                     {"communication_us", run.communicationSeconds * 1e6},
+                     {"communication_bytes", run.communicationBytes},
+                     {"bubble_fraction", run.bubbleFraction},
+                     {"weight_bytes_per_device", run.weightBytes}};
+    return j;
+}
+
+std::string runText(const SimulatedRun& run, const Interconnect& link) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(1);
+    s << "simulated on " << run.devices << " x " << SimulatedDevice{}.name << " over " << link.name
+      << " (alpha-beta model; nothing here was measured):\n";
+    s << "  time " << run.totalSeconds * 1e6 << " us vs " << run.singleDeviceSeconds * 1e6 << " us on one device: speed-up "
+      << std::setprecision(2) << run.speedup() << "x\n";
+    s << std::setprecision(1) << "  communication " << run.communicationSeconds * 1e6 << " us on the critical path, "
+      << run.communicationBytes / 1e6 << " MB; bubbles " << run.bubbleFraction * 100 << "% of device time\n";
+    s << "  weights per device:";
+    for (double b : run.weightBytes) s << " " << b / 1e6 << " MB";
+    s << "\n";
+    return s.str();
+}
+
+}  // namespace
+
+int parseParallelOption(int argc, char** argv, int& i, ParallelArgs& a, std::string& error) {
+    const std::string s = argv[i];
+    auto number = [&](int& out, int lo, const char* what) {
+        int64_t n = 0;
+        if (i + 1 >= argc || !parseInt(argv[i + 1], n) || n < lo || n > 1024) {
+            error = s + " needs " + what;
+            return -1;
+        }
+        ++i;
+        out = int(n);
+        return 1;
+    };
+    if (s == "--tp") return number(a.tp, 1, "a device count >= 1");
+    if (s == "--pp") return number(a.pp, 1, "a stage count >= 1");
+    if (s == "--microbatches") return number(a.microbatches, 1, "a count >= 1");
+    if (s == "--schedule" || s == "--interconnect") {
+        if (i + 1 >= argc) return error = s + " needs a value", -1;
+        std::string& out = s == "--schedule" ? a.schedule : a.interconnect;
+        out = argv[++i];
+        if (s == "--schedule" && out != "gpipe" && out != "1f1b") return error = "--schedule needs gpipe or 1f1b", -1;
+        if (s == "--interconnect" && !interconnectPreset(out)) return error = "--interconnect needs nvlink4, pcie5 or ndr", -1;
+        return 1;
+    }
+    return 0;
+}
+
+void insertParallelPasses(const ParallelArgs& a, std::vector<std::unique_ptr<Pass>>& pipeline) {
+    if (a.tp > 1) {
+        auto at = std::find_if(pipeline.begin(), pipeline.end(), [](const std::unique_ptr<Pass>& p) {
+            return isFusion(p->name()) && p->name() != "conv-bn-fusion";
+        });
+        pipeline.insert(at, passes::tensorParallel(a.tp));
+    }
+    if (a.pp > 1) {
+        auto at = std::find_if(pipeline.begin(), pipeline.end(), [](const std::unique_ptr<Pass>& p) {
+            return p->name() == "schedule-for-memory" || p->name() == "plan-memory";
+        });
+        pipeline.insert(at, passes::pipelineParallel(a.pp));
+    }
+}
+
+Result<ParallelReport> measureParallel(const ParallelArgs& a, const Model& original, const CompileResult& result) {
+    ParallelReport r;
+    for (const PassReport& p : result.trace.passes) {
+        if (p.name != "tensor-parallel") continue;
+        auto c = p.counters.figures.find("collectives");
+        r.collectives += c == p.counters.figures.end() ? 0 : int(c->second);
+        auto b = p.counters.figures.find("all-reduce bytes");
+        r.allReduceBytes += b == p.counters.figures.end() ? 0 : b->second;
+    }
+    // Every shard on this one device: the outputs must be the unpartitioned ones.
+    const CalibrationData data = generateCalibrationData(*original.graph, 2, 11);
+    auto error = compareOutputs(original, result.model, data);
+    if (!error) return error.status().withContext("partitioned run");
+    r.samples = error->samples;
+    r.meanRelativeDifference = error->meanRelative;
+    auto link = interconnectPreset(a.interconnect);
+    if (!link) return link.status();
+    const Graph& g = *result.model.graph;
+    SimulatedRun run = a.pp > 1 ? simulatePipelineParallel(g, a.pp, a.microbatches, *link)
+                                : simulateTensorParallel(g, a.tp, *link);
+    r.simulation = runJson(run, *link);
+    r.simulationText = runText(run, *link);
+    if (a.pp > 1) {
+        // Inference runs forward only: both schedules take the same steps; they differ in
+        // how many micro-batches' activations a stage keeps in flight.
+        const int inFlight = a.schedule == "gpipe" ? a.microbatches : std::min(a.microbatches, a.pp);
+        r.simulation["schedule"] = a.schedule;
+        r.simulation["microbatches"] = a.microbatches;
+        r.simulation["microbatches_in_flight_per_stage"] = inFlight;
+        r.simulationText += "  schedule " + a.schedule + ", " + std::to_string(a.microbatches) + " micro-batches, at most " +
+                            std::to_string(inFlight) + " in flight per stage\n";
+    }
+    return r;
+}
+
+std::string parallelReportText(const ParallelArgs& a, const ParallelReport& r) {
+    std::ostringstream s;
+    s << "\npartitioned for";
+    if (a.tp > 1) s << " tensor parallel " << a.tp;
+    if (a.pp > 1) s << " pipeline parallel " << a.pp;
+    s << ":\n";
+    if (a.tp > 1)
+        s << "  " << r.collectives << " AllReduce(s), " << std::fixed << std::setprecision(0) << r.allReduceBytes
+          << " bytes of payload per device per run\n";
+    s << std::scientific << std::setprecision(2) << "  all shards on this one device (collectives computed locally): "
+      << "mean relative difference from the unpartitioned outputs " << r.meanRelativeDifference << " (" << r.samples
+      << " generated samples)\n";
+    s << r.simulationText;
+    return s.str();
+}
+
+nlohmann::json parallelReportJson(const ParallelArgs& a, const ParallelReport& r) {
+    return {{"tp", a.tp},
+            {"pp", a.pp},
+            {"all_reduces", r.collectives},
+            {"all_reduce_bytes", r.allReduceBytes},
+            {"single_device_mean_relative_difference", r.meanRelativeDifference},
+            {"simulation", r.simulation}};
+}
+
+}  // namespace fsc::cli

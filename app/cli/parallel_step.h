@@ -1,0 +1,44 @@
+#pragma once
+// `compile --tp N` / `--pp N`: the partitioning passes put into the pipeline, and after
+// compiling, what they communicate, a check that the partitioned program still computes
+// the unpartitioned outputs on this one device, and the simulated multi-device timeline.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/pass_manager.h"
+
+namespace fsc::cli {
+
+struct ParallelArgs {
+    int tp = 1;
+    int pp = 1;
+    int microbatches = 1;
+    std::string schedule = "1f1b";
+    std::string interconnect = "nvlink4";
+    bool any() const { return tp > 1 || pp > 1; }
+};
+
+// 1 taken, 0 not ours, -1 a usage error in `error`.
+int parseParallelOption(int argc, char** argv, int& i, ParallelArgs& a, std::string& error);
+
+// Tensor parallelism goes after the clean-up (before the fusions, which then fuse inside
+// each shard); pipeline parallelism after everything but the memory passes.
+void insertParallelPasses(const ParallelArgs& a, std::vector<std::unique_ptr<Pass>>& pipeline);
+
+struct ParallelReport {
+    int collectives = 0;
+    double allReduceBytes = 0;
+    double meanRelativeDifference = 0;  // partitioned vs unpartitioned, on one device
+    int samples = 0;
+    nlohmann::json simulation;    // the simulated timeline's summary
+    std::string simulationText;
+};
+
+Result<ParallelReport> measureParallel(const ParallelArgs& a, const Model& original, const CompileResult& result);
+std::string parallelReportText(const ParallelArgs& a, const ParallelReport& r);
+nlohmann::json parallelReportJson(const ParallelArgs& a, const ParallelReport& r);
+
+}  // namespace fsc::cli

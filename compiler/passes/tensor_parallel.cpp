@@ -1,0 +1,418 @@
+// tensor-parallel: Megatron-style splitting for N devices. A pair of linear layers with
+// only head- or column-local work between them (attention: packed QKV projection, heads,
+// output projection; MLP: fc1, activation, fc2) becomes N shards: the first layer split by
+// columns (each device its share of every packed segment, i.e. its heads), the second by
+// rows, so each shard computes a partial sum and one ai.fusescope.AllReduce adds them.
+// Shard nodes live in scope "deviceD/...". The split is found by following which axis of
+// each value is divided across devices, so it needs no model-specific patterns; anything
+// that would mix the shards (a norm over the split axis, a value read outside the pair)
+// rejects the pair with its reason.
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "compiler/fused_domain.h"
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/passes.h"
+#include "core/graph_builder.h"
+
+namespace fsc::passes {
+namespace {
+
+using Segments = std::vector<std::pair<int64_t, int64_t>>;  // [begin, end) along the split axis
+
+struct Split {
+    int axis = -1;
+    Segments segments;
+};
+
+// A pair and everything between its two layers, with how each inside value is split.
+struct Region {
+    NodeId row;
+    std::vector<NodeId> nodes;    // inside nodes (first layers included), in graph order
+    std::set<uint32_t> columns;   // node indexes of the first (column-split) layers
+    std::map<uint32_t, Split> split;  // value index -> split
+    std::map<uint32_t, std::vector<int64_t>> newShapes;  // Reshape node -> target shape per shard
+    std::map<uint32_t, std::pair<int64_t, int64_t>> newSlice;  // Slice node -> start, end per shard
+};
+
+const std::set<std::string>& unaryOps() {
+    static const std::set<std::string> ops{"Erf", "Relu", "Gelu", "Tanh", "Sigmoid", "Sqrt", "Neg", "Exp",
+                                           "Log", "Abs", "Cast", "Identity", "Softplus", "HardSigmoid", "LeakyRelu"};
+    return ops;
+}
+const std::set<std::string>& binaryOps() {
+    static const std::set<std::string> ops{"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
+    return ops;
+}
+
+bool isWeightedLinear(const Rewriter& rw, NodeId id) {
+    const Node& n = rw.graph().node(id);
+    if (n.inputs.size() < 2 || rw.constant(n.inputs[0])) return false;
+    const Tensor* w = rw.constant(n.inputs[1]);
+    if (!w || w->dims().size() != 2 || w->dtype() != DType::Float32) return false;
+    if (isOp(n, "MatMul")) return true;
+    return isOp(n, "Gemm") && intAttr(n, "transA", 0) == 0 && intAttr(n, "transB", 0) == 1 &&
+           floatAttr(n, "alpha", 1.0f) == 1.0f && floatAttr(n, "beta", 1.0f) == 1.0f;
+}
+
+int64_t outColumns(const Rewriter& rw, NodeId id) {
+    const Node& n = rw.graph().node(id);
+    const Tensor* w = rw.constant(n.inputs[1]);
+    return isOp(n, "Gemm") ? w->dims()[0] : w->dims()[1];
+}
+
+int64_t product(const std::vector<int64_t>& d, size_t from, size_t to) {
+    int64_t p = 1;
+    for (size_t i = from; i < to && i < d.size(); ++i) p *= d[i];
+    return p;
+}
+
+// Concatenation of device d's share of every segment along `axis` of a constant.
+Tensor shardOf(const Tensor& t, int axis, const Segments& segments, int devices, int d) {
+    const std::vector<int64_t>& dims = t.dims();
+    const size_t elem = size_t(dtypeBits(t.dtype()) / 8);
+    const int64_t outer = product(dims, 0, size_t(axis)), inner = product(dims, size_t(axis) + 1, dims.size());
+    std::vector<int64_t> outDims = dims;
+    int64_t width = 0;
+    for (auto [b, e] : segments) width += (e - b) / devices;
+    outDims[size_t(axis)] = width;
+    std::string bytes(size_t(outer * width * inner) * elem, '\0');
+    const auto* src = reinterpret_cast<const char*>(t.data());
+    size_t at = 0;
+    for (int64_t o = 0; o < outer; ++o)
+        for (auto [b, e] : segments) {
+            const int64_t share = (e - b) / devices, from = b + d * share;
+            const size_t len = size_t(share * inner) * elem;
+            std::memcpy(bytes.data() + at, src + size_t((o * dims[size_t(axis)] + from) * inner) * elem, len);
+            at += len;
+        }
+    const size_t size = bytes.size();
+    return Tensor(t.name() + "_shard", t.dtype(), outDims, makeBuffer(std::move(bytes)), 0, size);
+}
+
+class TensorParallelPass : public Pass {
+public:
+    explicit TensorParallelPass(int devices) : m_devices(devices) {}
+    std::string name() const override { return "tensor-parallel"; }
+    std::string description() const override {
+        return "splits linear-layer pairs across " + std::to_string(m_devices) +
+               " devices (columns, then rows; attention by heads) with one AllReduce per pair";
+    }
+
+    Status run(PassContext& context) override {
+        Rewriter& rw = context.rewriter;
+        if (m_devices < 2) return Status::ok();
+        const std::vector<NodeId> order = rw.graph().order();
+        for (NodeId id : order) {
+            if (context.cancelled()) return {ErrorCode::InvalidArgument, "cancelled"};
+            if (!rw.isLive(id) || !isWeightedLinear(rw, id)) continue;
+            Region region;
+            region.row = id;
+            bool sawColumn = false;
+            std::string why = collect(rw, region, sawColumn);
+            if (why.empty()) why = propagate(rw, region);
+            if (!why.empty()) {
+                if (sawColumn) context.reject("megatron-pair", id, why);
+                continue;
+            }
+            ++context.counters.matched;
+            const double bytes = apply(rw, region);
+            std::ostringstream reason;
+            reason << region.columns.size() << " column-split layer(s) and " << region.nodes.size() - region.columns.size()
+                   << " node(s) between them on each of " << m_devices << " devices; the row-split layer's partial sums "
+                   << "meet in one AllReduce of " << int64_t(bytes) << " bytes";
+            if (rw.commit("megatron-pair", reason.str())) {
+                ++context.counters.applied;
+                context.counters.figures["all-reduce bytes"] += bytes;
+                context.counters.figures["collectives"] += 1;
+            }
+        }
+        rw.finish();
+        return Status::ok();
+    }
+
+private:
+    // Everything between the row layer and the column layers that feed it.
+    std::string collect(const Rewriter& rw, Region& region, bool& sawColumn) const {
+        const Graph& g = rw.graph();
+        std::set<uint32_t> inside;
+        std::vector<ValueId> stack{g.node(region.row).inputs[0]};
+        while (!stack.empty()) {
+            const ValueId v = stack.back();
+            stack.pop_back();
+            if (rw.constant(v)) continue;
+            const NodeId p = rw.producer(v);
+            if (!p.valid()) return "a graph input reaches the second layer without passing a first layer";
+            if (inside.count(p.index)) continue;
+            if (inside.size() > 400) return "too many nodes between the layers";
+            inside.insert(p.index);
+            if (isWeightedLinear(rw, p)) {
+                region.columns.insert(p.index);
+                sawColumn = true;
+                continue;
+            }
+            const Node& n = g.node(p);
+            const bool known = unaryOps().count(n.opType) || binaryOps().count(n.opType) || isOp(n, "Softmax") ||
+                               isOp(n, "Transpose") || isOp(n, "Reshape") || isOp(n, "Slice") || isOp(n, "MatMul");
+            if (!n.domain.empty() || !known) return n.opType + " ('" + n.name + "') would mix the shards";
+            for (ValueId in : n.inputs)
+                if (in.valid()) stack.push_back(in);
+        }
+        if (region.columns.empty()) return "no first layer";
+        for (NodeId id : g.order())
+            if (inside.count(id.index)) region.nodes.push_back(id);
+        for (NodeId id : region.nodes)
+            for (ValueId out : g.node(id).outputs) {
+                if (!out.valid()) continue;
+                if (rw.isGraphOutput(out) || rw.isCaptured(out)) return "'" + g.value(out).name + "' is a graph output";
+                for (NodeId user : rw.users(out))
+                    if (user != region.row && !inside.count(user.index))
+                        return "'" + g.value(out).name + "' is also read outside the pair (by '" + g.node(user).name + "')";
+            }
+        return {};
+    }
+
+    // Follows the split axis from the first layers to the second; every op must keep the
+    // shards apart.
+    std::string propagate(const Rewriter& rw, Region& region) const {
+        const Graph& g = rw.graph();
+        for (NodeId id : region.nodes) {
+            const Node& n = g.node(id);
+            const auto outDims = staticDims(g, n.outputs[0]);
+            if (!outDims) return "'" + g.value(n.outputs[0]).name + "' has no static shape";
+            const int rank = int(outDims->size());
+            if (region.columns.count(id.index)) {
+                std::string why = columnSegments(rw, id, region);
+                if (!why.empty()) return why;
+                continue;
+            }
+            std::vector<std::pair<size_t, Split>> splitIns;  // input slot, split
+            for (size_t i = 0; i < n.inputs.size(); ++i)
+                if (auto it = region.split.find(n.inputs[i].index); n.inputs[i].valid() && it != region.split.end())
+                    splitIns.push_back({i, it->second});
+            if (splitIns.empty()) return n.name + " reads no split value";
+            const Split in = splitIns[0].second;
+            const auto inDims = staticDims(g, n.inputs[splitIns[0].first]);
+            if (!inDims) return "no static shape into " + n.name;
+            Split out = in;
+            if (unaryOps().count(n.opType)) {
+                out.axis = in.axis + rank - int(inDims->size());
+            } else if (binaryOps().count(n.opType)) {
+                out.axis = in.axis + rank - int(inDims->size());
+                for (size_t i = 0; i < n.inputs.size(); ++i) {
+                    const auto dims = staticDims(g, n.inputs[i]);
+                    if (!dims) return "no static shape into " + n.name;
+                    const int aligned = out.axis - (rank - int(dims->size()));
+                    if (auto it = region.split.find(n.inputs[i].index); it != region.split.end()) {
+                        if (it->second.axis != aligned || it->second.segments != in.segments) return n.name + " combines differently split values";
+                    } else if (aligned >= 0 && (*dims)[size_t(aligned)] != 1 && !rw.constant(n.inputs[i])) {
+                        return n.name + " combines a split value with a whole one";
+                    }
+                }
+            } else if (isOp(n, "Softmax")) {
+                int64_t axis = intAttr(n, "axis", -1);
+                if (axis < 0) axis += rank;
+                if (axis == in.axis) return "Softmax over the split axis";
+            } else if (isOp(n, "Transpose")) {
+                const std::vector<int64_t> perm = intsAttr(n, "perm");
+                if (int(perm.size()) != rank) return "Transpose without perm";
+                for (int j = 0; j < rank; ++j)
+                    if (perm[size_t(j)] == in.axis) out.axis = j;
+            } else if (isOp(n, "Reshape")) {
+                if (in.segments.size() != 1) return "Reshape of a packed value";
+                const int64_t outer = product(*inDims, 0, size_t(in.axis));
+                out.axis = -1;
+                for (int k = 0; k < rank; ++k)
+                    if (product(*outDims, 0, size_t(k)) == outer && (*outDims)[size_t(k)] % m_devices == 0 && (*outDims)[size_t(k)] > 1) {
+                        out.axis = k;
+                        break;
+                    }
+                auto shape = constantInts(rw, n.inputs[1]);
+                if (out.axis < 0 || !shape) return "Reshape of " + n.name + " does not keep the split in one axis";
+                std::vector<int64_t> perShard = *shape;
+                if (perShard[size_t(out.axis)] > 0) perShard[size_t(out.axis)] /= m_devices;
+                region.newShapes[id.index] = perShard;
+                out.segments = {{0, (*outDims)[size_t(out.axis)]}};
+            } else if (isOp(n, "Slice")) {
+                auto starts = constantInts(rw, n.inputs[1]), ends = constantInts(rw, n.inputs[2]);
+                auto axes = n.inputs.size() > 3 && n.inputs[3].valid() ? constantInts(rw, n.inputs[3]) : std::nullopt;
+                if (!starts || !ends || starts->size() != 1 || (n.inputs.size() > 4 && n.inputs[4].valid()))
+                    return "Slice with more than one axis or steps";
+                int64_t axis = axes ? (*axes)[0] : 0;
+                if (axis < 0) axis += rank;
+                if (axis == in.axis) {
+                    const int64_t b = (*starts)[0], e = std::min((*ends)[0], (*inDims)[size_t(axis)]);
+                    if (std::find(in.segments.begin(), in.segments.end(), std::make_pair(b, e)) == in.segments.end())
+                        return "Slice across shards";
+                    region.newSlice[id.index] = {b / m_devices, e / m_devices};
+                    out.segments = {{0, e - b}};
+                }
+            } else if (isOp(n, "MatMul")) {  // activations by activations: the split must be a batch axis
+                for (size_t i = 0; i < 2; ++i) {
+                    const auto dims = staticDims(g, n.inputs[i]);
+                    const int aligned = int(dims->size()) - rank;
+                    auto it = region.split.find(n.inputs[i].index);
+                    if (it == region.split.end()) return n.name + " multiplies a split value by a whole one";
+                    const int axis = it->second.axis - aligned;
+                    if (axis >= rank - 2) return n.name + " contracts over the split axis";
+                    out.axis = axis;
+                }
+            }
+            if (out.axis < 0) return n.name + ": the split axis is lost";
+            region.split[n.outputs[0].index] = out;
+        }
+        const Node& row = g.node(region.row);
+        auto it = region.split.find(row.inputs[0].index);
+        const auto dims = staticDims(g, row.inputs[0]);
+        if (it == region.split.end() || !dims || it->second.axis != int(dims->size()) - 1 || it->second.segments.size() != 1)
+            return "the second layer's input is not split along its last axis";
+        return {};
+    }
+
+    // A first layer's output columns, in the segments its readers slice (packed Q, K, V).
+    std::string columnSegments(const Rewriter& rw, NodeId id, Region& region) const {
+        const Graph& g = rw.graph();
+        const ValueId out = g.node(id).outputs[0];
+        const int64_t columns = outColumns(rw, id);
+        const int rank = int(staticDims(g, out)->size());
+        Segments segments;
+        for (NodeId user : rw.users(out)) {
+            const Node& s = g.node(user);
+            if (!isOp(s, "Slice") || s.inputs.size() < 4) {
+                segments.clear();
+                break;
+            }
+            auto starts = constantInts(rw, s.inputs[1]), ends = constantInts(rw, s.inputs[2]), axes = constantInts(rw, s.inputs[3]);
+            if (!starts || !ends || !axes || axes->size() != 1 || ((*axes)[0] != -1 && (*axes)[0] != rank - 1)) {
+                segments.clear();
+                break;
+            }
+            segments.push_back({(*starts)[0], std::min((*ends)[0], columns)});
+        }
+        std::sort(segments.begin(), segments.end());
+        int64_t at = 0;
+        for (auto [b, e] : segments) at = b == at ? e : -1;
+        if (segments.empty() || at != columns) segments = {{0, columns}};
+        for (auto [b, e] : segments)
+            if ((e - b) % m_devices) return "a column block of " + std::to_string(e - b) + " does not divide by " + std::to_string(m_devices);
+        region.split[out.index] = {rank - 1, segments};
+        return {};
+    }
+
+    // Builds the shards and the AllReduce; returns the bytes each device contributes.
+    double apply(Rewriter& rw, const Region& region) {
+        const Node row = rw.graph().node(region.row);
+        std::vector<Node> originals;
+        for (NodeId id : region.nodes) originals.push_back(rw.graph().node(id));
+        const ValueId result = row.outputs[0];
+        const ValueType resultType = rw.graph().value(result).type;
+        rw.removeNode(region.row);
+        for (auto it = region.nodes.rbegin(); it != region.nodes.rend(); ++it) rw.removeNode(*it);
+
+        std::map<uint32_t, ValueId> sharedConstants;  // Reshape/Slice parameters, same on every device
+        std::vector<ValueId> partials;
+        for (int d = 0; d < m_devices; ++d) {
+            const std::string prefix = "device" + std::to_string(d);
+            std::map<uint32_t, ValueId> local;
+            auto mapped = [&](ValueId v) {
+                auto it = local.find(v.index);
+                return it == local.end() ? v : it->second;
+            };
+            auto place = [&](Node n, NodeId from) {
+                n.name = prefix + (n.name.rfind("/", 0) == 0 ? "" : "/") + n.name;
+                n.scope = prefix + (n.scope.empty() ? "" : "/" + n.scope);
+                rw.addNode(std::move(n), region.row, {from});
+            };
+            for (size_t k = 0; k < originals.size(); ++k) {
+                const NodeId id = region.nodes[k];
+                Node n = originals[k];
+                for (ValueId& in : n.inputs)
+                    if (in.valid()) in = mapped(in);
+                const Split& split = region.split.at(n.outputs[0].index);
+                if (region.columns.count(id.index)) {
+                    const bool gemm = isOp(n, "Gemm");
+                    const Tensor& w = *rw.constant(n.inputs[1]);
+                    n.inputs[1] = rw.addConstant(shardOf(w, gemm ? 0 : 1, split.segments, m_devices, d), prefix + "/" + w.name());
+                    if (gemm && n.inputs.size() > 2 && n.inputs[2].valid()) {
+                        const Tensor& c = *rw.constant(n.inputs[2]);
+                        if (c.dims().size() == 1)
+                            n.inputs[2] = rw.addConstant(shardOf(c, 0, split.segments, m_devices, d), prefix + "/" + c.name());
+                    }
+                } else if (binaryOps().count(n.opType)) {
+                    shardConstants(rw, n, split, prefix, d);
+                } else if (auto s = region.newShapes.find(id.index); s != region.newShapes.end()) {
+                    auto [it, fresh] = sharedConstants.try_emplace(id.index);
+                    if (fresh) it->second = rw.addConstant(int64Tensor("shape", {int64_t(s->second.size())}, s->second), n.name + "/shard_shape");
+                    n.inputs[1] = it->second;
+                } else if (auto sl = region.newSlice.find(id.index); sl != region.newSlice.end()) {
+                    n.inputs[1] = rw.addConstant(int64Tensor("s", {1}, {sl->second.first}), n.name + "/shard_start");
+                    n.inputs[2] = rw.addConstant(int64Tensor("e", {1}, {sl->second.second}), n.name + "/shard_end");
+                }
+                ValueType type = rw.graph().value(n.outputs[0]).type;
+                type.shape = shardedShape(type.shape, split.axis);
+                const ValueId out = rw.addIntermediate(type, prefix + "/" + rw.graph().value(n.outputs[0]).name);
+                local[n.outputs[0].index] = out;
+                n.outputs[0] = out;
+                place(std::move(n), id);
+            }
+            // The row-split layer: this device's rows of the weight, no bias (added once, after).
+            Node partial = row;
+            partial.inputs[0] = mapped(row.inputs[0]);
+            const bool gemm = isOp(row, "Gemm");
+            const Tensor& w = *rw.constant(row.inputs[1]);
+            const int64_t rows = gemm ? w.dims()[1] : w.dims()[0];
+            partial.inputs[1] = rw.addConstant(shardOf(w, gemm ? 1 : 0, {{0, rows}}, m_devices, d), prefix + "/" + w.name());
+            if (partial.inputs.size() > 2) partial.inputs.resize(2);
+            partial.outputs[0] = rw.addIntermediate(resultType, prefix + "/" + rw.graph().value(result).name + "_partial");
+            partials.push_back(partial.outputs[0]);
+            place(std::move(partial), region.row);
+        }
+        const bool bias = isOp(row, "Gemm") && row.inputs.size() > 2 && row.inputs[2].valid();
+        const ValueId sum = bias ? rw.addIntermediate(resultType, rw.graph().value(result).name + "_all_reduced") : result;
+        const auto dims = staticDims(rw.graph(), result);
+        const int64_t bytes = dims ? product(*dims, 0, dims->size()) * 4 : 0;
+        Node reduce = makeNode("AllReduce", kFusescopeDomain, row, partials, {sum},
+                               {fsc::intAttr("devices", m_devices), fsc::intAttr("bytes", bytes), fsc::stringAttr("reduction", "sum")});
+        reduce.name = row.name + "/AllReduce";
+        rw.addNode(std::move(reduce), region.row, {region.row});
+        if (bias) {
+            Node add = makeNode("Add", "", row, {sum, row.inputs[2]}, {result});
+            add.name = row.name + "/bias";
+            rw.addNode(std::move(add), region.row, {region.row});
+        }
+        return double(bytes);
+    }
+
+    // A binary op's constant operand that spans the split axis gets this device's share.
+    void shardConstants(Rewriter& rw, Node& n, const Split& split, const std::string& prefix, int d) {
+        const auto outDims = staticDims(rw.graph(), n.outputs[0]);
+        for (ValueId& in : n.inputs) {
+            const Tensor* c = rw.constant(in);
+            if (!c) continue;
+            const int axis = split.axis - (int(outDims->size()) - int(c->dims().size()));
+            if (axis < 0 || c->dims()[size_t(axis)] == 1) continue;
+            in = rw.addConstant(shardOf(*c, axis, split.segments, m_devices, d), prefix + "/" + c->name());
+        }
+    }
+
+    Shape shardedShape(const Shape& shape, int axis) const {
+        if (!shape.rankKnown()) return shape;
+        std::vector<int64_t> dims;
+        for (const Dim& d : shape.dims()) dims.push_back(d.isKnown() ? d.size() : -1);
+        if (axis >= 0 && size_t(axis) < dims.size() && dims[size_t(axis)] > 0) dims[size_t(axis)] /= m_devices;
+        for (int64_t d : dims)
+            if (d < 0) return shape;
+        return Shape::ofSizes(dims);
+    }
+
+    int m_devices;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> tensorParallel(int devices) {
+    return std::make_unique<TensorParallelPass>(devices);
+}
+
+}  // namespace fsc::passes
