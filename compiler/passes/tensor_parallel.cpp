@@ -7,7 +7,10 @@
 // each value is divided across devices, so it needs no model-specific patterns; anything
 // that would mix the shards (a norm over the split axis, a value read outside the pair)
 // rejects the pair with its reason.
+#include <algorithm>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -64,8 +67,33 @@ int64_t outColumns(const Rewriter& rw, NodeId id) {
 
 int64_t product(const std::vector<int64_t>& d, size_t from, size_t to) {
     int64_t p = 1;
-    for (size_t i = from; i < to && i < d.size(); ++i) p *= d[i];
+    for (size_t i = from; i < to && i < d.size(); ++i) p *= std::max<int64_t>(d[i], 1);  // symbolic dims count as 1
     return p;
+}
+
+// Dims of a value with every symbolic dim as a negative number standing for its name (the
+// same name, the same number), so a dynamic batch passes through unchanged.
+std::optional<std::vector<int64_t>> shapeDims(const Graph& g, ValueId v) {
+    const Shape& shape = g.value(v).type.shape;
+    if (!shape.rankKnown()) return std::nullopt;
+    std::vector<int64_t> dims;
+    for (const Dim& d : shape.dims()) {
+        if (d.isKnown()) dims.push_back(d.size());
+        else if (d.isSymbolic()) dims.push_back(-2 - int64_t(std::hash<std::string>{}(d.symbol()) % 1000000));
+        else return std::nullopt;
+    }
+    return dims;
+}
+
+// The elements before axis `k`, as a known product and the symbolic dims among them.
+std::pair<int64_t, std::vector<int64_t>> outerExtent(const std::vector<int64_t>& dims, size_t k) {
+    std::pair<int64_t, std::vector<int64_t>> e{1, {}};
+    for (size_t i = 0; i < k && i < dims.size(); ++i) {
+        if (dims[i] >= 0) e.first *= dims[i];
+        else e.second.push_back(dims[i]);
+    }
+    std::sort(e.second.begin(), e.second.end());
+    return e;
 }
 
 // Concatenation of device d's share of every segment along `axis` of a constant.
@@ -179,8 +207,8 @@ private:
         const Graph& g = rw.graph();
         for (NodeId id : region.nodes) {
             const Node& n = g.node(id);
-            const auto outDims = staticDims(g, n.outputs[0]);
-            if (!outDims) return "'" + g.value(n.outputs[0]).name + "' has no static shape";
+            const auto outDims = shapeDims(g, n.outputs[0]);
+            if (!outDims) return "'" + g.value(n.outputs[0]).name + "' has no known rank or an unnamed dynamic dim";
             const int rank = int(outDims->size());
             if (region.columns.count(id.index)) {
                 std::string why = columnSegments(rw, id, region);
@@ -193,7 +221,7 @@ private:
                     splitIns.push_back({i, it->second});
             if (splitIns.empty()) return n.name + " reads no split value";
             const Split in = splitIns[0].second;
-            const auto inDims = staticDims(g, n.inputs[splitIns[0].first]);
+            const auto inDims = shapeDims(g, n.inputs[splitIns[0].first]);
             if (!inDims) return "no static shape into " + n.name;
             Split out = in;
             if (unaryOps().count(n.opType)) {
@@ -201,7 +229,7 @@ private:
             } else if (binaryOps().count(n.opType)) {
                 out.axis = in.axis + rank - int(inDims->size());
                 for (size_t i = 0; i < n.inputs.size(); ++i) {
-                    const auto dims = staticDims(g, n.inputs[i]);
+                    const auto dims = shapeDims(g, n.inputs[i]);
                     if (!dims) return "no static shape into " + n.name;
                     const int aligned = out.axis - (rank - int(dims->size()));
                     if (auto it = region.split.find(n.inputs[i].index); it != region.split.end()) {
@@ -221,10 +249,10 @@ private:
                     if (perm[size_t(j)] == in.axis) out.axis = j;
             } else if (isOp(n, "Reshape")) {
                 if (in.segments.size() != 1) return "Reshape of a packed value";
-                const int64_t outer = product(*inDims, 0, size_t(in.axis));
+                const auto outer = outerExtent(*inDims, size_t(in.axis));
                 out.axis = -1;
                 for (int k = 0; k < rank; ++k)
-                    if (product(*outDims, 0, size_t(k)) == outer && (*outDims)[size_t(k)] % m_devices == 0 && (*outDims)[size_t(k)] > 1) {
+                    if (outerExtent(*outDims, size_t(k)) == outer && (*outDims)[size_t(k)] > 1 && (*outDims)[size_t(k)] % m_devices == 0) {
                         out.axis = k;
                         break;
                     }
@@ -250,7 +278,7 @@ private:
                 }
             } else if (isOp(n, "MatMul")) {  // activations by activations: the split must be a batch axis
                 for (size_t i = 0; i < 2; ++i) {
-                    const auto dims = staticDims(g, n.inputs[i]);
+                    const auto dims = shapeDims(g, n.inputs[i]);
                     const int aligned = int(dims->size()) - rank;
                     auto it = region.split.find(n.inputs[i].index);
                     if (it == region.split.end()) return n.name + " multiplies a split value by a whole one";
@@ -264,7 +292,7 @@ private:
         }
         const Node& row = g.node(region.row);
         auto it = region.split.find(row.inputs[0].index);
-        const auto dims = staticDims(g, row.inputs[0]);
+        const auto dims = shapeDims(g, row.inputs[0]);
         if (it == region.split.end() || !dims || it->second.axis != int(dims->size()) - 1 || it->second.segments.size() != 1)
             return "the second layer's input is not split along its last axis";
         return {};
@@ -275,7 +303,7 @@ private:
         const Graph& g = rw.graph();
         const ValueId out = g.node(id).outputs[0];
         const int64_t columns = outColumns(rw, id);
-        const int rank = int(staticDims(g, out)->size());
+        const int rank = int(shapeDims(g, out)->size());
         Segments segments;
         for (NodeId user : rw.users(out)) {
             const Node& s = g.node(user);
@@ -370,7 +398,7 @@ private:
         }
         const bool bias = isOp(row, "Gemm") && row.inputs.size() > 2 && row.inputs[2].valid();
         const ValueId sum = bias ? rw.addIntermediate(resultType, rw.graph().value(result).name + "_all_reduced") : result;
-        const auto dims = staticDims(rw.graph(), result);
+        const auto dims = shapeDims(rw.graph(), result);
         const int64_t bytes = dims ? product(*dims, 0, dims->size()) * 4 : 0;
         Node reduce = makeNode("AllReduce", kFusescopeDomain, row, partials, {sum},
                                {fsc::intAttr("devices", m_devices), fsc::intAttr("bytes", bytes), fsc::stringAttr("reduction", "sum")});
@@ -386,7 +414,7 @@ private:
 
     // A binary op's constant operand that spans the split axis gets this device's share.
     void shardConstants(Rewriter& rw, Node& n, const Split& split, const std::string& prefix, int d) {
-        const auto outDims = staticDims(rw.graph(), n.outputs[0]);
+        const auto outDims = shapeDims(rw.graph(), n.outputs[0]);
         for (ValueId& in : n.inputs) {
             const Tensor* c = rw.constant(in);
             if (!c) continue;
@@ -397,13 +425,10 @@ private:
     }
 
     Shape shardedShape(const Shape& shape, int axis) const {
-        if (!shape.rankKnown()) return shape;
-        std::vector<int64_t> dims;
-        for (const Dim& d : shape.dims()) dims.push_back(d.isKnown() ? d.size() : -1);
-        if (axis >= 0 && size_t(axis) < dims.size() && dims[size_t(axis)] > 0) dims[size_t(axis)] /= m_devices;
-        for (int64_t d : dims)
-            if (d < 0) return shape;
-        return Shape::ofSizes(dims);
+        if (!shape.rankKnown() || axis < 0 || size_t(axis) >= shape.rank()) return shape;
+        std::vector<Dim> dims = shape.dims();
+        if (dims[size_t(axis)].isKnown()) dims[size_t(axis)] = Dim::known(dims[size_t(axis)].size() / m_devices);
+        return Shape(std::move(dims));
     }
 
     int m_devices;
