@@ -166,12 +166,16 @@ private:
         const Graph& g = rw.graph();
         std::set<uint32_t> inside;
         std::vector<ValueId> stack{g.node(region.row).inputs[0]};
+        std::string blocked;  // the first reason found; the walk goes on to learn whether a first layer exists
         while (!stack.empty()) {
             const ValueId v = stack.back();
             stack.pop_back();
             if (rw.constant(v)) continue;
             const NodeId p = rw.producer(v);
-            if (!p.valid()) return "a graph input reaches the second layer without passing a first layer";
+            if (!p.valid()) {
+                if (blocked.empty()) blocked = "a graph input reaches the second layer without passing a first layer";
+                continue;
+            }
             if (inside.count(p.index)) continue;
             if (inside.size() > 400) return "too many nodes between the layers";
             inside.insert(p.index);
@@ -183,10 +187,20 @@ private:
             const Node& n = g.node(p);
             const bool known = unaryOps().count(n.opType) || binaryOps().count(n.opType) || isOp(n, "Softmax") ||
                                isOp(n, "Transpose") || isOp(n, "Reshape") || isOp(n, "Slice") || isOp(n, "MatMul");
-            if (!n.domain.empty() || !known) return n.opType + " ('" + n.name + "') would mix the shards";
+            if (!n.domain.empty() || !known) {
+                if (blocked.empty()) blocked = n.opType + " ('" + n.name + "') would mix the shards";
+                continue;
+            }
+            if (isOp(n, "Reshape") && !rw.constant(n.inputs[1])) {
+                if (blocked.empty())
+                    blocked = "Reshape '" + n.name + "' computes its target shape at run time (a dynamic batch: give it a size)";
+                stack.push_back(n.inputs[0]);
+                continue;
+            }
             for (ValueId in : n.inputs)
                 if (in.valid()) stack.push_back(in);
         }
+        if (!blocked.empty()) return blocked;
         if (region.columns.empty()) return "no first layer";
         for (NodeId id : g.order())
             if (inside.count(id.index)) region.nodes.push_back(id);

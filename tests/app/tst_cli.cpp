@@ -377,6 +377,33 @@ private slots:
         QCOMPARE(orphan.exitCode, 64);
     }
 
+    void compilePartitionsAndSimulatesDevices() {
+        Run tp = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--tp"), QStringLiteral("2"),
+                      QStringLiteral("--json")});
+        QCOMPARE(tp.exitCode, 0);
+        const QJsonObject p = QJsonDocument::fromJson(tp.out.toUtf8()).object()[QStringLiteral("parallel")].toObject();
+        QCOMPARE(p[QStringLiteral("all_reduces")].toInt(), 2);  // attention and MLP
+        // [batch, 64 tokens, 32 features] float32 per all-reduce, the symbolic batch counted as 1.
+        QCOMPARE(p[QStringLiteral("all_reduce_bytes")].toDouble(), 2.0 * 64 * 32 * 4);
+        QVERIFY(p[QStringLiteral("single_device_mean_relative_difference")].toDouble() < 1e-5);
+        const QJsonObject sim = p[QStringLiteral("simulation")].toObject();
+        QCOMPARE(sim[QStringLiteral("simulated")].toBool(), true);
+        QCOMPARE(sim[QStringLiteral("interconnect")].toString(), QStringLiteral("NVLink 4"));
+
+        Run pp = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--pp"), QStringLiteral("2"),
+                      QStringLiteral("--microbatches"), QStringLiteral("4"), QStringLiteral("--schedule"), QStringLiteral("gpipe"),
+                      QStringLiteral("--interconnect"), QStringLiteral("pcie5")});
+        QCOMPARE(pp.exitCode, 0);
+        QVERIFY(pp.out.contains(QStringLiteral("simulated on 2 x")));
+        QVERIFY(pp.out.contains(QStringLiteral("PCIe 5")));
+        QVERIFY(pp.out.contains(QStringLiteral("4 micro-batches, at most 4 in flight")));
+
+        QCOMPARE(cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--tp"), QStringLiteral("0")}).exitCode, 64);
+        QCOMPARE(cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--interconnect"), QStringLiteral("wifi")}).exitCode, 64);
+        QCOMPARE(cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--tp"), QStringLiteral("2"),
+                      QStringLiteral("--pp"), QStringLiteral("2")}).exitCode, 64);
+    }
+
     void runAtO0ProfilesEveryImportedNode() {
         Run r = cli({QStringLiteral("run"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--json"),
                      QStringLiteral("--pipeline"), QStringLiteral("O0"), QStringLiteral("--profile")});
