@@ -1,0 +1,123 @@
+// Latency and weight bytes of a model's INT8 and float16 graphs against its float32 graph
+// (all at O2), measured in this process on the same inputs, runs interleaved so that load
+// on the machine hits all alike. Prints ratios to the float32 run.
+//   bench_quantized MODEL [--iterations N] [--per-channel]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "compiler/pass_manager.h"
+#include "compiler/pass_registry.h"
+#include "compiler/passes/passes.h"
+#include "compiler/pipelines.h"
+#include "compiler/quantization/calibration_data.h"
+#include "compiler/runtime/executor.h"
+#include "core/onnx_import.h"
+
+using namespace fsc;
+
+namespace {
+
+std::vector<std::unique_ptr<Pass>> o2With(std::unique_ptr<Pass> first, std::unique_ptr<Pass> second, bool beforeFusions) {
+    std::vector<std::unique_ptr<Pass>> passes;
+    bool placed = !first;
+    const std::vector<std::string> o2 = *pipelinePasses("O2");
+    for (const std::string& name : o2) {
+        const bool fusion = name.find("fusion") != std::string::npos && name != "conv-bn-fusion";
+        if (!placed && beforeFusions && fusion) {
+            passes.push_back(std::move(first));
+            if (second) passes.push_back(std::move(second));
+            placed = true;
+        }
+        passes.push_back(PassRegistry::builtin().find(name)->create());
+    }
+    if (!placed) passes.push_back(std::move(first));
+    return passes;
+}
+
+double weightBytes(const Graph& g) {
+    double b = 0;
+    for (ValueId id : g.initializers)
+        if (g.value(id).initializer) b += double(g.value(id).initializer->numElements()) * dtypeBits(g.value(id).initializer->dtype()) / 8;
+    return b;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: bench_quantized MODEL [--iterations N] [--per-channel]\n");
+        return 64;
+    }
+    int iterations = 10;
+    bool perChannel = false;
+    for (int i = 2; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--iterations") && i + 1 < argc) iterations = std::max(1, std::atoi(argv[++i]));
+        else if (!std::strcmp(argv[i], "--per-channel")) perChannel = true;
+    }
+    auto model = importModel(argv[1]);
+    if (!model) {
+        std::fprintf(stderr, "error: %s\n", model.status().message().c_str());
+        return 2;
+    }
+    CompileOptions options;
+    options.keepSnapshots = false;
+    Int8Options int8;
+    int8.perChannel = perChannel;
+    int8.calibration = std::make_shared<CalibrationData>(generateCalibrationData(*model->graph, 8, 1));
+    struct Variant {
+        const char* name;
+        std::vector<std::unique_ptr<Pass>> passes;
+        std::unique_ptr<Executor> exec;
+        std::vector<double> ms;
+        double weights = 0;
+    };
+    std::vector<Variant> variants;
+    variants.push_back({"float32", o2With(nullptr, nullptr, false), {}, {}, 0});
+    variants.push_back({"int8", o2With(passes::quantizeInt8(int8), passes::foldQdq(), true), {}, {}, 0});
+    variants.push_back({"float16", o2With(passes::convertToFloat16(), nullptr, false), {}, {}, 0});
+    ExecutorOptions exec;
+    exec.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    for (Variant& v : variants) {
+        auto compiled = compileModel(*model, std::move(v.passes), options);
+        if (!compiled) {
+            std::fprintf(stderr, "error: %s: %s\n", v.name, compiled.status().message().c_str());
+            return 2;
+        }
+        v.weights = weightBytes(*compiled->model.graph);
+        auto e = Executor::create(compiled->model, exec);
+        if (!e) {
+            std::fprintf(stderr, "error: %s: %s\n", v.name, e.status().message().c_str());
+            return 2;
+        }
+        v.exec = std::move(*e);
+    }
+    const CalibrationData input = generateCalibrationData(*model->graph, 1, 99);
+    for (int it = -1; it < iterations; ++it)  // the first round warms up
+        for (Variant& v : variants) {
+            const auto start = std::chrono::steady_clock::now();
+            auto out = v.exec->run(input.samples[0]);
+            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+            if (!out) {
+                std::fprintf(stderr, "error: %s: %s\n", v.name, out.status().message().c_str());
+                return 2;
+            }
+            if (it >= 0) v.ms.push_back(ms);
+        }
+    const double base = median(variants[0].ms);
+    std::printf("%s: %d interleaved runs each, %d threads, int8 weights %s\n", argv[1], iterations, exec.threads,
+                perChannel ? "per channel" : "per tensor");
+    for (const Variant& v : variants)
+        std::printf("  %-8s median %9.2f ms  (x%.2f of float32)   weights %8.1f MB  (x%.2f)\n", v.name, median(v.ms),
+                    median(v.ms) / base, v.weights / 1e6, v.weights / variants[0].weights);
+    return 0;
+}
