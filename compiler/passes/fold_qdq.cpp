@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
@@ -196,7 +197,11 @@ public:
         const std::string base = op.name;
 
         ValueId weight = io.w.quantized;
-        if (gemm && intAttr(op, "transB", 0)) weight = transposedWeight(rw, io.w.quantized);
+        if (gemm && intAttr(op, "transB", 0)) {
+            auto [it, fresh] = m_transposed.try_emplace(io.w.quantized.index);
+            if (fresh) it->second = transposedWeight(rw, io.w.quantized);
+            weight = it->second;
+        }
         // Per-channel scales along the output channel: [M, 1, ...] for Conv, [N] for MatMul.
         std::vector<float> scales;
         for (double s : io.w.scales) scales.push_back(float(io.x.scales[0] * s));
@@ -263,6 +268,8 @@ private:
         for (double v : values) scaled.push_back(float(v * beta));
         return rw.addConstant(makeFloatTensor(c.dims(), scaled), gemm.name + "/bias");
     }
+
+    mutable std::map<uint32_t, ValueId> m_transposed;  // a shared int8 weight is transposed once
 };
 
 }  // namespace

@@ -172,8 +172,11 @@ private:
         return dequantized;
     }
 
-    // Symmetric int8 in [-127, 127]: one scale, or one per slice of the channel axis.
+    // Symmetric int8 in [-127, 127]: one scale, or one per slice of the channel axis. A
+    // weight several layers share is quantized once.
     ValueId quantizeWeight(Rewriter& rw, const Target& t, int64_t opset) {
+        const auto key = std::make_pair(t.weight.index, t.channelAxis);
+        if (auto it = m_weights.find(key); it != m_weights.end()) return it->second;
         const Tensor& w = *rw.constant(t.weight);
         const bool perChannel = m_options.perChannel && opset >= 13;  // DequantizeLinear's axis
         const std::vector<int64_t>& dims = w.dims();
@@ -202,10 +205,12 @@ private:
         Node dequant = makeNode("DequantizeLinear", "", rw.graph().node(t.node), {wq, scale, zero}, {out}, std::move(attrs));
         dequant.name = rw.uniqueName(base + "/DequantizeLinear");
         rw.addNode(std::move(dequant), t.node, {t.node});
+        m_weights[key] = out;
         return out;
     }
 
     Int8Options m_options;
+    std::map<std::pair<uint32_t, int64_t>, ValueId> m_weights;  // (float weight, axis) -> its DequantizeLinear
 };
 
 }  // namespace

@@ -491,6 +491,14 @@ KernelFactory castFactory(bool like) {
             }
             auto out = ctx.output(0, target, x->dims);
             if (!out) return out.status();
+            if (x->dtype == DType::Int32 && target == DType::Float32) {  // integer accumulators to float: hot in INT8 graphs
+                const int32_t* px = x->as<int32_t>();
+                float* py = (*out)->as<float>();
+                ctx.pool().parallelFor(x->numel(), 1 << 14, [&](int64_t b, int64_t e) {
+                    for (int64_t i = b; i < e; ++i) py[i] = float(px[i]);
+                });
+                return Status::ok();
+            }
             return castTensor(ctx, *x, **out);
         }));
     };

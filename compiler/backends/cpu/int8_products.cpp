@@ -72,14 +72,18 @@ Result<RtTensor> int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t 
     const SignedData sx = asSigned(x, xZero);
     const int64_t cg = c / group, mg = m / group, rows = cg * product(kernel);
     const int64_t outSize = product(geo->out), inSize = product(spatial);
-    std::vector<int8_t> col(size_t(rows * outSize));
+    // A 1x1 convolution with stride 1 and no padding reads the image as its own columns.
+    bool pointwise = true;
+    for (size_t d = 0; d < kernel.size(); ++d)
+        pointwise &= kernel[d] == 1 && geo->strides[d] == 1 && geo->padBegin[d] == 0 && geo->out[d] == spatial[d];
+    std::vector<int8_t> col(pointwise ? 0 : static_cast<size_t>(rows * outSize));
     for (int64_t img = 0; img < n; ++img)
         for (int64_t g = 0; g < group; ++g) {
             const int8_t* image = sx.data + (img * c + g * cg) * inSize;
-            im2col<int8_t>(image, cg, *geo, col.data(), ctx.pool(), sx.zero);
+            if (!pointwise) im2col<int8_t>(image, cg, *geo, col.data(), ctx.pool(), sx.zero);
             int32_t* y = out.as<int32_t>() + (img * m + g * mg) * outSize;
-            gemmS8S8(false, false, mg, outSize, rows, w.as<int8_t>() + g * mg * rows, rows, 0, col.data(), outSize,
-                     sx.zero, y, outSize);
+            gemmS8S8(false, false, mg, outSize, rows, w.as<int8_t>() + g * mg * rows, rows, 0,
+                     pointwise ? image : col.data(), outSize, sx.zero, y, outSize);
         }
     return out;
 }

@@ -60,27 +60,37 @@ Status writeQuantized(KernelContext& ctx, RtTensor& out, int64_t i, double v) {
     }
 }
 
-// The common case of QuantizeLinear (float32 in, one scale, 8-bit out) as one typed loop.
+// The common case of QuantizeLinear (float32 in, one scale, 8-bit out) as one typed loop,
+// split across the pool.
 template <typename Q>
-Status quantizeFloats(const RtTensor& x, double scale, double zero, RtTensor& out) {
+Status quantizeFloats(KernelContext& ctx, const RtTensor& x, double scale, double zero, RtTensor& out) {
     const float* px = x.as<float>();
     Q* po = out.as<Q>();
     const double lo = double(std::numeric_limits<Q>::lowest()), hi = double(std::numeric_limits<Q>::max());
-    for (int64_t i = 0; i < x.numel(); ++i) po[i] = Q(std::clamp(std::nearbyint(double(px[i]) / scale) + zero, lo, hi));
+    ctx.pool().parallelFor(x.numel(), 1 << 14, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) po[i] = Q(std::clamp(std::nearbyint(double(px[i]) / scale) + zero, lo, hi));
+    });
     return Status::ok();
 }
 
 // int32 accumulators (plus an optional int32 bias per channel) requantized to 8 bits:
-// round(acc * x_scale * w_scale[c] / y_scale) + y_zero, saturated. `inner` elements per channel step.
+// round(acc * x_scale * w_scale[c] / y_scale) + y_zero, saturated; `inner` elements per
+// channel, channels repeating every `channels` rows.
 template <typename Q>
-void requantize(const int32_t* acc, int64_t count, int64_t channels, int64_t inner, const std::vector<double>& wScale,
-                const std::vector<double>& bias, double xScale, double yScale, double yZero, Q* out) {
+void requantize(KernelContext& ctx, const int32_t* acc, int64_t count, int64_t channels, int64_t inner,
+                const std::vector<double>& wScale, const std::vector<double>& bias, double xScale, double yScale,
+                double yZero, Q* out) {
     const double lo = double(std::numeric_limits<Q>::lowest()), hi = double(std::numeric_limits<Q>::max());
-    for (int64_t i = 0; i < count; ++i) {
-        const int64_t c = (i / inner) % channels;
-        const double sum = double(acc[i]) + bias[size_t(c)];
-        out[i] = Q(std::clamp(std::nearbyint(sum * xScale * wScale[size_t(c)] / yScale) + yZero, lo, hi));
-    }
+    ctx.pool().parallelFor(count / inner, 4, [&](int64_t b, int64_t e) {
+        for (int64_t row = b; row < e; ++row) {
+            const int64_t c = row % channels;
+            const double sw = wScale[size_t(c)], add = bias[size_t(c)];
+            const int32_t* a = acc + row * inner;
+            Q* o = out + row * inner;
+            for (int64_t i = 0; i < inner; ++i)
+                o[i] = Q(std::clamp(std::nearbyint((double(a[i]) + add) * xScale * sw / yScale) + yZero, lo, hi));
+        }
+    });
 }
 
 KernelFactory quantizeLinear() {
@@ -101,8 +111,8 @@ KernelFactory quantizeLinear() {
             auto out = ctx.output(0, outType, x->dims);
             if (!out) return out.status();
             if (x->dtype == DType::Float32 && scale->numel() == 1 && (!zp || zp->numel() == 1)) {
-                if (outType == DType::UInt8) return quantizeFloats<uint8_t>(*x, s->at(0), z->at(0), **out);
-                if (outType == DType::Int8) return quantizeFloats<int8_t>(*x, s->at(0), z->at(0), **out);
+                if (outType == DType::UInt8) return quantizeFloats<uint8_t>(ctx, *x, s->at(0), z->at(0), **out);
+                if (outType == DType::Int8) return quantizeFloats<int8_t>(ctx, *x, s->at(0), z->at(0), **out);
             }
             for (int64_t i = 0; i < x->numel(); ++i)
                 FSC_RETURN_IF_ERROR(writeQuantized(ctx, **out, i, std::nearbyint(elementAsDouble(*x, i) / s->at(i)) + z->at(i)));
@@ -266,9 +276,9 @@ public:
         }
         const double xsv = elementAsDouble(*xs, 0), ysv = elementAsDouble(*ys, 0);
         if ((*out)->dtype == DType::UInt8)
-            requantize(pc, acc->numel(), m, spatial, wScale, biasPerChannel, xsv, ysv, y0, (*out)->as<uint8_t>());
+            requantize(ctx, pc, acc->numel(), m, spatial, wScale, biasPerChannel, xsv, ysv, y0, (*out)->as<uint8_t>());
         else if ((*out)->dtype == DType::Int8)
-            requantize(pc, acc->numel(), m, spatial, wScale, biasPerChannel, xsv, ysv, y0, (*out)->as<int8_t>());
+            requantize(ctx, pc, acc->numel(), m, spatial, wScale, biasPerChannel, xsv, ysv, y0, (*out)->as<int8_t>());
         else
             return unsupportedType(ctx, (*out)->dtype);
         return Status::ok();
