@@ -65,6 +65,11 @@ int64_t outColumns(const Rewriter& rw, NodeId id) {
     return isOp(n, "Gemm") ? w->dims()[0] : w->dims()[1];
 }
 
+// "device0" + "/a/b" -> "device0/a/b"; "device0" + "w" -> "device0/w".
+std::string under(const std::string& prefix, const std::string& name) {
+    return prefix + (name.rfind('/', 0) == 0 ? "" : "/") + name;
+}
+
 int64_t product(const std::vector<int64_t>& d, size_t from, size_t to) {
     int64_t p = 1;
     for (size_t i = from; i < to && i < d.size(); ++i) p *= std::max<int64_t>(d[i], 1);  // symbolic dims count as 1
@@ -362,7 +367,7 @@ private:
                 return it == local.end() ? v : it->second;
             };
             auto place = [&](Node n, NodeId from) {
-                n.name = prefix + (n.name.rfind("/", 0) == 0 ? "" : "/") + n.name;
+                n.name = under(prefix, n.name);
                 n.scope = prefix + (n.scope.empty() ? "" : "/" + n.scope);
                 rw.addNode(std::move(n), region.row, {from});
             };
@@ -375,11 +380,11 @@ private:
                 if (region.columns.count(id.index)) {
                     const bool gemm = isOp(n, "Gemm");
                     const Tensor& w = *rw.constant(n.inputs[1]);
-                    n.inputs[1] = rw.addConstant(shardOf(w, gemm ? 0 : 1, split.segments, m_devices, d), prefix + "/" + w.name());
+                    n.inputs[1] = rw.addConstant(shardOf(w, gemm ? 0 : 1, split.segments, m_devices, d), under(prefix, w.name()));
                     if (gemm && n.inputs.size() > 2 && n.inputs[2].valid()) {
                         const Tensor& c = *rw.constant(n.inputs[2]);
                         if (c.dims().size() == 1)
-                            n.inputs[2] = rw.addConstant(shardOf(c, 0, split.segments, m_devices, d), prefix + "/" + c.name());
+                            n.inputs[2] = rw.addConstant(shardOf(c, 0, split.segments, m_devices, d), under(prefix, c.name()));
                     }
                 } else if (binaryOps().count(n.opType)) {
                     shardConstants(rw, n, split, prefix, d);
@@ -393,7 +398,7 @@ private:
                 }
                 ValueType type = rw.graph().value(n.outputs[0]).type;
                 type.shape = shardedShape(type.shape, split.axis);
-                const ValueId out = rw.addIntermediate(type, prefix + "/" + rw.graph().value(n.outputs[0]).name);
+                const ValueId out = rw.addIntermediate(type, under(prefix, rw.graph().value(n.outputs[0]).name));
                 local[n.outputs[0].index] = out;
                 n.outputs[0] = out;
                 place(std::move(n), id);
@@ -404,9 +409,9 @@ private:
             const bool gemm = isOp(row, "Gemm");
             const Tensor& w = *rw.constant(row.inputs[1]);
             const int64_t rows = gemm ? w.dims()[1] : w.dims()[0];
-            partial.inputs[1] = rw.addConstant(shardOf(w, gemm ? 1 : 0, {{0, rows}}, m_devices, d), prefix + "/" + w.name());
+            partial.inputs[1] = rw.addConstant(shardOf(w, gemm ? 1 : 0, {{0, rows}}, m_devices, d), under(prefix, w.name()));
             if (partial.inputs.size() > 2) partial.inputs.resize(2);
-            partial.outputs[0] = rw.addIntermediate(resultType, prefix + "/" + rw.graph().value(result).name + "_partial");
+            partial.outputs[0] = rw.addIntermediate(resultType, under(prefix, rw.graph().value(result).name) + "_partial");
             partials.push_back(partial.outputs[0]);
             place(std::move(partial), region.row);
         }
@@ -434,7 +439,7 @@ private:
             if (!c) continue;
             const int axis = split.axis - (int(outDims->size()) - int(c->dims().size()));
             if (axis < 0 || c->dims()[size_t(axis)] == 1) continue;
-            in = rw.addConstant(shardOf(*c, axis, split.segments, m_devices, d), prefix + "/" + c->name());
+            in = rw.addConstant(shardOf(*c, axis, split.segments, m_devices, d), under(prefix, c->name()));
         }
     }
 

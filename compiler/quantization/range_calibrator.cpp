@@ -50,6 +50,10 @@ void RangeCalibrator::observeHistogram(const float* data, int64_t count) {
     for (int64_t i = 0; i < count; ++i) {
         const float v = data[i];
         if (!std::isfinite(v)) continue;
+        if (v == 0.0f) {  // exact zeros (a ReLU's) are exact in any range; kept apart so they do not drag entropy's threshold down
+            m_zeros += 1;
+            continue;
+        }
         const int bin = std::min(kBins - 1, int(std::abs(v) * perBin));
         m_hist[size_t(bin)] += 1;
         if (v < 0) m_negative[size_t(bin)] += 1;
@@ -63,7 +67,7 @@ ValueRange RangeCalibrator::range(CalibrationMethod method, double percentile) c
 
 // Clips each side at the bin where the tail beyond holds less than (100 - p)% of all values.
 ValueRange RangeCalibrator::percentileRange(double percentile) const {
-    double total = 0;
+    double total = m_zeros;
     for (double c : m_hist) total += c;
     const double tail = total * (100.0 - percentile) / 100.0;
     const float binWidth = absMax() / float(kBins);

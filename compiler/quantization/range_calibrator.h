@@ -32,7 +32,7 @@ public:
 
     float observedMin() const { return m_min; }
     float observedMax() const { return m_max; }
-    const std::vector<double>& histogram() const { return m_hist; }  // |x| in [0, absmax]
+    const std::vector<double>& histogram() const { return m_hist; }  // |x| in [0, absmax], exact zeros apart
 
 private:
     float absMax() const;
@@ -43,6 +43,7 @@ private:
     float m_min = 0, m_max = 0;
     std::vector<double> m_hist;      // of |x|, kBins bins over [0, absMax()]
     std::vector<double> m_negative;  // the same for negative values only (for percentile)
+    double m_zeros = 0;              // exact zeros, outside the histogram
 };
 
 // Index of the threshold bin (exclusive end) whose quantisation into `levels` buckets

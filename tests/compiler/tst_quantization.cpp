@@ -116,6 +116,21 @@ private slots:
         QVERIFY(e.min >= c.observedMin() && e.min < -2.0f);
     }
 
+    void entropyIsNotDraggedDownByReluZeros() {
+        // After a ReLU most values are exactly 0: the threshold must still cover the spread.
+        std::vector<float> v;
+        std::mt19937 rng(2);
+        std::uniform_real_distribution<float> u(0.0f, 6.0f);
+        for (int i = 0; i < 100000; ++i) v.push_back(i % 10 ? 0.0f : u(rng));
+        RangeCalibrator c;
+        c.observeExtent(v.data(), int64_t(v.size()));
+        c.observeHistogram(v.data(), int64_t(v.size()));
+        const ValueRange e = c.range(CalibrationMethod::Entropy);
+        QCOMPARE(e.min, 0.0f);
+        QVERIFY2(e.max > 4.5f, std::to_string(e.max).c_str());
+        QVERIFY(c.range(CalibrationMethod::Percentile, 99.99).max > 5.5f);
+    }
+
     void quantParamsHoldZeroExactly() {
         const QuantParams a = activationParams({-1.0f, 3.0f}, false);
         QCOMPARE(a.isSigned, false);
