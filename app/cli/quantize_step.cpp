@@ -91,9 +91,14 @@ Result<QuantizePlan> insertQuantizationPasses(const QuantizeArgs& a, const Model
     } else {
         data = generateCalibrationData(*model.graph, a.samples, 1);
     }
-    CalibrationSplit split = holdBack(std::move(data));
-    plan.calibration = std::make_shared<CalibrationData>(std::move(split.calibration));
-    plan.heldBack = std::make_shared<CalibrationData>(std::move(split.heldBack));
+    if (a.kind != "int8") {  // nothing is fitted to the data: every sample measures
+        plan.calibration = std::make_shared<CalibrationData>(std::move(data));
+        plan.heldBack = std::make_shared<CalibrationData>();
+    } else {
+        CalibrationSplit split = holdBack(std::move(data));
+        plan.calibration = std::make_shared<CalibrationData>(std::move(split.calibration));
+        plan.heldBack = std::make_shared<CalibrationData>(std::move(split.heldBack));
+    }
 
     if (a.kind == "fp16" || a.kind == "bf16") {
         const std::set<std::string> keep = a.keepFp32 ? *a.keepFp32 : passes::defaultKeepInFloat32();
@@ -151,7 +156,7 @@ Result<QuantizeReport> measureQuantization(const QuantizeArgs& a, const Quantize
 std::string quantizeReportText(const QuantizeReport& r, size_t maxLayers) {
     std::ostringstream s;
     s << "\naccuracy of " << r.kind << " against the float32 model, measured on " << r.dataSource << ":\n";
-    s << "  calibration set: " << errorLine(r.calibrationError) << "\n";
+    s << (r.kind == "int8" ? "  calibration set: " : "  every sample:    ") << errorLine(r.calibrationError) << "\n";
     if (r.heldBackError.samples) s << "  held-back set:   " << errorLine(r.heldBackError) << "\n";
     if (!r.sensitivity.empty()) {
         s << "\nper-layer sensitivity (that layer alone in INT8, held-back set; worst first):\n";

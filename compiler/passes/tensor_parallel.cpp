@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "compiler/fused_domain.h"
 #include "compiler/passes/pass_util.h"
@@ -379,13 +380,9 @@ private:
                 const Split& split = region.split.at(n.outputs[0].index);
                 if (region.columns.count(id.index)) {
                     const bool gemm = isOp(n, "Gemm");
-                    const Tensor& w = *rw.constant(n.inputs[1]);
-                    n.inputs[1] = rw.addConstant(shardOf(w, gemm ? 0 : 1, split.segments, m_devices, d), under(prefix, w.name()));
-                    if (gemm && n.inputs.size() > 2 && n.inputs[2].valid()) {
-                        const Tensor& c = *rw.constant(n.inputs[2]);
-                        if (c.dims().size() == 1)
-                            n.inputs[2] = rw.addConstant(shardOf(c, 0, split.segments, m_devices, d), under(prefix, c.name()));
-                    }
+                    n.inputs[1] = shardConstant(rw, n.inputs[1], gemm ? 0 : 1, split.segments, d, prefix);
+                    if (gemm && n.inputs.size() > 2 && n.inputs[2].valid() && rw.constant(n.inputs[2])->dims().size() == 1)
+                        n.inputs[2] = shardConstant(rw, n.inputs[2], 0, split.segments, d, prefix);
                 } else if (binaryOps().count(n.opType)) {
                     shardConstants(rw, n, split, prefix, d);
                 } else if (auto s = region.newShapes.find(id.index); s != region.newShapes.end()) {
@@ -409,7 +406,7 @@ private:
             const bool gemm = isOp(row, "Gemm");
             const Tensor& w = *rw.constant(row.inputs[1]);
             const int64_t rows = gemm ? w.dims()[1] : w.dims()[0];
-            partial.inputs[1] = rw.addConstant(shardOf(w, gemm ? 1 : 0, {{0, rows}}, m_devices, d), under(prefix, w.name()));
+            partial.inputs[1] = shardConstant(rw, row.inputs[1], gemm ? 1 : 0, {{0, rows}}, d, prefix);
             if (partial.inputs.size() > 2) partial.inputs.resize(2);
             partial.outputs[0] = rw.addIntermediate(resultType, under(prefix, rw.graph().value(result).name) + "_partial");
             partials.push_back(partial.outputs[0]);
@@ -431,6 +428,16 @@ private:
         return double(bytes);
     }
 
+    // Device d's share of constant `v` (a weight several layers share is split once).
+    ValueId shardConstant(Rewriter& rw, ValueId v, int axis, const Segments& segments, int d, const std::string& prefix) {
+        auto [it, fresh] = m_shards.try_emplace(std::make_tuple(v.index, axis, d, segments));
+        if (fresh) {
+            const Tensor& t = *rw.constant(v);
+            it->second = rw.addConstant(shardOf(t, axis, segments, m_devices, d), under(prefix, t.name()));
+        }
+        return it->second;
+    }
+
     // A binary op's constant operand that spans the split axis gets this device's share.
     void shardConstants(Rewriter& rw, Node& n, const Split& split, const std::string& prefix, int d) {
         const auto outDims = shapeDims(rw.graph(), n.outputs[0]);
@@ -439,7 +446,7 @@ private:
             if (!c) continue;
             const int axis = split.axis - (int(outDims->size()) - int(c->dims().size()));
             if (axis < 0 || c->dims()[size_t(axis)] == 1) continue;
-            in = rw.addConstant(shardOf(*c, axis, split.segments, m_devices, d), under(prefix, c->name()));
+            in = shardConstant(rw, in, axis, split.segments, d, prefix);
         }
     }
 
@@ -451,6 +458,7 @@ private:
     }
 
     int m_devices;
+    std::map<std::tuple<uint32_t, int, int, Segments>, ValueId> m_shards;
 };
 
 }  // namespace
