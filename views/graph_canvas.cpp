@@ -1,5 +1,6 @@
 #include "views/graph_canvas.h"
 
+
 #include <QElapsedTimer>
 #include <QHelpEvent>
 #include <QToolTip>
@@ -13,6 +14,7 @@
 #include <QWheelEvent>
 
 #include "views/heat_scale.h"
+#include "views/precision_colour.h"
 #include "views/op_category.h"
 
 namespace fsc {
@@ -181,8 +183,7 @@ void GraphCanvas::paintEvent(QPaintEvent*) {
         if (box.expanded) continue;
         QColor fill = palette().color(QPalette::Button);
         if (box.node.valid()) {
-            const Node& n = m_shownGraph->node(box.node);
-            fill = QColor::fromRgb(QRgb(opCategoryColor(opCategory(n.domain, n.opType))));
+            fill = nodeFill(*m_shownGraph, m_shownGraph->node(box.node));
         }
         p.setBrush(fill.darker(110));
         p.drawRect(QRectF(mini.toScreenX(box.rect.x), mini.toScreenY(box.rect.y), std::max(1.0, box.rect.width * mini.scale),
@@ -296,8 +297,7 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
         const QRectF r = screen(box.rect);
         QColor fill;
         if (box.node.valid()) {
-            const Node& n = m_shownGraph->node(box.node);
-            fill = QColor::fromRgb(QRgb(opCategoryColor(opCategory(n.domain, n.opType))));
+            fill = nodeFill(*m_shownGraph, m_shownGraph->node(box.node));
         } else {
             fill = pal.color(QPalette::Button);
         }
@@ -332,6 +332,33 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
         }
     }
     if (!m_heat.empty()) paintHeatLegend(p, area, heatScale);
+    else if (m_colouring == Colouring::Precision) paintPrecisionLegend(p, area);
+}
+
+void GraphCanvas::paintPrecisionLegend(QPainter& p, QSizeF area) const {
+    // One swatch per precision, bottom left.
+    const NodePrecision kinds[] = {NodePrecision::Int8, NodePrecision::Float16, NodePrecision::BFloat16,
+                                   NodePrecision::Float32, NodePrecision::Other};
+    const double swatch = 12, step = 78, margin = 12;
+    const QRectF frame(margin - 8, area.height() - margin - swatch - 8, step * 5 + 8, swatch + 16);
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(QPen(palette().color(QPalette::Mid), 1));
+    p.setBrush(palette().color(QPalette::Window));
+    p.drawRect(frame);
+    QFont font = p.font();
+    font.setPointSizeF(8.5);
+    p.setFont(font);
+    for (int i = 0; i < 5; ++i) {
+        const QRectF box(margin + i * step, area.height() - margin - swatch, swatch, swatch);
+        p.setPen(QPen(palette().color(QPalette::Mid), 1));
+        p.setBrush(QColor::fromRgb(QRgb(nodePrecisionColor(kinds[i]))));
+        p.drawRect(box);
+        p.setPen(palette().color(QPalette::WindowText));
+        p.drawText(QRectF(box.right() + 4, box.y() - 3, step - swatch - 6, swatch + 6), Qt::AlignLeft | Qt::AlignVCenter,
+                   QString::fromLatin1(nodePrecisionName(kinds[i])));
+    }
+    p.restore();
 }
 
 void GraphCanvas::paintHeatLegend(QPainter& p, QSizeF area, double scale) const {
@@ -646,6 +673,17 @@ void GraphCanvas::keyPressEvent(QKeyEvent* event) {
     }
     update();
     emit viewChanged(m_view);
+}
+
+void GraphCanvas::setColouring(Colouring colouring) {
+    if (colouring == m_colouring) return;
+    m_colouring = colouring;
+    update();
+}
+
+QColor GraphCanvas::nodeFill(const Graph& graph, const Node& node) const {
+    if (m_colouring == Colouring::Precision) return QColor::fromRgb(QRgb(nodePrecisionColor(nodePrecision(graph, node))));
+    return QColor::fromRgb(QRgb(opCategoryColor(opCategory(node.domain, node.opType))));
 }
 
 }  // namespace fsc

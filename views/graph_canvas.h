@@ -68,6 +68,12 @@ public:
     // empty clears it). Boxes are filled by heat (collapsed groups by their nodes' sum, or
     // for rates their summed work over summed time) on a scale up to the hottest box drawn,
     // which the legend names.
+    // What fills node boxes without a run overlay: the op's category, or the precision
+    // it computes in (after the float16/bfloat16/INT8 passes).
+    enum class Colouring { OpCategory, Precision };
+    void setColouring(Colouring colouring);
+    Colouring colouring() const { return m_colouring; }
+    QColor nodeFill(const Graph& graph, const Node& node) const;
     void setHeat(NodeHeat heat);
     void setHeat(std::vector<double> shareByNodeIndex);
     void clearHeat() { setHeat(NodeHeat{}); }
@@ -114,7 +120,8 @@ private:
     bool minimap(QRectF& frame, ViewTransform& view) const;
     QString boxLabel(const CanvasLayout::Box& box) const;
     QString boxToolTip(const CanvasLayout::Box& box) const;
-    double heatOf(const CanvasLayout::Box& box) const;  // share of run time, -1 without a run
+    double heatOf(const CanvasLayout::Box& box) const;
+    void paintPrecisionLegend(QPainter& p, QSizeF area) const;  // share of run time, -1 without a run
     void paintHeatLegend(QPainter& p, QSizeF area, double scale) const;
     bool isBreakEdge(size_t edge) const;
 
@@ -142,6 +149,7 @@ private:
     std::vector<int> m_region;   // by node index
     std::vector<bool> m_host;    // by node index
     NodeHeat m_heat;
+    Colouring m_colouring = Colouring::OpCategory;
     mutable std::vector<double> m_groupHeat;  // by group of m_heatTree, summed lazily
     mutable const ScopeTree* m_heatTree = nullptr;
     std::vector<QString> m_breakReason;  // by value index

@@ -1,9 +1,10 @@
 // fusescope: the desktop explorer. With no argument it opens the bundled sample model.
 // A .fsdb argument opens that run store's run in the Run and Timeline docks.
-// `--screenshot FILE.png [--pass NAME] [--expand-depth N] [--compare] [--run] [--dock NAME]`
+// `--screenshot FILE.png [--pass NAME] [--expand-depth N] [--compare] [--run] [--dock NAME] [--colour-by precision]`
 // opens the model, compiles it, shows the graph after the pass (default: the last), with
 // --run times it on the CPU for the heat overlay, saves the window and prints the timings as
 // JSON, then exits: pictures for docs and tests, and the GUI's speed figures.
+#include <QAction>
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDockWidget>
@@ -143,6 +144,9 @@ int main(int argc, char** argv) {
     const QCommandLineOption dock(QStringLiteral("dock"),
                                   QStringLiteral("With --screenshot --run: bring this dock to the front (run, timeline, log, ...)."),
                                   QStringLiteral("NAME"));
+    const QCommandLineOption colourBy(QStringLiteral("colour-by"),
+                                      QStringLiteral("Fill nodes by op 'category' (default) or 'precision'."), QStringLiteral("WHAT"));
+    parser.addOption(colourBy);
     parser.addOption(runIt);
     parser.addOption(dock);
     parser.addOption(select);
@@ -160,6 +164,15 @@ int main(int argc, char** argv) {
             return 64;
         }
         window.setInitialExpandDepth(n);
+    }
+    if (parser.isSet(colourBy)) {
+        const QString what = parser.value(colourBy);
+        if (what != QLatin1String("category") && what != QLatin1String("precision")) {
+            std::fprintf(stderr, "fusescope: --colour-by needs category or precision\n");
+            return 64;
+        }
+        if (QAction* a = window.findChild<QAction*>(QStringLiteral("precisionAction")); a && what == QLatin1String("precision"))
+            a->trigger();
     }
     window.show();
     if (parser.isSet(compare)) window.setCompare(true);

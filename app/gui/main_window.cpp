@@ -361,6 +361,14 @@ void MainWindow::createActions() {
             ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_0 + depth)));
     view->addAction(tr("&Expand all"), this, [expandTo] { expandTo(1 << 20); })
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    QAction* precision = view->addAction(tr("Colour by &precision"), this, [this](bool on) {
+        const auto colouring = on ? GraphCanvas::Colouring::Precision : GraphCanvas::Colouring::OpCategory;
+        m_canvas->setColouring(colouring);
+        m_before->setColouring(colouring);
+    });
+    precision->setCheckable(true);
+    precision->setObjectName(QStringLiteral("precisionAction"));
+    precision->setToolTip(tr("Fill nodes by the precision they compute in (int8, float16, bfloat16, float32) instead of op category"));
     view->addSeparator();
     QAction* heat = view->addAction(tr("Run &heat overlay"), this, [this] { applyRunHeat(); });
     heat->setCheckable(true);
