@@ -32,6 +32,7 @@
 #include "views/custom_pipeline_dialog.h"
 #include "views/graph_breaks_panel.h"
 #include "views/graph_canvas.h"
+#include "views/sensitivity_panel.h"
 #include "views/run_panel.h"
 #include "views/node_properties_view.h"
 #include "views/node_search.h"
@@ -250,6 +251,10 @@ void MainWindow::createDocks() {
         if (node >= 0) revealRunNode(NodeId{uint32_t(node)});
     });
     QDockWidget* memory = addDock(tr("Memory"), QStringLiteral("memoryDock"), m_memory, Qt::BottomDockWidgetArea);
+    m_sensitivity = new SensitivityPanel(this);
+    QDockWidget* sensitivity = addDock(tr("INT8 sensitivity"), QStringLiteral("sensitivityDock"), m_sensitivity, Qt::BottomDockWidgetArea);
+    connect(m_sensitivity, &SensitivityPanel::measureRequested, this, &MainWindow::measureSensitivity);
+    connect(m_sensitivity, &SensitivityPanel::nodeActivated, this, &MainWindow::revealByName);
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
     QDockWidget* logDock = addDock(tr("Log"), QStringLiteral("logDock"), m_log, Qt::BottomDockWidgetArea);
@@ -260,6 +265,7 @@ void MainWindow::createDocks() {
     tabifyDockWidget(timeline, memory);
     tabifyDockWidget(memory, roofline);
     tabifyDockWidget(memory, logDock);
+    tabifyDockWidget(roofline, sensitivity);
     nodes->raise();
 }
 
@@ -268,6 +274,8 @@ MainWindow::~MainWindow() {
     if (m_runCancel) m_runCancel->store(true);
     for (QThread* thread : m_compileThreads) thread->wait();
     if (m_runThread) m_runThread->wait();
+    if (m_sensitivityCancel) m_sensitivityCancel->store(true);
+    if (m_sensitivityThread) m_sensitivityThread->wait();
 }
 
 QTreeWidget* MainWindow::breaksList() const {

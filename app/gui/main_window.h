@@ -46,6 +46,7 @@ struct Trace;
 class TimelineView;
 class MemoryView;
 class RooflineView;
+class SensitivityPanel;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -101,6 +102,7 @@ public:
     void chooseRunStore();
     TimelineView* timeline() const { return m_timeline; }
     MemoryView* memoryView() const { return m_memory; }
+    SensitivityPanel* sensitivityPanel() const { return m_sensitivity; }
     RooflineView* rooflineView() const { return m_rooflineView; }
     // What the run overlay colours nodes by (View > Heat shows).
     void setHeatUnit(HeatUnit unit);
@@ -136,6 +138,8 @@ private:
     void showNodeKernels(NodeId node);  // its launches in the run, in the properties
     void rebuildBreadcrumb();
     void reveal(NodeId node);  // a node of the step's graph, leaving any subgraph first
+    void revealByName(const QString& name);  // a node of the graph shown, found by its name
+    void measureSensitivity();  // INT8 sensitivity of the graph shown, in the background
     struct Crumb {
         QString label;
         std::shared_ptr<const Graph> graph;
@@ -188,6 +192,9 @@ private:
     HeatUnit m_heatUnit = HeatUnit::Share;
     std::shared_ptr<std::atomic<bool>> m_runCancel;
     QThread* m_runThread = nullptr;
+    SensitivityPanel* m_sensitivity;
+    QThread* m_sensitivityThread = nullptr;
+    std::shared_ptr<std::atomic<bool>> m_sensitivityCancel;
     int m_loadWork = -1, m_compileWork = -1, m_layoutWork = -1;
 
     ModelLoader* m_loader;

@@ -15,9 +15,11 @@
 #include <QStatusBar>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QStandardItemModel>
 #include <QTableWidget>
 
 #include "app/gui/main_window.h"
+#include "views/sensitivity_panel.h"
 #include "views/graph_canvas.h"
 #include "views/histogram_widget.h"
 #include "views/node_properties_view.h"
@@ -479,6 +481,31 @@ private slots:
         QVERIFY(!w.canvas()->hasHeat());
         w.showStep(ran);
         QVERIFY(w.canvas()->hasHeat());
+    }
+
+    void theSensitivityDockMeasuresEachLayerAndFindsIt() {
+        MainWindow w;
+        QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
+        w.showStep(0);  // as imported: every Conv, MatMul and Gemm is still plain
+        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        auto* button = w.sensitivityPanel()->findChild<QPushButton*>(QStringLiteral("measureSensitivity"));
+        QVERIFY(button);
+        button->click();
+        QVERIFY(!button->isEnabled());
+        QTRY_VERIFY_WITH_TIMEOUT(button->isEnabled(), 60000);
+        QStandardItemModel* table = w.sensitivityPanel()->model();
+        QCOMPARE(table->rowCount(), 8);  // 1 Conv, 6 MatMul, 1 Gemm
+        QVERIFY2(w.logText().contains(QStringLiteral("All 8 layers in INT8: cosine")), qPrintable(w.logText()));
+        QVERIFY(w.logText().contains(QStringLiteral("generated")));
+        // Worst first, and a click finds the node on the canvas.
+        for (int r = 1; r < table->rowCount(); ++r)
+            QVERIFY(table->item(r - 1, SensitivityPanel::Cosine)->data(Qt::DisplayRole).toDouble() <=
+                    table->item(r, SensitivityPanel::Cosine)->data(Qt::DisplayRole).toDouble());
+        QTableView* view = w.sensitivityPanel()->view();
+        const QString name = table->item(2, SensitivityPanel::Node)->text();
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(table->index(2, SensitivityPanel::Node)).center());
+        QTRY_VERIFY(w.canvas()->selectedNode().valid());
+        QCOMPARE(QString::fromStdString(w.canvas()->shownGraph()->node(w.canvas()->selectedNode()).name), name);
     }
 
     void aRunCanBeCancelledAndReportsWhy() {

@@ -1,0 +1,118 @@
+// The INT8 sensitivity dock's work: calibrate the graph shown on generated inputs, quantize
+// each layer alone and all of them, and measure the outputs against float32, off the GUI
+// thread with progress and Cancel.
+#include <QDockWidget>
+#include <QLabel>
+#include <QThread>
+
+#include "app/gui/main_window.h"
+#include "compiler/fused_domain.h"
+#include "compiler/pass_manager.h"
+#include "compiler/passes/passes.h"
+#include "compiler/quantization/accuracy.h"
+#include "views/graph_canvas.h"
+#include "views/pass_list_model.h"
+#include "views/sensitivity_panel.h"
+#include "views/work_indicator.h"
+
+namespace fsc {
+
+namespace {
+
+struct SensitivityResult {
+    QString summary, error;
+    std::vector<LayerSensitivity> layers;
+};
+
+SensitivityResult measure(const Model& model, const std::atomic<bool>* cancel, const std::function<void(size_t, size_t)>& progress) {
+    SensitivityResult r;
+    CalibrationSplit data = holdBack(generateCalibrationData(*model.graph, 8, 1));
+    Int8Options options;
+    options.calibration = std::make_shared<CalibrationData>(std::move(data.calibration));
+    options.ranges = std::make_shared<ActivationRanges>();
+    auto table = layerSensitivity(model, options, data.heldBack, progress, cancel);
+    if (!table) {
+        r.error = QString::fromStdString(table.status().message());
+        return r;
+    }
+    if (table->empty()) {
+        r.error = QObject::tr("No Conv, MatMul or Gemm with a constant weight in this graph: nothing to quantize");
+        return r;
+    }
+    std::vector<std::unique_ptr<Pass>> passes;
+    passes.push_back(passes::quantizeInt8(options));
+    passes.push_back(passes::foldQdq());
+    CompileOptions compile;
+    compile.keepSnapshots = false;
+    compile.cancel = cancel;
+    auto all = compileModel(model, std::move(passes), compile);
+    auto error = all ? compareOutputs(model, all->model, data.heldBack, cancel) : Result<OutputError>(all.status());
+    if (!error) {
+        r.error = QString::fromStdString(error.status().message());
+        return r;
+    }
+    r.layers = std::move(*table);
+    r.summary = QObject::tr("All %1 layers in INT8: cosine %2, mean rel %3, max abs %4 against float32. Measured on %5.")
+                    .arg(r.layers.size())
+                    .arg(error->cosine, 0, 'f', 6)
+                    .arg(error->meanRelative, 0, 'g', 3)
+                    .arg(error->maxAbs, 0, 'g', 3)
+                    .arg(QString::fromStdString(data.heldBack.source));
+    return r;
+}
+
+}  // namespace
+
+void MainWindow::measureSensitivity() {
+    if (m_sensitivityThread || !m_model || m_step < 0) {
+        if (!m_model || m_step < 0) m_status->setText(tr("Nothing to measure yet: open a model and let it compile"));
+        return;
+    }
+    auto snapshot = m_passes->snapshotAt(m_step);
+    if (!snapshot) return;
+    Model model = *m_model;
+    model.graph = snapshot->materialize();
+    if (model.opsetVersion(kFusescopeDomain) < 0) model.opsetImports.push_back({kFusescopeDomain, 1});
+    const QString stepName = m_passes->data(m_passes->index(m_step, 0), Qt::DisplayRole).toString();
+    m_sensitivityCancel = std::make_shared<std::atomic<bool>>(false);
+    auto cancel = m_sensitivityCancel;
+    const int work = m_work->begin(tr("Measuring INT8 sensitivity"), [cancel] { cancel->store(true); });
+    m_sensitivity->setRunning(true);
+    log(tr("Measuring INT8 sensitivity of the graph after '%1' (generated inputs, one run per layer)").arg(stepName));
+    m_sensitivityThread = QThread::create([this, model, cancel, work, stepName] {
+        SensitivityResult r = measure(model, cancel.get(), [this, work](size_t done, size_t total) {
+            const int percent = int(100 * done / std::max<size_t>(1, total));
+            QMetaObject::invokeMethod(this, [this, work, percent] { m_work->progress(work, percent); });
+        });
+        QMetaObject::invokeMethod(this, [this, r, work, stepName] {
+            m_work->end(work);
+            m_sensitivity->setRunning(false);
+            if (!r.error.isEmpty()) {
+                m_sensitivity->showMessage(tr("Not measured: %1").arg(r.error));
+                log(tr("INT8 sensitivity stopped: %1").arg(r.error));
+                return;
+            }
+            m_sensitivity->showResult(tr("After '%1'. %2").arg(stepName, r.summary), r.layers);
+            log(tr("INT8 sensitivity of '%1': %2").arg(stepName, r.summary));
+        });
+    });
+    connect(m_sensitivityThread, &QThread::finished, this, [this] {
+        m_sensitivityThread->deleteLater();
+        m_sensitivityThread = nullptr;
+    });
+    m_sensitivityThread->start();
+}
+
+void MainWindow::revealByName(const QString& name) {
+    const Graph* graph = m_canvas->shownGraph();
+    if (!graph) return;
+    const std::string wanted = name.toStdString();
+    for (NodeId id : graph->order())
+        if (graph->node(id).name == wanted) {
+            reveal(id);
+            return;
+        }
+    m_status->setText(tr("'%1' is not in the graph shown (it was measured on another step)").arg(name));
+}
+
+}  // namespace fsc
