@@ -15,6 +15,7 @@ std::vector<TimelineLane> buildTimelineLanes(const Trace& trace) {
         else if (a.kind != ActivityKind::Range) copies[a.stream].push_back(int(i));
     }
     const bool gpu = trace.backend == "cuda";
+    const bool simulated = trace.backend == "simulated";  // a lane per modelled device
     auto byStart = [&](std::vector<int>& list) {
         std::stable_sort(list.begin(), list.end(),
                          [&](int a, int b) { return trace.activities[size_t(a)].startNs < trace.activities[size_t(b)].startNs; });
@@ -22,13 +23,17 @@ std::vector<TimelineLane> buildTimelineLanes(const Trace& trace) {
     std::vector<TimelineLane> lanes;
     for (auto& [key, list] : kernels) {
         byStart(list);
-        std::string title = gpu ? "stream " + std::to_string(key.first) : std::string("CPU executor");
+        std::string title = simulated ? "device " + std::to_string(key.first) + " (simulated)"
+                            : gpu     ? "stream " + std::to_string(key.first)
+                                      : std::string("CPU executor");
         if (key.second > 0) title += " · in control flow, depth " + std::to_string(key.second);
         lanes.push_back({std::move(title), std::move(list)});
     }
     for (auto& [stream, list] : copies) {
         byStart(list);
-        lanes.push_back({"copies, stream " + std::to_string(stream), std::move(list)});
+        lanes.push_back({simulated ? "device " + std::to_string(stream) + " communication (simulated)"
+                                   : "copies, stream " + std::to_string(stream),
+                         std::move(list)});
     }
     // Host ranges (NVTX) first, one lane per nesting level: a range goes on the first level
     // where it does not overlap the last one placed there.

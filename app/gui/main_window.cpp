@@ -396,6 +396,14 @@ void MainWindow::createActions() {
     QMenu* runMenu = menuBar()->addMenu(tr("&Run"));
     QAction* run = runMenu->addAction(tr("&Run the graph shown on the CPU"), this, &MainWindow::runShownGraph);
     run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    QAction* simulate = runMenu->addAction(tr("&Simulate the partitioned graph on its devices"), this,
+                                           [this] { simulateDevices("nvlink4"); });
+    simulate->setObjectName(QStringLiteral("simulateAction"));
+    simulate->setToolTip(tr("For a graph after tensor-parallel or pipeline-parallel: one Timeline lane per device, node "
+                            "times from the cost model, communication from an NVLink 4 model (simulated, not measured)"));
+    QMenu* over = runMenu->addMenu(tr("Simulate over"));
+    for (const auto& [key, label] : {std::pair{"nvlink4", "NVLink 4"}, std::pair{"pcie5", "PCIe 5 x16"}, std::pair{"ndr", "InfiniBand NDR"}})
+        over->addAction(tr(label), this, [this, key = QString::fromLatin1(key)] { simulateDevices(key); });
     runMenu->addAction(tr("&Cancel"), m_work, &WorkIndicator::cancelAll);
 
     QToolBar* tools = addToolBar(tr("Main"));

@@ -140,6 +140,12 @@ private:
     void reveal(NodeId node);  // a node of the step's graph, leaving any subgraph first
     void revealByName(const QString& name);  // a node of the graph shown, found by its name
     void measureSensitivity();  // INT8 sensitivity of the graph shown, in the background
+public:
+    // The partitioned graph shown, simulated on its devices over `interconnect` (nvlink4,
+    // pcie5, ndr): the Timeline gets a lane per device. False when the graph has no devices.
+    bool simulateDevices(const QString& interconnect);
+
+private:
     struct Crumb {
         QString label;
         std::shared_ptr<const Graph> graph;

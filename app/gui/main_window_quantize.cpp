@@ -6,6 +6,7 @@
 #include <QThread>
 
 #include "app/gui/main_window.h"
+#include "app/common/simulated_trace.h"
 #include "compiler/fused_domain.h"
 #include "compiler/pass_manager.h"
 #include "compiler/passes/passes.h"
@@ -13,6 +14,7 @@
 #include "views/graph_canvas.h"
 #include "views/pass_list_model.h"
 #include "views/sensitivity_panel.h"
+#include "views/timeline_view.h"
 #include "views/work_indicator.h"
 
 namespace fsc {
@@ -101,6 +103,34 @@ void MainWindow::measureSensitivity() {
         m_sensitivityThread = nullptr;
     });
     m_sensitivityThread->start();
+}
+
+bool MainWindow::simulateDevices(const QString& interconnect) {
+    const Graph* graph = m_canvas->shownGraph();
+    const PartitionShape shape = graph ? partitionShape(*graph) : PartitionShape{};
+    if (shape.devices < 2) {
+        m_status->setText(tr("The graph shown is not partitioned: choose a pipeline with tensor-parallel or pipeline-parallel"));
+        return false;
+    }
+    auto link = interconnectPreset(interconnect.toStdString());
+    if (!link) return false;
+    // Quick (the cost model per node), so on the GUI thread.
+    const SimulatedRun run = shape.pipeline ? simulatePipelineParallel(*graph, shape.devices, 4, *link)
+                                            : simulateTensorParallel(*graph, shape.devices, *link);
+    auto trace = std::make_shared<const Trace>(simulatedTrace(run, *graph, *link));
+    m_timeline->setTrace(trace);
+    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("timelineDock"))) dock->raise();
+    log(tr("Simulated (not measured) on %1 devices over %2%3: %4 us against %5 us on one, speed-up %6x; "
+           "communication %7 us on the critical path; bubbles %8%")
+            .arg(shape.devices)
+            .arg(QString::fromStdString(link->name))
+            .arg(shape.pipeline ? tr(", 4 micro-batches") : QString())
+            .arg(run.totalSeconds * 1e6, 0, 'f', 1)
+            .arg(run.singleDeviceSeconds * 1e6, 0, 'f', 1)
+            .arg(run.speedup(), 0, 'f', 2)
+            .arg(run.communicationSeconds * 1e6, 0, 'f', 1)
+            .arg(run.bubbleFraction * 100, 0, 'f', 1));
+    return true;
 }
 
 void MainWindow::revealByName(const QString& name) {

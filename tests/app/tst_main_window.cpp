@@ -17,6 +17,7 @@
 #include <QTableView>
 #include <QStandardItemModel>
 #include <QTableWidget>
+#include <QTemporaryDir>
 
 #include "app/gui/main_window.h"
 #include "views/sensitivity_panel.h"
@@ -31,6 +32,10 @@
 #include "views/roofline_view.h"
 #include "views/timeline_view.h"
 #include "profiler/trace.h"
+#include "core/onnx_import.h"
+#include "core/onnx_export.h"
+#include "compiler/passes/passes.h"
+#include "compiler/pass_manager.h"
 #include "test_support.h"
 
 using namespace fsc;
@@ -506,6 +511,33 @@ private slots:
         QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(table->index(2, SensitivityPanel::Node)).center());
         QTRY_VERIFY(w.canvas()->selectedNode().valid());
         QCOMPARE(QString::fromStdString(w.canvas()->shownGraph()->node(w.canvas()->selectedNode()).name), name);
+    }
+
+    void aPartitionedGraphIsSimulatedWithALanePerDevice() {
+        // The sample split for 2 devices by tensor-parallel, as the CLI writes it.
+        auto sample = importModel(FSC_SAMPLE_MODEL);
+        QVERIFY(sample);
+        std::vector<std::unique_ptr<Pass>> passes;
+        passes.push_back(passes::tensorParallel(2));
+        auto split = compileModel(*sample, std::move(passes));
+        QVERIFY(split);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("tp2.onnx"));
+        QVERIFY(exportModel(split->model, path.toStdString()).isOk());
+        MainWindow w;
+        QVERIFY(!w.simulateDevices(QStringLiteral("nvlink4")));  // nothing shown yet
+        QVERIFY(openCompiled(w, path, QSize(1200, 800)));
+        QVERIFY(w.simulateDevices(QStringLiteral("pcie5")));
+        const Trace* trace = w.timeline()->trace();
+        QVERIFY(trace);
+        QCOMPARE(trace->backend, std::string("simulated"));
+        QVERIFY(trace->device.find("PCIe 5") != std::string::npos);
+        QStringList titles;
+        for (const TimelineLane& lane : w.timeline()->lanes()) titles << QString::fromStdString(lane.title);
+        QVERIFY2(titles.contains(QStringLiteral("device 0 (simulated)")) && titles.contains(QStringLiteral("device 1 (simulated)")) &&
+                     titles.contains(QStringLiteral("device 1 communication (simulated)")),
+                 qPrintable(titles.join(QLatin1Char(','))));
+        QVERIFY(w.logText().contains(QStringLiteral("Simulated (not measured) on 2 devices over PCIe 5")));
     }
 
     void aRunCanBeCancelledAndReportsWhy() {
