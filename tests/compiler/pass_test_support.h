@@ -86,6 +86,14 @@ inline double maxRelativeError(const Model& reference, const Model& candidate, u
     return worst;
 }
 
+// A pass of the result rejected a candidate with a reason containing `reasonPart`.
+inline bool rejectedFor(const CompileResult& r, const std::string& reasonPart) {
+    for (const PassReport& p : r.trace.passes)
+        for (const Rejection& j : p.rejections)
+            if (j.reason.find(reasonPart) != std::string::npos) return true;
+    return false;
+}
+
 // Compares a graph's text dump with tests/compiler/golden/<name>.txt;
 // FSC_UPDATE_GOLDEN=1 rewrites the file.
 inline void checkGolden(const Graph& g, const QString& name) {

@@ -12,13 +12,6 @@ namespace {
 
 Shape dims(std::vector<int64_t> d) { return Shape::ofSizes(d); }
 
-bool rejectedFor(const CompileResult& r, const std::string& reasonPart) {
-    for (const PassReport& p : r.trace.passes)
-        for (const Rejection& j : p.rejections)
-            if (j.reason.find(reasonPart) != std::string::npos) return true;
-    return false;
-}
-
 Model noOpChain() {
     GraphBuilder b;
     ValueId x = b.input("x", DType::Float32, dims({2, 3}));

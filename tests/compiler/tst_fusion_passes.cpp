@@ -18,13 +18,6 @@ Shape dims(std::vector<int64_t> d) { return Shape::ofSizes(d); }
 int g_counter = 0;  // reset before each test, so golden dumps do not depend on test order
 std::string fresh() { return "v" + std::to_string(++g_counter); }
 
-bool rejectedFor(const CompileResult& r, const std::string& reasonPart) {
-    for (const PassReport& p : r.trace.passes)
-        for (const Rejection& j : p.rejections)
-            if (j.reason.find(reasonPart) != std::string::npos) return true;
-    return false;
-}
-
 int countFused(const Graph& g, const std::string& op) {
     int n = 0;
     for (NodeId id : g.order()) n += g.node(id).domain == kFusescopeDomain && g.node(id).opType == op;

@@ -92,12 +92,6 @@ int64_t attribute(const Node& n, const char* name) {
     return -1;
 }
 
-bool rejectedFor(const CompileResult& r, const std::string& part) {
-    for (const Rejection& j : r.trace.passes[0].rejections)
-        if (j.reason.find(part) != std::string::npos) return true;
-    return false;
-}
-
 }  // namespace
 
 class TestParallelPasses : public QObject {

@@ -13,13 +13,6 @@ using namespace fsc::test;
 
 namespace {
 
-bool rejectedFor(const CompileResult& r, const std::string& reasonPart) {
-    for (const PassReport& p : r.trace.passes)
-        for (const Rejection& j : p.rejections)
-            if (j.reason.find(reasonPart) != std::string::npos) return true;
-    return false;
-}
-
 // x[2,8] -> MatMul(W1) -> Relu -> Softmax -> MatMul(W2) -> Add(b) -> y, and ArgMax(y) -> k.
 Model classifierHead() {
     GraphBuilder b;

@@ -22,13 +22,6 @@ using namespace fsc::test;
 
 namespace {
 
-bool rejectedFor(const CompileResult& r, const std::string& reasonPart) {
-    for (const PassReport& p : r.trace.passes)
-        for (const Rejection& j : p.rejections)
-            if (j.reason.find(reasonPart) != std::string::npos) return true;
-    return false;
-}
-
 // x[1,3,8,8] -> conv1 -> relu1 -> conv2 -> relu2 -> (a) conv3 ; relu2 also -> Add(conv3, relu2)
 // -> GlobalAveragePool -> Flatten -> fc (Gemm, transB) -> y; plus a MatMul of two
 // activations (stays float).
