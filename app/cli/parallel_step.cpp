@@ -95,10 +95,14 @@ Result<ParallelReport> measureParallel(const ParallelArgs& a, const Model& origi
     ParallelReport r;
     for (const PassReport& p : result.trace.passes) {
         if (p.name != "tensor-parallel") continue;
-        auto c = p.counters.figures.find("collectives");
-        r.collectives += c == p.counters.figures.end() ? 0 : int(c->second);
-        auto b = p.counters.figures.find("all-reduce bytes");
-        r.allReduceBytes += b == p.counters.figures.end() ? 0 : b->second;
+        auto figure = [&](const char* name) {
+            auto it = p.counters.figures.find(name);
+            return it == p.counters.figures.end() ? 0.0 : it->second;
+        };
+        r.allReduces += int(figure("all-reduces"));
+        r.allGathers += int(figure("all-gathers"));
+        r.allReduceBytes += figure("all-reduce bytes");
+        r.allGatherBytes += figure("all-gather bytes");
     }
     // Every shard on this one device: the outputs must be the unpartitioned ones.
     const CalibrationData data = generateCalibrationData(*original.graph, 2, 11);
@@ -133,8 +137,9 @@ std::string parallelReportText(const ParallelArgs& a, const ParallelReport& r) {
     if (a.pp > 1) s << " pipeline parallel " << a.pp;
     s << ":\n";
     if (a.tp > 1)
-        s << "  " << r.collectives << " AllReduce(s), " << std::fixed << std::setprecision(0) << r.allReduceBytes
-          << " bytes of payload per device per run\n";
+        s << "  " << r.allReduces << " AllReduce(s), " << std::fixed << std::setprecision(0) << r.allReduceBytes
+          << " bytes of payload per device per run; " << r.allGathers << " AllGather(s) of output layers split by "
+          << "columns, " << r.allGatherBytes << " bytes gathered\n";
     s << std::scientific << std::setprecision(2) << "  all shards on this one device (collectives computed locally): "
       << "mean relative difference from the unpartitioned outputs " << r.meanRelativeDifference << " (" << r.samples
       << " generated samples)\n";
@@ -145,8 +150,10 @@ std::string parallelReportText(const ParallelArgs& a, const ParallelReport& r) {
 nlohmann::json parallelReportJson(const ParallelArgs& a, const ParallelReport& r) {
     return {{"tp", a.tp},
             {"pp", a.pp},
-            {"all_reduces", r.collectives},
+            {"all_reduces", r.allReduces},
             {"all_reduce_bytes", r.allReduceBytes},
+            {"all_gathers", r.allGathers},
+            {"all_gather_bytes", r.allGatherBytes},
             {"single_device_mean_relative_difference", r.meanRelativeDifference},
             {"simulation", r.simulation}};
 }

@@ -29,8 +29,8 @@ int parseParallelOption(int argc, char** argv, int& i, ParallelArgs& a, std::str
 void insertParallelPasses(const ParallelArgs& a, std::vector<std::unique_ptr<Pass>>& pipeline);
 
 struct ParallelReport {
-    int collectives = 0;
-    double allReduceBytes = 0;
+    int allReduces = 0, allGathers = 0;
+    double allReduceBytes = 0, allGatherBytes = 0;
     double meanRelativeDifference = 0;  // partitioned vs unpartitioned, on one device
     int samples = 0;
     nlohmann::json simulation;    // the simulated timeline's summary

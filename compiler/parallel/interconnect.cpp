@@ -15,6 +15,11 @@ double allReduceSeconds(double bytes, int devices, const Interconnect& link) {
     return steps * (link.latencySeconds + bytes / devices / link.bytesPerSecond);
 }
 
+double allGatherSeconds(double bytes, int devices, const Interconnect& link) {
+    if (devices < 2) return 0;
+    return (devices - 1) * (link.latencySeconds + bytes / devices / link.bytesPerSecond);
+}
+
 double sendSeconds(double bytes, const Interconnect& link) {
     return link.latencySeconds + bytes / link.bytesPerSecond;
 }

@@ -20,6 +20,8 @@ Result<Interconnect> interconnectPreset(const std::string& name);
 
 // Ring all-reduce: 2(N-1) steps, each moving bytes/N.
 double allReduceSeconds(double bytes, int devices, const Interconnect& link);
+// Ring all-gather of a `bytes` result: N-1 steps, each moving bytes/N.
+double allGatherSeconds(double bytes, int devices, const Interconnect& link);
 // One point-to-point message.
 double sendSeconds(double bytes, const Interconnect& link);
 

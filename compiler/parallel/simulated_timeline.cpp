@@ -60,13 +60,14 @@ SimulatedRun simulateTensorParallel(const Graph& g, int devices, const Interconn
     double busy = 0;
     for (NodeId id : g.order()) {
         const Node& n = g.node(id);
-        if (n.domain == kFusescopeDomain && n.opType == "AllReduce") {
+        if (n.domain == kFusescopeDomain && (n.opType == "AllReduce" || n.opType == "AllGather")) {
             const double start = *std::max_element(clock.begin(), clock.end());
             const double bytes = double(intAttribute(n, "bytes", 0));
-            const double t = allReduceSeconds(bytes, devices, link);
+            const bool reduce = n.opType == "AllReduce";
+            const double t = reduce ? allReduceSeconds(bytes, devices, link) : allGatherSeconds(bytes, devices, link);
             for (int d = 0; d < devices; ++d) {
                 if (start > clock[size_t(d)]) run.events.push_back({d, "wait", "bubble", -1, clock[size_t(d)], start - clock[size_t(d)]});
-                run.events.push_back({d, n.name, "all-reduce", -1, start, t});
+                run.events.push_back({d, n.name, reduce ? "all-reduce" : "all-gather", -1, start, t});
                 clock[size_t(d)] = start + t;
             }
             run.communicationSeconds += t;

@@ -159,7 +159,25 @@ public:
             if (rw.commit("megatron-pair", reason.str())) {
                 ++context.counters.applied;
                 context.counters.figures["all-reduce bytes"] += bytes;
-                context.counters.figures["collectives"] += 1;
+                context.counters.figures["all-reduces"] += 1;
+            }
+        }
+        rw.finish();
+        // Output layers (a linear layer producing a graph output: class scores, a vocabulary's
+        // logits) split by columns, the pieces gathered.
+        for (NodeId id : rw.graph().order()) {
+            if (!isWeightedLinear(rw, id) || !rw.isGraphOutput(rw.graph().node(id).outputs[0])) continue;
+            if (const int64_t columns = outColumns(rw, id); columns % m_devices) {
+                context.reject("output-split", id, std::to_string(columns) + " outputs do not divide by " + std::to_string(m_devices));
+                continue;
+            }
+            ++context.counters.matched;
+            const double bytes = splitOutputLayer(rw, id);
+            if (rw.commit("output-split", "each of " + std::to_string(m_devices) + " devices computes its share of the outputs; "
+                                          "one AllGather of " + std::to_string(int64_t(bytes)) + " bytes joins them")) {
+                ++context.counters.applied;
+                context.counters.figures["all-gather bytes"] += bytes;
+                context.counters.figures["all-gathers"] += 1;
             }
         }
         rw.finish();
@@ -425,6 +443,42 @@ private:
             add.name = row.name + "/bias";
             rw.addNode(std::move(add), region.row, {region.row});
         }
+        return double(bytes);
+    }
+
+    // A linear layer split by output columns, its shards joined by an AllGather on the last
+    // axis; returns the gathered bytes.
+    double splitOutputLayer(Rewriter& rw, NodeId id) {
+        const Node layer = rw.graph().node(id);
+        const bool gemm = isOp(layer, "Gemm");
+        const ValueId result = layer.outputs[0];
+        const ValueType type = rw.graph().value(result).type;
+        const int rank = type.shape.rankKnown() ? int(type.shape.rank()) : 2;
+        const Segments all{{0, outColumns(rw, id)}};
+        rw.removeNode(id);
+        std::vector<ValueId> shards;
+        for (int d = 0; d < m_devices; ++d) {
+            const std::string prefix = "device" + std::to_string(d);
+            Node shard = layer;
+            shard.name = under(prefix, layer.name);
+            shard.scope = prefix + (layer.scope.empty() ? "" : "/" + layer.scope);
+            shard.inputs[1] = shardConstant(rw, layer.inputs[1], gemm ? 0 : 1, all, d, prefix);
+            if (gemm && layer.inputs.size() > 2 && layer.inputs[2].valid()) {
+                const Tensor& c = *rw.constant(layer.inputs[2]);
+                if (c.dims().size() == 1) shard.inputs[2] = shardConstant(rw, layer.inputs[2], 0, all, d, prefix);
+            }
+            ValueType piece = type;
+            piece.shape = shardedShape(type.shape, rank - 1);
+            shard.outputs[0] = rw.addIntermediate(piece, under(prefix, rw.graph().value(result).name));
+            shards.push_back(shard.outputs[0]);
+            rw.addNode(std::move(shard), id, {id});
+        }
+        const auto dims = shapeDims(rw.graph(), result);
+        const int64_t bytes = dims ? product(*dims, 0, dims->size()) * 4 : 0;
+        Node gather = makeNode("AllGather", kFusescopeDomain, layer, shards, {result},
+                               {fsc::intAttr("axis", -1), fsc::intAttr("devices", m_devices), fsc::intAttr("bytes", bytes)});
+        gather.name = layer.name + "/AllGather";
+        rw.addNode(std::move(gather), id, {id});
         return double(bytes);
     }
 

@@ -385,6 +385,7 @@ private slots:
         QCOMPARE(p[QStringLiteral("all_reduces")].toInt(), 2);  // attention and MLP
         // [batch, 64 tokens, 32 features] float32 per all-reduce, the symbolic batch counted as 1.
         QCOMPARE(p[QStringLiteral("all_reduce_bytes")].toDouble(), 2.0 * 64 * 32 * 4);
+        QCOMPARE(p[QStringLiteral("all_gathers")].toInt(), 1);  // the 10-class head, 5 per device
         QVERIFY(p[QStringLiteral("single_device_mean_relative_difference")].toDouble() < 1e-5);
         const QJsonObject sim = p[QStringLiteral("simulation")].toObject();
         QCOMPARE(sim[QStringLiteral("simulated")].toBool(), true);

@@ -159,6 +159,26 @@ private slots:
         QVERIFY(rejectedFor(three, "does not divide by 3"));
     }
 
+    void outputLayersSplitByColumnsAndGather() {
+        // A classifier head whose 10 scores are a graph output: 5 per device, gathered.
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({3, 16}));
+        ValueId w = b.initializer(randomFloatTensor("w", {10, 16}, 1, 0.3f));
+        ValueId c = b.initializer(randomFloatTensor("c", {10}, 2, 0.1f));
+        ValueId y = b.op("Gemm", {x, w, c}, "y", {intAttr("transB", 1)}, "head");
+        b.output(y);
+        Model m = withInferredTypes(b);
+        auto r = partition(m, passes::tensorParallel(2));
+        const auto gathers = collectives(*r.model.graph, "AllGather");
+        QCOMPARE(gathers.size(), size_t(1));
+        QCOMPARE(attribute(*gathers[0], "bytes"), int64_t(3 * 10 * 4));
+        QCOMPARE(gathers[0]->inputs.size(), size_t(2));
+        QCOMPARE(r.model.graph->value(gathers[0]->inputs[1]).type.shape.dims()[1].size(), int64_t(5));
+        QVERIFY(maxRelativeError(m, r.model) < 1e-6);
+        auto three = partition(m, passes::tensorParallel(3));
+        QVERIFY(rejectedFor(three, "10 outputs do not divide by 3"));
+    }
+
     void pipelineParallelSendsWhatCrossesEachCut() {
         Model m = transformerBlock();
         auto r = partition(m, passes::pipelineParallel(2));
