@@ -65,8 +65,9 @@ public:
         std::map<uint32_t, std::map<int, ValueId>> onStage;  // value -> stage -> the value there
         std::vector<double> boundaryBytes(static_cast<size_t>(m_stages), 0.0);
         auto produced = [&](ValueId v) { return rw.producer(v).valid() ? stageOf[rw.producer(v).index] : 0; };
-        for (NodeId id : order)
-            for (ValueId in : g.node(id).inputs) {
+        for (NodeId id : order) {
+            const std::vector<ValueId> inputs = g.node(id).inputs;  // copied: adding nodes moves them
+            for (ValueId in : inputs) {
                 if (!in.valid() || rw.constant(in) || onStage.count(in.index)) continue;
                 int last = produced(in);
                 for (NodeId user : rw.users(in)) last = std::max(last, stageOf[user.index]);
@@ -94,6 +95,7 @@ public:
                     boundaryBytes[size_t(s)] += bytes;
                 }
             }
+        }
         // Every node moves to its stage's scope, reading what reached its stage.
         for (NodeId id : order) {
             Node n = rw.graph().node(id);
