@@ -38,6 +38,14 @@ const std::vector<PipelineStep>& pipelineSteps() {
     return steps;
 }
 
+bool runsAfterCleanUp(const std::string& pass) {
+    if (pass == "conv-bn-fusion") return false;
+    if (pass == "fp16-conversion" || pass == "bf16-conversion") return true;
+    for (const PipelineStep& step : pipelineSteps())
+        if (pass == step.pass) return step.level >= 2;  // the first listing: eliminate-dead-code is O1's
+    return false;
+}
+
 Result<std::vector<std::string>> pipelinePasses(const std::string& level) {
     if (level.size() != 2 || (level[0] != 'O' && level[0] != 'o') || level[1] < '0' || level[1] > '3')
         return Status(ErrorCode::InvalidArgument,

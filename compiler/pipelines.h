@@ -16,6 +16,11 @@ struct PipelineStep {
 
 const std::vector<PipelineStep>& pipelineSteps();
 
+// Whether `pass` belongs after the clean-up and conv-bn folding: the other fusions (which
+// would hide plain Conv/MatMul/Gemm), the memory passes, and the float16/bfloat16 passes.
+// INT8 quantization and tensor parallelism go before the first pass for which this holds.
+bool runsAfterCleanUp(const std::string& pass);
+
 // "O0".."O3" -> pass names; an unknown level is an InvalidArgument error.
 Result<std::vector<std::string>> pipelinePasses(const std::string& level);
 

@@ -7,16 +7,12 @@
 #include "app/cli/parse_int.h"
 #include "compiler/parallel/simulated_timeline.h"
 #include "compiler/passes/passes.h"
+#include "compiler/pipelines.h"
 #include "compiler/quantization/accuracy.h"
 #include "compiler/quantization/calibration_data.h"
 
 namespace fsc::cli {
 namespace {
-
-bool isFusion(const std::string& pass) {
-    return pass.find("fusion") != std::string::npos || pass == "schedule-for-memory" || pass == "plan-memory" ||
-           pass == "int8-quantization" || pass == "fp16-conversion" || pass == "bf16-conversion";
-}
 
 nlohmann::json runJson(const SimulatedRun& run, const Interconnect& link) {
     nlohmann::json j{{"simulated", true},
@@ -79,7 +75,7 @@ int parseParallelOption(int argc, char** argv, int& i, ParallelArgs& a, std::str
 void insertParallelPasses(const ParallelArgs& a, std::vector<std::unique_ptr<Pass>>& pipeline) {
     if (a.tp > 1) {
         auto at = std::find_if(pipeline.begin(), pipeline.end(), [](const std::unique_ptr<Pass>& p) {
-            return isFusion(p->name()) && p->name() != "conv-bn-fusion";
+            return runsAfterCleanUp(p->name()) || p->name() == "int8-quantization";  // split float layers
         });
         pipeline.insert(at, passes::tensorParallel(a.tp));
     }

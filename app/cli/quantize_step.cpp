@@ -7,19 +7,11 @@
 
 #include "app/cli/parse_int.h"
 #include "compiler/passes/passes.h"
+#include "compiler/pipelines.h"
 #include "core/comma_list.h"
 
 namespace fsc::cli {
 namespace {
-
-// The fusions after which INT8 would no longer find plain Conv/MatMul/Gemm.
-bool runsAfterInt8(const std::string& pass) {
-    static const std::set<std::string> later{"gelu-fusion", "layer-norm-fusion", "rms-norm-fusion",
-                                             "skip-layer-norm-fusion", "attention-fusion", "matmul-add-fusion",
-                                             "activation-fusion", "elementwise-fusion", "schedule-for-memory",
-                                             "plan-memory", "fp16-conversion", "bf16-conversion"};
-    return later.count(pass) > 0;
-}
 
 std::string errorLine(const OutputError& e) {
     std::ostringstream s;
@@ -116,7 +108,7 @@ Result<QuantizePlan> insertQuantizationPasses(const QuantizeArgs& a, const Model
     plan.int8.exclude = a.exclude;
     plan.int8.ranges = std::make_shared<ActivationRanges>();
     auto at = std::find_if(pipeline.begin(), pipeline.end(),
-                           [](const std::unique_ptr<Pass>& p) { return runsAfterInt8(p->name()); });
+                           [](const std::unique_ptr<Pass>& p) { return runsAfterCleanUp(p->name()); });
     at = pipeline.insert(at, passes::quantizeInt8(plan.int8));
     pipeline.insert(at + 1, passes::foldQdq());
     return plan;

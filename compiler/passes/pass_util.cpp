@@ -94,6 +94,14 @@ bool sameShape(const Graph& g, ValueId a, ValueId b) {
     return ta.shapeFullyKnown() && tb.shapeFullyKnown() && ta.shape == tb.shape;
 }
 
+double valueBytes(const Graph& g, ValueId v) {
+    const ValueType& t = g.value(v).type;
+    if (!t.shape.rankKnown()) return 0;
+    double n = double(dtypeBits(t.elemType)) / 8;
+    for (const Dim& d : t.shape.dims()) n *= d.isKnown() ? double(d.size()) : 1.0;
+    return n;
+}
+
 DType dtypeOf(const Graph& g, ValueId v) {
     return v.valid() ? g.value(v).type.elemType : DType::Undefined;
 }

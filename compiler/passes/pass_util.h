@@ -30,6 +30,9 @@ std::optional<std::vector<int64_t>> constantInts(const Rewriter& rw, ValueId v);
 // Static dims of a value, when every dim is known.
 std::optional<std::vector<int64_t>> staticDims(const Graph& g, ValueId v);
 DType dtypeOf(const Graph& g, ValueId v);
+// Bytes of a value of known rank, symbolic dims counted as 1 (0 when the rank is unknown):
+// what a collective or a stage boundary carries per batch item of a dynamic batch.
+double valueBytes(const Graph& g, ValueId v);
 // Both shapes are fully known and equal (named dims match by name: batch == batch).
 bool sameShape(const Graph& g, ValueId a, ValueId b);
 

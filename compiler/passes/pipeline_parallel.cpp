@@ -15,14 +15,6 @@
 namespace fsc::passes {
 namespace {
 
-double valueBytes(const Graph& g, ValueId v) {
-    const ValueType& t = g.value(v).type;
-    if (!t.shape.rankKnown()) return 0;
-    double n = double(dtypeBits(t.elemType)) / 8;
-    for (const Dim& d : t.shape.dims()) n *= d.isKnown() ? double(d.size()) : 1.0;  // symbolic dims as 1
-    return n;
-}
-
 class PipelineParallelPass : public Pass {
 public:
     explicit PipelineParallelPass(int stages) : m_stages(stages) {}

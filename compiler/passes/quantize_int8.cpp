@@ -55,7 +55,7 @@ public:
         Rewriter& rw = context.rewriter;
         const int64_t opset = context.model.opsetVersion("");
         if (opset < 10) return Status::ok();  // QuantizeLinear starts at opset 10
-        std::vector<Target> targets = findTargets(context, opset);
+        std::vector<Target> targets = findTargets(context);
         if (targets.empty()) {
             rw.finish();
             return Status::ok();
@@ -91,7 +91,7 @@ public:
     }
 
 private:
-    std::vector<Target> findTargets(PassContext& context, int64_t opset) const {
+    std::vector<Target> findTargets(PassContext& context) const {
         const Rewriter& rw = context.rewriter;
         const Graph& g = rw.graph();
         std::vector<Target> targets;
@@ -129,7 +129,6 @@ private:
                 }
                 t.channelAxis = intAttr(n, "transB", 0) ? 0 : 1;
             }
-            (void)opset;
             targets.push_back(t);
         }
         return targets;

@@ -432,8 +432,7 @@ private:
         }
         const bool bias = isOp(row, "Gemm") && row.inputs.size() > 2 && row.inputs[2].valid();
         const ValueId sum = bias ? rw.addIntermediate(resultType, rw.graph().value(result).name + "_all_reduced") : result;
-        const auto dims = shapeDims(rw.graph(), result);
-        const int64_t bytes = dims ? product(*dims, 0, dims->size()) * 4 : 0;
+        const int64_t bytes = int64_t(valueBytes(rw.graph(), result));
         Node reduce = makeNode("AllReduce", kFusescopeDomain, row, partials, {sum},
                                {fsc::intAttr("devices", m_devices), fsc::intAttr("bytes", bytes), fsc::stringAttr("reduction", "sum")});
         reduce.name = row.name + "/AllReduce";
@@ -473,8 +472,7 @@ private:
             shards.push_back(shard.outputs[0]);
             rw.addNode(std::move(shard), id, {id});
         }
-        const auto dims = shapeDims(rw.graph(), result);
-        const int64_t bytes = dims ? product(*dims, 0, dims->size()) * 4 : 0;
+        const int64_t bytes = int64_t(valueBytes(rw.graph(), result));
         Node gather = makeNode("AllGather", kFusescopeDomain, layer, shards, {result},
                                {fsc::intAttr("axis", -1), fsc::intAttr("devices", m_devices), fsc::intAttr("bytes", bytes)});
         gather.name = layer.name + "/AllGather";

@@ -27,8 +27,7 @@ std::vector<std::unique_ptr<Pass>> o2With(std::unique_ptr<Pass> first, std::uniq
     bool placed = !first;
     const std::vector<std::string> o2 = *pipelinePasses("O2");
     for (const std::string& name : o2) {
-        const bool fusion = name.find("fusion") != std::string::npos && name != "conv-bn-fusion";
-        if (!placed && beforeFusions && fusion) {
+        if (!placed && beforeFusions && runsAfterCleanUp(name)) {
             passes.push_back(std::move(first));
             if (second) passes.push_back(std::move(second));
             placed = true;
