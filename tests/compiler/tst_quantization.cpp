@@ -8,7 +8,9 @@
 #include <QTest>
 
 #include <random>
+#include <tuple>
 
+#include "compiler/backends/cpu/gemm.h"
 #include "compiler/pass_manager.h"
 #include "compiler/passes/passes.h"
 #include "compiler/quantization/accuracy.h"
@@ -303,6 +305,31 @@ private slots:
                 for (int64_t k = 0; k < 300; ++k) exact += (int64_t(in.as<uint8_t>()[r * 300 + k]) - 7) * wp[k * 17 + j];
                 QCOMPARE(int64_t((*out)[0].as<int32_t>()[r * 17 + j]), exact);
             }
+    }
+
+    void int8GemmThroughFloatIsExact() {
+        // The route taken without VNNI: exact for any values, zero points and transposes, also
+        // when K is long enough that the float sums must be cut into chunks (K 3000 at the
+        // extremes: 255 * 255 per product).
+        std::mt19937 rng(9);
+        for (const auto& [m, n, k, transA, transB] : {std::tuple{5, 1500, 3000, false, false}, std::tuple{7, 9, 40, true, true},
+                                                      std::tuple{3, 33, 700, false, true}}) {
+            std::vector<int8_t> a(size_t(m * k)), b(size_t(k * n));
+            for (auto& v : a) v = int8_t(rng() % 4 ? (rng() % 2 ? 127 : -128) : int(rng() % 256) - 128);
+            for (auto& v : b) v = int8_t(rng() % 4 ? (rng() % 2 ? -128 : 127) : int(rng() % 256) - 128);
+            const int8_t aZero = -128, bZero = 127;
+            std::vector<int32_t> c(size_t(m * n), 12345);
+            cpu::gemmS8S8ThroughFloat(transA, transB, m, n, k, a.data(), transA ? m : k, aZero, b.data(), transB ? k : n,
+                                      bZero, c.data(), n);
+            for (int i = 0; i < m; ++i)
+                for (int j = 0; j < n; ++j) {
+                    int64_t exact = 0;
+                    for (int p = 0; p < k; ++p)
+                        exact += (int64_t(transA ? a[size_t(p * m + i)] : a[size_t(i * k + p)]) - aZero) *
+                                 (int64_t(transB ? b[size_t(j * k + p)] : b[size_t(p * n + j)]) - bZero);
+                    QCOMPARE(int64_t(c[size_t(i * n + j)]), exact);
+                }
+        }
     }
 
     void int8ConvPadsWithTheZeroPoint() {

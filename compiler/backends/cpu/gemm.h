@@ -17,11 +17,14 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alph
 
 namespace fsc::cpu {
 
-// C[m,n] = (op(A) - aZero) * (op(B) - bZero) in exact int32, row-major, through oneDNN's
-// integer GEMM. (Without AVX-512 VNNI or AVX-VNNI, x86 int8 instructions may saturate
-// pairs of products; tst_quant_kernels checks against the exact reference on the machine
-// it runs on.)
+// C[m,n] = (op(A) - aZero) * (op(B) - bZero) in exact int32, row-major: oneDNN's integer
+// GEMM where the CPU has VNNI (AVX-512 VNNI or AVX-VNNI); elsewhere x86 int8 instructions
+// saturate pairs of products, so oneDNN's float GEMM computes it in K-chunks small enough to
+// be exact. tst_quantization checks against the exact reference on the machine it runs on.
 void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
               int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc);
+// The float route gemmS8S8 takes without VNNI, callable on any machine for its tests.
+void gemmS8S8ThroughFloat(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
+                          int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc);
 
 }  // namespace fsc::cpu
