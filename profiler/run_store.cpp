@@ -83,6 +83,8 @@ private:
 
 }  // namespace
 
+std::string sqliteLibraryVersion() { return sqlite3_libversion(); }
+
 Result<std::unique_ptr<RunStore>> RunStore::open(const std::string& path) {
     sqlite3* db = nullptr;
     if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {

@@ -34,6 +34,9 @@ struct NodeDelta {
     double deltaMs() const { return (bMs < 0 ? 0 : bMs) - (aMs < 0 ? 0 : aMs); }
 };
 
+// The SQLite library the run store is written with, e.g. "3.40.1".
+std::string sqliteLibraryVersion();
+
 class RunStore {
 public:
     static constexpr int kSchemaVersion = 1;

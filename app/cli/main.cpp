@@ -10,6 +10,7 @@
 #include "app/cli/run_command.h"
 #include "app/cli/summary_json.h"
 #include "app/cli/summary_text.h"
+#include "app/common/build_info.h"
 #include "compiler/backends/device_query.h"
 #include "core/model_summary.h"
 #include "core/onnx_export.h"
@@ -43,6 +44,32 @@ commands:
 
 Errors print one line naming the file and the cause and exit with status 2.
 )";
+
+// The simple commands' own --help (compile, run and profile have theirs in their files).
+struct CommandHelp {
+    const char* command;
+    const char* text;
+};
+constexpr CommandHelp kCommandHelp[] = {
+    {"inspect", R"(usage: fusescope-cli inspect MODEL [--json] [--no-infer]
+
+  --json       the summary as JSON (schema fusescope.inspect/1, keys only ever added)
+  --no-infer   skip shape inference (shapes as stored in the file)
+)"},
+    {"dump", R"(usage: fusescope-cli dump MODEL [--no-infer]
+
+  --no-infer   skip shape inference (shapes as stored in the file)
+)"},
+    {"export", R"(usage: fusescope-cli export MODEL OUT.onnx [--external-data] [--no-infer]
+
+  --external-data   write every initializer to OUT.onnx.data beside the model
+  --no-infer        skip shape inference (shapes as stored in the file)
+)"},
+    {"devices", R"(usage: fusescope-cli devices
+
+Lists the CUDA devices this build can use, or says why there are none.
+)"},
+};
 
 struct Args {
     std::vector<std::string> positional;
@@ -148,10 +175,16 @@ int main(int argc, char** argv) {
         return kExitOk;
     }
     if (cmd == "--version") {
-        std::cout << "fusescope-cli " << FUSESCOPE_VERSION << "\n";
+        const fsc::BuildInfo info = fsc::buildInfo();
+        std::cout << fsc::versionLine("fusescope-cli", info) << "\n" << fsc::librariesLine(info) << "\n";
         return kExitOk;
     }
     Args args = parseArgs(argc, argv, 2);
+    for (const CommandHelp& h : kCommandHelp)
+        if (cmd == h.command && args.has("--help")) {
+            std::cout << h.text;
+            return kExitOk;
+        }
     try {
         if (cmd == "inspect") return cmdInspect(args);
         if (cmd == "dump") return cmdDump(args);

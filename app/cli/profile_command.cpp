@@ -7,6 +7,7 @@
 #include <string>
 
 #include "app/cli/parse_int.h"
+#include "app/common/build_info.h"
 #include "app/common/graph_svg.h"
 #include "app/common/profile_session.h"
 #include "compiler/graph_breaks.h"
@@ -111,7 +112,8 @@ ReportExtras reportExtras(const Trace& trace, const Graph& graph) {
                             ? "This run used the CPU backend: these are the places a CUDA run would return to the host "
                               "(against the built-in CUDA capability table); an unsupported op shows its node's time here."
                             : "Breaks where execution left the device, with the measured time of the node at each.";
-    extras.software = {{"Fusescope", FUSESCOPE_VERSION}, {"backend", trace.backend}, {"pipeline", trace.pipeline}};
+    const BuildInfo build = buildInfo();
+    extras.software = {{"Fusescope", build.version + " (commit " + build.commit + ")"}, {"backend", trace.backend}, {"pipeline", trace.pipeline}};
     return extras;
 }
 

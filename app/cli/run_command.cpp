@@ -98,6 +98,10 @@ int parse(int argc, char** argv, int first, RunArgs& a) {
         std::string v;
         std::pair<std::string, std::string> kv;
         int64_t n = 0;
+        if (s == "--help" || s == "-h") {
+            std::cout << kRunUsage;
+            return kExitOk;
+        }
         if (s == "--json") a.json = true;
         else if (s == "--profile") a.profile = true;
         else if (s == "--input-dir") { if (!value(a.inputDir)) return usage("--input-dir needs DIR"); }

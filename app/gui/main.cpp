@@ -10,12 +10,15 @@
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QIcon>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTimer>
 
 #include <cstdio>
+#include <cstring>
 
+#include "app/common/build_info.h"
 #include "app/gui/main_window.h"
 #include "views/graph_canvas.h"
 #include "views/node_properties_view.h"
@@ -112,48 +115,91 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
     window.openModel(model);
 }
 
+// Every option, described once for the parser that answers --help (with no display) and
+// the one that starts the window.
+void describeCommandLine(QCommandLineParser& parser) {
+    parser.setApplicationDescription(QStringLiteral("Fusescope: ONNX graph explorer and profiler. Opens a model (or a .fsdb "
+                                                    "run store), compiles it pass by pass and shows the graph after each."));
+    parser.addHelpOption();
+    parser.addOption({{QStringLiteral("v"), QStringLiteral("version")},
+                      QStringLiteral("Print the version, the git commit and the libraries in use, then exit.")});
+    parser.addPositionalArgument(QStringLiteral("model"),
+                                 QStringLiteral("ONNX model or .fsdb run store to open (default: the bundled sample)"));
+    parser.addOption({QStringLiteral("screenshot"),
+                      QStringLiteral("Save the window as FILE.png once laid out, print timings as JSON, exit."),
+                      QStringLiteral("FILE.png")});
+    parser.addOption({QStringLiteral("expand-depth"), QStringLiteral("Expand groups to depth N when the model opens."),
+                      QStringLiteral("N")});
+    parser.addOption({QStringLiteral("pass"),
+                      QStringLiteral("With --screenshot: show the graph after this pass (or 'imported')."), QStringLiteral("NAME")});
+    parser.addOption({QStringLiteral("compare"), QStringLiteral("Show the step before the chosen one side by side.")});
+    parser.addOption({QStringLiteral("run"),
+                      QStringLiteral("With --screenshot: run the graph shown on the CPU first (heat overlay).")});
+    parser.addOption({QStringLiteral("select"), QStringLiteral("With --screenshot: select this node (its properties shown)."),
+                      QStringLiteral("NODE")});
+    parser.addOption({QStringLiteral("dock"),
+                      QStringLiteral("With --screenshot --run: bring this dock to the front (run, timeline, log, ...)."),
+                      QStringLiteral("NAME")});
+    parser.addOption({QStringLiteral("colour-by"), QStringLiteral("Fill nodes by op 'category' (default) or 'precision'."),
+                      QStringLiteral("WHAT")});
+}
+
+void setApplicationNames() {
+    QCoreApplication::setApplicationName(QStringLiteral("Fusescope"));
+    QCoreApplication::setOrganizationName(QStringLiteral("Fusescope"));
+    QCoreApplication::setApplicationVersion(QString::fromStdString(fsc::buildInfo().version));
+}
+
+bool asksForHelpOrVersion(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        for (const char* flag : {"-h", "--help", "-?", "--help-all", "-v", "--version"})
+            if (std::strcmp(argv[i], flag) == 0) return true;
+    return false;
+}
+
+int printVersion() {
+    const fsc::BuildInfo info = fsc::buildInfo();
+    std::printf("%s\n%s, Qt %s\n", fsc::versionLine("fusescope", info).c_str(), fsc::librariesLine(info).c_str(), qVersion());
+    return 0;
+}
+
+// Without a display Qt would abort while starting; say why instead, or draw offscreen when
+// only a screenshot is wanted.
+bool chooseDisplay(int argc, char** argv) {
+    if (!qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") || !qEnvironmentVariableIsEmpty("DISPLAY") ||
+        !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+        return true;
+    for (int i = 1; i < argc; ++i)
+        if (std::strncmp(argv[i], "--screenshot", 12) == 0) {
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+            return true;
+        }
+    std::fprintf(stderr, "fusescope: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset); run it in a "
+                         "desktop session, use --screenshot FILE.png, or use fusescope-cli\n");
+    return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (asksForHelpOrVersion(argc, argv)) {
+        // Answered without a display: help2man, package builders and headless servers ask.
+        QCoreApplication app(argc, argv);
+        setApplicationNames();
+        QCommandLineParser parser;
+        describeCommandLine(parser);
+        parser.process(app);  // prints --help and exits
+        return printVersion();
+    }
+    if (!chooseDisplay(argc, argv)) return 2;
     QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("Fusescope"));
-    QApplication::setOrganizationName(QStringLiteral("Fusescope"));
-    QApplication::setApplicationVersion(QStringLiteral(FUSESCOPE_VERSION));
-
+    setApplicationNames();
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/fusescope.svg")));
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Fusescope: ONNX graph explorer and profiler"));
-    parser.addHelpOption();
-    parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("model"),
-                                 QStringLiteral("ONNX model to open (default: the bundled sample)"));
-    const QCommandLineOption screenshot(QStringLiteral("screenshot"),
-                                        QStringLiteral("Save the window as FILE.png once laid out, print timings as JSON, exit."),
-                                        QStringLiteral("FILE.png"));
-    const QCommandLineOption depth(QStringLiteral("expand-depth"),
-                                   QStringLiteral("Expand groups to depth N when the model opens."), QStringLiteral("N"));
-    const QCommandLineOption pass(QStringLiteral("pass"),
-                                  QStringLiteral("With --screenshot: show the graph after this pass (or 'imported')."),
-                                  QStringLiteral("NAME"));
-    const QCommandLineOption compare(QStringLiteral("compare"),
-                                     QStringLiteral("Show the step before the chosen one side by side."));
-    const QCommandLineOption runIt(QStringLiteral("run"),
-                                   QStringLiteral("With --screenshot: run the graph shown on the CPU first (heat overlay)."));
-    parser.addOption(screenshot);
-    const QCommandLineOption select(QStringLiteral("select"),
-                                    QStringLiteral("With --screenshot: select this node (its properties shown)."), QStringLiteral("NODE"));
-    const QCommandLineOption dock(QStringLiteral("dock"),
-                                  QStringLiteral("With --screenshot --run: bring this dock to the front (run, timeline, log, ...)."),
-                                  QStringLiteral("NAME"));
-    const QCommandLineOption colourBy(QStringLiteral("colour-by"),
-                                      QStringLiteral("Fill nodes by op 'category' (default) or 'precision'."), QStringLiteral("WHAT"));
-    parser.addOption(colourBy);
-    parser.addOption(runIt);
-    parser.addOption(dock);
-    parser.addOption(select);
-    parser.addOption(depth);
-    parser.addOption(pass);
-    parser.addOption(compare);
+    describeCommandLine(parser);
     parser.process(app);
+    const QString depth = QStringLiteral("expand-depth"), colourBy = QStringLiteral("colour-by"),
+                  compare = QStringLiteral("compare"), screenshot = QStringLiteral("screenshot");
 
     fsc::MainWindow window;
     if (parser.isSet(depth)) {
@@ -178,8 +224,9 @@ int main(int argc, char** argv) {
     if (parser.isSet(compare)) window.setCompare(true);
     const QStringList args = parser.positionalArguments();
     const QString model = args.isEmpty() ? QString::fromLatin1(fsc::MainWindow::kSamplePath) : args.first();
-    if (parser.isSet(screenshot)) runScreenshot(window, model, parser.value(screenshot), parser.value(pass), parser.isSet(runIt),
-                                                 parser.value(select), parser.value(dock));
+    if (parser.isSet(screenshot))
+        runScreenshot(window, model, parser.value(screenshot), parser.value(QStringLiteral("pass")),
+                      parser.isSet(QStringLiteral("run")), parser.value(QStringLiteral("select")), parser.value(QStringLiteral("dock")));
     else if (model.endsWith(QLatin1String(".fsdb"), Qt::CaseInsensitive)) window.openRunStore(model);
     else window.openModel(model);
     return app.exec();

@@ -26,6 +26,7 @@
 #include <QPlainTextEdit>
 #include <QDateTime>
 
+#include "app/gui/about_dialog.h"
 #include "app/gui/model_loader.h"
 #include "core/model_summary.h"
 #include "views/changes_panel.h"
@@ -405,6 +406,11 @@ void MainWindow::createActions() {
     for (const auto& [key, label] : {std::pair{"nvlink4", "NVLink 4"}, std::pair{"pcie5", "PCIe 5 x16"}, std::pair{"ndr", "InfiniBand NDR"}})
         over->addAction(tr(label), this, [this, key = QString::fromLatin1(key)] { simulateDevices(key); });
     runMenu->addAction(tr("&Cancel"), m_work, &WorkIndicator::cancelAll);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    QAction* about = help->addAction(tr("&About Fusescope"), this, [this] { showAboutDialog(this); });
+    about->setObjectName(QStringLiteral("aboutAction"));
+    about->setMenuRole(QAction::AboutRole);
 
     QToolBar* tools = addToolBar(tr("Main"));
     tools->setObjectName(QStringLiteral("mainToolBar"));

@@ -125,6 +125,43 @@ private slots:
         QCOMPARE(r.exitCode, 64);
     }
 
+    void versionNamesTheCommitAndTheLibraries() {
+        Run r = cli({QStringLiteral("--version")});
+        QCOMPARE(r.exitCode, 0);
+        const QStringList lines = r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 2);
+        // The first line is what help2man and bug reports read: program, version, commit.
+        QVERIFY2(QRegularExpression(QStringLiteral("^fusescope-cli \\d+\\.\\d+\\.\\d+ \\(commit ([0-9a-f]{12}(-modified)?|unknown)\\)$"))
+                     .match(lines[0])
+                     .hasMatch(),
+                 qPrintable(lines[0]));
+        for (const char* library : {"ONNX 1.", "protobuf ", "oneDNN ", "SQLite 3.", "CUDA "})
+            QVERIFY2(lines[1].contains(QLatin1String(library)), qPrintable(lines[1]));
+    }
+
+    // Every command answers --help with its usage on stdout and status 0 (the man page and
+    // the bash completion are generated from these).
+    void everyCommandHasHelp_data() {
+        QTest::addColumn<QString>("command");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("inspect") << "inspect" << "--json";
+        QTest::newRow("dump") << "dump" << "--no-infer";
+        QTest::newRow("export") << "export" << "--external-data";
+        QTest::newRow("compile") << "compile" << "--pipeline";
+        QTest::newRow("run") << "run" << "--iterations";
+        QTest::newRow("profile") << "profile" << "--trace";
+        QTest::newRow("devices") << "devices" << "CUDA devices";
+    }
+    void everyCommandHasHelp() {
+        QFETCH(QString, command);
+        QFETCH(QString, mentions);
+        Run r = cli({command, QStringLiteral("--help")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.startsWith(QStringLiteral("usage: fusescope-cli ") + command), qPrintable(r.out));
+        QVERIFY2(r.out.contains(mentions), qPrintable(r.out));
+        QVERIFY(r.err.isEmpty());
+    }
+
     void exportThenDumpMatches() {
         QDir().mkpath(QStringLiteral(FSC_TEST_TMP));
         const QString out = QStringLiteral(FSC_TEST_TMP "/cli_export.onnx");

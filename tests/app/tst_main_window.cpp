@@ -17,6 +17,7 @@
 #include <QTableView>
 #include <QStandardItemModel>
 #include <QTableWidget>
+#include <QMessageBox>
 #include <QTemporaryDir>
 
 #include "app/gui/main_window.h"
@@ -178,6 +179,45 @@ private slots:
         QVERIFY(bad.waitForFinished(60000));
         QCOMPARE(bad.exitCode(), 64);
         QVERIFY(bad.readAllStandardError().contains("--pass no-such-pass: not in the pipeline (imported, "));
+    }
+
+    void withoutADisplayItAnswersVersionAndSaysWhyNoWindow() {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"}) env.remove(QLatin1String(name));
+        QProcess version;
+        version.setProcessEnvironment(env);
+        version.start(QStringLiteral(FSC_GUI_BINARY), {QStringLiteral("--version")});
+        QVERIFY(version.waitForFinished(30000));
+        QCOMPARE(version.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(version.exitCode(), 0);
+        const QString text = QString::fromUtf8(version.readAllStandardOutput());
+        QVERIFY2(text.startsWith(QStringLiteral("fusescope 0.")) && text.contains(QStringLiteral("(commit ")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("Qt 6.")) && text.contains(QStringLiteral("oneDNN ")), qPrintable(text));
+
+        QProcess window;  // a window cannot open: one line and status 2, not Qt's abort
+        window.setProcessEnvironment(env);
+        window.start(QStringLiteral(FSC_GUI_BINARY), {QStringLiteral(FSC_SAMPLE_MODEL)});
+        QVERIFY(window.waitForFinished(30000));
+        QCOMPARE(window.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(window.exitCode(), 2);
+        const QByteArray err = window.readAllStandardError();
+        QVERIFY2(err.startsWith("fusescope: no display") && err.count('\n') == 1, err.constData());
+    }
+
+    void aboutShowsTheVersionCommitAndLibraries() {
+        MainWindow w;
+        w.show();
+        QAction* about = w.findChild<QAction*>(QStringLiteral("aboutAction"));
+        QVERIFY(about);
+        about->trigger();
+        QMessageBox* box = nullptr;
+        QTRY_VERIFY((box = w.findChild<QMessageBox*>(QStringLiteral("aboutDialog"))) != nullptr);
+        const QString text = box->text();
+        QVERIFY2(text.contains(QStringLiteral("Fusescope 0.")) && text.contains(QStringLiteral("commit ")), qPrintable(text));
+        for (const char* library : {"Qt", "ONNX", "oneDNN", "SQLite", "CUDA"})
+            QVERIFY2(text.contains(QStringLiteral("<td>%1</td>").arg(QLatin1String(library))), library);
+        QVERIFY(!box->iconPixmap().isNull());  // the app's icon, from the SVG in the resources
+        box->close();
     }
 
     void clickingANodeShowsItsProperties() {

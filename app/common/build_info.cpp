@@ -1,0 +1,52 @@
+#include "app/common/build_info.h"
+
+#include "compiler/backends/cpu/onednn_version.h"
+#include "compiler/backends/device_query.h"
+#include "core/library_versions.h"
+#include "fusescope_build_info.h"  // generated: FUSESCOPE_VERSION_STRING, FUSESCOPE_GIT_COMMIT
+#include "profiler/run_store.h"
+
+namespace fsc {
+namespace {
+
+// CUDA encodes 13.0 as 13000.
+std::string cudaVersion(int encoded) {
+    return std::to_string(encoded / 1000) + "." + std::to_string(encoded % 1000 / 10);
+}
+
+std::string cudaDescription() {
+    const CudaDeviceReport cuda = queryCudaDevices();
+    if (!cuda.builtWithCuda) return "not built in (CPU backend only)";
+    std::string text = "runtime " + cudaVersion(cuda.runtimeVersion);
+    text += cuda.driverVersion ? " (driver " + cudaVersion(cuda.driverVersion) + ")" : std::string(" (no driver)");
+    return text;
+}
+
+}  // namespace
+
+BuildInfo buildInfo() {
+    BuildInfo info;
+    info.version = FUSESCOPE_VERSION_STRING;
+    info.commit = FUSESCOPE_GIT_COMMIT;
+    info.libraries = {{"ONNX", onnxLibraryVersion()},
+                      {"protobuf", protobufLibraryVersion()},
+                      {"oneDNN", oneDnnVersion()},
+                      {"SQLite", sqliteLibraryVersion()},
+                      {"CUDA", cudaDescription()}};
+    return info;
+}
+
+std::string versionLine(const std::string& program, const BuildInfo& info) {
+    return program + " " + info.version + " (commit " + info.commit + ")";
+}
+
+std::string librariesLine(const BuildInfo& info) {
+    std::string line;
+    for (const auto& [name, version] : info.libraries) {
+        if (!line.empty()) line += ", ";
+        line += name + " " + version;
+    }
+    return line;
+}
+
+}  // namespace fsc

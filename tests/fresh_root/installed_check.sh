@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Runs inside a clean Debian 12 root (tests/fresh_root/check_fresh_root.sh copies it in with
+# the .debs in /debs): installs Fusescope as a user would, uses it from the installed paths,
+# removes it, and checks nothing of it is left.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+fail() { echo "FAIL: $*" >&2; exit 1; }
+sample=/usr/share/fusescope/models/sample.onnx
+
+apt-get update -qq
+# apt resolves the dependencies the packages declare (dpkg-shlibdeps's list) and nothing more.
+apt-get install -y -qq --no-install-recommends /debs/*.deb >/dev/null
+files=$(dpkg -L fusescope fusescope-cli | sort -u)
+
+echo "-- the programs, with only the declared dependencies installed"
+for bin in /usr/bin/fusescope-cli /usr/bin/fusescope; do
+  [ -x "$bin" ] || fail "$bin is not installed"
+  if ldd "$bin" | grep -q "not found"; then ldd "$bin" | grep "not found"; fail "$bin misses a library"; fi
+done
+fusescope-cli --version
+fusescope-cli --version | head -1 | grep -qE '^fusescope-cli [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-f]{7,}' ||
+  fail "fusescope-cli --version lacks the version or the commit"
+fusescope --version | head -1 | grep -qE '^fusescope [0-9.]+ \(commit ' || fail "fusescope --version (no display) failed"
+fusescope-cli inspect "$sample" | grep -q "top level" || fail "inspect"
+fusescope-cli compile "$sample" --pipeline O2 | tee /tmp/compile.txt | tail -3
+grep -q "attention-fusion" /tmp/compile.txt || fail "compile did not list its passes"
+fusescope-cli run "$sample" --iterations 3 | tail -3
+set +e
+fusescope-cli inspect /etc/hostname 2>/tmp/err.txt
+rc=$?
+set -e
+[ "$rc" = 2 ] && [ "$(wc -l </tmp/err.txt)" = 1 ] || fail "a bad model gave exit $rc and: $(cat /tmp/err.txt)"
+set +e
+fusescope 2>/tmp/err.txt
+rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "no display" /tmp/err.txt || fail "fusescope without a display gave exit $rc: $(cat /tmp/err.txt)"
+
+echo "-- man pages and completion"
+zcat /usr/share/man/man1/fusescope-cli.1.gz | grep -q "profile" || fail "fusescope-cli(1) lacks the profile command"
+zcat /usr/share/man/man1/fusescope.1.gz | grep -q "screenshot" || fail "fusescope(1) lacks --screenshot"
+complete_words() {  # complete_words WORD... : what bash completion offers for the last word
+  bash -c 'source /usr/share/bash-completion/completions/fusescope-cli
+           COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _fusescope_cli; echo "${COMPREPLY[*]}"' _ "$@"
+}
+[ "$(complete_words fusescope-cli comp)" = compile ] || fail "completion of 'comp': $(complete_words fusescope-cli comp)"
+complete_words fusescope-cli compile --pipe | grep -q -- "--pipeline" || fail "completion of 'compile --pipe'"
+
+echo "-- a desktop: the window under Xvfb, the desktop entry, the file types"
+apt-get install -y -qq --no-install-recommends xvfb xauth desktop-file-utils xdg-utils >/dev/null
+desktop-file-validate /usr/share/applications/fusescope.desktop
+for size in 16 32 48 256; do [ -s "/usr/share/icons/hicolor/${size}x${size}/apps/fusescope.png" ] || fail "no ${size}px icon"; done
+cd /tmp
+cp "$sample" model.onnx
+[ "$(xdg-mime query filetype model.onnx)" = application/x-onnx ] || fail ".onnx is $(xdg-mime query filetype model.onnx)"
+[ "$(xdg-mime query default application/x-onnx)" = fusescope.desktop ] || fail ".onnx does not open in Fusescope"
+[ "$(xdg-mime query default application/x-fusescope-run-store)" = fusescope.desktop ] || fail ".fsdb does not open in Fusescope"
+xvfb-run -a -s "-screen 0 1600x1000x24" fusescope "$sample" --screenshot /installed-screenshot.png | tee /tmp/shot.json
+[ "$(stat -c %s /installed-screenshot.png)" -gt 20000 ] || fail "the screenshot is empty"
+
+echo "-- removal"
+dpkg -r fusescope fusescope-cli >/dev/null
+left=""
+while read -r f; do
+  [ -z "$f" ] || [ -d "$f" ] || [ ! -e "$f" ] || left+="$f "
+done <<<"$files"
+[ -z "$left" ] || fail "dpkg -r left: $left"
+dpkg-query -W -f='${Status}\n' fusescope fusescope-cli 2>/dev/null | grep -q "install ok" && fail "still installed"
+[ ! -e /usr/share/mime/application/x-onnx.xml ] || fail "the MIME database still knows .onnx after removal"
+echo "installed, used and removed cleanly"
