@@ -5,6 +5,12 @@ if(NOT FUSESCOPE_CUDA STREQUAL "OFF")
   if(NOT CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
     set(CUDAToolkit_ROOT /usr/local/cuda)
   endif()
+  # Debian 12's CMake 3.25 FindCUDAToolkit marks CUDA::nvToolsExt deprecated without checking
+  # the target exists; CUDA 13 ships no libnvToolsExt (NVTX 3 is headers only), so a stock
+  # machine fails to configure. An empty stand-in target lets it through; nothing links it.
+  if(NOT TARGET CUDA::nvToolsExt)
+    add_library(CUDA::nvToolsExt INTERFACE IMPORTED)
+  endif()
   find_package(CUDAToolkit QUIET)
   if(CUDAToolkit_FOUND)
     set(FUSESCOPE_HAVE_CUDA ON)
