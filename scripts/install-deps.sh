@@ -14,7 +14,7 @@ packages=(cmake ninja-build g++ pkg-config libonnx-dev libprotobuf-dev protobuf-
           libdnnl-dev ocl-icd-opencl-dev help2man dpkg-dev file)
 if [ "${1:-}" = "--test" ]; then
   packages+=(python3-onnx python3-numpy python3-torch python3-torchvision libonnx-testdata
-             clang-14 libclang-rt-14-dev libomp-14-dev xvfb xauth chromium)
+             clang-14 libclang-rt-14-dev libomp-14-dev xvfb xauth chromium desktop-file-utils)
 fi
 missing=()
 for p in "${packages[@]}"; do
