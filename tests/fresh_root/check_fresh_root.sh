@@ -83,7 +83,8 @@ grep -q "sample.onnx" "$out/command1.txt" || { echo "FAIL: README command 1 did 
 phase "README command 1"
 
 echo "== the .debs: cmake --build --preset release --target package"
-$fresh_root run "$work/build-root" bash -c 'cd /src && cmake --build --preset release --target package' </dev/null |
+$fresh_root run "$work/build-root" env FUSESCOPE_GIT_COMMIT="$commit" \
+  bash -c 'cd /src && cmake --build --preset release --target package' </dev/null |
   tail -5
 debs=("$work"/build-root/src/build-release/*.deb)
 [ -e "${debs[0]}" ] || { echo "FAIL: the package target wrote no .deb" >&2; exit 1; }
