@@ -47,14 +47,19 @@ complete_words() {  # complete_words WORD... : what bash completion offers for t
 complete_words fusescope-cli compile --pipe | grep -q -- "--pipeline" || fail "completion of 'compile --pipe'"
 
 echo "-- a desktop: the window under Xvfb, the desktop entry, the file types"
-apt-get install -y -qq --no-install-recommends xvfb xauth desktop-file-utils xdg-utils >/dev/null
+# What a desktop has: the MIME and desktop databases (their triggers index our files) and gio,
+# which file managers use to find a file's type and the application that opens it.
+apt-get install -y -qq --no-install-recommends xvfb xauth desktop-file-utils shared-mime-info libglib2.0-bin >/dev/null
 desktop-file-validate /usr/share/applications/fusescope.desktop
 for size in 16 32 48 256; do [ -s "/usr/share/icons/hicolor/${size}x${size}/apps/fusescope.png" ] || fail "no ${size}px icon"; done
 cd /tmp
 cp "$sample" model.onnx
-[ "$(xdg-mime query filetype model.onnx)" = application/x-onnx ] || fail ".onnx is $(xdg-mime query filetype model.onnx)"
-[ "$(xdg-mime query default application/x-onnx)" = fusescope.desktop ] || fail ".onnx does not open in Fusescope"
-[ "$(xdg-mime query default application/x-fusescope-run-store)" = fusescope.desktop ] || fail ".fsdb does not open in Fusescope"
+fusescope-cli profile model.onnx --iterations 2 -o runs.fsdb >/dev/null
+for file in model.onnx:application/x-onnx runs.fsdb:application/x-fusescope-run-store; do
+  type=$(gio info -a standard::content-type "${file%%:*}" | sed -n 's/.*standard::content-type: //p')
+  [ "$type" = "${file#*:}" ] || fail "${file%%:*} is '$type', not ${file#*:}"
+  gio mime "$type" | grep -q "Default application.*fusescope.desktop" || fail "$type does not open in Fusescope: $(gio mime "$type")"
+done
 xvfb-run -a -s "-screen 0 1600x1000x24" fusescope "$sample" --screenshot /installed-screenshot.png | tee /tmp/shot.json
 [ "$(stat -c %s /installed-screenshot.png)" -gt 20000 ] || fail "the screenshot is empty"
 
