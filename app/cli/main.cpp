@@ -175,8 +175,7 @@ int main(int argc, char** argv) {
         return kExitOk;
     }
     if (cmd == "--version") {
-        const fsc::BuildInfo info = fsc::buildInfo();
-        std::cout << fsc::versionLine("fusescope-cli", info) << "\n" << fsc::librariesLine(info) << "\n";
+        std::cout << fsc::versionLine("fusescope-cli") << "\n" << fsc::librariesLine() << "\n";
         return kExitOk;
     }
     Args args = parseArgs(argc, argv, 2);

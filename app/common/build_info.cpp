@@ -24,25 +24,24 @@ std::string cudaDescription() {
 
 }  // namespace
 
-BuildInfo buildInfo() {
-    BuildInfo info;
-    info.version = FUSESCOPE_VERSION_STRING;
-    info.commit = FUSESCOPE_GIT_COMMIT;
-    info.libraries = {{"ONNX", onnxLibraryVersion()},
-                      {"protobuf", protobufLibraryVersion()},
-                      {"oneDNN", oneDnnVersion()},
-                      {"SQLite", sqliteLibraryVersion()},
-                      {"CUDA", cudaDescription()}};
-    return info;
+BuildInfo buildInfo() { return {FUSESCOPE_VERSION_STRING, FUSESCOPE_GIT_COMMIT}; }
+
+std::vector<std::pair<std::string, std::string>> libraryVersions() {
+    return {{"ONNX", onnxLibraryVersion()},
+            {"protobuf", protobufLibraryVersion()},
+            {"oneDNN", oneDnnVersion()},
+            {"SQLite", sqliteLibraryVersion()},
+            {"CUDA", cudaDescription()}};
 }
 
-std::string versionLine(const std::string& program, const BuildInfo& info) {
+std::string versionLine(const std::string& program) {
+    const BuildInfo info = buildInfo();
     return program + " " + info.version + " (commit " + info.commit + ")";
 }
 
-std::string librariesLine(const BuildInfo& info) {
+std::string librariesLine() {
     std::string line;
-    for (const auto& [name, version] : info.libraries) {
+    for (const auto& [name, version] : libraryVersions()) {
         if (!line.empty()) line += ", ";
         line += name + " " + version;
     }

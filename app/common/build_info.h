@@ -11,16 +11,19 @@ namespace fsc {
 struct BuildInfo {
     std::string version;  // "0.1.0"
     std::string commit;   // "04de65c1a2b3", "...-modified", or "unknown"
-    std::vector<std::pair<std::string, std::string>> libraries;  // {"oneDNN", "2.6.3"}, ...
 };
 
-// Queries the CUDA driver when the build has CUDA, so call it once, not per frame.
+// Constants of this build: cheap.
 BuildInfo buildInfo();
 
-// "fusescope-cli 0.1.0 (commit 04de65c1a2b3)": the first line of --version.
-std::string versionLine(const std::string& program, const BuildInfo& info);
+// {"oneDNN", "2.6.3"}, ...: asks the loaded libraries, the CUDA driver included when the
+// build has CUDA, so call it when asked (--version, About), not at start-up.
+std::vector<std::pair<std::string, std::string>> libraryVersions();
 
-// "ONNX 1.12.0, protobuf 3.21.12, ...": the libraries on one line.
-std::string librariesLine(const BuildInfo& info);
+// "fusescope-cli 0.1.0 (commit 04de65c1a2b3)": the first line of --version.
+std::string versionLine(const std::string& program);
+
+// "ONNX 1.12.0, protobuf 3.21.12, ...": libraryVersions() on one line.
+std::string librariesLine();
 
 }  // namespace fsc

@@ -12,7 +12,7 @@ void showAboutDialog(QWidget* parent) {
     const BuildInfo info = buildInfo();
     QString rows = QStringLiteral("<tr><td>Qt</td><td>%1 (built with %2)</td></tr>").arg(QString::fromLatin1(qVersion()),
                                                                                           QStringLiteral(QT_VERSION_STR));
-    for (const auto& [name, version] : info.libraries)
+    for (const auto& [name, version] : libraryVersions())
         rows += QStringLiteral("<tr><td>%1</td><td>%2</td></tr>")
                     .arg(QString::fromStdString(name).toHtmlEscaped(), QString::fromStdString(version).toHtmlEscaped());
     auto* box = new QMessageBox(parent);

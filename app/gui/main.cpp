@@ -158,8 +158,7 @@ bool asksForHelpOrVersion(int argc, char** argv) {
 }
 
 int printVersion() {
-    const fsc::BuildInfo info = fsc::buildInfo();
-    std::printf("%s\n%s, Qt %s\n", fsc::versionLine("fusescope", info).c_str(), fsc::librariesLine(info).c_str(), qVersion());
+    std::printf("%s\n%s, Qt %s\n", fsc::versionLine("fusescope").c_str(), fsc::librariesLine().c_str(), qVersion());
     return 0;
 }
 
