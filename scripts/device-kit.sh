@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds the device kit: everything needed to verify Fusescope's GPU side on a lent GPU
+# machine in one command, as one self-contained tarball (at most 48 MiB).
+#   scripts/device-kit.sh OUTDIR [BUILD_DIR]     (BUILD_DIR: a built dev preset, default build)
+# writes OUTDIR/fusescope-device-kit.tar.gz holding fusescope-device-kit/:
+#   fusescope-cli, lib/ (every library it needs but glibc's and CUDA's), models/ (the sample
+#   and the good fixture models), run.sh (the entry script: `run.sh STAGE|all [--out DIR]`).
+# CUDA's libraries come from the GPU machine (its toolkit, or PyTorch's nvidia/*/lib).
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: device-kit.sh OUTDIR [BUILD_DIR]}
+build=${2:-$src/build}
+cli=$build/app/fusescope-cli
+[ -x "$cli" ] || { echo "device-kit: $cli is not built (cmake --build --preset dev)" >&2; exit 1; }
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The CLI with its libraries, as the portable bundle carries them.
+bash "$src/packaging/make_cli_bundle.sh" "$cli" "$work" "$src/resources/models/sample.onnx" >/dev/null
+kit=$work/fusescope-device-kit
+mv "$work/fusescope-cli" "$kit"
+rm -f "$kit/README.txt"
+# Debug information would take the kit past its size: the kit is for running, not debugging.
+strip --strip-unneeded "$kit/fusescope-cli" "$kit"/lib/*
+[ -d "$build/tests/fixtures/good" ] && cp -r "$build/tests/fixtures/good" "$kit/models/fixtures"
+cp "$src/packaging/device_kit/run.sh" "$kit/run.sh"
+chmod +x "$kit/run.sh"
+"$cli" --version | head -1 >"$kit/VERSION"
+
+tarball=$out/fusescope-device-kit.tar.gz
+tar -C "$work" -czf "$tarball" fusescope-device-kit
+size=$(stat -c %s "$tarball")
+limit=$((48 * 1024 * 1024))
+[ "$size" -le "$limit" ] || { echo "device-kit: $tarball is $size bytes, over the 48 MiB limit" >&2; exit 1; }
+echo "$tarball ($((size / 1024)) KiB)"

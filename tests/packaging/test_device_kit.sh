@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The device kit as the GPU machine receives it: built from this build tree, unpacked into an
+# empty folder, run with a cleared environment. Without a GPU (CI, every development machine
+# so far) stage 1 must exit 3 and its summary say why; with one it must pass.
+#   test_device_kit.sh SOURCE_DIR BUILD_DIR WORK_DIR
+set -euo pipefail
+src=$1 build=$2 work=$3
+fail() { echo "FAIL: $*" >&2; exit 1; }
+rm -rf "$work" && mkdir -p "$work/unpacked"
+tarball=$(bash "$src/scripts/device-kit.sh" "$work" "$build" | tail -1 | cut -d' ' -f1)
+tar -C "$work/unpacked" -xzf "$tarball"
+kit=$work/unpacked/fusescope-device-kit
+[ -x "$kit/run.sh" ] && [ -x "$kit/fusescope-cli" ] && [ -f "$kit/models/sample.onnx" ] || fail "the kit lacks its parts"
+
+set +e
+env -i PATH=/usr/bin:/bin HOME="$work" bash "$kit/run.sh" 1 --out "$work/out"
+rc=$?
+set -e
+summary=$work/out/summary.json
+python3 - "$summary" "$rc" <<'PY'
+import json, sys
+summary, rc = json.load(open(sys.argv[1])), int(sys.argv[2])
+stage = summary["stages"][0]
+assert summary["exit"] == rc, (summary["exit"], rc)
+assert stage["stage"] == 1 and stage["fusescope"].startswith("fusescope-cli "), stage
+if stage["status"] == "no_device":
+    assert rc == 3, f"no device but exit {rc}"
+    assert stage["reason"], "no reason given"
+else:
+    assert stage["status"] == "passed" and rc == 0, (stage["status"], rc)
+print("device kit stage 1:", stage["status"], "-", stage["reason"] or stage["devices"])
+PY
+grep -q "stage 1, device and libraries: " "$work/out/summary.txt" || fail "summary.txt"
+set +e
+bash "$kit/run.sh" 9 >/dev/null 2>&1
+[ $? = 64 ] || fail "an unknown stage is not a usage error"
