@@ -31,6 +31,20 @@ struct Api {
     bool loaded() const { return compileProgram != nullptr; }
 };
 
+// libnvrtc opens libnvrtc-builtins.so.X.Y by name when it compiles, which fails where the
+// toolkit's folder is not on the loader's path (a toolkit installed without an ld.so.conf
+// entry, as on a fresh machine). Loading it first from libnvrtc's own folder satisfies that
+// lookup: the loader matches an already loaded library by its soname.
+void preloadBuiltins(void* nvrtc) {
+    char origin[4096] = {};
+    if (dlinfo(nvrtc, RTLD_DI_ORIGIN, origin) != 0) return;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(origin, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind("libnvrtc-builtins.so.", 0) == 0 && dlopen(entry.path().c_str(), RTLD_NOW | RTLD_GLOBAL)) return;
+    }
+}
+
 const Api& api() {
     static Api a;
     static std::once_flag once;
@@ -47,6 +61,7 @@ const Api& api() {
             a.whyMissing = "NVRTC (libnvrtc.so) was not found: install the CUDA toolkit or set FUSESCOPE_NVRTC";
             return;
         }
+        preloadBuiltins(lib);
         auto load = [&](auto& fn, const char* symbol) {
             fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol));
             return fn != nullptr;
