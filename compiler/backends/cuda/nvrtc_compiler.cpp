@@ -142,8 +142,11 @@ Result<PtxKernel> NvrtcCompiler::compile(const std::string& name, const std::str
     while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n')) out.log.pop_back();
     if (rc != 0) {
         a.destroyProgram(&program);
+        std::string log = out.log;  // an error is one line: the log's lines joined
+        for (char& c : log)
+            if (c == '\n' || c == '\r') c = ' ';
         return Status(ErrorCode::Internal, name + ": NVRTC " + version() + " rejected the generated kernel (" +
-                                               a.getErrorString(rc) + "): " + out.log);
+                                               a.getErrorString(rc) + "): " + log);
     }
     size_t ptxSize = 0;
     a.getPTXSize(program, &ptxSize);
