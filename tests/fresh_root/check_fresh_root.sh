@@ -16,6 +16,9 @@
 # Needs root and the network. Figures and the installed app's screenshot go to
 # $FUSESCOPE_FRESH_ROOT_OUT (default: build/fresh-root).
 set -euo pipefail
+# grep -q stops reading at the first match, and with pipefail the writer's SIGPIPE then fails
+# the pipeline: read everything instead.
+contains() { grep "$@" >/dev/null; }
 src=$(cd "$(dirname "$0")/../.." && pwd)
 command2=0 keep=0
 for a in "$@"; do
@@ -93,7 +96,7 @@ for d in "${debs[@]}"; do
   cp "$d" "$out/"
 done
 cli_deb=$(ls "$work"/build-root/src/build-release/fusescope-cli_*.deb)
-if dpkg-deb -f "$cli_deb" Depends | grep -qi qt; then echo "FAIL: fusescope-cli depends on Qt" >&2; exit 1; fi
+if dpkg-deb -f "$cli_deb" Depends | contains -i qt; then echo "FAIL: fusescope-cli depends on Qt" >&2; exit 1; fi
 phase "package"
 $fresh_root remove "$work/build-root"
 

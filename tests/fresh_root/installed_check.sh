@@ -4,6 +4,9 @@
 # removes it, and checks nothing of it is left.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
+# grep -q stops reading at the first match, and with pipefail the writer's SIGPIPE then fails
+# the pipeline: read everything instead.
+contains() { grep "$@" >/dev/null; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 sample=/usr/share/fusescope/models/sample.onnx
 
@@ -15,13 +18,13 @@ files=$(dpkg -L fusescope fusescope-cli | sort -u)
 echo "-- the programs, with only the declared dependencies installed"
 for bin in /usr/bin/fusescope-cli /usr/bin/fusescope; do
   [ -x "$bin" ] || fail "$bin is not installed"
-  if ldd "$bin" | grep -q "not found"; then ldd "$bin" | grep "not found"; fail "$bin misses a library"; fi
+  if ldd "$bin" | contains "not found"; then ldd "$bin" | grep "not found"; fail "$bin misses a library"; fi
 done
 fusescope-cli --version
-fusescope-cli --version | head -1 | grep -qE '^fusescope-cli [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-f]{7,}' ||
+fusescope-cli --version | sed -n 1p | contains -E '^fusescope-cli [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-f]{7,}' ||
   fail "fusescope-cli --version lacks the version or the commit"
-fusescope --version | head -1 | grep -qE '^fusescope [0-9.]+ \(commit ' || fail "fusescope --version (no display) failed"
-fusescope-cli inspect "$sample" | grep -q "top level" || fail "inspect"
+fusescope --version | sed -n 1p | contains -E '^fusescope [0-9.]+ \(commit ' || fail "fusescope --version (no display) failed"
+fusescope-cli inspect "$sample" | contains "top level" || fail "inspect"
 fusescope-cli compile "$sample" --pipeline O2 | tee /tmp/compile.txt | tail -3
 grep -q "attention-fusion" /tmp/compile.txt || fail "compile did not list its passes"
 fusescope-cli run "$sample" --iterations 3 | tail -3
@@ -37,14 +40,14 @@ set -e
 [ "$rc" = 2 ] && grep -q "no display" /tmp/err.txt || fail "fusescope without a display gave exit $rc: $(cat /tmp/err.txt)"
 
 echo "-- man pages and completion"
-zcat /usr/share/man/man1/fusescope-cli.1.gz | grep -q "profile" || fail "fusescope-cli(1) lacks the profile command"
-zcat /usr/share/man/man1/fusescope.1.gz | grep -q "screenshot" || fail "fusescope(1) lacks --screenshot"
+zcat /usr/share/man/man1/fusescope-cli.1.gz | contains "profile" || fail "fusescope-cli(1) lacks the profile command"
+zcat /usr/share/man/man1/fusescope.1.gz | contains "screenshot" || fail "fusescope(1) lacks --screenshot"
 complete_words() {  # complete_words WORD... : what bash completion offers for the last word
   bash -c 'source /usr/share/bash-completion/completions/fusescope-cli
            COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _fusescope_cli; echo "${COMPREPLY[*]}"' _ "$@"
 }
 [ "$(complete_words fusescope-cli comp)" = compile ] || fail "completion of 'comp': $(complete_words fusescope-cli comp)"
-complete_words fusescope-cli compile --pipe | grep -q -- "--pipeline" || fail "completion of 'compile --pipe'"
+complete_words fusescope-cli compile --pipe | contains -- "--pipeline" || fail "completion of 'compile --pipe'"
 
 echo "-- a desktop: the window under Xvfb, the desktop entry, the file types"
 # What a desktop has: the MIME and desktop databases (their triggers index our files) and gio,
@@ -58,7 +61,7 @@ fusescope-cli profile model.onnx --iterations 2 -o runs.fsdb >/dev/null
 for file in model.onnx:application/x-onnx runs.fsdb:application/x-fusescope-run-store; do
   type=$(gio info -a standard::content-type "${file%%:*}" | sed -n 's/.*standard::content-type: //p')
   [ "$type" = "${file#*:}" ] || fail "${file%%:*} is '$type', not ${file#*:}"
-  gio mime "$type" | grep -q "Default application.*fusescope.desktop" || fail "$type does not open in Fusescope: $(gio mime "$type")"
+  gio mime "$type" | contains "Default application.*fusescope.desktop" || fail "$type does not open in Fusescope: $(gio mime "$type")"
 done
 xvfb-run -a -s "-screen 0 1600x1000x24" fusescope "$sample" --screenshot /installed-screenshot.png | tee /tmp/shot.json
 [ "$(stat -c %s /installed-screenshot.png)" -gt 20000 ] || fail "the screenshot is empty"
@@ -70,6 +73,6 @@ while read -r f; do
   [ -z "$f" ] || [ -d "$f" ] || [ ! -e "$f" ] || left+="$f "
 done <<<"$files"
 [ -z "$left" ] || fail "dpkg -r left: $left"
-dpkg-query -W -f='${Status}\n' fusescope fusescope-cli 2>/dev/null | grep -q "install ok" && fail "still installed"
+dpkg-query -W -f='${Status}\n' fusescope fusescope-cli 2>/dev/null | contains "install ok" && fail "still installed"
 [ ! -e /usr/share/mime/application/x-onnx.xml ] || fail "the MIME database still knows .onnx after removal"
 echo "installed, used and removed cleanly"

@@ -6,18 +6,21 @@
 #   test_desktop_integration.sh SOURCE_DIR GENERATED_DIR FUSESCOPE_CLI
 set -euo pipefail
 src=$1 gen=$2 cli=$3
+# grep -q stops reading at the first match, and with pipefail the writer's SIGPIPE then fails
+# the pipeline: read everything instead.
+contains() { grep "$@" >/dev/null; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 page=$(zcat "$gen/fusescope-cli.1.gz" | sed 's/\\-/-/g')  # troff writes - as \-
 for command in inspect dump export compile run profile devices; do
-  echo "$page" | grep -q "^\.SS $command$" || fail "fusescope-cli(1) has no section for $command"
+  echo "$page" | contains "^\.SS $command$" || fail "fusescope-cli(1) has no section for $command"
 done
 for option in --pipeline --quantize --iterations --trace --external-data; do
-  echo "$page" | grep -q -- "$option" || fail "fusescope-cli(1) does not mention $option"
+  echo "$page" | contains -- "$option" || fail "fusescope-cli(1) does not mention $option"
 done
-echo "$page" | grep -q "^\.SH \"EXIT STATUS\"" || fail "fusescope-cli(1) has no EXIT STATUS"
+echo "$page" | contains "^\.SH \"EXIT STATUS\"" || fail "fusescope-cli(1) has no EXIT STATUS"
 if [ -f "$gen/fusescope.1.gz" ]; then
-  zcat "$gen/fusescope.1.gz" | grep -q "screenshot" || fail "fusescope(1) lacks --screenshot"
+  zcat "$gen/fusescope.1.gz" | contains "screenshot" || fail "fusescope(1) lacks --screenshot"
 fi
 
 complete_words() {  # what the completion offers for the last of WORDS
@@ -29,7 +32,7 @@ complete_words() {  # what the completion offers for the last of WORDS
 [ "$(complete_words fusescope-cli compile --pipeline O)" = "O0 O1 O2 O3" ] || fail "--pipeline values"
 # Every option the CLI's help names for compile is offered.
 for option in $("$cli" compile --help | grep -oE '(^|[ [,])--[a-z][a-z0-9-]*' | sed -E 's/^[ [,]//' | sort -u); do
-  complete_words fusescope-cli compile "$option" | grep -qw -- "$option" || fail "compile $option is not completed"
+  complete_words fusescope-cli compile "$option" | contains -w -- "$option" || fail "compile $option is not completed"
 done
 
 if [ -d "$gen/icons" ]; then
