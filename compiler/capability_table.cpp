@@ -87,4 +87,14 @@ const OpCapability* CapabilityTable::find(const std::string& domain, const std::
     return it == m_ops.end() ? nullptr : &it->second;
 }
 
+std::vector<std::string> CapabilityTable::entries() const {
+    std::vector<std::string> names;
+    for (const auto& [key, cap] : m_ops) {
+        std::string name = key;
+        if (const size_t at = name.find("::"); at != std::string::npos) name.replace(at, 2, ".");
+        names.push_back(name);
+    }
+    return names;
+}
+
 }  // namespace fsc

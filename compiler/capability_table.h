@@ -32,6 +32,8 @@ public:
     // The op's entry, or null when the backend lacks the op.
     const OpCapability* find(const std::string& domain, const std::string& op) const;
     size_t size() const { return m_ops.size(); }
+    // Every op, named as KernelRegistry::ops() names them ("Conv", "ai.fusescope.Attention").
+    std::vector<std::string> entries() const;
 
 private:
     std::string m_name;

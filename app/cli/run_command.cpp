@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/parse_int.h"
-#include "compiler/backends/device_query.h"
+#include "compiler/backends/cuda/device.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipelines.h"
 #include "core/comma_list.h"
@@ -50,7 +50,10 @@ compilation:
   --pipeline O0..O3      compiler pipeline run before execution (default O2)
   --passes a,b,c         exactly these passes instead; --disable a,b leaves passes out
 execution:
-  --backend cpu|cuda     default cpu
+  --backend cpu|cuda     default cpu; cuda runs what the CUDA capability table claims on
+                         the first GPU and the rest on the CPU, with explicit copies
+  --cuda-graphs on|off   capture a run as a CUDA Graph and replay it (default on; used
+                         only when every node runs on the GPU and --profile is off)
   --threads N            worker threads (default: all cores)
 )";
 
@@ -64,6 +67,7 @@ struct RunArgs {
     int threads = 0;
     bool json = false, profile = false;
     std::string backend = "cpu";
+    bool cudaGraphs = true;
     std::string pipeline, passes;
     std::vector<std::string> disabled;
 };
@@ -134,6 +138,9 @@ int parse(int argc, char** argv, int first, RunArgs& a) {
         } else if (s == "--backend") {
             if (!value(a.backend) || (a.backend != "cpu" && a.backend != "cuda"))
                 return usage("--backend must be cpu or cuda");
+        } else if (s == "--cuda-graphs") {
+            if (!value(v) || (v != "on" && v != "off")) return usage("--cuda-graphs must be on or off");
+            a.cudaGraphs = v == "on";
         } else if (s.rfind("--", 0) == 0) {
             return usage("unknown option " + s);
         } else if (a.model.empty()) {
@@ -168,10 +175,14 @@ int runCommand(int argc, char** argv, int first) {
     RunArgs args;
     if (int rc = parse(argc, argv, first, args); rc >= 0) return rc;
 
+    ExecutorOptions options;
     if (args.backend == "cuda") {
-        CudaDeviceReport report = queryCudaDevices();
-        if (report.devices.empty()) return fail(args.model + ": --backend cuda: no CUDA device (" + report.whyNone + "); use --backend cpu");
-        return fail(args.model + ": --backend cuda: the CUDA backend is not available in this build yet; use --backend cpu");
+        // Opened before the model is read, so a machine without a GPU hears it at once.
+        auto device = openCudaDevice();
+        if (!device) return fail(args.model + ": --backend cuda: " + device.status().message() + "; use --backend cpu");
+        options.backend = Backend::Cuda;
+        options.device = *device;
+        options.cudaGraphs = args.cudaGraphs;
     }
 
     auto passes = resolvePipeline(args.pipeline, args.passes, args.disabled);
@@ -182,7 +193,6 @@ int runCommand(int argc, char** argv, int first) {
     if (!compiled) return fail(compiled.status().withContext(args.model).message());
     const Model* model = &compiled->model;
     const std::string pipelineName = !args.passes.empty() ? "custom" : args.pipeline.empty() ? "O2" : args.pipeline;
-    ExecutorOptions options;
     options.threads = args.threads ? args.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     auto executor = Executor::create(*model, options);
     if (!executor) return fail(executor.status().message());
@@ -237,6 +247,20 @@ int runCommand(int argc, char** argv, int first) {
         j["pipeline"] = pipelineName;
         j["nodes"] = model->graph->nodeCount();
         j["threads"] = options.threads;
+        if (Device* device = exec.device()) {
+            const TransferStats& t = exec.lastTransfers();
+            int onDevice = 0;
+            nlohmann::json fallbacks = nlohmann::json::array();
+            for (const PlanStep& step : exec.plan().steps) {
+                if (step.backend == Backend::Cuda) ++onDevice;
+                else fallbacks.push_back({{"node", step.nodeName}, {"op", step.opType}, {"reason", step.fallbackReason}});
+            }
+            j["device"] = {{"name", device->name()}, {"simulated", device->simulated()},
+                           {"steps_on_device", onDevice}, {"cpu_fallbacks", fallbacks},
+                           {"cuda_graph_replayed", t.graphReplayed},
+                           {"last_run_copies", {{"count", t.copies}, {"host_to_device_bytes", t.hostToDeviceBytes},
+                                                {"device_to_host_bytes", t.deviceToHostBytes}}}};
+        }
         j["inputs"] = nlohmann::json::array();
         for (size_t i = 0; i < feeds.size(); ++i)
             j["inputs"].push_back({{"name", graph.value(exec.feeds()[i]).name},
@@ -269,6 +293,24 @@ int runCommand(int argc, char** argv, int first) {
     }
     std::cout << "model: " << args.model << "  pipeline: " << pipelineName << " (" << model->graph->nodeCount()
               << " nodes)  backend: " << args.backend << "  threads: " << options.threads << "\n";
+    if (Device* device = exec.device()) {
+        int onDevice = 0;
+        std::map<std::string, int> fallbackOps;
+        for (const PlanStep& step : exec.plan().steps) {
+            if (step.backend == Backend::Cuda) ++onDevice;
+            else ++fallbackOps[step.opType];
+        }
+        const TransferStats& t = exec.lastTransfers();
+        std::cout << "device: " << device->name() << "  steps on the device: " << onDevice << " of "
+                  << exec.plan().steps.size();
+        if (!fallbackOps.empty()) {
+            std::cout << "  on the CPU:";
+            for (const auto& [op, n] : fallbackOps) std::cout << " " << op << " x" << n;
+        }
+        std::cout << "\ncopies in the last run: " << t.copies << " (" << mib(size_t(t.hostToDeviceBytes))
+                  << " to the device, " << mib(size_t(t.deviceToHostBytes)) << " back)"
+                  << (t.graphReplayed ? "  replayed as a CUDA Graph" : "") << "\n";
+    }
     for (size_t i = 0; i < feeds.size(); ++i)
         std::cout << "input  " << graph.value(exec.feeds()[i]).name << "  " << feeds[i].typeString() << "  ("
                   << (sources[i] == "random" ? "random, seed " + std::to_string(args.seed) : sources[i]) << ")\n";

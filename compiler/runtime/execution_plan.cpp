@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "compiler/capability_table.h"
+
 namespace fsc {
 
 int64_t LoweringContext::opsetFor(const std::string& domain) const {
@@ -24,30 +26,68 @@ std::string kernelDtype(const Graph& graph, const Node& node) {
 
 }  // namespace
 
+namespace {
+
+// Why the CUDA backend does not run a node ("" when it does): the capability table must
+// claim the op at the node's output dtype, and a device kernel must exist and accept the
+// node's attributes and shapes (its factory answers Unsupported when it declines).
+std::string deviceDeclines(const Graph& graph, const Node& node, const LoweringContext& context,
+                           const KernelDef** def, Result<std::unique_ptr<Kernel>>* kernel) {
+    const std::string op = (node.domain.empty() ? "" : node.domain + ".") + node.opType;
+    const OpCapability* cap = context.capabilities ? context.capabilities->find(node.domain, node.opType) : nullptr;
+    if (!cap) return op + " is not in the CUDA capability table";
+    if (!node.subgraphs().empty()) return op + " runs its subgraphs from the host";
+    for (const auto& ids : {node.inputs, node.outputs})
+        for (ValueId id : ids)
+            if (id.valid() && graph.value(id).type.elemType == DType::String) return op + " of strings stays on the host";
+    for (ValueId out : node.outputs) {
+        if (!out.valid()) continue;
+        const DType t = graph.value(out).type.elemType;
+        if (!cap->anyDType && t != DType::Undefined && !cap->dtypes.count(t))
+            return op + " has no CUDA kernel for " + std::string(dtypeName(t));
+        break;
+    }
+    *def = context.registry->find(node.domain, node.opType, context.opsetFor(node.domain), Backend::Cuda);
+    if (!*def) return op + " has no CUDA kernel yet";
+    KernelInit init(node, context.opsetFor(node.domain), graph, nullptr);
+    *kernel = (*def)->factory(init);
+    if (!*kernel) return kernel->status().message();
+    return "";
+}
+
+}  // namespace
+
 Result<ExecutionPlan> lowerGraph(std::shared_ptr<const Graph> graph,
                                  std::shared_ptr<const LoweringContext> context) {
     ExecutionPlan plan;
     plan.graph = graph;
+    const bool toDevice = context->backend == Backend::Cuda && context->device && context->host;
     const auto& order = graph->order();
     for (size_t s = 0; s < order.size(); ++s) {
         const Node& node = graph->node(order[s]);
         const std::string where = "node '" + node.name + "' (" + node.opType + ")";
-        const int64_t opset = context->opsetFor(node.domain);
-        const KernelDef* def =
-            context->registry->find(node.domain, node.opType, opset, context->backend);
-        if (!def)
-            return Status(ErrorCode::Unsupported,
-                          where + ": no " + backendName(context->backend) + " kernel for " +
-                              (node.domain.empty() ? "" : node.domain + ".") + node.opType +
-                              " at opset " + std::to_string(opset));
-        KernelInit init(node, opset, *graph, context);
-        auto kernel = def->factory(init);
+        PlanStep step;
+        const KernelDef* def = nullptr;
+        Result<std::unique_ptr<Kernel>> kernel = Status(ErrorCode::Internal, "no kernel");
+        if (toDevice) step.fallbackReason = deviceDeclines(*graph, node, *context, &def, &kernel);
+        // The CPU kernel: the whole plan on the CPU backend, or a CUDA node's fallback.
+        const LoweringContext& lowering = toDevice ? *context->host : *context;
+        if (!toDevice || !step.fallbackReason.empty()) {
+            const int64_t opset = lowering.opsetFor(node.domain);
+            def = lowering.registry->find(node.domain, node.opType, opset, lowering.backend);
+            if (!def)
+                return Status(ErrorCode::Unsupported,
+                              where + ": no " + backendName(lowering.backend) + " kernel for " +
+                                  (node.domain.empty() ? "" : node.domain + ".") + node.opType +
+                                  " at opset " + std::to_string(opset));
+            KernelInit init(node, opset, *graph, toDevice ? context->host : context);
+            kernel = def->factory(init);
+        }
         if (!kernel) {
             const std::string& msg = kernel.status().message();
             return msg.rfind("node '", 0) == 0 ? kernel.status()
                                                : kernel.status().withContext(where);
         }
-        PlanStep step;
         step.node = order[s];
         step.nodeName = node.name;
         step.opType = node.opType;

@@ -13,6 +13,9 @@
 
 namespace fsc {
 
+class CapabilityTable;
+class Device;
+
 // What lowering needs besides the graph; shared with the plans of nested subgraphs.
 struct LoweringContext {
     std::vector<std::pair<std::string, int64_t>> opsets;  // domain -> version
@@ -20,6 +23,12 @@ struct LoweringContext {
     Backend backend = Backend::Cpu;
     std::shared_ptr<ThreadPool> pool;
     int depth = 0;  // subgraph nesting of the graph being lowered
+    // The CUDA backend: the device its kernels launch on, and the capability table that says
+    // which ops it claims. A node whose op the table lacks, or whose device kernel declines
+    // it, runs on the CPU (`host`, a CPU context over the same pool) with explicit copies.
+    std::shared_ptr<Device> device;
+    const CapabilityTable* capabilities = nullptr;
+    std::shared_ptr<const LoweringContext> host;
     int64_t opsetFor(const std::string& domain) const;
 };
 
@@ -33,6 +42,8 @@ struct PlanStep {
     std::unique_ptr<Kernel> kernel;
     std::vector<ValueId> inputs;
     std::vector<ValueId> outputs;
+    // Why a node the CUDA backend was asked to run fell back to the CPU (empty otherwise).
+    std::string fallbackReason;
 };
 
 struct ExecutionPlan {

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <set>
 
+#include "compiler/backends/cuda/device.h"
+#include "compiler/capability_table.h"
 #include "compiler/runtime/half.h"
 
 namespace fsc {
@@ -45,53 +47,99 @@ void narrow(const RtTensor& wide, RtTensor& out) {
 }  // namespace
 
 struct Executor::SignaturePlan {
-    MemoryPlan memory;
+    MemoryPlan memory;        // host intermediates
+    MemoryPlan deviceMemory;  // device values, graph outputs included (a CUDA Graph needs fixed addresses)
     std::vector<long> slotOffset;  // by value index; -1 when the value has no slot
     std::vector<size_t> slotBytes;
+    std::vector<bool> slotOnDevice;
     std::shared_ptr<void> arena;
     uint8_t* base = nullptr;
+    std::shared_ptr<void> deviceArena;
+    uint8_t* deviceBase = nullptr;
+    // The CUDA Graph of this signature, once captured: feeds are copied into `feedBuffers`,
+    // the graph replays, and `outputs` (arena slots) are copied back.
+    int graph = 0;
+    bool graphFailed = false;
+    std::vector<RtTensor> feedBuffers;
+    std::vector<RtTensor> graphOutputs;
 };
 
-// The values of one run of one graph.
+namespace {
+
+// A device block of its own for a value the plan did not foresee (and for the first run of
+// a signature, which measures the sizes the plan is laid out from).
+Result<RtTensor> allocateDeviceTensor(Device& device, DType dtype, std::vector<int64_t> dims) {
+    RtTensor t;
+    t.dtype = dtype;
+    t.dims = std::move(dims);
+    t.onDevice = true;
+    auto p = device.allocate(std::max<size_t>(t.bytes(), 1));
+    if (!p) return p.status();
+    t.data = *p;
+    t.owner = std::shared_ptr<void>(*p, [&device](void* q) { device.release(q); });
+    return t;
+}
+
+}  // namespace
+
+// The values of one run of one graph. On the CUDA backend a value lives where its producer
+// ran; `mirror` holds its copy on the other side once a reader there asked for it.
 class Executor::Frame : public ValueScope {
 public:
-    Frame(const Graph& graph, const ValueScope* parent)
-        : m_graph(graph), m_parent(parent), ptr(graph.valueCount(), nullptr),
-          owned(graph.valueCount()) {}
+    Frame(const Graph& graph, const ValueScope* parent, Device* device)
+        : m_graph(graph), m_parent(parent), m_device(device), ptr(graph.valueCount(), nullptr),
+          owned(graph.valueCount()), mirror(graph.valueCount()) {}
     const RtTensor* find(const std::string& name) const override {
         const ValueId id = m_graph.findValue(name);
-        if (id.valid() && ptr[id.index]) return ptr[id.index];
+        if (id.valid() && ptr[id.index]) return ptr[id.index]->onDevice ? &mirror[id.index] : ptr[id.index];
         return m_parent ? m_parent->find(name) : nullptr;
     }
-    RtTensor* produce(ValueId v, DType dtype, std::vector<int64_t> dims, const SignaturePlan* sig) {
+    Result<RtTensor*> produce(ValueId v, DType dtype, std::vector<int64_t> dims, const SignaturePlan* sig,
+                              bool onDevice) {
         RtTensor& t = owned[v.index];
         t = RtTensor{};
+        mirror[v.index] = RtTensor{};
         t.dtype = dtype;
         t.dims = std::move(dims);
         const long offset = sig ? sig->slotOffset[v.index] : -1;
-        if (offset >= 0 && dtype != DType::String && t.bytes() <= sig->slotBytes[v.index]) {
-            t.data = sig->base + offset;
+        if (offset >= 0 && dtype != DType::String && t.bytes() <= sig->slotBytes[v.index] &&
+            sig->slotOnDevice[v.index] == onDevice) {
+            t.data = (onDevice ? sig->deviceBase : sig->base) + offset;
+            t.onDevice = onDevice;
+        } else if (onDevice) {
+            if (dtype == DType::String) return Status(ErrorCode::Unsupported, "strings cannot live on the device");
+            auto d = allocateDeviceTensor(*m_device, dtype, std::move(t.dims));
+            if (!d) return d.status().withContext("output '" + m_graph.value(v).name + "'");
+            t = std::move(*d);
         } else {
             t = allocateTensor(dtype, std::move(t.dims));
         }
         ptr[v.index] = &t;
         return &t;
     }
+    void releaseValue(ValueId v) {
+        owned[v.index] = RtTensor{};
+        mirror[v.index] = RtTensor{};
+        ptr[v.index] = nullptr;
+    }
 
     const Graph& m_graph;
     const ValueScope* m_parent;
+    Device* m_device;
     std::vector<const RtTensor*> ptr;
     std::vector<RtTensor> owned;
+    mutable std::vector<RtTensor> mirror;
 };
 
 class Executor::StepContext : public KernelContext {
 public:
-    StepContext(Frame& frame, const PlanStep& step, const SignaturePlan* sig, ThreadPool& pool,
-                const std::vector<RtTensor>& constants)
-        : m_frame(frame), m_step(step), m_sig(sig), m_pool(pool), m_constants(constants),
-          m_scratch(step.outputs.size()), m_wide(step.outputs.size()) {}
+    StepContext(Executor& executor, Frame& frame, const PlanStep& step, const SignaturePlan* sig, ThreadPool& pool,
+                const std::vector<RtTensor>& constants, TransferStats& transfers, const RunOptions* options)
+        : m_executor(executor), m_frame(frame), m_step(step), m_sig(sig), m_pool(pool), m_constants(constants),
+          m_transfers(transfers), m_options(options), m_scratch(step.outputs.size()), m_wide(step.outputs.size()) {}
 
     Status bindInputs() {
+        const bool stepOnDevice = m_step.backend == Backend::Cuda;
         m_inputs.resize(m_step.inputs.size(), nullptr);
         for (size_t i = 0; i < m_step.inputs.size(); ++i) {
             const ValueId id = m_step.inputs[i];
@@ -100,8 +148,22 @@ public:
             if (!m_inputs[i])
                 return Status(ErrorCode::Internal, "input '" + m_frame.m_graph.value(id).name +
                                                        "' has no value at run time");
+            const bool wantDevice = stepOnDevice && !isHostInput(int(i));
+            if (m_inputs[i]->onDevice != wantDevice) {
+                auto moved = wantDevice ? toDevice(id) : toHost(id);
+                if (!moved) return moved.status();
+                m_inputs[i] = *moved;
+            }
             if (m_step.def->halfViaFloat && isHalf(m_inputs[i]->dtype)) m_narrowTo = m_inputs[i]->dtype;
         }
+        // A host node's subgraphs read enclosing values through the frame, on the host.
+        if (!stepOnDevice && m_frame.m_device)
+            for (const std::string& name : m_frame.m_graph.node(m_step.node).capturedNames())
+                if (ValueId id = m_frame.m_graph.findValue(name); id.valid() && m_frame.ptr[id.index] &&
+                                                                  m_frame.ptr[id.index]->onDevice) {
+                    auto moved = toHost(id);
+                    if (!moved) return moved.status();
+                }
         if (m_narrowTo != DType::Undefined) {
             m_widened.reserve(m_inputs.size());
             for (auto& in : m_inputs)
@@ -114,12 +176,14 @@ public:
     }
 
     // Narrows float32 results back to the half type the inputs had.
-    void finish() {
+    Status finish() {
         for (size_t i = 0; i < m_wide.size(); ++i) {
             if (!m_wide[i].defined() || !m_step.outputs[i].valid()) continue;
-            RtTensor* out = m_frame.produce(m_step.outputs[i], m_narrowTo, m_wide[i].dims, m_sig);
-            narrow(m_wide[i], *out);
+            auto out = m_frame.produce(m_step.outputs[i], m_narrowTo, m_wide[i].dims, m_sig, false);
+            if (!out) return out.status();
+            narrow(m_wide[i], **out);
         }
+        return Status::ok();
     }
 
     size_t inputCount() const override { return m_inputs.size(); }
@@ -128,7 +192,9 @@ public:
     }
     bool inputConstant(size_t i) const override {
         if (i >= m_inputs.size() || !m_step.inputs[i].valid()) return false;
-        return m_inputs[i] == &m_constants[m_step.inputs[i].index];
+        const uint32_t v = m_step.inputs[i].index;
+        return m_inputs[i] == &m_constants[v] ||
+               (v < m_executor.m_deviceConstants.size() && m_inputs[i] == &m_executor.m_deviceConstants[v]);
     }
     size_t outputCount() const override { return m_step.outputs.size(); }
     bool outputWanted(size_t i) const override {
@@ -143,28 +209,100 @@ public:
                 return Status(ErrorCode::InvalidModel,
                               where() + ": computed a negative output dim for output " +
                                   std::to_string(i));
+        const bool onDevice = m_step.backend == Backend::Cuda;
         if (m_narrowTo != DType::Undefined && dtype == DType::Float32) {
             m_wide[i] = allocateTensor(dtype, std::move(dims));
             return &m_wide[i];
         }
         if (!m_step.outputs[i].valid()) {
-            m_scratch[i] = allocateTensor(dtype, std::move(dims));
+            if (onDevice) {
+                auto t = allocateDeviceTensor(*m_frame.m_device, dtype, std::move(dims));
+                if (!t) return t.status().withContext(where());
+                m_scratch[i] = std::move(*t);
+            } else {
+                m_scratch[i] = allocateTensor(dtype, std::move(dims));
+            }
             return &m_scratch[i];
         }
-        return m_frame.produce(m_step.outputs[i], dtype, std::move(dims), m_sig);
+        auto out = m_frame.produce(m_step.outputs[i], dtype, std::move(dims), m_sig, onDevice);
+        if (!out) return out.status().withContext(where());
+        return out;
     }
     ThreadPool& pool() override { return m_pool; }
     const ValueScope* scope() const override { return &m_frame; }
+    Device* device() override { return m_frame.m_device; }
     std::string where() const override {
         return "node '" + m_step.nodeName + "' (" + m_step.opType + ")";
     }
 
 private:
+    bool isHostInput(int i) const {
+        for (int h : m_step.def->hostInputs)
+            if (h == i) return true;
+        return false;
+    }
+    // Emits a copy as a launch of its own, so timelines show what a graph break costs.
+    template <typename Copy>
+    Status timedCopy(const char* kernelId, int64_t bytes, Copy copy) {
+        static const std::string op = "Memcpy";
+        static const std::string h2d = "memcpy.HtoD", d2h = "memcpy.DtoH";
+        LaunchEvent event;
+        ExecutionListener* listener = m_options ? m_options->listener : nullptr;
+        if (listener) {
+            event.node = m_step.node;
+            event.nodeName = &m_step.nodeName;
+            event.opType = &op;
+            event.kernelId = std::string(kernelId) == h2d ? &h2d : &d2h;
+            event.backend = Backend::Cuda;
+            event.startNs = nowNs();
+            listener->onBegin(event);
+        }
+        Status status = copy();
+        if (listener) {
+            event.endNs = nowNs();
+            listener->onLaunch(event);
+        }
+        ++m_transfers.copies;
+        (std::string(kernelId) == h2d ? m_transfers.hostToDeviceBytes : m_transfers.deviceToHostBytes) += bytes;
+        return status;
+    }
+    Result<const RtTensor*> toDevice(ValueId id) {
+        const RtTensor& host = *m_frame.ptr[id.index];
+        if (&host == &m_constants[id.index]) return m_executor.deviceConstant(id);
+        RtTensor& copy = m_frame.mirror[id.index];
+        if (!copy.defined()) {
+            if (host.dtype == DType::String)
+                return Status(ErrorCode::Unsupported, "value '" + m_frame.m_graph.value(id).name + "' holds strings, which cannot go to the device");
+            auto t = allocateDeviceTensor(*m_frame.m_device, host.dtype, host.dims);
+            if (!t) return t.status().withContext("copy of '" + m_frame.m_graph.value(id).name + "' to the device");
+            FSC_RETURN_IF_ERROR(timedCopy("memcpy.HtoD", int64_t(host.bytes()), [&] {
+                return m_frame.m_device->copyToDevice(t->data, host.data, host.bytes());
+            }));
+            copy = std::move(*t);
+        }
+        return &copy;
+    }
+    Result<const RtTensor*> toHost(ValueId id) {
+        const RtTensor& dev = *m_frame.ptr[id.index];
+        RtTensor& copy = m_frame.mirror[id.index];
+        if (!copy.defined()) {
+            RtTensor t = allocateTensor(dev.dtype, dev.dims);
+            FSC_RETURN_IF_ERROR(timedCopy("memcpy.DtoH", int64_t(dev.bytes()), [&] {
+                return m_frame.m_device->copyToHost(t.data, dev.data, dev.bytes());
+            }));
+            copy = std::move(t);
+        }
+        return &copy;
+    }
+
+    Executor& m_executor;
     Frame& m_frame;
     const PlanStep& m_step;
     const SignaturePlan* m_sig;
     ThreadPool& m_pool;
     const std::vector<RtTensor>& m_constants;
+    TransferStats& m_transfers;
+    const RunOptions* m_options;
     std::vector<const RtTensor*> m_inputs;
     std::vector<RtTensor> m_widened;
     std::vector<RtTensor> m_scratch;
@@ -172,7 +310,14 @@ private:
     DType m_narrowTo = DType::Undefined;
 };
 
-Executor::~Executor() = default;
+Executor::~Executor() {
+    // Captured graphs belong to the device; the arenas release themselves.
+    if (m_context && m_context->device)
+        for (auto& [signature, sig] : m_signatures)
+            if (sig->graph) m_context->device->dropGraph(sig->graph);
+}
+
+Device* Executor::device() const { return m_context ? m_context->device.get() : nullptr; }
 
 Result<std::unique_ptr<Executor>> Executor::create(const Model& model,
                                                    const ExecutorOptions& options) {
@@ -187,11 +332,25 @@ Result<std::unique_ptr<Executor>> Executor::create(
     auto context = std::make_shared<LoweringContext>();
     context->opsets = opsetImports;
     context->registry = &KernelRegistry::cpu();
-    context->backend = options.backend;
+    context->backend = Backend::Cpu;
     context->pool = std::make_shared<ThreadPool>(options.threads);
-    if (options.backend != Backend::Cpu)
-        return Status(ErrorCode::Unsupported, "the CUDA backend is not built yet; use --backend cpu");
-    return createForGraph(std::move(graph), std::move(context), false);
+    if (options.backend == Backend::Cuda) {
+        std::shared_ptr<Device> device = options.device;
+        if (!device) {
+            auto opened = openCudaDevice();
+            if (!opened) return opened.status();
+            device = *opened;
+        }
+        auto host = std::make_shared<LoweringContext>(*context);
+        context->host = host;
+        context->device = std::move(device);
+        context->registry = &KernelRegistry::cuda();
+        context->capabilities = &CapabilityTable::cuda();
+        context->backend = Backend::Cuda;
+    }
+    auto executor = createForGraph(std::move(graph), std::move(context), false);
+    if (executor) (*executor)->m_options = options;
+    return executor;
 }
 
 Result<std::unique_ptr<Executor>> Executor::createForGraph(
@@ -203,6 +362,7 @@ Result<std::unique_ptr<Executor>> Executor::createForGraph(
     e->m_plan = std::move(*plan);
     e->m_context = std::move(context);
     e->m_constants.resize(graph->valueCount());
+    e->m_deviceConstants.resize(graph->valueCount());
     e->m_isGraphOutput.assign(graph->valueCount(), false);
     for (ValueId id : graph->outputs) e->m_isGraphOutput[id.index] = true;
     for (uint32_t i = 0; i < graph->valueCount(); ++i) {
@@ -222,7 +382,39 @@ Result<std::unique_ptr<Executor>> Executor::createForGraph(
     for (ValueId id : graph->inputs)
         if (feedEveryInput || !e->m_constants[id.index].defined()) e->m_feeds.push_back(id);
     FSC_RETURN_IF_ERROR(e->foldConstantSteps());
+    // One CUDA Graph per run needs every step on the device, host reads only of constants,
+    // and every graph output computed there.
+    e->m_allOnDevice = e->m_context->device && !e->m_plan.steps.empty();
+    for (const PlanStep& step : e->m_plan.steps) {
+        e->m_allOnDevice = e->m_allOnDevice && step.backend == Backend::Cuda;
+        if (step.backend == Backend::Cuda)
+            for (int h : step.def->hostInputs)
+                if (size_t(h) < step.inputs.size() && step.inputs[size_t(h)].valid() &&
+                    !e->m_constants[step.inputs[size_t(h)].index].defined())
+                    e->m_allOnDevice = false;
+    }
+    std::vector<bool> produced(graph->valueCount(), false);
+    for (const PlanStep& step : e->m_plan.steps)
+        for (ValueId out : step.outputs)
+            if (out.valid()) produced[out.index] = true;
+    for (ValueId id : graph->outputs) e->m_allOnDevice = e->m_allOnDevice && produced[id.index];
     return e;
+}
+
+Result<const RtTensor*> Executor::deviceConstant(ValueId id) {
+    RtTensor& copy = m_deviceConstants[id.index];
+    if (!copy.defined()) {
+        const RtTensor& host = m_constants[id.index];
+        if (host.dtype == DType::String)
+            return Status(ErrorCode::Unsupported, "constant '" + graph().value(id).name + "' holds strings, which cannot go to the device");
+        auto t = allocateDeviceTensor(*m_context->device, host.dtype, host.dims);
+        if (!t) return t.status().withContext("weights '" + graph().value(id).name + "'");
+        FSC_RETURN_IF_ERROR(m_context->device->copyToDevice(t->data, host.data, host.bytes()));
+        m_transfers.hostToDeviceBytes += int64_t(host.bytes());
+        ++m_transfers.copies;
+        copy = std::move(*t);
+    }
+    return &copy;
 }
 
 namespace {
@@ -241,7 +433,7 @@ bool foldable(const PlanStep& step, const Graph& graph) {
 // constant shapes, Constant nodes) run once here instead of on every run.
 Status Executor::foldConstantSteps() {
     const Graph& g = graph();
-    Frame frame(g, nullptr);
+    Frame frame(g, nullptr, m_context->device.get());
     for (uint32_t i = 0; i < g.valueCount(); ++i)
         if (m_constants[i].defined()) frame.ptr[i] = &m_constants[i];
     ThreadPool& pool = *m_context->pool;
@@ -252,12 +444,12 @@ Status Executor::foldConstantSteps() {
         for (ValueId in : step.inputs) constant = constant && (!in.valid() || m_constants[in.index].defined());
         for (ValueId out : step.outputs) constant = constant && out.valid();
         if (constant) {
-            StepContext ctx(frame, step, nullptr, pool, m_constants);
+            StepContext ctx(*this, frame, step, nullptr, pool, m_constants, m_transfers, nullptr);
             FSC_RETURN_IF_ERROR(ctx.bindInputs().withContext(ctx.where()));
             Status status = step.kernel->compute(ctx);
             if (!status.isOk())
                 return status.message().rfind("node '", 0) == 0 ? status : status.withContext(ctx.where());
-            ctx.finish();
+            FSC_RETURN_IF_ERROR(ctx.finish().withContext(ctx.where()));
             for (ValueId out : step.outputs) {
                 if (!frame.ptr[out.index])
                     return Status(ErrorCode::Internal, ctx.where() + ": did not produce '" + g.value(out).name + "'");
@@ -308,6 +500,7 @@ Result<std::vector<RtTensor>> Executor::run(std::vector<RtTensor> feeds, const R
                                             const ValueScope* outer) {
     FSC_RETURN_IF_ERROR(checkFeeds(feeds));
     const Graph& g = graph();
+    m_transfers = TransferStats{};
 
     std::vector<int64_t> signature;
     for (const RtTensor& t : feeds) {
@@ -316,11 +509,23 @@ Result<std::vector<RtTensor>> Executor::run(std::vector<RtTensor> feeds, const R
         signature.insert(signature.end(), t.dims.begin(), t.dims.end());
     }
     auto cached = m_signatures.find(signature);
-    const SignaturePlan* sig = cached == m_signatures.end() ? nullptr : cached->second.get();
+    SignaturePlan* sig = cached == m_signatures.end() ? nullptr : cached->second.get();
+    if (sig && m_allOnDevice && m_options.cudaGraphs && !options.listener && !sig->graphFailed &&
+        m_context->depth == 0) {
+        if (options.cancel && options.cancel->load()) return Status(ErrorCode::InvalidArgument, "run cancelled");
+        if (auto result = runAsGraph(*sig, feeds)) {
+            m_last = sig;
+            return std::move(*result);
+        }
+    }
     std::vector<size_t> recorded;  // sizes seen by a run with no plan yet
-    if (!sig) recorded.assign(g.valueCount(), 0);
+    std::vector<bool> recordedOnDevice;
+    if (!sig) {
+        recorded.assign(g.valueCount(), 0);
+        recordedOnDevice.assign(g.valueCount(), false);
+    }
 
-    Frame frame(g, outer);
+    Frame frame(g, outer, m_context->device.get());
     for (uint32_t i = 0; i < g.valueCount(); ++i)
         if (m_constants[i].defined()) frame.ptr[i] = &m_constants[i];
     for (size_t i = 0; i < feeds.size(); ++i) {
@@ -336,14 +541,27 @@ Result<std::vector<RtTensor>> Executor::run(std::vector<RtTensor> feeds, const R
                           "which has no such value");
         frame.ptr[id.index] = t;
     }
+    FSC_RETURN_IF_ERROR(runSteps(frame, sig, options, sig ? nullptr : &recorded, sig ? nullptr : &recordedOnDevice));
+    auto outputs = collectOutputs(frame);
+    if (!outputs) return outputs.status();
+    if (!sig) {
+        FSC_RETURN_IF_ERROR(layOutSignature(signature, recorded, recordedOnDevice));
+    } else {
+        m_last = sig;
+    }
+    return outputs;
+}
 
+Status Executor::runSteps(Frame& frame, const SignaturePlan* sig, const RunOptions& options,
+                          std::vector<size_t>* recorded, std::vector<bool>* recordedOnDevice) {
+    const Graph& g = graph();
     ThreadPool& pool = *m_context->pool;
     if (m_context->depth == 0) pool.applyToCallingThread();
     for (size_t s = 0; s < m_plan.steps.size(); ++s) {
         if (options.cancel && options.cancel->load())
             return Status(ErrorCode::InvalidArgument, "run cancelled");
         const PlanStep& step = m_plan.steps[s];
-        StepContext ctx(frame, step, sig, pool, m_constants);
+        StepContext ctx(*this, frame, step, sig, pool, m_constants, m_transfers, &options);
         FSC_RETURN_IF_ERROR(ctx.bindInputs().withContext(ctx.where()));
         LaunchEvent event;
         if (options.listener) {
@@ -364,23 +582,28 @@ Result<std::vector<RtTensor>> Executor::run(std::vector<RtTensor> feeds, const R
         if (!status.isOk())
             return status.message().rfind("node '", 0) == 0 ? status
                                                             : status.withContext(ctx.where());
-        ctx.finish();
+        FSC_RETURN_IF_ERROR(ctx.finish().withContext(ctx.where()));
         for (ValueId out : step.outputs) {
             if (!out.valid()) continue;
             if (!frame.ptr[out.index])
                 return Status(ErrorCode::Internal, ctx.where() + ": did not produce output '" +
                                                        g.value(out).name + "'");
-            if (!sig) recorded[out.index] = std::max(recorded[out.index], alignedBytes(*frame.ptr[out.index]));
+            if (recorded) {
+                (*recorded)[out.index] = std::max((*recorded)[out.index], alignedBytes(*frame.ptr[out.index]));
+                (*recordedOnDevice)[out.index] = frame.ptr[out.index]->onDevice;
+            }
         }
         // Release what no later step reads (graph outputs are kept).
         for (ValueId in : step.inputs)
             if (in.valid() && m_plan.lastUse[in.index] == long(s) && !m_isGraphOutput[in.index] &&
-                frame.owned[in.index].defined()) {
-                frame.owned[in.index] = RtTensor{};
-                frame.ptr[in.index] = nullptr;
-            }
+                frame.owned[in.index].defined())
+                frame.releaseValue(in);
     }
+    return Status::ok();
+}
 
+Result<std::vector<RtTensor>> Executor::collectOutputs(Frame& frame) {
+    const Graph& g = graph();
     std::vector<RtTensor> outputs;
     for (ValueId id : g.outputs) {
         const RtTensor* t = frame.ptr[id.index];
@@ -388,44 +611,160 @@ Result<std::vector<RtTensor>> Executor::run(std::vector<RtTensor> feeds, const R
             return Status(ErrorCode::InvalidModel,
                           "graph output '" + g.value(id).name + "' was never computed");
         RtTensor& owned = frame.owned[id.index];
-        if (t == &owned && owned.owner)
+        if (t->onDevice) {
+            RtTensor host = allocateTensor(t->dtype, t->dims);
+            FSC_RETURN_IF_ERROR(m_context->device->copyToHost(host.data, t->data, t->bytes())
+                                    .withContext("graph output '" + g.value(id).name + "'"));
+            m_transfers.deviceToHostBytes += int64_t(t->bytes());
+            ++m_transfers.copies;
+            outputs.push_back(std::move(host));
+        } else if (t == &owned && owned.owner) {
             outputs.push_back(owned);  // shares storage; the frame goes away
-        else
+        } else {
             outputs.push_back(cloneTensor(*t));
-    }
-
-    if (!sig) {
-        // Lay out the arena for this signature from the sizes just seen.
-        std::vector<BufferLifetime> lifetimes;
-        for (size_t s = 0; s < m_plan.steps.size(); ++s)
-            for (ValueId out : m_plan.steps[s].outputs) {
-                if (!out.valid() || m_isGraphOutput[out.index] || !recorded[out.index]) continue;
-                const long last = std::max(m_plan.lastUse[out.index], long(s));
-                lifetimes.push_back({out, recorded[out.index], s, size_t(last)});
-            }
-        auto plan = std::make_unique<SignaturePlan>();
-        plan->memory = planMemory(lifetimes);
-        plan->slotOffset.assign(g.valueCount(), -1);
-        plan->slotBytes.assign(g.valueCount(), 0);
-        for (const auto& a : plan->memory.assignments) {
-            plan->slotOffset[a.buffer.value.index] = long(a.offset);
-            plan->slotBytes[a.buffer.value.index] = a.buffer.bytes;
         }
-        const size_t arenaBytes = std::max<size_t>(plan->memory.arenaBytes, 64);
-        void* arena = std::aligned_alloc(64, (arenaBytes + 63) / 64 * 64);
-        if (!arena) return Status(ErrorCode::Internal, "out of memory for a " +
-                                                           std::to_string(arenaBytes) + "-byte arena");
-        plan->arena = std::shared_ptr<void>(arena, [](void* p) { std::free(p); });
-        plan->base = static_cast<uint8_t*>(arena);
-        if (m_signatures.size() >= 16) m_signatures.clear();  // unbounded shape churn
-        m_last = plan.get();
-        m_signatures[signature] = std::move(plan);
-    } else {
-        m_last = sig;
     }
     return outputs;
 }
 
-const MemoryPlan* Executor::lastMemoryPlan() const { return m_last ? &m_last->memory : nullptr; }
+// Lays out the arenas for a signature from the sizes its first run saw: one for host
+// intermediates, one device allocation for everything the device produced (graph outputs
+// included there, so a CUDA Graph finds them at fixed addresses).
+Status Executor::layOutSignature(const std::vector<int64_t>& signature, const std::vector<size_t>& recorded,
+                                 const std::vector<bool>& onDevice) {
+    const Graph& g = graph();
+    std::vector<BufferLifetime> host, device;
+    for (size_t s = 0; s < m_plan.steps.size(); ++s)
+        for (ValueId out : m_plan.steps[s].outputs) {
+            if (!out.valid() || !recorded[out.index]) continue;
+            if (onDevice[out.index]) {
+                const size_t last = m_isGraphOutput[out.index] ? m_plan.steps.size()
+                                                               : size_t(std::max(m_plan.lastUse[out.index], long(s)));
+                device.push_back({out, recorded[out.index], s, last});
+            } else if (!m_isGraphOutput[out.index]) {
+                host.push_back({out, recorded[out.index], s, size_t(std::max(m_plan.lastUse[out.index], long(s)))});
+            }
+        }
+    auto plan = std::make_unique<SignaturePlan>();
+    plan->memory = planMemory(host);
+    plan->deviceMemory = planMemory(device);
+    plan->slotOffset.assign(g.valueCount(), -1);
+    plan->slotBytes.assign(g.valueCount(), 0);
+    plan->slotOnDevice.assign(g.valueCount(), false);
+    for (const auto& a : plan->memory.assignments) {
+        plan->slotOffset[a.buffer.value.index] = long(a.offset);
+        plan->slotBytes[a.buffer.value.index] = a.buffer.bytes;
+    }
+    for (const auto& a : plan->deviceMemory.assignments) {
+        plan->slotOffset[a.buffer.value.index] = long(a.offset);
+        plan->slotBytes[a.buffer.value.index] = a.buffer.bytes;
+        plan->slotOnDevice[a.buffer.value.index] = true;
+    }
+    const size_t arenaBytes = std::max<size_t>(plan->memory.arenaBytes, 64);
+    void* arena = std::aligned_alloc(64, (arenaBytes + 63) / 64 * 64);
+    if (!arena) return Status(ErrorCode::Internal, "out of memory for a " +
+                                                       std::to_string(arenaBytes) + "-byte arena");
+    plan->arena = std::shared_ptr<void>(arena, [](void* p) { std::free(p); });
+    plan->base = static_cast<uint8_t*>(arena);
+    if (!device.empty()) {
+        Device& dev = *m_context->device;
+        auto p = dev.allocate(plan->deviceMemory.arenaBytes);
+        if (!p) return p.status().withContext("the device arena of " + std::to_string(plan->deviceMemory.arenaBytes) + " bytes");
+        plan->deviceArena = std::shared_ptr<void>(*p, [d = m_context->device](void* q) { d->release(q); });
+        plan->deviceBase = static_cast<uint8_t*>(*p);
+    }
+    if (m_signatures.size() >= 16) {  // unbounded shape churn
+        for (auto& [key, old] : m_signatures)
+            if (old->graph) m_context->device->dropGraph(old->graph);
+        m_signatures.clear();
+    }
+    m_last = plan.get();
+    m_signatures[signature] = std::move(plan);
+    return Status::ok();
+}
+
+// A run as one CUDA Graph. The first time, feeds go into buffers of their own, the steps
+// run under capture (their launches are recorded, not run), and the graph replays; then
+// every run copies its feeds in, replays, and copies the outputs out. A capture that fails
+// (a shape the plan did not foresee needs an allocation) marks the signature and the run
+// goes step by step.
+std::optional<Result<std::vector<RtTensor>>> Executor::runAsGraph(SignaturePlan& sig,
+                                                                  const std::vector<RtTensor>& feeds) {
+    Device& device = *m_context->device;
+    const Graph& g = graph();
+    if (!sig.graph) {
+        sig.feedBuffers.clear();
+        for (const RtTensor& feed : feeds) {
+            auto buffer = allocateDeviceTensor(device, feed.dtype, feed.dims);
+            if (!buffer) return Result<std::vector<RtTensor>>(buffer.status().withContext("input buffer"));
+            sig.feedBuffers.push_back(std::move(*buffer));
+        }
+    }
+    for (size_t i = 0; i < feeds.size(); ++i) {
+        Status copied = device.copyToDevice(sig.feedBuffers[i].data, feeds[i].data, feeds[i].bytes());
+        if (!copied.isOk()) return Result<std::vector<RtTensor>>(copied.withContext("input '" + g.value(m_feeds[i]).name + "'"));
+        m_transfers.hostToDeviceBytes += int64_t(feeds[i].bytes());
+        ++m_transfers.copies;
+    }
+    if (!sig.graph) {
+        Frame frame(g, nullptr, &device);
+        for (uint32_t i = 0; i < g.valueCount(); ++i)
+            if (m_constants[i].defined()) frame.ptr[i] = &m_constants[i];
+        for (size_t i = 0; i < feeds.size(); ++i) {
+            frame.owned[m_feeds[i].index] = sig.feedBuffers[i];
+            frame.ptr[m_feeds[i].index] = &frame.owned[m_feeds[i].index];
+        }
+        // Weights must be on the device before capture: copies from the host cannot be recorded.
+        for (const PlanStep& step : m_plan.steps)
+            for (size_t k = 0; k < step.inputs.size(); ++k) {
+                const ValueId in = step.inputs[k];
+                bool hostInput = false;
+                for (int h : step.def->hostInputs) hostInput = hostInput || size_t(h) == k;
+                if (in.valid() && !hostInput && m_constants[in.index].defined()) {
+                    auto uploaded = deviceConstant(in);
+                    if (!uploaded) return Result<std::vector<RtTensor>>(uploaded.status());
+                }
+            }
+        Status began = device.beginCapture();
+        if (!began.isOk()) return Result<std::vector<RtTensor>>(began);
+        RunOptions quiet;
+        Status ran = runSteps(frame, &sig, quiet, nullptr, nullptr);
+        auto captured = device.endCapture();
+        bool fixed = ran.isOk() && captured.isOk();
+        sig.graphOutputs.clear();
+        for (ValueId id : g.outputs) {
+            const RtTensor* t = frame.ptr[id.index];
+            // An output outside the arena was allocated during capture: its address is not fixed.
+            fixed = fixed && t && t->onDevice && !t->owner;
+            if (fixed) sig.graphOutputs.push_back(*t);
+        }
+        if (!fixed) {
+            if (captured) device.dropGraph(*captured);
+            sig.graphFailed = true;
+            sig.graphOutputs.clear();
+            return std::nullopt;
+        }
+        sig.graph = *captured;
+    }
+    Status replayed = device.replay(sig.graph);
+    if (!replayed.isOk()) return Result<std::vector<RtTensor>>(replayed.withContext("CUDA Graph replay"));
+    std::vector<RtTensor> outputs;
+    for (size_t i = 0; i < sig.graphOutputs.size(); ++i) {
+        const RtTensor& t = sig.graphOutputs[i];
+        RtTensor host = allocateTensor(t.dtype, t.dims);
+        Status copied = device.copyToHost(host.data, t.data, t.bytes());
+        if (!copied.isOk()) return Result<std::vector<RtTensor>>(copied.withContext("graph output '" + g.value(g.outputs[i]).name + "'"));
+        m_transfers.deviceToHostBytes += int64_t(t.bytes());
+        ++m_transfers.copies;
+        outputs.push_back(std::move(host));
+    }
+    m_transfers.graphReplayed = true;
+    return Result<std::vector<RtTensor>>(std::move(outputs));
+}
+
+const MemoryPlan* Executor::lastMemoryPlan() const {
+    if (!m_last) return nullptr;
+    return m_context && m_context->device ? &m_last->deviceMemory : &m_last->memory;
+}
 
 }  // namespace fsc

@@ -17,9 +17,23 @@
 
 namespace fsc {
 
+class Device;
+
 struct ExecutorOptions {
     int threads = 1;
     Backend backend = Backend::Cpu;
+    // The CUDA backend's device; null opens the first GPU (openCudaDevice()).
+    std::shared_ptr<Device> device;
+    // Capture a run whose shapes the plan knows as a CUDA Graph and replay it from then on
+    // (only when every step runs on the device and nobody listens to individual launches).
+    bool cudaGraphs = true;
+};
+
+// What crossed between host and device in the most recent run.
+struct TransferStats {
+    int64_t hostToDeviceBytes = 0, deviceToHostBytes = 0;
+    int copies = 0;
+    bool graphReplayed = false;  // the run replayed a captured CUDA Graph
 };
 
 struct RunOptions {
@@ -50,9 +64,13 @@ public:
     Result<std::vector<RtTensor>> run(std::vector<RtTensor> feeds, const RunOptions& options = {},
                                       const ValueScope* outer = nullptr);
 
-    // The memory plan of the most recent signature, once one was laid out.
+    // The memory plan of the most recent signature, once one was laid out (the device
+    // arena's on the CUDA backend).
     const MemoryPlan* lastMemoryPlan() const;
     size_t cachedSignatures() const { return m_signatures.size(); }
+    const TransferStats& lastTransfers() const { return m_transfers; }
+    // The CUDA backend's device, or null.
+    Device* device() const;
 
 private:
     struct SignaturePlan;
@@ -61,11 +79,23 @@ private:
     Executor() = default;
     Status checkFeeds(const std::vector<RtTensor>& feeds) const;
     Status foldConstantSteps();
+    Status runSteps(Frame& frame, const SignaturePlan* sig, const RunOptions& options,
+                    std::vector<size_t>* recorded, std::vector<bool>* recordedOnDevice);
+    Result<std::vector<RtTensor>> collectOutputs(Frame& frame);
+    Status layOutSignature(const std::vector<int64_t>& signature, const std::vector<size_t>& recorded,
+                           const std::vector<bool>& onDevice);
+    // CUDA Graphs: nullopt when this run cannot use one (then it runs step by step).
+    std::optional<Result<std::vector<RtTensor>>> runAsGraph(SignaturePlan& sig, const std::vector<RtTensor>& feeds);
+    Result<const RtTensor*> deviceConstant(ValueId id);
 
     ExecutionPlan m_plan;
     std::shared_ptr<const LoweringContext> m_context;
     std::vector<ValueId> m_feeds;
     std::vector<RtTensor> m_constants;  // by value index; undefined for the rest
+    std::vector<RtTensor> m_deviceConstants;  // their device copies, made when first read there
+    ExecutorOptions m_options;
+    bool m_allOnDevice = false;  // every step runs on the device: a run can be one CUDA Graph
+    TransferStats m_transfers;
     std::vector<ValueId> m_outerValues;
     std::vector<bool> m_isGraphOutput;
     std::map<std::vector<int64_t>, std::unique_ptr<SignaturePlan>> m_signatures;

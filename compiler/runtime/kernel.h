@@ -17,6 +17,7 @@
 
 namespace fsc {
 
+class Device;
 class ValueScope;
 struct LoweringContext;
 
@@ -40,6 +41,9 @@ public:
     virtual const ValueScope* scope() const = 0;
     // "node 'name' (Op)" for messages.
     virtual std::string where() const = 0;
+    // The device a CUDA backend kernel launches on (its inputs and outputs live there);
+    // null for CPU kernels.
+    virtual Device* device() { return nullptr; }
 };
 
 class Kernel {

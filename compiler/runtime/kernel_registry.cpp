@@ -59,4 +59,13 @@ const KernelRegistry& KernelRegistry::cpu() {
     return registry;
 }
 
+const KernelRegistry& KernelRegistry::cuda() {
+    static const KernelRegistry registry = [] {
+        KernelRegistry r;
+        registerCudaKernels(r);
+        return r;
+    }();
+    return registry;
+}
+
 }  // namespace fsc

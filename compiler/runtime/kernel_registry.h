@@ -22,6 +22,9 @@ struct KernelDef {
     // float16/bfloat16 inputs are widened to float32 around the kernel and float32
     // outputs narrowed back (the kernel itself only knows float32).
     bool halfViaFloat = true;
+    // Inputs a device kernel reads on the host (shape operands such as Reshape's target):
+    // the executor keeps them in host memory for it.
+    std::vector<int> hostInputs;
     KernelFactory factory;
 };
 
@@ -44,6 +47,9 @@ public:
 
     // Every CPU kernel, registered once.
     static const KernelRegistry& cpu();
+    // Every CUDA backend kernel (backends/cuda/cuda_kernels.cpp); plain C++ that launches
+    // through a Device, so it is built with or without the toolkit.
+    static const KernelRegistry& cuda();
 
 private:
     std::map<std::pair<std::string, std::string>, std::vector<KernelDef>> m_defs;
@@ -62,5 +68,6 @@ void registerControlFlowKernels(KernelRegistry& registry);
 void registerMiscKernels(KernelRegistry& registry);
 void registerFusedKernels(KernelRegistry& registry);  // the ai.fusescope domain
 void registerCollectiveKernels(KernelRegistry& registry);  // ai.fusescope AllReduce, AllGather, Send, Recv
+void registerCudaKernels(KernelRegistry& registry);
 
 }  // namespace fsc

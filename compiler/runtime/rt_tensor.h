@@ -20,6 +20,8 @@ struct RtTensor {
     void* data = nullptr;
     std::shared_ptr<void> owner;  // keeps `data` alive; empty for arena slots
     std::shared_ptr<std::vector<std::string>> strings;  // dtype String only
+    // `data` is a device address (CUDA backend): the host reads it only through the device.
+    bool onDevice = false;
 
     bool defined() const { return dtype != DType::Undefined; }
     int64_t numel() const;

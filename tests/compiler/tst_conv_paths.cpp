@@ -80,7 +80,7 @@ private slots:
                          intsAttr("dilations", {k.dh, k.dw}), intsAttr("pads", k.pads)}));
         Model model = gb.buildModel();
         fillUnknownTypes(*model.graph);
-        auto exec = Executor::create(model, {.threads = 2});
+        auto exec = Executor::create(model, ExecutorOptions{.threads = 2, .backend = Backend::Cpu, .device = nullptr});
         QVERIFY2(exec.isOk(), exec.status().message().c_str());
         // Twice at one size (cached primitive and weights), then a new size.
         for (auto [n, h, w] : {std::tuple<int64_t, int64_t, int64_t>{1, 13, 11}, {1, 13, 11}, {2, 8, 17}}) {

@@ -92,6 +92,7 @@ public:
     ThreadPool& pool() override { return m_inner.pool(); }
     const ValueScope* scope() const override { return m_inner.scope(); }
     std::string where() const override { return m_inner.where(); }
+    Device* device() override { return m_inner.device(); }
     RtTensor* first = nullptr;
 
 private:

@@ -1,0 +1,110 @@
+#pragma once
+// The seam between the CUDA backend and a device. The backend's kernels (cuda_kernels.cpp)
+// describe each launch and each library call as plain data and hand it to a Device; the
+// real one (cuda_device.cu, a plugin loaded at run time) launches it on a GPU, the
+// simulated one (simulated_device.cpp) runs the kernel's CPU twin, or a CPU reference of
+// the library's documented semantics, after checking that every pointer and extent lies
+// inside a live allocation. Pointers handed out by a Device are device addresses: the host
+// reads them only through copyToHost.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/backends/cuda/kernels/copy_kernel.h"
+#include "compiler/backends/cuda/kernels/elementwise_kernel.h"
+#include "compiler/backends/cuda/kernels/launch_geometry.h"
+#include "compiler/backends/cuda/kernels/row_kernels.h"
+#include "core/status.h"
+
+namespace fsc {
+
+// A span of device memory a launch reads or writes, for bounds checks.
+struct DeviceExtent {
+    const void* ptr = nullptr;
+    size_t bytes = 0;
+    bool write = false;
+    const char* what = "";  // "input 0", "output", "bias"
+};
+
+enum class DeviceKernelKind { Elementwise, BiasActivation, Copy, Softmax, Norm };
+const char* deviceKernelName(DeviceKernelKind kind);  // "fsc_elementwise", ...
+
+struct DeviceLaunch {
+    DeviceKernelKind kind = DeviceKernelKind::Elementwise;
+    dk::LaunchGeometry geometry;
+    // Exactly one is used, by kind.
+    dk::EwParams elementwise{};
+    dk::BiasActParams biasAct{};
+    dk::CopyParams copy{};
+    dk::SoftmaxParams softmax{};
+    dk::NormParams norm{};
+    std::vector<DeviceExtent> extents;
+};
+
+// A batched, strided matrix product with cuBLASLt's semantics, written row-major as the
+// rest of the runtime is: for each batch i,
+//   C_i = alpha * op(A_i) * op(B_i) + beta * C_i, then C_i[r, c] = act(C_i[r, c] + bias[c])
+// op(A_i) is m x k (A_i stored k x m when transA), op(B_i) is k x n; A_i = a + i * strideA
+// (elements); a stride of 0 repeats the matrix over the batch. Accumulation is float32.
+struct GemmCall {
+    dk::ElemType type = dk::ElemType::F32;  // A, B, C and bias
+    bool transA = false, transB = false;
+    int64_t m = 0, n = 0, k = 0, batch = 1;
+    const void* a = nullptr;
+    int64_t lda = 0, strideA = 0;
+    const void* b = nullptr;
+    int64_t ldb = 0, strideB = 0;
+    void* c = nullptr;
+    int64_t ldc = 0, strideC = 0;
+    float alpha = 1.f, beta = 0.f;
+    const void* bias = nullptr;  // n values, or null
+    dk::Act act = dk::Act::None;
+    float actAlpha = 0.f, actBeta = 0.f;
+};
+
+struct DeviceMemoryInfo {
+    uint64_t freeBytes = 0, totalBytes = 0;
+};
+
+class Device {
+public:
+    virtual ~Device() = default;
+    virtual std::string name() const = 0;  // "NVIDIA H100 80GB HBM3", "simulated device"
+    virtual bool simulated() const = 0;
+    virtual DeviceMemoryInfo memory() const = 0;
+
+    // An out-of-memory error states the bytes asked for and the bytes free.
+    virtual Result<void*> allocate(size_t bytes) = 0;
+    virtual void release(void* ptr) = 0;
+    // Copies that involve the host finish before they return (pinned staging inside).
+    virtual Status copyToDevice(void* dst, const void* src, size_t bytes) = 0;
+    virtual Status copyToHost(void* dst, const void* src, size_t bytes) = 0;
+    virtual Status copyOnDevice(void* dst, const void* src, size_t bytes) = 0;
+    virtual Status fill(void* dst, int byte, size_t bytes) = 0;
+    virtual Status launch(const DeviceLaunch& launch) = 0;
+    virtual Status gemm(const GemmCall& call) = 0;
+    virtual Status synchronize() = 0;
+
+    // CUDA Graphs: between beginCapture and endCapture, launches, device copies and GEMMs are
+    // recorded instead of run; replay runs the recording. Host copies are refused while
+    // capturing. A graph id stays valid until dropGraph.
+    virtual Status beginCapture() = 0;
+    virtual Result<int> endCapture() = 0;
+    virtual Status replay(int graph) = 0;
+    virtual void dropGraph(int graph) = 0;
+};
+
+// The device the CUDA backend runs on: the first GPU through the plugin, or with
+// FUSESCOPE_DEVICE=simulated the simulated device. The error says why there is none
+// (no plugin in this build, no driver, driver too old, no device) in one line.
+Result<std::shared_ptr<Device>> openCudaDevice();
+std::shared_ptr<Device> makeSimulatedDevice(uint64_t capacityBytes = uint64_t(8) << 30);
+
+// Checks a GEMM's description (sizes, leading dimensions, strides) before any library sees it.
+Status checkGemmCall(const GemmCall& call);
+// The extents a GEMM call reads and writes.
+std::vector<DeviceExtent> gemmExtents(const GemmCall& call);
+
+}  // namespace fsc

@@ -1,0 +1,112 @@
+#pragma once
+// One element-wise kernel for every element-wise ONNX op and every FusedElementwise node
+// with a program of at most kEwMaxCode ops over at most kEwMaxInputs inputs: each thread
+// reads its element of every input at the broadcast offset, runs the program in registers
+// (float maths) and stores once. The same function is the GPU thread's body and the CPU
+// twin's loop body. An activation epilogue (GEMM outputs) has its own small kernel.
+#include "compiler/backends/cuda/kernels/hd.h"
+
+namespace fsc::dk {
+
+inline constexpr int kEwMaxInputs = 8;
+inline constexpr int kEwMaxCode = 32;
+
+// The same order as fsc::EwOp (elementwise_program.h); cuda_kernels.cpp checks it.
+enum class EwCode : uint8_t { Add, Sub, Mul, Div, Pow, Max, Min, Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf, Reciprocal, Floor, Ceil, Sin, Cos };
+
+struct EwParams {
+    const void* in[kEwMaxInputs];
+    void* out;
+    ElemType type;  // of every input and the output
+    int inputs;
+    int codeLength;
+    uint8_t op[kEwMaxCode];
+    int8_t a[kEwMaxCode], b[kEwMaxCode];
+    int rank;
+    int64_t dims[kMaxRank];                   // the output's
+    int64_t strides[kEwMaxInputs][kMaxRank];  // in elements, 0 on broadcast dims
+    uint8_t sameAsOutput[kEwMaxInputs];       // the input's offset is the element's own
+    int64_t count;
+};
+
+FSC_HD float ewApply(EwCode op, float x, float y) {
+    switch (op) {
+        case EwCode::Add: return x + y;
+        case EwCode::Sub: return x - y;
+        case EwCode::Mul: return x * y;
+        case EwCode::Div: return x / y;
+        case EwCode::Pow: return powf(x, y);
+        case EwCode::Max: return x > y || x != x ? x : y;  // NaN propagates, as std::max(a, b) with a NaN does not
+        case EwCode::Min: return x < y || x != x ? x : y;
+        case EwCode::Relu: return x > 0.f ? x : 0.f;
+        case EwCode::Sigmoid: return x >= 0.f ? 1.f / (1.f + expf(-x)) : expf(x) / (1.f + expf(x));
+        case EwCode::Tanh: return tanhf(x);
+        case EwCode::Exp: return expf(x);
+        case EwCode::Log: return logf(x);
+        case EwCode::Sqrt: return sqrtf(x);
+        case EwCode::Neg: return -x;
+        case EwCode::Abs: return fabsf(x);
+        case EwCode::Erf: return erff(x);
+        case EwCode::Reciprocal: return 1.f / x;
+        case EwCode::Floor: return floorf(x);
+        case EwCode::Ceil: return ceilf(x);
+        case EwCode::Sin: return sinf(x);
+        case EwCode::Cos: return cosf(x);
+    }
+    return 0.f;
+}
+
+FSC_HD void elementwiseElement(const EwParams& p, int64_t i) {
+    float reg[kEwMaxInputs + kEwMaxCode];
+    int64_t offset[kEwMaxInputs];
+    for (int k = 0; k < p.inputs; ++k) offset[k] = 0;
+    int64_t rest = i;
+    for (int d = p.rank - 1; d >= 0; --d) {
+        const int64_t c = rest % p.dims[d];
+        rest /= p.dims[d];
+        for (int k = 0; k < p.inputs; ++k) offset[k] += c * p.strides[k][d];
+    }
+    for (int k = 0; k < p.inputs; ++k) reg[k] = loadFloat(p.in[k], p.type, p.sameAsOutput[k] ? i : offset[k]);
+    for (int k = 0; k < p.codeLength; ++k)
+        reg[p.inputs + k] = ewApply(EwCode(p.op[k]), reg[p.a[k]], p.b[k] >= 0 ? reg[p.b[k]] : 0.f);
+    storeFloat(p.out, p.type, i, reg[p.inputs + p.codeLength - 1]);
+}
+
+// Activations a GEMM or convolution epilogue applies (FusedMatMul's `activation`).
+enum class Act : uint8_t { None, Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu, GeluTanh };
+
+FSC_HD float applyActivation(Act act, float alpha, float beta, float x) {
+    switch (act) {
+        case Act::None: return x;
+        case Act::Relu: return x > 0.f ? x : 0.f;
+        case Act::LeakyRelu: return x >= 0.f ? x : alpha * x;
+        case Act::Clip: return fminf(fmaxf(x, alpha), beta);
+        case Act::Sigmoid: return 1.f / (1.f + expf(-x));
+        case Act::Tanh: return tanhf(x);
+        case Act::HardSigmoid: return fmaxf(0.f, fminf(1.f, alpha * x + beta));
+        case Act::HardSwish: return x * fmaxf(0.f, fminf(1.f, x / 6.f + 0.5f));
+        case Act::Gelu: return 0.5f * x * (1.f + erff(x * 0.7071067811865476f));
+        case Act::GeluTanh: return 0.5f * x * (1.f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+    }
+    return x;
+}
+
+// out[r, c] = act(in[r, c] + bias[c]) over rows x cols; in may be out.
+struct BiasActParams {
+    const void* in;
+    void* out;
+    const void* bias;  // null: no bias
+    ElemType type;
+    Act act;
+    float alpha, beta;
+    int64_t cols;
+    int64_t count;
+};
+
+FSC_HD void biasActElement(const BiasActParams& p, int64_t i) {
+    float v = loadFloat(p.in, p.type, i);
+    if (p.bias) v += loadFloat(p.bias, p.type, i % p.cols);
+    storeFloat(p.out, p.type, i, applyActivation(p.act, p.alpha, p.beta, v));
+}
+
+}  // namespace fsc::dk

@@ -1,0 +1,98 @@
+#pragma once
+// What device code and its CPU twin share: FSC_HD marks a function that nvcc compiles for
+// both the host and the device, and plain C++ compilers for the host alone. Element types
+// are loaded as float (or double for exact integer conversions) and stored back, so a
+// kernel's maths is written once for float32, float16 and bfloat16.
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#define FSC_HD __host__ __device__ __forceinline__
+#else
+#include <cmath>
+#include "compiler/runtime/half.h"
+#define FSC_HD inline
+#endif
+
+namespace fsc::dk {
+
+inline constexpr int kMaxRank = 8;
+
+enum class ElemType : uint8_t { F32, F16, BF16, F64, I8, U8, I32, I64, Bool };
+
+FSC_HD int elemBytes(ElemType t) {
+    switch (t) {
+        case ElemType::F16: case ElemType::BF16: return 2;
+        case ElemType::F64: case ElemType::I64: return 8;
+        case ElemType::I8: case ElemType::U8: case ElemType::Bool: return 1;
+        default: return 4;
+    }
+}
+
+FSC_HD float halfBitsToFloat(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+    return __half2float(__ushort_as_half(h));
+#else
+    return fsc::halfToFloat(h);
+#endif
+}
+FSC_HD uint16_t floatToHalfBits(float f) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(__float2half_rn(f));
+#else
+    return fsc::floatToHalf(f);
+#endif
+}
+FSC_HD float bf16BitsToFloat(uint16_t b) {
+    const uint32_t bits = uint32_t(b) << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+FSC_HD uint16_t floatToBf16Bits(float f) {  // round to nearest even, NaN stays NaN
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40);
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return uint16_t(x >> 16);
+}
+
+// Element i of a float-kind buffer (F32, F16, BF16) as float.
+FSC_HD float loadFloat(const void* p, ElemType t, int64_t i) {
+    if (t == ElemType::F16) return halfBitsToFloat(static_cast<const uint16_t*>(p)[i]);
+    if (t == ElemType::BF16) return bf16BitsToFloat(static_cast<const uint16_t*>(p)[i]);
+    return static_cast<const float*>(p)[i];
+}
+FSC_HD void storeFloat(void* p, ElemType t, int64_t i, float v) {
+    if (t == ElemType::F16) static_cast<uint16_t*>(p)[i] = floatToHalfBits(v);
+    else if (t == ElemType::BF16) static_cast<uint16_t*>(p)[i] = floatToBf16Bits(v);
+    else static_cast<float*>(p)[i] = v;
+}
+
+// Any element type as double and back, for Cast: exact for every integer below 2^53.
+FSC_HD double loadDouble(const void* p, ElemType t, int64_t i) {
+    switch (t) {
+        case ElemType::F64: return static_cast<const double*>(p)[i];
+        case ElemType::I8: return static_cast<const int8_t*>(p)[i];
+        case ElemType::U8: return static_cast<const uint8_t*>(p)[i];
+        case ElemType::Bool: return static_cast<const uint8_t*>(p)[i] ? 1.0 : 0.0;
+        case ElemType::I32: return static_cast<const int32_t*>(p)[i];
+        case ElemType::I64: return double(static_cast<const int64_t*>(p)[i]);
+        default: return loadFloat(p, t, i);
+    }
+}
+FSC_HD void storeDouble(void* p, ElemType t, int64_t i, double v) {
+    switch (t) {
+        case ElemType::F64: static_cast<double*>(p)[i] = v; return;
+        case ElemType::I8: static_cast<int8_t*>(p)[i] = int8_t(v); return;
+        case ElemType::U8: static_cast<uint8_t*>(p)[i] = uint8_t(v); return;
+        case ElemType::Bool: static_cast<uint8_t*>(p)[i] = v != 0.0 ? 1 : 0; return;
+        case ElemType::I32: static_cast<int32_t*>(p)[i] = int32_t(v); return;
+        case ElemType::I64: static_cast<int64_t*>(p)[i] = int64_t(v); return;
+        default: storeFloat(p, t, i, float(v)); return;
+    }
+}
+
+}  // namespace fsc::dk

@@ -1,0 +1,351 @@
+#include "compiler/backends/cuda/simulated_device.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace fsc {
+namespace {
+
+std::string hexAddress(const void* p) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%p", p);
+    return buf;
+}
+
+// The butterfly a warp's __shfl_xor_sync reduction performs, lane by lane.
+template <typename Combine>
+void butterfly(float (&v)[dk::kLanes], Combine combine) {
+    for (int offset = dk::kLanes / 2; offset > 0; offset /= 2) {
+        float next[dk::kLanes];
+        for (int l = 0; l < dk::kLanes; ++l) next[l] = combine(v[l], v[l ^ offset]);
+        std::memcpy(v, next, sizeof v);
+    }
+}
+
+float fmaxCombine(float a, float b) { return std::fmax(a, b); }
+float sumCombine(float a, float b) { return a + b; }
+
+void runSoftmaxRow(const dk::SoftmaxParams& p, int64_t row) {
+    float part[dk::kLanes];
+    for (int l = 0; l < dk::kLanes; ++l) part[l] = dk::softmaxLaneMax(p, row, l);
+    butterfly(part, fmaxCombine);
+    const float rowMax = part[0];
+    for (int l = 0; l < dk::kLanes; ++l) part[l] = dk::softmaxLaneSum(p, row, l, rowMax);
+    butterfly(part, sumCombine);
+    const float rowSum = part[0];
+    for (int l = 0; l < dk::kLanes; ++l) dk::softmaxLaneWrite(p, row, l, rowMax, rowSum);
+}
+
+void runNormRow(const dk::NormParams& p, int64_t row) {
+    float part[dk::kLanes];
+    for (int l = 0; l < dk::kLanes; ++l) part[l] = dk::normLaneSum(p, row, l);
+    butterfly(part, sumCombine);
+    const float mean = p.rms ? 0.f : part[0] / float(p.cols);
+    float meanSquare = part[0] / float(p.cols);
+    if (!p.rms) {
+        for (int l = 0; l < dk::kLanes; ++l) part[l] = dk::normLaneSquares(p, row, l, mean);
+        butterfly(part, sumCombine);
+        meanSquare = part[0] / float(p.cols);
+    }
+    const float invStd = 1.f / std::sqrt(meanSquare + p.epsilon);
+    for (int l = 0; l < dk::kLanes; ++l) dk::normLaneWrite(p, row, l, mean, invStd);
+}
+
+// Every thread of a grid-stride element kernel, in launch order.
+template <typename Body>
+void gridStride(const dk::LaunchGeometry& g, int64_t count, Body body) {
+    const int64_t threads = g.grid * g.block;
+    for (int64_t t = 0; t < threads; ++t)
+        for (int64_t i = t; i < count; i += threads) body(i);
+}
+
+// Every warp of a row kernel.
+template <typename Body>
+void rowWarps(const dk::LaunchGeometry& g, int64_t rows, Body body) {
+    const int warps = g.block / dk::kLanes;
+    for (int64_t block = 0; block < g.grid; ++block)
+        for (int w = 0; w < warps; ++w)
+            if (const int64_t row = block * warps + w; row < rows) body(row);
+}
+
+}  // namespace
+
+const char* deviceKernelName(DeviceKernelKind kind) {
+    switch (kind) {
+        case DeviceKernelKind::Elementwise: return "fsc_elementwise";
+        case DeviceKernelKind::BiasActivation: return "fsc_bias_activation";
+        case DeviceKernelKind::Copy: return "fsc_strided_copy";
+        case DeviceKernelKind::Softmax: return "fsc_softmax_rows";
+        case DeviceKernelKind::Norm: return "fsc_norm_rows";
+    }
+    return "fsc_unknown";
+}
+
+void runCpuTwin(const DeviceLaunch& l) {
+    switch (l.kind) {
+        case DeviceKernelKind::Elementwise:
+            gridStride(l.geometry, l.elementwise.count, [&](int64_t i) { dk::elementwiseElement(l.elementwise, i); });
+            return;
+        case DeviceKernelKind::BiasActivation:
+            gridStride(l.geometry, l.biasAct.count, [&](int64_t i) { dk::biasActElement(l.biasAct, i); });
+            return;
+        case DeviceKernelKind::Copy:
+            gridStride(l.geometry, l.copy.count, [&](int64_t i) { dk::copyElement(l.copy, i); });
+            return;
+        case DeviceKernelKind::Softmax:
+            rowWarps(l.geometry, l.softmax.rows, [&](int64_t row) { runSoftmaxRow(l.softmax, row); });
+            return;
+        case DeviceKernelKind::Norm:
+            rowWarps(l.geometry, l.norm.rows, [&](int64_t row) { runNormRow(l.norm, row); });
+            return;
+    }
+}
+
+Status checkGemmCall(const GemmCall& c) {
+    auto bad = [&](const std::string& why) {
+        return Status(ErrorCode::Internal, "GEMM " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+                                               std::to_string(c.k) + ": " + why);
+    };
+    if (c.m < 0 || c.n < 0 || c.k < 0 || c.batch < 1) return bad("negative size or empty batch");
+    if (c.type != dk::ElemType::F32 && c.type != dk::ElemType::F16 && c.type != dk::ElemType::BF16)
+        return bad("element type is not float32, float16 or bfloat16");
+    if (c.lda < std::max<int64_t>(1, c.transA ? c.m : c.k)) return bad("lda " + std::to_string(c.lda) + " is too small");
+    if (c.ldb < std::max<int64_t>(1, c.transB ? c.k : c.n)) return bad("ldb " + std::to_string(c.ldb) + " is too small");
+    if (c.ldc < std::max<int64_t>(1, c.n)) return bad("ldc " + std::to_string(c.ldc) + " is too small");
+    if (c.strideA < 0 || c.strideB < 0 || c.strideC < 0) return bad("negative batch stride");
+    if (c.batch > 1 && c.strideC < c.m * c.ldc) return bad("batches of C overlap");
+    return Status::ok();
+}
+
+std::vector<DeviceExtent> gemmExtents(const GemmCall& c) {
+    const size_t e = size_t(dk::elemBytes(c.type));
+    auto span = [&](int64_t rows, int64_t cols, int64_t ld, int64_t stride) -> size_t {
+        if (rows == 0 || cols == 0) return 0;
+        return size_t((c.batch - 1) * stride + (rows - 1) * ld + cols) * e;
+    };
+    std::vector<DeviceExtent> x;
+    if (c.m && c.n && c.k) {
+        x.push_back({c.a, span(c.transA ? c.k : c.m, c.transA ? c.m : c.k, c.lda, c.strideA), false, "A"});
+        x.push_back({c.b, span(c.transB ? c.n : c.k, c.transB ? c.k : c.n, c.ldb, c.strideB), false, "B"});
+    }
+    x.push_back({c.c, span(c.m, c.n, c.ldc, c.strideC), true, "C"});
+    if (c.bias) x.push_back({c.bias, size_t(c.n) * e, false, "bias"});
+    return x;
+}
+
+void referenceGemm(const GemmCall& c) {
+    for (int64_t bi = 0; bi < c.batch; ++bi) {
+        const int64_t ao = bi * c.strideA, bo = bi * c.strideB, co = bi * c.strideC;
+        for (int64_t r = 0; r < c.m; ++r)
+            for (int64_t col = 0; col < c.n; ++col) {
+                float acc = 0.f;
+                for (int64_t kk = 0; kk < c.k; ++kk) {
+                    const float x = dk::loadFloat(c.a, c.type, ao + (c.transA ? kk * c.lda + r : r * c.lda + kk));
+                    const float y = dk::loadFloat(c.b, c.type, bo + (c.transB ? col * c.ldb + kk : kk * c.ldb + col));
+                    acc += x * y;
+                }
+                const int64_t ci = co + r * c.ldc + col;
+                // beta == 0 never reads C (cuBLASLt's rule: C may hold NaNs then).
+                float v = c.alpha * acc + (c.beta != 0.f ? c.beta * dk::loadFloat(c.c, c.type, ci) : 0.f);
+                if (c.bias) v += dk::loadFloat(c.bias, c.type, col);
+                dk::storeFloat(c.c, c.type, ci, dk::applyActivation(c.act, c.actAlpha, c.actBeta, v));
+            }
+    }
+}
+
+SimulatedDevice::SimulatedDevice(uint64_t capacityBytes) : m_capacity(capacityBytes) {}
+
+SimulatedDevice::~SimulatedDevice() {
+    for (auto& [start, bytes] : m_live) std::free(reinterpret_cast<void*>(start));
+}
+
+DeviceMemoryInfo SimulatedDevice::memory() const {
+    std::lock_guard lock(m_mutex);
+    return {m_capacity - m_used, m_capacity};
+}
+
+Result<void*> SimulatedDevice::allocate(size_t bytes) {
+    std::lock_guard lock(m_mutex);
+    if (m_capturing) return Status(ErrorCode::Internal, "device allocation while capturing a CUDA graph");
+    const size_t rounded = std::max<size_t>(256, (bytes + 255) / 256 * 256);  // cudaMalloc's alignment
+    if (m_used + rounded > m_capacity)
+        return Status(ErrorCode::Unsupported, "out of device memory: asked for " + std::to_string(bytes) +
+                                                  " bytes, " + std::to_string(m_capacity - m_used) + " free");
+    void* p = std::aligned_alloc(256, rounded);
+    if (!p) return Status(ErrorCode::Unsupported, "out of host memory simulating a " + std::to_string(bytes) + "-byte allocation");
+    // Fresh device memory holds garbage: a kernel that reads before writing shows up as NaNs.
+    std::memset(p, 0xff, rounded);
+    m_live[reinterpret_cast<uintptr_t>(p)] = bytes;
+    m_used += rounded;
+    ++m_counters.allocations;
+    return p;
+}
+
+void SimulatedDevice::release(void* ptr) {
+    if (!ptr) return;
+    std::lock_guard lock(m_mutex);
+    auto it = m_live.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == m_live.end()) return;
+    m_used -= std::max<size_t>(256, (it->second + 255) / 256 * 256);
+    m_live.erase(it);
+    std::free(ptr);
+}
+
+bool SimulatedDevice::contains(const void* ptr, size_t bytes, std::string* why) const {
+    std::lock_guard lock(m_mutex);
+    const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    auto it = m_live.upper_bound(p);
+    if (it == m_live.begin()) {
+        if (why) *why = hexAddress(ptr) + " is not device memory";
+        return false;
+    }
+    --it;
+    if (p >= it->first + std::max<size_t>(it->second, 1)) {
+        if (why) *why = hexAddress(ptr) + " is not inside a live allocation";
+        return false;
+    }
+    if (p + bytes > it->first + it->second) {
+        if (why)
+            *why = std::to_string(bytes) + " bytes at offset " + std::to_string(p - it->first) + " overrun a " +
+                   std::to_string(it->second) + "-byte allocation";
+        return false;
+    }
+    return true;
+}
+
+Status SimulatedDevice::checkExtents(const std::vector<DeviceExtent>& extents, const char* kernel) const {
+    for (const DeviceExtent& e : extents) {
+        if (e.bytes == 0) continue;
+        std::string why;
+        if (!contains(e.ptr, e.bytes, &why))
+            return Status(ErrorCode::Internal, std::string(kernel) + ": " + e.what + ": " + why);
+    }
+    return Status::ok();
+}
+
+Status SimulatedDevice::run(Op op) {
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_capturing) {
+            m_recording.push_back(std::move(op));
+            return Status::ok();
+        }
+    }
+    return op();
+}
+
+Status SimulatedDevice::copyToDevice(void* dst, const void* src, size_t bytes) {
+    if (m_capturing) return Status(ErrorCode::Internal, "host-to-device copy while capturing a CUDA graph");
+    std::string why;
+    if (bytes && !contains(dst, bytes, &why)) return Status(ErrorCode::Internal, "copy to device: " + why);
+    std::memcpy(dst, src, bytes);
+    std::lock_guard lock(m_mutex);
+    m_counters.hostToDeviceBytes += int64_t(bytes);
+    return Status::ok();
+}
+
+Status SimulatedDevice::copyToHost(void* dst, const void* src, size_t bytes) {
+    if (m_capturing) return Status(ErrorCode::Internal, "device-to-host copy while capturing a CUDA graph");
+    std::string why;
+    if (bytes && !contains(src, bytes, &why)) return Status(ErrorCode::Internal, "copy to host: " + why);
+    std::memcpy(dst, src, bytes);
+    std::lock_guard lock(m_mutex);
+    m_counters.deviceToHostBytes += int64_t(bytes);
+    return Status::ok();
+}
+
+Status SimulatedDevice::copyOnDevice(void* dst, const void* src, size_t bytes) {
+    return run([=, this]() -> Status {
+        std::string why;
+        if (bytes && (!contains(src, bytes, &why) || !contains(dst, bytes, &why)))
+            return Status(ErrorCode::Internal, "device-to-device copy: " + why);
+        std::memmove(dst, src, bytes);
+        std::lock_guard lock(m_mutex);
+        m_counters.deviceToDeviceBytes += int64_t(bytes);
+        return Status::ok();
+    });
+}
+
+Status SimulatedDevice::fill(void* dst, int byte, size_t bytes) {
+    return run([=, this]() -> Status {
+        std::string why;
+        if (bytes && !contains(dst, bytes, &why)) return Status(ErrorCode::Internal, "memset: " + why);
+        std::memset(dst, byte, bytes);
+        return Status::ok();
+    });
+}
+
+Status SimulatedDevice::launch(const DeviceLaunch& l) {
+    if (l.geometry.grid < 1 || l.geometry.block < 1 || l.geometry.block > 1024 || l.geometry.grid > 2147483647)
+        return Status(ErrorCode::Internal, std::string(deviceKernelName(l.kind)) + ": launch geometry out of range");
+    return run([l, this]() -> Status {
+        FSC_RETURN_IF_ERROR(checkExtents(l.extents, deviceKernelName(l.kind)));
+        runCpuTwin(l);
+        std::lock_guard lock(m_mutex);
+        ++m_counters.launches;
+        return Status::ok();
+    });
+}
+
+Status SimulatedDevice::gemm(const GemmCall& call) {
+    FSC_RETURN_IF_ERROR(checkGemmCall(call));
+    return run([call, this]() -> Status {
+        FSC_RETURN_IF_ERROR(checkExtents(gemmExtents(call), "cublasLtMatmul"));
+        referenceGemm(call);
+        std::lock_guard lock(m_mutex);
+        ++m_counters.gemms;
+        return Status::ok();
+    });
+}
+
+Status SimulatedDevice::beginCapture() {
+    std::lock_guard lock(m_mutex);
+    if (m_capturing) return Status(ErrorCode::Internal, "a CUDA graph capture is already running");
+    m_capturing = true;
+    m_recording.clear();
+    return Status::ok();
+}
+
+Result<int> SimulatedDevice::endCapture() {
+    std::lock_guard lock(m_mutex);
+    if (!m_capturing) return Status(ErrorCode::Internal, "no CUDA graph capture to end");
+    m_capturing = false;
+    const int id = m_nextGraph++;
+    m_graphs[id] = std::move(m_recording);
+    m_recording.clear();
+    return id;
+}
+
+Status SimulatedDevice::replay(int graph) {
+    std::vector<Op>* ops = nullptr;
+    {
+        std::lock_guard lock(m_mutex);
+        auto it = m_graphs.find(graph);
+        if (it == m_graphs.end()) return Status(ErrorCode::Internal, "no CUDA graph " + std::to_string(graph));
+        ops = &it->second;
+        ++m_counters.replays;
+    }
+    for (Op& op : *ops) FSC_RETURN_IF_ERROR(op());
+    return Status::ok();
+}
+
+void SimulatedDevice::dropGraph(int graph) {
+    std::lock_guard lock(m_mutex);
+    m_graphs.erase(graph);
+}
+
+DeviceCounters SimulatedDevice::counters() const {
+    std::lock_guard lock(m_mutex);
+    return m_counters;
+}
+
+size_t SimulatedDevice::liveAllocations() const {
+    std::lock_guard lock(m_mutex);
+    return m_live.size();
+}
+
+std::shared_ptr<Device> makeSimulatedDevice(uint64_t capacityBytes) {
+    return std::make_shared<SimulatedDevice>(capacityBytes);
+}
+
+}  // namespace fsc

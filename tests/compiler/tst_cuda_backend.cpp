@@ -1,0 +1,534 @@
+// The CUDA backend against the CPU backend, its oracle. Without a GPU (CI) everything runs
+// on the simulated device: launches run the kernels' CPU twins over their whole grid, GEMMs
+// a reference of cuBLASLt's semantics, and every pointer and extent is checked against its
+// allocation. With FUSESCOPE_TEST_DEVICE=gpu (the device kit) the same tests run on the
+// first GPU and fail, not skip, when there is none.
+#include <QtTest>
+
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"  // op cases list only what they set
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+#include "compiler/backends/cuda/device.h"
+#include "compiler/backends/cuda/gemm_lowering.h"
+#include "compiler/backends/cuda/simulated_device.h"
+#include "compiler/capability_table.h"
+#include "compiler/pass_manager.h"
+#include "compiler/pipelines.h"
+#include "compiler/runtime/executor.h"
+#include "compiler/runtime/feeds.h"
+#include "compiler/runtime/half.h"
+#include "core/graph_builder.h"
+#include "core/onnx_export.h"
+#include "core/onnx_import.h"
+#include "core/shape_inference.h"
+#include "test_support.h"
+
+using namespace fsc;
+
+namespace {
+
+bool onGpu() {
+    const char* which = std::getenv("FUSESCOPE_TEST_DEVICE");
+    return which && std::string(which) == "gpu";
+}
+
+std::shared_ptr<Device> testDevice() {
+    if (!onGpu()) return makeSimulatedDevice();
+    auto device = openCudaDevice();
+    if (!device) qFatal("FUSESCOPE_TEST_DEVICE=gpu but %s", device.status().message().c_str());
+    return *device;
+}
+
+Model roundTrip(GraphBuilder& g, int64_t opset) {
+    Model m = g.buildModel(opset);
+    auto bytes = exportModelToBytes(m);
+    if (!bytes) qFatal("export: %s", bytes.status().message().c_str());
+    auto imported = importModelFromBytes(bytes->data(), bytes->size(), "built.onnx");
+    if (!imported) qFatal("import: %s", imported.status().message().c_str());
+    return std::move(*imported);
+}
+
+RtTensor randomInput(DType dtype, const std::vector<int64_t>& dims, std::mt19937_64& rng) {
+    std::uniform_real_distribution<float> real(-2.f, 2.f);
+    RtTensor t = allocateTensor(dtype, dims);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+        const float v = real(rng);
+        if (dtype == DType::Float32) t.as<float>()[i] = v;
+        else if (dtype == DType::Float16) t.as<uint16_t>()[i] = floatToHalf(v);
+        else if (dtype == DType::BFloat16) t.as<uint16_t>()[i] = floatToBfloat16(v);
+        else if (dtype == DType::Int64) t.as<int64_t>()[i] = int64_t(rng() % 7) - 3;
+    }
+    return t;
+}
+
+// max |a - b| / max(1, |a|) over every element.
+double worstError(const RtTensor& a, const RtTensor& b) {
+    if (a.dims != b.dims || a.dtype != b.dtype) return INFINITY;
+    double worst = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+        const double x = elementAsDouble(a, i), y = elementAsDouble(b, i);
+        if (std::isnan(x) != std::isnan(y)) return INFINITY;
+        if (!std::isnan(x)) worst = std::max(worst, std::abs(x - y) / std::max(1.0, std::abs(x)));
+    }
+    return worst;
+}
+
+struct Comparison {
+    double worst = 0;
+    std::string error;
+    const Executor* device = nullptr;
+};
+
+// Runs `model` on the CPU and on the CUDA backend with the same feeds.
+Comparison compareBackends(const Model& model, const std::vector<RtTensor>& feeds, std::shared_ptr<Device> device,
+                           std::unique_ptr<Executor>* keep = nullptr, bool graphs = true) {
+    Comparison c;
+    auto cpu = Executor::create(model, {});
+    if (!cpu) return {0, "cpu: " + cpu.status().message()};
+    ExecutorOptions options;
+    options.backend = Backend::Cuda;
+    options.device = std::move(device);
+    options.cudaGraphs = graphs;
+    auto cuda = Executor::create(model, options);
+    if (!cuda) return {0, "cuda: " + cuda.status().message()};
+    auto expected = (*cpu)->run(feeds);
+    if (!expected) return {0, "cpu run: " + expected.status().message()};
+    auto got = (*cuda)->run(feeds);
+    if (!got) return {0, "cuda run: " + got.status().message()};
+    if (got->size() != expected->size()) return {0, "output count differs"};
+    for (size_t i = 0; i < got->size(); ++i) c.worst = std::max(c.worst, worstError((*expected)[i], (*got)[i]));
+    c.device = cuda->get();
+    if (keep) *keep = std::move(*cuda);
+    return c;
+}
+
+struct OpCase {
+    std::string op, domain;
+    std::vector<std::vector<int64_t>> shapes;  // inputs fed at run time
+    std::vector<Attribute> attrs;
+    std::vector<Tensor> constants;  // further inputs, after the fed ones
+    int64_t opset = 17;
+    DType dtype = DType::Float32;
+};
+
+Model opModel(const OpCase& c) {
+    GraphBuilder g;
+    std::vector<ValueId> ins;
+    for (size_t i = 0; i < c.shapes.size(); ++i) {
+        std::vector<Dim> dims;
+        for (int64_t d : c.shapes[i]) dims.push_back(Dim::known(d));
+        ins.push_back(g.input("x" + std::to_string(i), c.dtype, Shape(dims)));
+    }
+    for (const Tensor& t : c.constants) ins.push_back(g.initializer(t));
+    auto outs = g.node(c.op, ins, {"y"}, c.attrs, "the_node", c.domain);
+    g.output(outs[0]);
+    Model m = c.domain.empty() ? roundTrip(g, c.opset) : g.buildModel(c.opset);
+    if (!c.domain.empty()) {
+        m.opsetImports.push_back({c.domain, 1});
+        fillUnknownTypes(*m.graph);
+    }
+    return m;
+}
+
+}  // namespace
+
+Q_DECLARE_METATYPE(OpCase)
+
+class TestCudaBackend : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        if (onGpu()) qInfo("running on the GPU: %s", testDevice()->name().c_str());
+        else qInfo("running on the simulated device (set FUSESCOPE_TEST_DEVICE=gpu on a GPU machine)");
+    }
+
+    // Every device kernel, on random, odd, broadcast and empty shapes, against the CPU kernel.
+    void singleOps_data() {
+        QTest::addColumn<OpCase>("c");
+        QTest::addColumn<double>("tolerance");
+        auto row = [](const char* name, OpCase c, double tol = 1e-5) { QTest::newRow(name) << c << tol; };
+        row("add same shape", {"Add", "", {{7, 13}, {7, 13}}});
+        row("add broadcast row", {"Add", "", {{2, 3, 37}, {37}}});
+        row("mul outer broadcast", {"Mul", "", {{3, 1}, {1, 5}}});
+        row("sub scalar", {"Sub", "", {{4, 5}, {}}});
+        row("div", {"Div", "", {{33}, {33}}});
+        row("pow", {"Pow", "", {{9}, {9}}});
+        row("max", {"Max", "", {{2, 9}, {9}}});
+        row("empty", {"Add", "", {{0, 5}, {5}}});
+        row("rank 8 broadcast", {"Mul", "", {{2, 1, 2, 1, 2, 1, 2, 3}, {1, 2, 1, 2, 1, 2, 1, 3}}});
+        for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf", "Reciprocal"})
+            row(op, {op, "", {{1031}}});
+        row("sqrt of |x|", {"Sqrt", "", {{64}}}, 1e-5);  // NaN where x < 0: NaN must match
+        row("log", {"Log", "", {{64}}}, 1e-5);
+        row("gelu erf", {"Gelu", "", {{5, 17}}, {}, {}, 20});
+        row("gelu tanh", {"Gelu", "", {{5, 17}}, {stringAttr("approximate", "tanh")}, {}, 20});
+        row("hard swish", {"HardSwish", "", {{100}}});
+        row("hard sigmoid", {"HardSigmoid", "", {{100}}, {floatAttr("alpha", 0.3f), floatAttr("beta", 0.4f)}});
+        row("clip inputs", {"Clip", "", {{50}}, {}, {floatTensor("lo", {}, {-0.5f}), floatTensor("hi", {}, {0.7f})}});
+        row("softmax last axis", {"Softmax", "", {{3, 37}}});
+        row("softmax one column", {"Softmax", "", {{5, 1}}});
+        row("softmax long rows", {"Softmax", "", {{2, 1000}}});
+        row("softmax opset 11 axis 1", {"Softmax", "", {{2, 3, 4}}, {intAttr("axis", 1)}, {}, 11});
+        row("log softmax", {"LogSoftmax", "", {{4, 33}}});
+        row("layer norm", {"LayerNormalization", "", {{4, 70}},
+                           {floatAttr("epsilon", 1e-5f)},
+                           {randomFloatTensor("scale", {70}, 1, 1.f), randomFloatTensor("bias", {70}, 2, 1.f)}});
+        row("layer norm two axes", {"LayerNormalization", "", {{3, 4, 5}}, {intAttr("axis", 1)},
+                                    {randomFloatTensor("scale", {4, 5}, 3, 1.f), randomFloatTensor("bias", {4, 5}, 4, 1.f)}});
+        row("matmul 2-D odd", {"MatMul", "", {{3, 5}, {5, 7}}}, 1e-5);
+        row("matmul batched A, 2-D B", {"MatMul", "", {{2, 3, 5}, {5, 7}}});
+        row("matmul vector A", {"MatMul", "", {{5}, {5, 7}}});
+        row("matmul vector B", {"MatMul", "", {{2, 3, 5}, {5}}});
+        row("matmul same batch", {"MatMul", "", {{2, 3, 5}, {2, 5, 7}}});
+        row("matmul broadcast A", {"MatMul", "", {{3, 4}, {2, 4, 5}}});
+        row("matmul mixed broadcast", {"MatMul", "", {{2, 1, 3, 4}, {1, 3, 4, 2}}});
+        row("matmul empty k", {"MatMul", "", {{3, 0}, {0, 4}}});
+        row("gemm plain", {"Gemm", "", {{4, 6}, {6, 3}}});
+        row("gemm transposes, bias row", {"Gemm", "", {{6, 4}, {3, 6}},
+                                          {intAttr("transA", 1), intAttr("transB", 1)},
+                                          {randomFloatTensor("c", {3}, 5, 1.f)}});
+        row("gemm column C, alpha beta", {"Gemm", "", {{4, 6}, {6, 3}},
+                                          {floatAttr("alpha", 0.5f), floatAttr("beta", 0.25f)},
+                                          {randomFloatTensor("c", {4, 1}, 6, 1.f)}});
+        row("gemm full C", {"Gemm", "", {{4, 6}, {6, 3}}, {}, {randomFloatTensor("c", {4, 3}, 7, 1.f)}});
+        row("fused matmul relu", {"FusedMatMul", "ai.fusescope", {{5, 8}, {8, 6}}, {stringAttr("activation", "Relu")},
+                                  {randomFloatTensor("bias", {6}, 8, 1.f)}});
+        row("fused matmul gelu (separate epilogue)", {"FusedMatMul", "ai.fusescope", {{5, 8}, {8, 6}},
+                                                      {stringAttr("activation", "Gelu")}, {randomFloatTensor("bias", {6}, 9, 1.f)}});
+        row("fused matmul gelu tanh", {"FusedMatMul", "ai.fusescope", {{5, 8}, {8, 6}}, {stringAttr("activation", "GeluTanh")}});
+        row("fused matmul leaky", {"FusedMatMul", "ai.fusescope", {{5, 8}, {8, 6}},
+                                   {stringAttr("activation", "LeakyRelu"), floatsAttr("activation_params", {0.2f})}});
+        row("transpose 3-D", {"Transpose", "", {{2, 3, 5}}, {intsAttr("perm", {2, 0, 1})}});
+        row("transpose default", {"Transpose", "", {{4, 7}}});
+        row("concat axis 1", {"Concat", "", {{2, 3, 4}, {2, 5, 4}}, {intAttr("axis", 1)}});
+        row("concat axis -1", {"Concat", "", {{2, 3}, {2, 1}, {2, 4}}, {intAttr("axis", -1)}});
+        row("cast to float16", {"Cast", "", {{33}}, {intAttr("to", int64_t(DType::Float16))}}, 1e-3);
+        row("cast to int64", {"Cast", "", {{33}}, {intAttr("to", int64_t(DType::Int64))}});
+        row("reshape -1 and 0", {"Reshape", "", {{2, 3, 4}}, {}, {int64Tensor("shape", {3}, {0, -1, 2})}});
+        row("flatten", {"Flatten", "", {{2, 3, 4}}, {intAttr("axis", 2)}});
+        row("unsqueeze", {"Unsqueeze", "", {{3, 4}}, {}, {int64Tensor("axes", {2}, {0, -1})}});
+        row("squeeze", {"Squeeze", "", {{3, 1, 4}}, {}, {int64Tensor("axes", {1}, {1})}});
+        row("identity", {"Identity", "", {{6}}});
+        OpCase half{"Add", "", {{3, 40}, {40}}};
+        half.dtype = DType::Float16;
+        row("add float16", half, 2e-3);
+        OpCase bf{"Softmax", "", {{3, 40}}};
+        bf.dtype = DType::BFloat16;
+        row("softmax bfloat16", bf, 2e-2);
+        OpCase halfMm{"MatMul", "", {{4, 16}, {16, 8}}};
+        halfMm.dtype = DType::Float16;
+        row("matmul float16", halfMm, 1e-2);
+    }
+    void singleOps() {
+        QFETCH(OpCase, c);
+        QFETCH(double, tolerance);
+        const Model model = opModel(c);
+        std::mt19937_64 rng(11);
+        std::vector<RtTensor> feeds;
+        for (const auto& dims : c.shapes) feeds.push_back(randomInput(c.dtype, dims, rng));
+        std::unique_ptr<Executor> cuda;
+        const Comparison r = compareBackends(model, feeds, testDevice(), &cuda);
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        // The node ran on the device: no fallback for any op the kernels claim.
+        QCOMPARE(int(cuda->plan().steps.size()), 1);
+        QVERIFY2(cuda->plan().steps[0].backend == Backend::Cuda, cuda->plan().steps[0].fallbackReason.c_str());
+        QVERIFY2(r.worst <= tolerance, qPrintable(QStringLiteral("worst relative error %1").arg(r.worst)));
+    }
+
+    // An op the table lacks runs on the CPU between device nodes, with the copies counted.
+    void fallbackCopiesAreExplicit() {
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape({Dim::known(4), Dim::known(8)}));
+        ValueId w = g.initializer(randomFloatTensor("w", {8, 8}, 3, 1.f));
+        ValueId mm = g.op("MatMul", {x, w}, "mm");
+        ValueId cosine = g.op("Cos", {mm}, "cos");
+        g.output(g.op("Add", {cosine, x}, "y"));
+        const Model m = roundTrip(g, 17);
+        std::mt19937_64 rng(1);
+        auto device = testDevice();
+        std::unique_ptr<Executor> cuda;
+        const Comparison r = compareBackends(m, {randomInput(DType::Float32, {4, 8}, rng)}, device, &cuda);
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QVERIFY(r.worst < 1e-5);
+        const auto& steps = cuda->plan().steps;
+        QCOMPARE(int(steps.size()), 3);
+        QVERIFY(steps[0].backend == Backend::Cuda && steps[2].backend == Backend::Cuda);
+        QVERIFY(steps[1].backend == Backend::Cpu);
+        QVERIFY2(steps[1].fallbackReason.find("Cos is not in the CUDA capability table") != std::string::npos,
+                 steps[1].fallbackReason.c_str());
+        // x and the weights go up, mm comes down, cos goes up, y comes down.
+        const TransferStats& t = cuda->lastTransfers();
+        QCOMPARE(t.copies, 5);
+        QCOMPARE(t.hostToDeviceBytes, int64_t(4 * 8 * 4 + 8 * 8 * 4 + 4 * 8 * 4));
+        QCOMPARE(t.deviceToHostBytes, int64_t(4 * 8 * 4 * 2));
+        QVERIFY(!t.graphReplayed);
+    }
+
+    // Every fixture model and the sample, compiled at O2, matches the CPU backend.
+    void fixtureModelsMatchCpu_data() {
+        QTest::addColumn<QString>("path");
+        for (const QString& p : test::goodFixtures()) QTest::newRow(qPrintable(QFileInfo(p).fileName())) << p;
+        QTest::newRow("sample.onnx") << QStringLiteral(FSC_SAMPLE_MODEL);
+    }
+    void fixtureModelsMatchCpu() {
+        QFETCH(QString, path);
+        auto imported = importModel(path.toStdString());
+        if (!imported) QSKIP(qPrintable(QStringLiteral("does not import: ") + QString::fromStdString(imported.status().message())));
+        auto passes = resolvePipeline("O2", "", {});
+        QVERIFY(passes.isOk());
+        auto compiled = compileModel(*imported, *passes);
+        if (!compiled) QSKIP("does not compile at O2");
+        const Model& model = compiled->model;
+        auto cpu = Executor::create(model, {});
+        if (!cpu) QSKIP(qPrintable(QStringLiteral("the CPU backend refuses it: ") + QString::fromStdString(cpu.status().message())));
+        auto feeds = buildFeeds(**cpu, {});
+        if (!feeds) QSKIP("no feeds");
+        if (!(*cpu)->run(feeds->tensors)) QSKIP("the CPU backend cannot run it");
+        std::unique_ptr<Executor> cuda;
+        // Twice: the second run uses the planned arena (and a CUDA Graph where it can).
+        for (int run = 0; run < 2; ++run) {
+            const Comparison r = compareBackends(model, feeds->tensors, testDevice(), &cuda);
+            QVERIFY2(r.error.empty(), r.error.c_str());
+            QVERIFY2(r.worst <= 1e-4, qPrintable(QStringLiteral("worst relative error %1").arg(r.worst)));
+        }
+        auto again = cuda->run(feeds->tensors);
+        QVERIFY2(again.isOk(), again.status().message().c_str());
+    }
+
+    // A run whose nodes are all on the device is captured once and replayed from then on.
+    void cudaGraphCapturedAndReplayed() {
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(16)}));
+        ValueId w = g.initializer(randomFloatTensor("w", {16, 8}, 3, 1.f));
+        ValueId b = g.initializer(randomFloatTensor("b", {8}, 4, 1.f));
+        ValueId y = g.op("Add", {g.op("MatMul", {x, w}, "mm"), b}, "add");
+        g.output(g.op("Softmax", {g.op("Relu", {y}, "relu")}, "y"));
+        const Model m = roundTrip(g, 17);
+        auto device = std::make_shared<SimulatedDevice>(uint64_t(1) << 30);
+        ExecutorOptions options;
+        options.backend = Backend::Cuda;
+        options.device = device;
+        auto cuda = Executor::create(m, options);
+        QVERIFY2(cuda.isOk(), cuda.status().message().c_str());
+        auto cpu = Executor::create(m, {});
+        std::mt19937_64 rng(5);
+        for (int64_t batch : {3, 3, 3, 5, 3}) {
+            RtTensor x0 = randomInput(DType::Float32, {batch, 16}, rng);
+            auto want = (*cpu)->run({x0});
+            auto got = (*cuda)->run({x0});
+            QVERIFY2(got.isOk(), got.status().message().c_str());
+            QVERIFY(worstError((*want)[0], (*got)[0]) < 1e-5);
+        }
+        // batch 3: measured, captured + replayed, replayed; batch 5: measured; batch 3: replayed.
+        QCOMPARE(device->counters().replays, int64_t(3));
+        QVERIFY((*cuda)->lastTransfers().graphReplayed);
+        QCOMPARE((*cuda)->lastTransfers().copies, 2);  // the input in, the output out
+
+        options.cudaGraphs = false;
+        auto plain = Executor::create(m, options);
+        for (int i = 0; i < 3; ++i) QVERIFY((*plain)->run({randomInput(DType::Float32, {3, 16}, rng)}).isOk());
+        QVERIFY(!(*plain)->lastTransfers().graphReplayed);
+        QCOMPARE(device->counters().replays, int64_t(3));
+    }
+
+    // Out of device memory names the node and the bytes; nothing crashes.
+    void outOfDeviceMemoryIsOneLine() {
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape({Dim::known(256), Dim::known(256)}));
+        ValueId w = g.initializer(randomFloatTensor("w", {256, 256}, 3, 1.f));
+        g.output(g.op("MatMul", {x, w}, "big_product"));
+        const Model m = roundTrip(g, 17);
+        // Room for the input and the weights (256 KiB each), not for the product.
+        ExecutorOptions options;
+        options.backend = Backend::Cuda;
+        options.device = makeSimulatedDevice(600 * 1024);
+        auto cuda = Executor::create(m, options);
+        QVERIFY(cuda.isOk());
+        std::mt19937_64 rng(1);
+        auto r = (*cuda)->run({randomInput(DType::Float32, {256, 256}, rng)});
+        QVERIFY(!r.isOk());
+        const std::string& msg = r.status().message();
+        QVERIFY2(msg.find("node '") != std::string::npos && msg.find("(MatMul)") != std::string::npos, msg.c_str());
+        QVERIFY2(msg.find("out of device memory: asked for 262144 bytes") != std::string::npos, msg.c_str());
+        QVERIFY(msg.find('\n') == std::string::npos);
+    }
+
+    // The simulated device refuses a launch whose extent runs past its allocation.
+    void boundsAreChecked() {
+        SimulatedDevice device(1 << 20);
+        auto a = device.allocate(64 * sizeof(float));
+        auto b = device.allocate(32 * sizeof(float));
+        QVERIFY(a.isOk() && b.isOk());
+        DeviceLaunch l;
+        l.kind = DeviceKernelKind::Copy;
+        l.copy.src = *a;
+        l.copy.dst = *b;
+        l.copy.srcType = l.copy.dstType = dk::ElemType::F32;
+        l.copy.rank = 1;
+        l.copy.dims[0] = 64;
+        l.copy.srcStrides[0] = l.copy.dstStrides[0] = 1;
+        l.copy.count = 64;
+        l.extents = {{*a, 64 * sizeof(float), false, "input"}, {*b, 64 * sizeof(float), true, "output"}};
+        l.geometry = dk::elementGeometry(64);
+        const Status s = device.launch(l);
+        QVERIFY(!s.isOk());
+        QVERIFY2(s.message().find("output: 256 bytes at offset 0 overrun a 128-byte allocation") != std::string::npos,
+                 s.message().c_str());
+        float host[4] = {};
+        QVERIFY(!device.copyToHost(host, static_cast<char*>(*b) + 120, 16).isOk());
+        QVERIFY(!device.copyToDevice(host, host, 16).isOk());  // a host pointer is not device memory
+        GemmCall call;
+        call.m = 4;
+        call.n = 4;
+        call.k = 4;
+        call.lda = 4;
+        call.ldb = 4;
+        call.ldc = 4;
+        call.a = *a;
+        call.b = *a;
+        call.c = *b;
+        call.batch = 3;
+        call.strideA = call.strideB = 0;
+        call.strideC = 16;  // three 4x4 results need 48 floats; b holds 32
+        const Status g = device.gemm(call);
+        QVERIFY2(!g.isOk() && g.message().find("cublasLtMatmul: C:") != std::string::npos, g.message().c_str());
+        device.release(*a);
+        device.release(*b);
+        QCOMPARE(int(device.liveAllocations()), 0);
+    }
+
+    // Row-major products as cuBLASLt's column-major ones: operands swapped, each read as its
+    // own transpose; epilogues fused where cuBLASLt has them.
+    void gemmDescriptions() {
+        GemmCall c;
+        c.m = 3;
+        c.n = 5;
+        c.k = 7;
+        c.lda = 7;
+        c.ldb = 5;
+        c.ldc = 5;
+        c.a = c.b = reinterpret_cast<const void*>(0x100);
+        c.c = reinterpret_cast<void*>(0x200);
+        auto p = describeForLt(c);
+        QVERIFY(p.isOk());
+        QCOMPARE(p->m, int64_t(5));
+        QCOMPARE(p->n, int64_t(3));
+        QVERIFY(!p->transA && !p->transB);
+        QCOMPARE(p->a.rows, uint64_t(5));
+        QCOMPARE(p->a.cols, uint64_t(7));
+        QCOMPARE(p->a.ld, int64_t(5));
+        QCOMPARE(p->b.rows, uint64_t(7));
+        QCOMPARE(p->b.cols, uint64_t(3));
+        QCOMPARE(p->c.rows, uint64_t(5));
+        QCOMPARE(p->c.cols, uint64_t(3));
+        QCOMPARE(std::string(ltEpilogueName(p->epilogue)), std::string("CUBLASLT_EPILOGUE_DEFAULT"));
+        c.transA = true;  // A stored 7 x 3
+        c.lda = 3;
+        c.transB = true;  // B stored 5 x 7
+        c.ldb = 7;
+        c.bias = reinterpret_cast<const void*>(0x300);
+        c.act = dk::Act::Relu;
+        p = describeForLt(c);
+        QVERIFY(p.isOk());
+        QVERIFY(p->transA && p->transB);
+        QCOMPARE(p->a.rows, uint64_t(7));
+        QCOMPARE(p->a.ld, int64_t(7));
+        QCOMPARE(p->b.rows, uint64_t(3));
+        QCOMPARE(p->b.ld, int64_t(3));
+        QCOMPARE(std::string(ltEpilogueName(p->epilogue)), std::string("CUBLASLT_EPILOGUE_RELU_BIAS"));
+        c.act = dk::Act::Gelu;  // erf GELU: cuBLASLt's is the tanh form
+        QVERIFY(!describeForLt(c).isOk());
+        c.lda = 2;
+        c.act = dk::Act::None;
+        QVERIFY(!describeForLt(c).isOk());
+
+        // MatMul plans: folded batches, strided batches, broadcast A, mixed broadcasting.
+        auto folded = planMatMul({4, 3, 7}, {7, 5}, nullptr, {});
+        QVERIFY(folded.isOk());
+        QCOMPARE(int(folded->calls.size()), 1);
+        QCOMPARE(folded->calls[0].call.m, int64_t(12));
+        QCOMPARE(folded->outputDims, (std::vector<int64_t>{4, 3, 5}));
+        auto strided = planMatMul({4, 3, 7}, {4, 7, 5}, nullptr, {});
+        QCOMPARE(strided->calls[0].call.batch, int64_t(4));
+        QCOMPARE(strided->calls[0].call.strideA, int64_t(21));
+        QCOMPARE(strided->calls[0].call.strideB, int64_t(35));
+        QCOMPARE(strided->calls[0].call.strideC, int64_t(15));
+        auto broadcastA = planMatMul({3, 7}, {4, 7, 5}, nullptr, {});
+        QCOMPARE(broadcastA->calls[0].call.strideA, int64_t(0));
+        auto mixed = planMatMul({2, 1, 3, 7}, {1, 4, 7, 5}, nullptr, {});
+        QCOMPARE(int(mixed->calls.size()), 8);
+        QCOMPARE(mixed->calls[5].aOffset, int64_t(21));      // batch (1, 1): A's second matrix
+        QCOMPARE(mixed->calls[5].bOffset, int64_t(1 * 35));  // B's second matrix
+        QCOMPARE(mixed->calls[5].cOffset, int64_t(5 * 15));
+        QVERIFY(!planMatMul({3, 7}, {6, 5}, nullptr, {}).isOk());
+        GemmAttributes gelu;
+        gelu.activation.kind = dk::Act::Gelu;
+        auto withGelu = planMatMul({3, 7}, {7, 5}, nullptr, gelu);
+        QVERIFY(withGelu->separateEpilogue);
+        QVERIFY(withGelu->calls[0].call.act == dk::Act::None);
+        std::vector<int64_t> biasDims{5};
+        GemmAttributes relu;
+        relu.activation.kind = dk::Act::Relu;
+        auto withRelu = planMatMul({3, 7}, {7, 5}, &biasDims, relu);
+        QVERIFY(!withRelu->separateEpilogue && withRelu->biasInEpilogue);
+        QVERIFY(withRelu->calls[0].call.act == dk::Act::Relu);
+    }
+
+    // Launch geometry covers every element and row, within the hardware's limits.
+    void launchGeometry() {
+        for (int64_t count : {int64_t(1), int64_t(255), int64_t(256), int64_t(257), int64_t(1) << 20, int64_t(3) << 30}) {
+            const auto g = dk::elementGeometry(count);
+            QVERIFY(g.grid >= 1 && g.grid <= 65535 && g.block == 256);
+            QVERIFY(g.grid * g.block >= std::min<int64_t>(count, 65535 * 256));
+        }
+        for (int64_t rows : {int64_t(1), int64_t(3), int64_t(4), int64_t(5), int64_t(100000)}) {
+            const auto g = dk::rowGeometry(rows);
+            QVERIFY(g.grid * (g.block / dk::kLanes) >= rows);
+            QVERIFY((g.grid - 1) * (g.block / dk::kLanes) < rows);
+        }
+    }
+
+    // The capability table and the kernels tie together: every kernel's op is claimed by
+    // the table, and the table's ops without a kernel yet are exactly those listed here (they
+    // run on the CPU); a kernel that lands must take its op off this list.
+    void capabilityTableMatchesKernels() {
+        const CapabilityTable& table = CapabilityTable::cuda();
+        const auto ops = KernelRegistry::cuda().ops(Backend::Cuda);
+        for (const std::string& op : ops) {
+            const size_t dot = op.rfind('.');
+            const std::string domain = dot == std::string::npos ? "" : op.substr(0, dot);
+            const std::string name = dot == std::string::npos ? op : op.substr(dot + 1);
+            QVERIFY2(table.find(domain, name), ("kernel without a table entry: " + op).c_str());
+        }
+        const std::set<std::string> notYet{
+            "AveragePool", "BatchNormalization", "Constant", "ConstantOfShape", "Conv", "Equal", "Expand", "Gather",
+            "GlobalAveragePool", "If", "Loop", "MatMulInteger", "MaxPool", "NonZero", "Pad", "QLinearMatMul",
+            "ReduceMax", "ReduceMean", "ReduceSum", "Resize", "Scan", "Shape", "Slice", "Split", "Where",
+            "ai.fusescope.Attention", "ai.fusescope.FusedConv", "ai.fusescope.FusedGemm", "ai.fusescope.SkipLayerNorm"};
+        std::set<std::string> missing;
+        for (const std::string& entry : table.entries())
+            if (std::find(ops.begin(), ops.end(), entry) == ops.end()) missing.insert(entry);
+        std::string diff;
+        for (const auto& m : missing)
+            if (!notYet.count(m)) diff += " +" + m;
+        for (const auto& n : notYet)
+            if (!missing.count(n)) diff += " -" + n;
+        QVERIFY2(diff.empty(), ("table ops without a kernel differ from the list:" + diff).c_str());
+    }
+
+    // Without a GPU, asking for one is a one-line reason, never a crash.
+    void noDeviceIsOneLine() {
+        if (onGpu()) QSKIP("a GPU is present");
+        auto device = openCudaDevice();
+        if (device.isOk()) QSKIP("this machine has a CUDA device");
+        const std::string& msg = device.status().message();
+        QVERIFY(!msg.empty() && msg.find('\n') == std::string::npos);
+        qInfo("%s", msg.c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCudaBackend)
+#include "tst_cuda_backend.moc"
