@@ -33,6 +33,13 @@ ldd "$cli" | while read -r name arrow path _; do
   cp -L "$path" "$root/lib/$name"
 done
 
+# The CUDA device plugin, when this build has one: it opens the GPU through the host's
+# driver and cuBLASLt (lib/ is where fusescope-cli looks for it).
+plugin="$(dirname "$cli")/libfsc_cuda_device.so"
+if [ -f "$plugin" ]; then
+  cp "$plugin" "$root/lib/libfsc_cuda_device.so"
+fi
+
 patchelf --set-rpath '$ORIGIN/lib' "$root/fusescope-cli"
 for lib in "$root"/lib/*; do
   patchelf --set-rpath '$ORIGIN' "$lib"

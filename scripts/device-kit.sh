@@ -3,8 +3,9 @@
 # machine in one command, as one self-contained tarball (at most 48 MiB).
 #   scripts/device-kit.sh OUTDIR [BUILD_DIR]     (BUILD_DIR: a built dev preset, default build)
 # writes OUTDIR/fusescope-device-kit.tar.gz holding fusescope-device-kit/:
-#   fusescope-cli, lib/ (every library it needs but glibc's and CUDA's), models/ (the sample
-#   and the good fixture models), run.sh (the entry script: `run.sh STAGE|all [--out DIR]`).
+#   fusescope-cli, lib/ (every library it and the tests need but glibc's and CUDA's, and the
+#   CUDA device plugin), tests/ (the CUDA backend's test binary), models/ (the sample and the
+#   good fixture models), run.sh (the entry script: `run.sh STAGE|all [--out DIR]`).
 # CUDA's libraries come from the GPU machine (its toolkit, or PyTorch's nvidia/*/lib).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,9 +23,28 @@ bash "$src/packaging/make_cli_bundle.sh" "$cli" "$work" "$src/resources/models/s
 kit=$work/fusescope-device-kit
 mv "$work/fusescope-cli" "$kit"
 rm -f "$kit/README.txt"
+# The CUDA backend's tests, run there with FUSESCOPE_TEST_DEVICE=gpu, with the libraries
+# they need beyond the CLI's (Qt's core and test libraries).
+test_bin=$build/tests/tst_cuda_backend
+[ -x "$test_bin" ] || { echo "device-kit: $test_bin is not built (cmake --build --preset dev)" >&2; exit 1; }
+mkdir -p "$kit/tests"
+cp "$test_bin" "$kit/tests/"
+ldd "$test_bin" | while read -r name arrow path _; do
+  [ "$arrow" = "=>" ] || continue
+  case "$name" in
+    linux-vdso.so*|ld-linux*|libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|libresolv.so*) continue ;;
+    libcuda.so*|libcudart.so*|libcublas*|libcudnn*|libnvrtc*|libnccl*|libcupti*) continue ;;
+  esac
+  [ -e "$kit/lib/$name" ] || cp -L "$path" "$kit/lib/$name"
+done
+patchelf --set-rpath '$ORIGIN/../lib' "$kit/tests/tst_cuda_backend"
+for lib in "$kit"/lib/*; do patchelf --set-rpath '$ORIGIN' "$lib"; done
 # Debug information would take the kit past its size: the kit is for running, not debugging.
-strip --strip-unneeded "$kit/fusescope-cli" "$kit"/lib/*
-[ -d "$build/tests/fixtures/good" ] && cp -r "$build/tests/fixtures/good" "$kit/models/fixtures"
+strip --strip-unneeded "$kit/fusescope-cli" "$kit"/lib/* "$kit/tests/tst_cuda_backend"
+if [ -d "$build/tests/fixtures/good" ]; then
+  mkdir -p "$kit/models/fixtures"
+  cp -r "$build/tests/fixtures/good" "$kit/models/fixtures/good"
+fi
 cp "$src/packaging/device_kit/run.sh" "$kit/run.sh"
 chmod +x "$kit/run.sh"
 "$cli" --version | head -1 >"$kit/VERSION"

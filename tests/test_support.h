@@ -13,13 +13,24 @@
 
 namespace fsc::test {
 
+// The fixtures' folder: the build's, or $FUSESCOPE_FIXTURE_DIR where the tests run away
+// from their build (the device kit).
+inline QString fixtureDir() {
+    const QByteArray moved = qgetenv("FUSESCOPE_FIXTURE_DIR");
+    return moved.isEmpty() ? QStringLiteral(FSC_FIXTURE_DIR) : QString::fromLocal8Bit(moved);
+}
+inline QString sampleModel() {
+    const QByteArray moved = qgetenv("FUSESCOPE_SAMPLE_MODEL");
+    return moved.isEmpty() ? QStringLiteral(FSC_SAMPLE_MODEL) : QString::fromLocal8Bit(moved);
+}
+
 inline std::filesystem::path fixture(const std::string& relative) {
-    return std::filesystem::path(FSC_FIXTURE_DIR) / relative;
+    return std::filesystem::path(fixtureDir().toStdString()) / relative;
 }
 
 inline QStringList goodFixtures() {
     QStringList files;
-    QDir dir(QStringLiteral(FSC_FIXTURE_DIR "/good"));
+    QDir dir(fixtureDir() + QStringLiteral("/good"));
     for (const QString& f : dir.entryList({QStringLiteral("*.onnx")}, QDir::Files, QDir::Name))
         files << dir.filePath(f);
     files << dir.filePath(QStringLiteral("external/model.onnx"));
@@ -34,7 +45,7 @@ inline void addGoodFixtureRows() {
 
 // bad/cases.json: file name -> regular expression its error message must match.
 inline QJsonObject badCases() {
-    QFile f(QStringLiteral(FSC_FIXTURE_DIR "/bad/cases.json"));
+    QFile f(fixtureDir() + QStringLiteral("/bad/cases.json"));
     if (!f.open(QIODevice::ReadOnly)) return {};
     return QJsonDocument::fromJson(f.readAll()).object();
 }

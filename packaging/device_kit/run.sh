@@ -5,6 +5,10 @@
 # Stages:
 #   1  the device and the libraries: driver, GPU, the CUDA libraries found (the toolkit, or
 #      PyTorch's nvidia/*/lib folders), what fusescope-cli sees.
+#   2  correctness: every CUDA kernel against the CPU backend on random, odd, broadcast and
+#      empty shapes, every fixture model CUDA against CPU (tests/tst_cuda_backend on the GPU),
+#      the kernels again under compute-sanitizer memcheck, and the sample model through
+#      fusescope-cli run --backend cuda against --backend cpu.
 # Exit status: 0 when every stage run passed, 1 when one failed, 3 when there is no usable
 # CUDA device (no driver, no GPU): the summary says why. 64 for a bad command line.
 set -uo pipefail
@@ -13,11 +17,11 @@ stage="" out=$here
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=${2:?--out needs DIR}; shift 2 ;;
-    1|all) stage=$1; shift ;;
-    *) echo "usage: run.sh 1|all [--out DIR]" >&2; exit 64 ;;
+    1|2|all) stage=$1; shift ;;
+    *) echo "usage: run.sh 1|2|all [--out DIR]" >&2; exit 64 ;;
   esac
 done
-[ -n "$stage" ] || { echo "usage: run.sh 1|all [--out DIR]" >&2; exit 64; }
+[ -n "$stage" ] || { echo "usage: run.sh 1|2|all [--out DIR]" >&2; exit 64; }
 mkdir -p "$out"
 cli=$here/fusescope-cli
 
@@ -79,11 +83,83 @@ stage1() {
   case "$status" in passed) return 0 ;; no_device) return 3 ;; *) return 1 ;; esac
 }
 
+stage2() {
+  local tests=$here/tests/tst_cuda_backend status=passed reason="" totals sanitizer="not run" cli_check
+  export FUSESCOPE_FIXTURE_DIR=$here/models/fixtures FUSESCOPE_SAMPLE_MODEL=$here/models/sample.onnx
+  FUSESCOPE_TEST_DEVICE=gpu timeout 420 "$tests" -o "$out/stage2-tests.txt,txt" -o "$out/stage2-tests.xml,junitxml" >/dev/null 2>&1
+  local test_rc=$?
+  totals=$(grep '^Totals:' "$out/stage2-tests.txt" 2>/dev/null || echo "no totals (exit $test_rc)")
+  if [ "$test_rc" -ne 0 ]; then
+    status=failed
+    reason="tst_cuda_backend: $totals; first failures: $(grep -m3 '^FAIL!' "$out/stage2-tests.txt" | tr '\n' ' ')"
+  fi
+  # The kernels once more under memcheck: out-of-bounds and misaligned accesses, leaks of
+  # device memory, errors the launches returned.
+  local cs
+  cs=$(command -v compute-sanitizer || ls "${CUDA_HOME:-/usr/local/cuda}"/bin/compute-sanitizer 2>/dev/null || true)
+  if [ -n "$cs" ]; then
+    FUSESCOPE_TEST_DEVICE=gpu timeout 300 "$cs" --tool memcheck --leak-check full --error-exitcode 9 \
+      "$tests" singleOps fallbackCopiesAreExplicit >"$out/stage2-memcheck.txt" 2>&1
+    local cs_rc=$?
+    sanitizer=$(grep -m1 'ERROR SUMMARY' "$out/stage2-memcheck.txt" || echo "exit $cs_rc")
+    if [ "$cs_rc" -ne 0 ]; then status=failed; reason="${reason:+$reason; }compute-sanitizer: $sanitizer"; fi
+  fi
+  # The CLI end to end: the plugin found beside it, outputs as the CPU's.
+  cli_check=$("$cli" run "$here/models/sample.onnx" --backend cuda --iterations 20 --warmup 3 --json >"$out/stage2-cli-cuda.json" 2>"$out/stage2-cli.err" &&
+              "$cli" run "$here/models/sample.onnx" --json >"$out/stage2-cli-cpu.json" 2>>"$out/stage2-cli.err" &&
+              python3 - "$out/stage2-cli-cpu.json" "$out/stage2-cli-cuda.json" <<'PY'
+import json, sys
+cpu, cuda = (json.load(open(p)) for p in sys.argv[1:3])
+worst = 0.0
+for a, b in zip(cpu["outputs"], cuda["outputs"]):
+    for key in ("min", "max", "mean"):
+        worst = max(worst, abs(a[key] - b[key]) / max(1.0, abs(a[key])))
+dev = cuda.get("device", {})
+print("sample.onnx: outputs within %.2g of the CPU's; %s steps on %s, graph replayed: %s, median %.3f ms" %
+      (worst, dev.get("steps_on_device"), dev.get("name"), dev.get("cuda_graph_replayed"), cuda["latency_ms"]["median"]))
+sys.exit(0 if worst <= 1e-4 else 1)
+PY
+  ) || { status=failed; reason="${reason:+$reason; }fusescope-cli run --backend cuda: $(head -c 300 "$out/stage2-cli.err") $cli_check"; }
+  {
+    printf '{"stage": 2, "name": "kernels and models against the CPU", "status": "%s", "reason": %s,\n' "$status" "$(json_string "$reason")"
+    printf ' "tests": %s,\n "memcheck": %s,\n "cli": %s}\n' "$(json_string "$totals")" "$(json_string "$sanitizer")" "$(json_string "$cli_check")"
+  } >"$out/stage2.json"
+  {
+    echo "stage 2, kernels and models against the CPU: $status${reason:+ ($reason)}"
+    echo "  tst_cuda_backend on the GPU: $totals"
+    echo "  compute-sanitizer memcheck:  $sanitizer"
+    echo "  fusescope-cli:               $cli_check"
+  } >"$out/stage2.txt"
+  [ "$status" = passed ]
+}
+
 rc=0
-stage1 || rc=$?
-# Later stages (kernels against their CPU twins, CUPTI, the benchmark) join here as the CUDA
-# backend is built; without a device nothing after stage 1 can run.
-{ echo "{\"kit\": $(json_string "$(cat "$here/VERSION" 2>/dev/null)"), \"exit\": $rc, \"stages\": ["; cat "$out/stage1.json"; echo "]}"; } >"$out/summary.json"
-cat "$out/stage1.txt" >"$out/summary.txt"
+ran=()
+if [ "$stage" = 1 ] || [ "$stage" = all ]; then
+  stage1 || rc=$?
+  ran+=(1)
+fi
+# Later stages need a device: without one they are not attempted.
+if [ "$rc" -ne 3 ] && { [ "$stage" = 2 ] || [ "$stage" = all ]; }; then
+  if ! "$cli" devices 2>/dev/null | grep -q '^cuda:'; then
+    rc=3
+    [ -f "$out/stage1.txt" ] || stage1 >/dev/null 2>&1
+    ran+=(1)
+  else
+    stage2 || rc=1
+    ran+=(2)
+  fi
+fi
+{
+  echo "{\"kit\": $(json_string "$(cat "$here/VERSION" 2>/dev/null)"), \"exit\": $rc, \"stages\": ["
+  first=1
+  for n in "${ran[@]}"; do
+    [ $first = 1 ] || echo ","
+    first=0
+    cat "$out/stage$n.json"
+  done
+  echo "]}"
+} >"$out/summary.json"
+for n in "${ran[@]}"; do cat "$out/stage$n.txt"; done >"$out/summary.txt"
 cat "$out/summary.txt"
 exit "$rc"

@@ -271,7 +271,7 @@ private slots:
     void fixtureModelsMatchCpu_data() {
         QTest::addColumn<QString>("path");
         for (const QString& p : test::goodFixtures()) QTest::newRow(qPrintable(QFileInfo(p).fileName())) << p;
-        QTest::newRow("sample.onnx") << QStringLiteral(FSC_SAMPLE_MODEL);
+        QTest::newRow("sample.onnx") << test::sampleModel();
     }
     void fixtureModelsMatchCpu() {
         QFETCH(QString, path);

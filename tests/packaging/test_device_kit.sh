@@ -34,3 +34,26 @@ grep -q "stage 1, device and libraries: " "$work/out/summary.txt" || fail "summa
 set +e
 bash "$kit/run.sh" 9 >/dev/null 2>&1
 [ $? = 64 ] || fail "an unknown stage is not a usage error"
+
+# Every stage without a device: stage 1 says why, the later stages are not attempted.
+set +e
+env -i PATH=/usr/bin:/bin HOME="$work" bash "$kit/run.sh" all --out "$work/all" >/dev/null 2>&1
+rc=$?
+set -e
+if [ "$rc" = 3 ]; then
+  python3 - "$work/all/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["exit"] == 3 and [st["stage"] for st in s["stages"]] == [1], s
+PY
+fi
+
+# The kit's CUDA backend tests run from the unpacked kit with its own libraries, here on
+# the simulated device (on a GPU machine run.sh 2 runs them with FUSESCOPE_TEST_DEVICE=gpu).
+[ -f "$kit/lib/libfsc_cuda_device.so" ] || [ ! -f "$build/app/libfsc_cuda_device.so" ] || fail "the kit lacks the CUDA device plugin"
+env -i PATH=/usr/bin:/bin HOME="$work" FUSESCOPE_FIXTURE_DIR="$kit/models/fixtures" \
+  FUSESCOPE_SAMPLE_MODEL="$kit/models/sample.onnx" "$kit/tests/tst_cuda_backend" >"$work/kit-tests.txt" 2>&1 ||
+  { tail -20 "$work/kit-tests.txt"; fail "tst_cuda_backend from the kit failed on the simulated device"; }
+contains() { grep "$@" >/dev/null; }
+contains -E '^Totals: [0-9]+ passed, 0 failed' "$work/kit-tests.txt" || fail "no totals from the kit's tests"
+echo "device kit: $(grep '^Totals' "$work/kit-tests.txt")"

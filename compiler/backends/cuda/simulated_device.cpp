@@ -70,17 +70,6 @@ void rowWarps(const dk::LaunchGeometry& g, int64_t rows, Body body) {
 
 }  // namespace
 
-const char* deviceKernelName(DeviceKernelKind kind) {
-    switch (kind) {
-        case DeviceKernelKind::Elementwise: return "fsc_elementwise";
-        case DeviceKernelKind::BiasActivation: return "fsc_bias_activation";
-        case DeviceKernelKind::Copy: return "fsc_strided_copy";
-        case DeviceKernelKind::Softmax: return "fsc_softmax_rows";
-        case DeviceKernelKind::Norm: return "fsc_norm_rows";
-    }
-    return "fsc_unknown";
-}
-
 void runCpuTwin(const DeviceLaunch& l) {
     switch (l.kind) {
         case DeviceKernelKind::Elementwise:
@@ -99,38 +88,6 @@ void runCpuTwin(const DeviceLaunch& l) {
             rowWarps(l.geometry, l.norm.rows, [&](int64_t row) { runNormRow(l.norm, row); });
             return;
     }
-}
-
-Status checkGemmCall(const GemmCall& c) {
-    auto bad = [&](const std::string& why) {
-        return Status(ErrorCode::Internal, "GEMM " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
-                                               std::to_string(c.k) + ": " + why);
-    };
-    if (c.m < 0 || c.n < 0 || c.k < 0 || c.batch < 1) return bad("negative size or empty batch");
-    if (c.type != dk::ElemType::F32 && c.type != dk::ElemType::F16 && c.type != dk::ElemType::BF16)
-        return bad("element type is not float32, float16 or bfloat16");
-    if (c.lda < std::max<int64_t>(1, c.transA ? c.m : c.k)) return bad("lda " + std::to_string(c.lda) + " is too small");
-    if (c.ldb < std::max<int64_t>(1, c.transB ? c.k : c.n)) return bad("ldb " + std::to_string(c.ldb) + " is too small");
-    if (c.ldc < std::max<int64_t>(1, c.n)) return bad("ldc " + std::to_string(c.ldc) + " is too small");
-    if (c.strideA < 0 || c.strideB < 0 || c.strideC < 0) return bad("negative batch stride");
-    if (c.batch > 1 && c.strideC < c.m * c.ldc) return bad("batches of C overlap");
-    return Status::ok();
-}
-
-std::vector<DeviceExtent> gemmExtents(const GemmCall& c) {
-    const size_t e = size_t(dk::elemBytes(c.type));
-    auto span = [&](int64_t rows, int64_t cols, int64_t ld, int64_t stride) -> size_t {
-        if (rows == 0 || cols == 0) return 0;
-        return size_t((c.batch - 1) * stride + (rows - 1) * ld + cols) * e;
-    };
-    std::vector<DeviceExtent> x;
-    if (c.m && c.n && c.k) {
-        x.push_back({c.a, span(c.transA ? c.k : c.m, c.transA ? c.m : c.k, c.lda, c.strideA), false, "A"});
-        x.push_back({c.b, span(c.transB ? c.n : c.k, c.transB ? c.k : c.n, c.ldb, c.strideB), false, "B"});
-    }
-    x.push_back({c.c, span(c.m, c.n, c.ldc, c.strideC), true, "C"});
-    if (c.bias) x.push_back({c.bias, size_t(c.n) * e, false, "bias"});
-    return x;
 }
 
 void referenceGemm(const GemmCall& c) {

@@ -6,13 +6,15 @@
 #include <cstdint>
 #include <cstring>
 
+#include <cmath>
+
+#include "compiler/runtime/half.h"
+
 #if defined(__CUDACC__)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #define FSC_HD __host__ __device__ __forceinline__
 #else
-#include <cmath>
-#include "compiler/runtime/half.h"
 #define FSC_HD inline
 #endif
 

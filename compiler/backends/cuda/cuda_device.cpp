@@ -1,0 +1,296 @@
+// The real device: one GPU, one stream, cuBLASLt for GEMMs and the kernels of
+// kernels/device_kernels.cu for the rest. Built as the plugin libfsc_cuda_device.so
+// (device_loader.cpp opens it), so only machines that run it need the CUDA libraries.
+// Every CUDA error becomes one line naming the call; nothing aborts.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "compiler/backends/cuda/device.h"
+#include "compiler/backends/cuda/gemm_lowering.h"
+#include "compiler/backends/cuda/kernels/device_kernels.h"
+
+namespace fsc {
+namespace {
+
+Status cudaFailure(const char* what, cudaError_t e) {
+    return Status(ErrorCode::Internal, std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+}
+Status ltFailure(const char* what, cublasStatus_t s) {
+    return Status(ErrorCode::Internal, std::string(what) + ": cuBLASLt status " + std::to_string(int(s)));
+}
+#define FSC_CUDA(call)                                              \
+    do {                                                            \
+        if (cudaError_t e_ = (call); e_ != cudaSuccess) return cudaFailure(#call, e_); \
+    } while (0)
+#define FSC_LT(call)                                                \
+    do {                                                            \
+        if (cublasStatus_t s_ = (call); s_ != CUBLAS_STATUS_SUCCESS) return ltFailure(#call, s_); \
+    } while (0)
+
+cudaDataType_t ltType(dk::ElemType t) {
+    return t == dk::ElemType::F16 ? CUDA_R_16F : t == dk::ElemType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+cublasLtEpilogue_t ltEpilogue(LtEpilogue e) {
+    switch (e) {
+        case LtEpilogue::Relu: return CUBLASLT_EPILOGUE_RELU;
+        case LtEpilogue::Bias: return CUBLASLT_EPILOGUE_BIAS;
+        case LtEpilogue::ReluBias: return CUBLASLT_EPILOGUE_RELU_BIAS;
+        case LtEpilogue::Gelu: return CUBLASLT_EPILOGUE_GELU;
+        case LtEpilogue::GeluBias: return CUBLASLT_EPILOGUE_GELU_BIAS;
+        default: return CUBLASLT_EPILOGUE_DEFAULT;
+    }
+}
+
+// RAII for cuBLASLt's descriptors.
+struct LtDescriptors {
+    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    ~LtDescriptors() {
+        if (a) cublasLtMatrixLayoutDestroy(a);
+        if (b) cublasLtMatrixLayoutDestroy(b);
+        if (c) cublasLtMatrixLayoutDestroy(c);
+        if (op) cublasLtMatmulDescDestroy(op);
+    }
+};
+
+class CudaDevice : public Device {
+public:
+    ~CudaDevice() override {
+        for (auto& [id, exec] : m_graphs) cudaGraphExecDestroy(exec);
+        if (m_staging) cudaFreeHost(m_staging);
+        if (m_workspace) cudaFree(m_workspace);
+        if (m_lt) cublasLtDestroy(m_lt);
+        if (m_stream) cudaStreamDestroy(m_stream);
+    }
+
+    Status open(int index) {
+        FSC_CUDA(cudaSetDevice(index));
+        cudaDeviceProp prop{};
+        FSC_CUDA(cudaGetDeviceProperties(&prop, index));
+        m_index = index;
+        m_name = prop.name;
+        FSC_CUDA(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
+        FSC_LT(cublasLtCreate(&m_lt));
+        FSC_CUDA(cudaMalloc(&m_workspace, kWorkspaceBytes));
+        return Status::ok();
+    }
+
+    std::string name() const override { return m_name; }
+    bool simulated() const override { return false; }
+    DeviceMemoryInfo memory() const override {
+        size_t freeBytes = 0, total = 0;
+        cudaSetDevice(m_index);
+        cudaMemGetInfo(&freeBytes, &total);
+        return {freeBytes, total};
+    }
+
+    Result<void*> allocate(size_t bytes) override {
+        cudaSetDevice(m_index);
+        void* p = nullptr;
+        const cudaError_t e = cudaMalloc(&p, std::max<size_t>(bytes, 1));
+        if (e == cudaErrorMemoryAllocation) {
+            cudaGetLastError();  // clears the sticky-free error so later calls work
+            return Status(ErrorCode::Unsupported, "out of device memory: asked for " + std::to_string(bytes) +
+                                                      " bytes, " + std::to_string(memory().freeBytes) + " free");
+        }
+        if (e != cudaSuccess) return cudaFailure("cudaMalloc", e);
+        return p;
+    }
+    void release(void* ptr) override {
+        if (ptr) cudaFree(ptr);
+    }
+
+    // Pageable host memory goes through a pinned staging buffer in chunks, so copies run at
+    // full PCIe speed and finish before the call returns.
+    Status copyToDevice(void* dst, const void* src, size_t bytes) override {
+        std::lock_guard lock(m_mutex);
+        FSC_RETURN_IF_ERROR(ensureStaging());
+        for (size_t done = 0; done < bytes;) {
+            const size_t n = std::min(kStagingBytes, bytes - done);
+            std::memcpy(m_staging, static_cast<const char*>(src) + done, n);
+            FSC_CUDA(cudaMemcpyAsync(static_cast<char*>(dst) + done, m_staging, n, cudaMemcpyHostToDevice, m_stream));
+            FSC_CUDA(cudaStreamSynchronize(m_stream));
+            done += n;
+        }
+        return Status::ok();
+    }
+    Status copyToHost(void* dst, const void* src, size_t bytes) override {
+        std::lock_guard lock(m_mutex);
+        FSC_RETURN_IF_ERROR(ensureStaging());
+        for (size_t done = 0; done < bytes;) {
+            const size_t n = std::min(kStagingBytes, bytes - done);
+            FSC_CUDA(cudaMemcpyAsync(m_staging, static_cast<const char*>(src) + done, n, cudaMemcpyDeviceToHost, m_stream));
+            FSC_CUDA(cudaStreamSynchronize(m_stream));
+            std::memcpy(static_cast<char*>(dst) + done, m_staging, n);
+            done += n;
+        }
+        if (bytes == 0) FSC_CUDA(cudaStreamSynchronize(m_stream));
+        return Status::ok();
+    }
+    Status copyOnDevice(void* dst, const void* src, size_t bytes) override {
+        FSC_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, m_stream));
+        return Status::ok();
+    }
+    Status fill(void* dst, int byte, size_t bytes) override {
+        FSC_CUDA(cudaMemsetAsync(dst, byte, bytes, m_stream));
+        return Status::ok();
+    }
+
+    Status launch(const DeviceLaunch& l) override {
+        cudaError_t e = cudaSuccess;
+        switch (l.kind) {
+            case DeviceKernelKind::Elementwise: e = dk::launchElementwise(l.elementwise, l.geometry, m_stream); break;
+            case DeviceKernelKind::BiasActivation: e = dk::launchBiasActivation(l.biasAct, l.geometry, m_stream); break;
+            case DeviceKernelKind::Copy: e = dk::launchStridedCopy(l.copy, l.geometry, m_stream); break;
+            case DeviceKernelKind::Softmax: e = dk::launchSoftmaxRows(l.softmax, l.geometry, m_stream); break;
+            case DeviceKernelKind::Norm: e = dk::launchNormRows(l.norm, l.geometry, m_stream); break;
+        }
+        if (e != cudaSuccess) return cudaFailure(deviceKernelName(l.kind), e);
+        return Status::ok();
+    }
+
+    Status gemm(const GemmCall& call) override {
+        if (call.k == 0) {  // alpha * (empty product) is zero; cuBLASLt wants k >= 1
+            if (call.beta != 0.f || call.bias || call.act != dk::Act::None)
+                return Status(ErrorCode::Unsupported, "a GEMM with k = 0 and an epilogue");
+            for (int64_t i = 0; i < call.batch; ++i)
+                FSC_CUDA(cudaMemset2DAsync(static_cast<char*>(call.c) + i * call.strideC * dk::elemBytes(call.type),
+                                           size_t(call.ldc) * dk::elemBytes(call.type), 0,
+                                           size_t(call.n) * dk::elemBytes(call.type), size_t(call.m), m_stream));
+            return Status::ok();
+        }
+        auto plan = describeForLt(call);
+        if (!plan) return plan.status();
+        const cudaDataType_t type = ltType(call.type);
+        LtDescriptors d;
+        // float32 accumulates in float32 (no TF32: results match the CPU to 1e-4); the half types on tensor cores.
+        FSC_LT(cublasLtMatmulDescCreate(&d.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        const cublasOperation_t opA = plan->transA ? CUBLAS_OP_T : CUBLAS_OP_N, opB = plan->transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+        FSC_LT(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA));
+        FSC_LT(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB));
+        const cublasLtEpilogue_t epilogue = ltEpilogue(plan->epilogue);
+        FSC_LT(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
+        if (call.bias) {
+            const void* bias = call.bias;
+            FSC_LT(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+        }
+        auto layout = [&](cublasLtMatrixLayout_t* out, const LtMatrixLayout& m) -> Status {
+            FSC_LT(cublasLtMatrixLayoutCreate(out, type, m.rows, m.cols, m.ld));
+            if (plan->batch > 1) {
+                const int32_t count = plan->batch;
+                const int64_t stride = m.batchStride;
+                FSC_LT(cublasLtMatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
+                FSC_LT(cublasLtMatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+            }
+            return Status::ok();
+        };
+        FSC_RETURN_IF_ERROR(layout(&d.a, plan->a));
+        FSC_RETURN_IF_ERROR(layout(&d.b, plan->b));
+        FSC_RETURN_IF_ERROR(layout(&d.c, plan->c));
+        cublasLtMatmulAlgo_t algo{};
+        {
+            std::lock_guard lock(m_mutex);
+            auto cached = m_algorithms.find(plan->key);
+            if (cached != m_algorithms.end()) {
+                algo = cached->second;
+            } else {
+                cublasLtMatmulPreference_t pref = nullptr;
+                FSC_LT(cublasLtMatmulPreferenceCreate(&pref));
+                const uint64_t workspace = kWorkspaceBytes;
+                cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace);
+                cublasLtMatmulHeuristicResult_t result{};
+                int found = 0;
+                const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(m_lt, d.op, d.a, d.b, d.c, d.c, pref, 1, &result, &found);
+                cublasLtMatmulPreferenceDestroy(pref);
+                if (s != CUBLAS_STATUS_SUCCESS || found == 0)
+                    return Status(ErrorCode::Unsupported, "cuBLASLt has no algorithm for the GEMM " + plan->key);
+                algo = result.algo;
+                m_algorithms.emplace(plan->key, algo);
+            }
+        }
+        const float alpha = call.alpha, beta = call.beta;
+        // cuBLASLt's A is our B and its B our A (gemm_lowering.h).
+        FSC_LT(cublasLtMatmul(m_lt, d.op, &alpha, call.b, d.a, call.a, d.b, &beta, call.c, d.c, call.c, d.c, &algo,
+                              m_workspace, kWorkspaceBytes, m_stream));
+        return Status::ok();
+    }
+
+    Status synchronize() override {
+        FSC_CUDA(cudaStreamSynchronize(m_stream));
+        return Status::ok();
+    }
+
+    Status beginCapture() override {
+        FSC_CUDA(cudaStreamBeginCapture(m_stream, cudaStreamCaptureModeThreadLocal));
+        return Status::ok();
+    }
+    Result<int> endCapture() override {
+        cudaGraph_t graph = nullptr;
+        FSC_CUDA(cudaStreamEndCapture(m_stream, &graph));
+        cudaGraphExec_t exec = nullptr;
+        const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
+        cudaGraphDestroy(graph);
+        if (e != cudaSuccess) return cudaFailure("cudaGraphInstantiate", e);
+        std::lock_guard lock(m_mutex);
+        const int id = m_nextGraph++;
+        m_graphs[id] = exec;
+        return id;
+    }
+    Status replay(int graph) override {
+        cudaGraphExec_t exec = nullptr;
+        {
+            std::lock_guard lock(m_mutex);
+            auto it = m_graphs.find(graph);
+            if (it == m_graphs.end()) return Status(ErrorCode::Internal, "no CUDA graph " + std::to_string(graph));
+            exec = it->second;
+        }
+        FSC_CUDA(cudaGraphLaunch(exec, m_stream));
+        return Status::ok();
+    }
+    void dropGraph(int graph) override {
+        std::lock_guard lock(m_mutex);
+        auto it = m_graphs.find(graph);
+        if (it == m_graphs.end()) return;
+        cudaGraphExecDestroy(it->second);
+        m_graphs.erase(it);
+    }
+
+private:
+    static constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+    static constexpr size_t kStagingBytes = size_t(64) << 20;
+
+    Status ensureStaging() {
+        if (!m_staging) FSC_CUDA(cudaHostAlloc(&m_staging, kStagingBytes, cudaHostAllocDefault));
+        return Status::ok();
+    }
+
+    int m_index = 0;
+    std::string m_name;
+    cudaStream_t m_stream = nullptr;
+    cublasLtHandle_t m_lt = nullptr;
+    void* m_workspace = nullptr;
+    void* m_staging = nullptr;
+    std::mutex m_mutex;
+    std::map<std::string, cublasLtMatmulAlgo_t> m_algorithms;  // heuristics, cached per shape
+    std::map<int, cudaGraphExec_t> m_graphs;
+    int m_nextGraph = 1;
+};
+
+}  // namespace
+}  // namespace fsc
+
+extern "C" __attribute__((visibility("default"))) int fscCreateCudaDevice(int index, fsc::Device** out, char* error,
+                                                                          size_t errorBytes) {
+    auto device = std::make_unique<fsc::CudaDevice>();
+    const fsc::Status s = device->open(index);
+    if (!s.isOk()) {
+        std::snprintf(error, errorBytes, "%s", s.message().c_str());
+        return 1;
+    }
+    *out = device.release();
+    return 0;
+}

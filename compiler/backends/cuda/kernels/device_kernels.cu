@@ -1,0 +1,78 @@
+// The kernels of kernels/*.h on the GPU: each __global__ function is a thin shell around the
+// per-element or per-lane function the CPU twin (simulated_device.cpp) runs too, and the
+// host launcher below picks one by the launch's kind.
+#include <cuda_runtime.h>
+
+#include "compiler/backends/cuda/kernels/device_kernels.h"
+
+namespace fsc::dk {
+namespace {
+
+__device__ __forceinline__ int64_t firstIndex() { return int64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ int64_t gridStride() { return int64_t(gridDim.x) * blockDim.x; }
+
+__global__ void fscElementwise(const EwParams p) {
+    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) elementwiseElement(p, i);
+}
+__global__ void fscBiasActivation(const BiasActParams p) {
+    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) biasActElement(p, i);
+}
+__global__ void fscStridedCopy(const CopyParams p) {
+    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) copyElement(p, i);
+}
+
+// The butterfly the CPU twin mirrors lane by lane.
+__device__ __forceinline__ float warpMax(float v) {
+    for (int offset = kLanes / 2; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    return v;
+}
+__device__ __forceinline__ float warpSum(float v) {
+    for (int offset = kLanes / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+// One warp per row; a warp past the last row leaves as a whole, so the shuffles stay full.
+__global__ void fscSoftmaxRows(const SoftmaxParams p) {
+    const int lane = threadIdx.x % kLanes;
+    const int64_t row = int64_t(blockIdx.x) * (blockDim.x / kLanes) + threadIdx.x / kLanes;
+    if (row >= p.rows) return;
+    const float rowMax = warpMax(softmaxLaneMax(p, row, lane));
+    const float rowSum = warpSum(softmaxLaneSum(p, row, lane, rowMax));
+    softmaxLaneWrite(p, row, lane, rowMax, rowSum);
+}
+
+__global__ void fscNormRows(const NormParams p) {
+    const int lane = threadIdx.x % kLanes;
+    const int64_t row = int64_t(blockIdx.x) * (blockDim.x / kLanes) + threadIdx.x / kLanes;
+    if (row >= p.rows) return;
+    const float sum = warpSum(normLaneSum(p, row, lane));
+    const float mean = p.rms ? 0.f : sum / float(p.cols);
+    float meanSquare = sum / float(p.cols);
+    if (!p.rms) meanSquare = warpSum(normLaneSquares(p, row, lane, mean)) / float(p.cols);
+    normLaneWrite(p, row, lane, mean, rsqrtf(meanSquare + p.epsilon));
+}
+
+}  // namespace
+
+cudaError_t launchElementwise(const EwParams& p, LaunchGeometry g, cudaStream_t s) {
+    fscElementwise<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    return cudaGetLastError();
+}
+cudaError_t launchBiasActivation(const BiasActParams& p, LaunchGeometry g, cudaStream_t s) {
+    fscBiasActivation<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    return cudaGetLastError();
+}
+cudaError_t launchStridedCopy(const CopyParams& p, LaunchGeometry g, cudaStream_t s) {
+    fscStridedCopy<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    return cudaGetLastError();
+}
+cudaError_t launchSoftmaxRows(const SoftmaxParams& p, LaunchGeometry g, cudaStream_t s) {
+    fscSoftmaxRows<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    return cudaGetLastError();
+}
+cudaError_t launchNormRows(const NormParams& p, LaunchGeometry g, cudaStream_t s) {
+    fscNormRows<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    return cudaGetLastError();
+}
+
+}  // namespace fsc::dk

@@ -1,0 +1,19 @@
+#pragma once
+// Host launchers of the GPU kernels (device_kernels.cu); only the CUDA device plugin
+// calls them. Each returns the launch's error (cudaGetLastError).
+#include <cuda_runtime.h>
+
+#include "compiler/backends/cuda/kernels/copy_kernel.h"
+#include "compiler/backends/cuda/kernels/elementwise_kernel.h"
+#include "compiler/backends/cuda/kernels/launch_geometry.h"
+#include "compiler/backends/cuda/kernels/row_kernels.h"
+
+namespace fsc::dk {
+
+cudaError_t launchElementwise(const EwParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launchBiasActivation(const BiasActParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launchStridedCopy(const CopyParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launchSoftmaxRows(const SoftmaxParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launchNormRows(const NormParams& p, LaunchGeometry g, cudaStream_t s);
+
+}  // namespace fsc::dk
