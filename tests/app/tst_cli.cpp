@@ -23,8 +23,13 @@ struct Run {
     QString err;
 };
 
-Run cli(const QStringList& args) {
+Run cli(const QStringList& args, const QStringList& env = {}) {
     QProcess p;
+    if (!env.isEmpty()) {
+        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+        for (const QString& kv : env) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
+        p.setProcessEnvironment(e);
+    }
     p.start(QStringLiteral(FSC_CLI_PATH), args);
     Run r;
     if (!p.waitForFinished(60000)) {
@@ -537,6 +542,46 @@ private slots:
         Run cuda = cli({QStringLiteral("run"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--backend"), QStringLiteral("cuda")});
         QCOMPARE(cuda.exitCode, 2);
         QVERIFY2(cuda.err.contains(QStringLiteral("--backend cuda:")) && cuda.err.contains(QStringLiteral("use --backend cpu")), qPrintable(cuda.err));
+        Run badFlag = cli({QStringLiteral("run"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--cuda-graphs"), QStringLiteral("maybe")});
+        QCOMPARE(badFlag.exitCode, 64);
+    }
+
+    // run --backend cuda on the simulated device, with its flags in combination, on every
+    // good fixture: exit 0 or one line with exit 2, never a signal; the JSON says where each
+    // node ran and what was copied.
+    void cudaRunsOnEveryFixture_data() {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QStringList>("flags");
+        QStringList models = fsc::test::goodFixtures();
+        models << QStringLiteral(FSC_SAMPLE_MODEL);
+        const QList<QStringList> combos{
+            {},
+            {QStringLiteral("--cuda-graphs"), QStringLiteral("off")},
+            {QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--warmup"), QStringLiteral("1")},
+            {QStringLiteral("--profile"), QStringLiteral("--pipeline"), QStringLiteral("O0")},
+            {QStringLiteral("--pipeline"), QStringLiteral("O3"), QStringLiteral("--iterations"), QStringLiteral("2"),
+             QStringLiteral("--cuda-graphs"), QStringLiteral("on")}};
+        for (const QString& m : models)
+            for (const QStringList& c : combos)
+                QTest::newRow(qPrintable(QFileInfo(m).fileName() + " " + c.join(' '))) << m << c;
+    }
+    void cudaRunsOnEveryFixture() {
+        QFETCH(QString, path);
+        QFETCH(QStringList, flags);
+        QStringList args{QStringLiteral("run"), path, QStringLiteral("--backend"), QStringLiteral("cuda"), QStringLiteral("--json")};
+        Run r = cli(args + flags, {QStringLiteral("FUSESCOPE_DEVICE=simulated")});
+        QVERIFY2(r.exitCode == 0 || r.exitCode == 2, qPrintable(QStringLiteral("exit %1: %2").arg(r.exitCode).arg(r.err)));
+        if (r.exitCode == 2) {
+            QVERIFY2(r.err.trimmed().count('\n') == 0 && r.err.startsWith(QStringLiteral("error: ")), qPrintable(r.err));
+            return;
+        }
+        const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        const QJsonObject device = j[QStringLiteral("device")].toObject();
+        QCOMPARE(device[QStringLiteral("name")].toString(), QStringLiteral("simulated device"));
+        QVERIFY(device[QStringLiteral("simulated")].toBool());
+        QVERIFY(device.contains(QStringLiteral("cpu_fallbacks")) && device.contains(QStringLiteral("last_run_copies")));
+        if (flags.contains(QStringLiteral("off")) || flags.contains(QStringLiteral("--profile")))
+            QVERIFY(!device[QStringLiteral("cuda_graph_replayed")].toBool());
     }
 };
 
