@@ -11,7 +11,7 @@
 #include "app/common/graph_svg.h"
 #include "app/common/profile_session.h"
 #include "compiler/graph_breaks.h"
-#include "compiler/backends/device_query.h"
+#include "compiler/backends/cuda/device.h"
 #include "compiler/fused_domain.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipelines.h"
@@ -182,10 +182,11 @@ int profileCommand(int argc, char** argv, int first) {
         }
     }
     if (model.empty()) return usage("profile needs a MODEL");
+    std::shared_ptr<Device> device;
     if (backend == "cuda") {
-        const CudaDeviceReport report = queryCudaDevices();
-        if (report.devices.empty()) return fail(model + ": --backend cuda: no CUDA device (" + report.whyNone + "); use --backend cpu");
-        return fail(model + ": --backend cuda: the CUDA backend is not available in this build yet; use --backend cpu");
+        auto opened = openCudaDevice();
+        if (!opened) return fail(model + ": --backend cuda: " + opened.status().message() + "; use --backend cpu");
+        device = *opened;
     }
     auto passes = resolvePipeline(pipeline, passList, disabled);
     if (!passes) return usage(passes.status().message());
@@ -198,6 +199,7 @@ int profileCommand(int argc, char** argv, int first) {
     request.graph = compiled->model.graph;
     request.opsets = compiled->model.opsetImports;
     request.feeds = feeds;
+    request.device = device;
     request.iterations = int(iterations);
     request.warmup = int(warmup);
     request.threads = int(threads);

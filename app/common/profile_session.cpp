@@ -1,5 +1,7 @@
 #include "app/common/profile_session.h"
 
+#include "compiler/backends/cuda/device.h"
+
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -86,6 +88,10 @@ Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool
                            const std::function<void(int, int)>& progress) {
     ExecutorOptions options;
     options.threads = request.threads > 0 ? request.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    if (request.device) {
+        options.backend = Backend::Cuda;
+        options.device = request.device;
+    }
     auto executor = Executor::create(request.graph, request.opsets, options);
     if (!executor) return executor.status();
     Executor& exec = **executor;
@@ -95,8 +101,8 @@ Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool
     Trace trace;
     trace.model = request.model;
     trace.pipeline = request.pipeline;
-    trace.backend = "cpu";
-    trace.device = cpuName(options.threads);
+    trace.backend = request.device ? "cuda" : "cpu";
+    trace.device = request.device ? request.device->name() : cpuName(options.threads);
     trace.iterations = request.iterations;
     trace.warmup = request.warmup;
     trace.startedAt = utcNow();

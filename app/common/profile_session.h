@@ -16,6 +16,8 @@
 
 namespace fsc {
 
+class Device;
+
 struct ProfileRequest {
     std::shared_ptr<const Graph> graph;
     std::vector<std::pair<std::string, int64_t>> opsets;
@@ -23,6 +25,9 @@ struct ProfileRequest {
     int warmup = 2;
     int iterations = 20;
     int threads = 0;  // 0: every core
+    // The CUDA backend's device; null runs on the CPU. Without CUPTI a device node's time is
+    // taken on the host with a synchronisation after it (launch and kernel together).
+    std::shared_ptr<Device> device;
     std::string model;
     std::string pipeline;
     std::vector<PassSummary> passes;

@@ -575,6 +575,8 @@ Status Executor::runSteps(Frame& frame, const SignaturePlan* sig, const RunOptio
             options.listener->onBegin(event);
         }
         Status status = step.kernel->compute(ctx);
+        // A listener times each node from the host: a device node's work must have finished.
+        if (options.listener && step.backend == Backend::Cuda && status.isOk()) status = m_context->device->synchronize();
         if (options.listener) {  // closes what onBegin opened, even when the kernel failed
             event.endNs = nowNs();
             options.listener->onLaunch(event);

@@ -583,6 +583,21 @@ private slots:
         if (flags.contains(QStringLiteral("off")) || flags.contains(QStringLiteral("--profile")))
             QVERIFY(!device[QStringLiteral("cuda_graph_replayed")].toBool());
     }
+
+    // profile --backend cuda stores a CUDA run and writes its report.
+    void cudaProfileIsStored() {
+        QTemporaryDir dir;
+        const QString store = dir.filePath(QStringLiteral("runs.fsdb")), report = dir.filePath(QStringLiteral("r.html"));
+        Run r = cli({QStringLiteral("profile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--backend"), QStringLiteral("cuda"),
+                     QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--store"), store,
+                     QStringLiteral("--report"), report},
+                    {QStringLiteral("FUSESCOPE_DEVICE=simulated")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains(QStringLiteral("backend cuda (simulated device)")), qPrintable(r.out));
+        QVERIFY(QFileInfo(report).size() > 1000);
+        Run list = cli({QStringLiteral("profile"), QStringLiteral("--list"), store});
+        QVERIFY2(list.out.contains(QStringLiteral("cuda")), qPrintable(list.out + list.err));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCli)
