@@ -13,7 +13,7 @@
 
 #include "compiler/backends/cuda/device.h"
 #include "compiler/backends/cuda/gemm_lowering.h"
-#include "compiler/backends/cuda/simulated_device.h"
+#include "compiler/backends/cuda/simulated_gpu.h"
 #include "compiler/capability_table.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipelines.h"
@@ -36,7 +36,7 @@ bool onGpu() {
 }
 
 std::shared_ptr<Device> testDevice() {
-    if (!onGpu()) return makeSimulatedDevice();
+    if (!onGpu()) return makeSimulatedGpu();
     auto device = openCudaDevice();
     if (!device) qFatal("FUSESCOPE_TEST_DEVICE=gpu but %s", device.status().message().c_str());
     return *device;
@@ -307,7 +307,7 @@ private slots:
         ValueId y = g.op("Add", {g.op("MatMul", {x, w}, "mm"), b}, "add");
         g.output(g.op("Softmax", {g.op("Relu", {y}, "relu")}, "y"));
         const Model m = roundTrip(g, 17);
-        auto device = std::make_shared<SimulatedDevice>(uint64_t(1) << 30);
+        auto device = std::make_shared<SimulatedGpu>(uint64_t(1) << 30);
         ExecutorOptions options;
         options.backend = Backend::Cuda;
         options.device = device;
@@ -344,7 +344,7 @@ private slots:
         // Room for the input and the weights (256 KiB each), not for the product.
         ExecutorOptions options;
         options.backend = Backend::Cuda;
-        options.device = makeSimulatedDevice(600 * 1024);
+        options.device = makeSimulatedGpu(600 * 1024);
         auto cuda = Executor::create(m, options);
         QVERIFY(cuda.isOk());
         std::mt19937_64 rng(1);
@@ -358,7 +358,7 @@ private slots:
 
     // The simulated device refuses a launch whose extent runs past its allocation.
     void boundsAreChecked() {
-        SimulatedDevice device(1 << 20);
+        SimulatedGpu device(1 << 20);
         auto a = device.allocate(64 * sizeof(float));
         auto b = device.allocate(32 * sizeof(float));
         QVERIFY(a.isOk() && b.isOk());

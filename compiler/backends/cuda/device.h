@@ -2,7 +2,7 @@
 // The seam between the CUDA backend and a device. The backend's kernels (cuda_kernels.cpp)
 // describe each launch and each library call as plain data and hand it to a Device; the
 // real one (cuda_device.cu, a plugin loaded at run time) launches it on a GPU, the
-// simulated one (simulated_device.cpp) runs the kernel's CPU twin, or a CPU reference of
+// simulated one (simulated_gpu.cpp) runs the kernel's CPU twin, or a CPU reference of
 // the library's documented semantics, after checking that every pointer and extent lies
 // inside a live allocation. Pointers handed out by a Device are device addresses: the host
 // reads them only through copyToHost.
@@ -100,7 +100,7 @@ public:
 // FUSESCOPE_DEVICE=simulated the simulated device. The error says why there is none
 // (no plugin in this build, no driver, driver too old, no device) in one line.
 Result<std::shared_ptr<Device>> openCudaDevice();
-std::shared_ptr<Device> makeSimulatedDevice(uint64_t capacityBytes = uint64_t(8) << 30);
+std::shared_ptr<Device> makeSimulatedGpu(uint64_t capacityBytes = uint64_t(8) << 30);
 
 // Checks a GEMM's description (sizes, leading dimensions, strides) before any library sees it.
 Status checkGemmCall(const GemmCall& call);

@@ -38,7 +38,7 @@ std::vector<std::filesystem::path> pluginCandidates() {
 
 Result<std::shared_ptr<Device>> openCudaDevice() {
     if (const char* which = std::getenv("FUSESCOPE_DEVICE"); which && std::string(which) == "simulated")
-        return makeSimulatedDevice();
+        return makeSimulatedGpu();
     const CudaDeviceReport report = queryCudaDevices();
     if (!report.builtWithCuda)
         return Status(ErrorCode::Unsupported, "this build has no CUDA backend (built without the CUDA toolkit)");

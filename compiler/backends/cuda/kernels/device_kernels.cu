@@ -1,5 +1,5 @@
 // The kernels of kernels/*.h on the GPU: each __global__ function is a thin shell around the
-// per-element or per-lane function the CPU twin (simulated_device.cpp) runs too, and the
+// per-element or per-lane function the CPU twin (simulated_gpu.cpp) runs too, and the
 // host launcher below picks one by the launch's kind.
 #include <cuda_runtime.h>
 

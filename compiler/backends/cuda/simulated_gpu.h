@@ -18,10 +18,10 @@ struct DeviceCounters {
     int64_t replays = 0;
 };
 
-class SimulatedDevice : public Device {
+class SimulatedGpu : public Device {
 public:
-    explicit SimulatedDevice(uint64_t capacityBytes);
-    ~SimulatedDevice() override;
+    explicit SimulatedGpu(uint64_t capacityBytes);
+    ~SimulatedGpu() override;
     std::string name() const override { return "simulated device"; }
     bool simulated() const override { return true; }
     DeviceMemoryInfo memory() const override;

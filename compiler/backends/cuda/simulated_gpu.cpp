@@ -1,4 +1,4 @@
-#include "compiler/backends/cuda/simulated_device.h"
+#include "compiler/backends/cuda/simulated_gpu.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -110,18 +110,18 @@ void referenceGemm(const GemmCall& c) {
     }
 }
 
-SimulatedDevice::SimulatedDevice(uint64_t capacityBytes) : m_capacity(capacityBytes) {}
+SimulatedGpu::SimulatedGpu(uint64_t capacityBytes) : m_capacity(capacityBytes) {}
 
-SimulatedDevice::~SimulatedDevice() {
+SimulatedGpu::~SimulatedGpu() {
     for (auto& [start, bytes] : m_live) std::free(reinterpret_cast<void*>(start));
 }
 
-DeviceMemoryInfo SimulatedDevice::memory() const {
+DeviceMemoryInfo SimulatedGpu::memory() const {
     std::lock_guard lock(m_mutex);
     return {m_capacity - m_used, m_capacity};
 }
 
-Result<void*> SimulatedDevice::allocate(size_t bytes) {
+Result<void*> SimulatedGpu::allocate(size_t bytes) {
     std::lock_guard lock(m_mutex);
     if (m_capturing) return Status(ErrorCode::Internal, "device allocation while capturing a CUDA graph");
     const size_t rounded = std::max<size_t>(256, (bytes + 255) / 256 * 256);  // cudaMalloc's alignment
@@ -138,7 +138,7 @@ Result<void*> SimulatedDevice::allocate(size_t bytes) {
     return p;
 }
 
-void SimulatedDevice::release(void* ptr) {
+void SimulatedGpu::release(void* ptr) {
     if (!ptr) return;
     std::lock_guard lock(m_mutex);
     auto it = m_live.find(reinterpret_cast<uintptr_t>(ptr));
@@ -148,7 +148,7 @@ void SimulatedDevice::release(void* ptr) {
     std::free(ptr);
 }
 
-bool SimulatedDevice::contains(const void* ptr, size_t bytes, std::string* why) const {
+bool SimulatedGpu::contains(const void* ptr, size_t bytes, std::string* why) const {
     std::lock_guard lock(m_mutex);
     const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     auto it = m_live.upper_bound(p);
@@ -170,7 +170,7 @@ bool SimulatedDevice::contains(const void* ptr, size_t bytes, std::string* why) 
     return true;
 }
 
-Status SimulatedDevice::checkExtents(const std::vector<DeviceExtent>& extents, const char* kernel) const {
+Status SimulatedGpu::checkExtents(const std::vector<DeviceExtent>& extents, const char* kernel) const {
     for (const DeviceExtent& e : extents) {
         if (e.bytes == 0) continue;
         std::string why;
@@ -180,7 +180,7 @@ Status SimulatedDevice::checkExtents(const std::vector<DeviceExtent>& extents, c
     return Status::ok();
 }
 
-Status SimulatedDevice::run(Op op) {
+Status SimulatedGpu::run(Op op) {
     {
         std::lock_guard lock(m_mutex);
         if (m_capturing) {
@@ -191,7 +191,7 @@ Status SimulatedDevice::run(Op op) {
     return op();
 }
 
-Status SimulatedDevice::copyToDevice(void* dst, const void* src, size_t bytes) {
+Status SimulatedGpu::copyToDevice(void* dst, const void* src, size_t bytes) {
     if (m_capturing) return Status(ErrorCode::Internal, "host-to-device copy while capturing a CUDA graph");
     std::string why;
     if (bytes && !contains(dst, bytes, &why)) return Status(ErrorCode::Internal, "copy to device: " + why);
@@ -201,7 +201,7 @@ Status SimulatedDevice::copyToDevice(void* dst, const void* src, size_t bytes) {
     return Status::ok();
 }
 
-Status SimulatedDevice::copyToHost(void* dst, const void* src, size_t bytes) {
+Status SimulatedGpu::copyToHost(void* dst, const void* src, size_t bytes) {
     if (m_capturing) return Status(ErrorCode::Internal, "device-to-host copy while capturing a CUDA graph");
     std::string why;
     if (bytes && !contains(src, bytes, &why)) return Status(ErrorCode::Internal, "copy to host: " + why);
@@ -211,7 +211,7 @@ Status SimulatedDevice::copyToHost(void* dst, const void* src, size_t bytes) {
     return Status::ok();
 }
 
-Status SimulatedDevice::copyOnDevice(void* dst, const void* src, size_t bytes) {
+Status SimulatedGpu::copyOnDevice(void* dst, const void* src, size_t bytes) {
     return run([=, this]() -> Status {
         std::string why;
         if (bytes && (!contains(src, bytes, &why) || !contains(dst, bytes, &why)))
@@ -223,7 +223,7 @@ Status SimulatedDevice::copyOnDevice(void* dst, const void* src, size_t bytes) {
     });
 }
 
-Status SimulatedDevice::fill(void* dst, int byte, size_t bytes) {
+Status SimulatedGpu::fill(void* dst, int byte, size_t bytes) {
     return run([=, this]() -> Status {
         std::string why;
         if (bytes && !contains(dst, bytes, &why)) return Status(ErrorCode::Internal, "memset: " + why);
@@ -232,7 +232,7 @@ Status SimulatedDevice::fill(void* dst, int byte, size_t bytes) {
     });
 }
 
-Status SimulatedDevice::launch(const DeviceLaunch& l) {
+Status SimulatedGpu::launch(const DeviceLaunch& l) {
     if (l.geometry.grid < 1 || l.geometry.block < 1 || l.geometry.block > 1024 || l.geometry.grid > 2147483647)
         return Status(ErrorCode::Internal, std::string(deviceKernelName(l.kind)) + ": launch geometry out of range");
     return run([l, this]() -> Status {
@@ -244,7 +244,7 @@ Status SimulatedDevice::launch(const DeviceLaunch& l) {
     });
 }
 
-Status SimulatedDevice::gemm(const GemmCall& call) {
+Status SimulatedGpu::gemm(const GemmCall& call) {
     FSC_RETURN_IF_ERROR(checkGemmCall(call));
     return run([call, this]() -> Status {
         FSC_RETURN_IF_ERROR(checkExtents(gemmExtents(call), "cublasLtMatmul"));
@@ -255,7 +255,7 @@ Status SimulatedDevice::gemm(const GemmCall& call) {
     });
 }
 
-Status SimulatedDevice::beginCapture() {
+Status SimulatedGpu::beginCapture() {
     std::lock_guard lock(m_mutex);
     if (m_capturing) return Status(ErrorCode::Internal, "a CUDA graph capture is already running");
     m_capturing = true;
@@ -263,7 +263,7 @@ Status SimulatedDevice::beginCapture() {
     return Status::ok();
 }
 
-Result<int> SimulatedDevice::endCapture() {
+Result<int> SimulatedGpu::endCapture() {
     std::lock_guard lock(m_mutex);
     if (!m_capturing) return Status(ErrorCode::Internal, "no CUDA graph capture to end");
     m_capturing = false;
@@ -273,7 +273,7 @@ Result<int> SimulatedDevice::endCapture() {
     return id;
 }
 
-Status SimulatedDevice::replay(int graph) {
+Status SimulatedGpu::replay(int graph) {
     std::vector<Op>* ops = nullptr;
     {
         std::lock_guard lock(m_mutex);
@@ -286,23 +286,23 @@ Status SimulatedDevice::replay(int graph) {
     return Status::ok();
 }
 
-void SimulatedDevice::dropGraph(int graph) {
+void SimulatedGpu::dropGraph(int graph) {
     std::lock_guard lock(m_mutex);
     m_graphs.erase(graph);
 }
 
-DeviceCounters SimulatedDevice::counters() const {
+DeviceCounters SimulatedGpu::counters() const {
     std::lock_guard lock(m_mutex);
     return m_counters;
 }
 
-size_t SimulatedDevice::liveAllocations() const {
+size_t SimulatedGpu::liveAllocations() const {
     std::lock_guard lock(m_mutex);
     return m_live.size();
 }
 
-std::shared_ptr<Device> makeSimulatedDevice(uint64_t capacityBytes) {
-    return std::make_shared<SimulatedDevice>(capacityBytes);
+std::shared_ptr<Device> makeSimulatedGpu(uint64_t capacityBytes) {
+    return std::make_shared<SimulatedGpu>(capacityBytes);
 }
 
 }  // namespace fsc
