@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "compiler/backends/cuda/cudnn_convolution.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/backends/cuda/gemm_lowering.h"
 #include "compiler/backends/cuda/kernels/device_kernels.h"
@@ -61,6 +62,7 @@ class CudaDevice : public Device {
 public:
     ~CudaDevice() override {
         for (auto& [id, exec] : m_graphs) cudaGraphExecDestroy(exec);
+        m_dnn.reset();
         if (m_staging) cudaFreeHost(m_staging);
         if (m_workspace) cudaFree(m_workspace);
         if (m_lt) cublasLtDestroy(m_lt);
@@ -76,6 +78,7 @@ public:
         FSC_CUDA(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
         FSC_LT(cublasLtCreate(&m_lt));
         FSC_CUDA(cudaMalloc(&m_workspace, kWorkspaceBytes));
+        m_dnn = CudnnConvolution::open(m_stream, &m_dnnMissing);
         return Status::ok();
     }
 
@@ -148,6 +151,13 @@ public:
             case DeviceKernelKind::Copy: e = dk::launchStridedCopy(l.copy, l.geometry, m_stream); break;
             case DeviceKernelKind::Softmax: e = dk::launchSoftmaxRows(l.softmax, l.geometry, m_stream); break;
             case DeviceKernelKind::Norm: e = dk::launchNormRows(l.norm, l.geometry, m_stream); break;
+            case DeviceKernelKind::Gather: e = dk::launchGather(l.gather, l.geometry, m_stream); break;
+            case DeviceKernelKind::Where: e = dk::launchWhere(l.where, l.geometry, m_stream); break;
+            case DeviceKernelKind::Reduce: e = dk::launchReduce(l.reduce, l.geometry, m_stream); break;
+            case DeviceKernelKind::Pool: e = dk::launchPool(l.pool, l.geometry, m_stream); break;
+            case DeviceKernelKind::ChannelAffine: e = dk::launchChannelAffine(l.channelAffine, l.geometry, m_stream); break;
+            case DeviceKernelKind::Attention: e = dk::launchAttentionRows(l.attention, l.geometry, m_stream); break;
+            case DeviceKernelKind::Fill: e = dk::launchFill(l.fill, l.geometry, m_stream); break;
         }
         if (e != cudaSuccess) return cudaFailure(deviceKernelName(l.kind), e);
         return Status::ok();
@@ -219,6 +229,12 @@ public:
         return Status::ok();
     }
 
+    bool hasConvolution() const override { return m_dnn != nullptr; }
+    Status convolution(const ConvCall& call) override {
+        if (!m_dnn) return Status(ErrorCode::Unsupported, "no convolutions on this GPU: " + m_dnnMissing);
+        return m_dnn->run(call, m_capturing);
+    }
+
     Status synchronize() override {
         FSC_CUDA(cudaStreamSynchronize(m_stream));
         return Status::ok();
@@ -226,10 +242,12 @@ public:
 
     Status beginCapture() override {
         FSC_CUDA(cudaStreamBeginCapture(m_stream, cudaStreamCaptureModeThreadLocal));
+        m_capturing = true;
         return Status::ok();
     }
     Result<int> endCapture() override {
         cudaGraph_t graph = nullptr;
+        m_capturing = false;
         FSC_CUDA(cudaStreamEndCapture(m_stream, &graph));
         cudaGraphExec_t exec = nullptr;
         const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
@@ -278,6 +296,9 @@ private:
     std::map<std::string, cublasLtMatmulAlgo_t> m_algorithms;  // heuristics, cached per shape
     std::map<int, cudaGraphExec_t> m_graphs;
     int m_nextGraph = 1;
+    bool m_capturing = false;
+    std::unique_ptr<CudnnConvolution> m_dnn;  // null without cuDNN 9
+    std::string m_dnnMissing;
 };
 
 }  // namespace

@@ -13,6 +13,13 @@ const char* deviceKernelName(DeviceKernelKind kind) {
         case DeviceKernelKind::Copy: return "fsc_strided_copy";
         case DeviceKernelKind::Softmax: return "fsc_softmax_rows";
         case DeviceKernelKind::Norm: return "fsc_norm_rows";
+        case DeviceKernelKind::Gather: return "fsc_gather";
+        case DeviceKernelKind::Where: return "fsc_where";
+        case DeviceKernelKind::Reduce: return "fsc_reduce";
+        case DeviceKernelKind::Pool: return "fsc_pool";
+        case DeviceKernelKind::ChannelAffine: return "fsc_channel_affine";
+        case DeviceKernelKind::Attention: return "fsc_attention_rows";
+        case DeviceKernelKind::Fill: return "fsc_fill";
     }
     return "fsc_unknown";
 }
@@ -47,6 +54,35 @@ std::vector<DeviceExtent> gemmExtents(const GemmCall& c) {
     x.push_back({c.c, span(c.m, c.n, c.ldc, c.strideC), true, "C"});
     if (c.bias) x.push_back({c.bias, size_t(c.n) * e, false, "bias"});
     return x;
+}
+
+Status checkConvCall(const ConvCall& c) {
+    auto bad = [&](const std::string& why) { return Status(ErrorCode::Internal, "convolution: " + why); };
+    if (c.spatial < 1 || c.spatial > 3) return bad("1 to 3 spatial dims");
+    if (c.type != dk::ElemType::F32 && c.type != dk::ElemType::F16 && c.type != dk::ElemType::BF16)
+        return bad("element type is not float32, float16 or bfloat16");
+    if (c.n < 1 || c.c < 1 || c.k < 1 || c.group < 1 || c.c % c.group || c.k % c.group)
+        return bad("channels " + std::to_string(c.c) + " -> " + std::to_string(c.k) + " do not divide into " +
+                   std::to_string(c.group) + " groups");
+    for (int d = 0; d < c.spatial; ++d) {
+        if (c.inDims[d] < 1 || c.kernel[d] < 1 || c.strides[d] < 1 || c.dilations[d] < 1 || c.pads[d] < 0)
+            return bad("sizes, strides and dilations must be positive");
+        const int64_t span = c.inDims[d] + 2 * c.pads[d] - (c.kernel[d] - 1) * c.dilations[d] - 1;
+        if (span < 0 || c.outDims[d] != span / c.strides[d] + 1)
+            return bad("output size " + std::to_string(c.outDims[d]) + " does not follow from the input, kernel and pads");
+    }
+    return Status::ok();
+}
+
+std::vector<DeviceExtent> convExtents(const ConvCall& c) {
+    const size_t e = size_t(dk::elemBytes(c.type));
+    int64_t in = c.n * c.c, w = c.k * (c.c / std::max<int64_t>(c.group, 1)), out = c.n * c.k;
+    for (int d = 0; d < c.spatial; ++d) {
+        in *= c.inDims[d];
+        w *= c.kernel[d];
+        out *= c.outDims[d];
+    }
+    return {{c.x, size_t(in) * e, false, "X"}, {c.w, size_t(w) * e, false, "W"}, {c.y, size_t(out) * e, true, "Y"}};
 }
 
 }  // namespace fsc

@@ -12,9 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "compiler/backends/cuda/kernels/attention_kernel.h"
 #include "compiler/backends/cuda/kernels/copy_kernel.h"
 #include "compiler/backends/cuda/kernels/elementwise_kernel.h"
+#include "compiler/backends/cuda/kernels/index_kernels.h"
 #include "compiler/backends/cuda/kernels/launch_geometry.h"
+#include "compiler/backends/cuda/kernels/reduce_kernels.h"
 #include "compiler/backends/cuda/kernels/row_kernels.h"
 #include "core/status.h"
 
@@ -28,7 +31,9 @@ struct DeviceExtent {
     const char* what = "";  // "input 0", "output", "bias"
 };
 
-enum class DeviceKernelKind { Elementwise, BiasActivation, Copy, Softmax, Norm };
+enum class DeviceKernelKind {
+    Elementwise, BiasActivation, Copy, Softmax, Norm, Gather, Where, Reduce, Pool, ChannelAffine, Attention, Fill
+};
 const char* deviceKernelName(DeviceKernelKind kind);  // "fsc_elementwise", ...
 
 struct DeviceLaunch {
@@ -40,6 +45,13 @@ struct DeviceLaunch {
     dk::CopyParams copy{};
     dk::SoftmaxParams softmax{};
     dk::NormParams norm{};
+    dk::GatherParams gather{};
+    dk::WhereParams where{};
+    dk::ReduceParams reduce{};
+    dk::PoolParams pool{};
+    dk::ChannelAffineParams channelAffine{};
+    dk::AttentionParams attention{};
+    dk::FillParams fill{};
     std::vector<DeviceExtent> extents;
 };
 
@@ -64,6 +76,20 @@ struct GemmCall {
     float actAlpha = 0.f, actBeta = 0.f;
 };
 
+// A convolution with cuDNN's semantics (cross-correlation, NCHW input and output, weights
+// [K, C / group, kernel...], symmetric zero padding): y = conv(x, w). 1 to 3 spatial dims.
+// Bias and activation run after it as a BiasActivation launch.
+struct ConvCall {
+    dk::ElemType type = dk::ElemType::F32;
+    int spatial = 2;
+    int64_t n = 1, c = 1, k = 1, group = 1;
+    int64_t inDims[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, outDims[3] = {1, 1, 1};
+    int64_t strides[3] = {1, 1, 1}, dilations[3] = {1, 1, 1}, pads[3] = {0, 0, 0};
+    const void* x = nullptr;
+    const void* w = nullptr;
+    void* y = nullptr;
+};
+
 struct DeviceMemoryInfo {
     uint64_t freeBytes = 0, totalBytes = 0;
 };
@@ -85,6 +111,10 @@ public:
     virtual Status fill(void* dst, int byte, size_t bytes) = 0;
     virtual Status launch(const DeviceLaunch& launch) = 0;
     virtual Status gemm(const GemmCall& call) = 0;
+    // Whether convolution() works here (the GPU device needs cuDNN 9 on the loader's path);
+    // without it lowering runs convolutions on the CPU.
+    virtual bool hasConvolution() const = 0;
+    virtual Status convolution(const ConvCall& call) = 0;
     virtual Status synchronize() = 0;
 
     // CUDA Graphs: between beginCapture and endCapture, launches, device copies and GEMMs are
@@ -106,5 +136,8 @@ std::shared_ptr<Device> makeSimulatedGpu(uint64_t capacityBytes = uint64_t(8) <<
 Status checkGemmCall(const GemmCall& call);
 // The extents a GEMM call reads and writes.
 std::vector<DeviceExtent> gemmExtents(const GemmCall& call);
+// The same for a convolution; checkConvCall also checks the output size follows from the rest.
+Status checkConvCall(const ConvCall& call);
+std::vector<DeviceExtent> convExtents(const ConvCall& call);
 
 }  // namespace fsc

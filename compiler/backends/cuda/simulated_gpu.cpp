@@ -51,6 +51,19 @@ void runNormRow(const dk::NormParams& p, int64_t row) {
     for (int l = 0; l < dk::kLanes; ++l) dk::normLaneWrite(p, row, l, mean, invStd);
 }
 
+// A warp's attention row: the lanes' stages in order, the scores in a scratch row as in
+// the block's shared memory.
+void runAttentionRow(const dk::AttentionParams& p, int64_t row, std::vector<float>& scores) {
+    float part[dk::kLanes];
+    for (int l = 0; l < dk::kLanes; ++l) part[l] = dk::attentionLaneScores(p, row, l, scores.data());
+    butterfly(part, fmaxCombine);
+    const float rowMax = part[0];
+    for (int l = 0; l < dk::kLanes; ++l) part[l] = dk::attentionLaneExp(p, l, scores.data(), rowMax);
+    butterfly(part, sumCombine);
+    const float rowSum = part[0];
+    for (int l = 0; l < dk::kLanes; ++l) dk::attentionLaneWrite(p, row, l, scores.data(), rowSum);
+}
+
 // Every thread of a grid-stride element kernel, in launch order.
 template <typename Body>
 void gridStride(const dk::LaunchGeometry& g, int64_t count, Body body) {
@@ -87,6 +100,29 @@ void runCpuTwin(const DeviceLaunch& l) {
         case DeviceKernelKind::Norm:
             rowWarps(l.geometry, l.norm.rows, [&](int64_t row) { runNormRow(l.norm, row); });
             return;
+        case DeviceKernelKind::Gather:
+            gridStride(l.geometry, l.gather.count, [&](int64_t i) { dk::gatherElement(l.gather, i); });
+            return;
+        case DeviceKernelKind::Where:
+            gridStride(l.geometry, l.where.count, [&](int64_t i) { dk::whereElement(l.where, i); });
+            return;
+        case DeviceKernelKind::Reduce:
+            gridStride(l.geometry, l.reduce.count, [&](int64_t i) { dk::reduceElement(l.reduce, i); });
+            return;
+        case DeviceKernelKind::Pool:
+            gridStride(l.geometry, l.pool.count, [&](int64_t i) { dk::poolElement(l.pool, i); });
+            return;
+        case DeviceKernelKind::ChannelAffine:
+            gridStride(l.geometry, l.channelAffine.count, [&](int64_t i) { dk::channelAffineElement(l.channelAffine, i); });
+            return;
+        case DeviceKernelKind::Fill:
+            gridStride(l.geometry, l.fill.count, [&](int64_t i) { dk::fillElement(l.fill, i); });
+            return;
+        case DeviceKernelKind::Attention: {
+            std::vector<float> scores(size_t(std::max<int64_t>(l.attention.lk, 1)));
+            rowWarps(l.geometry, l.attention.rows, [&](int64_t row) { runAttentionRow(l.attention, row, scores); });
+            return;
+        }
     }
 }
 
@@ -108,6 +144,46 @@ void referenceGemm(const GemmCall& c) {
                 dk::storeFloat(c.c, c.type, ci, dk::applyActivation(c.act, c.actAlpha, c.actBeta, v));
             }
     }
+}
+
+void referenceConvolution(const ConvCall& c) {
+    const int64_t cg = c.c / c.group, kg = c.k / c.group;
+    int64_t inPlane = 1, outPlane = 1, taps = 1;
+    for (int d = 0; d < c.spatial; ++d) {
+        inPlane *= c.inDims[d];
+        outPlane *= c.outDims[d];
+        taps *= c.kernel[d];
+    }
+    for (int64_t n = 0; n < c.n; ++n)
+        for (int64_t k = 0; k < c.k; ++k) {
+            const int64_t g = k / kg;
+            for (int64_t o = 0; o < outPlane; ++o) {
+                int64_t pos[3] = {0, 0, 0}, rest = o;
+                for (int d = c.spatial - 1; d >= 0; --d) {
+                    pos[d] = rest % c.outDims[d];
+                    rest /= c.outDims[d];
+                }
+                float acc = 0.f;
+                for (int64_t ci = 0; ci < cg; ++ci)
+                    for (int64_t t = 0; t < taps; ++t) {
+                        int64_t tap[3] = {0, 0, 0}, r = t, off = 0;
+                        for (int d = c.spatial - 1; d >= 0; --d) {
+                            tap[d] = r % c.kernel[d];
+                            r /= c.kernel[d];
+                        }
+                        bool inside = true;
+                        for (int d = 0; d < c.spatial; ++d) {
+                            const int64_t x = pos[d] * c.strides[d] - c.pads[d] + tap[d] * c.dilations[d];
+                            inside = inside && x >= 0 && x < c.inDims[d];
+                            off = off * c.inDims[d] + x;
+                        }
+                        if (!inside) continue;
+                        acc += dk::loadFloat(c.x, c.type, (n * c.c + g * cg + ci) * inPlane + off) *
+                               dk::loadFloat(c.w, c.type, (k * cg + ci) * taps + t);
+                    }
+                dk::storeFloat(c.y, c.type, (n * c.k + k) * outPlane + o, acc);
+            }
+        }
 }
 
 SimulatedGpu::SimulatedGpu(uint64_t capacityBytes) : m_capacity(capacityBytes) {}
@@ -251,6 +327,17 @@ Status SimulatedGpu::gemm(const GemmCall& call) {
         referenceGemm(call);
         std::lock_guard lock(m_mutex);
         ++m_counters.gemms;
+        return Status::ok();
+    });
+}
+
+Status SimulatedGpu::convolution(const ConvCall& call) {
+    FSC_RETURN_IF_ERROR(checkConvCall(call));
+    return run([call, this]() -> Status {
+        FSC_RETURN_IF_ERROR(checkExtents(convExtents(call), "cudnnConvolutionForward"));
+        referenceConvolution(call);
+        std::lock_guard lock(m_mutex);
+        ++m_counters.convolutions;
         return Status::ok();
     });
 }

@@ -13,7 +13,7 @@
 namespace fsc {
 
 struct DeviceCounters {
-    int64_t launches = 0, gemms = 0, allocations = 0;
+    int64_t launches = 0, gemms = 0, convolutions = 0, allocations = 0;
     int64_t hostToDeviceBytes = 0, deviceToHostBytes = 0, deviceToDeviceBytes = 0;
     int64_t replays = 0;
 };
@@ -33,6 +33,8 @@ public:
     Status fill(void* dst, int byte, size_t bytes) override;
     Status launch(const DeviceLaunch& launch) override;
     Status gemm(const GemmCall& call) override;
+    bool hasConvolution() const override { return true; }
+    Status convolution(const ConvCall& call) override;
     Status synchronize() override { return Status::ok(); }
     Status beginCapture() override;
     Result<int> endCapture() override;
@@ -64,5 +66,7 @@ private:
 void runCpuTwin(const DeviceLaunch& launch);
 // The reference GEMM (float accumulation), as the simulated device runs it.
 void referenceGemm(const GemmCall& call);
+// The reference convolution (cuDNN's semantics, float accumulation).
+void referenceConvolution(const ConvCall& call);
 
 }  // namespace fsc

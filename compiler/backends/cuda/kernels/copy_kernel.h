@@ -37,4 +37,14 @@ FSC_HD void copyElement(const CopyParams& p, int64_t i) {
     }
 }
 
+// Every element set to one value (Pad's border when it is not zero).
+struct FillParams {
+    void* out;
+    ElemType type;
+    double value;
+    int64_t count;
+};
+
+FSC_HD void fillElement(const FillParams& p, int64_t i) { storeDouble(p.out, p.type, i, p.value); }
+
 }  // namespace fsc::dk

@@ -52,6 +52,38 @@ __global__ void fscNormRows(const NormParams p) {
     normLaneWrite(p, row, lane, mean, rsqrtf(meanSquare + p.epsilon));
 }
 
+__global__ void fscGather(const GatherParams p) {
+    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) gatherElement(p, i);
+}
+__global__ void fscWhere(const WhereParams p) {
+    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) whereElement(p, i);
+}
+__global__ void fscReduce(const ReduceParams p) {
+    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) reduceElement(p, i);
+}
+__global__ void fscPool(const PoolParams p) {
+    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) poolElement(p, i);
+}
+__global__ void fscChannelAffine(const ChannelAffineParams p) {
+    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) channelAffineElement(p, i);
+}
+
+__global__ void fscFill(const FillParams p) {
+    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) fillElement(p, i);
+}
+
+// One warp per block and query row; the row's scores live in the block's shared memory.
+__global__ void fscAttentionRows(const AttentionParams p) {
+    extern __shared__ float scores[];
+    const int lane = threadIdx.x;
+    const int64_t row = blockIdx.x;
+    if (row >= p.rows) return;
+    const float rowMax = warpMax(attentionLaneScores(p, row, lane, scores));
+    const float rowSum = warpSum(attentionLaneExp(p, lane, scores, rowMax));
+    __syncwarp();  // every lane reads every key's weight next
+    attentionLaneWrite(p, row, lane, scores, rowSum);
+}
+
 }  // namespace
 
 cudaError_t launchElementwise(const EwParams& p, LaunchGeometry g, cudaStream_t s) {
@@ -72,6 +104,36 @@ cudaError_t launchSoftmaxRows(const SoftmaxParams& p, LaunchGeometry g, cudaStre
 }
 cudaError_t launchNormRows(const NormParams& p, LaunchGeometry g, cudaStream_t s) {
     fscNormRows<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    return cudaGetLastError();
+}
+
+cudaError_t launchGather(const GatherParams& p, LaunchGeometry g, cudaStream_t s) {
+    fscGather<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    return cudaGetLastError();
+}
+cudaError_t launchWhere(const WhereParams& p, LaunchGeometry g, cudaStream_t s) {
+    fscWhere<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    return cudaGetLastError();
+}
+cudaError_t launchReduce(const ReduceParams& p, LaunchGeometry g, cudaStream_t s) {
+    fscReduce<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    return cudaGetLastError();
+}
+cudaError_t launchPool(const PoolParams& p, LaunchGeometry g, cudaStream_t s) {
+    fscPool<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    return cudaGetLastError();
+}
+cudaError_t launchChannelAffine(const ChannelAffineParams& p, LaunchGeometry g, cudaStream_t s) {
+    fscChannelAffine<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    return cudaGetLastError();
+}
+cudaError_t launchFill(const FillParams& p, LaunchGeometry g, cudaStream_t s) {
+    fscFill<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    return cudaGetLastError();
+}
+cudaError_t launchAttentionRows(const AttentionParams& p, LaunchGeometry g, cudaStream_t s) {
+    const size_t shared = size_t(p.lk > 0 ? p.lk : 1) * sizeof(float);
+    fscAttentionRows<<<unsigned(g.grid), unsigned(g.block), shared, s>>>(p);
     return cudaGetLastError();
 }
 

@@ -91,7 +91,8 @@ FSC_HD float applyActivation(Act act, float alpha, float beta, float x) {
     return x;
 }
 
-// out[r, c] = act(in[r, c] + bias[c]) over rows x cols; in may be out.
+// out[i] = act(in[i] + bias[(i / biasInner) % cols]); in may be out. biasInner is 1 for a
+// GEMM's columns, the spatial size for an NCHW convolution's channels.
 struct BiasActParams {
     const void* in;
     void* out;
@@ -99,13 +100,13 @@ struct BiasActParams {
     ElemType type;
     Act act;
     float alpha, beta;
-    int64_t cols;
+    int64_t cols, biasInner;
     int64_t count;
 };
 
 FSC_HD void biasActElement(const BiasActParams& p, int64_t i) {
     float v = loadFloat(p.in, p.type, i);
-    if (p.bias) v += loadFloat(p.bias, p.type, i % p.cols);
+    if (p.bias) v += loadFloat(p.bias, p.type, (i / p.biasInner) % p.cols);
     storeFloat(p.out, p.type, i, applyActivation(p.act, p.alpha, p.beta, v));
 }
 

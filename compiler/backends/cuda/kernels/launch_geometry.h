@@ -24,4 +24,7 @@ inline LaunchGeometry rowGeometry(int64_t rows) {
     return {std::max<int64_t>(1, (rows + kRowsPerBlock - 1) / kRowsPerBlock), kLanes * kRowsPerBlock};
 }
 
+// Attention: one warp per block and query row (its scores fill the block's shared memory).
+inline LaunchGeometry attentionGeometry(int64_t rows) { return {std::max<int64_t>(1, rows), kLanes}; }
+
 }  // namespace fsc::dk

@@ -41,8 +41,11 @@ FSC_HD void softmaxLaneWrite(const SoftmaxParams& p, int64_t row, int lane, floa
 // LayerNormalization (rms = false): (x - mean) / sqrt(var + eps) * scale + bias.
 // RMSNorm (rms = true): x / sqrt(mean(x^2) + eps) * scale. Variance is computed in a
 // second pass over (x - mean)^2, which keeps precision for rows with a large mean.
+// SkipLayerNorm normalises in + skip, and may store that sum too (sumOut).
 struct NormParams {
     const void* in;
+    const void* skip;  // same shape as in, or null
+    void* sumOut;      // in + skip, or null
     const void* scale;  // cols values
     const void* bias;   // cols values, or null
     void* out;
@@ -52,10 +55,15 @@ struct NormParams {
     int64_t rows, cols;
 };
 
+FSC_HD float normLoad(const NormParams& p, int64_t i) {
+    const float x = loadFloat(p.in, p.type, i);
+    return p.skip ? x + loadFloat(p.skip, p.type, i) : x;
+}
+
 FSC_HD float normLaneSum(const NormParams& p, int64_t row, int lane) {
     float s = 0.f;
     for (int64_t c = lane; c < p.cols; c += kLanes) {
-        const float x = loadFloat(p.in, p.type, row * p.cols + c);
+        const float x = normLoad(p, row * p.cols + c);
         s += p.rms ? x * x : x;
     }
     return s;
@@ -63,7 +71,7 @@ FSC_HD float normLaneSum(const NormParams& p, int64_t row, int lane) {
 FSC_HD float normLaneSquares(const NormParams& p, int64_t row, int lane, float mean) {
     float s = 0.f;
     for (int64_t c = lane; c < p.cols; c += kLanes) {
-        const float d = loadFloat(p.in, p.type, row * p.cols + c) - mean;
+        const float d = normLoad(p, row * p.cols + c) - mean;
         s += d * d;
     }
     return s;
@@ -71,7 +79,9 @@ FSC_HD float normLaneSquares(const NormParams& p, int64_t row, int lane, float m
 FSC_HD void normLaneWrite(const NormParams& p, int64_t row, int lane, float mean, float invStd) {
     for (int64_t c = lane; c < p.cols; c += kLanes) {
         const int64_t i = row * p.cols + c;
-        float y = (loadFloat(p.in, p.type, i) - mean) * invStd * loadFloat(p.scale, p.type, c);
+        const float x = normLoad(p, i);
+        if (p.sumOut) storeFloat(p.sumOut, p.type, i, x);
+        float y = (x - mean) * invStd * loadFloat(p.scale, p.type, c);
         if (p.bias) y += loadFloat(p.bias, p.type, c);
         storeFloat(p.out, p.type, i, y);
     }

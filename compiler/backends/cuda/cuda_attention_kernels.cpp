@@ -1,0 +1,71 @@
+// ai.fusescope.Attention on the device: one fused kernel (kernels/attention_kernel.h) that
+// reads Q, K^T, V, the mask and the output through the node's permutations
+// (runtime/attention_layout.h, shared with the CPU kernel).
+#include "compiler/backends/cuda/cuda_kernel_support.h"
+#include "compiler/runtime/attention_layout.h"
+
+namespace fsc::cudak {
+namespace {
+
+KernelFactory attentionOp() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        FSC_RETURN_IF_ERROR(requireFloatKind(init));
+        const float scale = init.getFloat("scale", 1.0f);
+        AttentionPerms perms{init.getInts("q_perm"), init.getInts("k_perm"), init.getInts("v_perm"), init.getInts("out_perm")};
+        const int64_t rank = declaredRank(init, 0);
+        if (rank > dk::kAttentionMaxBatchRank + 2) return declined("attention with more than 6 batch dims");
+        return std::unique_ptr<Kernel>(new FunctionKernel([scale, perms](KernelContext& ctx) -> Status {
+            const RtTensor *q = ctx.input(0), *kt = ctx.input(1), *v = ctx.input(2), *mask = ctx.input(3);
+            if (!q || !kt || !v) return bad(ctx, "needs Q, K^T and V");
+            if (kt->dtype != q->dtype || v->dtype != q->dtype || (mask && mask->dtype != q->dtype))
+                return bad(ctx, "Q, K^T, V and the mask must share a dtype");
+            if (!isFloatKind(q->dtype)) return unsupported(ctx, "not a float type");
+            auto layout = attentionLayout(q->dims, kt->dims, v->dims, mask ? &mask->dims : nullptr, perms);
+            if (!layout) return layout.status().withContext(ctx.where());
+            const AttentionLayout& L = *layout;
+            if (L.batchDims.size() > size_t(dk::kAttentionMaxBatchRank)) return unsupported(ctx, "more than 6 batch dims");
+            if (L.lk > dk::kAttentionMaxKeys)
+                return unsupported(ctx, "more than " + std::to_string(dk::kAttentionMaxKeys) + " keys per query");
+            auto out = ctx.output(0, q->dtype, L.outputDims);
+            if (!out) return out.status();
+            RtTensor& y = **out;
+            if (y.numel() == 0) return Status::ok();
+            if (L.lk == 0) return ctx.device()->fill(y.data, 0, y.bytes());  // no keys: an empty sum
+            DeviceLaunch l;
+            l.kind = DeviceKernelKind::Attention;
+            dk::AttentionParams& p = l.attention;
+            p.q = q->data;
+            p.kt = kt->data;
+            p.v = v->data;
+            p.mask = mask ? mask->data : nullptr;
+            p.out = y.data;
+            p.type = *elemType(q->dtype);
+            p.batchRank = int(L.batchDims.size());
+            for (size_t i = 0; i < L.batchDims.size(); ++i) {
+                p.batchDims[i] = L.batchDims[i];
+                for (int k = 0; k < 5; ++k) p.batchStrides[k][i] = L.batchStrides[k][i];
+            }
+            const size_t r = L.view[AttentionLayout::Q].dims.size();
+            for (int k = 0; k < 5; ++k) {
+                p.rowStride[k] = L.view[k].strides[r - 2];
+                p.colStride[k] = L.view[k].strides[r - 1];
+            }
+            p.lq = L.lq;
+            p.lk = L.lk;
+            p.d = L.d;
+            p.dv = L.dv;
+            p.scale = scale;
+            p.rows = L.batchCount * L.lq;
+            l.extents = {extentOf(*q, false, "Q"), extentOf(*kt, false, "K^T"), extentOf(*v, false, "V"), extentOf(y, true, "output")};
+            if (mask) l.extents.push_back(extentOf(*mask, false, "mask"));
+            l.geometry = dk::attentionGeometry(p.rows);
+            return launch(ctx, l);
+        }));
+    };
+}
+
+}  // namespace
+
+void registerAttentionKernels(KernelRegistry& r) { addKernel(r, "ai.fusescope", "Attention", attentionOp(), "warp_rows"); }
+
+}  // namespace fsc::cudak

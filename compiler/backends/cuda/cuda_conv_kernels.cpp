@@ -1,0 +1,104 @@
+// Conv and FusedConv on the device: cuDNN's convolution (Device::convolution), then the
+// bias and activation in one BiasActivation launch over the NCHW output. cuDNN pads both
+// sides of a dim alike; a node with other padding, or a device without cuDNN, runs on the CPU.
+#include "compiler/backends/cpu/conv_geometry.h"
+#include "compiler/backends/cuda/cuda_kernel_support.h"
+
+namespace fsc::cudak {
+namespace {
+
+class ConvKernel : public Kernel {
+public:
+    ConvKernel(cpu::WindowAttrs attrs, int64_t group, GemmActivation act)
+        : m_attrs(std::move(attrs)), m_group(group), m_act(act) {}
+    Status compute(KernelContext& ctx) override {
+        const RtTensor *x = ctx.input(0), *w = ctx.input(1), *b = ctx.input(2);
+        if (!x || !w) return bad(ctx, "needs X and W");
+        if (x->dtype != w->dtype || (b && b->dtype != x->dtype)) return bad(ctx, "X, W and B differ in dtype");
+        if (!isFloatKind(x->dtype)) return unsupported(ctx, "not a float type");
+        if (x->rank() < 3 || x->rank() > 5 || w->rank() != x->rank()) return bad(ctx, "X and W need one rank of 3 to 5");
+        const size_t nd = x->rank() - 2;
+        std::vector<int64_t> spatial(x->dims.begin() + 2, x->dims.end());
+        std::vector<int64_t> kernel(w->dims.begin() + 2, w->dims.end());
+        if (!m_attrs.kernelShape.empty() && m_attrs.kernelShape != kernel) return bad(ctx, "kernel_shape differs from W's dims");
+        auto geo = cpu::convGeometry(ctx, m_attrs, spatial, kernel, false);
+        if (!geo) return geo.status();
+        ConvCall call;
+        call.type = *elemType(x->dtype);
+        call.spatial = int(nd);
+        call.n = x->dims[0];
+        call.c = x->dims[1];
+        call.k = w->dims[0];
+        call.group = m_group;
+        if (call.c != w->dims[1] * m_group) return bad(ctx, "W's input channels times group differ from X's channels");
+        if (b && b->numel() != call.k) return bad(ctx, "B must have one value per output channel");
+        for (size_t d = 0; d < nd; ++d) {
+            call.inDims[d] = spatial[d];
+            call.kernel[d] = kernel[d];
+            call.strides[d] = geo->strides[d];
+            call.dilations[d] = geo->dilations[d];
+            call.pads[d] = geo->padBegin[d];
+            call.outDims[d] = geo->out[d];
+            // Symmetric padding must give ONNX's output size; SAME and uneven pads may not.
+            const int64_t span = spatial[d] + 2 * geo->padBegin[d] - (kernel[d] - 1) * geo->dilations[d] - 1;
+            if (span < 0 || span / geo->strides[d] + 1 != geo->out[d])
+                return unsupported(ctx, "cuDNN pads both sides alike; this convolution's padding is uneven");
+        }
+        std::vector<int64_t> outDims{call.n, call.k};
+        outDims.insert(outDims.end(), geo->out.begin(), geo->out.end());
+        auto out = ctx.output(0, x->dtype, outDims);
+        if (!out) return out.status();
+        RtTensor& y = **out;
+        if (y.numel() == 0) return Status::ok();
+        call.x = x->data;
+        call.w = w->data;
+        call.y = y.data;
+        FSC_RETURN_IF_ERROR(ctx.device()->convolution(call).withContext(ctx.where()));
+        if (!b && m_act.kind == dk::Act::None) return Status::ok();
+        return launchBiasActivation(ctx, y, y, b, m_act, numel(geo->out));
+    }
+
+private:
+    cpu::WindowAttrs m_attrs;
+    int64_t m_group;
+    GemmActivation m_act;
+};
+
+// Whether symmetric padding reproduces the node's padding for every input size: explicit
+// pads equal on both sides (or VALID). SAME_* pads depend on the input size and stride.
+bool padsAreSymmetric(const cpu::WindowAttrs& attrs) {
+    if (attrs.autoPad == "VALID") return true;
+    if (attrs.autoPad != "NOTSET" && !attrs.autoPad.empty()) return false;
+    const size_t nd = attrs.pads.size() / 2;
+    for (size_t d = 0; d < nd; ++d)
+        if (attrs.pads[d] != attrs.pads[d + nd]) return false;
+    return true;
+}
+
+KernelFactory convOp(bool fused) {
+    return [fused](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        FSC_RETURN_IF_ERROR(requireFloatKind(init));
+        Device* device = loweringDevice(init);
+        if (device && !device->hasConvolution()) return declined("this GPU has no cuDNN 9 for convolutions");
+        cpu::WindowAttrs attrs = cpu::readWindowAttrs(init);
+        if (!padsAreSymmetric(attrs)) return declined("uneven or SAME padding (cuDNN pads both sides alike)");
+        const int64_t rank = declaredRank(init, 0);
+        if (rank >= 0 && (rank < 3 || rank > 5)) return declined("a convolution with more than 3 spatial dims");
+        GemmActivation act;
+        if (fused) {
+            auto a = activationFromInit(init);
+            if (!a) return a.status();
+            act = *a;
+        }
+        return std::unique_ptr<Kernel>(new ConvKernel(std::move(attrs), init.getInt("group", 1), act));
+    };
+}
+
+}  // namespace
+
+void registerConvKernels(KernelRegistry& r) {
+    addKernel(r, "", "Conv", convOp(false), "cudnn");
+    addKernel(r, "ai.fusescope", "FusedConv", convOp(true), "cudnn");
+}
+
+}  // namespace fsc::cudak

@@ -1,0 +1,213 @@
+#include "compiler/backends/cuda/cudnn_convolution.h"
+
+#include <cudnn.h>
+#include <dlfcn.h>
+
+#include <vector>
+
+namespace fsc {
+
+// The cuDNN entry points used, resolved from libcudnn.so.9 (whose shim forwards to the
+// convolution and ops sub-libraries).
+struct CudnnConvolution::Api {
+#define FSC_DNN_FN(name) decltype(&::name) name = nullptr;
+    FSC_DNN_FN(cudnnCreate)
+    FSC_DNN_FN(cudnnDestroy)
+    FSC_DNN_FN(cudnnSetStream)
+    FSC_DNN_FN(cudnnGetErrorString)
+    FSC_DNN_FN(cudnnGetVersion)
+    FSC_DNN_FN(cudnnCreateTensorDescriptor)
+    FSC_DNN_FN(cudnnDestroyTensorDescriptor)
+    FSC_DNN_FN(cudnnSetTensorNdDescriptor)
+    FSC_DNN_FN(cudnnCreateFilterDescriptor)
+    FSC_DNN_FN(cudnnDestroyFilterDescriptor)
+    FSC_DNN_FN(cudnnSetFilterNdDescriptor)
+    FSC_DNN_FN(cudnnCreateConvolutionDescriptor)
+    FSC_DNN_FN(cudnnDestroyConvolutionDescriptor)
+    FSC_DNN_FN(cudnnSetConvolutionNdDescriptor)
+    FSC_DNN_FN(cudnnSetConvolutionGroupCount)
+    FSC_DNN_FN(cudnnSetConvolutionMathType)
+    FSC_DNN_FN(cudnnGetConvolutionForwardAlgorithm_v7)
+    FSC_DNN_FN(cudnnGetConvolutionForwardWorkspaceSize)
+    FSC_DNN_FN(cudnnConvolutionForward)
+#undef FSC_DNN_FN
+};
+
+namespace {
+
+template <typename Fn>
+bool resolve(void* library, const char* name, Fn& fn, std::string* missing) {
+    fn = reinterpret_cast<Fn>(dlsym(library, name));
+    if (!fn && missing->empty()) *missing = name;
+    return fn != nullptr;
+}
+
+cudnnDataType_t dnnType(dk::ElemType t) {
+    return t == dk::ElemType::F16 ? CUDNN_DATA_HALF : t == dk::ElemType::BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+
+// RAII for one call's descriptors.
+struct Descriptors {
+    const CudnnConvolution::Api* api = nullptr;
+    cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+    cudnnFilterDescriptor_t w = nullptr;
+    cudnnConvolutionDescriptor_t conv = nullptr;
+    ~Descriptors();
+};
+
+}  // namespace
+
+Descriptors::~Descriptors() {
+    if (x) api->cudnnDestroyTensorDescriptor(x);
+    if (y) api->cudnnDestroyTensorDescriptor(y);
+    if (w) api->cudnnDestroyFilterDescriptor(w);
+    if (conv) api->cudnnDestroyConvolutionDescriptor(conv);
+}
+
+std::unique_ptr<CudnnConvolution> CudnnConvolution::open(cudaStream_t stream, std::string* why) {
+    void* library = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        *why = std::string("cuDNN 9 not found (") + dlerror() + ")";
+        return nullptr;
+    }
+    std::unique_ptr<CudnnConvolution> conv(new CudnnConvolution);
+    conv->m_library = library;
+    conv->m_api = std::make_unique<Api>();
+    Api& a = *conv->m_api;
+    std::string missing;
+#define FSC_DNN_RESOLVE(name) resolve(library, #name, a.name, &missing);
+    FSC_DNN_RESOLVE(cudnnCreate)
+    FSC_DNN_RESOLVE(cudnnDestroy)
+    FSC_DNN_RESOLVE(cudnnSetStream)
+    FSC_DNN_RESOLVE(cudnnGetErrorString)
+    FSC_DNN_RESOLVE(cudnnGetVersion)
+    FSC_DNN_RESOLVE(cudnnCreateTensorDescriptor)
+    FSC_DNN_RESOLVE(cudnnDestroyTensorDescriptor)
+    FSC_DNN_RESOLVE(cudnnSetTensorNdDescriptor)
+    FSC_DNN_RESOLVE(cudnnCreateFilterDescriptor)
+    FSC_DNN_RESOLVE(cudnnDestroyFilterDescriptor)
+    FSC_DNN_RESOLVE(cudnnSetFilterNdDescriptor)
+    FSC_DNN_RESOLVE(cudnnCreateConvolutionDescriptor)
+    FSC_DNN_RESOLVE(cudnnDestroyConvolutionDescriptor)
+    FSC_DNN_RESOLVE(cudnnSetConvolutionNdDescriptor)
+    FSC_DNN_RESOLVE(cudnnSetConvolutionGroupCount)
+    FSC_DNN_RESOLVE(cudnnSetConvolutionMathType)
+    FSC_DNN_RESOLVE(cudnnGetConvolutionForwardAlgorithm_v7)
+    FSC_DNN_RESOLVE(cudnnGetConvolutionForwardWorkspaceSize)
+    FSC_DNN_RESOLVE(cudnnConvolutionForward)
+#undef FSC_DNN_RESOLVE
+    if (!missing.empty()) {
+        *why = "cuDNN lacks " + missing;
+        return nullptr;  // the destructor closes the library
+    }
+    cudnnHandle_t handle = nullptr;
+    if (cudnnStatus_t s = a.cudnnCreate(&handle); s != CUDNN_STATUS_SUCCESS) {
+        *why = std::string("cudnnCreate: ") + a.cudnnGetErrorString(s);
+        return nullptr;
+    }
+    conv->m_handle = handle;
+    if (cudnnStatus_t s = a.cudnnSetStream(handle, stream); s != CUDNN_STATUS_SUCCESS) {
+        *why = std::string("cudnnSetStream: ") + a.cudnnGetErrorString(s);
+        return nullptr;
+    }
+    return conv;
+}
+
+CudnnConvolution::~CudnnConvolution() {
+    if (m_workspace) cudaFree(m_workspace);
+    if (m_handle) m_api->cudnnDestroy(static_cast<cudnnHandle_t>(m_handle));
+    if (m_library) dlclose(m_library);
+}
+
+std::string CudnnConvolution::version() const {
+    const size_t v = m_api->cudnnGetVersion();
+    return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
+Status CudnnConvolution::run(const ConvCall& c, bool capturing) {
+    FSC_RETURN_IF_ERROR(checkConvCall(c));
+    const Api& a = *m_api;
+    auto failed = [&](const char* what, cudnnStatus_t s) {
+        return Status(ErrorCode::Internal, std::string(what) + ": " + a.cudnnGetErrorString(s));
+    };
+#define FSC_DNN(call)                                                             \
+    do {                                                                          \
+        if (cudnnStatus_t s_ = (call); s_ != CUDNN_STATUS_SUCCESS) return failed(#call, s_); \
+    } while (0)
+    // cuDNN wants at least two spatial dims: a 1-D convolution is a 2-D one of height 1.
+    const int spatial = std::max(c.spatial, 2);
+    std::vector<int> xDims{int(c.n), int(c.c)}, yDims{int(c.n), int(c.k)}, wDims{int(c.k), int(c.c / c.group)};
+    std::vector<int> pads, strides, dilations;
+    for (int d = 0; d < spatial; ++d) {
+        const bool real = d < c.spatial;
+        xDims.push_back(real ? int(c.inDims[d]) : 1);
+        yDims.push_back(real ? int(c.outDims[d]) : 1);
+        wDims.push_back(real ? int(c.kernel[d]) : 1);
+        pads.push_back(real ? int(c.pads[d]) : 0);
+        strides.push_back(real ? int(c.strides[d]) : 1);
+        dilations.push_back(real ? int(c.dilations[d]) : 1);
+    }
+    auto packed = [](const std::vector<int>& dims) {
+        std::vector<int> s(dims.size(), 1);
+        for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+        return s;
+    };
+    const cudnnDataType_t type = dnnType(c.type);
+    std::lock_guard lock(m_mutex);
+    cudnnHandle_t handle = static_cast<cudnnHandle_t>(m_handle);
+    Descriptors d;
+    d.api = &a;
+    FSC_DNN(a.cudnnCreateTensorDescriptor(&d.x));
+    FSC_DNN(a.cudnnCreateTensorDescriptor(&d.y));
+    FSC_DNN(a.cudnnCreateFilterDescriptor(&d.w));
+    FSC_DNN(a.cudnnCreateConvolutionDescriptor(&d.conv));
+    const auto xs = packed(xDims), ys = packed(yDims);
+    FSC_DNN(a.cudnnSetTensorNdDescriptor(d.x, type, int(xDims.size()), xDims.data(), xs.data()));
+    FSC_DNN(a.cudnnSetTensorNdDescriptor(d.y, type, int(yDims.size()), yDims.data(), ys.data()));
+    FSC_DNN(a.cudnnSetFilterNdDescriptor(d.w, type, CUDNN_TENSOR_NCHW, int(wDims.size()), wDims.data()));
+    // Products accumulate in float32 for every type; float32 stays off TF32 so results
+    // match the CPU backend to 1e-4, the half types use tensor cores.
+    FSC_DNN(a.cudnnSetConvolutionNdDescriptor(d.conv, spatial, pads.data(), strides.data(), dilations.data(),
+                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    FSC_DNN(a.cudnnSetConvolutionGroupCount(d.conv, int(c.group)));
+    FSC_DNN(a.cudnnSetConvolutionMathType(d.conv, c.type == dk::ElemType::F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+
+    std::string key = std::to_string(int(c.type)) + "/" + std::to_string(c.group);
+    for (const auto* v : {&xDims, &wDims, &pads, &strides, &dilations})
+        for (int x : *v) key += "," + std::to_string(x);
+    cudnnConvolutionFwdAlgo_t algo;
+    if (auto it = m_algorithms.find(key); it != m_algorithms.end()) {
+        algo = cudnnConvolutionFwdAlgo_t(it->second);
+    } else {
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        int returned = 0;
+        FSC_DNN(a.cudnnGetConvolutionForwardAlgorithm_v7(handle, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                         &returned, perf));
+        int chosen = -1;
+        for (int i = 0; i < returned && chosen < 0; ++i)
+            if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= (size_t(256) << 20)) chosen = i;
+        if (chosen < 0) return Status(ErrorCode::Unsupported, "cuDNN has no forward algorithm for this convolution");
+        algo = perf[chosen].algo;
+        m_algorithms[key] = int(algo);
+    }
+    size_t bytes = 0;
+    FSC_DNN(a.cudnnGetConvolutionForwardWorkspaceSize(handle, d.x, d.w, d.conv, d.y, algo, &bytes));
+    if (bytes > m_workspaceBytes) {
+        if (capturing)
+            return Status(ErrorCode::Internal, "cuDNN asked for a larger workspace while capturing a CUDA graph");
+        if (m_workspace) cudaFree(m_workspace);
+        m_workspace = nullptr;
+        m_workspaceBytes = 0;
+        if (cudaError_t e = cudaMalloc(&m_workspace, bytes); e != cudaSuccess) {
+            cudaGetLastError();
+            return Status(ErrorCode::Unsupported, "out of device memory: cuDNN's workspace of " + std::to_string(bytes) + " bytes");
+        }
+        m_workspaceBytes = bytes;
+    }
+    const float alpha = 1.f, beta = 0.f;
+    FSC_DNN(a.cudnnConvolutionForward(handle, &alpha, d.x, c.x, d.w, c.w, d.conv, algo, m_workspace, bytes, &beta, d.y, c.y));
+#undef FSC_DNN
+    return Status::ok();
+}
+
+}  // namespace fsc

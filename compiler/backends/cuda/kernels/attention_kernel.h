@@ -1,0 +1,86 @@
+#pragma once
+// ai.fusescope.Attention, one warp per query row (docs/fused_ops.md): lanes take the keys
+// l, l + 32, ... to compute the row's scores into a scratch row (shared memory on the GPU),
+// the row's max and sum meet in the warp's butterflies, then lanes take the output columns
+// and sum probabilities times V. The Lq x Lk scores never exist as a whole; Q, K^T, V, the
+// mask and the output are read and written through their strides, so the head transposes
+// cost no copy. The CPU twin runs the lane functions for 32 lanes with the same scratch row.
+#include "compiler/backends/cuda/kernels/hd.h"
+
+namespace fsc::dk {
+
+inline constexpr int kAttentionMaxBatchRank = 6;
+inline constexpr int64_t kAttentionMaxKeys = 12288;  // 48 KiB of float scores per warp
+
+struct AttentionParams {
+    const void* q;
+    const void* kt;
+    const void* v;
+    const void* mask;  // null: no mask; same type as q
+    void* out;
+    ElemType type;
+    int batchRank;
+    int64_t batchDims[kAttentionMaxBatchRank];
+    int64_t batchStrides[5][kAttentionMaxBatchRank];  // q, kt, v, mask, out
+    // Row and column strides of each operand's matrix: q [Lq, D], kt [D, Lk], v [Lk, Dv],
+    // mask [Lq, Lk], out [Lq, Dv].
+    int64_t rowStride[5], colStride[5];
+    int64_t lq, lk, d, dv;
+    float scale;
+    int64_t rows;  // batch count * lq
+};
+
+// Element offsets of a query row's batch into each operand, and the row's index in Lq.
+FSC_HD int64_t attentionOffsets(const AttentionParams& p, int64_t row, int64_t off[5]) {
+    int64_t b = row / p.lq;
+    for (int k = 0; k < 5; ++k) off[k] = 0;
+    for (int i = p.batchRank - 1; i >= 0; --i) {
+        const int64_t idx = b % p.batchDims[i];
+        b /= p.batchDims[i];
+        for (int k = 0; k < 5; ++k) off[k] += idx * p.batchStrides[k][i];
+    }
+    return row % p.lq;
+}
+
+// Scores of this lane's keys into scores[]; returns the lane's max.
+FSC_HD float attentionLaneScores(const AttentionParams& p, int64_t row, int lane, float* scores) {
+    int64_t off[5];
+    const int64_t i = attentionOffsets(p, row, off);
+    float best = -INFINITY;
+    for (int64_t key = lane; key < p.lk; key += 32) {
+        float s = 0.f;
+        for (int64_t c = 0; c < p.d; ++c)
+            s += loadFloat(p.q, p.type, off[0] + i * p.rowStride[0] + c * p.colStride[0]) *
+                 loadFloat(p.kt, p.type, off[1] + c * p.rowStride[1] + key * p.colStride[1]);
+        s *= p.scale;
+        if (p.mask) s += loadFloat(p.mask, p.type, off[3] + i * p.rowStride[3] + key * p.colStride[3]);
+        scores[key] = s;
+        best = fmaxf(best, s);
+    }
+    return best;
+}
+
+// exp(score - max) in place for this lane's keys; returns the lane's sum.
+FSC_HD float attentionLaneExp(const AttentionParams& p, int lane, float* scores, float rowMax) {
+    float sum = 0.f;
+    for (int64_t key = lane; key < p.lk; key += 32) {
+        scores[key] = expf(scores[key] - rowMax);
+        sum += scores[key];
+    }
+    return sum;
+}
+
+// This lane's output columns: the weights (every lane's) times V, over the row's sum.
+FSC_HD void attentionLaneWrite(const AttentionParams& p, int64_t row, int lane, const float* scores, float rowSum) {
+    int64_t off[5];
+    const int64_t i = attentionOffsets(p, row, off);
+    const float inv = 1.f / rowSum;
+    for (int64_t c = lane; c < p.dv; c += 32) {
+        float acc = 0.f;
+        for (int64_t key = 0; key < p.lk; ++key)
+            acc += scores[key] * loadFloat(p.v, p.type, off[2] + key * p.rowStride[2] + c * p.colStride[2]);
+        storeFloat(p.out, p.type, off[4] + i * p.rowStride[4] + c * p.colStride[4], acc * inv);
+    }
+}
+
+}  // namespace fsc::dk
