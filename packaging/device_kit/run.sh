@@ -32,25 +32,35 @@ json_string() {  # a JSON string literal of $1
   printf '"%s"' "${s//$'\n'/\\n}"
 }
 
-# CUDA's libraries: the toolkit's, else PyTorch's wheels' (nvidia/<lib>/lib).
+# CUDA's libraries: the toolkit's first, then PyTorch's wheels' (nvidia/<lib>/lib), which also
+# supply what a toolkit lacks (cuDNN is not part of it). Convolutions need libcudnn.so.9;
+# without it they run on the CPU and stage 1 says so.
 cuda_libs="none found"
+lib_dirs=""
 for dir in "${CUDA_HOME:-/usr/local/cuda}/lib64" /usr/local/cuda/lib64; do
   if [ -e "$dir/libcudart.so" ] || ls "$dir"/libcublas.so* >/dev/null 2>&1; then
-    export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    lib_dirs=$dir
     cuda_libs="toolkit: $dir"
     break
   fi
 done
-if [ "$cuda_libs" = "none found" ] && command -v python3 >/dev/null; then
+if command -v python3 >/dev/null; then
   nvidia=$(python3 -c 'import nvidia, os; print(os.pathsep.join(nvidia.__path__))' 2>/dev/null || true)
   if [ -n "$nvidia" ]; then
     dirs=$(ls -d "${nvidia%%:*}"/*/lib 2>/dev/null | tr '\n' ':')
     if [ -n "$dirs" ]; then
-      export LD_LIBRARY_PATH="${dirs%:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-      cuda_libs="PyTorch's wheels: ${nvidia%%:*}/*/lib"
+      lib_dirs="${lib_dirs:+$lib_dirs:}${dirs%:}"
+      if [ "$cuda_libs" = "none found" ]; then cuda_libs="PyTorch's wheels: ${nvidia%%:*}/*/lib"
+      else cuda_libs="$cuda_libs, then PyTorch's wheels: ${nvidia%%:*}/*/lib"; fi
     fi
   fi
 fi
+[ -n "$lib_dirs" ] && export LD_LIBRARY_PATH="$lib_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+cudnn="not found (convolutions run on the CPU)"
+IFS=: read -ra search <<<"${LD_LIBRARY_PATH:-}"
+for dir in "${search[@]}"; do
+  if [ -e "$dir/libcudnn.so.9" ]; then cudnn="$dir/libcudnn.so.9"; break; fi
+done
 
 stage1() {
   local version devices gpu torch status reason=""
@@ -69,8 +79,8 @@ stage1() {
   {
     printf '{"stage": 1, "name": "device and libraries", "status": "%s", "reason": %s,\n' "$status" "$(json_string "$reason")"
     printf ' "fusescope": %s,\n "devices": %s,\n' "$(json_string "$version")" "$(json_string "$devices")"
-    printf ' "nvidia_smi": %s,\n "cuda_libraries": %s,\n "pytorch": %s}\n' \
-      "$(json_string "$gpu")" "$(json_string "$cuda_libs")" "$(json_string "$torch")"
+    printf ' "nvidia_smi": %s,\n "cuda_libraries": %s,\n "cudnn": %s,\n "pytorch": %s}\n' \
+      "$(json_string "$gpu")" "$(json_string "$cuda_libs")" "$(json_string "$cudnn")" "$(json_string "$torch")"
   } >"$out/stage1.json"
   {
     echo "stage 1, device and libraries: $status${reason:+ ($reason)}"
@@ -78,6 +88,7 @@ stage1() {
     echo "$devices" | sed 's/^/  devices:        /' 
     echo "  nvidia-smi:     $gpu"
     echo "  CUDA libraries: $cuda_libs"
+    echo "  cuDNN:          $cudnn"
     echo "  PyTorch:        $torch"
   } >"$out/stage1.txt"
   case "$status" in passed) return 0 ;; no_device) return 3 ;; *) return 1 ;; esac
