@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/runtime/slice_rules.h"
 
 namespace fsc::cpu {
 namespace {
@@ -265,13 +266,9 @@ KernelFactory split() {
                 sizes = *s;
             }
             const int64_t n = int64_t(ctx.outputCount());
-            if (sizes.empty()) {
-                const int64_t parts = numOutputs ? numOutputs : n;
-                const int64_t chunk = (total + parts - 1) / parts;
-                for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::max<int64_t>(0, std::min(chunk, total - i * chunk)));
-            }
-            if (int64_t(sizes.size()) != n || std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != total)
-                return bad(ctx, "split sizes do not add up to the axis length " + std::to_string(total));
+            auto split = splitSizes(total, sizes, numOutputs, n);
+            if (!split) return split.status().withContext(ctx.where());
+            sizes = *split;
             const int64_t outer = product(x->dims, 0, size_t(*axis));
             const int64_t inner = product(x->dims, size_t(*axis) + 1);
             return dispatchBySize(ctx, x->dtype, [&](auto tag) -> Status {
@@ -322,29 +319,11 @@ public:
             FSC_RETURN_IF_ERROR(read(4, steps, "steps"));
         }
         const int64_t rank = int64_t(x->rank());
-        if (axes.empty())
-            for (size_t i = 0; i < starts.size(); ++i) axes.push_back(int64_t(i));
-        if (steps.empty()) steps.assign(starts.size(), 1);
-        if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
-            return bad(ctx, "starts, ends, axes and steps differ in length");
-        std::vector<int64_t> start(size_t(rank), 0), step(size_t(rank), 1), dims = x->dims;
-        for (size_t i = 0; i < axes.size(); ++i) {
-            auto a = normAxis(ctx, axes[i], rank);
-            if (!a) return a.status();
-            const int64_t d = x->dims[size_t(*a)];
-            const int64_t st = steps[i];
-            if (st == 0) return bad(ctx, "slice step is 0");
-            auto clampIndex = [&](int64_t v, bool forward) {
-                if (v < 0) v += d;
-                return forward ? std::clamp<int64_t>(v, 0, d) : std::clamp<int64_t>(v, -1, d - 1);
-            };
-            const int64_t s = clampIndex(starts[i], st > 0);
-            const int64_t e = clampIndex(ends[i], st > 0);
-            const int64_t len = st > 0 ? (e > s ? (e - s + st - 1) / st : 0) : (s > e ? (s - e - st - 1) / -st : 0);
-            start[size_t(*a)] = s;
-            step[size_t(*a)] = st;
-            dims[size_t(*a)] = len;
-        }
+        auto box = sliceBox(x->dims, starts, ends, axes, steps);
+        if (!box) return box.status().withContext(ctx.where());
+        const std::vector<int64_t>& start = box->start;
+        const std::vector<int64_t>& step = box->step;
+        const std::vector<int64_t>& dims = box->dims;
         auto out = ctx.output(0, x->dtype, dims);
         if (!out) return out.status();
         const int64_t n = product(dims);

@@ -6,6 +6,7 @@
 
 #include "compiler/backends/cuda/cuda_kernel_support.h"
 #include "compiler/runtime/execution_plan.h"
+#include "compiler/runtime/slice_rules.h"
 
 namespace fsc::cudak {
 namespace {
@@ -221,13 +222,9 @@ KernelFactory splitOp() {
             std::vector<int64_t> sizes = splitAttr;
             if (fromInput) FSC_RETURN_IF_ERROR(readOptionalInts(ctx, 1, sizes, "split"));
             const int64_t n = int64_t(ctx.outputCount());
-            if (sizes.empty()) {
-                const int64_t parts = numOutputs ? numOutputs : n;
-                const int64_t chunk = (total + parts - 1) / parts;
-                for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::max<int64_t>(0, std::min(chunk, total - i * chunk)));
-            }
-            if (int64_t(sizes.size()) != n || std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != total)
-                return bad(ctx, "split sizes do not add up to the axis length " + std::to_string(total));
+            auto split = splitSizes(total, sizes, numOutputs, n);
+            if (!split) return split.status().withContext(ctx.where());
+            sizes = *split;
             const auto inStrides = contiguousStrides(x->dims);
             int64_t at = 0;
             for (int64_t i = 0; i < n; ++i) {
@@ -257,29 +254,15 @@ KernelFactory sliceOp() {
             FSC_RETURN_IF_ERROR(readOptionalInts(ctx, 2, ends, "ends"));
             FSC_RETURN_IF_ERROR(readOptionalInts(ctx, 3, axes, "axes"));
             FSC_RETURN_IF_ERROR(readOptionalInts(ctx, 4, steps, "steps"));
-            const int64_t rank = int64_t(x->rank());
-            if (axes.empty())
-                for (size_t i = 0; i < starts.size(); ++i) axes.push_back(int64_t(i));
-            if (steps.empty()) steps.assign(starts.size(), 1);
-            if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
-                return bad(ctx, "starts, ends, axes and steps differ in length");
+            auto box = sliceBox(x->dims, starts, ends, axes, steps);
+            if (!box) return box.status().withContext(ctx.where());
+            const std::vector<int64_t>& dims = box->dims;
             const auto inStrides = contiguousStrides(x->dims);
-            std::vector<int64_t> dims = x->dims, srcStrides = inStrides;
+            std::vector<int64_t> srcStrides = inStrides;
             int64_t offset = 0;
-            for (size_t i = 0; i < axes.size(); ++i) {
-                auto a = normalAxis(ctx, axes[i], rank);
-                if (!a) return a.status();
-                const int64_t d = x->dims[size_t(*a)], st = steps[i];
-                if (st == 0) return bad(ctx, "slice step is 0");
-                auto clampIndex = [&](int64_t v) {
-                    if (v < 0) v += d;
-                    return st > 0 ? std::clamp<int64_t>(v, 0, d) : std::clamp<int64_t>(v, -1, d - 1);
-                };
-                const int64_t b = clampIndex(starts[i]), e = clampIndex(ends[i]);
-                const int64_t len = st > 0 ? (e > b ? (e - b + st - 1) / st : 0) : (b > e ? (b - e - st - 1) / -st : 0);
-                dims[size_t(*a)] = len;
-                srcStrides[size_t(*a)] = inStrides[size_t(*a)] * st;
-                if (len) offset += b * inStrides[size_t(*a)];
+            for (size_t d = 0; d < dims.size(); ++d) {
+                srcStrides[d] = inStrides[d] * box->step[d];  // a negative step reads backwards
+                if (dims[d]) offset += box->start[d] * inStrides[d];
             }
             auto out = ctx.output(0, x->dtype, dims);
             if (!out) return out.status();
