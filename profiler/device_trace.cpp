@@ -46,7 +46,8 @@ DeviceTraceCounts DeviceTraceBuilder::finish(Trace& trace) {
         else origin = std::min(origin, r.startNs);
     }
     if (origin == std::numeric_limits<uint64_t>::max()) origin = 0;
-    auto relative = [origin](uint64_t ns) { return int64_t(ns - origin); };
+    if (m_origin) origin = *m_origin;
+    auto relative = [origin](uint64_t ns) { return int64_t(ns) - int64_t(origin); };
 
     std::map<uint32_t, const DeviceRecord*> openRanges;
     std::vector<const DeviceRecord*> memory;

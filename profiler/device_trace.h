@@ -5,6 +5,7 @@
 // become the measured memory timeline; NVTX ranges become Range activities. Records may come
 // in any order and in several batches (CUPTI hands buffers over as they fill).
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -26,14 +27,19 @@ public:
     void mapGraphNode(uint64_t graphNodeId, ExternalId owner) { m_graphNodes[graphNodeId] = owner; }
     void add(std::vector<DeviceRecord> records);
     void addDropped(int64_t records) { m_dropped += records; }
-    // Appends activities (times from the earliest record), measured memory and the dropped
-    // count to `trace`, activities sorted by start.
+    // Times are made relative to this (the same clock as the records: the host's steady clock
+    // when CUPTI was given it), so host activities of the same run line up; by default the
+    // earliest record.
+    void setOrigin(uint64_t ns) { m_origin = ns; }
+    // Appends activities, measured memory and the dropped count to `trace`, activities sorted
+    // by start.
     DeviceTraceCounts finish(Trace& trace);
 
 private:
     std::vector<DeviceRecord> m_records;
     std::unordered_map<uint64_t, ExternalId> m_graphNodes;
     int64_t m_dropped = 0;
+    std::optional<uint64_t> m_origin;
 };
 
 }  // namespace fsc

@@ -1,6 +1,7 @@
 #include "app/common/device_peaks.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -37,6 +38,28 @@ DevicePeaks measure() {
 }
 
 }  // namespace
+
+DevicePeaks gpuPeaksFromQuery(const CudaDeviceInfo& d, bool halfPrecision) {
+    DevicePeaks peaks;
+    const int cc = d.computeMajor * 10 + d.computeMinor;
+    // Per SM per clock, from NVIDIA's architecture white papers.
+    const int fp32Lanes = cc >= 86 || (cc >= 75 && cc < 80) ? 128 : cc >= 60 ? 64 : 0;
+    const int tensorFlops = cc >= 90 ? 4096 : cc >= 80 ? 2048 : cc >= 70 ? 1024 : 0;  // dense fp16 FLOPs
+    const int perClock = halfPrecision ? tensorFlops : 2 * fp32Lanes;
+    if (perClock == 0 || d.clockKHz <= 0 || d.memoryClockKHz <= 0 || d.memoryBusWidthBits <= 0) {
+        peaks.source = "no roofs: the device query of " + d.name + " (compute " + std::to_string(d.computeMajor) + "." +
+                       std::to_string(d.computeMinor) + ") gave no clocks or an architecture Fusescope does not know";
+        return peaks;
+    }
+    peaks.flopsPerSecond = double(d.multiprocessors) * perClock * double(d.clockKHz) * 1e3;
+    peaks.bytesPerSecond = 2.0 * double(d.memoryClockKHz) * 1e3 * double(d.memoryBusWidthBits) / 8.0;
+    char text[256];
+    std::snprintf(text, sizeof text, "device query: %d SMs x %d %s FLOPs per clock x %.2f GHz; %.2f GHz x 2 x %d-bit bus",
+                  d.multiprocessors, perClock, halfPrecision ? "dense fp16 tensor-core" : "fp32 FMA", d.clockKHz / 1e6,
+                  d.memoryClockKHz / 1e6, d.memoryBusWidthBits);
+    peaks.source = text;
+    return peaks;
+}
 
 DevicePeaks measureCpuPeaks() {
     static const DevicePeaks peaks = measure();  // once per process: the machine does not change

@@ -4,6 +4,8 @@
 // per second (read plus write). Measured once per process, in about half a second.
 #include <string>
 
+#include "compiler/backends/device_query.h"
+
 namespace fsc {
 
 struct DevicePeaks {
@@ -13,5 +15,11 @@ struct DevicePeaks {
 };
 
 DevicePeaks measureCpuPeaks();
+
+// A GPU's roofs from its device query: SMs x lanes per SM x 2 (an FMA) x the SM clock for
+// FLOP/s (float32 FMA lanes, or the dense tensor-core rate for half-precision graphs), and
+// 2 (double data rate) x the memory clock x the bus width for bytes per second. An unknown
+// architecture or a query without clocks gives zeros and says so in `source`.
+DevicePeaks gpuPeaksFromQuery(const CudaDeviceInfo& device, bool halfPrecision);
 
 }  // namespace fsc

@@ -7,8 +7,11 @@
 #include <ctime>
 #include <fstream>
 #include <thread>
+#include <unordered_map>
 
 #include "app/common/device_peaks.h"
+#include "app/common/device_profiler.h"
+#include "compiler/backends/device_query.h"
 #include "compiler/cost_model.h"
 #include "compiler/runtime/executor.h"
 #include "profiler/cpu_timer.h"
@@ -18,15 +21,24 @@ namespace fsc {
 namespace {
 
 // Records each launch of the profiled runs as an activity, times from the trace's start.
+// With a device profiler, device work is timed by the device (CUPTI) and tied to its node
+// through the external id pushed here; only the host's own work (CPU fallback steps) is
+// timed on the host.
 class TraceRecorder : public ExecutionListener {
 public:
-    explicit TraceRecorder(Trace& trace) : m_trace(trace) {}
+    TraceRecorder(Trace& trace, DeviceProfiler* device) : m_trace(trace), m_device(device) {}
     void onBegin(const LaunchEvent& e) override {
-        if (recording) nvtxPush(e.nodeName->c_str());  // Nsight Systems sees the same nodes
+        if (!recording) return;
+        nvtxPush(e.nodeName->c_str());  // Nsight Systems sees the same nodes
+        if (m_device) m_device->pushNode(int64_t(e.node.index), iteration, e.depth);
     }
     void onLaunch(const LaunchEvent& e) override {
         if (!recording) return;
         nvtxPop();
+        if (m_device) {
+            m_device->popNode();
+            if (e.backend == Backend::Cuda) return;
+        }
         Activity a;
         a.kind = ActivityKind::Kernel;
         a.name = *e.kernelId;
@@ -39,12 +51,14 @@ public:
         if (e.depth > 0) a.name += " (" + *e.nodeName + ")";
         m_trace.activities.push_back(std::move(a));
     }
+    bool timesDeviceWorkOnHost() const override { return m_device == nullptr; }
     bool recording = false;
     int iteration = 0;
     int64_t originNs = 0;
 
 private:
     Trace& m_trace;
+    DeviceProfiler* m_device;
 };
 
 int64_t steadyNowNs() {
@@ -82,6 +96,24 @@ DimBindings bindingsFrom(const Executor& exec, const std::vector<RtTensor>& feed
     return bindings;
 }
 
+// The roofline's roofs: the GPU's from its device query; the CPU's, measured, for a CPU run
+// or the simulated device (which runs on the CPU).
+DevicePeaks peaksFor(const Device* device, const Graph& graph) {
+    if (!device || device->simulated()) {
+        DevicePeaks peaks = measureCpuPeaks();
+        if (device) peaks.source = "the simulated device runs on the CPU: " + peaks.source;
+        return peaks;
+    }
+    const CudaDeviceReport report = queryCudaDevices();
+    if (report.devices.empty()) return DevicePeaks{0, 0, "no roofs: " + report.whyNone};
+    bool half = false;
+    for (uint32_t v = 0; v < graph.valueCount() && !half; ++v) {
+        const DType t = graph.value(ValueId{v}).type.elemType;
+        half = t == DType::Float16 || t == DType::BFloat16;
+    }
+    return gpuPeaksFromQuery(report.devices.front(), half);
+}
+
 }  // namespace
 
 Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool>* cancel,
@@ -113,7 +145,10 @@ Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool
                                (source == "random" ? "random, seed " + std::to_string(request.feeds.seed) : source) + ")");
     }
 
-    TraceRecorder recorder(trace);
+    // CUDA runs: every unprofiled run first, then CUPTI on for the profiled ones, so the
+    // unprofiled times carry none of its cost (CPU runs alternate the two against drift).
+    std::unique_ptr<DeviceProfiler> deviceProfiler = request.device ? DeviceProfiler::forDevice(request.device) : nullptr;
+    TraceRecorder recorder(trace, deviceProfiler.get());
     RunOptions withProfiler;
     withProfiler.listener = &recorder;
     withProfiler.cancel = cancel;
@@ -132,23 +167,22 @@ Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool
     };
     for (int i = 0; i < request.warmup; ++i)
         if (auto r = runOnce(without); !r) return r.status();
-    // Unprofiled and profiled runs alternate, so drift (clock, cache, other load) hits both.
     std::vector<double> plain, profiled;
     recorder.originNs = steadyNowNs();
-    for (int i = 0; i < request.iterations; ++i) {
-        auto p = runOnce(without);
-        if (!p) return p.status();
-        plain.push_back(*p);
+    auto profiledRun = [&](int i) -> Status {
         recorder.recording = true;
         recorder.iteration = i;
         const std::string label = "iteration " + std::to_string(i);
         nvtxPush(label.c_str());
         const int64_t begin = steadyNowNs();
+        if (deviceProfiler) deviceProfiler->pushNode(-1, i, 0);  // copies outside any node: still this iteration's
         auto q = runOnce(withProfiler);
+        if (deviceProfiler) deviceProfiler->popNode();
         const int64_t end = steadyNowNs();
         nvtxPop();
         recorder.recording = false;
         if (!q) return q.status();
+        if (deviceProfiler) FSC_RETURN_IF_ERROR(deviceProfiler->drain().withContext("profiled iteration " + std::to_string(i)));
         profiled.push_back(*q);
         // The host's view of each profiled iteration: a range on its own lane, as NVTX shows it.
         Activity range;
@@ -159,21 +193,34 @@ Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool
         range.stream = -1;
         range.iteration = i;
         trace.activities.push_back(std::move(range));
+        return Status::ok();
+    };
+    if (deviceProfiler) {
+        for (int i = 0; i < request.iterations; ++i) {
+            auto p = runOnce(without);
+            if (!p) return p.status();
+            plain.push_back(*p);
+        }
+        recorder.originNs = steadyNowNs();
+        if (Status started = deviceProfiler->start(); !started.isOk())
+            return Status(ErrorCode::Unsupported, "no device timings: " + started.message());
+        for (int i = 0; i < request.iterations; ++i) FSC_RETURN_IF_ERROR(profiledRun(i));
+        deviceProfiler->stop();
+    } else {
+        // Unprofiled and profiled runs alternate, so drift (clock, cache, other load) hits both.
+        for (int i = 0; i < request.iterations; ++i) {
+            auto p = runOnce(without);
+            if (!p) return p.status();
+            plain.push_back(*p);
+            FSC_RETURN_IF_ERROR(profiledRun(i));
+        }
     }
-    const DevicePeaks peaks = measureCpuPeaks();  // the roofline's roofs, after the timed runs so they disturb nothing
+    const DevicePeaks peaks = peaksFor(request.device.get(), exec.graph());  // after the timed runs: they disturb nothing
     trace.peakFlopsPerSecond = peaks.flopsPerSecond;
     trace.peakBytesPerSecond = peaks.bytesPerSecond;
     trace.peaksSource = peaks.source;
     trace.unprofiledMs = computeStats(plain).median;
     trace.profiledMs = computeStats(profiled).median;
-    // Timed from the first profiled launch: the timeline starts at 0.
-    std::stable_sort(trace.activities.begin(), trace.activities.end(),
-                     [](const Activity& a, const Activity& b) { return a.startNs < b.startNs; });
-    if (!trace.activities.empty()) {
-        const int64_t first = trace.activities.front().startNs;
-        for (Activity& a : trace.activities) a.startNs -= first, a.endNs -= first;
-    }
-
     // Plan nodes: provenance and cost-model work per execution.
     const Graph& graph = exec.graph();
     const DimBindings bindings = bindingsFrom(exec, feeds->tensors);
@@ -192,25 +239,45 @@ Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool
         t.bytes = cost.bytes;
         trace.nodes.push_back(std::move(t));
     }
+    // The device's records (after the nodes, which label its allocations), on the same clock.
+    const MemoryPlan* plan = exec.lastMemoryPlan();
+    if (deviceProfiler) {
+        deviceProfiler->finish(trace, recorder.originNs);
+        // What CUPTI saw allocated during the runs comes on top of the arena, allocated before.
+        for (MemorySample& m : trace.measuredMemory) m.bytes += plan ? int64_t(plan->arenaBytes) : 0;
+    }
 
-    // Planned memory: the arena's live bytes at each step of the first profiled iteration.
-    if (const MemoryPlan* plan = exec.lastMemoryPlan()) {
-        std::vector<int64_t> stepStart;
+    // Timed from the first profiled launch: the timeline starts at 0.
+    std::stable_sort(trace.activities.begin(), trace.activities.end(),
+                     [](const Activity& a, const Activity& b) { return a.startNs < b.startNs; });
+    if (!trace.activities.empty()) {
+        const int64_t first = trace.activities.front().startNs;
+        for (Activity& a : trace.activities) a.startNs -= first, a.endNs -= first;
+        for (MemorySample& m : trace.measuredMemory) m.timeNs = std::max<int64_t>(0, m.timeNs - first);
+    }
+
+    // Planned memory: the arena's live bytes at each step of the first profiled iteration,
+    // from the step's first activity (a step that launched nothing, an alias, has none).
+    if (plan) {
+        std::unordered_map<int64_t, int64_t> firstStart;
         for (const Activity& a : trace.activities)
-            if (a.kind == ActivityKind::Kernel && a.iteration == 0 && a.depth == 0) stepStart.push_back(a.startNs);
-        for (size_t s = 0; s < stepStart.size(); ++s) {
+            if (a.kind != ActivityKind::Range && a.iteration == 0 && a.depth == 0 && a.node >= 0) firstStart.try_emplace(a.node, a.startNs);
+        for (size_t s = 0; s < exec.plan().steps.size(); ++s) {
+            auto at = firstStart.find(int64_t(exec.plan().steps[s].node.index));
+            if (at == firstStart.end()) continue;
             int64_t live = 0;
             for (const auto& assignment : plan->assignments)
                 if (assignment.buffer.firstStep <= s && s <= assignment.buffer.lastStep) live += int64_t(assignment.buffer.bytes);
-            const std::string label = s < exec.plan().steps.size() ? exec.plan().steps[s].nodeName : std::string();
-            trace.plannedMemory.push_back({stepStart[s], live, label});
+            trace.plannedMemory.push_back({at->second, live, exec.plan().steps[s].nodeName});
         }
+        std::stable_sort(trace.plannedMemory.begin(), trace.plannedMemory.end(),
+                         [](const MemorySample& a, const MemorySample& b) { return a.timeNs < b.timeNs; });
         for (const auto& assignment : plan->assignments)
             trace.plannedBuffers.push_back({graph.value(assignment.buffer.value).name, int64_t(assignment.offset),
                                             int64_t(assignment.buffer.bytes), int64_t(assignment.buffer.firstStep),
                                             int64_t(assignment.buffer.lastStep)});
-        // The CPU executor allocates one arena per input-shape signature, once.
-        trace.measuredMemory.push_back({0, int64_t(plan->arenaBytes), "arena (allocated once)"});
+        // One arena per input-shape signature, allocated once before the timed runs.
+        trace.measuredMemory.insert(trace.measuredMemory.begin(), {0, int64_t(plan->arenaBytes), "arena (allocated once)"});
     }
     return trace;
 }

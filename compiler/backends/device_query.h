@@ -14,6 +14,9 @@ struct CudaDeviceInfo {
     int computeMinor = 0;
     uint64_t totalMemoryBytes = 0;
     int multiprocessors = 0;
+    int clockKHz = 0;            // peak SM clock
+    int memoryClockKHz = 0;      // peak memory clock
+    int memoryBusWidthBits = 0;
 };
 
 struct CudaDeviceReport {

@@ -29,6 +29,10 @@ public:
     virtual void onBegin(const LaunchEvent&) {}
     // After it ran, with both times.
     virtual void onLaunch(const LaunchEvent& event) = 0;
+    // Whether this listener times device nodes from the host, so the executor waits for each
+    // one to finish before onLaunch. A device profiler (CUPTI) takes the device's own times and
+    // says no: the launches then stay asynchronous, as in an unprofiled run.
+    virtual bool timesDeviceWorkOnHost() const { return true; }
 };
 
 }  // namespace fsc

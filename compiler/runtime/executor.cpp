@@ -575,8 +575,9 @@ Status Executor::runSteps(Frame& frame, const SignaturePlan* sig, const RunOptio
             options.listener->onBegin(event);
         }
         Status status = step.kernel->compute(ctx);
-        // A listener times each node from the host: a device node's work must have finished.
-        if (options.listener && step.backend == Backend::Cuda && status.isOk()) status = m_context->device->synchronize();
+        // A listener that times each node from the host needs a device node's work finished.
+        if (options.listener && options.listener->timesDeviceWorkOnHost() && step.backend == Backend::Cuda && status.isOk())
+            status = m_context->device->synchronize();
         if (options.listener) {  // closes what onBegin opened, even when the kernel failed
             event.endNs = nowNs();
             options.listener->onLaunch(event);

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <ctime>
 #include <cstdlib>
 #include <string>
 
@@ -22,6 +23,7 @@ struct Api {
     CUptiResult (*popExternal)(CUpti_ExternalCorrelationKind, uint64_t*) = nullptr;
     CUptiResult (*resultString)(CUptiResult, const char**) = nullptr;
     CUptiResult (*version)(uint32_t*) = nullptr;
+    CUptiResult (*registerTimestamp)(CUpti_TimestampCallbackFunc) = nullptr;  // optional
     std::string whyMissing;
 };
 
@@ -55,6 +57,7 @@ const Api& api() {
                         load(a.pushExternal, "cuptiActivityPushExternalCorrelationId") &&
                         load(a.popExternal, "cuptiActivityPopExternalCorrelationId") && load(a.resultString, "cuptiGetResultString") &&
                         load(a.version, "cuptiGetVersion");
+        load(a.registerTimestamp, "cuptiActivityRegisterTimestampCallback");
         if (!ok) {
             a.enable = nullptr;
             a.whyMissing = "the CUPTI library found lacks the activity functions Fusescope needs";
@@ -76,6 +79,14 @@ std::string cuptiError(CUptiResult r, const char* what) {
     const char* text = nullptr;
     if (api().resultString) api().resultString(r, &text);
     return std::string("CUPTI: ") + what + " failed: " + (text ? text : "error " + std::to_string(int(r)));
+}
+
+// The host's steady clock, so device records and the host's own timings (CPU fallback
+// steps, iteration ranges) share one time base; CUPTI maps GPU timestamps onto it.
+uint64_t CUPTIAPI steadyTimestamp() {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec);
 }
 
 constexpr size_t kBufferBytes = size_t(8) << 20;
@@ -189,6 +200,8 @@ public:
         if (!g_queue.compare_exchange_strong(expected, &m_queue))
             return Status(ErrorCode::InvalidArgument, "CUPTI is already recording for another profile in this process");
         if (CUptiResult r = api().registerCallbacks(bufferRequested, bufferCompleted); r != CUPTI_SUCCESS) return fail(r, "registering buffers");
+        // Before any kind is enabled, as CUPTI asks; an older CUPTI keeps its own clock.
+        if (api().registerTimestamp) api().registerTimestamp(steadyTimestamp);
         for (CUpti_ActivityKind kind : kKinds)
             if (CUptiResult r = api().enable(kind); r != CUPTI_SUCCESS) return fail(r, "enabling activity records");
         m_started = true;

@@ -90,6 +90,27 @@ struct ConvCall {
     void* y = nullptr;
 };
 
+// One operation a device ran, described as CUPTI's activity records describe it on a GPU.
+// The simulated device reports these to an observer, so profiling a CUDA run (external
+// correlation, the timeline, the memory records) is tested end to end without a GPU; the GPU
+// device leaves this to CUPTI and ignores the observer. Times are steady-clock nanoseconds.
+enum class DeviceOpKind { Kernel, Memcpy, Memset, Allocation, Release };
+struct DeviceOperation {
+    DeviceOpKind kind = DeviceOpKind::Kernel;
+    std::string name;  // the kernel's name; for copies CUPTI's direction ("HtoD", "DtoH", "DtoD")
+    int64_t startNs = 0, endNs = 0;
+    uint64_t bytes = 0;
+    uint64_t address = 0;  // allocations and releases
+    int64_t grid = 0, block = 0;
+};
+
+class DeviceObserver {
+public:
+    virtual ~DeviceObserver() = default;
+    // On the thread that made the call, after the operation ran.
+    virtual void onOperation(const DeviceOperation& op) = 0;
+};
+
 struct DeviceMemoryInfo {
     uint64_t freeBytes = 0, totalBytes = 0;
 };
@@ -116,6 +137,8 @@ public:
     virtual bool hasConvolution() const = 0;
     virtual Status convolution(const ConvCall& call) = 0;
     virtual Status synchronize() = 0;
+    // Where the simulated device reports what it runs (null: nowhere). See DeviceOperation.
+    virtual void setObserver(DeviceObserver* observer) { (void)observer; }
 
     // CUDA Graphs: between beginCapture and endCapture, launches, device copies and GEMMs are
     // recorded instead of run; replay runs the recording. Host copies are refused while

@@ -35,6 +35,10 @@ CudaDeviceReport queryCudaDevices() {
         info.computeMinor = prop.minor;
         info.totalMemoryBytes = prop.totalGlobalMem;
         info.multiprocessors = prop.multiProcessorCount;
+        // Moved out of cudaDeviceProp in CUDA 13; the attributes remain.
+        cudaDeviceGetAttribute(&info.clockKHz, cudaDevAttrClockRate, i);
+        cudaDeviceGetAttribute(&info.memoryClockKHz, cudaDevAttrMemoryClockRate, i);
+        cudaDeviceGetAttribute(&info.memoryBusWidthBits, cudaDevAttrGlobalMemoryBusWidth, i);
         report.devices.push_back(std::move(info));
     }
     if (report.devices.empty()) report.whyNone = "no CUDA device found";

@@ -1,5 +1,6 @@
 #include "compiler/backends/cuda/simulated_gpu.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -186,7 +187,37 @@ void referenceConvolution(const ConvCall& c) {
         }
 }
 
+namespace {
+
+int64_t steadyNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+DeviceOperation operation(DeviceOpKind kind, std::string name, uint64_t bytes = 0) {
+    DeviceOperation op;
+    op.kind = kind;
+    op.name = std::move(name);
+    op.bytes = bytes;
+    return op;
+}
+
+}  // namespace
+
 SimulatedGpu::SimulatedGpu(uint64_t capacityBytes) : m_capacity(capacityBytes) {}
+
+void SimulatedGpu::setObserver(DeviceObserver* observer) {
+    m_observer.store(observer);
+}
+
+Status SimulatedGpu::observed(DeviceOperation what, const Op& op) {
+    DeviceObserver* observer = m_observer.load();
+    if (!observer) return op();
+    what.startNs = steadyNs();
+    Status status = op();
+    what.endNs = steadyNs();
+    if (status.isOk()) observer->onOperation(what);
+    return status;
+}
 
 SimulatedGpu::~SimulatedGpu() {
     for (auto& [start, bytes] : m_live) std::free(reinterpret_cast<void*>(start));
@@ -211,6 +242,12 @@ Result<void*> SimulatedGpu::allocate(size_t bytes) {
     m_live[reinterpret_cast<uintptr_t>(p)] = bytes;
     m_used += rounded;
     ++m_counters.allocations;
+    if (DeviceObserver* observer = m_observer.load()) {
+        DeviceOperation op = operation(DeviceOpKind::Allocation, "", bytes);
+        op.address = reinterpret_cast<uintptr_t>(p);
+        op.startNs = op.endNs = steadyNs();
+        observer->onOperation(op);
+    }
     return p;
 }
 
@@ -219,6 +256,12 @@ void SimulatedGpu::release(void* ptr) {
     std::lock_guard lock(m_mutex);
     auto it = m_live.find(reinterpret_cast<uintptr_t>(ptr));
     if (it == m_live.end()) return;
+    if (DeviceObserver* observer = m_observer.load()) {
+        DeviceOperation op = operation(DeviceOpKind::Release, "", it->second);
+        op.address = it->first;
+        op.startNs = op.endNs = steadyNs();
+        observer->onOperation(op);
+    }
     m_used -= std::max<size_t>(256, (it->second + 255) / 256 * 256);
     m_live.erase(it);
     std::free(ptr);
@@ -271,20 +314,24 @@ Status SimulatedGpu::copyToDevice(void* dst, const void* src, size_t bytes) {
     if (m_capturing) return Status(ErrorCode::Internal, "host-to-device copy while capturing a CUDA graph");
     std::string why;
     if (bytes && !contains(dst, bytes, &why)) return Status(ErrorCode::Internal, "copy to device: " + why);
-    std::memcpy(dst, src, bytes);
-    std::lock_guard lock(m_mutex);
-    m_counters.hostToDeviceBytes += int64_t(bytes);
-    return Status::ok();
+    return observed(operation(DeviceOpKind::Memcpy, "HtoD", bytes), [&]() -> Status {
+        std::memcpy(dst, src, bytes);
+        std::lock_guard lock(m_mutex);
+        m_counters.hostToDeviceBytes += int64_t(bytes);
+        return Status::ok();
+    });
 }
 
 Status SimulatedGpu::copyToHost(void* dst, const void* src, size_t bytes) {
     if (m_capturing) return Status(ErrorCode::Internal, "device-to-host copy while capturing a CUDA graph");
     std::string why;
     if (bytes && !contains(src, bytes, &why)) return Status(ErrorCode::Internal, "copy to host: " + why);
-    std::memcpy(dst, src, bytes);
-    std::lock_guard lock(m_mutex);
-    m_counters.deviceToHostBytes += int64_t(bytes);
-    return Status::ok();
+    return observed(operation(DeviceOpKind::Memcpy, "DtoH", bytes), [&]() -> Status {
+        std::memcpy(dst, src, bytes);
+        std::lock_guard lock(m_mutex);
+        m_counters.deviceToHostBytes += int64_t(bytes);
+        return Status::ok();
+    });
 }
 
 Status SimulatedGpu::copyOnDevice(void* dst, const void* src, size_t bytes) {
@@ -292,10 +339,12 @@ Status SimulatedGpu::copyOnDevice(void* dst, const void* src, size_t bytes) {
         std::string why;
         if (bytes && (!contains(src, bytes, &why) || !contains(dst, bytes, &why)))
             return Status(ErrorCode::Internal, "device-to-device copy: " + why);
-        std::memmove(dst, src, bytes);
-        std::lock_guard lock(m_mutex);
-        m_counters.deviceToDeviceBytes += int64_t(bytes);
-        return Status::ok();
+        return observed(operation(DeviceOpKind::Memcpy, "DtoD", bytes), [&]() -> Status {
+            std::memmove(dst, src, bytes);
+            std::lock_guard lock(m_mutex);
+            m_counters.deviceToDeviceBytes += int64_t(bytes);
+            return Status::ok();
+        });
     });
 }
 
@@ -303,8 +352,10 @@ Status SimulatedGpu::fill(void* dst, int byte, size_t bytes) {
     return run([=, this]() -> Status {
         std::string why;
         if (bytes && !contains(dst, bytes, &why)) return Status(ErrorCode::Internal, "memset: " + why);
-        std::memset(dst, byte, bytes);
-        return Status::ok();
+        return observed(operation(DeviceOpKind::Memset, "memset", bytes), [&]() -> Status {
+            std::memset(dst, byte, bytes);
+            return Status::ok();
+        });
     });
 }
 
@@ -313,10 +364,14 @@ Status SimulatedGpu::launch(const DeviceLaunch& l) {
         return Status(ErrorCode::Internal, std::string(deviceKernelName(l.kind)) + ": launch geometry out of range");
     return run([l, this]() -> Status {
         FSC_RETURN_IF_ERROR(checkExtents(l.extents, deviceKernelName(l.kind)));
-        runCpuTwin(l);
-        std::lock_guard lock(m_mutex);
-        ++m_counters.launches;
-        return Status::ok();
+        DeviceOperation what = operation(DeviceOpKind::Kernel, deviceKernelName(l.kind));
+        what.grid = l.geometry.grid, what.block = l.geometry.block;
+        return observed(what, [&]() -> Status {
+            runCpuTwin(l);
+            std::lock_guard lock(m_mutex);
+            ++m_counters.launches;
+            return Status::ok();
+        });
     });
 }
 
@@ -324,10 +379,12 @@ Status SimulatedGpu::gemm(const GemmCall& call) {
     FSC_RETURN_IF_ERROR(checkGemmCall(call));
     return run([call, this]() -> Status {
         FSC_RETURN_IF_ERROR(checkExtents(gemmExtents(call), "cublasLtMatmul"));
-        referenceGemm(call);
-        std::lock_guard lock(m_mutex);
-        ++m_counters.gemms;
-        return Status::ok();
+        return observed(operation(DeviceOpKind::Kernel, "cublasLt gemm (simulated)"), [&]() -> Status {
+            referenceGemm(call);
+            std::lock_guard lock(m_mutex);
+            ++m_counters.gemms;
+            return Status::ok();
+        });
     });
 }
 
@@ -335,10 +392,12 @@ Status SimulatedGpu::convolution(const ConvCall& call) {
     FSC_RETURN_IF_ERROR(checkConvCall(call));
     return run([call, this]() -> Status {
         FSC_RETURN_IF_ERROR(checkExtents(convExtents(call), "cudnnConvolutionForward"));
-        referenceConvolution(call);
-        std::lock_guard lock(m_mutex);
-        ++m_counters.convolutions;
-        return Status::ok();
+        return observed(operation(DeviceOpKind::Kernel, "cudnn convolution (simulated)"), [&]() -> Status {
+            referenceConvolution(call);
+            std::lock_guard lock(m_mutex);
+            ++m_counters.convolutions;
+            return Status::ok();
+        });
     });
 }
 

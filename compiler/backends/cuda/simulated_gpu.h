@@ -4,6 +4,7 @@
 // GEMM a CPU reference of cuBLASLt's documented semantics, and every pointer and extent
 // is checked against the live allocations first. A capacity limit makes out-of-memory
 // reproducible. Counters let tests see the copies and launches a run made.
+#include <atomic>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -36,6 +37,7 @@ public:
     bool hasConvolution() const override { return true; }
     Status convolution(const ConvCall& call) override;
     Status synchronize() override { return Status::ok(); }
+    void setObserver(DeviceObserver* observer) override;
     Status beginCapture() override;
     Result<int> endCapture() override;
     Status replay(int graph) override;
@@ -49,6 +51,8 @@ public:
 private:
     using Op = std::function<Status()>;
     Status run(Op op);  // now, or recorded while capturing
+    // `op`, timed and reported to the observer as `what` when it succeeds.
+    Status observed(DeviceOperation what, const Op& op);
     Status checkExtents(const std::vector<DeviceExtent>& extents, const char* kernel) const;
 
     mutable std::mutex m_mutex;
@@ -60,6 +64,7 @@ private:
     std::vector<Op> m_recording;
     std::map<int, std::vector<Op>> m_graphs;
     int m_nextGraph = 1;
+    std::atomic<DeviceObserver*> m_observer{nullptr};
 };
 
 // The CPU twins, callable directly by tests: every thread of the launch's grid.
