@@ -5,8 +5,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <regex>
+
 #include "compiler/backends/cuda/elementwise_codegen.h"
 #include "compiler/backends/cuda/generated_kernels.h"
+#include "compiler/backends/cuda/kernels/generated_args.h"
 #include "compiler/backends/cuda/nvrtc_compiler.h"
 #include "compiler/fused_domain.h"
 #include "core/graph_builder.h"
@@ -34,6 +37,20 @@ ElementwiseProgram everyOp() {
         last = 2 + int(ops.size()) - 1;
     }
     return *ElementwiseProgram::fromAttributes(ops, args, 2);
+}
+
+// `inputs` inputs summed: x0 + x1 + ... (a program of inputs - 1 Adds; one input: Relu).
+ElementwiseProgram sumOf(int inputs) {
+    std::vector<std::string> ops;
+    std::vector<int64_t> args;
+    if (inputs == 1) return *ElementwiseProgram::fromAttributes({"Relu"}, {0, -1}, 1);
+    int last = 0;
+    for (int i = 1; i < inputs; ++i) {
+        ops.push_back("Add");
+        args.insert(args.end(), {last, i});
+        last = inputs + i - 1;
+    }
+    return *ElementwiseProgram::fromAttributes(ops, args, inputs);
 }
 
 }  // namespace
@@ -106,6 +123,54 @@ private slots:
         const auto bad = compiler.compile("broken", "extern \"C\" __global__ void broken() { undeclared(); }");
         QVERIFY(!bad);
         QVERIFY2(bad.status().message().find("undeclared") != std::string::npos, bad.status().message().c_str());
+    }
+
+    // The arguments the GPU device passes a generated kernel have the layout NVRTC gave its
+    // parameters: the PTX declares the broadcast struct's size and alignment, which the host
+    // mirror (kernels/generated_args.h) must match for every input count.
+    void generatedArgumentsMatchThePtx() {
+        std::string why;
+        if (!NvrtcCompiler::available(&why)) QSKIP(("skipped: " + why).c_str());
+        QTemporaryDir cache;
+        const NvrtcCompiler compiler(cache.path().toStdString());
+        for (int n = 1; n <= dk::kEwMaxInputs; ++n) {
+            const auto k = elementwiseCudaKernel(sumOf(n), DType::Float32);
+            QVERIFY(k);
+            const auto ptx = compiler.compile(k->name, k->source);
+            QVERIFY2(ptx, ptx ? "" : ptx.status().message().c_str());
+            // Parameters: n inputs and the output (pointers), the struct, the count.
+            const std::regex param(k->name + "_param_(\\d+)(\\[(\\d+)\\])?");
+            std::map<int, int> structBytes;
+            int params = 0;
+            for (std::sregex_iterator it(ptx->ptx.begin(), ptx->ptx.end(), param), end; it != end; ++it) {
+                params = std::max(params, std::stoi((*it)[1]) + 1);
+                if ((*it)[3].matched) structBytes[std::stoi((*it)[1])] = std::stoi((*it)[3]);
+            }
+            QCOMPARE(params, n + 3);
+            QCOMPARE(int(structBytes.size()), 1);
+            QCOMPARE(structBytes.begin()->first, n + 1);
+
+            dk::EwParams p{};
+            p.inputs = n;
+            p.rank = 2;
+            p.dims[0] = 3, p.dims[1] = 5;
+            for (int i = 0; i < n; ++i) p.strides[i][0] = 5, p.strides[i][1] = 1, p.sameAsOutput[i] = i != 1;
+            p.count = 15;
+            dk::GeneratedArgs args = dk::generatedArgs(p);
+            QCOMPARE(int(args.broadcastBytes), structBytes.begin()->second);
+            void* pointers[dk::kEwMaxInputs + 3];
+            QCOMPARE(args.pointers(pointers), n + 3);
+            QCOMPARE(*static_cast<long long*>(pointers[n + 2]), 15LL);
+            // The struct's fields where the generated code reads them: rank, dims from 8, n rows
+            // of strides from 72, n flags, the all-flag.
+            QCOMPARE(int(args.broadcastBytes), (72 + 68 * n + 4 + 7) / 8 * 8);
+            int allSame = -1;
+            std::memcpy(&allSame, args.broadcast + 72 + 68 * n, 4);
+            QCOMPARE(allSame, n == 1 ? 1 : 0);
+            long long dim1 = 0;
+            std::memcpy(&dim1, args.broadcast + 16, 8);
+            QCOMPARE(dim1, 5LL);
+        }
     }
 };
 

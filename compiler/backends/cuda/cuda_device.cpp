@@ -13,6 +13,7 @@
 #include "compiler/backends/cuda/device.h"
 #include "compiler/backends/cuda/gemm_lowering.h"
 #include "compiler/backends/cuda/kernels/device_kernels.h"
+#include "compiler/backends/cuda/kernels/generated_args.h"
 
 namespace fsc {
 namespace {
@@ -62,6 +63,7 @@ class CudaDevice : public Device {
 public:
     ~CudaDevice() override {
         for (auto& [id, exec] : m_graphs) cudaGraphExecDestroy(exec);
+        for (auto& [name, loaded] : m_generated) cudaLibraryUnload(loaded.library);
         m_dnn.reset();
         if (m_staging) cudaFreeHost(m_staging);
         if (m_workspace) cudaFree(m_workspace);
@@ -75,6 +77,7 @@ public:
         FSC_CUDA(cudaGetDeviceProperties(&prop, index));
         m_index = index;
         m_name = prop.name;
+        m_computeCapability = prop.major * 10 + prop.minor;
         FSC_CUDA(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
         FSC_LT(cublasLtCreate(&m_lt));
         FSC_CUDA(cudaMalloc(&m_workspace, kWorkspaceBytes));
@@ -160,6 +163,38 @@ public:
             case DeviceKernelKind::Fill: e = dk::launchFill(l.fill, l.geometry, m_stream); break;
         }
         if (e != cudaSuccess) return cudaFailure(deviceKernelName(l.kind), e);
+        return Status::ok();
+    }
+
+    int computeCapability() const override { return m_computeCapability; }
+    Status launchGenerated(const GeneratedLaunch& g) override {
+        cudaKernel_t kernel = nullptr;
+        {
+            std::lock_guard lock(m_mutex);
+            auto loaded = m_generated.find(g.name);
+            if (loaded != m_generated.end()) {
+                kernel = loaded->second.kernel;
+            } else {
+                // Loading a module is not a stream operation: it cannot be captured.
+                if (m_capturing)
+                    return Status(ErrorCode::Internal, "generated kernel " + g.name + " was not loaded before CUDA graph capture");
+                if (!g.ptx) return Status(ErrorCode::Internal, "generated kernel " + g.name + " without PTX");
+                Generated entry;
+                FSC_CUDA(cudaLibraryLoadData(&entry.library, g.ptx->c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+                if (cudaError_t e = cudaLibraryGetKernel(&entry.kernel, entry.library, g.name.c_str()); e != cudaSuccess) {
+                    cudaLibraryUnload(entry.library);
+                    return cudaFailure("cudaLibraryGetKernel", e);
+                }
+                kernel = entry.kernel;
+                m_generated.emplace(g.name, entry);
+            }
+        }
+        dk::GeneratedArgs args = dk::generatedArgs(g.params);
+        if (args.broadcastBytes == 0) return Status(ErrorCode::Internal, "generated kernel " + g.name + ": bad input count");
+        void* pointers[dk::kEwMaxInputs + 3];
+        args.pointers(pointers);
+        FSC_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(g.geometry.grid)), dim3(unsigned(g.geometry.block)),
+                                  pointers, 0, m_stream));
         return Status::ok();
     }
 
@@ -286,8 +321,15 @@ private:
         return Status::ok();
     }
 
+    struct Generated {
+        cudaLibrary_t library = nullptr;
+        cudaKernel_t kernel = nullptr;
+    };
+
     int m_index = 0;
+    int m_computeCapability = 0;
     std::string m_name;
+    std::map<std::string, Generated> m_generated;  // NVRTC kernels by name, loaded once
     cudaStream_t m_stream = nullptr;
     cublasLtHandle_t m_lt = nullptr;
     void* m_workspace = nullptr;

@@ -1,8 +1,15 @@
-// Element-wise ops on the device: every ONNX element-wise op of the program table and
-// FusedElementwise run one program kernel over broadcast inputs; the activations with
-// parameters (Gelu, HardSwish, HardSigmoid, Clip) run the bias-activation kernel.
+// Element-wise ops on the device: every ONNX element-wise op of the program table runs one
+// program kernel over broadcast inputs; FusedElementwise runs the kernel generated for its
+// program (elementwise_codegen, compiled by NVRTC once per dtype), or the program kernel when
+// NVRTC cannot be loaded; the activations with parameters (Gelu, HardSwish, HardSigmoid,
+// Clip) run the bias-activation kernel.
+#include <map>
+#include <memory>
+
 #include "compiler/backends/cuda/cuda_kernel_support.h"
+#include "compiler/backends/cuda/elementwise_codegen.h"
 #include "compiler/backends/cuda/gemm_lowering.h"
+#include "compiler/backends/cuda/nvrtc_compiler.h"
 #include "compiler/elementwise_program.h"
 
 namespace fsc::cudak {
@@ -13,10 +20,13 @@ static_assert(int(dk::EwCode::Cos) == int(EwOp::Cos) && int(dk::EwCode::Relu) ==
 
 // ---- element-wise ------------------------------------------------------------------
 
+static_assert(kCudaElementwiseMaxRank == dk::kMaxRank, "generated kernels take the twin's broadcast");
+
 // One program over broadcast inputs: a single ONNX op is a program of one instruction.
+// `generate`: run the NVRTC kernel generated for the program when NVRTC is here.
 class ElementwiseKernel : public Kernel {
 public:
-    explicit ElementwiseKernel(ElementwiseProgram program) : m_program(std::move(program)) {}
+    ElementwiseKernel(ElementwiseProgram program, bool generate) : m_program(std::move(program)), m_generate(generate) {}
     Status compute(KernelContext& ctx) override {
         std::vector<const RtTensor*> ins;
         for (size_t i = 0; i < ctx.inputCount(); ++i) {
@@ -60,11 +70,45 @@ public:
         if (p.count == 0) return Status::ok();
         l.extents.push_back(extentOf(**out, true, "output"));
         l.geometry = dk::elementGeometry(p.count);
+        if (m_generate) {
+            auto generated = generatedKernel(ctx, dtype);
+            if (!generated) return generated.status();
+            if (*generated) {
+                GeneratedLaunch g;
+                g.name = (*generated)->name;
+                g.ptx = (*generated)->ptx;
+                g.params = p;
+                g.geometry = l.geometry;
+                g.extents = std::move(l.extents);
+                return ctx.device()->launchGenerated(g);
+            }
+        }
         return launch(ctx, l);
     }
 
 private:
+    struct Compiled {
+        std::string name;
+        std::shared_ptr<const std::string> ptx;
+    };
+    // The program's kernel for `dtype`, compiled on first use (PTX cached on disk); null when
+    // NVRTC is not on this machine, so the program kernel runs the same maths instead.
+    Result<const Compiled*> generatedKernel(KernelContext& ctx, DType dtype) {
+        auto known = m_compiled.find(dtype);
+        if (known != m_compiled.end()) return known->second.get();
+        if (!NvrtcCompiler::available()) return m_compiled.emplace(dtype, nullptr).first->second.get();
+        auto source = elementwiseCudaKernel(m_program, dtype);
+        if (!source) return source.status().withContext(ctx.where());
+        const int cc = ctx.device()->computeCapability();
+        auto ptx = NvrtcCompiler().compile(source->name, source->source, "compute_" + std::to_string(cc));
+        if (!ptx) return Status(ErrorCode::Internal, ctx.where() + ": the generated kernel did not compile: " + ptx.status().message());
+        auto compiled = std::make_unique<Compiled>(Compiled{source->name, std::make_shared<const std::string>(std::move(ptx->ptx))});
+        return m_compiled.emplace(dtype, std::move(compiled)).first->second.get();
+    }
+
     ElementwiseProgram m_program;
+    bool m_generate;
+    std::map<DType, std::unique_ptr<Compiled>> m_compiled;
 };
 
 KernelFactory elementwiseOp(EwOp op, int arity) {
@@ -75,7 +119,7 @@ KernelFactory elementwiseOp(EwOp op, int arity) {
         ElementwiseProgram program;
         program.inputs = arity;
         program.code.push_back({op, 0, arity == 2 ? 1 : -1});
-        return std::unique_ptr<Kernel>(new ElementwiseKernel(std::move(program)));
+        return std::unique_ptr<Kernel>(new ElementwiseKernel(std::move(program), false));
     };
 }
 
@@ -87,7 +131,7 @@ KernelFactory fusedElementwise() {
         if (!program) return program.status();
         if (program->inputs > dk::kEwMaxInputs || program->code.size() > size_t(dk::kEwMaxCode))
             return declined("FusedElementwise with more than 8 inputs or 32 ops");
-        return std::unique_ptr<Kernel>(new ElementwiseKernel(std::move(*program)));
+        return std::unique_ptr<Kernel>(new ElementwiseKernel(std::move(*program), true));
     };
 }
 
@@ -143,7 +187,7 @@ void registerElementwiseKernels(KernelRegistry& r) {
         addKernel(r, "", op, elementwiseOp(*fsc::elementwiseOp(op, 2), 2), "elementwise");
     for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Neg", "Abs", "Erf", "Reciprocal"})
         addKernel(r, "", op, elementwiseOp(*fsc::elementwiseOp(op, 1), 1), "elementwise");
-    addKernel(r, "ai.fusescope", "FusedElementwise", fusedElementwise(), "program");
+    addKernel(r, "ai.fusescope", "FusedElementwise", fusedElementwise(), "nvrtc");
     addKernel(r, "", "Gelu", activationOp(dk::Act::Gelu), "activation");
     addKernel(r, "ai.fusescope", "Gelu", activationOp(dk::Act::Gelu), "activation");
     addKernel(r, "", "HardSwish", activationOp(dk::Act::HardSwish), "activation");

@@ -55,6 +55,18 @@ struct DeviceLaunch {
     std::vector<DeviceExtent> extents;
 };
 
+// A kernel generated for this graph (a FusedElementwise's source, compiled by NVRTC): PTX
+// whose one entry, `name`, takes the arguments of elementwise_codegen.h. `params` holds the
+// same pointers, broadcast and count, and the program, which the simulated device runs as
+// the kernel's CPU twin (kernels/generated_args.h turns it into the real arguments).
+struct GeneratedLaunch {
+    std::string name;
+    std::shared_ptr<const std::string> ptx;
+    dk::EwParams params{};
+    dk::LaunchGeometry geometry;
+    std::vector<DeviceExtent> extents;
+};
+
 // A batched, strided matrix product with cuBLASLt's semantics, written row-major as the
 // rest of the runtime is: for each batch i,
 //   C_i = alpha * op(A_i) * op(B_i) + beta * C_i, then C_i[r, c] = act(C_i[r, c] + bias[c])
@@ -131,6 +143,11 @@ public:
     virtual Status copyOnDevice(void* dst, const void* src, size_t bytes) = 0;
     virtual Status fill(void* dst, int byte, size_t bytes) = 0;
     virtual Status launch(const DeviceLaunch& launch) = 0;
+    // What generated kernels are compiled for: 90 for sm_90 (the simulated device says 90).
+    virtual int computeCapability() const = 0;
+    // Loads the PTX once per name, outside graph capture (a graph is captured only after an
+    // uncaptured run, which loads it), then launches it.
+    virtual Status launchGenerated(const GeneratedLaunch& launch) = 0;
     virtual Status gemm(const GemmCall& call) = 0;
     // Whether convolution() works here (the GPU device needs cuDNN 9 on the loader's path);
     // without it lowering runs convolutions on the CPU.

@@ -375,6 +375,34 @@ Status SimulatedGpu::launch(const DeviceLaunch& l) {
     });
 }
 
+// The PTX must hold the entry the launch names (what cudaLibraryGetKernel looks up); the
+// program then runs as the element-wise kernel's CPU twin.
+Status SimulatedGpu::launchGenerated(const GeneratedLaunch& g) {
+    if (!g.ptx || g.ptx->find(".entry " + g.name + "(") == std::string::npos)
+        return Status(ErrorCode::Internal, "generated kernel " + g.name + ": the PTX has no such entry");
+    if (g.params.inputs < 1 || g.params.inputs > dk::kEwMaxInputs)
+        return Status(ErrorCode::Internal, "generated kernel " + g.name + ": " + std::to_string(g.params.inputs) + " inputs");
+    DeviceLaunch twin;
+    twin.kind = DeviceKernelKind::Elementwise;
+    twin.geometry = g.geometry;
+    twin.elementwise = g.params;
+    twin.extents = g.extents;
+    if (twin.geometry.grid < 1 || twin.geometry.block < 1 || twin.geometry.block > 1024)
+        return Status(ErrorCode::Internal, g.name + ": launch geometry out of range");
+    return run([twin, name = g.name, this]() -> Status {
+        FSC_RETURN_IF_ERROR(checkExtents(twin.extents, name.c_str()));
+        DeviceOperation what = operation(DeviceOpKind::Kernel, name);
+        what.grid = twin.geometry.grid, what.block = twin.geometry.block;
+        return observed(what, [&]() -> Status {
+            runCpuTwin(twin);
+            std::lock_guard lock(m_mutex);
+            ++m_counters.launches;
+            ++m_counters.generatedLaunches;
+            return Status::ok();
+        });
+    });
+}
+
 Status SimulatedGpu::gemm(const GemmCall& call) {
     FSC_RETURN_IF_ERROR(checkGemmCall(call));
     return run([call, this]() -> Status {

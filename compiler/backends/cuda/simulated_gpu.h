@@ -15,6 +15,7 @@ namespace fsc {
 
 struct DeviceCounters {
     int64_t launches = 0, gemms = 0, convolutions = 0, allocations = 0;
+    int64_t generatedLaunches = 0;  // NVRTC kernels (also counted in launches)
     int64_t hostToDeviceBytes = 0, deviceToHostBytes = 0, deviceToDeviceBytes = 0;
     int64_t replays = 0;
 };
@@ -33,6 +34,8 @@ public:
     Status copyOnDevice(void* dst, const void* src, size_t bytes) override;
     Status fill(void* dst, int byte, size_t bytes) override;
     Status launch(const DeviceLaunch& launch) override;
+    int computeCapability() const override { return 90; }
+    Status launchGenerated(const GeneratedLaunch& launch) override;
     Status gemm(const GemmCall& call) override;
     bool hasConvolution() const override { return true; }
     Status convolution(const ConvCall& call) override;
