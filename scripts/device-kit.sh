@@ -5,7 +5,8 @@
 # writes OUTDIR/fusescope-device-kit.tar.gz holding fusescope-device-kit/:
 #   fusescope-cli, lib/ (every library it and the tests need but glibc's and CUDA's, and the
 #   CUDA device plugin), tests/ (the CUDA backend's test binary), models/ (the sample and the
-#   good fixture models), run.sh (the entry script: `run.sh STAGE|all [--out DIR]`).
+#   good fixture models), run.sh (the entry script: `run.sh STAGE|all [--out DIR]`) and
+#   gpu_stages.py (stages 3 and 4, which need the machine's PyTorch).
 # CUDA's libraries come from the GPU machine (its toolkit, or PyTorch's nvidia/*/lib).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,7 +46,7 @@ if [ -d "$build/tests/fixtures/good" ]; then
   mkdir -p "$kit/models/fixtures"
   cp -r "$build/tests/fixtures/good" "$kit/models/fixtures/good"
 fi
-cp "$src/packaging/device_kit/run.sh" "$kit/run.sh"
+cp "$src/packaging/device_kit/run.sh" "$src/packaging/device_kit/gpu_stages.py" "$kit/"
 chmod +x "$kit/run.sh"
 "$cli" --version | head -1 >"$kit/VERSION"
 

@@ -256,6 +256,7 @@ int runCommand(int argc, char** argv, int first) {
                 else fallbacks.push_back({{"node", step.nodeName}, {"op", step.opType}, {"reason", step.fallbackReason}});
             }
             j["device"] = {{"name", device->name()}, {"simulated", device->simulated()},
+                           {"peak_allocated_bytes", device->memory().peakAllocatedBytes},
                            {"steps_on_device", onDevice}, {"cpu_fallbacks", fallbacks},
                            {"cuda_graph_replayed", t.graphReplayed},
                            {"last_run_copies", {{"count", t.copies}, {"host_to_device_bytes", t.hostToDeviceBytes},

@@ -9,19 +9,26 @@
 #      empty shapes, every fixture model CUDA against CPU (tests/tst_cuda_backend on the GPU),
 #      the kernels again under compute-sanitizer memcheck, and the sample model through
 #      fusescope-cli run --backend cuda against --backend cpu.
+#   3  CUPTI: resnet50 exported by PyTorch, profiled at batch 1 and 32 (stored, HTML report,
+#      Perfetto trace, every kernel tied to a plan node), profiler overhead against its goals.
+#   4  the benchmark: resnet50, vit_b_16, a BERT-base encoder, batch 1 and 32, float32 and
+#      float16, fusescope-cli run --backend cuda against PyTorch eager and torch.compile in
+#      the same run (gpu_stages.py says how); --cases a,b limits it to those models.
 # Exit status: 0 when every stage run passed, 1 when one failed, 3 when there is no usable
 # CUDA device (no driver, no GPU): the summary says why. 64 for a bad command line.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-stage="" out=$here
+stage="" out=$here cases=""
+usage="usage: run.sh 1|2|3|4|all [--out DIR] [--cases MODEL,...]"
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=${2:?--out needs DIR}; shift 2 ;;
-    1|2|all) stage=$1; shift ;;
-    *) echo "usage: run.sh 1|2|all [--out DIR]" >&2; exit 64 ;;
+    --cases) cases=${2:?--cases needs MODEL,...}; shift 2 ;;
+    1|2|3|4|all) stage=$1; shift ;;
+    *) echo "$usage" >&2; exit 64 ;;
   esac
 done
-[ -n "$stage" ] || { echo "usage: run.sh 1|2|all [--out DIR]" >&2; exit 64; }
+[ -n "$stage" ] || { echo "$usage" >&2; exit 64; }
 mkdir -p "$out"
 cli=$here/fusescope-cli
 
@@ -144,6 +151,21 @@ PY
   [ "$status" = passed ]
 }
 
+# Stages 3 and 4 need PyTorch on the GPU machine: gpu_stages.py writes their summaries.
+python_stage() {
+  local n=$1 status
+  timeout 480 python3 "$here/gpu_stages.py" "$n" --cli "$cli" --out "$out" ${cases:+--cases "$cases"} \
+    >"$out/stage$n-log.txt" 2>&1
+  status=$?
+  if [ ! -s "$out/stage$n.json" ] || [ "$status" = 124 ]; then
+    printf '{"stage": %d, "name": "stage %d", "status": "failed", "reason": %s}\n' "$n" "$n" \
+      "$(json_string "gpu_stages.py exited $status: $(tail -c 400 "$out/stage$n-log.txt")")" >"$out/stage$n.json"
+    echo "stage $n: failed (gpu_stages.py exited $status; see stage$n-log.txt)" >"$out/stage$n.txt"
+    return 1
+  fi
+  [ "$status" = 0 ]
+}
+
 rc=0
 ran=()
 if [ "$stage" = 1 ] || [ "$stage" = all ]; then
@@ -161,6 +183,19 @@ if [ "$rc" -ne 3 ] && { [ "$stage" = 2 ] || [ "$stage" = all ]; }; then
     ran+=(2)
   fi
 fi
+for n in 3 4; do
+  if [ "$rc" -ne 3 ] && { [ "$stage" = "$n" ] || [ "$stage" = all ]; }; then
+    if ! "$cli" devices 2>/dev/null | grep -q '^cuda:'; then
+      rc=3
+      [ -f "$out/stage1.txt" ] || stage1 >/dev/null 2>&1
+      ran+=(1)
+    else
+      rm -f "$out/stage$n.json"
+      python_stage "$n" || rc=1
+      ran+=("$n")
+    fi
+  fi
+done
 {
   echo "{\"kit\": $(json_string "$(cat "$here/VERSION" 2>/dev/null)"), \"exit\": $rc, \"stages\": ["
   first=1

@@ -57,3 +57,35 @@ env -i PATH=/usr/bin:/bin HOME="$work" FUSESCOPE_FIXTURE_DIR="$kit/models/fixtur
 contains() { grep "$@" >/dev/null; }
 contains -E '^Totals: [0-9]+ passed, 0 failed' "$work/kit-tests.txt" || fail "no totals from the kit's tests"
 echo "device kit: $(grep '^Totals' "$work/kit-tests.txt")"
+
+# Stage 3 without a device is not attempted: exit 3, stage 1's reason.
+if [ "$rc" = 3 ]; then
+  set +e
+  env -i PATH=/usr/bin:/bin HOME="$work" bash "$kit/run.sh" 3 --out "$work/three" >/dev/null 2>&1
+  [ $? = 3 ] || fail "run.sh 3 without a device does not exit 3"
+  set -e
+fi
+# Stages 3 and 4's plumbing (export, fusescope-cli profile/run, PyTorch timing, summaries)
+# from the unpacked kit on a tiny model, the CPU and the simulated device.
+for n in 3 4; do
+  set +e
+  env -i PATH=/usr/bin:/bin HOME="$work" python3 "$kit/gpu_stages.py" "$n" --self-test --cli "$kit/fusescope-cli" \
+    --out "$work/self-test" >"$work/self-test-$n.log" 2>&1
+  status=$?
+  set -e
+  python3 - "$work/self-test/stage$n.json" "$status" <<'PY'
+import json, sys
+s, status = json.load(open(sys.argv[1])), int(sys.argv[2])
+if s["status"] == "skipped":  # no PyTorch here
+    assert status == 3 and "PyTorch" in s["reason"], s
+else:
+    assert s["status"] == "passed" and status == 0, s
+    assert len(s["cases"]) == 2 and all("error" not in c for c in s["cases"]), s["cases"]
+    for c in s["cases"]:
+        if s["stage"] == 3:
+            assert c["kernels"] > 0 and c["unattributed_kernels"] == 0 and c["report_bytes"] > 1000, c
+        else:
+            assert c["fusescope"]["median_ms"] > 0 and c["eager"]["median_ms"] > 0 and c["fusescope"]["steps_on_device"] > 0, c
+print("device kit stage %d self-test: %s" % (s["stage"], s["status"]))
+PY
+done

@@ -5,6 +5,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -91,7 +92,8 @@ public:
         size_t freeBytes = 0, total = 0;
         cudaSetDevice(m_index);
         cudaMemGetInfo(&freeBytes, &total);
-        return {freeBytes, total};
+        std::lock_guard lock(m_allocationMutex);
+        return {freeBytes, total, m_peakBytes + kWorkspaceBytes};
     }
 
     Result<void*> allocate(size_t bytes) override {
@@ -104,10 +106,20 @@ public:
                                                       " bytes, " + std::to_string(memory().freeBytes) + " free");
         }
         if (e != cudaSuccess) return cudaFailure("cudaMalloc", e);
+        std::lock_guard lock(m_allocationMutex);
+        m_allocations[p] = bytes;
+        m_liveBytes += bytes;
+        m_peakBytes = std::max(m_peakBytes, m_liveBytes);
         return p;
     }
     void release(void* ptr) override {
-        if (ptr) cudaFree(ptr);
+        if (!ptr) return;
+        cudaFree(ptr);
+        std::lock_guard lock(m_allocationMutex);
+        if (auto it = m_allocations.find(ptr); it != m_allocations.end()) {
+            m_liveBytes -= it->second;
+            m_allocations.erase(it);
+        }
     }
 
     // Pageable host memory goes through a pinned staging buffer in chunks, so copies run at
@@ -330,6 +342,9 @@ private:
     int m_computeCapability = 0;
     std::string m_name;
     std::map<std::string, Generated> m_generated;  // NVRTC kernels by name, loaded once
+    mutable std::mutex m_allocationMutex;
+    std::map<void*, size_t> m_allocations;
+    uint64_t m_liveBytes = 0, m_peakBytes = 0;
     cudaStream_t m_stream = nullptr;
     cublasLtHandle_t m_lt = nullptr;
     void* m_workspace = nullptr;

@@ -125,6 +125,9 @@ public:
 
 struct DeviceMemoryInfo {
     uint64_t freeBytes = 0, totalBytes = 0;
+    // The most this Device has held at once through allocate(), plus its libraries' fixed
+    // workspaces: what to set against PyTorch's max_memory_allocated.
+    uint64_t peakAllocatedBytes = 0;
 };
 
 class Device {

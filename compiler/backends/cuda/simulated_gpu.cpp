@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
 namespace fsc {
@@ -225,7 +226,7 @@ SimulatedGpu::~SimulatedGpu() {
 
 DeviceMemoryInfo SimulatedGpu::memory() const {
     std::lock_guard lock(m_mutex);
-    return {m_capacity - m_used, m_capacity};
+    return {m_capacity - m_used, m_capacity, m_peak};
 }
 
 Result<void*> SimulatedGpu::allocate(size_t bytes) {
@@ -241,6 +242,7 @@ Result<void*> SimulatedGpu::allocate(size_t bytes) {
     std::memset(p, 0xff, rounded);
     m_live[reinterpret_cast<uintptr_t>(p)] = bytes;
     m_used += rounded;
+    m_peak = std::max(m_peak, m_used);
     ++m_counters.allocations;
     if (DeviceObserver* observer = m_observer.load()) {
         DeviceOperation op = operation(DeviceOpKind::Allocation, "", bytes);

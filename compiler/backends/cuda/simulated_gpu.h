@@ -61,6 +61,7 @@ private:
     mutable std::mutex m_mutex;
     uint64_t m_capacity;
     uint64_t m_used = 0;
+    uint64_t m_peak = 0;
     std::map<uintptr_t, size_t> m_live;  // start -> bytes
     DeviceCounters m_counters;
     bool m_capturing = false;

@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""The device kit's stages that need PyTorch, run by run.sh on the GPU machine.
+
+  gpu_stages.py 3|4 --cli FUSESCOPE_CLI --out DIR [--cases a,b] [--budget SECONDS] [--self-test]
+
+Stage 3, CUPTI: resnet50 (random weights) exported by PyTorch at batch 1 and 32, each
+profiled with `fusescope-cli profile --backend cuda`: the run stored, the HTML report and the
+Perfetto trace written, every kernel checked to belong to a plan node, the profiler's
+overhead set against its goals (at most 15% at batch 1, 5% at batch 32).
+
+Stage 4, the benchmark: resnet50, vit_b_16 and a BERT-base encoder (sequence 128), batch 1
+and 32, float32 and float16, exported there by PyTorch; in the same run, PyTorch eager,
+torch.compile (default mode) and `fusescope-cli run --backend cuda`: warm-up, synchronised
+timing, median and p90 over the iterations, peak device memory; the largest GEMM's TFLOP/s
+against cuBLAS alone (torch.matmul of the same size) and the generated element-wise
+kernels' GB/s against a device-to-device copy, from `fusescope-cli profile`.
+PyTorch's times keep inputs and outputs on the device; fusescope-cli's include copying the
+inputs in and the outputs out (its run is host to host), which the summary says.
+
+Each stage writes DIR/stageN.json and DIR/stageN.txt and exits 0 (passed), 1 (failed) or
+3 (skipped: no CUDA in this PyTorch). Cases not started within --budget seconds are listed
+as not run. --self-test runs the plumbing on a tiny model on the CPU and the simulated
+device, for CI, where there is no GPU.
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+STAGE_NAMES = {3: "CUPTI profiling", 4: "benchmark against PyTorch"}
+
+
+def percentile(values, q):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def build_model(torch, name):
+    """The model (random weights, eval mode) and the shape of one input sample."""
+    torch.manual_seed(0)
+    if name in ("resnet50", "vit_b_16"):
+        import torchvision
+        return getattr(torchvision.models, name)(weights=None).eval(), (3, 224, 224)
+    if name == "bert_base":
+        layer = torch.nn.TransformerEncoderLayer(d_model=768, nhead=12, dim_feedforward=3072,
+                                                 activation="gelu", batch_first=True)
+        return torch.nn.TransformerEncoder(layer, num_layers=12).eval(), (128, 768)
+    if name == "tiny_mlp":
+        return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 64)).eval(), (64,)
+    raise ValueError("unknown model " + name)
+
+
+def export(torch, model, example, path):
+    kwargs = dict(opset_version=17, input_names=["input"], output_names=["output"])
+    try:
+        torch.onnx.export(model, (example,), path, dynamo=False, **kwargs)
+    except TypeError:  # a PyTorch from before the dynamo exporter
+        torch.onnx.export(model, (example,), path, **kwargs)
+
+
+def time_torch(torch, fn, x, iterations, warmup, device):
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    with torch.inference_mode():
+        for _ in range(warmup):
+            fn(x)
+        sync()
+        if device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+        times = []
+        for _ in range(iterations):
+            start = time.perf_counter()
+            fn(x)
+            sync()
+            times.append((time.perf_counter() - start) * 1e3)
+    peak = torch.cuda.max_memory_allocated() if device == "cuda" else 0
+    return {"median_ms": statistics.median(times), "p90_ms": percentile(times, 0.9), "peak_bytes": peak}
+
+
+def run_cli(cli, args, env, timeout=300):
+    done = subprocess.run([cli] + args, capture_output=True, text=True, env=env, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError((done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or ["exit %d" % done.returncode])
+    return done.stdout
+
+
+def fusescope_run(cli, model_path, iterations, warmup, env):
+    out = run_cli(cli, ["run", model_path, "--backend", "cuda", "--iterations", str(iterations),
+                        "--warmup", str(warmup), "--json"], env)
+    j = json.loads(out)
+    device = j.get("device", {})
+    return {"median_ms": j["latency_ms"]["median"], "p90_ms": j["latency_ms"]["p90"],
+            "peak_bytes": device.get("peak_allocated_bytes", 0), "device": device.get("name", "?"),
+            "steps_on_device": device.get("steps_on_device", 0),
+            "cpu_fallbacks": len(device.get("cpu_fallbacks", [])),
+            "cuda_graph_replayed": device.get("cuda_graph_replayed", False)}
+
+
+def profile(cli, model_path, iterations, out_dir, env, extra=()):
+    os.makedirs(out_dir, exist_ok=True)
+    text = run_cli(cli, ["profile", model_path, "--backend", "cuda", "--iterations", str(iterations),
+                         "--warmup", "3", "--csv", out_dir] + list(extra), env)
+    overhead = re.search(r"profiler overhead (-?[0-9.]+)%", text)
+    latency = re.search(r"median ([0-9.]+) ms unprofiled, ([0-9.]+) ms profiled", text)
+    with open(os.path.join(out_dir, "kernels.csv")) as f:
+        kernels = [row for row in csv.DictReader(f) if row["kind"] == "kernel"]
+    with open(os.path.join(out_dir, "nodes.csv")) as f:
+        nodes = list(csv.DictReader(f))
+    return {"overhead_percent": float(overhead.group(1)) if overhead else None,
+            "unprofiled_ms": float(latency.group(1)) if latency else None,
+            "profiled_ms": float(latency.group(2)) if latency else None,
+            "kernels": len(kernels),
+            "unattributed_kernels": sum(1 for k in kernels if k["node"] in ("", "-1")),
+            "nodes": nodes}
+
+
+def stage3(torch, args, env, device, dtype):
+    cases, failures = [], []
+    model_name = "tiny_mlp" if args.self_test else "resnet50"
+    for batch in (1, 32):
+        case = {"model": model_name, "batch": batch}
+        cases.append(case)
+        try:
+            model, shape = build_model(torch, model_name)
+            path = os.path.join(args.out, "models", "%s-b%d.onnx" % (model_name, batch))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            export(torch, model, torch.randn(batch, *shape), path)
+            base = os.path.join(args.out, "stage3-%s-b%d" % (model_name, batch))
+            result = profile(args.cli, path, 5 if args.self_test else 50, base + "-csv", env,
+                             ["--store", os.path.join(args.out, "stage3-runs.fsdb"), "--report", base + ".html",
+                              "--trace", base + ".json"])
+            del result["nodes"]
+            case.update(result)
+            goal = 15.0 if batch == 1 else 5.0
+            case["overhead_goal_percent"] = goal
+            case["overhead_goal_met"] = result["overhead_percent"] is not None and result["overhead_percent"] <= goal
+            trace = json.load(open(base + ".json"))
+            events = trace["traceEvents"] if isinstance(trace, dict) else trace
+            case["trace_kernel_events"] = sum(1 for e in events if e.get("cat") == "kernel")
+            case["report_bytes"] = os.path.getsize(base + ".html")
+            if result["kernels"] == 0:
+                failures.append("b%d: no kernels recorded" % batch)
+            if result["unattributed_kernels"]:
+                failures.append("b%d: %d kernels tied to no plan node" % (batch, result["unattributed_kernels"]))
+        except Exception as e:  # one line per case; the stage goes on
+            case["error"] = str(e)
+            failures.append("b%d: %s" % (batch, e))
+    return cases, failures
+
+
+def gemm_tflops(torch, m, k, n, dtype, device):
+    a = torch.randn(m, k, device=device, dtype=dtype)
+    b = torch.randn(k, n, device=device, dtype=dtype)
+    t = time_torch(torch, lambda x: torch.matmul(x, b), a, 20, 5, device)
+    return 2.0 * m * k * n / (t["median_ms"] / 1e3) / 1e12
+
+
+def copy_gbps(torch, nbytes, device):
+    src = torch.empty(nbytes // 4, device=device, dtype=torch.float32)
+    dst = torch.empty_like(src)
+    t = time_torch(torch, lambda x: dst.copy_(x), src, 20, 5, device)
+    return 2.0 * nbytes / (t["median_ms"] / 1e3) / 1e9
+
+
+def stage4(torch, args, env, device, _dtype):
+    cases, failures = [], []
+    models = ["tiny_mlp"] if args.self_test else ["resnet50", "vit_b_16", "bert_base"]
+    if args.cases:
+        models = [m for m in models if m in args.cases.split(",")]
+    dtypes = [torch.float32] if args.self_test else [torch.float32, torch.float16]
+    iterations, warmup = (5, 1) if args.self_test else (100, 10)
+    deadline = time.monotonic() + args.budget
+    for model_name in models:
+        for dtype in dtypes:
+            for batch in (1, 32):
+                case = {"model": model_name, "batch": batch, "dtype": str(dtype).replace("torch.", "")}
+                cases.append(case)
+                if time.monotonic() > deadline:
+                    case["error"] = "not run: the stage's time budget was spent (run.sh 4 --cases %s)" % model_name
+                    continue
+                try:
+                    model, shape = build_model(torch, model_name)
+                    model = model.to(device=device, dtype=dtype)
+                    x = torch.randn(batch, *shape, device=device, dtype=dtype)
+                    path = os.path.join(args.out, "models", "%s-%s-b%d.onnx" % (model_name, case["dtype"], batch))
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    export(torch, model, x, path)
+                    case["eager"] = time_torch(torch, model, x, iterations, warmup, device)
+                    if hasattr(torch, "compile") and not args.self_test:
+                        compiled = torch.compile(model)
+                        case["torch_compile"] = time_torch(torch, compiled, x, iterations, warmup, device)
+                    else:
+                        case["torch_compile"] = None
+                    ours = fusescope_run(args.cli, path, iterations, warmup, env)
+                    case["fusescope"] = ours
+                    case["vs_eager"] = ours["median_ms"] / case["eager"]["median_ms"]
+                    if case["torch_compile"]:
+                        case["vs_compile"] = ours["median_ms"] / case["torch_compile"]["median_ms"]
+                    case["goals"] = {
+                        "at_or_below_eager": case["vs_eager"] <= 1.0,
+                        "within_1.2x_of_compile": case.get("vs_compile", 99) <= 1.2,
+                        "memory_at_or_below_eager": ours["peak_bytes"] <= case["eager"]["peak_bytes"] if device == "cuda" else None}
+                    # Per kernel: the largest GEMM and the generated element-wise kernels.
+                    prof = profile(args.cli, path, 5 if args.self_test else 20,
+                                   os.path.join(args.out, "stage4-%s-%s-b%d-csv" % (model_name, case["dtype"], batch)), env)
+                    gemms = [n for n in prof["nodes"] if re.search("MatMul|Gemm|Conv", n["op"]) and float(n["flops"]) > 0]
+                    if gemms:
+                        top = max(gemms, key=lambda n: float(n["flops"]))
+                        case["largest_gemm"] = {"node": top["name"], "op": top["op"],
+                                                "tflops": float(top["gflops_per_s"]) / 1e3}
+                        if "Conv" not in top["op"] and model_name == "bert_base":
+                            rows = batch * 128
+                            case["largest_gemm"]["cublas_tflops"] = gemm_tflops(torch, rows, 768, 3072, dtype, device)
+                    fused = [n for n in prof["nodes"] if n["op"].endswith("FusedElementwise")]
+                    if fused:
+                        best = max(fused, key=lambda n: float(n["gb_per_s"]))
+                        case["elementwise"] = {"node": best["name"], "gbps": float(best["gb_per_s"]),
+                                               "copy_gbps": copy_gbps(torch, 64 << 20, device)}
+                except Exception as e:
+                    case["error"] = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+                    failures.append("%s %s b%d: %s" % (model_name, case["dtype"], batch, case["error"]))
+    return cases, failures
+
+
+def summary_text(stage, status, reason, cases):
+    lines = ["stage %d, %s: %s%s" % (stage, STAGE_NAMES[stage], status, " (%s)" % reason if reason else "")]
+    for c in cases:
+        label = "  %s b%d%s" % (c["model"], c["batch"], " " + c["dtype"] if "dtype" in c else "")
+        if "error" in c:
+            lines.append("%s: %s" % (label, c["error"]))
+        elif stage == 3:
+            lines.append("%s: %.3f ms unprofiled, %.3f ms profiled, overhead %.1f%% (goal %.0f%%: %s), %d kernels, "
+                         "%d unattributed" % (label, c["unprofiled_ms"] or -1, c["profiled_ms"] or -1,
+                                              c["overhead_percent"] if c["overhead_percent"] is not None else -1,
+                                              c["overhead_goal_percent"], "met" if c["overhead_goal_met"] else "missed",
+                                              c["kernels"], c["unattributed_kernels"]))
+        else:
+            ours, eager, comp = c["fusescope"], c["eager"], c["torch_compile"]
+            text = "%s: fusescope %.3f ms (p90 %.3f), eager %.3f ms (%.2fx)" % (
+                label, ours["median_ms"], ours["p90_ms"], eager["median_ms"], c["vs_eager"])
+            if comp:
+                text += ", torch.compile %.3f ms (%.2fx)" % (comp["median_ms"], c["vs_compile"])
+            text += ", peak %.1f MiB vs eager %.1f MiB" % (ours["peak_bytes"] / 2**20, eager["peak_bytes"] / 2**20)
+            if "largest_gemm" in c:
+                g = c["largest_gemm"]
+                text += "; largest GEMM %.1f TFLOP/s" % g["tflops"]
+                if "cublas_tflops" in g:
+                    text += " (cuBLAS alone %.1f)" % g["cublas_tflops"]
+            if "elementwise" in c:
+                text += "; element-wise %.0f GB/s (D2D copy %.0f)" % (c["elementwise"]["gbps"], c["elementwise"]["copy_gbps"])
+            lines.append(text)
+    if stage == 4:
+        lines.append("  (fusescope-cli's times include copying inputs in and outputs out; PyTorch's keep them on the device)")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("stage", type=int, choices=[3, 4])
+    parser.add_argument("--cli", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--cases", default="")
+    parser.add_argument("--budget", type=float, default=420.0)
+    parser.add_argument("--self-test", action="store_true")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    env = dict(os.environ)
+    status, reason, cases = "passed", "", []
+    try:
+        import torch
+    except ImportError as e:
+        torch, status, reason = None, "skipped", "PyTorch is not installed (%s)" % e
+    device = "cpu"
+    if torch is not None:
+        if args.self_test:
+            env["FUSESCOPE_DEVICE"] = "simulated"
+        elif not torch.cuda.is_available():
+            status, reason = "skipped", "this PyTorch sees no CUDA device"
+        else:
+            device = "cuda"
+    if status == "passed":
+        run = stage3 if args.stage == 3 else stage4
+        cases, failures = run(torch, args, env, device, None)
+        if failures:
+            status, reason = "failed", "; ".join(failures)[:2000]
+    with open(os.path.join(args.out, "stage%d.json" % args.stage), "w") as f:
+        json.dump({"stage": args.stage, "name": STAGE_NAMES[args.stage], "status": status, "reason": reason,
+                   "self_test": args.self_test, "cases": cases}, f, indent=1)
+    with open(os.path.join(args.out, "stage%d.txt" % args.stage), "w") as f:
+        f.write(summary_text(args.stage, status, reason, cases))
+    return {"passed": 0, "failed": 1, "skipped": 3}[status]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
