@@ -21,6 +21,7 @@ RunPanel::RunPanel(QWidget* parent)
       m_seed(new QSpinBox(this)),
       m_iterations(new QSpinBox(this)),
       m_warmup(new QSpinBox(this)),
+      m_backend(new QComboBox(this)),
       m_run(new QPushButton(tr("Run on CPU"), this)),
       m_summary(new QLabel(this)),
       m_table(new RunTableModel(this)),
@@ -28,7 +29,8 @@ RunPanel::RunPanel(QWidget* parent)
       m_view(new QTableView(this)) {
     m_inputs->addItem(tr("Random inputs, seed"));
     m_inputs->addItem(tr("Folder of input_N.pb…"));
-    m_inputs->setToolTip(tr("Random: floats in [-1, 1), integers in [0, 10), symbolic dims 1 (as fusescope-cli run)"));
+    m_inputs->setToolTip(tr(
+        "Random: floats in [-1, 1), integers in [0, 10), symbolic dims 1 (as fusescope-cli run)"));
     m_seed->setRange(0, 1 << 30);
     m_iterations->setRange(1, 10000);
     m_iterations->setValue(10);
@@ -36,13 +38,26 @@ RunPanel::RunPanel(QWidget* parent)
     m_warmup->setRange(0, 1000);
     m_warmup->setValue(1);
     m_warmup->setPrefix(tr("warm-up "));
+    m_backend->addItem(tr("CPU"));
+    m_backend->addItem(tr("CUDA GPU"));
+    m_backend->setToolTip(
+        tr("CUDA: what the CUDA capability table claims runs on the first GPU, timed by CUPTI; "
+           "the rest on the CPU with explicit copies"));
+    connect(m_backend, &QComboBox::currentIndexChanged, this, [this](int index) {
+        m_run->setText(index == 1 ? tr("Run on GPU") : tr("Run on CPU"));
+        m_run->setToolTip(
+            index == 1
+                ? tr("Run the graph shown on the CUDA backend and time every kernel (Ctrl+R)")
+                : tr("Run the graph shown on the CPU backend and time every node (Ctrl+R)"));
+    });
     m_run->setToolTip(tr("Run the graph shown on the CPU backend and time every node (Ctrl+R)"));
     connect(m_inputs, &QComboBox::activated, this, [this](int index) {
         if (index == 0) {
             setInputDir({});
             return;
         }
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder with input_0.pb, input_1.pb, …"), m_inputDir);
+        const QString dir = QFileDialog::getExistingDirectory(
+            this, tr("Folder with input_0.pb, input_1.pb, …"), m_inputDir);
         setInputDir(dir);
     });
     connect(m_run, &QPushButton::clicked, this, &RunPanel::runRequested);
@@ -66,6 +81,7 @@ RunPanel::RunPanel(QWidget* parent)
     controls->addWidget(m_seed);
     controls->addWidget(m_warmup);
     controls->addWidget(m_iterations);
+    controls->addWidget(m_backend);
     controls->addStretch(1);
     controls->addWidget(m_run);
     auto* layout = new QVBoxLayout(this);
@@ -100,6 +116,14 @@ int RunPanel::warmup() const {
     return m_warmup->value();
 }
 
+bool RunPanel::cudaSelected() const {
+    return m_backend->currentIndex() == 1;
+}
+
+void RunPanel::setCudaSelected(bool cuda) {
+    m_backend->setCurrentIndex(cuda ? 1 : 0);
+}
+
 void RunPanel::setIterations(int iterations) {
     m_iterations->setValue(iterations);
 }
@@ -108,7 +132,8 @@ void RunPanel::setRunning(bool running) {
     m_run->setEnabled(!running);
 }
 
-void RunPanel::showTimes(const QString& summary, std::vector<NodeTime> nodes, int64_t topLevelNs, int iterations) {
+void RunPanel::showTimes(const QString& summary, std::vector<NodeTime> nodes, int64_t topLevelNs,
+                         int iterations) {
     m_summary->setText(summary);
     m_table->setTimes(std::move(nodes), topLevelNs, iterations);
     m_view->resizeColumnsToContents();

@@ -1,7 +1,7 @@
 #pragma once
 // The Run dock: what to feed (random from a seed, or a folder of input_N.pb files), how many
-// warm-up and timed iterations, a Run button, then the run's summary and its per-node time
-// table (sortable; activating a row asks for its node).
+// warm-up and timed iterations, where to run (the CPU or the CUDA GPU), a Run button, then the
+// run's summary and its per-node time table (sortable; activating a row asks for its node).
 #include <QWidget>
 
 #include "compiler/runtime/feeds.h"
@@ -28,9 +28,14 @@ public:
     int iterations() const;
     int warmup() const;
     void setIterations(int iterations);
+    // Whether the run is asked of the CUDA backend (the window falls back to the CPU, and
+    // says why, when there is no usable GPU).
+    bool cudaSelected() const;
+    void setCudaSelected(bool cuda);
     // While a run is under way the Run button is disabled.
     void setRunning(bool running);
-    void showTimes(const QString& summary, std::vector<NodeTime> nodes, int64_t topLevelNs, int iterations);
+    void showTimes(const QString& summary, std::vector<NodeTime> nodes, int64_t topLevelNs,
+                   int iterations);
     void clearTimes(const QString& why);
 
     RunTableModel* table() const { return m_table; }
@@ -48,6 +53,7 @@ private:
     QSpinBox* m_seed;
     QSpinBox* m_iterations;
     QSpinBox* m_warmup;
+    QComboBox* m_backend;
     QPushButton* m_run;
     QLabel* m_summary;
     RunTableModel* m_table;

@@ -1,30 +1,30 @@
 #include "app/gui/main_window.h"
 
-#include <QApplication>
 #include <QActionGroup>
-#include <QMenu>
+#include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
-#include <QSettings>
-#include <QSplitter>
-#include <QLineEdit>
-#include <QToolBar>
-#include <QTreeWidget>
-#include <QThread>
-#include <QVBoxLayout>
+#include <QDateTime>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPlainTextEdit>
+#include <QSettings>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QTableView>
+#include <QThread>
+#include <QToolBar>
 #include <QTreeView>
-#include <QPlainTextEdit>
-#include <QDateTime>
+#include <QTreeWidget>
+#include <QVBoxLayout>
 
 #include "app/gui/about_dialog.h"
 #include "app/gui/model_loader.h"
@@ -33,16 +33,16 @@
 #include "views/custom_pipeline_dialog.h"
 #include "views/graph_breaks_panel.h"
 #include "views/graph_canvas.h"
-#include "views/sensitivity_panel.h"
-#include "views/run_panel.h"
+#include "views/memory_view.h"
 #include "views/node_properties_view.h"
 #include "views/node_search.h"
-#include "views/pass_list_model.h"
 #include "views/node_table_model.h"
-#include "views/scope_outline_model.h"
-#include "views/summary_view.h"
-#include "views/memory_view.h"
+#include "views/pass_list_model.h"
 #include "views/roofline_view.h"
+#include "views/run_panel.h"
+#include "views/scope_outline_model.h"
+#include "views/sensitivity_panel.h"
+#include "views/summary_view.h"
 #include "views/timeline_view.h"
 #include "views/work_indicator.h"
 
@@ -90,7 +90,8 @@ MainWindow::MainWindow(QWidget* parent)
     setCentralWidget(panes);
     connect(m_canvas, &GraphCanvas::viewChanged, m_before, &GraphCanvas::setTransform);
     connect(m_before, &GraphCanvas::viewChanged, m_canvas, &GraphCanvas::setTransform);
-    connect(m_before, &GraphCanvas::nodeSelected, this, [this](NodeId n) { linkSelection(m_before, m_canvas, n); });
+    connect(m_before, &GraphCanvas::nodeSelected, this,
+            [this](NodeId n) { linkSelection(m_before, m_canvas, n); });
     connect(m_canvas, &GraphCanvas::nodeSelected, this, [this](NodeId node) {
         m_properties->showNode(m_canvas->shownGraphShared(), node);
         showNodeKernels(node);
@@ -103,19 +104,23 @@ MainWindow::MainWindow(QWidget* parent)
         if (at != order.end()) m_nodeView->selectRow(int(at - order.begin()));
     });
     connect(m_canvas, &GraphCanvas::laidOut, this, [this](double ms, int groups) {
-        m_status->setText(m_shownText + tr(" · layout %1 ms (%2 groups)").arg(ms, 0, 'f', 1).arg(groups));
+        m_status->setText(m_shownText +
+                          tr(" · layout %1 ms (%2 groups)").arg(ms, 0, 'f', 1).arg(groups));
     });
     connect(m_canvas, &GraphCanvas::busyChanged, this, [this](bool busy) {
-        if (busy && m_layoutWork < 0) m_layoutWork = m_work->begin(tr("Laying out"), [this] { m_canvas->cancelLayout(); });
+        if (busy && m_layoutWork < 0)
+            m_layoutWork = m_work->begin(tr("Laying out"), [this] { m_canvas->cancelLayout(); });
         if (!busy && m_layoutWork >= 0) {
             m_work->end(m_layoutWork);
             m_layoutWork = -1;
         }
     });
-    connect(m_canvas, &GraphCanvas::nodeActivated, this, [this](NodeId node) { enterSubgraph(node); });
+    connect(m_canvas, &GraphCanvas::nodeActivated, this,
+            [this](NodeId node) { enterSubgraph(node); });
     m_crumbBar = new QToolBar(tr("Subgraph"), this);
     m_crumbBar->setObjectName(QStringLiteral("crumbBar"));
-    m_crumbBar->setToolTip(tr("Where the canvas is: the step's graph, then the If/Loop/Scan bodies opened"));
+    m_crumbBar->setToolTip(
+        tr("Where the canvas is: the step's graph, then the If/Loop/Scan bodies opened"));
     addToolBar(Qt::TopToolBarArea, m_crumbBar);
     insertToolBarBreak(m_crumbBar);
     m_crumbBar->hide();
@@ -138,7 +143,8 @@ MainWindow::MainWindow(QWidget* parent)
     });
 }
 
-QDockWidget* MainWindow::addDock(const QString& title, const QString& name, QWidget* widget, Qt::DockWidgetArea area) {
+QDockWidget* MainWindow::addDock(const QString& title, const QString& name, QWidget* widget,
+                                 Qt::DockWidgetArea area) {
     auto* dock = new QDockWidget(title, this);
     dock->setObjectName(name);  // saveState() keys docks by name
     dock->setWidget(widget);
@@ -148,7 +154,8 @@ QDockWidget* MainWindow::addDock(const QString& title, const QString& name, QWid
 
 void MainWindow::createDocks() {
     auto reveal = [this](NodeId node) { this->reveal(node); };
-    QDockWidget* summary = addDock(tr("Model"), QStringLiteral("summaryDock"), m_summary, Qt::LeftDockWidgetArea);
+    QDockWidget* summary =
+        addDock(tr("Model"), QStringLiteral("summaryDock"), m_summary, Qt::LeftDockWidgetArea);
     m_summary->setMinimumWidth(340);
     // Outline: the groups of the graph on the canvas; a click shows the group, a double
     // click expands or collapses it.
@@ -159,12 +166,15 @@ void MainWindow::createDocks() {
     m_outline->header()->setStretchLastSection(false);
     m_outline->header()->setSectionResizeMode(ScopeOutlineModel::Group, QHeaderView::Stretch);
     m_outline->setExpandsOnDoubleClick(false);
-    QDockWidget* outline = addDock(tr("Outline"), QStringLiteral("outlineDock"), m_outline, Qt::LeftDockWidgetArea);
+    QDockWidget* outline =
+        addDock(tr("Outline"), QStringLiteral("outlineDock"), m_outline, Qt::LeftDockWidgetArea);
     tabifyDockWidget(summary, outline);
-    connect(m_canvas, &GraphCanvas::graphChanged, this, [this] { m_outlineModel->setTree(m_canvas->scopeTreeShared()); });
+    connect(m_canvas, &GraphCanvas::graphChanged, this,
+            [this] { m_outlineModel->setTree(m_canvas->scopeTreeShared()); });
     connect(m_canvas, &GraphCanvas::heatChanged, this, [this] {
         const ScopeTree* tree = m_outlineModel->tree();
-        m_outlineModel->setShares(tree && m_canvas->hasHeat() ? groupTotals(*tree, m_canvas->heat()) : std::vector<double>{});
+        m_outlineModel->setShares(tree && m_canvas->hasHeat() ? groupTotals(*tree, m_canvas->heat())
+                                                              : std::vector<double>{});
     });
     connect(m_outline, &QTreeView::clicked, this, [this](const QModelIndex& index) {
         m_canvas->revealGroup(index.data(ScopeOutlineModel::GroupRole).toInt());
@@ -173,7 +183,8 @@ void MainWindow::createDocks() {
         m_canvas->toggleGroup(index.data(ScopeOutlineModel::GroupRole).toInt());
     });
     // Properties share the left column with the summary and come forward on a selection.
-    QDockWidget* properties = addDock(tr("Properties"), QStringLiteral("propertiesDock"), m_properties, Qt::LeftDockWidgetArea);
+    QDockWidget* properties = addDock(tr("Properties"), QStringLiteral("propertiesDock"),
+                                      m_properties, Qt::LeftDockWidgetArea);
     tabifyDockWidget(outline, properties);
     summary->raise();
     connect(m_canvas, &GraphCanvas::nodeSelected, properties, [properties](NodeId node) {
@@ -181,7 +192,8 @@ void MainWindow::createDocks() {
     });
 
     // Passes: pipeline choice, then the graph after each step.
-    for (const char* level : {"O0", "O1", "O2", "O3"}) m_pipeline->addItem(QString::fromLatin1(level));
+    for (const char* level : {"O0", "O1", "O2", "O3"})
+        m_pipeline->addItem(QString::fromLatin1(level));
     m_pipeline->addItem(kCustomPipeline);
     m_pipeline->setToolTip(tr("The compiler pipeline: O0..O3, or a custom list of passes"));
     m_pipeline->setCurrentText(QStringLiteral("O2"));
@@ -206,8 +218,10 @@ void MainWindow::createDocks() {
         const int row = m_passView->indexAt(at).row();
         if (row < 0) return;
         QMenu menu(this);
-        menu.addAction(tr("Compare: show this step on the left"), this, [this, row] { setCompareBase(row); });
-        menu.addAction(tr("Compare: the step before on the left"), this, [this] { setCompareBase(-1); });
+        menu.addAction(tr("Compare: show this step on the left"), this,
+                       [this, row] { setCompareBase(row); });
+        menu.addAction(tr("Compare: the step before on the left"), this,
+                       [this] { setCompareBase(-1); });
         menu.exec(m_passView->viewport()->mapToGlobal(at));
     });
 
@@ -218,27 +232,35 @@ void MainWindow::createDocks() {
     m_nodeView->horizontalHeader()->setStretchLastSection(true);
     m_nodeView->horizontalHeader()->setResizeContentsPrecision(200);  // fast on 6,000-node graphs
     m_nodeView->setAlternatingRowColors(true);
-    QDockWidget* nodes = addDock(tr("Nodes"), QStringLiteral("nodesDock"), m_nodeView, Qt::BottomDockWidgetArea);
+    QDockWidget* nodes =
+        addDock(tr("Nodes"), QStringLiteral("nodesDock"), m_nodeView, Qt::BottomDockWidgetArea);
     connect(m_nodeView, &QTableView::activated, this, [this](const QModelIndex& index) {
         const Graph* g = m_nodeTable->graph();
         if (g && g == m_canvas->shownGraph() && index.row() < int(g->order().size()))
             m_canvas->revealNode(g->order()[size_t(index.row())]);
     });
-    QDockWidget* breaks = addDock(tr("Graph breaks"), QStringLiteral("breaksDock"), m_breaks, Qt::BottomDockWidgetArea);
+    QDockWidget* breaks = addDock(tr("Graph breaks"), QStringLiteral("breaksDock"), m_breaks,
+                                  Qt::BottomDockWidgetArea);
     connect(m_breaks, &GraphBreaksPanel::nodeActivated, this, reveal);
     connect(m_breaks, &GraphBreaksPanel::titleChanged, breaks, &QDockWidget::setWindowTitle);
-    QDockWidget* changes = addDock(tr("Changes"), QStringLiteral("changesDock"), m_changes, Qt::BottomDockWidgetArea);
+    QDockWidget* changes =
+        addDock(tr("Changes"), QStringLiteral("changesDock"), m_changes, Qt::BottomDockWidgetArea);
     connect(m_changes, &ChangesPanel::nodeActivated, this, reveal);
     connect(m_changes, &ChangesPanel::titleChanged, changes, &QDockWidget::setWindowTitle);
-    QDockWidget* run = addDock(tr("Run"), QStringLiteral("runDock"), m_runPanel, Qt::BottomDockWidgetArea);
+    QDockWidget* run =
+        addDock(tr("Run"), QStringLiteral("runDock"), m_runPanel, Qt::BottomDockWidgetArea);
     connect(m_runPanel, &RunPanel::runRequested, this, &MainWindow::runShownGraph);
     // A run's node ids are those of the step that ran; a stored run's may belong to no graph here.
     auto revealRunNode = [this](NodeId node) {
-        if (m_runStep >= 0 && m_runStep == m_step) this->reveal(node);
-        else m_status->setText(tr("That run's graph is not the one shown: show the step that ran to find its nodes"));
+        if (m_runStep >= 0 && m_runStep == m_step)
+            this->reveal(node);
+        else
+            m_status->setText(tr(
+                "That run's graph is not the one shown: show the step that ran to find its nodes"));
     };
     connect(m_runPanel, &RunPanel::nodeActivated, this, revealRunNode);
-    QDockWidget* timeline = addDock(tr("Timeline"), QStringLiteral("timelineDock"), m_timeline, Qt::BottomDockWidgetArea);
+    QDockWidget* timeline = addDock(tr("Timeline"), QStringLiteral("timelineDock"), m_timeline,
+                                    Qt::BottomDockWidgetArea);
     connect(m_timeline, &TimelineView::nodeSelected, this, [revealRunNode](int64_t node) {
         if (node >= 0) revealRunNode(NodeId{uint32_t(node)});
     });
@@ -247,18 +269,23 @@ void MainWindow::createDocks() {
         m_timeline->selectNode(node.valid() ? int64_t(node.index) : -1);
         m_rooflineView->selectNode(node.valid() ? int64_t(node.index) : -1);
     });
-    QDockWidget* roofline = addDock(tr("Roofline"), QStringLiteral("rooflineDock"), m_rooflineView, Qt::BottomDockWidgetArea);
+    QDockWidget* roofline = addDock(tr("Roofline"), QStringLiteral("rooflineDock"), m_rooflineView,
+                                    Qt::BottomDockWidgetArea);
     connect(m_rooflineView, &RooflineView::nodeSelected, this, [revealRunNode](int64_t node) {
         if (node >= 0) revealRunNode(NodeId{uint32_t(node)});
     });
-    QDockWidget* memory = addDock(tr("Memory"), QStringLiteral("memoryDock"), m_memory, Qt::BottomDockWidgetArea);
+    QDockWidget* memory =
+        addDock(tr("Memory"), QStringLiteral("memoryDock"), m_memory, Qt::BottomDockWidgetArea);
     m_sensitivity = new SensitivityPanel(this);
-    QDockWidget* sensitivity = addDock(tr("INT8 sensitivity"), QStringLiteral("sensitivityDock"), m_sensitivity, Qt::BottomDockWidgetArea);
-    connect(m_sensitivity, &SensitivityPanel::measureRequested, this, &MainWindow::measureSensitivity);
+    QDockWidget* sensitivity = addDock(tr("INT8 sensitivity"), QStringLiteral("sensitivityDock"),
+                                       m_sensitivity, Qt::BottomDockWidgetArea);
+    connect(m_sensitivity, &SensitivityPanel::measureRequested, this,
+            &MainWindow::measureSensitivity);
     connect(m_sensitivity, &SensitivityPanel::nodeActivated, this, &MainWindow::revealByName);
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
-    QDockWidget* logDock = addDock(tr("Log"), QStringLiteral("logDock"), m_log, Qt::BottomDockWidgetArea);
+    QDockWidget* logDock =
+        addDock(tr("Log"), QStringLiteral("logDock"), m_log, Qt::BottomDockWidgetArea);
     tabifyDockWidget(nodes, breaks);
     tabifyDockWidget(breaks, changes);
     tabifyDockWidget(changes, run);
@@ -294,36 +321,42 @@ void MainWindow::createActions() {
     m_findField->setClearButtonEnabled(true);
     m_findField->setMaximumWidth(320);
     m_findBar->addWidget(m_findField);
-    m_findBar->addAction(tr("Previous"), this, [this] { find(m_findField->text(), -1); })->setShortcut(QKeySequence::FindPrevious);
-    m_findBar->addAction(tr("Next"), this, [this] { find(m_findField->text(), +1); })->setShortcut(QKeySequence::FindNext);
+    m_findBar->addAction(tr("Previous"), this, [this] { find(m_findField->text(), -1); })
+        ->setShortcut(QKeySequence::FindPrevious);
+    m_findBar->addAction(tr("Next"), this, [this] { find(m_findField->text(), +1); })
+        ->setShortcut(QKeySequence::FindNext);
     m_findBar->addWidget(m_findCount);
     QAction* close = m_findBar->addAction(tr("Close"), m_findBar, &QToolBar::hide);
     close->setShortcut(Qt::Key_Escape);
     close->setShortcutContext(Qt::WidgetWithChildrenShortcut);  // Esc also cancels work elsewhere
     addToolBar(Qt::TopToolBarArea, m_findBar);
     m_findBar->hide();
-    connect(m_findField, &QLineEdit::returnPressed, this, [this] { find(m_findField->text(), +1); });
+    connect(m_findField, &QLineEdit::returnPressed, this,
+            [this] { find(m_findField->text(), +1); });
 
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = file->addAction(tr("&Open model…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open ONNX model"), {},
-                                                          tr("ONNX models (*.onnx);;All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open ONNX model"), {}, tr("ONNX models (*.onnx);;All files (*)"));
         if (!path.isEmpty()) openModel(path);
     });
     open->setShortcut(QKeySequence::Open);
-    file->addAction(tr("Open &sample"), this, [this] { openModel(QString::fromLatin1(kSamplePath)); });
+    file->addAction(tr("Open &sample"), this,
+                    [this] { openModel(QString::fromLatin1(kSamplePath)); });
     file->addAction(tr("Open run s&tore (.fsdb)…"), this, &MainWindow::chooseRunStore);
     m_recentMenu = file->addMenu(tr("Open &recent"));
     rebuildRecentMenu();
     file->addSeparator();
     auto exportTo = [this](bool whole) {
-        const QString path = QFileDialog::getSaveFileName(this, whole ? tr("Export the whole graph") : tr("Export the view"),
-                                                          {}, tr("PNG image (*.png);;SVG drawing (*.svg)"));
+        const QString path = QFileDialog::getSaveFileName(
+            this, whole ? tr("Export the whole graph") : tr("Export the view"), {},
+            tr("PNG image (*.png);;SVG drawing (*.svg)"));
         if (path.isEmpty()) return;
         const QString error = m_canvas->exportImage(path, whole);
         if (!error.isEmpty()) {
             log(tr("error: %1").arg(error));
-            auto* box = new QMessageBox(QMessageBox::Warning, tr("Could not export"), error, QMessageBox::Ok, this);
+            auto* box = new QMessageBox(QMessageBox::Warning, tr("Could not export"), error,
+                                        QMessageBox::Ok, this);
             box->setAttribute(Qt::WA_DeleteOnClose);
             box->open();
         } else {
@@ -338,11 +371,13 @@ void MainWindow::createActions() {
     quit->setShortcut(QKeySequence::Quit);
 
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-    edit->addAction(tr("&Find…"), this, [this] {
-        m_findBar->show();
-        m_findField->setFocus();
-        m_findField->selectAll();
-    })->setShortcut(QKeySequence::Find);
+    edit->addAction(tr("&Find…"), this,
+                    [this] {
+                        m_findBar->show();
+                        m_findField->setFocus();
+                        m_findField->selectAll();
+                    })
+        ->setShortcut(QKeySequence::Find);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Fit to window"), m_canvas, &GraphCanvas::fitToView);
@@ -356,28 +391,34 @@ void MainWindow::createActions() {
     constants->setCheckable(true);
     constants->setObjectName(QStringLiteral("constantsAction"));
     constants->setToolTip(tr("Constant nodes and Identities of weights, hidden by default"));
-    QAction* compare = view->addAction(tr("&Compare with the step before"), this, &MainWindow::setCompare);
+    QAction* compare =
+        view->addAction(tr("&Compare with the step before"), this, &MainWindow::setCompare);
     compare->setCheckable(true);
     compare->setObjectName(QStringLiteral("compareAction"));
     compare->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
     view->addSeparator();
     auto expandTo = [this](int depth) {
-        if (m_canvas->scopeTree()) m_canvas->setExpanded(expandedToDepth(*m_canvas->scopeTree(), depth));
+        if (m_canvas->scopeTree())
+            m_canvas->setExpanded(expandedToDepth(*m_canvas->scopeTree(), depth));
     };
     view->addAction(tr("&Collapse all"), this, [expandTo] { expandTo(0); });
     for (int depth = 1; depth <= 4; ++depth)
-        view->addAction(tr("Expand to depth &%1").arg(depth), this, [expandTo, depth] { expandTo(depth); })
+        view->addAction(tr("Expand to depth &%1").arg(depth), this,
+                        [expandTo, depth] { expandTo(depth); })
             ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_0 + depth)));
     view->addAction(tr("&Expand all"), this, [expandTo] { expandTo(1 << 20); })
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     QAction* precision = view->addAction(tr("Colour by &precision"), this, [this](bool on) {
-        const auto colouring = on ? GraphCanvas::Colouring::Precision : GraphCanvas::Colouring::OpCategory;
+        const auto colouring =
+            on ? GraphCanvas::Colouring::Precision : GraphCanvas::Colouring::OpCategory;
         m_canvas->setColouring(colouring);
         m_before->setColouring(colouring);
     });
     precision->setCheckable(true);
     precision->setObjectName(QStringLiteral("precisionAction"));
-    precision->setToolTip(tr("Fill nodes by the precision they compute in (int8, float16, bfloat16, float32) instead of op category"));
+    precision->setToolTip(
+        tr("Fill nodes by the precision they compute in (int8, float16, bfloat16, float32) instead "
+           "of op category"));
     view->addSeparator();
     QAction* heat = view->addAction(tr("Run &heat overlay"), this, [this] { applyRunHeat(); });
     heat->setCheckable(true);
@@ -386,8 +427,10 @@ void MainWindow::createActions() {
     heat->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_H));
     QMenu* heatShows = view->addMenu(tr("Heat &shows"));
     auto* heatUnits = new QActionGroup(this);
-    for (HeatUnit unit : {HeatUnit::Share, HeatUnit::Milliseconds, HeatUnit::BytesPerSecond, HeatUnit::FlopsPerSecond}) {
-        QAction* a = heatShows->addAction(tr(heatTitle(unit)), this, [this, unit] { setHeatUnit(unit); });
+    for (HeatUnit unit : {HeatUnit::Share, HeatUnit::Milliseconds, HeatUnit::BytesPerSecond,
+                          HeatUnit::FlopsPerSecond}) {
+        QAction* a =
+            heatShows->addAction(tr(heatTitle(unit)), this, [this, unit] { setHeatUnit(unit); });
         a->setCheckable(true);
         a->setChecked(unit == m_heatUnit);
         a->setData(int(unit));
@@ -395,36 +438,62 @@ void MainWindow::createActions() {
     }
 
     QMenu* runMenu = menuBar()->addMenu(tr("&Run"));
-    QAction* run = runMenu->addAction(tr("&Run the graph shown on the CPU"), this, &MainWindow::runShownGraph);
+    QAction* run = runMenu->addAction(tr("&Run the graph shown"), this, &MainWindow::runShownGraph);
     run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
-    QAction* simulate = runMenu->addAction(tr("&Simulate the partitioned graph on its devices"), this,
-                                           [this] { simulateDevices("nvlink4"); });
+    run->setToolTip(tr("On the CPU or the CUDA GPU, as chosen in the Run dock"));
+    QAction* runCpu = runMenu->addAction(tr("Run on the &CPU"), this, [this] {
+        m_runPanel->setCudaSelected(false);
+        runShownGraph();
+    });
+    runCpu->setObjectName(QStringLiteral("runCpuAction"));
+    QAction* runGpu = runMenu->addAction(tr("Run on the CUDA &GPU"), this, [this] {
+        m_runPanel->setCudaSelected(true);
+        runShownGraph();
+    });
+    runGpu->setObjectName(QStringLiteral("runGpuAction"));
+    runGpu->setToolTip(tr(
+        "What the CUDA capability table claims runs on the first GPU, timed by CUPTI; the rest on "
+        "the CPU with explicit copies. Without a usable GPU the run goes to the CPU and says "
+        "why."));
+    QAction* simulate = runMenu->addAction(tr("&Simulate the partitioned graph on its devices"),
+                                           this, [this] { simulateDevices("nvlink4"); });
     simulate->setObjectName(QStringLiteral("simulateAction"));
-    simulate->setToolTip(tr("For a graph after tensor-parallel or pipeline-parallel: one Timeline lane per device, node "
-                            "times from the cost model, communication from an NVLink 4 model (simulated, not measured)"));
+    simulate->setToolTip(
+        tr("For a graph after tensor-parallel or pipeline-parallel: one Timeline lane per device, "
+           "node "
+           "times from the cost model, communication from an NVLink 4 model (simulated, not "
+           "measured)"));
     QMenu* over = runMenu->addMenu(tr("Simulate over"));
-    for (const auto& [key, label] : {std::pair{"nvlink4", "NVLink 4"}, std::pair{"pcie5", "PCIe 5 x16"}, std::pair{"ndr", "InfiniBand NDR"}})
-        over->addAction(tr(label), this, [this, key = QString::fromLatin1(key)] { simulateDevices(key); });
+    for (const auto& [key, label] :
+         {std::pair{"nvlink4", "NVLink 4"}, std::pair{"pcie5", "PCIe 5 x16"},
+          std::pair{"ndr", "InfiniBand NDR"}})
+        over->addAction(tr(label), this,
+                        [this, key = QString::fromLatin1(key)] { simulateDevices(key); });
     runMenu->addAction(tr("&Cancel"), m_work, &WorkIndicator::cancelAll);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
-    QAction* about = help->addAction(tr("&About Fusescope"), this, [this] { showAboutDialog(this); });
+    QAction* about =
+        help->addAction(tr("&About Fusescope"), this, [this] { showAboutDialog(this); });
     about->setObjectName(QStringLiteral("aboutAction"));
     about->setMenuRole(QAction::AboutRole);
 
     QToolBar* tools = addToolBar(tr("Main"));
     tools->setObjectName(QStringLiteral("mainToolBar"));
     tools->addAction(open);
-    tools->addAction(tr("Fit"), m_canvas, &GraphCanvas::fitToView)->setToolTip(tr("Fit the graph to the window (F)"));
+    tools->addAction(tr("Fit"), m_canvas, &GraphCanvas::fitToView)
+        ->setToolTip(tr("Fit the graph to the window (F)"));
     tools->addAction(compare);
     tools->addAction(run);
     tools->addAction(heat);
     for (QAction* a : tools->actions())
-        if (!a->shortcut().isEmpty()) a->setToolTip(QStringLiteral("%1 (%2)").arg(a->text().remove(QLatin1Char('&')), a->shortcut().toString()));
+        if (!a->shortcut().isEmpty())
+            a->setToolTip(QStringLiteral("%1 (%2)").arg(a->text().remove(QLatin1Char('&')),
+                                                        a->shortcut().toString()));
 }
 
 void MainWindow::log(const QString& line) {
-    m_log->appendPlainText(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss  ")) + line);
+    m_log->appendPlainText(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss  ")) +
+                           line);
 }
 
 QString MainWindow::logText() const {
@@ -457,7 +526,8 @@ void MainWindow::rebuildRecentMenu() {
     if (!m_recentMenu) return;
     m_recentMenu->clear();
     const QStringList recent = recentFiles();
-    for (const QString& path : recent) m_recentMenu->addAction(path, this, [this, path] { openModel(path); });
+    for (const QString& path : recent)
+        m_recentMenu->addAction(path, this, [this, path] { openModel(path); });
     m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
@@ -513,7 +583,9 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
     const ModelSummary summary = summarizeModel(*m_model);
     m_nodeTable->setGraph(std::shared_ptr<const Graph>(m_model, m_model->graph.get()));
     m_nodeView->resizeColumnsToContents();
-    const int depth = m_initialDepth >= 0 ? m_initialDepth : m_model->graph->nodeCount() <= 300 ? (1 << 20) : 1;
+    const int depth = m_initialDepth >= 0                  ? m_initialDepth
+                      : m_model->graph->nodeCount() <= 300 ? (1 << 20)
+                                                           : 1;
     m_canvas->setGraph(std::shared_ptr<const Graph>(m_model, m_model->graph.get()), depth);
     const QString shown = path == QLatin1String(kSamplePath) ? tr("bundled sample") : path;
     m_summary->showSummary(summary, shown);
@@ -525,7 +597,8 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
                       .arg(summary.irVersion);
     m_status->setText(m_shownText);
     log(tr("Opened %1").arg(m_shownText));
-    for (const std::string& warning : m_model->warnings) log(tr("import note: %1").arg(QString::fromStdString(warning)));
+    for (const std::string& warning : m_model->warnings)
+        log(tr("import note: %1").arg(QString::fromStdString(warning)));
     m_passes->setTrace(nullptr);
     m_properties->setOpsets(m_model->opsetImports);
     rememberRecent(path);
@@ -571,8 +644,10 @@ void MainWindow::dropEvent(QDropEvent* event) {
     const auto urls = event->mimeData()->urls();
     if (urls.isEmpty() || !urls.first().isLocalFile()) return;
     const QString path = urls.first().toLocalFile();
-    if (path.endsWith(QLatin1String(".fsdb"), Qt::CaseInsensitive)) openRunStore(path);
-    else openModel(path);
+    if (path.endsWith(QLatin1String(".fsdb"), Qt::CaseInsensitive))
+        openRunStore(path);
+    else
+        openModel(path);
 }
 
 }  // namespace fsc

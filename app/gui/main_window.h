@@ -5,8 +5,8 @@
 // their progress with one Cancel for whatever is under way.
 #include <QMainWindow>
 
-#include "views/heat_scale.h"
 #include <QPointer>
+#include "views/heat_scale.h"
 
 #include <atomic>
 #include <functional>
@@ -94,6 +94,7 @@ public:
     // Runs the graph shown on the CPU with the Run dock's inputs and iterations, off the GUI
     // thread; ranFinished() follows. Per-node times fill the Run table and heat the canvas.
     void runShownGraph();
+    void showCpuFallback(const QString& title, const QString& why);
     void cancelWork();  // what the status bar's Cancel does: stops everything under way
     QString logText() const;
     // A run from a run store (.fsdb, made here or by fusescope-cli profile): its table and
@@ -128,13 +129,14 @@ protected:
 
 private:
     void createDocks();
-    QDockWidget* addDock(const QString& title, const QString& name, QWidget* widget, Qt::DockWidgetArea area);
+    QDockWidget* addDock(const QString& title, const QString& name, QWidget* widget,
+                         Qt::DockWidgetArea area);
     void createActions();
     void log(const QString& line);
     void showRun(std::shared_ptr<const Trace> trace);
     // The run's heat on the canvas when it belongs to the graph shown and the overlay is on.
     void applyRunHeat();
-    bool runMatchesCanvas() const;  // the run shown belongs to the graph on the canvas
+    bool runMatchesCanvas() const;      // the run shown belongs to the graph on the canvas
     void showNodeKernels(NodeId node);  // its launches in the run, in the properties
     void rebuildBreadcrumb();
     void reveal(NodeId node);  // a node of the step's graph, leaving any subgraph first
@@ -151,7 +153,7 @@ private:
         std::shared_ptr<const Graph> graph;
     };
     std::vector<Crumb> m_subgraphs;
-    std::vector<std::string> m_customPasses;  // the last custom pipeline chosen
+    std::vector<std::string> m_customPasses;        // the last custom pipeline chosen
     QPointer<CustomPipelineDialog> m_customDialog;  // the bodies opened, outermost first
     QToolBar* m_crumbBar = nullptr;
     void showModel(std::shared_ptr<const Model> model, const QString& path);
@@ -189,9 +191,9 @@ private:
     RunPanel* m_runPanel;
     TimelineView* m_timeline;
     RooflineView* m_rooflineView;
-    MemoryView* m_memory;  // planned arena vs measured allocations of the run shown
+    MemoryView* m_memory;                  // planned arena vs measured allocations of the run shown
     std::shared_ptr<const Trace> m_trace;  // the run shown in the Run and Timeline docks
-    QTreeView* m_outline;  // the scope tree of the graph on the canvas
+    QTreeView* m_outline;                  // the scope tree of the graph on the canvas
     ScopeOutlineModel* m_outlineModel;
     QPlainTextEdit* m_log;
     int m_runStep = -1;  // the step whose graph the latest run timed

@@ -14,15 +14,16 @@
 #include <map>
 
 #include "app/common/profile_session.h"
+#include "compiler/backends/cuda/device.h"
 #include "compiler/fused_domain.h"
 #include "profiler/node_stats.h"
 #include "profiler/run_store.h"
 #include "views/graph_canvas.h"
-#include "views/pass_list_model.h"
-#include "views/run_panel.h"
 #include "views/memory_view.h"
 #include "views/node_properties_view.h"
+#include "views/pass_list_model.h"
 #include "views/roofline_view.h"
+#include "views/run_panel.h"
 #include "views/timeline_view.h"
 #include "views/work_indicator.h"
 
@@ -35,8 +36,8 @@ NodeStatsCollector nodeTimes(const Trace& trace) {
     for (const Activity& a : trace.activities) {
         if (a.kind != ActivityKind::Kernel) continue;
         const TraceNode* n = a.depth == 0 && a.node >= 0 ? trace.findNode(a.node) : nullptr;
-        times.add(n ? NodeId{uint32_t(a.node)} : NodeId{}, n ? n->name : a.name, n ? n->opType : std::string(),
-                  n ? n->kernelId : a.name, a.depth, a.durationNs());
+        times.add(n ? NodeId{uint32_t(a.node)} : NodeId{}, n ? n->name : a.name,
+                  n ? n->opType : std::string(), n ? n->kernelId : a.name, a.depth, a.durationNs());
     }
     return times;
 }
@@ -49,9 +50,21 @@ QString joined(const std::vector<std::string>& list) {
 
 }  // namespace
 
+// Not modal: the run goes on (on the CPU) while the message is read.
+void MainWindow::showCpuFallback(const QString& title, const QString& why) {
+    log(tr("%1: %2; running on the CPU instead").arg(title, why));
+    auto* box = new QMessageBox(QMessageBox::Warning, title,
+                                tr("%1.\n\nThe graph runs on the CPU instead.").arg(why),
+                                QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("cpuFallbackDialog"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
 void MainWindow::runShownGraph() {
     if (m_runThread || !m_model || m_step < 0) {
-        if (!m_model || m_step < 0) m_status->setText(tr("Nothing to run yet: open a model and let it compile"));
+        if (!m_model || m_step < 0)
+            m_status->setText(tr("Nothing to run yet: open a model and let it compile"));
         return;
     }
     auto snapshot = m_passes->snapshotAt(m_step);
@@ -59,7 +72,8 @@ void MainWindow::runShownGraph() {
     ProfileRequest request;
     request.graph = snapshot->materialize();
     request.opsets = m_model->opsetImports;
-    if (m_model->opsetVersion(kFusescopeDomain) < 0) request.opsets.push_back({kFusescopeDomain, 1});
+    if (m_model->opsetVersion(kFusescopeDomain) < 0)
+        request.opsets.push_back({kFusescopeDomain, 1});
     request.feeds = m_runPanel->feedOptions();
     request.warmup = m_runPanel->warmup();
     request.iterations = m_runPanel->iterations();
@@ -67,22 +81,48 @@ void MainWindow::runShownGraph() {
     const int step = m_step;
     const QString stepName = m_passes->data(m_passes->index(step, 0), Qt::DisplayRole).toString();
     request.pipeline = stepName.toStdString();
+    // A GPU asked for but not usable: say why, and run on the CPU rather than not at all.
+    if (m_runPanel->cudaSelected()) {
+        auto device = openCudaDevice();
+        if (device)
+            request.device = *device;
+        else
+            showCpuFallback(tr("No CUDA device"),
+                            QString::fromStdString(device.status().message()));
+    }
+    const QString where =
+        request.device ? QString::fromStdString(request.device->name()) : tr("the CPU");
     m_runCancel = std::make_shared<std::atomic<bool>>(false);
     auto cancel = m_runCancel;
     const int work = m_work->begin(tr("Running"), [cancel] { cancel->store(true); });
     m_runPanel->setRunning(true);
-    log(tr("Running the graph after '%1' on the CPU: %2 warm-up + %3 iterations, each with and without the profiler")
-            .arg(stepName).arg(request.warmup).arg(request.iterations));
-    m_runThread = QThread::create([this, request, cancel, work, step, stepName] {
-        auto trace = profileGraph(request, cancel.get(), [this, work](int done, int total) {
+    log(tr("Running the graph after '%1' on %2: %3 warm-up + %4 iterations, each with and without "
+           "the profiler")
+            .arg(stepName, where)
+            .arg(request.warmup)
+            .arg(request.iterations));
+    m_runThread = QThread::create([this, request, cancel, work, step, stepName]() mutable {
+        auto progress = [this, work](int done, int total) {
             const int percent = 100 * done / std::max(1, total);
-            QMetaObject::invokeMethod(this, [this, work, percent] { m_work->progress(work, percent); });
-        });
-        std::shared_ptr<const Trace> result = trace ? std::make_shared<const Trace>(std::move(*trace)) : nullptr;
+            QMetaObject::invokeMethod(this,
+                                      [this, work, percent] { m_work->progress(work, percent); });
+        };
+        auto trace = profileGraph(request, cancel.get(), progress);
+        // A CUDA run that failed (out of device memory, no CUPTI, a kernel error) is run again
+        // on the CPU; the window says why.
+        QString gpuError;
+        if (!trace && request.device && !cancel->load()) {
+            gpuError = QString::fromStdString(trace.status().message());
+            request.device.reset();
+            trace = profileGraph(request, cancel.get(), progress);
+        }
+        std::shared_ptr<const Trace> result =
+            trace ? std::make_shared<const Trace>(std::move(*trace)) : nullptr;
         const QString error = trace ? QString() : QString::fromStdString(trace.status().message());
-        QMetaObject::invokeMethod(this, [this, result, error, work, step, stepName] {
+        QMetaObject::invokeMethod(this, [this, result, error, gpuError, work, step, stepName] {
             m_work->end(work);
             m_runPanel->setRunning(false);
+            if (!gpuError.isEmpty()) showCpuFallback(tr("The CUDA run failed"), gpuError);
             if (!result) {
                 m_status->setText(tr("Run stopped: %1").arg(error));
                 log(m_status->text());
@@ -106,15 +146,15 @@ void MainWindow::showRun(std::shared_ptr<const Trace> trace) {
     m_trace = trace;
     const NodeStatsCollector times = nodeTimes(*trace);
     const int64_t arena = trace->measuredMemory.empty() ? 0 : trace->measuredMemory.front().bytes;
-    const QString summary =
-        tr("median %1 ms (%2 ms profiled, overhead %3%) over %4 iterations on %5; arena %6 MiB; inputs: %7")
-            .arg(trace->unprofiledMs, 0, 'f', 3)
-            .arg(trace->profiledMs, 0, 'f', 3)
-            .arg(trace->overheadPercent(), 0, 'f', 1)
-            .arg(trace->iterations)
-            .arg(QString::fromStdString(trace->device))
-            .arg(double(arena) / (1024.0 * 1024.0), 0, 'f', 2)
-            .arg(joined(trace->inputs));
+    const QString summary = tr("median %1 ms (%2 ms profiled, overhead %3%) over %4 iterations on "
+                               "%5; arena %6 MiB; inputs: %7")
+                                .arg(trace->unprofiledMs, 0, 'f', 3)
+                                .arg(trace->profiledMs, 0, 'f', 3)
+                                .arg(trace->overheadPercent(), 0, 'f', 1)
+                                .arg(trace->iterations)
+                                .arg(QString::fromStdString(trace->device))
+                                .arg(double(arena) / (1024.0 * 1024.0), 0, 'f', 2)
+                                .arg(joined(trace->inputs));
     m_runPanel->showTimes(summary, times.sorted(), times.topLevelTotalNs(), trace->iterations);
     m_timeline->setTrace(trace);
     m_memory->setTrace(trace);
@@ -124,7 +164,8 @@ void MainWindow::showRun(std::shared_ptr<const Trace> trace) {
 }
 
 bool MainWindow::runMatchesCanvas() const {
-    // A run's node ids are those of the step that ran; a stored run's (m_runStep -1) match nothing here.
+    // A run's node ids are those of the step that ran; a stored run's (m_runStep -1) match nothing
+    // here.
     return m_trace && m_runStep >= 0 && m_runStep == m_step && m_subgraphs.empty();
 }
 
@@ -146,39 +187,49 @@ void MainWindow::showNodeKernels(NodeId node) {
     int64_t totalNs = 0;
     for (const auto& [name, l] : byName) {
         totalNs += l.totalNs;
-        QString detail = tr("%1 launches, %2 ms per iteration").arg(l.count).arg(double(l.totalNs) / 1e6 / iterations, 0, 'f', 4);
+        QString detail = tr("%1 launches, %2 ms per iteration")
+                             .arg(l.count)
+                             .arg(double(l.totalNs) / 1e6 / iterations, 0, 'f', 4);
         if (l.first->grid[0] > 0)
             detail += tr(", grid %1×%2×%3, block %4×%5×%6, %7 registers")
-                          .arg(l.first->grid[0]).arg(l.first->grid[1]).arg(l.first->grid[2])
-                          .arg(l.first->block[0]).arg(l.first->block[1]).arg(l.first->block[2])
+                          .arg(l.first->grid[0])
+                          .arg(l.first->grid[1])
+                          .arg(l.first->grid[2])
+                          .arg(l.first->block[0])
+                          .arg(l.first->block[1])
+                          .arg(l.first->block[2])
                           .arg(l.first->registers);
         rows.append({QString::fromStdString(name), detail});
     }
-    m_properties->showRunKernels(rows.isEmpty() ? tr("none: this node did not run")
-                                                : tr("%1 kernel(s), %2 ms per iteration on %3")
-                                                      .arg(rows.size())
-                                                      .arg(double(totalNs) / 1e6 / iterations, 0, 'f', 4)
-                                                      .arg(QString::fromStdString(m_trace->device)),
+    m_properties->showRunKernels(rows.isEmpty()
+                                     ? tr("none: this node did not run")
+                                     : tr("%1 kernel(s), %2 ms per iteration on %3")
+                                           .arg(rows.size())
+                                           .arg(double(totalNs) / 1e6 / iterations, 0, 'f', 4)
+                                           .arg(QString::fromStdString(m_trace->device)),
                                  rows);
 }
 
 void MainWindow::setHeatUnit(HeatUnit unit) {
     m_heatUnit = unit;
     for (QAction* a : findChildren<QAction*>())
-        if (a->actionGroup() && a->data().isValid() && a->data().toInt() == int(unit)) a->setChecked(true);
+        if (a->actionGroup() && a->data().isValid() && a->data().toInt() == int(unit))
+            a->setChecked(true);
     applyRunHeat();
 }
 
 void MainWindow::applyRunHeat() {
     const QAction* on = findChild<QAction*>(QStringLiteral("heatAction"));
-    // A run's node ids are those of the step that ran; a stored run's (m_runStep -1) match nothing here.
+    // A run's node ids are those of the step that ran; a stored run's (m_runStep -1) match nothing
+    // here.
     if (!runMatchesCanvas() || (on && !on->isChecked())) {
         m_canvas->clearHeat();
         return;
     }
     NodeHeat heat;
     heat.unit = m_heatUnit;
-    const bool rate = m_heatUnit == HeatUnit::BytesPerSecond || m_heatUnit == HeatUnit::FlopsPerSecond;
+    const bool rate =
+        m_heatUnit == HeatUnit::BytesPerSecond || m_heatUnit == HeatUnit::FlopsPerSecond;
     const double iterations = std::max(1, m_trace->iterations);
     for (const NodeStat& s : computeNodeStats(*m_trace)) {
         if (s.node < 0) continue;
@@ -187,10 +238,18 @@ void MainWindow::applyRunHeat() {
         if (rate && i >= heat.seconds.size()) heat.seconds.resize(i + 1, 0.0);
         const TraceNode* n = m_trace->findNode(s.node);
         switch (m_heatUnit) {
-            case HeatUnit::Share: heat.values[i] = s.share; break;
-            case HeatUnit::Milliseconds: heat.values[i] = double(s.totalNs) / 1e6 / iterations; break;
-            case HeatUnit::BytesPerSecond: heat.values[i] = n ? n->bytes * double(s.launches) : 0.0; break;
-            case HeatUnit::FlopsPerSecond: heat.values[i] = n ? n->flops * double(s.launches) : 0.0; break;
+            case HeatUnit::Share:
+                heat.values[i] = s.share;
+                break;
+            case HeatUnit::Milliseconds:
+                heat.values[i] = double(s.totalNs) / 1e6 / iterations;
+                break;
+            case HeatUnit::BytesPerSecond:
+                heat.values[i] = n ? n->bytes * double(s.launches) : 0.0;
+                break;
+            case HeatUnit::FlopsPerSecond:
+                heat.values[i] = n ? n->flops * double(s.launches) : 0.0;
+                break;
         }
         if (rate) heat.seconds[i] = double(s.totalNs) / 1e9;
     }
@@ -200,7 +259,8 @@ void MainWindow::applyRunHeat() {
 bool MainWindow::openRunStore(const QString& path, int64_t runId) {
     auto fail = [this](const QString& why) {
         log(tr("error: %1").arg(why));
-        auto* box = new QMessageBox(QMessageBox::Critical, tr("Could not open the run store"), why, QMessageBox::Ok, this);
+        auto* box = new QMessageBox(QMessageBox::Critical, tr("Could not open the run store"), why,
+                                    QMessageBox::Ok, this);
         box->setAttribute(Qt::WA_DeleteOnClose);
         box->open();
         return false;
@@ -216,11 +276,16 @@ bool MainWindow::openRunStore(const QString& path, int64_t runId) {
         } else {  // which run?
             QStringList items;
             for (const RunSummary& r : *runs)
-                items << tr("%1: %2, %3 on %4, %5").arg(r.id).arg(QString::fromStdString(r.model), QString::fromStdString(r.pipeline),
-                                                           QString::fromStdString(r.device), QString::fromStdString(r.startedAt));
+                items << tr("%1: %2, %3 on %4, %5")
+                             .arg(r.id)
+                             .arg(QString::fromStdString(r.model),
+                                  QString::fromStdString(r.pipeline),
+                                  QString::fromStdString(r.device),
+                                  QString::fromStdString(r.startedAt));
             bool ok = false;
-            const QString item = QInputDialog::getItem(this, tr("Open a run"), tr("Runs in %1").arg(path), items, int(items.size()) - 1,
-                                                       false, &ok);
+            const QString item =
+                QInputDialog::getItem(this, tr("Open a run"), tr("Runs in %1").arg(path), items,
+                                      int(items.size()) - 1, false, &ok);
             if (!ok) return false;
             runId = item.section(QLatin1Char(':'), 0, 0).toLongLong();
         }
@@ -236,7 +301,8 @@ bool MainWindow::openRunStore(const QString& path, int64_t runId) {
 }
 
 void MainWindow::chooseRunStore() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open a run store"), {}, tr("Fusescope runs (*.fsdb);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a run store"), {},
+                                                      tr("Fusescope runs (*.fsdb);;All files (*)"));
     if (!path.isEmpty()) openRunStore(path);
 }
 

@@ -1,43 +1,44 @@
 // The GUI opens the bundled sample, shows its nodes, and survives a bad file.
 #include <QtTest>
 
+#include <QAbstractItemModelTester>
+#include <QAction>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
-#include <QSettings>
-#include <QTreeWidget>
-#include <QTreeView>
-#include <QPlainTextEdit>
-#include <QAction>
-#include <QAbstractItemModelTester>
-#include <QPushButton>
-#include <QProgressBar>
-#include <QStatusBar>
-#include <QSortFilterProxyModel>
-#include <QTableView>
-#include <QStandardItemModel>
-#include <QTableWidget>
 #include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QProcess>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSortFilterProxyModel>
+#include <QStandardItemModel>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
+#include <QTreeView>
+#include <QTreeWidget>
 
 #include "app/gui/main_window.h"
-#include "views/sensitivity_panel.h"
+#include "compiler/backends/cuda/device.h"
+#include "compiler/pass_manager.h"
+#include "compiler/passes/passes.h"
+#include "core/onnx_export.h"
+#include "core/onnx_import.h"
+#include "profiler/trace.h"
+#include "test_support.h"
 #include "views/graph_canvas.h"
 #include "views/histogram_widget.h"
+#include "views/memory_view.h"
 #include "views/node_properties_view.h"
-#include "views/pass_list_model.h"
 #include "views/node_table_model.h"
+#include "views/pass_list_model.h"
+#include "views/roofline_view.h"
 #include "views/run_panel.h"
 #include "views/run_table_model.h"
-#include "views/memory_view.h"
-#include "views/roofline_view.h"
+#include "views/sensitivity_panel.h"
 #include "views/timeline_view.h"
-#include "profiler/trace.h"
-#include "core/onnx_import.h"
-#include "core/onnx_export.h"
-#include "compiler/passes/passes.h"
-#include "compiler/pass_manager.h"
-#include "test_support.h"
 
 using namespace fsc;
 
@@ -53,8 +54,9 @@ bool openCompiled(MainWindow& w, const QString& path, QSize size) {
     QSignalSpy compiled(&w, &MainWindow::compiled);
     w.openModel(path);
     if (!compiled.wait(30000)) return false;
-    return QTest::qWaitFor([&] { return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(); },
-                           20000);
+    return QTest::qWaitFor(
+        [&] { return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(); },
+        20000);
 }
 
 }  // namespace
@@ -96,7 +98,9 @@ private slots:
         QSignalSpy compiled(&w, &MainWindow::compiled);
         QVERIFY(compiled.wait(30000));
         QCOMPARE(w.nodeTable()->rowCount(), int(w.passList()->trace()->passes.back().nodesAfter));
-        QCOMPARE(w.nodeTable()->data(w.nodeTable()->index(0, NodeTableModel::OpType), Qt::DisplayRole).toString(),
+        QCOMPARE(w.nodeTable()
+                     ->data(w.nodeTable()->index(0, NodeTableModel::OpType), Qt::DisplayRole)
+                     .toString(),
                  QStringLiteral("ai.fusescope::FusedConv"));
         QVERIFY(w.windowTitle().contains(QStringLiteral("bundled sample")));
     }
@@ -110,7 +114,8 @@ private slots:
         w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
         QVERIFY(compiled.wait(30000));
         // The compiled graph (shown once compiling ends) is small: everything expanded.
-        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
         const CanvasLayout& all = w.canvas()->canvasLayout();
         int nodes = 0;
         for (const auto& box : all.boxes) nodes += box.node.valid();
@@ -129,12 +134,13 @@ private slots:
         QTest::mouseDClick(w.canvas(), Qt::LeftButton, {}, title);
         QVERIFY(laidOut.wait(20000));
         bool collapsed = false;
-        for (const auto& box : w.canvas()->canvasLayout().boxes) collapsed |= box.group == group && !box.expanded;
+        for (const auto& box : w.canvas()->canvasLayout().boxes)
+            collapsed |= box.group == group && !box.expanded;
         QVERIFY(collapsed);
         // Zoom about a point keeps that point where it was.
         const double x = t.toSceneX(300), y = t.toSceneY(200);
-        QWheelEvent wheel(QPointF(300, 200), w.canvas()->mapToGlobal(QPointF(300, 200)), {}, QPoint(0, 240),
-                          Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QWheelEvent wheel(QPointF(300, 200), w.canvas()->mapToGlobal(QPointF(300, 200)), {},
+                          QPoint(0, 240), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
         QApplication::sendEvent(w.canvas(), &wheel);
         QVERIFY(std::abs(w.canvas()->transform().toScreenX(x) - 300) < 1e-6);
         QVERIFY(std::abs(w.canvas()->transform().toScreenY(y) - 200) < 1e-6);
@@ -144,7 +150,8 @@ private slots:
         // fusescope --screenshot on the sample: JSON timings, and a picture with the graph in it.
         // CTest runs this twice: offscreen, and (tst_screenshot_xvfb) on a real X server under
         // Xvfb, as a person's display would draw it.
-        const QString platform = qEnvironmentVariable("FSC_SCREENSHOT_PLATFORM", QStringLiteral("offscreen"));
+        const QString platform =
+            qEnvironmentVariable("FSC_SCREENSHOT_PLATFORM", QStringLiteral("offscreen"));
         const QString png = QStringLiteral(FSC_TEST_TMP "/sample-screenshot-%1.png").arg(platform);
         qInfo("screenshot on the '%s' platform: %s", qPrintable(platform), qPrintable(png));
         QFile::remove(png);
@@ -152,8 +159,9 @@ private slots:
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("QT_QPA_PLATFORM"), platform);
         p.setProcessEnvironment(env);
-        p.start(QStringLiteral(FSC_GUI_BINARY), {QStringLiteral("--screenshot"), png, QStringLiteral("--pass"),
-                                                 QStringLiteral("imported")});
+        p.start(QStringLiteral(FSC_GUI_BINARY),
+                {QStringLiteral("--screenshot"), png, QStringLiteral("--pass"),
+                 QStringLiteral("imported")});
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 0);
         const QJsonObject j = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
@@ -174,16 +182,19 @@ private slots:
         // A pass that is not in the pipeline: one line naming the choices, usage exit.
         QProcess bad;
         bad.setProcessEnvironment(env);
-        bad.start(QStringLiteral(FSC_GUI_BINARY), {QStringLiteral("--screenshot"), png, QStringLiteral("--pass"),
-                                                   QStringLiteral("no-such-pass")});
+        bad.start(QStringLiteral(FSC_GUI_BINARY),
+                  {QStringLiteral("--screenshot"), png, QStringLiteral("--pass"),
+                   QStringLiteral("no-such-pass")});
         QVERIFY(bad.waitForFinished(60000));
         QCOMPARE(bad.exitCode(), 64);
-        QVERIFY(bad.readAllStandardError().contains("--pass no-such-pass: not in the pipeline (imported, "));
+        QVERIFY(bad.readAllStandardError().contains(
+            "--pass no-such-pass: not in the pipeline (imported, "));
     }
 
     void withoutADisplayItAnswersVersionAndSaysWhyNoWindow() {
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"}) env.remove(QLatin1String(name));
+        for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
+            env.remove(QLatin1String(name));
         QProcess version;
         version.setProcessEnvironment(env);
         version.start(QStringLiteral(FSC_GUI_BINARY), {QStringLiteral("--version")});
@@ -191,8 +202,11 @@ private slots:
         QCOMPARE(version.exitStatus(), QProcess::NormalExit);
         QCOMPARE(version.exitCode(), 0);
         const QString text = QString::fromUtf8(version.readAllStandardOutput());
-        QVERIFY2(text.startsWith(QStringLiteral("fusescope 0.")) && text.contains(QStringLiteral("(commit ")), qPrintable(text));
-        QVERIFY2(text.contains(QStringLiteral("Qt 6.")) && text.contains(QStringLiteral("oneDNN ")), qPrintable(text));
+        QVERIFY2(text.startsWith(QStringLiteral("fusescope 0.")) &&
+                     text.contains(QStringLiteral("(commit ")),
+                 qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("Qt 6.")) && text.contains(QStringLiteral("oneDNN ")),
+                 qPrintable(text));
 
         QProcess window;  // a window cannot open: one line and status 2, not Qt's abort
         window.setProcessEnvironment(env);
@@ -213,9 +227,12 @@ private slots:
         QMessageBox* box = nullptr;
         QTRY_VERIFY((box = w.findChild<QMessageBox*>(QStringLiteral("aboutDialog"))) != nullptr);
         const QString text = box->text();
-        QVERIFY2(text.contains(QStringLiteral("Fusescope 0.")) && text.contains(QStringLiteral("commit ")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("Fusescope 0.")) &&
+                     text.contains(QStringLiteral("commit ")),
+                 qPrintable(text));
         for (const char* library : {"Qt", "ONNX", "oneDNN", "SQLite", "CUDA"})
-            QVERIFY2(text.contains(QStringLiteral("<td>%1</td>").arg(QLatin1String(library))), library);
+            QVERIFY2(text.contains(QStringLiteral("<td>%1</td>").arg(QLatin1String(library))),
+                     library);
         QVERIFY(!box->iconPixmap().isNull());  // the app's icon, from the SVG in the resources
         box->close();
     }
@@ -227,16 +244,23 @@ private slots:
         const CanvasLayout& layout = w.canvas()->canvasLayout();
         int fused = -1;
         for (size_t i = 0; i < layout.boxes.size() && fused < 0; ++i)
-            if (layout.boxes[i].node.valid() && w.canvas()->shownGraph()->node(layout.boxes[i].node).opType == "FusedConv")
+            if (layout.boxes[i].node.valid() &&
+                w.canvas()->shownGraph()->node(layout.boxes[i].node).opType == "FusedConv")
                 fused = int(i);
         QVERIFY(fused >= 0);
         const Rect r = layout.boxes[size_t(fused)].rect;
         const ViewTransform& t = w.canvas()->transform();
-        QTest::mouseClick(w.canvas(), Qt::LeftButton, {}, QPoint(int(t.toScreenX(r.centerX())), int(t.toScreenY(r.y + r.height / 2))));
+        QTest::mouseClick(
+            w.canvas(), Qt::LeftButton, {},
+            QPoint(int(t.toScreenX(r.centerX())), int(t.toScreenY(r.y + r.height / 2))));
         QCOMPARE(w.canvas()->selectedNode(), layout.boxes[size_t(fused)].node);
-        QCOMPARE(w.properties()->valueOf(QStringLiteral("Op")), QStringLiteral("ai.fusescope::FusedConv"));
-        QCOMPARE(w.properties()->valueOf(QStringLiteral("Made from")), QStringLiteral("3 imported nodes"));
-        QVERIFY(w.properties()->valueOf(QStringLiteral("Documentation")).startsWith(QStringLiteral("activation(Conv(X, W, B))")));
+        QCOMPARE(w.properties()->valueOf(QStringLiteral("Op")),
+                 QStringLiteral("ai.fusescope::FusedConv"));
+        QCOMPARE(w.properties()->valueOf(QStringLiteral("Made from")),
+                 QStringLiteral("3 imported nodes"));
+        QVERIFY(w.properties()
+                    ->valueOf(QStringLiteral("Documentation"))
+                    .startsWith(QStringLiteral("activation(Conv(X, W, B))")));
         // Its weights get statistics and a histogram, computed off the GUI thread.
         QSignalSpy stats(w.properties(), &NodePropertiesView::weightStatsShown);
         QVERIFY(stats.wait(10000));
@@ -245,22 +269,31 @@ private slots:
         QVERIFY(weight->text(1).endsWith(QStringLiteral("(weight)")));
         QStringList keys;
         for (int i = 0; i < weight->childCount(); ++i) keys << weight->child(i)->text(0);
-        QCOMPARE(keys, (QStringList{"elements", "min / max", "mean / std", "sparsity", "histogram"}));
-        auto* chart = qobject_cast<HistogramWidget*>(w.properties()->itemWidget(weight->child(4), 1));
+        QCOMPARE(keys,
+                 (QStringList{"elements", "min / max", "mean / std", "sparsity", "histogram"}));
+        auto* chart =
+            qobject_cast<HistogramWidget*>(w.properties()->itemWidget(weight->child(4), 1));
         QVERIFY(chart);
         int64_t counted = 0;
         for (int64_t bin : chart->bins()) counted += bin;
         QCOMPARE(QString::number(counted), weight->child(0)->text(1));
         // An ONNX op of the imported graph: ONNX's own documentation at the model's opset.
         w.showStep(0);
-        QVERIFY(QTest::qWaitFor([&] { return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(); }, 20000));
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut();
+            },
+            20000));
         NodeId conv;
         for (NodeId id : w.canvas()->shownGraph()->order())
             if (w.canvas()->shownGraph()->node(id).opType == "Conv") conv = id;
         w.canvas()->selectNode(conv);
-        QVERIFY2(w.properties()->valueOf(QStringLiteral("Documentation")).contains(QStringLiteral("convolution operator")),
+        QVERIFY2(w.properties()
+                     ->valueOf(QStringLiteral("Documentation"))
+                     .contains(QStringLiteral("convolution operator")),
                  qPrintable(w.properties()->valueOf(QStringLiteral("Documentation"))));
-        QCOMPARE(w.properties()->rowNamed(QStringLiteral("Documentation"))->child(0)->text(1), QStringLiteral("opset 11"));
+        QCOMPARE(w.properties()->rowNamed(QStringLiteral("Documentation"))->child(0)->text(1),
+                 QStringLiteral("opset 11"));
         // A click on empty canvas clears it.
         QTest::mouseClick(w.canvas(), Qt::LeftButton, {}, QPoint(2, 2));
         QCOMPARE(w.properties()->valueOf(QStringLiteral("Op")), QString());
@@ -275,7 +308,8 @@ private slots:
         w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
         QVERIFY(compiled.wait(30000));
         w.showStep(0);  // as imported: Softmax is still a node of its own
-        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
         QCOMPARE(int(w.canvas()->shownGraph()->nodeCount()), 42);
         w.find(QStringLiteral("softmax"), +1);
         const NodeId hit = w.canvas()->selectedNode();
@@ -306,7 +340,8 @@ private slots:
         const QByteArray svg = readFile(dir + QStringLiteral("/whole.svg"));
         QVERIFY(svg.contains("<svg"));
         QVERIFY(svg.contains("FusedConv"));  // labels are text in the drawing
-        QVERIFY(!w.canvas()->exportImage(QStringLiteral("/nonexistent/dir/x.png"), false).isEmpty());
+        QVERIFY(
+            !w.canvas()->exportImage(QStringLiteral("/nonexistent/dir/x.png"), false).isEmpty());
     }
 
     void compareMarksRemovedAndAddedAndLinksByProvenance() {
@@ -324,9 +359,11 @@ private slots:
         w.setCompare(true);
         w.showStep(row);
         QVERIFY(w.beforeCanvas()->isVisible());
-        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut() &&
+        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() &&
+                                     !w.canvas()->layingOut() &&
                                      w.beforeCanvas()->shownGraph() == w.beforeCanvas()->graph() &&
-                                     !w.beforeCanvas()->layingOut(), 20000);
+                                     !w.beforeCanvas()->layingOut(),
+                                 20000);
         const Graph& after = *w.canvas()->shownGraph();
         const Graph& before = *w.beforeCanvas()->shownGraph();
         NodeId attention, softmax;
@@ -356,15 +393,20 @@ private slots:
         const int last = w.passList()->rowCount() - 1;
         w.showStep(last);
         w.setCompareBase(0);
-        QTRY_VERIFY_WITH_TIMEOUT(w.beforeCanvas()->shownGraph() == w.beforeCanvas()->graph() && !w.beforeCanvas()->layingOut() &&
-                                     w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.beforeCanvas()->shownGraph() == w.beforeCanvas()->graph() &&
+                                     !w.beforeCanvas()->layingOut() &&
+                                     w.canvas()->shownGraph() == w.canvas()->graph() &&
+                                     !w.canvas()->layingOut(),
+                                 20000);
         QCOMPARE(int(w.beforeCanvas()->shownGraph()->nodeCount()), 42);  // as imported
         int removed = 0;
-        for (NodeId id : w.beforeCanvas()->shownGraph()->order()) removed += w.beforeCanvas()->markOf(id) == GraphCanvas::Mark::Removed;
+        for (NodeId id : w.beforeCanvas()->shownGraph()->order())
+            removed += w.beforeCanvas()->markOf(id) == GraphCanvas::Mark::Removed;
         // Every node the whole pipeline dropped or replaced is marked on the left.
         int kept = 0;
         for (NodeId id : w.canvas()->shownGraph()->order())
-            kept += id.index < w.beforeCanvas()->shownGraph()->nodeArenaSize() && w.canvas()->markOf(id) == GraphCanvas::Mark::None;
+            kept += id.index < w.beforeCanvas()->shownGraph()->nodeArenaSize() &&
+                    w.canvas()->markOf(id) == GraphCanvas::Mark::None;
         QCOMPARE(removed, 42 - kept);
         w.setCompareBase(-1);
         w.setCompare(false);
@@ -381,7 +423,8 @@ private slots:
         dialog->setChecked("eliminate-common-subexpressions", false);
         dialog->setChecked("attention-fusion", true);  // an O2 pass added to O1
         const std::vector<std::string> chosen = dialog->passes();
-        QVERIFY(std::find(chosen.begin(), chosen.end(), "eliminate-common-subexpressions") == chosen.end());
+        QVERIFY(std::find(chosen.begin(), chosen.end(), "eliminate-common-subexpressions") ==
+                chosen.end());
         QCOMPARE(chosen.back(), std::string("attention-fusion"));
         QSignalSpy compiled(&w, &MainWindow::compiled);
         dialog->accept();
@@ -396,33 +439,40 @@ private slots:
     void graphBreaksAreListedAndRevealTheirNode() {
         // domains.onnx: one op the CUDA table lacks, so one break and two regions.
         MainWindow w;
-        QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/domains.onnx"), QSize(1200, 800)));
+        QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/domains.onnx"),
+                             QSize(1200, 800)));
         QCOMPARE(w.breaksList()->topLevelItemCount(), 1);
         QTreeWidgetItem* item = w.breaksList()->topLevelItem(0);
         QCOMPARE(item->text(0), QStringLiteral("unsupported-op"));
         QVERIFY(item->text(2).contains(QStringLiteral("runs on the CPU")));
         emit w.breaksList()->itemActivated(item, 0);
         QVERIFY(w.canvas()->selectedNode().valid());
-        QCOMPARE(QString::fromStdString(w.canvas()->shownGraph()->node(w.canvas()->selectedNode()).name), item->text(1));
+        QCOMPARE(
+            QString::fromStdString(w.canvas()->shownGraph()->node(w.canvas()->selectedNode()).name),
+            item->text(1));
     }
 
     void aBreakEdgeSaysWhyAndEdgesNameTheirTensors() {
         // breaks.onnx: Relu (device) -> com.microsoft Gelu (CPU): 'r' is copied to the host.
         MainWindow w;
-        QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/breaks.onnx"), QSize(1200, 800)));
+        QVERIFY(
+            openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/breaks.onnx"), QSize(1200, 800)));
         const CanvasLayout& layout = w.canvas()->canvasLayout();
         QCOMPARE(layout.edges.size(), layout.edgeInfo.size());
         int copied = -1;
         for (size_t e = 0; e < layout.edgeInfo.size(); ++e)
-            if (w.canvas()->shownGraph()->value(layout.edgeInfo[e].value).name == "r") copied = int(e);
+            if (w.canvas()->shownGraph()->value(layout.edgeInfo[e].value).name == "r")
+                copied = int(e);
         QVERIFY(copied >= 0);
         const QString text = w.canvas()->edgeText(copied);
         QVERIFY2(text.contains(QStringLiteral("float32[2,8]")), qPrintable(text));
-        QVERIFY2(text.contains(QStringLiteral("graph break: 'r' (64 bytes) is copied to the host")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("graph break: 'r' (64 bytes) is copied to the host")),
+                 qPrintable(text));
         // The tooltip finds the edge under the pointer: a point along its first leg.
         const auto& path = layout.edges[size_t(copied)];
         const ViewTransform& t = w.canvas()->transform();
-        const QPointF middle(t.toScreenX((path[0].x + path[1].x) / 2), t.toScreenY((path[0].y + path[1].y) / 2));
+        const QPointF middle(t.toScreenX((path[0].x + path[1].x) / 2),
+                             t.toScreenY((path[0].y + path[1].y) / 2));
         QCOMPARE(w.canvas()->edgeAt(middle), copied);
         QCOMPARE(w.canvas()->edgeAt(QPointF(-50, -50)), -1);
     }
@@ -438,12 +488,17 @@ private slots:
         QCOMPARE(finished.first().first().toBool(), true);
         const Graph* shown = w.canvas()->shownGraph();
         RunTableModel* table = w.runPanel()->table();
-        QAbstractItemModelTester tester(table, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        QCOMPARE(table->rowCount(), int(shown->nodeCount()));  // every node of the compiled sample ran once per run
+        QAbstractItemModelTester tester(table,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(table->rowCount(),
+                 int(shown->nodeCount()));  // every node of the compiled sample ran once per run
         double shares = 0;
         for (int r = 0; r < table->rowCount(); ++r) {
-            shares += table->data(table->index(r, RunTableModel::Share), RunTableModel::SortRole).toDouble();
-            QCOMPARE(table->data(table->index(r, RunTableModel::Launches), Qt::DisplayRole).toString(), QStringLiteral("3"));
+            shares += table->data(table->index(r, RunTableModel::Share), RunTableModel::SortRole)
+                          .toDouble();
+            QCOMPARE(
+                table->data(table->index(r, RunTableModel::Launches), Qt::DisplayRole).toString(),
+                QStringLiteral("3"));
         }
         QVERIFY(std::abs(shares - 1.0) < 1e-9);
         QVERIFY(w.canvas()->hasHeat());
@@ -453,14 +508,21 @@ private slots:
         QVERIFY(w.logText().contains(QStringLiteral("Ran '")));
         // Sorted by time, largest first; a click on a row selects its node on the canvas.
         QSortFilterProxyModel* sorted = w.runPanel()->sortedTable();
-        const double first = sorted->data(sorted->index(0, RunTableModel::Milliseconds), RunTableModel::SortRole).toDouble();
-        const double last = sorted->data(sorted->index(sorted->rowCount() - 1, RunTableModel::Milliseconds), RunTableModel::SortRole).toDouble();
+        const double first =
+            sorted->data(sorted->index(0, RunTableModel::Milliseconds), RunTableModel::SortRole)
+                .toDouble();
+        const double last =
+            sorted
+                ->data(sorted->index(sorted->rowCount() - 1, RunTableModel::Milliseconds),
+                       RunTableModel::SortRole)
+                .toDouble();
         QVERIFY(first >= last);
         w.runPanel()->tableView()->sortByColumn(RunTableModel::Node, Qt::AscendingOrder);
         const QModelIndex row = sorted->index(2, RunTableModel::Node);
         emit w.runPanel()->tableView()->activated(row);
         QVERIFY(w.canvas()->selectedNode().valid());
-        QCOMPARE(QString::fromStdString(shown->node(w.canvas()->selectedNode()).name), sorted->data(row).toString());
+        QCOMPARE(QString::fromStdString(shown->node(w.canvas()->selectedNode()).name),
+                 sorted->data(row).toString());
         // The same run on the timeline: a lane of kernels; selecting a node on the canvas selects
         // its launches there, and a click on a block selects its node on the canvas.
         QVERIFY(w.lastTrace());
@@ -474,11 +536,16 @@ private slots:
         QCOMPARE(timeline->lanes().front().activities.size(), size_t(3));
         const int kernelLane = 1;
         QCOMPARE(timeline->lanes()[kernelLane].title, std::string("CPU executor"));
-        const Activity& firstKernel = w.lastTrace()->activities[size_t(timeline->lanes()[kernelLane].activities.front())];
+        const Activity& firstKernel =
+            w.lastTrace()->activities[size_t(timeline->lanes()[kernelLane].activities.front())];
         // Zoomed onto that kernel alone, so the click cannot land on a neighbour.
-        timeline->setScale(TimeScale::fit(firstKernel.startNs, firstKernel.endNs, timeline->width() - TimelineView::kGutter));
-        const double x = TimelineView::kGutter + timeline->scale().toX(double(firstKernel.startNs + firstKernel.endNs) / 2.0);
-        QTest::mouseClick(timeline, Qt::LeftButton, {}, QPoint(int(x), timeline->laneMiddle(kernelLane)));
+        timeline->setScale(TimeScale::fit(firstKernel.startNs, firstKernel.endNs,
+                                          timeline->width() - TimelineView::kGutter));
+        const double x =
+            TimelineView::kGutter +
+            timeline->scale().toX(double(firstKernel.startNs + firstKernel.endNs) / 2.0);
+        QTest::mouseClick(timeline, Qt::LeftButton, {},
+                          QPoint(int(x), timeline->laneMiddle(kernelLane)));
         QCOMPARE(w.canvas()->selectedNode().index, uint32_t(firstKernel.node));
         // Heat by achieved FLOP/s: a node's is its cost-model FLOPs over its measured time, a
         // collapsed group's its nodes' summed FLOPs over their summed time.
@@ -491,20 +558,26 @@ private slots:
             for (const NodeStat& s : stats)
                 if (!conv && w.lastTrace()->findNode(s.node)->flops > 0) conv = &s;
             QVERIFY(conv);
-            const double expected = w.lastTrace()->findNode(conv->node)->flops * double(conv->launches) / (double(conv->totalNs) / 1e9);
-            QVERIFY(std::abs(w.canvas()->heatOfNode(NodeId{uint32_t(conv->node)}) - expected) <= 1e-6 * expected);
-            QVERIFY(std::abs(conv->flopsPerSecond - expected) <= 1e-6 * expected);  // the same figure the report prints
+            const double expected = w.lastTrace()->findNode(conv->node)->flops *
+                                    double(conv->launches) / (double(conv->totalNs) / 1e9);
+            QVERIFY(std::abs(w.canvas()->heatOfNode(NodeId{uint32_t(conv->node)}) - expected) <=
+                    1e-6 * expected);
+            QVERIFY(std::abs(conv->flopsPerSecond - expected) <=
+                    1e-6 * expected);  // the same figure the report prints
         }
         w.setHeatUnit(HeatUnit::Share);
         QVERIFY(w.canvas()->heatOfNode(hottest) >= 0);
         QVERIFY(w.lastTrace()->peakFlopsPerSecond > 0 && w.lastTrace()->peakBytesPerSecond > 0);
         // The selected node's kernels in the properties: its launches, three iterations' worth.
         w.canvas()->revealNode(hottest);
-        QTreeWidgetItem* kernels = w.properties()->rowNamed(QStringLiteral("Kernels in the last run"));
+        QTreeWidgetItem* kernels =
+            w.properties()->rowNamed(QStringLiteral("Kernels in the last run"));
         QVERIFY(kernels);
         QCOMPARE(kernels->childCount(), 1);
-        QVERIFY2(kernels->child(0)->text(1).startsWith(QStringLiteral("3 launches")), qPrintable(kernels->child(0)->text(1)));
-        // The roofline: a dot per node with FLOPs, under measured roofs; a click on one selects its node.
+        QVERIFY2(kernels->child(0)->text(1).startsWith(QStringLiteral("3 launches")),
+                 qPrintable(kernels->child(0)->text(1)));
+        // The roofline: a dot per node with FLOPs, under measured roofs; a click on one selects its
+        // node.
         RooflineView* roofline = w.rooflineView();
         QVERIFY(roofline->roofline().hasRoofs);
         QVERIFY(roofline->roofline().points.size() > 10);
@@ -532,25 +605,32 @@ private slots:
         MainWindow w;
         QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
         w.showStep(0);  // as imported: every Conv, MatMul and Gemm is still plain
-        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
-        auto* button = w.sensitivityPanel()->findChild<QPushButton*>(QStringLiteral("measureSensitivity"));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
+        auto* button =
+            w.sensitivityPanel()->findChild<QPushButton*>(QStringLiteral("measureSensitivity"));
         QVERIFY(button);
         button->click();
         QVERIFY(!button->isEnabled());
         QTRY_VERIFY_WITH_TIMEOUT(button->isEnabled(), 60000);
         QStandardItemModel* table = w.sensitivityPanel()->model();
         QCOMPARE(table->rowCount(), 8);  // 1 Conv, 6 MatMul, 1 Gemm
-        QVERIFY2(w.logText().contains(QStringLiteral("All 8 layers in INT8: cosine")), qPrintable(w.logText()));
+        QVERIFY2(w.logText().contains(QStringLiteral("All 8 layers in INT8: cosine")),
+                 qPrintable(w.logText()));
         QVERIFY(w.logText().contains(QStringLiteral("generated")));
         // Worst first, and a click finds the node on the canvas.
         for (int r = 1; r < table->rowCount(); ++r)
-            QVERIFY(table->item(r - 1, SensitivityPanel::Cosine)->data(Qt::DisplayRole).toDouble() <=
-                    table->item(r, SensitivityPanel::Cosine)->data(Qt::DisplayRole).toDouble());
+            QVERIFY(
+                table->item(r - 1, SensitivityPanel::Cosine)->data(Qt::DisplayRole).toDouble() <=
+                table->item(r, SensitivityPanel::Cosine)->data(Qt::DisplayRole).toDouble());
         QTableView* view = w.sensitivityPanel()->view();
         const QString name = table->item(2, SensitivityPanel::Node)->text();
-        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(table->index(2, SensitivityPanel::Node)).center());
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {},
+                          view->visualRect(table->index(2, SensitivityPanel::Node)).center());
         QTRY_VERIFY(w.canvas()->selectedNode().valid());
-        QCOMPARE(QString::fromStdString(w.canvas()->shownGraph()->node(w.canvas()->selectedNode()).name), name);
+        QCOMPARE(
+            QString::fromStdString(w.canvas()->shownGraph()->node(w.canvas()->selectedNode()).name),
+            name);
     }
 
     void aPartitionedGraphIsSimulatedWithALanePerDevice() {
@@ -573,11 +653,61 @@ private slots:
         QCOMPARE(trace->backend, std::string("simulated"));
         QVERIFY(trace->device.find("PCIe 5") != std::string::npos);
         QStringList titles;
-        for (const TimelineLane& lane : w.timeline()->lanes()) titles << QString::fromStdString(lane.title);
-        QVERIFY2(titles.contains(QStringLiteral("device 0 (simulated)")) && titles.contains(QStringLiteral("device 1 (simulated)")) &&
+        for (const TimelineLane& lane : w.timeline()->lanes())
+            titles << QString::fromStdString(lane.title);
+        QVERIFY2(titles.contains(QStringLiteral("device 0 (simulated)")) &&
+                     titles.contains(QStringLiteral("device 1 (simulated)")) &&
                      titles.contains(QStringLiteral("device 1 communication (simulated)")),
                  qPrintable(titles.join(QLatin1Char(','))));
-        QVERIFY(w.logText().contains(QStringLiteral("Simulated (not measured) on 2 devices over PCIe 5")));
+        QVERIFY(w.logText().contains(
+            QStringLiteral("Simulated (not measured) on 2 devices over PCIe 5")));
+    }
+
+    // The Run dock's CUDA choice runs on the device (here the simulated one, which executes
+    // every launch with its CPU twin) and the trace says so.
+    void aCudaRunUsesTheDevice() {
+        qputenv("FUSESCOPE_DEVICE", "simulated");
+        MainWindow w;
+        QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
+        w.runPanel()->setIterations(2);
+        w.runPanel()->setCudaSelected(true);
+        QCOMPARE(w.runPanel()->runButton()->text(), QStringLiteral("Run on GPU"));
+        QSignalSpy finished(&w, &MainWindow::runFinished);
+        w.runShownGraph();
+        const bool done = finished.wait(120000);
+        qunsetenv("FUSESCOPE_DEVICE");
+        QVERIFY(done);
+        QCOMPARE(finished.first().first().toBool(), true);
+        QVERIFY(w.lastTrace());
+        QCOMPARE(QString::fromStdString(w.lastTrace()->backend), QStringLiteral("cuda"));
+        QVERIFY(!w.findChild<QMessageBox*>(QStringLiteral("cpuFallbackDialog")));
+        QVERIFY2(w.logText().contains(QStringLiteral("simulated")), qPrintable(w.logText()));
+    }
+
+    // Without a usable GPU (this machine in CI has none) the CUDA choice still runs: on the
+    // CPU, with a dialog that says why, and nothing is lost.
+    void aCudaRunWithoutAGpuFallsBackToTheCpuAndSaysWhy() {
+        if (openCudaDevice())
+            QSKIP("this machine has a CUDA device; the fallback is for machines without one");
+        MainWindow w;
+        QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
+        w.runPanel()->setIterations(2);
+        QSignalSpy finished(&w, &MainWindow::runFinished);
+        w.findChild<QAction*>(QStringLiteral("runGpuAction"))
+            ->trigger();  // the Run menu's GPU entry
+        QVERIFY(w.runPanel()->cudaSelected());
+        auto* dialog = w.findChild<QMessageBox*>(QStringLiteral("cpuFallbackDialog"));
+        QVERIFY(dialog);
+        QVERIFY2(dialog->text().contains(QStringLiteral("runs on the CPU instead")),
+                 qPrintable(dialog->text()));
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.first().first().toBool(), true);
+        QVERIFY(w.lastTrace());
+        QCOMPARE(QString::fromStdString(w.lastTrace()->backend), QStringLiteral("cpu"));
+        QVERIFY(w.canvas()->hasHeat());
+        QVERIFY2(w.logText().contains(QStringLiteral("running on the CPU instead")),
+                 qPrintable(w.logText()));
+        dialog->close();
     }
 
     void aRunCanBeCancelledAndReportsWhy() {
@@ -602,9 +732,10 @@ private slots:
         const QString store = dir.filePath(QStringLiteral("runs.fsdb"));
         for (int i = 0; i < 2; ++i) {  // two runs: the second is the one asked for
             QProcess cli;
-            cli.start(QStringLiteral(FSC_CLI_BINARY), {QStringLiteral("profile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("-o"),
-                                                      store, QStringLiteral("--iterations"), QString::number(2 + i),
-                                                      QStringLiteral("--threads"), QStringLiteral("1")});
+            cli.start(QStringLiteral(FSC_CLI_BINARY),
+                      {QStringLiteral("profile"), QStringLiteral(FSC_SAMPLE_MODEL),
+                       QStringLiteral("-o"), store, QStringLiteral("--iterations"),
+                       QString::number(2 + i), QStringLiteral("--threads"), QStringLiteral("1")});
             QVERIFY(cli.waitForFinished(60000));
             QCOMPARE(cli.exitCode(), 0);
         }
@@ -628,9 +759,15 @@ private slots:
     void subgraphsOpenAsBreadcrumbs() {
         // nested.onnx: Loop > If > If > Scan, four levels.
         MainWindow w;
-        QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/nested.onnx"), QSize(1200, 800)));
+        QVERIFY(
+            openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/nested.onnx"), QSize(1200, 800)));
         auto waitLaidOut = [&] {
-            return QTest::qWaitFor([&] { return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(); }, 20000);
+            return QTest::qWaitFor(
+                [&] {
+                    return w.canvas()->shownGraph() == w.canvas()->graph() &&
+                           !w.canvas()->layingOut();
+                },
+                20000);
         };
         auto nodeOf = [&](const std::string& op) {
             for (NodeId id : w.canvas()->shownGraph()->order())
@@ -646,7 +783,8 @@ private slots:
         for (const auto& box : w.canvas()->canvasLayout().boxes)
             if (box.node == loop)
                 QTest::mouseDClick(w.canvas(), Qt::LeftButton, {},
-                                   QPoint(int(t.toScreenX(box.rect.centerX())), int(t.toScreenY(box.rect.y + box.rect.height / 2))));
+                                   QPoint(int(t.toScreenX(box.rect.centerX())),
+                                          int(t.toScreenY(box.rect.y + box.rect.height / 2))));
         QVERIFY(waitLaidOut());
         QCOMPARE(w.breadcrumb().size(), 2);
         QVERIFY(w.breadcrumb().last().startsWith(QStringLiteral("Loop '/outer/Loop' › body")));
@@ -666,7 +804,8 @@ private slots:
         w.upTo(0);
         QVERIFY(waitLaidOut());
         QCOMPARE(w.breadcrumb().size(), 1);
-        QCOMPARE(int(w.canvas()->shownGraph()->nodeCount()), int(w.passList()->trace()->passes.back().nodesAfter));
+        QCOMPARE(int(w.canvas()->shownGraph()->nodeCount()),
+                 int(w.passList()->trace()->passes.back().nodesAfter));
     }
 
     void outlineShowsAndRevealsGroups() {
@@ -675,38 +814,49 @@ private slots:
         w.setInitialExpandDepth(0);
         QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
         w.showStep(0);
-        QVERIFY(QTest::qWaitFor([&] { return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(); }, 20000));
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut();
+            },
+            20000));
         QAbstractItemModel* outline = w.outline()->model();
         QVERIFY(outline->rowCount() >= 3);
         QModelIndex transformer;
         for (int r = 0; r < outline->rowCount(); ++r)
-            if (outline->index(r, 0).data().toString() == QStringLiteral("transformer")) transformer = outline->index(r, 0);
+            if (outline->index(r, 0).data().toString() == QStringLiteral("transformer"))
+                transformer = outline->index(r, 0);
         QVERIFY(transformer.isValid());
         QVERIFY(outline->rowCount(transformer) > 0);
         // A click on a nested group expands what holds it and centres it. (A group of one
         // node is drawn as the node: take one with several.)
         QModelIndex attn;
         for (int r = 0; r < outline->rowCount(transformer); ++r)
-            if (outline->index(r, 0, transformer).data().toString() == QStringLiteral("attn")) attn = outline->index(r, 0, transformer);
+            if (outline->index(r, 0, transformer).data().toString() == QStringLiteral("attn"))
+                attn = outline->index(r, 0, transformer);
         QVERIFY(attn.isValid());
         const int group = attn.data(Qt::UserRole).toInt();
         emit w.outline()->clicked(attn);
-        QVERIFY(QTest::qWaitFor([&] {
-            for (const auto& box : w.canvas()->canvasLayout().boxes)
-                if (box.group == group && !box.node.valid()) return true;
-            return false;
-        }, 20000));
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                for (const auto& box : w.canvas()->canvasLayout().boxes)
+                    if (box.group == group && !box.node.valid()) return true;
+                return false;
+            },
+            20000));
     }
 
     void aFusedElementwiseShowsItsCudaSource() {
         MainWindow w;
-        QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/elementwise.onnx"), QSize(1000, 700)));
+        QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/elementwise.onnx"),
+                             QSize(1000, 700)));
         NodeId fused;
         for (NodeId id : w.canvas()->shownGraph()->order())
             if (w.canvas()->shownGraph()->node(id).opType == "FusedElementwise") fused = id;
         QVERIFY(fused.valid());
         w.canvas()->selectNode(fused);
-        QVERIFY(w.properties()->valueOf(QStringLiteral("CUDA kernel")).startsWith(QStringLiteral("fsc_ew_")));
+        QVERIFY(w.properties()
+                    ->valueOf(QStringLiteral("CUDA kernel"))
+                    .startsWith(QStringLiteral("fsc_ew_")));
         auto* source = w.properties()->findChild<QPlainTextEdit*>(QStringLiteral("cudaSource"));
         QVERIFY(source);
         QVERIFY(source->toPlainText().contains(QStringLiteral("__global__ void fsc_ew_")));
@@ -715,9 +865,14 @@ private slots:
     void constantsShowOnDemand() {
         // constants.onnx as imported: three Constant nodes feeding one Add.
         MainWindow w;
-        QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/constants.onnx"), QSize(1000, 700)));
+        QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/constants.onnx"),
+                             QSize(1000, 700)));
         w.showStep(0);
-        QVERIFY(QTest::qWaitFor([&] { return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(); }, 20000));
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut();
+            },
+            20000));
         auto nodeBoxes = [&] {
             int n = 0;
             for (const auto& box : w.canvas()->canvasLayout().boxes) n += box.node.valid();
@@ -725,9 +880,11 @@ private slots:
         };
         QCOMPARE(nodeBoxes(), 1);  // the Add
         w.findChild<QAction*>(QStringLiteral("constantsAction"))->trigger();
-        QVERIFY(QTest::qWaitFor([&] { return !w.canvas()->layingOut() && nodeBoxes() == 4; }, 20000));
+        QVERIFY(
+            QTest::qWaitFor([&] { return !w.canvas()->layingOut() && nodeBoxes() == 4; }, 20000));
         w.findChild<QAction*>(QStringLiteral("constantsAction"))->trigger();
-        QVERIFY(QTest::qWaitFor([&] { return !w.canvas()->layingOut() && nodeBoxes() == 1; }, 20000));
+        QVERIFY(
+            QTest::qWaitFor([&] { return !w.canvas()->layingOut() && nodeBoxes() == 1; }, 20000));
     }
 
     void minimapClickCentresTheView() {
@@ -737,14 +894,18 @@ private slots:
         zoomed.scale = 4;  // far larger than the window: the minimap shows
         w.canvas()->setTransform(zoomed);
         const QSize size = w.canvas()->size();
-        const double fromW = std::min(180.0, size.width() * 0.25), fromH = std::min(140.0, size.height() * 0.3);
-        const QPoint centre(int(size.width() - 10 - fromW / 2), int(size.height() - 10 - fromH / 2));
+        const double fromW = std::min(180.0, size.width() * 0.25),
+                     fromH = std::min(140.0, size.height() * 0.3);
+        const QPoint centre(int(size.width() - 10 - fromW / 2),
+                            int(size.height() - 10 - fromH / 2));
         QTest::mouseClick(w.canvas(), Qt::LeftButton, {}, centre);
         // The middle of the minimap is the middle of the graph, now in the middle of the view.
         const ViewTransform& t = w.canvas()->transform();
         const CanvasLayout& layout = w.canvas()->canvasLayout();
-        QVERIFY(std::abs(t.toSceneX(size.width() / 2.0) - layout.width / 2) < layout.width * 0.05 + 5);
-        QVERIFY(std::abs(t.toSceneY(size.height() / 2.0) - layout.height / 2) < layout.height * 0.05 + 5);
+        QVERIFY(std::abs(t.toSceneX(size.width() / 2.0) - layout.width / 2) <
+                layout.width * 0.05 + 5);
+        QVERIFY(std::abs(t.toSceneY(size.height() / 2.0) - layout.height / 2) <
+                layout.height * 0.05 + 5);
         QVERIFY(!w.canvas()->selectedNode().valid());  // the click selected nothing behind it
     }
 
@@ -758,10 +919,12 @@ private slots:
         const int rows = w.passList()->rowCount();
         QCOMPARE(rows, int(w.passList()->trace()->passes.size()) + 1);
         QVERIFY(laidOut.wait(20000) || !laidOut.isEmpty());
-        QTRY_COMPARE_WITH_TIMEOUT(int(w.canvas()->graph()->nodeCount()), int(w.passList()->trace()->passes.back().nodesAfter), 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(int(w.canvas()->graph()->nodeCount()),
+                                  int(w.passList()->trace()->passes.back().nodesAfter), 20000);
         w.showStep(0);  // back to the imported graph
         QTRY_COMPARE_WITH_TIMEOUT(int(w.canvas()->graph()->nodeCount()), 42, 20000);
-        QAbstractItemModelTester tester(w.passList(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(w.passList(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
     }
 
     void aBadFileKeepsTheSessionAndReports() {
