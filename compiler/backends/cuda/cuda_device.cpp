@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "compiler/backends/cuda/cudnn_convolution.h"
 #include "compiler/backends/cuda/device.h"
@@ -20,31 +21,42 @@ namespace fsc {
 namespace {
 
 Status cudaFailure(const char* what, cudaError_t e) {
-    return Status(ErrorCode::Internal, std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+    return Status(ErrorCode::Internal, std::string(what) + ": " + cudaGetErrorName(e) + " (" +
+                                           cudaGetErrorString(e) + ")");
 }
 Status ltFailure(const char* what, cublasStatus_t s) {
-    return Status(ErrorCode::Internal, std::string(what) + ": cuBLASLt status " + std::to_string(int(s)));
+    return Status(ErrorCode::Internal,
+                  std::string(what) + ": cuBLASLt status " + std::to_string(int(s)));
 }
-#define FSC_CUDA(call)                                              \
-    do {                                                            \
+#define FSC_CUDA(call)                                                                 \
+    do {                                                                               \
         if (cudaError_t e_ = (call); e_ != cudaSuccess) return cudaFailure(#call, e_); \
     } while (0)
-#define FSC_LT(call)                                                \
-    do {                                                            \
+#define FSC_LT(call)                                                                              \
+    do {                                                                                          \
         if (cublasStatus_t s_ = (call); s_ != CUBLAS_STATUS_SUCCESS) return ltFailure(#call, s_); \
     } while (0)
 
 cudaDataType_t ltType(dk::ElemType t) {
-    return t == dk::ElemType::F16 ? CUDA_R_16F : t == dk::ElemType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    return t == dk::ElemType::F16    ? CUDA_R_16F
+           : t == dk::ElemType::BF16 ? CUDA_R_16BF
+           : t == dk::ElemType::I8   ? CUDA_R_8I
+                                     : CUDA_R_32F;
 }
 cublasLtEpilogue_t ltEpilogue(LtEpilogue e) {
     switch (e) {
-        case LtEpilogue::Relu: return CUBLASLT_EPILOGUE_RELU;
-        case LtEpilogue::Bias: return CUBLASLT_EPILOGUE_BIAS;
-        case LtEpilogue::ReluBias: return CUBLASLT_EPILOGUE_RELU_BIAS;
-        case LtEpilogue::Gelu: return CUBLASLT_EPILOGUE_GELU;
-        case LtEpilogue::GeluBias: return CUBLASLT_EPILOGUE_GELU_BIAS;
-        default: return CUBLASLT_EPILOGUE_DEFAULT;
+        case LtEpilogue::Relu:
+            return CUBLASLT_EPILOGUE_RELU;
+        case LtEpilogue::Bias:
+            return CUBLASLT_EPILOGUE_BIAS;
+        case LtEpilogue::ReluBias:
+            return CUBLASLT_EPILOGUE_RELU_BIAS;
+        case LtEpilogue::Gelu:
+            return CUBLASLT_EPILOGUE_GELU;
+        case LtEpilogue::GeluBias:
+            return CUBLASLT_EPILOGUE_GELU_BIAS;
+        default:
+            return CUBLASLT_EPILOGUE_DEFAULT;
     }
 }
 
@@ -66,6 +78,7 @@ public:
         for (auto& [id, exec] : m_graphs) cudaGraphExecDestroy(exec);
         for (auto& [name, loaded] : m_generated) cudaLibraryUnload(loaded.library);
         m_dnn.reset();
+        for (void* w : m_kernelWorkspaces) cudaFree(w);
         if (m_staging) cudaFreeHost(m_staging);
         if (m_workspace) cudaFree(m_workspace);
         if (m_lt) cublasLtDestroy(m_lt);
@@ -102,8 +115,9 @@ public:
         const cudaError_t e = cudaMalloc(&p, std::max<size_t>(bytes, 1));
         if (e == cudaErrorMemoryAllocation) {
             cudaGetLastError();  // clears the sticky-free error so later calls work
-            return Status(ErrorCode::Unsupported, "out of device memory: asked for " + std::to_string(bytes) +
-                                                      " bytes, " + std::to_string(memory().freeBytes) + " free");
+            return Status(ErrorCode::Unsupported, "out of device memory: asked for " +
+                                                      std::to_string(bytes) + " bytes, " +
+                                                      std::to_string(memory().freeBytes) + " free");
         }
         if (e != cudaSuccess) return cudaFailure("cudaMalloc", e);
         std::lock_guard lock(m_allocationMutex);
@@ -111,6 +125,18 @@ public:
         m_liveBytes += bytes;
         m_peakBytes = std::max(m_peakBytes, m_liveBytes);
         return p;
+    }
+    Result<void*> workspace(size_t bytes) override {
+        if (!m_kernelWorkspaces.empty() && m_kernelWorkspaceBytes >= bytes)
+            return m_kernelWorkspaces.back();
+        if (m_capturing)
+            return Status(ErrorCode::Internal,
+                          "the kernels' workspace would grow while capturing a CUDA graph");
+        auto grown = allocate(bytes);
+        if (!grown) return grown.status().withContext("growing the kernels' workspace");
+        m_kernelWorkspaces.push_back(*grown);
+        m_kernelWorkspaceBytes = bytes;
+        return *grown;
     }
     void release(void* ptr) override {
         if (!ptr) return;
@@ -130,7 +156,8 @@ public:
         for (size_t done = 0; done < bytes;) {
             const size_t n = std::min(kStagingBytes, bytes - done);
             std::memcpy(m_staging, static_cast<const char*>(src) + done, n);
-            FSC_CUDA(cudaMemcpyAsync(static_cast<char*>(dst) + done, m_staging, n, cudaMemcpyHostToDevice, m_stream));
+            FSC_CUDA(cudaMemcpyAsync(static_cast<char*>(dst) + done, m_staging, n,
+                                     cudaMemcpyHostToDevice, m_stream));
             FSC_CUDA(cudaStreamSynchronize(m_stream));
             done += n;
         }
@@ -141,7 +168,8 @@ public:
         FSC_RETURN_IF_ERROR(ensureStaging());
         for (size_t done = 0; done < bytes;) {
             const size_t n = std::min(kStagingBytes, bytes - done);
-            FSC_CUDA(cudaMemcpyAsync(m_staging, static_cast<const char*>(src) + done, n, cudaMemcpyDeviceToHost, m_stream));
+            FSC_CUDA(cudaMemcpyAsync(m_staging, static_cast<const char*>(src) + done, n,
+                                     cudaMemcpyDeviceToHost, m_stream));
             FSC_CUDA(cudaStreamSynchronize(m_stream));
             std::memcpy(static_cast<char*>(dst) + done, m_staging, n);
             done += n;
@@ -161,18 +189,42 @@ public:
     Status launch(const DeviceLaunch& l) override {
         cudaError_t e = cudaSuccess;
         switch (l.kind) {
-            case DeviceKernelKind::Elementwise: e = dk::launchElementwise(l.elementwise, l.geometry, m_stream); break;
-            case DeviceKernelKind::BiasActivation: e = dk::launchBiasActivation(l.biasAct, l.geometry, m_stream); break;
-            case DeviceKernelKind::Copy: e = dk::launchStridedCopy(l.copy, l.geometry, m_stream); break;
-            case DeviceKernelKind::Softmax: e = dk::launchSoftmaxRows(l.softmax, l.geometry, m_stream); break;
-            case DeviceKernelKind::Norm: e = dk::launchNormRows(l.norm, l.geometry, m_stream); break;
-            case DeviceKernelKind::Gather: e = dk::launchGather(l.gather, l.geometry, m_stream); break;
-            case DeviceKernelKind::Where: e = dk::launchWhere(l.where, l.geometry, m_stream); break;
-            case DeviceKernelKind::Reduce: e = dk::launchReduce(l.reduce, l.geometry, m_stream); break;
-            case DeviceKernelKind::Pool: e = dk::launchPool(l.pool, l.geometry, m_stream); break;
-            case DeviceKernelKind::ChannelAffine: e = dk::launchChannelAffine(l.channelAffine, l.geometry, m_stream); break;
-            case DeviceKernelKind::Attention: e = dk::launchAttentionRows(l.attention, l.geometry, m_stream); break;
-            case DeviceKernelKind::Fill: e = dk::launchFill(l.fill, l.geometry, m_stream); break;
+            case DeviceKernelKind::Elementwise:
+                e = dk::launchElementwise(l.elementwise, l.geometry, m_stream);
+                break;
+            case DeviceKernelKind::BiasActivation:
+                e = dk::launchBiasActivation(l.biasAct, l.geometry, m_stream);
+                break;
+            case DeviceKernelKind::Copy:
+                e = dk::launchStridedCopy(l.copy, l.geometry, m_stream);
+                break;
+            case DeviceKernelKind::Softmax:
+                e = dk::launchSoftmaxRows(l.softmax, l.geometry, m_stream);
+                break;
+            case DeviceKernelKind::Norm:
+                e = dk::launchNormRows(l.norm, l.geometry, m_stream);
+                break;
+            case DeviceKernelKind::Gather:
+                e = dk::launchGather(l.gather, l.geometry, m_stream);
+                break;
+            case DeviceKernelKind::Where:
+                e = dk::launchWhere(l.where, l.geometry, m_stream);
+                break;
+            case DeviceKernelKind::Reduce:
+                e = dk::launchReduce(l.reduce, l.geometry, m_stream);
+                break;
+            case DeviceKernelKind::Pool:
+                e = dk::launchPool(l.pool, l.geometry, m_stream);
+                break;
+            case DeviceKernelKind::ChannelAffine:
+                e = dk::launchChannelAffine(l.channelAffine, l.geometry, m_stream);
+                break;
+            case DeviceKernelKind::Attention:
+                e = dk::launchAttentionRows(l.attention, l.geometry, m_stream);
+                break;
+            case DeviceKernelKind::Fill:
+                e = dk::launchFill(l.fill, l.geometry, m_stream);
+                break;
         }
         if (e != cudaSuccess) return cudaFailure(deviceKernelName(l.kind), e);
         return Status::ok();
@@ -189,11 +241,18 @@ public:
             } else {
                 // Loading a module is not a stream operation: it cannot be captured.
                 if (m_capturing)
-                    return Status(ErrorCode::Internal, "generated kernel " + g.name + " was not loaded before CUDA graph capture");
-                if (!g.ptx) return Status(ErrorCode::Internal, "generated kernel " + g.name + " without PTX");
+                    return Status(
+                        ErrorCode::Internal,
+                        "generated kernel " + g.name + " was not loaded before CUDA graph capture");
+                if (!g.ptx)
+                    return Status(ErrorCode::Internal,
+                                  "generated kernel " + g.name + " without PTX");
                 Generated entry;
-                FSC_CUDA(cudaLibraryLoadData(&entry.library, g.ptx->c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-                if (cudaError_t e = cudaLibraryGetKernel(&entry.kernel, entry.library, g.name.c_str()); e != cudaSuccess) {
+                FSC_CUDA(cudaLibraryLoadData(&entry.library, g.ptx->c_str(), nullptr, nullptr, 0,
+                                             nullptr, nullptr, 0));
+                if (cudaError_t e =
+                        cudaLibraryGetKernel(&entry.kernel, entry.library, g.name.c_str());
+                    e != cudaSuccess) {
                     cudaLibraryUnload(entry.library);
                     return cudaFailure("cudaLibraryGetKernel", e);
                 }
@@ -202,52 +261,66 @@ public:
             }
         }
         dk::GeneratedArgs args = dk::generatedArgs(g.params);
-        if (args.broadcastBytes == 0) return Status(ErrorCode::Internal, "generated kernel " + g.name + ": bad input count");
+        if (args.broadcastBytes == 0)
+            return Status(ErrorCode::Internal, "generated kernel " + g.name + ": bad input count");
         void* pointers[dk::kEwMaxInputs + 3];
         args.pointers(pointers);
-        FSC_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(g.geometry.grid)), dim3(unsigned(g.geometry.block)),
+        FSC_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(kernel),
+                                  dim3(unsigned(g.geometry.grid)), dim3(unsigned(g.geometry.block)),
                                   pointers, 0, m_stream));
         return Status::ok();
     }
 
     Status gemm(const GemmCall& call) override {
+        const bool integer = call.type == dk::ElemType::I8;
+        const int64_t cBytes = integer ? 4 : dk::elemBytes(call.type);
         if (call.k == 0) {  // alpha * (empty product) is zero; cuBLASLt wants k >= 1
             if (call.beta != 0.f || call.bias || call.act != dk::Act::None)
                 return Status(ErrorCode::Unsupported, "a GEMM with k = 0 and an epilogue");
             for (int64_t i = 0; i < call.batch; ++i)
-                FSC_CUDA(cudaMemset2DAsync(static_cast<char*>(call.c) + i * call.strideC * dk::elemBytes(call.type),
-                                           size_t(call.ldc) * dk::elemBytes(call.type), 0,
-                                           size_t(call.n) * dk::elemBytes(call.type), size_t(call.m), m_stream));
+                FSC_CUDA(cudaMemset2DAsync(static_cast<char*>(call.c) + i * call.strideC * cBytes,
+                                           size_t(call.ldc * cBytes), 0, size_t(call.n * cBytes),
+                                           size_t(call.m), m_stream));
             return Status::ok();
         }
         auto plan = describeForLt(call);
         if (!plan) return plan.status();
         const cudaDataType_t type = ltType(call.type);
         LtDescriptors d;
-        // float32 accumulates in float32 (no TF32: results match the CPU to 1e-4); the half types on tensor cores.
-        FSC_LT(cublasLtMatmulDescCreate(&d.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-        const cublasOperation_t opA = plan->transA ? CUBLAS_OP_T : CUBLAS_OP_N, opB = plan->transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+        // float32 accumulates in float32 (no TF32: results match the CPU to 1e-4); the half types
+        // on tensor cores; int8 exactly in int32, with int32 alpha and beta.
+        if (integer)
+            FSC_LT(cublasLtMatmulDescCreate(&d.op, CUBLAS_COMPUTE_32I, CUDA_R_32I));
+        else
+            FSC_LT(cublasLtMatmulDescCreate(&d.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        const cublasOperation_t opA = plan->transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                opB = plan->transB ? CUBLAS_OP_T : CUBLAS_OP_N;
         FSC_LT(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA));
         FSC_LT(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB));
         const cublasLtEpilogue_t epilogue = ltEpilogue(plan->epilogue);
-        FSC_LT(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
+        FSC_LT(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                              sizeof epilogue));
         if (call.bias) {
             const void* bias = call.bias;
-            FSC_LT(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+            FSC_LT(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                  sizeof bias));
         }
-        auto layout = [&](cublasLtMatrixLayout_t* out, const LtMatrixLayout& m) -> Status {
-            FSC_LT(cublasLtMatrixLayoutCreate(out, type, m.rows, m.cols, m.ld));
+        auto layout = [&](cublasLtMatrixLayout_t* out, const LtMatrixLayout& m,
+                          cudaDataType_t t) -> Status {
+            FSC_LT(cublasLtMatrixLayoutCreate(out, t, m.rows, m.cols, m.ld));
             if (plan->batch > 1) {
                 const int32_t count = plan->batch;
                 const int64_t stride = m.batchStride;
-                FSC_LT(cublasLtMatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
-                FSC_LT(cublasLtMatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+                FSC_LT(cublasLtMatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                        &count, sizeof count));
+                FSC_LT(cublasLtMatrixLayoutSetAttribute(
+                    *out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
             }
             return Status::ok();
         };
-        FSC_RETURN_IF_ERROR(layout(&d.a, plan->a));
-        FSC_RETURN_IF_ERROR(layout(&d.b, plan->b));
-        FSC_RETURN_IF_ERROR(layout(&d.c, plan->c));
+        FSC_RETURN_IF_ERROR(layout(&d.a, plan->a, type));
+        FSC_RETURN_IF_ERROR(layout(&d.b, plan->b, type));
+        FSC_RETURN_IF_ERROR(layout(&d.c, plan->c, integer ? CUDA_R_32I : type));
         cublasLtMatmulAlgo_t algo{};
         {
             std::lock_guard lock(m_mutex);
@@ -258,27 +331,34 @@ public:
                 cublasLtMatmulPreference_t pref = nullptr;
                 FSC_LT(cublasLtMatmulPreferenceCreate(&pref));
                 const uint64_t workspace = kWorkspaceBytes;
-                cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace);
+                cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                     &workspace, sizeof workspace);
                 cublasLtMatmulHeuristicResult_t result{};
                 int found = 0;
-                const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(m_lt, d.op, d.a, d.b, d.c, d.c, pref, 1, &result, &found);
+                const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(
+                    m_lt, d.op, d.a, d.b, d.c, d.c, pref, 1, &result, &found);
                 cublasLtMatmulPreferenceDestroy(pref);
                 if (s != CUBLAS_STATUS_SUCCESS || found == 0)
-                    return Status(ErrorCode::Unsupported, "cuBLASLt has no algorithm for the GEMM " + plan->key);
+                    return Status(ErrorCode::Unsupported,
+                                  "cuBLASLt has no algorithm for the GEMM " + plan->key);
                 algo = result.algo;
                 m_algorithms.emplace(plan->key, algo);
             }
         }
         const float alpha = call.alpha, beta = call.beta;
+        const int32_t intAlpha = 1, intBeta = 0;  // checkGemmCall holds int8 GEMMs to these
+        const void* alphaPtr = integer ? static_cast<const void*>(&intAlpha) : &alpha;
+        const void* betaPtr = integer ? static_cast<const void*>(&intBeta) : &beta;
         // cuBLASLt's A is our B and its B our A (gemm_lowering.h).
-        FSC_LT(cublasLtMatmul(m_lt, d.op, &alpha, call.b, d.a, call.a, d.b, &beta, call.c, d.c, call.c, d.c, &algo,
-                              m_workspace, kWorkspaceBytes, m_stream));
+        FSC_LT(cublasLtMatmul(m_lt, d.op, alphaPtr, call.b, d.a, call.a, d.b, betaPtr, call.c, d.c,
+                              call.c, d.c, &algo, m_workspace, kWorkspaceBytes, m_stream));
         return Status::ok();
     }
 
     bool hasConvolution() const override { return m_dnn != nullptr; }
     Status convolution(const ConvCall& call) override {
-        if (!m_dnn) return Status(ErrorCode::Unsupported, "no convolutions on this GPU: " + m_dnnMissing);
+        if (!m_dnn)
+            return Status(ErrorCode::Unsupported, "no convolutions on this GPU: " + m_dnnMissing);
         return m_dnn->run(call, m_capturing);
     }
 
@@ -310,7 +390,8 @@ public:
         {
             std::lock_guard lock(m_mutex);
             auto it = m_graphs.find(graph);
-            if (it == m_graphs.end()) return Status(ErrorCode::Internal, "no CUDA graph " + std::to_string(graph));
+            if (it == m_graphs.end())
+                return Status(ErrorCode::Internal, "no CUDA graph " + std::to_string(graph));
             exec = it->second;
         }
         FSC_CUDA(cudaGraphLaunch(exec, m_stream));
@@ -347,7 +428,10 @@ private:
     uint64_t m_liveBytes = 0, m_peakBytes = 0;
     cudaStream_t m_stream = nullptr;
     cublasLtHandle_t m_lt = nullptr;
-    void* m_workspace = nullptr;
+    void* m_workspace = nullptr;  // cuBLASLt's
+    std::vector<void*>
+        m_kernelWorkspaces;  // workspace(): the newest last; older ones stay for captured graphs
+    size_t m_kernelWorkspaceBytes = 0;
     void* m_staging = nullptr;
     std::mutex m_mutex;
     std::map<std::string, cublasLtMatmulAlgo_t> m_algorithms;  // heuristics, cached per shape
@@ -361,7 +445,9 @@ private:
 }  // namespace
 }  // namespace fsc
 
-extern "C" __attribute__((visibility("default"))) int fscCreateCudaDevice(int index, fsc::Device** out, char* error,
+extern "C" __attribute__((visibility("default"))) int fscCreateCudaDevice(int index,
+                                                                          fsc::Device** out,
+                                                                          char* error,
                                                                           size_t errorBytes) {
     auto device = std::make_unique<fsc::CudaDevice>();
     const fsc::Status s = device->open(index);

@@ -1,4 +1,5 @@
-// MatMul, Gemm, FusedMatMul and FusedGemm on the device through cuBLASLt (gemm_lowering.h).
+// MatMul, Gemm, FusedMatMul, FusedGemm and MatMulInteger on the device through cuBLASLt
+// (gemm_lowering.h).
 #include "compiler/backends/cuda/cuda_kernel_support.h"
 #include "compiler/backends/cuda/gemm_lowering.h"
 
@@ -18,18 +19,21 @@ public:
         const RtTensor* b = ctx.input(1);
         if (!a || !b) return bad(ctx, "missing input");
         if (a->dtype != b->dtype) return bad(ctx, "inputs differ in dtype");
-        if (!isFloatKind(a->dtype)) return Status(ErrorCode::Unsupported, ctx.where() + ": not a float type");
+        if (!isFloatKind(a->dtype))
+            return Status(ErrorCode::Unsupported, ctx.where() + ": not a float type");
         const RtTensor* bias = m_form == Form::MatMul ? nullptr : ctx.input(2);
         const bool gemmForm = m_form == Form::Gemm || m_form == Form::FusedGemm;
         auto plan = gemmForm ? planGemm(a->dims, b->dims, bias ? &bias->dims : nullptr, m_attrs)
-                                         : planMatMul(a->dims, b->dims, bias ? &bias->dims : nullptr, m_attrs);
+                             : planMatMul(a->dims, b->dims, bias ? &bias->dims : nullptr, m_attrs);
         if (!plan) return plan.status().withContext(ctx.where());
         auto out = ctx.output(0, a->dtype, plan->outputDims);
         if (!out) return out.status();
         RtTensor& y = **out;
         if (y.numel() == 0) return Status::ok();
         Device* device = ctx.device();
-        if (!device) return Status(ErrorCode::Internal, ctx.where() + ": a CUDA kernel ran without a device");
+        if (!device)
+            return Status(ErrorCode::Internal,
+                          ctx.where() + ": a CUDA kernel ran without a device");
         const dk::ElemType type = *elemType(a->dtype);
         if (plan->prefillFromBias) {  // Gemm's C broadcast into Y, then beta * Y
             DeviceLaunch l;
@@ -63,7 +67,8 @@ public:
             if (plan->biasInEpilogue) call.bias = bias->data;
             FSC_RETURN_IF_ERROR(device->gemm(call));
         }
-        if (plan->separateEpilogue) return launchBiasActivation(ctx, y, y, nullptr, m_attrs.activation);
+        if (plan->separateEpilogue)
+            return launchBiasActivation(ctx, y, y, nullptr, m_attrs.activation);
         return Status::ok();
     }
 
@@ -91,9 +96,107 @@ KernelFactory gemmOp(GemmKernel::Form form) {
     };
 }
 
+// ---- INT8 GEMM ---------------------------------------------------------------------
+
+// MatMulInteger as `--quantize int8 --symmetric-activations` leaves it: int8 activations
+// [..., M, K] times a constant int8 weight [K, N], both zero points zero, into int32,
+// through cuBLASLt's integer GEMM. That GEMM wants the weight as N x K, so the weight is
+// transposed into the device's workspace first. Anything else (uint8, non-zero zero
+// points, K or N not a multiple of 4) declines at lowering and runs on the CPU.
+class MatMulIntegerKernel : public Kernel {
+public:
+    Status compute(KernelContext& ctx) override {
+        const RtTensor* a = ctx.input(0);
+        const RtTensor* b = ctx.input(1);
+        if (!a || !b || a->rank() < 2 || b->rank() != 2)
+            return bad(ctx, "wants A of rank 2 or more and a 2-D B");
+        if (a->dtype != DType::Int8 || b->dtype != DType::Int8)
+            return unsupported(ctx, "the device takes int8 inputs only");
+        const int64_t k = b->dims[0], n = b->dims[1];
+        if (a->dims.back() != k) return bad(ctx, "A's last dim differs from B's first");
+        std::vector<int64_t> outDims = a->dims;
+        outDims.back() = n;
+        auto out = ctx.output(0, DType::Int32, outDims);
+        if (!out) return out.status();
+        RtTensor& y = **out;
+        if (y.numel() == 0) return Status::ok();
+        Device* device = ctx.device();
+        if (!device)
+            return Status(ErrorCode::Internal,
+                          ctx.where() + ": a CUDA kernel ran without a device");
+        auto transposed = device->workspace(size_t(k * n));
+        if (!transposed) return transposed.status().withContext(ctx.where());
+        DeviceLaunch l;
+        l.kind = DeviceKernelKind::Copy;
+        dk::CopyParams& p = l.copy;
+        p.src = b->data;
+        p.dst = *transposed;
+        p.srcType = p.dstType = dk::ElemType::I8;
+        p.rank = 2;
+        p.dims[0] = n;  // walk B^T's rows: element (j, kk) of B^T is B[kk, j]
+        p.dims[1] = k;
+        p.srcStrides[0] = 1;
+        p.srcStrides[1] = n;
+        p.dstStrides[0] = k;
+        p.dstStrides[1] = 1;
+        p.srcOffset = p.dstOffset = 0;
+        p.count = k * n;
+        l.extents = {extentOf(*b, false, "B"),
+                     {*transposed, size_t(k * n), true, "B transposed (workspace)"}};
+        l.geometry = dk::elementGeometry(p.count);
+        FSC_RETURN_IF_ERROR(device->launch(l));
+        GemmCall call;
+        call.type = dk::ElemType::I8;
+        call.m = a->numel() / k;
+        call.n = n;
+        call.k = k;
+        call.a = a->data;
+        call.lda = k;
+        call.transB = true;
+        call.b = *transposed;
+        call.ldb = k;
+        call.c = y.data;
+        call.ldc = n;
+        return device->gemm(call).withContext(ctx.where());
+    }
+};
+
+// Declines, with the reason graph-break analysis shows, what the integer GEMM cannot take.
+Result<std::unique_ptr<Kernel>> matMulIntegerOp(const KernelInit& init) {
+    const Graph& g = init.graph();
+    const Node& node = init.node();
+    for (size_t i = 0; i < 2; ++i)
+        if (!init.inputPresent(i) || g.value(node.inputs[i]).type.elemType != DType::Int8)
+            return declined(
+                "MatMulInteger on the device takes int8 A and B (cuBLASLt has no uint8 GEMM); this "
+                "one runs on the CPU");
+    for (size_t i = 2; i < 4; ++i) {
+        if (!init.inputPresent(i)) continue;
+        const Tensor* zero = init.constantInput(i);
+        bool allZero = zero != nullptr;
+        for (int64_t e = 0; zero && e < zero->numElements(); ++e)
+            allZero = allZero && zero->data()[e] == 0;
+        if (!allZero)
+            return declined(
+                "MatMulInteger on the device takes zero points of 0 only (symmetric int8)");
+    }
+    const Tensor* weight = init.constantInput(1);
+    if (!weight || weight->dims().size() != 2)
+        return declined("MatMulInteger on the device wants B to be a constant 2-D weight");
+    if (weight->dims()[0] % 4 || weight->dims()[1] % 4)
+        return declined(
+            "MatMulInteger on the device wants K and N to be multiples of 4 (cuBLASLt's integer "
+            "GEMM); B is " +
+            std::to_string(weight->dims()[0]) + "x" + std::to_string(weight->dims()[1]));
+    if (declaredRank(init, 0) >= 0 && declaredRank(init, 0) < 2)
+        return declined("MatMulInteger on the device wants A of rank 2 or more");
+    return std::unique_ptr<Kernel>(new MatMulIntegerKernel);
+}
+
 }  // namespace
 
 void registerGemmKernels(KernelRegistry& r) {
+    addKernel(r, "", "MatMulInteger", matMulIntegerOp, "cublaslt.int8");
     addKernel(r, "", "MatMul", gemmOp(GemmKernel::Form::MatMul), "cublaslt");
     addKernel(r, "", "Gemm", gemmOp(GemmKernel::Form::Gemm), "cublaslt");
     addKernel(r, "ai.fusescope", "FusedMatMul", gemmOp(GemmKernel::Form::FusedMatMul), "cublaslt");

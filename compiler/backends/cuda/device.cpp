@@ -8,33 +8,58 @@ namespace fsc {
 
 const char* deviceKernelName(DeviceKernelKind kind) {
     switch (kind) {
-        case DeviceKernelKind::Elementwise: return "fsc_elementwise";
-        case DeviceKernelKind::BiasActivation: return "fsc_bias_activation";
-        case DeviceKernelKind::Copy: return "fsc_strided_copy";
-        case DeviceKernelKind::Softmax: return "fsc_softmax_rows";
-        case DeviceKernelKind::Norm: return "fsc_norm_rows";
-        case DeviceKernelKind::Gather: return "fsc_gather";
-        case DeviceKernelKind::Where: return "fsc_where";
-        case DeviceKernelKind::Reduce: return "fsc_reduce";
-        case DeviceKernelKind::Pool: return "fsc_pool";
-        case DeviceKernelKind::ChannelAffine: return "fsc_channel_affine";
-        case DeviceKernelKind::Attention: return "fsc_attention_rows";
-        case DeviceKernelKind::Fill: return "fsc_fill";
+        case DeviceKernelKind::Elementwise:
+            return "fsc_elementwise";
+        case DeviceKernelKind::BiasActivation:
+            return "fsc_bias_activation";
+        case DeviceKernelKind::Copy:
+            return "fsc_strided_copy";
+        case DeviceKernelKind::Softmax:
+            return "fsc_softmax_rows";
+        case DeviceKernelKind::Norm:
+            return "fsc_norm_rows";
+        case DeviceKernelKind::Gather:
+            return "fsc_gather";
+        case DeviceKernelKind::Where:
+            return "fsc_where";
+        case DeviceKernelKind::Reduce:
+            return "fsc_reduce";
+        case DeviceKernelKind::Pool:
+            return "fsc_pool";
+        case DeviceKernelKind::ChannelAffine:
+            return "fsc_channel_affine";
+        case DeviceKernelKind::Attention:
+            return "fsc_attention_rows";
+        case DeviceKernelKind::Fill:
+            return "fsc_fill";
     }
     return "fsc_unknown";
 }
 
 Status checkGemmCall(const GemmCall& c) {
     auto bad = [&](const std::string& why) {
-        return Status(ErrorCode::Internal, "GEMM " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
-                                               std::to_string(c.k) + ": " + why);
+        return Status(ErrorCode::Internal, "GEMM " + std::to_string(c.m) + "x" +
+                                               std::to_string(c.n) + "x" + std::to_string(c.k) +
+                                               ": " + why);
     };
     if (c.m < 0 || c.n < 0 || c.k < 0 || c.batch < 1) return bad("negative size or empty batch");
-    if (c.type != dk::ElemType::F32 && c.type != dk::ElemType::F16 && c.type != dk::ElemType::BF16)
-        return bad("element type is not float32, float16 or bfloat16");
-    if (c.lda < std::max<int64_t>(1, c.transA ? c.m : c.k)) return bad("lda " + std::to_string(c.lda) + " is too small");
-    if (c.ldb < std::max<int64_t>(1, c.transB ? c.k : c.n)) return bad("ldb " + std::to_string(c.ldb) + " is too small");
-    if (c.ldc < std::max<int64_t>(1, c.n)) return bad("ldc " + std::to_string(c.ldc) + " is too small");
+    if (c.type == dk::ElemType::I8) {
+        if (c.bias || c.act != dk::Act::None || c.alpha != 1.f || c.beta != 0.f)
+            return bad("an int8 GEMM has no epilogue, alpha 1 and beta 0");
+        if (c.transA || !c.transB)
+            return bad("an int8 GEMM wants A as m x k and B as n x k (cuBLASLt's TN form)");
+        if (c.n % 4 || c.k % 4 || c.lda % 4 || c.ldb % 4 || c.ldc % 4)
+            return bad("an int8 GEMM wants n, k and the leading dimensions to be multiples of 4");
+    } else if (c.type != dk::ElemType::F32 && c.type != dk::ElemType::F16 &&
+               c.type != dk::ElemType::BF16) {
+        return bad("element type is not float32, float16, bfloat16 or int8");
+    }
+    if (c.lda < std::max<int64_t>(1, c.transA ? c.m : c.k))
+        return bad("lda " + std::to_string(c.lda) + " is too small");
+    if (c.ldb < std::max<int64_t>(1, c.transB ? c.k : c.n))
+        return bad("ldb " + std::to_string(c.ldb) + " is too small");
+    if (c.ldc < std::max<int64_t>(1, c.n))
+        return bad("ldc " + std::to_string(c.ldc) + " is too small");
     if (c.strideA < 0 || c.strideB < 0 || c.strideC < 0) return bad("negative batch stride");
     if (c.batch > 1 && c.strideC < c.m * c.ldc) return bad("batches of C overlap");
     return Status::ok();
@@ -48,28 +73,35 @@ std::vector<DeviceExtent> gemmExtents(const GemmCall& c) {
     };
     std::vector<DeviceExtent> x;
     if (c.m && c.n && c.k) {
-        x.push_back({c.a, span(c.transA ? c.k : c.m, c.transA ? c.m : c.k, c.lda, c.strideA), false, "A"});
-        x.push_back({c.b, span(c.transB ? c.n : c.k, c.transB ? c.k : c.n, c.ldb, c.strideB), false, "B"});
+        x.push_back(
+            {c.a, span(c.transA ? c.k : c.m, c.transA ? c.m : c.k, c.lda, c.strideA), false, "A"});
+        x.push_back(
+            {c.b, span(c.transB ? c.n : c.k, c.transB ? c.k : c.n, c.ldb, c.strideB), false, "B"});
     }
-    x.push_back({c.c, span(c.m, c.n, c.ldc, c.strideC), true, "C"});
+    const size_t cBytes = c.type == dk::ElemType::I8 ? 4 : e;  // int8 GEMMs write int32
+    x.push_back({c.c, span(c.m, c.n, c.ldc, c.strideC) / e * cBytes, true, "C"});
     if (c.bias) x.push_back({c.bias, size_t(c.n) * e, false, "bias"});
     return x;
 }
 
 Status checkConvCall(const ConvCall& c) {
-    auto bad = [&](const std::string& why) { return Status(ErrorCode::Internal, "convolution: " + why); };
+    auto bad = [&](const std::string& why) {
+        return Status(ErrorCode::Internal, "convolution: " + why);
+    };
     if (c.spatial < 1 || c.spatial > 3) return bad("1 to 3 spatial dims");
     if (c.type != dk::ElemType::F32 && c.type != dk::ElemType::F16 && c.type != dk::ElemType::BF16)
         return bad("element type is not float32, float16 or bfloat16");
     if (c.n < 1 || c.c < 1 || c.k < 1 || c.group < 1 || c.c % c.group || c.k % c.group)
-        return bad("channels " + std::to_string(c.c) + " -> " + std::to_string(c.k) + " do not divide into " +
-                   std::to_string(c.group) + " groups");
+        return bad("channels " + std::to_string(c.c) + " -> " + std::to_string(c.k) +
+                   " do not divide into " + std::to_string(c.group) + " groups");
     for (int d = 0; d < c.spatial; ++d) {
-        if (c.inDims[d] < 1 || c.kernel[d] < 1 || c.strides[d] < 1 || c.dilations[d] < 1 || c.pads[d] < 0)
+        if (c.inDims[d] < 1 || c.kernel[d] < 1 || c.strides[d] < 1 || c.dilations[d] < 1 ||
+            c.pads[d] < 0)
             return bad("sizes, strides and dilations must be positive");
         const int64_t span = c.inDims[d] + 2 * c.pads[d] - (c.kernel[d] - 1) * c.dilations[d] - 1;
         if (span < 0 || c.outDims[d] != span / c.strides[d] + 1)
-            return bad("output size " + std::to_string(c.outDims[d]) + " does not follow from the input, kernel and pads");
+            return bad("output size " + std::to_string(c.outDims[d]) +
+                       " does not follow from the input, kernel and pads");
     }
     return Status::ok();
 }
@@ -82,7 +114,9 @@ std::vector<DeviceExtent> convExtents(const ConvCall& c) {
         w *= c.kernel[d];
         out *= c.outDims[d];
     }
-    return {{c.x, size_t(in) * e, false, "X"}, {c.w, size_t(w) * e, false, "W"}, {c.y, size_t(out) * e, true, "Y"}};
+    return {{c.x, size_t(in) * e, false, "X"},
+            {c.w, size_t(w) * e, false, "W"},
+            {c.y, size_t(out) * e, true, "Y"}};
 }
 
 }  // namespace fsc

@@ -32,7 +32,18 @@ struct DeviceExtent {
 };
 
 enum class DeviceKernelKind {
-    Elementwise, BiasActivation, Copy, Softmax, Norm, Gather, Where, Reduce, Pool, ChannelAffine, Attention, Fill
+    Elementwise,
+    BiasActivation,
+    Copy,
+    Softmax,
+    Norm,
+    Gather,
+    Where,
+    Reduce,
+    Pool,
+    ChannelAffine,
+    Attention,
+    Fill
 };
 const char* deviceKernelName(DeviceKernelKind kind);  // "fsc_elementwise", ...
 
@@ -72,8 +83,11 @@ struct GeneratedLaunch {
 //   C_i = alpha * op(A_i) * op(B_i) + beta * C_i, then C_i[r, c] = act(C_i[r, c] + bias[c])
 // op(A_i) is m x k (A_i stored k x m when transA), op(B_i) is k x n; A_i = a + i * strideA
 // (elements); a stride of 0 repeats the matrix over the batch. Accumulation is float32.
+// Integer GEMMs (type I8): A and B int8, C int32, exact int32 accumulation, alpha 1, beta 0,
+// no epilogue; cuBLASLt's integer kernels also want B as n x k (transB), A not transposed,
+// and n, k and every leading dimension a multiple of 4 (checkGemmCall says which fails).
 struct GemmCall {
-    dk::ElemType type = dk::ElemType::F32;  // A, B, C and bias
+    dk::ElemType type = dk::ElemType::F32;  // A, B, C and bias; I8: A and B, with C int32
     bool transA = false, transB = false;
     int64_t m = 0, n = 0, k = 0, batch = 1;
     const void* a = nullptr;
@@ -140,6 +154,11 @@ public:
     // An out-of-memory error states the bytes asked for and the bytes free.
     virtual Result<void*> allocate(size_t bytes) = 0;
     virtual void release(void* ptr) = 0;
+    // Scratch for a kernel that needs a temporary beyond its outputs (the int8 GEMM's
+    // transposed weight): at least `bytes`, valid until the next workspace() call. It grows
+    // outside graph capture only (a graph is captured after an uncaptured run, which grows
+    // it); a grown workspace keeps the old one alive, since a captured graph may point there.
+    virtual Result<void*> workspace(size_t bytes) = 0;
     // Copies that involve the host finish before they return (pinned staging inside).
     virtual Status copyToDevice(void* dst, const void* src, size_t bytes) = 0;
     virtual Status copyToHost(void* dst, const void* src, size_t bytes) = 0;

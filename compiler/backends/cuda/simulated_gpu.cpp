@@ -1,8 +1,8 @@
 #include "compiler/backends/cuda/simulated_gpu.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 
 namespace fsc {
@@ -24,8 +24,12 @@ void butterfly(float (&v)[dk::kLanes], Combine combine) {
     }
 }
 
-float fmaxCombine(float a, float b) { return std::fmax(a, b); }
-float sumCombine(float a, float b) { return a + b; }
+float fmaxCombine(float a, float b) {
+    return std::fmax(a, b);
+}
+float sumCombine(float a, float b) {
+    return a + b;
+}
 
 void runSoftmaxRow(const dk::SoftmaxParams& p, int64_t row) {
     float part[dk::kLanes];
@@ -57,10 +61,12 @@ void runNormRow(const dk::NormParams& p, int64_t row) {
 // the block's shared memory.
 void runAttentionRow(const dk::AttentionParams& p, int64_t row, std::vector<float>& scores) {
     float part[dk::kLanes];
-    for (int l = 0; l < dk::kLanes; ++l) part[l] = dk::attentionLaneScores(p, row, l, scores.data());
+    for (int l = 0; l < dk::kLanes; ++l)
+        part[l] = dk::attentionLaneScores(p, row, l, scores.data());
     butterfly(part, fmaxCombine);
     const float rowMax = part[0];
-    for (int l = 0; l < dk::kLanes; ++l) part[l] = dk::attentionLaneExp(p, l, scores.data(), rowMax);
+    for (int l = 0; l < dk::kLanes; ++l)
+        part[l] = dk::attentionLaneExp(p, l, scores.data(), rowMax);
     butterfly(part, sumCombine);
     const float rowSum = part[0];
     for (int l = 0; l < dk::kLanes; ++l) dk::attentionLaneWrite(p, row, l, scores.data(), rowSum);
@@ -88,62 +94,90 @@ void rowWarps(const dk::LaunchGeometry& g, int64_t rows, Body body) {
 void runCpuTwin(const DeviceLaunch& l) {
     switch (l.kind) {
         case DeviceKernelKind::Elementwise:
-            gridStride(l.geometry, l.elementwise.count, [&](int64_t i) { dk::elementwiseElement(l.elementwise, i); });
+            gridStride(l.geometry, l.elementwise.count,
+                       [&](int64_t i) { dk::elementwiseElement(l.elementwise, i); });
             return;
         case DeviceKernelKind::BiasActivation:
-            gridStride(l.geometry, l.biasAct.count, [&](int64_t i) { dk::biasActElement(l.biasAct, i); });
+            gridStride(l.geometry, l.biasAct.count,
+                       [&](int64_t i) { dk::biasActElement(l.biasAct, i); });
             return;
         case DeviceKernelKind::Copy:
             gridStride(l.geometry, l.copy.count, [&](int64_t i) { dk::copyElement(l.copy, i); });
             return;
         case DeviceKernelKind::Softmax:
-            rowWarps(l.geometry, l.softmax.rows, [&](int64_t row) { runSoftmaxRow(l.softmax, row); });
+            rowWarps(l.geometry, l.softmax.rows,
+                     [&](int64_t row) { runSoftmaxRow(l.softmax, row); });
             return;
         case DeviceKernelKind::Norm:
             rowWarps(l.geometry, l.norm.rows, [&](int64_t row) { runNormRow(l.norm, row); });
             return;
         case DeviceKernelKind::Gather:
-            gridStride(l.geometry, l.gather.count, [&](int64_t i) { dk::gatherElement(l.gather, i); });
+            gridStride(l.geometry, l.gather.count,
+                       [&](int64_t i) { dk::gatherElement(l.gather, i); });
             return;
         case DeviceKernelKind::Where:
             gridStride(l.geometry, l.where.count, [&](int64_t i) { dk::whereElement(l.where, i); });
             return;
         case DeviceKernelKind::Reduce:
-            gridStride(l.geometry, l.reduce.count, [&](int64_t i) { dk::reduceElement(l.reduce, i); });
+            gridStride(l.geometry, l.reduce.count,
+                       [&](int64_t i) { dk::reduceElement(l.reduce, i); });
             return;
         case DeviceKernelKind::Pool:
             gridStride(l.geometry, l.pool.count, [&](int64_t i) { dk::poolElement(l.pool, i); });
             return;
         case DeviceKernelKind::ChannelAffine:
-            gridStride(l.geometry, l.channelAffine.count, [&](int64_t i) { dk::channelAffineElement(l.channelAffine, i); });
+            gridStride(l.geometry, l.channelAffine.count,
+                       [&](int64_t i) { dk::channelAffineElement(l.channelAffine, i); });
             return;
         case DeviceKernelKind::Fill:
             gridStride(l.geometry, l.fill.count, [&](int64_t i) { dk::fillElement(l.fill, i); });
             return;
         case DeviceKernelKind::Attention: {
             std::vector<float> scores(size_t(std::max<int64_t>(l.attention.lk, 1)));
-            rowWarps(l.geometry, l.attention.rows, [&](int64_t row) { runAttentionRow(l.attention, row, scores); });
+            rowWarps(l.geometry, l.attention.rows,
+                     [&](int64_t row) { runAttentionRow(l.attention, row, scores); });
             return;
         }
     }
 }
 
+// int8 x int8 summed exactly in int32 (wrapping as the GPU's does on overflow).
+void referenceIntegerGemm(const GemmCall& c) {
+    const auto* a = static_cast<const int8_t*>(c.a);
+    const auto* b = static_cast<const int8_t*>(c.b);
+    auto* y = static_cast<int32_t*>(c.c);
+    for (int64_t bi = 0; bi < c.batch; ++bi)
+        for (int64_t r = 0; r < c.m; ++r)
+            for (int64_t col = 0; col < c.n; ++col) {
+                uint32_t acc = 0;
+                for (int64_t kk = 0; kk < c.k; ++kk)
+                    acc += uint32_t(int32_t(a[bi * c.strideA + r * c.lda + kk]) *
+                                    int32_t(b[bi * c.strideB + col * c.ldb + kk]));
+                y[bi * c.strideC + r * c.ldc + col] = int32_t(acc);
+            }
+}
+
 void referenceGemm(const GemmCall& c) {
+    if (c.type == dk::ElemType::I8) return referenceIntegerGemm(c);
     for (int64_t bi = 0; bi < c.batch; ++bi) {
         const int64_t ao = bi * c.strideA, bo = bi * c.strideB, co = bi * c.strideC;
         for (int64_t r = 0; r < c.m; ++r)
             for (int64_t col = 0; col < c.n; ++col) {
                 float acc = 0.f;
                 for (int64_t kk = 0; kk < c.k; ++kk) {
-                    const float x = dk::loadFloat(c.a, c.type, ao + (c.transA ? kk * c.lda + r : r * c.lda + kk));
-                    const float y = dk::loadFloat(c.b, c.type, bo + (c.transB ? col * c.ldb + kk : kk * c.ldb + col));
+                    const float x = dk::loadFloat(
+                        c.a, c.type, ao + (c.transA ? kk * c.lda + r : r * c.lda + kk));
+                    const float y = dk::loadFloat(
+                        c.b, c.type, bo + (c.transB ? col * c.ldb + kk : kk * c.ldb + col));
                     acc += x * y;
                 }
                 const int64_t ci = co + r * c.ldc + col;
                 // beta == 0 never reads C (cuBLASLt's rule: C may hold NaNs then).
-                float v = c.alpha * acc + (c.beta != 0.f ? c.beta * dk::loadFloat(c.c, c.type, ci) : 0.f);
+                float v =
+                    c.alpha * acc + (c.beta != 0.f ? c.beta * dk::loadFloat(c.c, c.type, ci) : 0.f);
                 if (c.bias) v += dk::loadFloat(c.bias, c.type, col);
-                dk::storeFloat(c.c, c.type, ci, dk::applyActivation(c.act, c.actAlpha, c.actBeta, v));
+                dk::storeFloat(c.c, c.type, ci,
+                               dk::applyActivation(c.act, c.actAlpha, c.actBeta, v));
             }
     }
 }
@@ -175,7 +209,8 @@ void referenceConvolution(const ConvCall& c) {
                         }
                         bool inside = true;
                         for (int d = 0; d < c.spatial; ++d) {
-                            const int64_t x = pos[d] * c.strides[d] - c.pads[d] + tap[d] * c.dilations[d];
+                            const int64_t x =
+                                pos[d] * c.strides[d] - c.pads[d] + tap[d] * c.dilations[d];
                             inside = inside && x >= 0 && x < c.inDims[d];
                             off = off * c.inDims[d] + x;
                         }
@@ -191,7 +226,9 @@ void referenceConvolution(const ConvCall& c) {
 namespace {
 
 int64_t steadyNs() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 DeviceOperation operation(DeviceOpKind kind, std::string name, uint64_t bytes = 0) {
@@ -220,6 +257,19 @@ Status SimulatedGpu::observed(DeviceOperation what, const Op& op) {
     return status;
 }
 
+Result<void*> SimulatedGpu::workspace(size_t bytes) {
+    {
+        std::lock_guard lock(m_mutex);
+        if (!m_workspaces.empty() && m_workspaceBytes >= bytes) return m_workspaces.back();
+    }
+    auto grown = allocate(bytes);  // refused while capturing, as cudaMalloc would be
+    if (!grown) return grown.status().withContext("growing the kernels' workspace");
+    std::lock_guard lock(m_mutex);
+    m_workspaces.push_back(*grown);
+    m_workspaceBytes = bytes;
+    return *grown;
+}
+
 SimulatedGpu::~SimulatedGpu() {
     for (auto& [start, bytes] : m_live) std::free(reinterpret_cast<void*>(start));
 }
@@ -231,13 +281,18 @@ DeviceMemoryInfo SimulatedGpu::memory() const {
 
 Result<void*> SimulatedGpu::allocate(size_t bytes) {
     std::lock_guard lock(m_mutex);
-    if (m_capturing) return Status(ErrorCode::Internal, "device allocation while capturing a CUDA graph");
-    const size_t rounded = std::max<size_t>(256, (bytes + 255) / 256 * 256);  // cudaMalloc's alignment
+    if (m_capturing)
+        return Status(ErrorCode::Internal, "device allocation while capturing a CUDA graph");
+    const size_t rounded =
+        std::max<size_t>(256, (bytes + 255) / 256 * 256);  // cudaMalloc's alignment
     if (m_used + rounded > m_capacity)
-        return Status(ErrorCode::Unsupported, "out of device memory: asked for " + std::to_string(bytes) +
-                                                  " bytes, " + std::to_string(m_capacity - m_used) + " free");
+        return Status(ErrorCode::Unsupported, "out of device memory: asked for " +
+                                                  std::to_string(bytes) + " bytes, " +
+                                                  std::to_string(m_capacity - m_used) + " free");
     void* p = std::aligned_alloc(256, rounded);
-    if (!p) return Status(ErrorCode::Unsupported, "out of host memory simulating a " + std::to_string(bytes) + "-byte allocation");
+    if (!p)
+        return Status(ErrorCode::Unsupported, "out of host memory simulating a " +
+                                                  std::to_string(bytes) + "-byte allocation");
     // Fresh device memory holds garbage: a kernel that reads before writing shows up as NaNs.
     std::memset(p, 0xff, rounded);
     m_live[reinterpret_cast<uintptr_t>(p)] = bytes;
@@ -284,14 +339,15 @@ bool SimulatedGpu::contains(const void* ptr, size_t bytes, std::string* why) con
     }
     if (p + bytes > it->first + it->second) {
         if (why)
-            *why = std::to_string(bytes) + " bytes at offset " + std::to_string(p - it->first) + " overrun a " +
-                   std::to_string(it->second) + "-byte allocation";
+            *why = std::to_string(bytes) + " bytes at offset " + std::to_string(p - it->first) +
+                   " overrun a " + std::to_string(it->second) + "-byte allocation";
         return false;
     }
     return true;
 }
 
-Status SimulatedGpu::checkExtents(const std::vector<DeviceExtent>& extents, const char* kernel) const {
+Status SimulatedGpu::checkExtents(const std::vector<DeviceExtent>& extents,
+                                  const char* kernel) const {
     for (const DeviceExtent& e : extents) {
         if (e.bytes == 0) continue;
         std::string why;
@@ -313,9 +369,11 @@ Status SimulatedGpu::run(Op op) {
 }
 
 Status SimulatedGpu::copyToDevice(void* dst, const void* src, size_t bytes) {
-    if (m_capturing) return Status(ErrorCode::Internal, "host-to-device copy while capturing a CUDA graph");
+    if (m_capturing)
+        return Status(ErrorCode::Internal, "host-to-device copy while capturing a CUDA graph");
     std::string why;
-    if (bytes && !contains(dst, bytes, &why)) return Status(ErrorCode::Internal, "copy to device: " + why);
+    if (bytes && !contains(dst, bytes, &why))
+        return Status(ErrorCode::Internal, "copy to device: " + why);
     return observed(operation(DeviceOpKind::Memcpy, "HtoD", bytes), [&]() -> Status {
         std::memcpy(dst, src, bytes);
         std::lock_guard lock(m_mutex);
@@ -325,9 +383,11 @@ Status SimulatedGpu::copyToDevice(void* dst, const void* src, size_t bytes) {
 }
 
 Status SimulatedGpu::copyToHost(void* dst, const void* src, size_t bytes) {
-    if (m_capturing) return Status(ErrorCode::Internal, "device-to-host copy while capturing a CUDA graph");
+    if (m_capturing)
+        return Status(ErrorCode::Internal, "device-to-host copy while capturing a CUDA graph");
     std::string why;
-    if (bytes && !contains(src, bytes, &why)) return Status(ErrorCode::Internal, "copy to host: " + why);
+    if (bytes && !contains(src, bytes, &why))
+        return Status(ErrorCode::Internal, "copy to host: " + why);
     return observed(operation(DeviceOpKind::Memcpy, "DtoH", bytes), [&]() -> Status {
         std::memcpy(dst, src, bytes);
         std::lock_guard lock(m_mutex);
@@ -353,7 +413,8 @@ Status SimulatedGpu::copyOnDevice(void* dst, const void* src, size_t bytes) {
 Status SimulatedGpu::fill(void* dst, int byte, size_t bytes) {
     return run([=, this]() -> Status {
         std::string why;
-        if (bytes && !contains(dst, bytes, &why)) return Status(ErrorCode::Internal, "memset: " + why);
+        if (bytes && !contains(dst, bytes, &why))
+            return Status(ErrorCode::Internal, "memset: " + why);
         return observed(operation(DeviceOpKind::Memset, "memset", bytes), [&]() -> Status {
             std::memset(dst, byte, bytes);
             return Status::ok();
@@ -362,8 +423,10 @@ Status SimulatedGpu::fill(void* dst, int byte, size_t bytes) {
 }
 
 Status SimulatedGpu::launch(const DeviceLaunch& l) {
-    if (l.geometry.grid < 1 || l.geometry.block < 1 || l.geometry.block > 1024 || l.geometry.grid > 2147483647)
-        return Status(ErrorCode::Internal, std::string(deviceKernelName(l.kind)) + ": launch geometry out of range");
+    if (l.geometry.grid < 1 || l.geometry.block < 1 || l.geometry.block > 1024 ||
+        l.geometry.grid > 2147483647)
+        return Status(ErrorCode::Internal,
+                      std::string(deviceKernelName(l.kind)) + ": launch geometry out of range");
     return run([l, this]() -> Status {
         FSC_RETURN_IF_ERROR(checkExtents(l.extents, deviceKernelName(l.kind)));
         DeviceOperation what = operation(DeviceOpKind::Kernel, deviceKernelName(l.kind));
@@ -381,9 +444,11 @@ Status SimulatedGpu::launch(const DeviceLaunch& l) {
 // program then runs as the element-wise kernel's CPU twin.
 Status SimulatedGpu::launchGenerated(const GeneratedLaunch& g) {
     if (!g.ptx || g.ptx->find(".entry " + g.name + "(") == std::string::npos)
-        return Status(ErrorCode::Internal, "generated kernel " + g.name + ": the PTX has no such entry");
+        return Status(ErrorCode::Internal,
+                      "generated kernel " + g.name + ": the PTX has no such entry");
     if (g.params.inputs < 1 || g.params.inputs > dk::kEwMaxInputs)
-        return Status(ErrorCode::Internal, "generated kernel " + g.name + ": " + std::to_string(g.params.inputs) + " inputs");
+        return Status(ErrorCode::Internal, "generated kernel " + g.name + ": " +
+                                               std::to_string(g.params.inputs) + " inputs");
     DeviceLaunch twin;
     twin.kind = DeviceKernelKind::Elementwise;
     twin.geometry = g.geometry;
@@ -409,12 +474,13 @@ Status SimulatedGpu::gemm(const GemmCall& call) {
     FSC_RETURN_IF_ERROR(checkGemmCall(call));
     return run([call, this]() -> Status {
         FSC_RETURN_IF_ERROR(checkExtents(gemmExtents(call), "cublasLtMatmul"));
-        return observed(operation(DeviceOpKind::Kernel, "cublasLt gemm (simulated)"), [&]() -> Status {
-            referenceGemm(call);
-            std::lock_guard lock(m_mutex);
-            ++m_counters.gemms;
-            return Status::ok();
-        });
+        return observed(operation(DeviceOpKind::Kernel, "cublasLt gemm (simulated)"),
+                        [&]() -> Status {
+                            referenceGemm(call);
+                            std::lock_guard lock(m_mutex);
+                            ++m_counters.gemms;
+                            return Status::ok();
+                        });
     });
 }
 
@@ -422,12 +488,13 @@ Status SimulatedGpu::convolution(const ConvCall& call) {
     FSC_RETURN_IF_ERROR(checkConvCall(call));
     return run([call, this]() -> Status {
         FSC_RETURN_IF_ERROR(checkExtents(convExtents(call), "cudnnConvolutionForward"));
-        return observed(operation(DeviceOpKind::Kernel, "cudnn convolution (simulated)"), [&]() -> Status {
-            referenceConvolution(call);
-            std::lock_guard lock(m_mutex);
-            ++m_counters.convolutions;
-            return Status::ok();
-        });
+        return observed(operation(DeviceOpKind::Kernel, "cudnn convolution (simulated)"),
+                        [&]() -> Status {
+                            referenceConvolution(call);
+                            std::lock_guard lock(m_mutex);
+                            ++m_counters.convolutions;
+                            return Status::ok();
+                        });
     });
 }
 
@@ -454,7 +521,8 @@ Status SimulatedGpu::replay(int graph) {
     {
         std::lock_guard lock(m_mutex);
         auto it = m_graphs.find(graph);
-        if (it == m_graphs.end()) return Status(ErrorCode::Internal, "no CUDA graph " + std::to_string(graph));
+        if (it == m_graphs.end())
+            return Status(ErrorCode::Internal, "no CUDA graph " + std::to_string(graph));
         ops = &it->second;
         ++m_counters.replays;
     }

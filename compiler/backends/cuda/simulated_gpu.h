@@ -29,6 +29,7 @@ public:
     DeviceMemoryInfo memory() const override;
     Result<void*> allocate(size_t bytes) override;
     void release(void* ptr) override;
+    Result<void*> workspace(size_t bytes) override;
     Status copyToDevice(void* dst, const void* src, size_t bytes) override;
     Status copyToHost(void* dst, const void* src, size_t bytes) override;
     Status copyOnDevice(void* dst, const void* src, size_t bytes) override;
@@ -69,11 +70,13 @@ private:
     std::map<int, std::vector<Op>> m_graphs;
     int m_nextGraph = 1;
     std::atomic<DeviceObserver*> m_observer{nullptr};
+    std::vector<void*> m_workspaces;  // the newest last; older ones stay for captured graphs
+    size_t m_workspaceBytes = 0;
 };
 
 // The CPU twins, callable directly by tests: every thread of the launch's grid.
 void runCpuTwin(const DeviceLaunch& launch);
-// The reference GEMM (float accumulation), as the simulated device runs it.
+// The reference GEMM (float accumulation; int8 in exact int32), as the simulated device runs it.
 void referenceGemm(const GemmCall& call);
 // The reference convolution (cuDNN's semantics, float accumulation).
 void referenceConvolution(const ConvCall& call);
