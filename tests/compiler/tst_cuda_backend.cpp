@@ -413,6 +413,28 @@ private slots:
                                           {{1, 2, 3, 4}, {1, 2, 4, 70}, {1, 2, 70, 5}},
                                           {},
                                           {randomFloatTensor("mask", {1, 1, 3, 70}, 29, 4.f)}});
+        // Resize: every mode on scales and sizes, a region of interest, extrapolation.
+        auto scales = [](std::vector<float> v) { return floatTensor("scales", {int64_t(v.size())}, v); };
+        auto noRoi = floatTensor("roi", {0}, {});
+        row("resize nearest x2 (half_pixel)", {"Resize", "", {{1, 2, 5, 7}}, {}, {noRoi, scales({1, 1, 2, 2})}, 13});
+        row("resize nearest floor asymmetric down", {"Resize", "", {{1, 1, 9, 8}},
+                                                     {stringAttr("coordinate_transformation_mode", "asymmetric"), stringAttr("nearest_mode", "floor")},
+                                                     {noRoi, scales({1, 1, 0.5f, 0.75f})}, 13});
+        row("resize linear align corners to sizes", {"Resize", "", {{2, 3, 4, 5}},
+                                                     {stringAttr("mode", "linear"), stringAttr("coordinate_transformation_mode", "align_corners")},
+                                                     {noRoi, floatTensor("scales", {0}, {}), int64Tensor("sizes", {4}, {2, 3, 7, 3})}, 13});
+        row("resize linear pytorch half pixel", {"Resize", "", {{1, 2, 6, 6}},
+                                                 {stringAttr("mode", "linear"), stringAttr("coordinate_transformation_mode", "pytorch_half_pixel")},
+                                                 {noRoi, scales({1, 1, 1.5f, 0.5f})}, 13});
+        row("resize cubic exclude outside", {"Resize", "", {{1, 1, 5, 5}},
+                                             {stringAttr("mode", "cubic"), intAttr("exclude_outside", 1), floatAttr("cubic_coeff_a", -0.5f)},
+                                             {noRoi, scales({1, 1, 1.6f, 1.6f})}, 13});
+        row("resize crop and extrapolate", {"Resize", "", {{1, 1, 6, 6}},
+                                            {stringAttr("mode", "linear"), stringAttr("coordinate_transformation_mode", "tf_crop_and_resize"),
+                                             floatAttr("extrapolation_value", 10.f)},
+                                            {floatTensor("roi", {8}, {0, 0, -0.2f, 0.4f, 1, 1, 0.6f, 1.2f}), scales({1, 1, 1.5f, 1.5f})}, 13});
+        row("resize 1-D axes opset 18", {"Resize", "", {{3, 10}}, {stringAttr("mode", "linear"), intsAttr("axes", {1})},
+                                         {noRoi, scales({0.7f})}, 18});
         // INT8: exact int32 sums of the full int8 range, batched A folded into rows.
         auto int8Weight = [](std::vector<int64_t> dims, uint64_t seed) {
             std::mt19937_64 rng(seed);

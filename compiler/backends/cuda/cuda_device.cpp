@@ -225,6 +225,9 @@ public:
             case DeviceKernelKind::Fill:
                 e = dk::launchFill(l.fill, l.geometry, m_stream);
                 break;
+            case DeviceKernelKind::Resize:
+                e = dk::launchResize(l.resize, l.geometry, m_stream);
+                break;
         }
         if (e != cudaSuccess) return cudaFailure(deviceKernelName(l.kind), e);
         return Status::ok();

@@ -64,5 +64,6 @@ void registerMovementKernels(KernelRegistry& r);
 void registerReduceKernels(KernelRegistry& r);
 void registerConvKernels(KernelRegistry& r);
 void registerAttentionKernels(KernelRegistry& r);
+void registerResizeKernels(KernelRegistry& r);
 
 }  // namespace fsc::cudak

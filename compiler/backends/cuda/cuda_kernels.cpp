@@ -15,6 +15,7 @@ void registerCudaKernels(KernelRegistry& r) {
     cudak::registerReduceKernels(r);
     cudak::registerConvKernels(r);
     cudak::registerAttentionKernels(r);
+    cudak::registerResizeKernels(r);
 }
 
 }  // namespace fsc

@@ -32,6 +32,8 @@ const char* deviceKernelName(DeviceKernelKind kind) {
             return "fsc_attention_rows";
         case DeviceKernelKind::Fill:
             return "fsc_fill";
+        case DeviceKernelKind::Resize:
+            return "fsc_resize";
     }
     return "fsc_unknown";
 }

@@ -17,6 +17,7 @@
 #include "compiler/backends/cuda/kernels/elementwise_kernel.h"
 #include "compiler/backends/cuda/kernels/index_kernels.h"
 #include "compiler/backends/cuda/kernels/launch_geometry.h"
+#include "compiler/backends/cuda/kernels/resize_kernel.h"
 #include "compiler/backends/cuda/kernels/reduce_kernels.h"
 #include "compiler/backends/cuda/kernels/row_kernels.h"
 #include "core/status.h"
@@ -43,7 +44,8 @@ enum class DeviceKernelKind {
     Pool,
     ChannelAffine,
     Attention,
-    Fill
+    Fill,
+    Resize
 };
 const char* deviceKernelName(DeviceKernelKind kind);  // "fsc_elementwise", ...
 
@@ -63,6 +65,7 @@ struct DeviceLaunch {
     dk::ChannelAffineParams channelAffine{};
     dk::AttentionParams attention{};
     dk::FillParams fill{};
+    dk::ResizeParams resize{};
     std::vector<DeviceExtent> extents;
 };
 

@@ -71,6 +71,9 @@ __global__ void fscChannelAffine(const ChannelAffineParams p) {
 __global__ void fscFill(const FillParams p) {
     for (int64_t i = firstIndex(); i < p.count; i += gridStride()) fillElement(p, i);
 }
+__global__ void fscResize(const ResizeParams p) {
+    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) resizeElement(p, i);
+}
 
 // One warp per block and query row; the row's scores live in the block's shared memory.
 __global__ void fscAttentionRows(const AttentionParams p) {
@@ -129,6 +132,10 @@ cudaError_t launchChannelAffine(const ChannelAffineParams& p, LaunchGeometry g, 
 }
 cudaError_t launchFill(const FillParams& p, LaunchGeometry g, cudaStream_t s) {
     fscFill<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    return cudaGetLastError();
+}
+cudaError_t launchResize(const ResizeParams& p, LaunchGeometry g, cudaStream_t s) {
+    fscResize<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
 cudaError_t launchAttentionRows(const AttentionParams& p, LaunchGeometry g, cudaStream_t s) {
