@@ -30,10 +30,9 @@ public:
         if (!out) return out.status();
         RtTensor& y = **out;
         if (y.numel() == 0) return Status::ok();
-        Device* device = ctx.device();
-        if (!device)
-            return Status(ErrorCode::Internal,
-                          ctx.where() + ": a CUDA kernel ran without a device");
+        auto found = deviceOf(ctx);
+        if (!found) return found.status();
+        Device* device = *found;
         const dk::ElemType type = *elemType(a->dtype);
         if (plan->prefillFromBias) {  // Gemm's C broadcast into Y, then beta * Y
             DeviceLaunch l;
@@ -120,10 +119,9 @@ public:
         if (!out) return out.status();
         RtTensor& y = **out;
         if (y.numel() == 0) return Status::ok();
-        Device* device = ctx.device();
-        if (!device)
-            return Status(ErrorCode::Internal,
-                          ctx.where() + ": a CUDA kernel ran without a device");
+        auto found = deviceOf(ctx);
+        if (!found) return found.status();
+        Device* device = *found;
         auto transposed = device->workspace(size_t(k * n));
         if (!transposed) return transposed.status().withContext(ctx.where());
         DeviceLaunch l;

@@ -59,10 +59,15 @@ Device* loweringDevice(const KernelInit& init) {
     return init.lowering() ? init.lowering()->device.get() : nullptr;
 }
 
-Status launch(KernelContext& ctx, const DeviceLaunch& l) {
+Result<Device*> deviceOf(KernelContext& ctx) {
     Device* device = ctx.device();
     if (!device) return Status(ErrorCode::Internal, ctx.where() + ": a CUDA kernel ran without a device");
-    return device->launch(l);
+    return device;
+}
+Status launch(KernelContext& ctx, const DeviceLaunch& l) {
+    auto device = deviceOf(ctx);
+    if (!device) return device.status();
+    return (*device)->launch(l);
 }
 DeviceExtent extentOf(const RtTensor& t, bool write, const char* what) { return {t.data, t.bytes(), write, what}; }
 

@@ -31,6 +31,8 @@ bool onlyFirstOutputUsed(const KernelInit& init);
 // The device lowering places the node on (null outside a CUDA lowering).
 Device* loweringDevice(const KernelInit& init);
 
+// The device a kernel runs on; an internal error when lowering gave it none.
+Result<Device*> deviceOf(KernelContext& ctx);
 Status launch(KernelContext& ctx, const DeviceLaunch& l);
 DeviceExtent extentOf(const RtTensor& t, bool write, const char* what);
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& dims);
