@@ -449,6 +449,16 @@ private slots:
         OpCase batchedInteger{"MatMulInteger", "", {{2, 3, 16}}, {}, {int8Weight({16, 4}, 32)}};
         batchedInteger.dtype = DType::Int8;
         row("matmul integer batched A", batchedInteger, 0);
+        // Quantize and dequantize per tensor: rounding half to even, saturation, zero points.
+        auto byteScalar = [](const char* name, DType t, int value) {
+            std::string bytes(1, char(value));
+            return Tensor(name, t, {}, makeBuffer(std::move(bytes)), 0, 1);
+        };
+        row("quantize to uint8", {"QuantizeLinear", "", {{3, 41}}, {}, {floatTensor("s", {}, {0.0125f}), byteScalar("z", DType::UInt8, 128)}, 13}, 0);
+        row("quantize, no zero point (uint8)", {"QuantizeLinear", "", {{50}}, {}, {floatTensor("s", {}, {0.5f})}, 13}, 0);
+        OpCase dequantize{"DequantizeLinear", "", {{4, 9}}, {}, {floatTensor("s", {}, {0.03f}), byteScalar("z", DType::Int8, -3)}, 13};
+        dequantize.dtype = DType::Int8;
+        row("dequantize int8", dequantize, 0);
         OpCase half{"Add", "", {{3, 40}, {40}}};
         half.dtype = DType::Float16;
         row("add float16", half, 2e-3);
@@ -734,6 +744,8 @@ private slots:
                      qPrintable(QStringLiteral("worst relative error %1").arg(r.worst)));
             int onDevice = 0, onHost = 0;
             for (const PlanStep& step : cuda->plan().steps) {
+                if (step.opType == "QuantizeLinear")  // per tensor: on the device
+                    QVERIFY2(step.backend == Backend::Cuda, step.fallbackReason.c_str());
                 if (step.opType != "MatMulInteger") continue;
                 if (step.backend == Backend::Cuda) {
                     ++onDevice;

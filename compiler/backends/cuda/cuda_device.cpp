@@ -228,6 +228,9 @@ public:
             case DeviceKernelKind::Resize:
                 e = dk::launchResize(l.resize, l.geometry, m_stream);
                 break;
+            case DeviceKernelKind::Quantize:
+                e = dk::launchQuantize(l.quantize, l.geometry, m_stream);
+                break;
         }
         if (e != cudaSuccess) return cudaFailure(deviceKernelName(l.kind), e);
         return Status::ok();

@@ -67,5 +67,6 @@ void registerReduceKernels(KernelRegistry& r);
 void registerConvKernels(KernelRegistry& r);
 void registerAttentionKernels(KernelRegistry& r);
 void registerResizeKernels(KernelRegistry& r);
+void registerQuantizeKernels(KernelRegistry& r);
 
 }  // namespace fsc::cudak

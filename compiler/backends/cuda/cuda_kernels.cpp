@@ -16,6 +16,7 @@ void registerCudaKernels(KernelRegistry& r) {
     cudak::registerConvKernels(r);
     cudak::registerAttentionKernels(r);
     cudak::registerResizeKernels(r);
+    cudak::registerQuantizeKernels(r);
 }
 
 }  // namespace fsc

@@ -34,6 +34,8 @@ const char* deviceKernelName(DeviceKernelKind kind) {
             return "fsc_fill";
         case DeviceKernelKind::Resize:
             return "fsc_resize";
+        case DeviceKernelKind::Quantize:
+            return "fsc_quantize";
     }
     return "fsc_unknown";
 }

@@ -17,6 +17,7 @@
 #include "compiler/backends/cuda/kernels/elementwise_kernel.h"
 #include "compiler/backends/cuda/kernels/index_kernels.h"
 #include "compiler/backends/cuda/kernels/launch_geometry.h"
+#include "compiler/backends/cuda/kernels/quantize_kernel.h"
 #include "compiler/backends/cuda/kernels/resize_kernel.h"
 #include "compiler/backends/cuda/kernels/reduce_kernels.h"
 #include "compiler/backends/cuda/kernels/row_kernels.h"
@@ -45,7 +46,8 @@ enum class DeviceKernelKind {
     ChannelAffine,
     Attention,
     Fill,
-    Resize
+    Resize,
+    Quantize
 };
 const char* deviceKernelName(DeviceKernelKind kind);  // "fsc_elementwise", ...
 
@@ -66,6 +68,7 @@ struct DeviceLaunch {
     dk::AttentionParams attention{};
     dk::FillParams fill{};
     dk::ResizeParams resize{};
+    dk::QuantizeParams quantize{};
     std::vector<DeviceExtent> extents;
 };
 

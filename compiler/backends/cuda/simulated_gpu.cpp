@@ -135,6 +135,9 @@ void runCpuTwin(const DeviceLaunch& l) {
         case DeviceKernelKind::Resize:
             gridStride(l.geometry, l.resize.count, [&](int64_t i) { dk::resizeElement(l.resize, i); });
             return;
+        case DeviceKernelKind::Quantize:
+            gridStride(l.geometry, l.quantize.count, [&](int64_t i) { dk::quantizeElement(l.quantize, i); });
+            return;
         case DeviceKernelKind::Attention: {
             std::vector<float> scores(size_t(std::max<int64_t>(l.attention.lk, 1)));
             rowWarps(l.geometry, l.attention.rows,

@@ -74,6 +74,9 @@ __global__ void fscFill(const FillParams p) {
 __global__ void fscResize(const ResizeParams p) {
     for (int64_t i = firstIndex(); i < p.count; i += gridStride()) resizeElement(p, i);
 }
+__global__ void fscQuantize(const QuantizeParams p) {
+    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) quantizeElement(p, i);
+}
 
 // One warp per block and query row; the row's scores live in the block's shared memory.
 __global__ void fscAttentionRows(const AttentionParams p) {
@@ -136,6 +139,10 @@ cudaError_t launchFill(const FillParams& p, LaunchGeometry g, cudaStream_t s) {
 }
 cudaError_t launchResize(const ResizeParams& p, LaunchGeometry g, cudaStream_t s) {
     fscResize<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    return cudaGetLastError();
+}
+cudaError_t launchQuantize(const QuantizeParams& p, LaunchGeometry g, cudaStream_t s) {
+    fscQuantize<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
 cudaError_t launchAttentionRows(const AttentionParams& p, LaunchGeometry g, cudaStream_t s) {

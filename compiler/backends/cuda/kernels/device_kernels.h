@@ -8,6 +8,7 @@
 #include "compiler/backends/cuda/kernels/elementwise_kernel.h"
 #include "compiler/backends/cuda/kernels/index_kernels.h"
 #include "compiler/backends/cuda/kernels/launch_geometry.h"
+#include "compiler/backends/cuda/kernels/quantize_kernel.h"
 #include "compiler/backends/cuda/kernels/reduce_kernels.h"
 #include "compiler/backends/cuda/kernels/resize_kernel.h"
 #include "compiler/backends/cuda/kernels/row_kernels.h"
@@ -26,6 +27,7 @@ cudaError_t launchPool(const PoolParams& p, LaunchGeometry g, cudaStream_t s);
 cudaError_t launchChannelAffine(const ChannelAffineParams& p, LaunchGeometry g, cudaStream_t s);
 cudaError_t launchFill(const FillParams& p, LaunchGeometry g, cudaStream_t s);
 cudaError_t launchResize(const ResizeParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launchQuantize(const QuantizeParams& p, LaunchGeometry g, cudaStream_t s);
 // Dynamic shared memory: one float per key.
 cudaError_t launchAttentionRows(const AttentionParams& p, LaunchGeometry g, cudaStream_t s);
 
