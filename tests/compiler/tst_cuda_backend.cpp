@@ -449,6 +449,9 @@ private slots:
         OpCase batchedInteger{"MatMulInteger", "", {{2, 3, 16}}, {}, {int8Weight({16, 4}, 32)}};
         batchedInteger.dtype = DType::Int8;
         row("matmul integer batched A", batchedInteger, 0);
+        OpCase emptyK{"MatMulInteger", "", {{3, 0}}, {}, {int8Weight({0, 8}, 33)}};
+        emptyK.dtype = DType::Int8;
+        row("matmul integer empty K", emptyK, 0);
         // Quantize and dequantize per tensor: rounding half to even, saturation, zero points.
         auto byteScalar = [](const char* name, DType t, int value) {
             std::string bytes(1, char(value));

@@ -1,5 +1,7 @@
 // MatMul, Gemm, FusedMatMul, FusedGemm and MatMulInteger on the device through cuBLASLt
 // (gemm_lowering.h).
+#include <algorithm>
+
 #include "compiler/backends/cuda/cuda_kernel_support.h"
 #include "compiler/backends/cuda/gemm_lowering.h"
 
@@ -142,17 +144,18 @@ public:
         l.extents = {extentOf(*b, false, "B"),
                      {*transposed, size_t(k * n), true, "B transposed (workspace)"}};
         l.geometry = dk::elementGeometry(p.count);
-        FSC_RETURN_IF_ERROR(device->launch(l));
+        if (k > 0) FSC_RETURN_IF_ERROR(device->launch(l));  // an empty grid is no launch on a GPU
+        const int64_t ld = std::max<int64_t>(k, 4);  // cuBLASLt wants leading dims >= 1, in fours
         GemmCall call;
         call.type = dk::ElemType::I8;
-        call.m = a->numel() / k;
+        call.m = y.numel() / n;  // A's rows; n > 0 here, while k may be 0
         call.n = n;
         call.k = k;
         call.a = a->data;
-        call.lda = k;
+        call.lda = ld;
         call.transB = true;
         call.b = *transposed;
-        call.ldb = k;
+        call.ldb = ld;
         call.c = y.data;
         call.ldc = n;
         return device->gemm(call).withContext(ctx.where());
