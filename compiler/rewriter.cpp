@@ -157,7 +157,7 @@ void Rewriter::insertIdentity(ValueId keep, ValueId source) {
         const auto& order = m_graph.order();
         auto it = std::find(order.begin(), order.end(), src);
         if (it != order.end() && ++it != order.end()) anchor = *it;
-        NodeId id = addNode(std::move(identity), anchor, {});
+        NodeId id = addNode(std::move(identity), anchor, {src});
         if (!anchor.valid()) {  // the source's producer is last (or new): go after it
             m_prepend.erase(std::remove(m_prepend.begin(), m_prepend.end(), id), m_prepend.end());
             m_appendAfter[src.index].push_back(id);

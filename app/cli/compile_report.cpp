@@ -9,7 +9,13 @@ namespace {
 
 // The graph a node id belongs to at the time of a change: removed ids are looked up in
 // the snapshot before the pass, added ids in the snapshot after it.
+// A node the compiler added has an id past the arena of any snapshot taken before it.
+bool holds(const GraphSnapshot& s, NodeId id) {
+    return id.valid() && id.index < s.nodeArenaSize();
+}
+
 std::string nodeLabel(const GraphSnapshot& s, NodeId id) {
+    if (!holds(s, id)) return "node #" + std::to_string(id.index);
     const Node& n = s.node(id);
     return n.opType + " '" + n.name + "'";
 }
@@ -34,6 +40,7 @@ const GraphSnapshot& finalSnapshot(const CompileTrace& t) {
 }
 
 nlohmann::json nodeRef(const GraphSnapshot& s, NodeId id) {
+    if (!holds(s, id)) return {{"id", id.index}, {"name", nullptr}, {"op", nullptr}};
     const Node& n = s.node(id);
     return {{"id", id.index}, {"name", n.name}, {"op", n.domain.empty() ? n.opType : n.domain + "." + n.opType}};
 }
@@ -65,7 +72,7 @@ std::string explainTrace(const CompileTrace& trace, const std::string& pipelineN
         for (size_t k = 0; k < p.changes.size() && k < maxChangesPerPass; ++k) {
             const ChangeRecord& c = p.changes[k];
             s << "      [" << c.pattern << "]";
-            for (NodeId id : c.removed) s << " -" << nodeLabel(pre.nodeArenaSize() > id.index ? pre : post, id);
+            for (NodeId id : c.removed) s << " -" << nodeLabel(holds(pre, id) ? pre : post, id);
             for (NodeId id : c.added) s << " +" << nodeLabel(post, id);
             s << ": " << c.reason << "\n";
         }
@@ -126,7 +133,7 @@ nlohmann::json traceJson(const CompileResult& result, const std::string& modelPa
             nlohmann::json cj{{"pattern", c.pattern}, {"reason", c.reason}};
             cj["removed"] = nlohmann::json::array();
             cj["added"] = nlohmann::json::array();
-            for (NodeId id : c.removed) cj["removed"].push_back(nodeRef(pre.nodeArenaSize() > id.index ? pre : post, id));
+            for (NodeId id : c.removed) cj["removed"].push_back(nodeRef(holds(pre, id) ? pre : post, id));
             for (NodeId id : c.added) cj["added"].push_back(nodeRef(post, id));
             changes.push_back(std::move(cj));
         }
@@ -148,7 +155,8 @@ nlohmann::json traceJson(const CompileResult& result, const std::string& modelPa
         nlohmann::json pj = nodeRef(last, id);
         nlohmann::json origins = nlohmann::json::array();
         const Node& n = last.node(id);
-        if (n.origins.empty()) origins.push_back(nodeRef(*t.imported, id));
+        // No origins: imported as it is, or (past the imported arena) added from nothing.
+        if (n.origins.empty() && holds(*t.imported, id)) origins.push_back(nodeRef(*t.imported, id));
         for (NodeId o : n.origins) origins.push_back(nodeRef(*t.imported, o));
         pj["origins"] = std::move(origins);
         provenance.push_back(std::move(pj));

@@ -78,11 +78,13 @@ public:
                     Node send = makeNode("Send", kFusescopeDomain, rw.graph().node(anchor), {chain[s]}, {sent}, attrs);
                     send.name = base + "/Send_" + std::to_string(s) + "_to_" + std::to_string(s + 1);
                     send.scope = "stage" + std::to_string(s);
-                    rw.addNode(std::move(send), anchor, {});
+                    const NodeId producer = rw.producer(in);
+                    const std::vector<NodeId> madeFrom = producer.valid() ? std::vector<NodeId>{producer} : std::vector<NodeId>{};
+                    rw.addNode(std::move(send), anchor, madeFrom);
                     Node recv = makeNode("Recv", kFusescopeDomain, rw.graph().node(anchor), {sent}, {received}, attrs);
                     recv.name = base + "/Recv_" + std::to_string(s) + "_to_" + std::to_string(s + 1);
                     recv.scope = "stage" + std::to_string(s + 1);
-                    rw.addNode(std::move(recv), anchor, {});
+                    rw.addNode(std::move(recv), anchor, madeFrom);
                     chain[s + 1] = received;
                     boundaryBytes[size_t(s)] += bytes;
                 }

@@ -441,6 +441,24 @@ private slots:
         QVERIFY(pp.out.contains(QStringLiteral("PCIe 5")));
         QVERIFY(pp.out.contains(QStringLiteral("4 micro-batches, at most 4 in flight")));
 
+        // The trace of a pipeline-parallel compile names the Send/Recv nodes the pass added
+        // (they were once looked up in the imported graph, past its end: a crash).
+        const QString dump = QStringLiteral(FSC_TEST_TMP "/pp-dump");
+        QDir(dump).removeRecursively();
+        Run dumped = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--pp"), QStringLiteral("2"),
+                          QStringLiteral("--dump-dir"), dump});
+        QCOMPARE(dumped.exitCode, 0);
+        const QJsonArray provenance =
+            QJsonDocument::fromJson(readFile(dump + QStringLiteral("/trace.json"))).object()[QStringLiteral("provenance")].toArray();
+        int sends = 0;
+        for (const QJsonValue& node : provenance) {
+            if (node[QStringLiteral("op")].toString() != QStringLiteral("ai.fusescope.Send")) continue;
+            ++sends;
+            QVERIFY(!node[QStringLiteral("origins")].toArray().isEmpty());  // the producer of what it sends
+            QVERIFY(!node[QStringLiteral("origins")][0][QStringLiteral("name")].toString().isEmpty());
+        }
+        QVERIFY(sends > 0);
+
         QCOMPARE(cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--tp"), QStringLiteral("0")}).exitCode, 64);
         QCOMPARE(cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--interconnect"), QStringLiteral("wifi")}).exitCode, 64);
         QCOMPARE(cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--tp"), QStringLiteral("2"),
