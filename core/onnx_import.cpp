@@ -10,6 +10,7 @@
 #include "core/external_data.h"
 #include "core/onnx_proto_convert.h"
 #include "core/onnx_shape_inference.h"
+#include "core/out_of_memory.h"
 #include "core/topo_sort.h"
 
 namespace fsc {
@@ -412,15 +413,22 @@ Result<Model> importModelFromBytes(const void* data, size_t size, const std::str
                       "external data")
             .withContext(displayName);
     onnx::ModelProto proto;
-    google::protobuf::io::CodedInputStream input(static_cast<const uint8_t*>(data),
-                                                 static_cast<int>(size));
-    input.SetTotalBytesLimit(std::numeric_limits<int>::max());
-    if (!proto.ParseFromCodedStream(&input) || !input.ConsumedEntireMessage())
-        return invalidModel("not a valid ONNX protobuf (truncated, corrupt or not ONNX)")
-            .withContext(displayName);
-    auto model = convertModel(proto, displayName, baseDir, options);
-    if (!model) return model.status().withContext(displayName);
-    return model;
+    try {
+        google::protobuf::io::CodedInputStream input(static_cast<const uint8_t*>(data), static_cast<int>(size));
+        input.SetTotalBytesLimit(std::numeric_limits<int>::max());
+        if (!proto.ParseFromCodedStream(&input) || !input.ConsumedEntireMessage())
+            return invalidModel("not a valid ONNX protobuf (truncated, corrupt or not ONNX)").withContext(displayName);
+    } catch (const std::bad_alloc& e) {
+        return outOfMemoryStatus(e).withContext(displayName + " (parsing " + humanBytes(int64_t(size)) + ")");
+    }
+    try {
+        auto model = convertModel(proto, displayName, baseDir, options);
+        if (!model) return model.status().withContext(displayName);
+        return model;
+    } catch (const std::bad_alloc& e) {  // weights larger than the memory left
+        return outOfMemoryStatus(e).withContext(displayName + " (reading " + humanBytes(int64_t(size)) +
+                                                " of model and its weights)");
+    }
 }
 
 Result<Model> importModel(const std::filesystem::path& path, const ImportOptions& options) {

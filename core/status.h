@@ -15,6 +15,7 @@ enum class ErrorCode {
     InvalidModel,     // the model file is malformed or violates ONNX rules
     Unsupported,      // valid but not handled here (op, dtype, feature)
     Io,               // reading or writing failed
+    OutOfMemory,      // an allocation the model's sizes asked for failed
     Internal,
 };
 

@@ -12,6 +12,7 @@
 #include "app/cli/summary_text.h"
 #include "app/common/build_info.h"
 #include "compiler/backends/device_query.h"
+#include "core/out_of_memory.h"
 #include "core/model_summary.h"
 #include "core/onnx_export.h"
 #include "core/onnx_import.h"
@@ -192,6 +193,9 @@ int main(int argc, char** argv) {
         if (cmd == "run") return fsc::cli::runCommand(argc, argv, 2);
         if (cmd == "compile") return fsc::cli::compileCommand(argc, argv, 2);
         if (cmd == "profile") return fsc::cli::profileCommand(argc, argv, 2);
+    } catch (const std::bad_alloc& e) {  // an allocation no Status was made for (see out_of_memory.h)
+        std::cerr << "error: " << fsc::outOfMemoryStatus(e).message() << "\n";
+        return kExitBadInput;
     } catch (const std::exception& e) {
         // Library code reports errors as Status; this is the last line of defence.
         std::cerr << "error: internal: " << e.what() << "\n";

@@ -77,6 +77,14 @@ int usage(const std::string& message) {
     return kExitUsage;
 }
 
+// Out of memory: the sizes asked for are the likeliest cause, so say them.
+std::string sizesNote(const Status& status, const std::map<std::string, int64_t>& dims) {
+    if (status.code() != ErrorCode::OutOfMemory || dims.empty()) return "";
+    std::string note = ", planned for";
+    for (const auto& [name, size] : dims) note += " " + name + "=" + std::to_string(size);
+    return note;
+}
+
 int fail(const std::string& message) {
     std::cerr << "error: " << message << "\n";
     return kExitBadInput;
@@ -220,7 +228,7 @@ int runCommand(int argc, char** argv, int first) {
         Stopwatch watch;
         auto result = exec.run(std::move(copy), runOptions);
         const double ms = watch.elapsedMs();
-        if (!result) return fail(args.model + ": " + result.status().message());
+        if (!result) return fail(args.model + ": " + result.status().message() + sizesNote(result.status(), args.dims));
         if (i >= args.warmup) samples.push_back(ms);
         outputs = std::move(*result);
     }

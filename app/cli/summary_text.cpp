@@ -4,20 +4,9 @@
 #include <cstdio>
 #include <sstream>
 
-namespace fsc::cli {
+#include "core/out_of_memory.h"
 
-std::string humanBytes(int64_t bytes) {
-    const char* units[] = {"B", "kB", "MB", "GB", "TB"};
-    double v = static_cast<double>(bytes);
-    int u = 0;
-    while (v >= 1000.0 && u < 4) {
-        v /= 1000.0;
-        ++u;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-    return buf;
-}
+namespace fsc::cli {
 
 std::string summaryToText(const ModelSummary& s, const std::string& file) {
     std::ostringstream os;

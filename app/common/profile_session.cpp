@@ -14,6 +14,7 @@
 #include "compiler/backends/device_query.h"
 #include "compiler/cost_model.h"
 #include "compiler/runtime/executor.h"
+#include "core/out_of_memory.h"
 #include "profiler/cpu_timer.h"
 #include "profiler/cupti/nvtx_range.h"
 
@@ -114,10 +115,8 @@ DevicePeaks peaksFor(const Device* device, const Graph& graph) {
     return gpuPeaksFromQuery(report.devices.front(), half);
 }
 
-}  // namespace
-
-Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool>* cancel,
-                           const std::function<void(int, int)>& progress) {
+Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::atomic<bool>* cancel,
+                                    const std::function<void(int, int)>& progress) {
     ExecutorOptions options;
     options.threads = request.threads > 0 ? request.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     if (request.device) {
@@ -280,6 +279,17 @@ Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool
         trace.measuredMemory.insert(trace.measuredMemory.begin(), {0, int64_t(plan->arenaBytes), "arena (allocated once)"});
     }
     return trace;
+}
+
+}  // namespace
+
+Result<Trace> profileGraph(const ProfileRequest& request, const std::atomic<bool>* cancel,
+                           const std::function<void(int, int)>& progress) {
+    try {
+        return profileGraphUnguarded(request, cancel, progress);
+    } catch (const std::bad_alloc& e) {  // the peak-bandwidth probe, the trace's buffers
+        return outOfMemoryStatus(e).withContext("profiling");
+    }
 }
 
 }  // namespace fsc

@@ -7,6 +7,7 @@
 #include "compiler/backends/cuda/device.h"
 #include "compiler/capability_table.h"
 #include "compiler/runtime/half.h"
+#include "core/out_of_memory.h"
 
 namespace fsc {
 
@@ -498,6 +499,15 @@ Status Executor::checkFeeds(const std::vector<RtTensor>& feeds) const {
 
 Result<std::vector<RtTensor>> Executor::run(std::vector<RtTensor> feeds, const RunOptions& options,
                                             const ValueScope* outer) {
+    try {
+        return runUnguarded(std::move(feeds), options, outer);
+    } catch (const std::bad_alloc& e) {  // outside any step: the arena, the outputs' copies
+        return outOfMemoryStatus(e);
+    }
+}
+
+Result<std::vector<RtTensor>> Executor::runUnguarded(std::vector<RtTensor> feeds, const RunOptions& options,
+                                                     const ValueScope* outer) {
     FSC_RETURN_IF_ERROR(checkFeeds(feeds));
     const Graph& g = graph();
     m_transfers = TransferStats{};
@@ -557,7 +567,9 @@ Status Executor::runSteps(Frame& frame, const SignaturePlan* sig, const RunOptio
     const Graph& g = graph();
     ThreadPool& pool = *m_context->pool;
     if (m_context->depth == 0) pool.applyToCallingThread();
-    for (size_t s = 0; s < m_plan.steps.size(); ++s) {
+    size_t s = 0;
+    try {
+    for (; s < m_plan.steps.size(); ++s) {
         if (options.cancel && options.cancel->load())
             return Status(ErrorCode::InvalidArgument, "run cancelled");
         const PlanStep& step = m_plan.steps[s];
@@ -601,6 +613,10 @@ Status Executor::runSteps(Frame& frame, const SignaturePlan* sig, const RunOptio
             if (in.valid() && m_plan.lastUse[in.index] == long(s) && !m_isGraphOutput[in.index] &&
                 frame.owned[in.index].defined())
                 frame.releaseValue(in);
+    }
+    } catch (const std::bad_alloc& e) {
+        const PlanStep& step = m_plan.steps[std::min(s, m_plan.steps.size() - 1)];
+        return outOfMemoryStatus(e).withContext("node '" + step.nodeName + "' (" + step.opType + ")");
     }
     return Status::ok();
 }
@@ -665,8 +681,9 @@ Status Executor::layOutSignature(const std::vector<int64_t>& signature, const st
     }
     const size_t arenaBytes = std::max<size_t>(plan->memory.arenaBytes, 64);
     void* arena = std::aligned_alloc(64, (arenaBytes + 63) / 64 * 64);
-    if (!arena) return Status(ErrorCode::Internal, "out of memory for a " +
-                                                       std::to_string(arenaBytes) + "-byte arena");
+    if (!arena)
+        return Status(ErrorCode::OutOfMemory, "out of memory: " + humanBytes(int64_t(arenaBytes)) +
+                                                  " for the arena the memory plan laid out for these input sizes");
     plan->arena = std::shared_ptr<void>(arena, [](void* p) { std::free(p); });
     plan->base = static_cast<uint8_t*>(arena);
     if (!device.empty()) {

@@ -79,6 +79,8 @@ private:
     Executor() = default;
     Status checkFeeds(const std::vector<RtTensor>& feeds) const;
     Status foldConstantSteps();
+    Result<std::vector<RtTensor>> runUnguarded(std::vector<RtTensor> feeds, const RunOptions& options,
+                                               const ValueScope* outer);
     Status runSteps(Frame& frame, const SignaturePlan* sig, const RunOptions& options,
                     std::vector<size_t>* recorded, std::vector<bool>* recordedOnDevice);
     Result<std::vector<RtTensor>> collectOutputs(Frame& frame);

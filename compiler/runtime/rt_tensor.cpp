@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "compiler/runtime/half.h"
+#include "core/out_of_memory.h"
 
 namespace fsc {
 
@@ -33,6 +34,7 @@ RtTensor allocateTensor(DType dtype, std::vector<int64_t> dims) {
     }
     const size_t bytes = (std::max<size_t>(t.bytes(), 1) + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, bytes);
+    if (!p) throw OutOfMemory(bytes, "a " + t.typeString() + " tensor");
     std::memset(p, 0, bytes);
     t.owner = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
     t.data = p;

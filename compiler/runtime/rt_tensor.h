@@ -34,7 +34,8 @@ struct RtTensor {
     std::string typeString() const;  // "float32[1,3,224,224]"
 };
 
-// A tensor with its own zero-initialised heap storage (64-byte aligned).
+// A tensor with its own zero-initialised heap storage (64-byte aligned). Throws
+// OutOfMemory when there is none to be had.
 RtTensor allocateTensor(DType dtype, std::vector<int64_t> dims);
 // Zero-copy view of a constant tensor (keeps its buffer alive).
 Result<RtTensor> tensorFromConstant(const Tensor& constant);

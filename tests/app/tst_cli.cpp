@@ -465,6 +465,36 @@ private slots:
                       QStringLiteral("--pp"), QStringLiteral("2")}).exitCode, 64);
     }
 
+    // Under an address-space limit a run planned too large says what it asked for and exits 2
+    // (it was a segmentation fault); so do the importer and the profiler.
+    void outOfMemoryIsAReasonNotASignal_data() {
+        QTest::addColumn<QString>("command");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("run, activations") << QStringLiteral("run %1 --dim batch=20000")
+                                          << QStringLiteral("planned for batch=20000");
+        QTest::newRow("run, the input itself") << QStringLiteral("run %1 --dim batch=2000000")
+                                               << QStringLiteral("out of memory: ");
+        QTest::newRow("profile") << QStringLiteral("profile %1 --dim batch=20000 --iterations 1 --warmup 0")
+                                 << QStringLiteral("out of memory: ");
+    }
+    void outOfMemoryIsAReasonNotASignal() {
+#ifdef __SANITIZE_ADDRESS__
+        QSKIP("AddressSanitizer reserves more address space than the limit allows");
+#endif
+        QFETCH(QString, command);
+        QFETCH(QString, expected);
+        QProcess p;
+        const QString line = QStringLiteral("ulimit -v 1000000; exec '%1' ").arg(QStringLiteral(FSC_CLI_PATH)) +
+                             command.arg(QStringLiteral(FSC_SAMPLE_MODEL));
+        p.start(QStringLiteral("bash"), {QStringLiteral("-c"), line});
+        QVERIFY(p.waitForFinished(120000));
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(p.exitCode(), 2);
+        QVERIFY2(err.contains(expected), qPrintable(err));
+        QCOMPARE(err.count(QLatin1Char('\n')), 1);
+    }
+
     void runAtO0ProfilesEveryImportedNode() {
         Run r = cli({QStringLiteral("run"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--json"),
                      QStringLiteral("--pipeline"), QStringLiteral("O0"), QStringLiteral("--profile")});
