@@ -11,6 +11,7 @@
 
 #include "app/cli/compile_report.h"
 #include "app/cli/graph_breaks_report.h"
+#include "app/cli/input_options.h"
 #include "app/cli/parallel_step.h"
 #include "app/cli/quantize_step.h"
 #include "compiler/backends/cuda/generated_kernels.h"
@@ -62,6 +63,12 @@ against the unpartitioned graph; the multi-device timeline is simulated):
   --microbatches M         micro-batches for --pp (default 1)
   --schedule gpipe|1f1b    pipeline schedule (default 1f1b)
   --interconnect NAME      nvlink4 (default), pcie5 or ndr for the simulation
+inputs of the checks above (accuracy, partitioned against unpartitioned):
+  --dim NAME=VALUE         size of a symbolic dim (default: 224 for an image's height and
+                           width, 1024 for a 1-D signal's length, else 1)
+  --input-dir DIR          check on DIR's inputs (input_K.pb|.npy, or folders of them)
+  --input NAME=FILE        one input from a .pb or .npy file (repeatable)
+  a failed check still writes what was compiled (-o, --dump-dir) and exits 2
 output:
   --explain                per pass: what changed and why, what matched but was rejected
   --json                   JSON summary (schema fusescope.compile/1): node counts and op
@@ -82,6 +89,7 @@ struct CompileArgs {
     std::vector<std::string> disabled;
     QuantizeArgs quantize;
     ParallelArgs parallel;
+    InputChoice input;
     bool explain = false, json = false, verify = false, list = false, showKernels = false;
 };
 
@@ -121,6 +129,8 @@ int parse(int argc, char** argv, int first, CompileArgs& a) {
         else if (std::string error; int taken = parseQuantizeOption(argc, argv, i, a.quantize, error)) {
             if (taken < 0) return usage(error);
         } else if (std::string error; int taken = parseParallelOption(argc, argv, i, a.parallel, error)) {
+            if (taken < 0) return usage(error);
+        } else if (std::string error; int taken = parseInputOption(argc, argv, i, a.input, error)) {
             if (taken < 0) return usage(error);
         } else if (s == "--disable") {
             if (!value(v)) return usage("--disable needs a,b");
@@ -245,33 +255,35 @@ int compileCommand(int argc, char** argv, int first) {
     for (const std::string& name : *passes) pipeline.push_back(PassRegistry::builtin().find(name)->create());
     std::optional<QuantizePlan> quantizePlan;
     if (!a.quantize.kind.empty()) {
-        auto plan = insertQuantizationPasses(a.quantize, *model, pipeline);
+        auto plan = insertQuantizationPasses(a.quantize, a.input, *model, pipeline);
         if (!plan) return fail(plan.status());
         quantizePlan = std::move(*plan);
     }
     insertParallelPasses(a.parallel, pipeline);
     auto result = compileModel(*model, std::move(pipeline), options);
     if (!result) return fail(result.status().withContext(a.model));
-    std::optional<QuantizeReport> quantizeReport;
-    if (quantizePlan) {
-        auto report = measureQuantization(a.quantize, *quantizePlan, *model, *result);
-        if (!report) return fail(report.status().withContext(a.model));
-        quantizeReport = std::move(*report);
-    }
-
-    std::optional<ParallelReport> parallelReport;
-    if (a.parallel.any()) {
-        auto report = measureParallel(a.parallel, *model, *result);
-        if (!report) return fail(report.status().withContext(a.model));
-        parallelReport = std::move(*report);
-    }
     const Graph& compiled = *result->model.graph;
     const GraphBreakReport breaks = findGraphBreaks(compiled, capabilities);
+    // What was compiled is written first: a failed check below must not lose it.
     if (!a.dumpDir.empty())
         if (Status s = writeDumps(*result, a.dumpDir, a.model, pipelineName, breaksJson(breaks, compiled)); !s)
             return fail(s);
     if (!a.output.empty())
         if (Status s = exportModel(result->model, a.output); !s) return fail(s);
+
+    Status checkFailed;
+    std::optional<QuantizeReport> quantizeReport;
+    if (quantizePlan) {
+        auto report = measureQuantization(a.quantize, *quantizePlan, *model, *result);
+        if (report) quantizeReport = std::move(*report);
+        else checkFailed = report.status();
+    }
+    std::optional<ParallelReport> parallelReport;
+    if (a.parallel.any() && checkFailed) {
+        auto report = measureParallel(a.parallel, a.input, *model, *result);
+        if (report) parallelReport = std::move(*report);
+        else checkFailed = report.status();
+    }
     if (a.json) {
         nlohmann::json summary = compileSummaryJson(*result, a.model, pipelineName);
         summary["graph_breaks"] = breaksJson(breaks, compiled);
@@ -292,6 +304,12 @@ int compileCommand(int argc, char** argv, int first) {
     }
     if (quantizeReport && !a.json) std::cout << quantizeReportText(*quantizeReport, 15);
     if (parallelReport && !a.json) std::cout << parallelReportText(a.parallel, *parallelReport);
+    if (!checkFailed) {
+        std::string kept = a.output.empty() ? "" : a.output;
+        if (!a.dumpDir.empty()) kept += (kept.empty() ? "" : " and ") + a.dumpDir;
+        return fail(checkFailed.withContext(a.model + ": check failed" +
+                                            (kept.empty() ? "" : " (the compiled graph was written to " + kept + ")")));
+    }
     if (a.showKernels) return showKernels(compiled, a.model);
     return kExitOk;
 }

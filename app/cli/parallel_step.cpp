@@ -87,7 +87,8 @@ void insertParallelPasses(const ParallelArgs& a, std::vector<std::unique_ptr<Pas
     }
 }
 
-Result<ParallelReport> measureParallel(const ParallelArgs& a, const Model& original, const CompileResult& result) {
+Result<ParallelReport> measureParallel(const ParallelArgs& a, const InputChoice& input, const Model& original,
+                                       const CompileResult& result) {
     ParallelReport r;
     for (const PassReport& p : result.trace.passes) {
         if (p.name != "tensor-parallel") continue;
@@ -101,9 +102,10 @@ Result<ParallelReport> measureParallel(const ParallelArgs& a, const Model& origi
         r.allGatherBytes += figure("all-gather bytes");
     }
     // Every shard on this one device: the outputs must be the unpartitioned ones.
-    const CalibrationData data = generateCalibrationData(*original.graph, 2, 11);
-    auto error = compareOutputs(original, result.model, data);
-    if (!error) return error.status().withContext("partitioned run");
+    auto data = checkInputs(*original.graph, input, 2, 11);
+    if (!data) return data.status();
+    auto error = compareOutputs(original, result.model, *data);
+    if (!error) return withSizingHint(error.status(), data->sizing).withContext("partitioned run");
     r.samples = error->samples;
     r.meanRelativeDifference = error->meanRelative;
     auto link = interconnectPreset(a.interconnect);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/pass_manager.h"
+#include "compiler/quantization/calibration_data.h"
 
 namespace fsc::cli {
 
@@ -37,7 +38,8 @@ struct ParallelReport {
     std::string simulationText;
 };
 
-Result<ParallelReport> measureParallel(const ParallelArgs& a, const Model& original, const CompileResult& result);
+Result<ParallelReport> measureParallel(const ParallelArgs& a, const InputChoice& input, const Model& original,
+                                       const CompileResult& result);
 std::string parallelReportText(const ParallelArgs& a, const ParallelReport& r);
 nlohmann::json parallelReportJson(const ParallelArgs& a, const ParallelReport& r);
 

@@ -1,11 +1,14 @@
 #include "app/cli/profile_command.h"
 
+#include "app/cli/input_options.h"
+
 #include <iomanip>
 #include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
 
+#include "app/cli/input_options.h"
 #include "app/cli/parse_int.h"
 #include "app/common/build_info.h"
 #include "app/common/graph_svg.h"
@@ -43,7 +46,9 @@ const char* kProfileUsage = R"(usage: fusescope-cli profile MODEL [options]
   --pipeline O0..O3      compiler pipeline (default O2); --passes a,b,c / --disable a,b
   --threads N            CPU worker threads (default: all cores)
   --input-dir DIR        inputs from DIR/input_N.pb; otherwise random from --seed N
-  --dim NAME=VALUE       value of a symbolic dim (default 1)
+  --input NAME=FILE      one input from a .pb or .npy file (repeatable)
+  --dim NAME=VALUE       size of a symbolic dim (default: 224 for an image's height and
+                         width, 1024 for a 1-D signal's length, else 1)
   --list RUN.fsdb        the runs stored in RUN.fsdb
   --compare RUN.fsdb A B per node, run B's time against run A's
 )";
@@ -124,6 +129,7 @@ int profileCommand(int argc, char** argv, int first) {
     std::vector<std::string> disabled;
     int64_t iterations = 20, warmup = 2, threads = 0;
     FeedOptions feeds;
+    InputChoice input;
     for (int i = first; i < argc; ++i) {
         const std::string s = argv[i];
         auto value = [&](std::string& out) {
@@ -141,7 +147,6 @@ int profileCommand(int argc, char** argv, int first) {
         else if (s == "--trace") { if (!value(tracePath)) return usage("--trace needs T.json"); }
         else if (s == "--csv") { if (!value(csvDir)) return usage("--csv needs DIR"); }
         else if (s == "--report") { if (!value(reportPath)) return usage("--report needs R.html"); }
-        else if (s == "--input-dir") { if (!value(feeds.inputDir)) return usage("--input-dir needs DIR"); }
         else if (s == "--pipeline") { if (!value(pipeline)) return usage("--pipeline needs O0..O3"); }
         else if (s == "--passes") { if (!value(passList) || passList.empty()) return usage("--passes needs a,b,c"); }
         else if (s == "--disable") {
@@ -158,12 +163,8 @@ int profileCommand(int argc, char** argv, int first) {
         } else if (s == "--seed") {
             if (!value(v) || !parseInt(v, n)) return usage("--seed needs a number");
             feeds.seed = uint64_t(n);
-        } else if (s == "--dim") {
-            if (!value(v)) return usage("--dim needs NAME=VALUE");
-            const size_t eq = v.find('=');
-            if (eq == std::string::npos || eq == 0 || !parseInt(v.substr(eq + 1), n) || n < 0)
-                return usage("--dim needs NAME=VALUE with VALUE >= 0");
-            feeds.dims[v.substr(0, eq)] = n;
+        } else if (std::string error; int taken = parseInputOption(argc, argv, i, input, error)) {
+            if (taken < 0) return usage(error);
         } else if (s == "--list") {
             if (!value(v)) return usage("--list needs RUN.fsdb");
             return listRuns(v);
@@ -198,6 +199,9 @@ int profileCommand(int argc, char** argv, int first) {
     ProfileRequest request;
     request.graph = compiled->model.graph;
     request.opsets = compiled->model.opsetImports;
+    feeds.inputDir = input.dir.string();
+    feeds.files = input.files;
+    feeds.dims = input.dims;
     request.feeds = feeds;
     request.device = device;
     request.iterations = int(iterations);

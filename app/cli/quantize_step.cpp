@@ -72,7 +72,7 @@ int parseQuantizeOption(int argc, char** argv, int& i, QuantizeArgs& a, std::str
     return 1;
 }
 
-Result<QuantizePlan> insertQuantizationPasses(const QuantizeArgs& a, const Model& model,
+Result<QuantizePlan> insertQuantizationPasses(const QuantizeArgs& a, const InputChoice& input, const Model& model,
                                               std::vector<std::unique_ptr<Pass>>& pipeline) {
     QuantizePlan plan;
     CalibrationData data;
@@ -81,7 +81,10 @@ Result<QuantizePlan> insertQuantizationPasses(const QuantizeArgs& a, const Model
         if (!loaded) return loaded.status();
         data = std::move(*loaded);
     } else {
-        data = generateCalibrationData(*model.graph, a.samples, 1);
+        // Without --calibration the given inputs (or generated ones of the given sizes) serve.
+        auto chosen = checkInputs(*model.graph, input, a.samples, 1);
+        if (!chosen) return chosen.status();
+        data = std::move(*chosen);
     }
     if (a.kind != "int8") {  // nothing is fitted to the data: every sample measures
         plan.calibration = std::make_shared<CalibrationData>(std::move(data));
@@ -121,11 +124,11 @@ Result<QuantizeReport> measureQuantization(const QuantizeArgs& a, const Quantize
     r.dataSource = plan.calibration->source;
     r.generatedData = plan.calibration->generated;
     auto onCalibration = compareOutputs(float32, result.model, *plan.calibration);
-    if (!onCalibration) return onCalibration.status().withContext("accuracy");
+    if (!onCalibration) return withSizingHint(onCalibration.status(), plan.calibration->sizing).withContext("accuracy");
     r.calibrationError = *onCalibration;
     if (!plan.heldBack->samples.empty()) {
         auto onHeldBack = compareOutputs(float32, result.model, *plan.heldBack);
-        if (!onHeldBack) return onHeldBack.status().withContext("accuracy");
+        if (!onHeldBack) return withSizingHint(onHeldBack.status(), plan.heldBack->sizing).withContext("accuracy");
         r.heldBackError = *onHeldBack;
     }
     if (a.kind != "int8" || !a.sensitivity) return r;

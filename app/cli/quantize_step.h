@@ -40,7 +40,7 @@ struct QuantizePlan {
 
 // Loads or generates the data and inserts the passes: fp16/bf16 before the memory passes,
 // int8 (QDQ then folding) after the clean-up and conv-bn folding, before the other fusions.
-Result<QuantizePlan> insertQuantizationPasses(const QuantizeArgs& a, const Model& model,
+Result<QuantizePlan> insertQuantizationPasses(const QuantizeArgs& a, const InputChoice& input, const Model& model,
                                               std::vector<std::unique_ptr<Pass>>& pipeline);
 
 struct QuantizeReport {

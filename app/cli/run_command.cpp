@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/input_options.h"
 #include "app/cli/parse_int.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/pass_manager.h"
@@ -36,7 +37,8 @@ inputs (in graph-input order; inputs backed by an initializer are not fed):
   --input-dir DIR        read DIR/input_0.pb, input_1.pb, ... (ONNX TensorProto files)
   --input NAME=FILE      one input from a .pb (TensorProto) or .npy file (repeatable)
   otherwise inputs are random from a fixed seed: floats uniform in [-1, 1), integers
-  uniform in [0, 10), bools fair coins; symbolic dims take --dim NAME=VALUE (default 1).
+  uniform in [0, 10), bools fair coins; symbolic dims take --dim NAME=VALUE
+  (default: 224 for an image's height and width, 1024 for a 1-D signal's length, else 1).
   --dim NAME=VALUE       value of a symbolic dim (repeatable)
   --seed N               seed of the random inputs (default 0)
 outputs:
@@ -59,9 +61,8 @@ execution:
 
 struct RunArgs {
     std::string model;
-    std::string inputDir, outputDir;
-    std::vector<std::pair<std::string, std::string>> inputs;
-    std::map<std::string, int64_t> dims;
+    std::string outputDir;
+    InputChoice input;
     uint64_t seed = 0;
     int iterations = 1, warmup = 0;
     int threads = 0;
@@ -77,12 +78,15 @@ int usage(const std::string& message) {
     return kExitUsage;
 }
 
-// Out of memory: the sizes asked for are the likeliest cause, so say them.
-std::string sizesNote(const Status& status, const std::map<std::string, int64_t>& dims) {
-    if (status.code() != ErrorCode::OutOfMemory || dims.empty()) return "";
-    std::string note = ", planned for";
-    for (const auto& [name, size] : dims) note += " " + name + "=" + std::to_string(size);
-    return note;
+// A run that fails for its sizes (out of memory, a kernel larger than the input) says which
+// sizes it ran with and how to change them.
+std::string sizesNote(const Status& status, const std::map<std::string, int64_t>& given, const InputSizing& sizing) {
+    std::string note;
+    if (status.code() == ErrorCode::OutOfMemory && !given.empty()) {
+        note = ", planned for";
+        for (const auto& [name, size] : given) note += " " + name + "=" + std::to_string(size);
+    }
+    return withSizingHint(Status(status.code(), note), sizing).message();
 }
 
 int fail(const std::string& message) {
@@ -99,16 +103,7 @@ int parse(int argc, char** argv, int first, RunArgs& a) {
             out = argv[++i];
             return true;
         };
-        auto pair = [&](std::pair<std::string, std::string>& out) {
-            std::string v;
-            if (!value(v)) return false;
-            const size_t eq = v.find('=');
-            if (eq == std::string::npos || eq == 0) return false;
-            out = {v.substr(0, eq), v.substr(eq + 1)};
-            return true;
-        };
         std::string v;
-        std::pair<std::string, std::string> kv;
         int64_t n = 0;
         if (s == "--help" || s == "-h") {
             std::cout << kRunUsage;
@@ -116,14 +111,9 @@ int parse(int argc, char** argv, int first, RunArgs& a) {
         }
         if (s == "--json") a.json = true;
         else if (s == "--profile") a.profile = true;
-        else if (s == "--input-dir") { if (!value(a.inputDir)) return usage("--input-dir needs DIR"); }
         else if (s == "--output-dir") { if (!value(a.outputDir)) return usage("--output-dir needs DIR"); }
-        else if (s == "--input") {
-            if (!pair(kv)) return usage("--input needs NAME=FILE");
-            a.inputs.push_back(kv);
-        } else if (s == "--dim") {
-            if (!pair(kv) || !parseInt(kv.second, n) || n < 0) return usage("--dim needs NAME=VALUE with VALUE >= 0");
-            a.dims[kv.first] = n;
+        else if (std::string error; int taken = parseInputOption(argc, argv, i, a.input, error)) {
+            if (taken < 0) return usage(error);
         } else if (s == "--seed") {
             if (!value(v) || !parseInt(v, n)) return usage("--seed needs a number");
             a.seed = uint64_t(n);
@@ -208,9 +198,9 @@ int runCommand(int argc, char** argv, int first) {
     const Graph& graph = exec.graph();
 
     FeedOptions feedOptions;
-    feedOptions.inputDir = args.inputDir;
-    feedOptions.files = args.inputs;
-    feedOptions.dims = args.dims;
+    feedOptions.inputDir = args.input.dir.string();
+    feedOptions.files = args.input.files;
+    feedOptions.dims = args.input.dims;
     feedOptions.seed = args.seed;
     auto built = buildFeeds(exec, feedOptions);
     if (!built) return fail(args.model + ": " + built.status().message());
@@ -228,7 +218,7 @@ int runCommand(int argc, char** argv, int first) {
         Stopwatch watch;
         auto result = exec.run(std::move(copy), runOptions);
         const double ms = watch.elapsedMs();
-        if (!result) return fail(args.model + ": " + result.status().message() + sizesNote(result.status(), args.dims));
+        if (!result) return fail(args.model + ": " + result.status().message() + sizesNote(result.status(), args.input.dims, built->sizing));
         if (i >= args.warmup) samples.push_back(ms);
         outputs = std::move(*result);
     }

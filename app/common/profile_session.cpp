@@ -160,7 +160,7 @@ Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::at
         auto result = exec.run(feeds->tensors, options);
         const double ms = watch.elapsedMs();
         if (cancel && cancel->load()) return Status(ErrorCode::InvalidArgument, "profiling cancelled");
-        if (!result) return result.status();
+        if (!result) return withSizingHint(result.status(), feeds->sizing);
         if (progress) progress(++done, total);
         return ms;
     };

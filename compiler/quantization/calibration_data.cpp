@@ -71,12 +71,6 @@ std::vector<fs::path> sortedEntries(const fs::path& dir) {
     return entries;
 }
 
-std::vector<int64_t> concreteDims(const ValueType& type) {
-    std::vector<int64_t> dims;
-    for (const Dim& d : type.shape.dims()) dims.push_back(d.isKnown() ? d.size() : 1);
-    return dims;
-}
-
 // A smooth picture per channel: a few low-frequency waves and soft blobs in [0, 1], then
 // normalised as torchvision's ImageNet models expect.
 void fillSyntheticImages(RtTensor& t, std::mt19937_64& rng) {
@@ -149,21 +143,23 @@ Result<CalibrationData> loadCalibrationData(const Graph& graph, const fs::path& 
     return data;
 }
 
-CalibrationData generateCalibrationData(const Graph& graph, int count, uint64_t seed) {
+CalibrationData generateCalibrationData(const Graph& graph, int count, uint64_t seed,
+                                        const std::map<std::string, int64_t>& dims) {
     std::mt19937_64 rng(seed);
     CalibrationData data;
     data.generated = true;
     bool images = false;
     const std::vector<ValueId> inputs = fedInputs(graph);
+    data.sizing = sizeInputs(graph, inputs, dims);
     for (ValueId id : inputs) data.inputNames.push_back(graph.value(id).name);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::uniform_int_distribution<int> index(0, 9);
     for (int s = 0; s < count; ++s) {
         std::vector<RtTensor> set;
-        for (ValueId id : inputs) {
-            const ValueType& type = graph.value(id).type;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            const ValueType& type = graph.value(inputs[i]).type;
             const DType dtype = type.elemType == DType::Undefined ? DType::Float32 : type.elemType;
-            RtTensor t = allocateTensor(dtype, concreteDims(type));
+            RtTensor t = allocateTensor(dtype, data.sizing.dims[i]);
             if (dtype == DType::Float32 && t.rank() == 4 && t.dims[1] == 3) {
                 fillSyntheticImages(t, rng);
                 images = true;
@@ -188,12 +184,33 @@ CalibrationData generateCalibrationData(const Graph& graph, int count, uint64_t 
     return data;
 }
 
+Result<CalibrationData> checkInputs(const Graph& graph, const InputChoice& choice, int count, uint64_t seed) {
+    if (!choice.dir.empty()) return loadCalibrationData(graph, choice.dir);
+    CalibrationData data = generateCalibrationData(graph, count, seed, choice.dims);
+    const std::vector<ValueId> inputs = fedInputs(graph);
+    for (const auto& [name, file] : choice.files) {
+        const auto at = std::find(data.inputNames.begin(), data.inputNames.end(), name);
+        if (at == data.inputNames.end()) {
+            std::string names;
+            for (const std::string& n : data.inputNames) names += (names.empty() ? "" : ", ") + n;
+            return Status(ErrorCode::InvalidArgument, "the model has no input named '" + name + "' (inputs: " + names + ")");
+        }
+        const size_t k = size_t(at - data.inputNames.begin());
+        auto t = readFitting(graph, inputs[k], file);
+        if (!t) return t.status();
+        for (auto& sample : data.samples) sample[k] = *t;
+        data.source += ", '" + name + "' from " + file;
+    }
+    return data;
+}
+
 CalibrationSplit holdBack(CalibrationData data) {
     CalibrationSplit split;
     const size_t n = data.samples.size();
     const size_t held = n >= 2 ? std::max<size_t>(1, n / 4) : 0;
     split.heldBack.inputNames = data.inputNames;
     split.heldBack.generated = data.generated;
+    split.heldBack.sizing = data.sizing;
     split.heldBack.source = data.source + ", held back " + std::to_string(held);
     for (size_t i = n - held; i < n; ++i) split.heldBack.samples.push_back(std::move(data.samples[i]));
     data.samples.resize(n - held);

@@ -8,16 +8,9 @@
 
 namespace fsc {
 
-RtTensor randomTensor(const ValueType& type, const std::map<std::string, int64_t>& dims,
-                      std::mt19937_64& rng) {
-    std::vector<int64_t> shape;
-    for (const Dim& d : type.shape.dims()) {
-        if (d.isKnown()) shape.push_back(d.size());
-        else if (auto it = dims.find(d.symbol()); d.isSymbolic() && it != dims.end()) shape.push_back(it->second);
-        else shape.push_back(1);
-    }
-    const DType t = type.elemType == DType::Undefined ? DType::Float32 : type.elemType;
-    RtTensor out = allocateTensor(t, shape);
+RtTensor randomTensor(DType dtype, std::vector<int64_t> dims, std::mt19937_64& rng) {
+    const DType t = dtype == DType::Undefined ? DType::Float32 : dtype;
+    RtTensor out = allocateTensor(t, std::move(dims));
     std::uniform_real_distribution<double> real(-1.0, 1.0);
     std::uniform_int_distribution<int> small(0, 9);
     for (int64_t i = 0; i < out.numel(); ++i) {
@@ -74,9 +67,14 @@ Result<Feeds> buildFeeds(const Executor& executor, const FeedOptions& options) {
         }
         if (Status s = load(i, file); !s) return s;
     }
-    std::mt19937_64 rng(options.seed);
+    std::vector<ValueId> generated;
     for (size_t i = 0; i < ids.size(); ++i)
-        if (!feeds.tensors[i].defined()) feeds.tensors[i] = randomTensor(graph.value(ids[i]).type, options.dims, rng);
+        if (!feeds.tensors[i].defined()) generated.push_back(ids[i]);
+    feeds.sizing = sizeInputs(graph, generated, options.dims);
+    std::mt19937_64 rng(options.seed);
+    for (size_t i = 0, k = 0; i < ids.size(); ++i)
+        if (!feeds.tensors[i].defined())
+            feeds.tensors[i] = randomTensor(graph.value(ids[i]).type.elemType, feeds.sizing.dims[k++], rng);
     return feeds;
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/runtime/input_sizing.h"
 #include "compiler/runtime/rt_tensor.h"
 #include "core/graph.h"
 #include "core/status.h"
@@ -20,19 +21,18 @@ class Executor;
 struct FeedOptions {
     std::string inputDir;                                    // DIR/input_0.pb, input_1.pb, ...
     std::vector<std::pair<std::string, std::string>> files;  // input name -> .pb or .npy file
-    std::map<std::string, int64_t> dims;                     // symbolic dims (default 1)
+    std::map<std::string, int64_t> dims;                     // symbolic dims (else see input_sizing.h)
     uint64_t seed = 0;
 };
 
 struct Feeds {
     std::vector<RtTensor> tensors;     // in the executor's feed order
     std::vector<std::string> sources;  // "random" or the file each came from
+    InputSizing sizing;                // the generated ones' sizes, and what was chosen for them
 };
 
-// Floats uniform in [-1, 1), integers uniform in [0, 10), bools fair coins; symbolic dims
-// from `dims`, else 1.
-RtTensor randomTensor(const ValueType& type, const std::map<std::string, int64_t>& dims,
-                      std::mt19937_64& rng);
+// Floats uniform in [-1, 1), integers uniform in [0, 10), bools fair coins.
+RtTensor randomTensor(DType dtype, std::vector<int64_t> dims, std::mt19937_64& rng);
 
 // Errors name the file or the input that is missing or unknown.
 Result<Feeds> buildFeeds(const Executor& executor, const FeedOptions& options);

@@ -495,6 +495,57 @@ private slots:
         QCOMPARE(err.count(QLatin1Char('\n')), 1);
     }
 
+    // Symbolic height and width: generated inputs are 224 x 224 (1 x 1 fails the stride-2
+    // MaxPool without pads), for run, profile and compile's checks alike.
+    void generatedInputsFitTheKernels() {
+        const QString model = QStringLiteral(FSC_FIXTURE_DIR "/styles/conv_symbolic_hw.onnx");
+        Run run = cli({QStringLiteral("run"), model});
+        QCOMPARE(run.exitCode, 0);
+        QVERIFY2(run.out.contains(QStringLiteral("float32[1,3,224,224]")), qPrintable(run.out));
+        QCOMPARE(cli({QStringLiteral("profile"), model, QStringLiteral("--iterations"), QStringLiteral("1")}).exitCode, 0);
+        QCOMPARE(cli({QStringLiteral("compile"), model, QStringLiteral("--tp"), QStringLiteral("2")}).exitCode, 0);
+        QCOMPARE(cli({QStringLiteral("compile"), model, QStringLiteral("--quantize"), QStringLiteral("fp16")}).exitCode, 0);
+
+        // Sizes the kernels reject: one line naming the node, the sizes and the flag.
+        Run small = cli({QStringLiteral("run"), model, QStringLiteral("--dim"), QStringLiteral("height=1")});
+        QCOMPARE(small.exitCode, 2);
+        QVERIFY2(small.err.contains(QStringLiteral("'/pool/MaxPool' (MaxPool)")), qPrintable(small.err));
+        QVERIFY2(small.err.contains(QStringLiteral("width=224")) && small.err.contains(QStringLiteral("--dim NAME=VALUE")),
+                 qPrintable(small.err));
+        QCOMPARE(small.err.count(QLatin1Char('\n')), 1);
+    }
+
+    // A check that fails still leaves what was compiled, and says so; compile takes --dim
+    // and --input-dir like run.
+    void compileChecksTakeInputsAndKeepTheResult() {
+        const QString model = QStringLiteral(FSC_FIXTURE_DIR "/styles/conv_symbolic_hw.onnx");
+        const QString out = QStringLiteral(FSC_TEST_TMP "/check-kept.onnx");
+        QFile::remove(out);
+        Run failed = cli({QStringLiteral("compile"), model, QStringLiteral("--pp"), QStringLiteral("2"), QStringLiteral("--dim"),
+                          QStringLiteral("height=2"), QStringLiteral("-o"), out});
+        QCOMPARE(failed.exitCode, 2);
+        QVERIFY2(failed.err.contains(QStringLiteral("check failed (the compiled graph was written to ")), qPrintable(failed.err));
+        QVERIFY(failed.err.contains(QStringLiteral("MaxPool")));
+        QCOMPARE(failed.err.count(QLatin1Char('\n')), 1);
+        QVERIFY(QFile::exists(out));
+        QCOMPARE(cli({QStringLiteral("inspect"), out}).exitCode, 0);
+
+        const QString dir = QStringLiteral(FSC_TEST_TMP "/check-inputs");
+        QDir(dir).removeRecursively();
+        QDir().mkpath(dir);
+        std::vector<float> image(size_t(2 * 3 * 40 * 48), 0.25f);
+        std::string bytes(reinterpret_cast<const char*>(image.data()), image.size() * sizeof(float));
+        const size_t size = bytes.size();
+        const fsc::Tensor input("input", fsc::DType::Float32, {2, 3, 40, 48}, fsc::makeBuffer(std::move(bytes)), 0, size);
+        QVERIFY(fsc::writeTensorProtoFile((dir + QStringLiteral("/input_0.pb")).toStdString(), input).isOk());
+        Run given = cli({QStringLiteral("compile"), model, QStringLiteral("--quantize"), QStringLiteral("fp16"),
+                         QStringLiteral("--input-dir"), dir, QStringLiteral("--json")});
+        QCOMPARE(given.exitCode, 0);
+        const QJsonObject q = QJsonDocument::fromJson(given.out.toUtf8()).object()[QStringLiteral("quantization")].toObject();
+        QVERIFY2(q[QStringLiteral("data")].toString().startsWith(dir), qPrintable(given.out.left(2000)));
+        QCOMPARE(cli({QStringLiteral("compile"), model, QStringLiteral("--dim")}).exitCode, 64);
+    }
+
     void runAtO0ProfilesEveryImportedNode() {
         Run r = cli({QStringLiteral("run"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--json"),
                      QStringLiteral("--pipeline"), QStringLiteral("O0"), QStringLiteral("--profile")});

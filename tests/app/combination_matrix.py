@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Every command, with every option that changes what it does, over every fixture model.
+
+usage: combination_matrix.py CLI GUI|none FIXTURE_DIR SAMPLE_MODEL WORK_DIR
+
+Each invocation must end with exit 0, or exit 2 with exactly one "error: ..." line on
+stderr; never a signal, never a hang (a time limit per command), never another code.
+Prints one line per failure and a count per command; exits 1 when anything failed.
+The models: the hand-built fixtures (good/*.onnx, good/external), the exporter-style ones
+(styles/*.onnx) and the bundled sample. Options that only pick a file name are run once per
+model with each output flag (-o, --dump-dir, --json, --explain) rather than all products.
+"""
+import concurrent.futures
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+import onnx
+
+CLI, GUI, FIXTURES, SAMPLE, WORK = sys.argv[1:6]
+TIME_LIMIT = 300
+
+models = sorted(glob.glob(os.path.join(FIXTURES, "good", "*.onnx")))
+models += sorted(glob.glob(os.path.join(FIXTURES, "good", "external", "*.onnx")))
+models += sorted(glob.glob(os.path.join(FIXTURES, "styles", "*.onnx")))
+models.append(SAMPLE)
+
+# (name, argv after the model); {out} is a per-invocation folder.
+compile_bases = {
+    "O2": [],
+    "tp2": ["--tp", "2"],
+    "pp2": ["--pp", "2", "--microbatches", "2"],
+    "fp16": ["--quantize", "fp16"],
+    "int8": ["--quantize", "int8", "--calibration-samples", "4"],
+}
+outputs = {
+    "plain": [],
+    "dump": ["--dump-dir", "{out}/dump"],
+    "o": ["-o", "{out}/compiled.onnx"],
+    "json": ["--json"],
+    "explain": ["--explain"],
+}
+commands = [("inspect", [CLI, "inspect"], []), ("inspect --json", [CLI, "inspect"], ["--json"])]
+for level in ("O0", "O1", "O3"):
+    commands.append((f"compile --pipeline {level}", [CLI, "compile"], ["--pipeline", level, "--verify"]))
+commands.append(("compile --quantize bf16", [CLI, "compile"], ["--quantize", "bf16"]))
+for base, base_args in compile_bases.items():
+    for out, out_args in outputs.items():
+        commands.append((f"compile {base} {out}", [CLI, "compile"], base_args + out_args))
+commands += [
+    ("run", [CLI, "run"], ["--output-dir", "{out}/outputs"]),
+    ("run --json --pipeline O0", [CLI, "run"], ["--json", "--pipeline", "O0"]),
+    ("run --backend cuda", [CLI, "run"], ["--backend", "cuda"]),
+    ("profile", [CLI, "profile"], ["--iterations", "2", "--warmup", "0", "-o", "{out}/runs.fsdb",
+                                   "--trace", "{out}/trace.json", "--report", "{out}/report.html"]),
+]
+if GUI != "none":
+    for name, extra in (("screenshot", []), ("screenshot --pass imported", ["--pass", "imported"]),
+                        ("screenshot --compare", ["--compare"]), ("screenshot --run", ["--run"])):
+        commands.append((name, [GUI], ["--screenshot", "{out}/shot.png"] + extra))
+
+
+checked = {}
+
+
+def checker_accepts(model):
+    """Whether ONNX's checker (this python-onnx's IR version) accepts the model as given."""
+    if model not in checked:
+        try:
+            m = onnx.load(model)
+            onnx.checker.check_model(m)
+            checked[model] = m.ir_version <= onnx.IR_VERSION
+        except Exception:  # noqa: BLE001
+            checked[model] = False
+    return checked[model]
+
+
+def check(job):
+    index, model, (name, prefix, args) = job
+    out = os.path.join(WORK, f"{index:05d}")
+    os.makedirs(out, exist_ok=True)
+    argv = prefix + [model] + [a.replace("{out}", out) for a in args]
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    try:
+        p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=TIME_LIMIT, env=env)
+        written = os.path.join(out, "compiled.onnx")
+        if p.returncode == 0 and os.path.exists(written) and checker_accepts(model):
+            try:  # what compile writes, ONNX's own checker accepts
+                onnx.checker.check_model(onnx.load(written), full_check=True)
+            except Exception as e:  # noqa: BLE001 - any refusal is the finding
+                return name, model, f"the ONNX checker refuses the compiled model: {str(e).splitlines()[0]}"
+    except subprocess.TimeoutExpired:
+        return name, model, f"hung (over {TIME_LIMIT} s)"
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    err = p.stderr.decode("utf-8", "replace")
+    # Progress lines rewrite themselves with \r: only the last state of each line counts.
+    lines = [line.split("\r")[-1] for line in err.split("\n")]
+    errors = [line for line in lines if line.startswith("error:")]
+    if p.returncode < 0:
+        return name, model, f"killed by signal {-p.returncode}: {err.strip()[-300:]}"
+    if p.returncode == 0:
+        return name, model, None
+    if p.returncode != 2:
+        return name, model, f"exit {p.returncode}: {err.strip()[-300:]}"
+    if len(errors) != 1:
+        return name, model, f"exit 2 with {len(errors)} error lines: {err.strip()[-300:]}"
+    return name, model, None
+
+
+jobs = [(i, m, c) for i, (m, c) in enumerate((m, c) for m in models for c in commands)]
+os.makedirs(WORK, exist_ok=True)
+failures = []
+per_command = {}
+with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+    for name, model, problem in pool.map(check, jobs):
+        ok, bad = per_command.get(name, (0, 0))
+        per_command[name] = (ok + (problem is None), bad + (problem is not None))
+        if problem:
+            failures.append(f"FAIL {name} {os.path.relpath(model, FIXTURES) if model != SAMPLE else 'sample'}: {problem}")
+for line in failures:
+    print(line)
+for name, (ok, bad) in per_command.items():
+    print(f"{name:32s} {ok:3d} ok {bad:3d} failed")
+print(f"{len(jobs)} invocations over {len(models)} models, {len(failures)} failed")
+sys.exit(1 if failures else 0)
