@@ -60,6 +60,13 @@ Status writeQuantized(KernelContext& ctx, RtTensor& out, int64_t i, double v) {
     }
 }
 
+// x / scale in the input's precision: float32 unless x is double, as ONNX's reference and
+// ONNX Runtime divide (in double, a quotient float32 rounds to exactly .5 can fall just
+// below it, and the result is one quantization step off).
+double quotient(double x, double scale, DType xType) {
+    return xType == DType::Float64 ? x / scale : double(float(x) / float(scale));
+}
+
 // The common case of QuantizeLinear (float32 in, one scale, 8-bit out) as one typed loop,
 // split across the pool.
 template <typename Q>
@@ -68,7 +75,8 @@ Status quantizeFloats(KernelContext& ctx, const RtTensor& x, double scale, doubl
     Q* po = out.as<Q>();
     const double lo = double(std::numeric_limits<Q>::lowest()), hi = double(std::numeric_limits<Q>::max());
     ctx.pool().parallelFor(x.numel(), 1 << 14, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) po[i] = Q(std::clamp(std::nearbyint(double(px[i]) / scale) + zero, lo, hi));
+        for (int64_t i = b; i < e; ++i)
+            po[i] = Q(std::clamp(std::nearbyint(quotient(px[i], scale, DType::Float32)) + zero, lo, hi));
     });
     return Status::ok();
 }
@@ -115,7 +123,8 @@ KernelFactory quantizeLinear() {
                 if (outType == DType::Int8) return quantizeFloats<int8_t>(ctx, *x, s->at(0), z->at(0), **out);
             }
             for (int64_t i = 0; i < x->numel(); ++i)
-                FSC_RETURN_IF_ERROR(writeQuantized(ctx, **out, i, std::nearbyint(elementAsDouble(*x, i) / s->at(i)) + z->at(i)));
+                FSC_RETURN_IF_ERROR(writeQuantized(ctx, **out, i,
+                                                   std::nearbyint(quotient(elementAsDouble(*x, i), s->at(i), x->dtype)) + z->at(i)));
             return Status::ok();
         }));
     };

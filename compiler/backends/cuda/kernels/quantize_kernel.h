@@ -1,7 +1,9 @@
 #pragma once
 // QuantizeLinear and DequantizeLinear with one scale and zero point (per tensor), which the
 // host reads from the node's constants: y = saturate(round_half_even(x / scale) + zero) and
-// y = (x - zero) * scale, in double as the CPU kernels compute them.
+// y = (x - zero) * scale, as the CPU kernels compute them. x / scale is divided in float32
+// unless x is double: ONNX's reference and ONNX Runtime divide in the input's precision,
+// and in double a quotient float32 rounds to exactly .5 can fall just below it (one step off).
 #include "compiler/backends/cuda/kernels/hd.h"
 
 namespace fsc::dk {
@@ -22,7 +24,8 @@ FSC_HD void quantizeElement(const QuantizeParams& p, int64_t i) {
         storeDouble(p.out, p.outType, i, (x - p.zero) * p.scale);
         return;
     }
-    double v = nearbyint(x / p.scale) + p.zero;
+    const double q = p.inType == ElemType::F64 ? x / p.scale : double(float(x) / float(p.scale));
+    double v = nearbyint(q) + p.zero;
     v = v < p.lo ? p.lo : v > p.hi ? p.hi : v;
     storeDouble(p.out, p.outType, i, v);
 }
