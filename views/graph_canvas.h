@@ -25,6 +25,10 @@ class GraphCanvas : public QWidget {
 public:
     explicit GraphCanvas(QWidget* parent = nullptr);
     ~GraphCanvas() override;
+    // A layout is being made (or is due): the canvas shows "Laying out…" until laidOut().
+    bool isLayingOut() const { return m_busy; }
+    // Laid out and showing a graph.
+    bool showsLayout() const { return m_shownGraph && !m_layout.boxes.empty(); }
 
     // Shows a graph with groups expanded to `depth`; the layout arrives with laidOut().
     void setGraph(std::shared_ptr<const Graph> graph, int expandDepth);

@@ -32,6 +32,7 @@ struct ScreenshotRun {
     QElapsedTimer timer;
     qint64 importedAt = 0;
     double importMs = 0, firstFrameMs = -1;
+    int panesLaidOut = 0;  // graph panes showing their layout when the picture was taken
     enum class Stage { Loading, Compiling, Showing, Running, Expanding } stage = Stage::Loading;
 };
 
@@ -78,7 +79,8 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
                                 {QStringLiteral("nodes"), int(window.canvas()->graph()->nodeCount())},
                                 {QStringLiteral("import_ms"), run->importMs},
                                 {QStringLiteral("first_frame_ms"), run->firstFrameMs},
-                                {QStringLiteral("full_layout_ms"), layoutMs}};
+                                {QStringLiteral("full_layout_ms"), layoutMs},
+                                {QStringLiteral("panes_laid_out"), run->panesLaidOut}};
             std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
             QCoreApplication::exit(0);
         }
@@ -106,7 +108,20 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
             if (!shown) return fail(QStringLiteral("--dock %1: no such dock (run, timeline, memory, log, nodes, breaks, changes)").arg(dock), 64);
             shown->raise();
         }
-        window.canvas()->repaint();
+        // With --compare the left pane lays out on its own: the picture waits for it (or 30 s).
+        int panes = 0;
+        for (fsc::GraphCanvas* pane : {window.canvas(), window.beforeCanvas()}) {
+            if (!pane->isVisible()) continue;
+            if (pane->isLayingOut()) {
+                QEventLoop laidOut;
+                QObject::connect(pane, &fsc::GraphCanvas::laidOut, &laidOut, &QEventLoop::quit);
+                QTimer::singleShot(30000, &laidOut, &QEventLoop::quit);
+                laidOut.exec();
+            }
+            panes += pane->showsLayout() && !pane->isLayingOut();
+            pane->repaint();
+        }
+        run->panesLaidOut = panes;
         if (!window.grab().save(file)) return fail(file + QStringLiteral(": cannot write the screenshot"), 2);
         run->stage = ScreenshotRun::Stage::Expanding;
         window.canvas()->setExpanded(fsc::expandedToDepth(*window.canvas()->scopeTree(), 1 << 20));

@@ -178,6 +178,16 @@ private slots:
                 coloured += c.saturation() > 60 && c.value() > 120;
             }
         QVERIFY2(coloured > 500, qPrintable(QString::number(coloured)));
+        QCOMPARE(j[QStringLiteral("panes_laid_out")].toInt(), 1);
+
+        // Side by side: the picture waits for both panes' layouts (the left one once showed
+        // "Laying out…" in it).
+        QProcess compare;
+        compare.setProcessEnvironment(env);
+        compare.start(QStringLiteral(FSC_GUI_BINARY), {QStringLiteral("--screenshot"), png, QStringLiteral("--compare")});
+        QVERIFY(compare.waitForFinished(60000));
+        QCOMPARE(compare.exitCode(), 0);
+        QCOMPARE(QJsonDocument::fromJson(compare.readAllStandardOutput()).object()[QStringLiteral("panes_laid_out")].toInt(), 2);
 
         // A pass that is not in the pipeline: one line naming the choices, usage exit.
         QProcess bad;
