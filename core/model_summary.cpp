@@ -39,6 +39,13 @@ bool shapeUnknown(const ValueType& t) {
     }
 }
 
+void noteUnknown(const ValueType& t, const std::string& name, ModelSummary& s) {
+    if (!shapeUnknown(t)) return;
+    s.unknownShapeValues.push_back(name);
+    if (!t.isKnown() || !t.shape.rankKnown()) ++s.unknownRankValues;
+    else ++s.unnamedDimValues;
+}
+
 void walk(const Graph& g, int depth, const std::string& path, ModelSummary& s) {
     s.totalNodeCount += g.nodeCount();
     for (ValueId id : g.initializers) {
@@ -48,8 +55,7 @@ void walk(const Graph& g, int depth, const std::string& path, ModelSummary& s) {
         if (v.sparseInitializer) countTensor(v.sparseInitializer->values, s);
     }
     for (ValueId id : g.inputs)
-        if (!g.value(id).initializer && shapeUnknown(g.value(id).type))
-            s.unknownShapeValues.push_back(path + g.value(id).name);
+        if (!g.value(id).initializer) noteUnknown(g.value(id).type, path + g.value(id).name, s);
     for (NodeId nid : g.order()) {
         const Node& n = g.node(nid);
         const bool defaultDomain = n.domain.empty() || n.domain == "ai.onnx";
@@ -59,8 +65,7 @@ void walk(const Graph& g, int depth, const std::string& path, ModelSummary& s) {
             countConstant(n, s);
         }
         for (ValueId out : n.outputs)
-            if (out.valid() && shapeUnknown(g.value(out).type))
-                s.unknownShapeValues.push_back(path + g.value(out).name);
+            if (out.valid()) noteUnknown(g.value(out).type, path + g.value(out).name, s);
         for (const auto& sub : n.subgraphs()) {
             ++s.subgraphCount;
             s.maxSubgraphDepth = std::max(s.maxSubgraphDepth, depth + 1);

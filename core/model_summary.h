@@ -32,6 +32,8 @@ struct ModelSummary {
     int maxSubgraphDepth = 0;  // 0: no subgraphs
     size_t functionCount = 0;
     std::vector<std::string> unknownShapeValues;  // values whose shape stays unknown
+    int64_t unknownRankValues = 0;                // of those: not even the rank is known
+    int64_t unnamedDimValues = 0;                 // of those: a known rank, a dim with no size or name
     std::vector<std::string> warnings;
 };
 

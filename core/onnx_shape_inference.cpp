@@ -16,14 +16,9 @@ void mergeFromProtoGraph(const onnx::GraphProto& proto, Graph& graph) {
         if (!id.valid() || !info.has_type()) return;
         auto inferred = valueTypeFromProto(info.type());
         if (!inferred) return;
-        // ONNX names every dim it cannot size "unk__N"; those names carry no meaning
-        // from the model, so they stay unknown here.
-        if (inferred->shape.rankKnown()) {
-            std::vector<Dim> dims = inferred->shape.dims();
-            for (Dim& d : dims)
-                if (d.isSymbolic() && d.symbol().rfind("unk__", 0) == 0) d = Dim();
-            inferred->shape = Shape(std::move(dims));
-        }
+        // ONNX names every dim it cannot size "unk__N" and carries that name to the ops
+        // after: kept, it says which unknown dims are one and the same (the batch after a
+        // Reshape with -1, say), for edge labels, the cost model and the memory plan.
         mergeType(graph.value(id).type, *inferred);
     };
     for (const auto& info : proto.value_info()) mergeInfo(info);

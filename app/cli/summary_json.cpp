@@ -55,6 +55,8 @@ nlohmann::json summaryToJson(const ModelSummary& s, const std::string& file) {
     j["subgraphs"] = {{"count", s.subgraphCount}, {"max_depth", s.maxSubgraphDepth}};
     j["functions"] = s.functionCount;
     j["unknown_shape_values"] = s.unknownShapeValues;
+    j["unknown_rank_values"] = s.unknownRankValues;
+    j["unnamed_dim_values"] = s.unnamedDimValues;
     j["warnings"] = s.warnings;
     return j;
 }

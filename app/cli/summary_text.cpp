@@ -31,7 +31,8 @@ std::string summaryToText(const ModelSummary& s, const std::string& file) {
                      [](const auto& a, const auto& b) { return a.second > b.second; });
     os << "  op types      " << ops.size() << "\n";
     for (const auto& [op, count] : ops) os << "    " << count << "\t" << op << "\n";
-    os << "  unknown shapes " << s.unknownShapeValues.size() << "\n";
+    os << "  unknown shapes " << s.unknownShapeValues.size() << " (" << s.unknownRankValues << " of unknown rank, "
+       << s.unnamedDimValues << " with an unnamed dim)\n";
     const size_t shown = std::min<size_t>(s.unknownShapeValues.size(), 20);
     for (size_t i = 0; i < shown; ++i) os << "    " << s.unknownShapeValues[i] << "\n";
     if (shown < s.unknownShapeValues.size())

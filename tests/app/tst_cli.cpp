@@ -100,7 +100,9 @@ private slots:
         QCOMPARE(inputs.at(0).toObject()[QStringLiteral("shape")].toArray(),
                  (QJsonArray{QStringLiteral("batch"), QJsonValue(), 8}));
         QVERIFY(inputs.at(1).toObject()[QStringLiteral("shape")].isNull());
-        QCOMPARE(j[QStringLiteral("unknown_shape_values")].toArray().size(), 4);
+        QCOMPARE(j[QStringLiteral("unknown_shape_values")].toArray().size(), 3);
+        QCOMPARE(j[QStringLiteral("unknown_rank_values")].toInt(), 2);
+        QCOMPARE(j[QStringLiteral("unnamed_dim_values")].toInt(), 1);
     }
 
     void badModelsExitWithStatus2AndOneLine_data() {

@@ -145,11 +145,35 @@ private slots:
     void symbolicDimsNamedUnnamedAndAbsent() {
         Model m = load("good/symbolic.onnx");
         QCOMPARE(valueNamed(*m.graph, "x").type.toString(), std::string("float32[batch,?,8]"));
-        QCOMPARE(valueNamed(*m.graph, "y").type.toString(), std::string("float32[batch,?,8]"));
+        // ONNX's inference names the dim it cannot size, as onnx.shape_inference does.
+        QCOMPARE(valueNamed(*m.graph, "y").type.toString(), std::string("float32[batch,unk__0,8]"));
         QCOMPARE(valueNamed(*m.graph, "z").type.toString(), std::string("float32?"));
         ModelSummary s = summarizeModel(m);
         // Inputs first, then node outputs; an unnamed dim or no shape both count as unknown.
-        QCOMPARE(s.unknownShapeValues, (std::vector<std::string>{"x", "z", "y", "w"}));
+        QCOMPARE(s.unknownShapeValues, (std::vector<std::string>{"x", "z", "w"}));
+        QCOMPARE(s.unknownRankValues, int64_t(2));  // z and w
+        QCOMPARE(s.unnamedDimValues, int64_t(1));   // x
+    }
+
+    // Exporter styles where symbols used to be lost: after tf2onnx's Reshape(-1, ...) every
+    // Conv showed '?' for the batch; in paddle2onnx's, the spatial dims after each Conv.
+    // Every value now keeps or gets a symbol, as ONNX's own inference gives.
+    void symbolsSurviveExporterStyles_data() {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("tf2onnx") << QStringLiteral("styles/tf2onnx_nhwc.onnx");
+        QTest::newRow("paddle2onnx") << QStringLiteral("styles/paddle_dynamic.onnx");
+        QTest::newRow("spox") << QStringLiteral("styles/spox_nested_if.onnx");
+    }
+    void symbolsSurviveExporterStyles() {
+        QFETCH(QString, file);
+        Model m = load(file.toStdString());
+        const ModelSummary s = summarizeModel(m);
+        QVERIFY2(s.unknownShapeValues.empty(), s.unknownShapeValues.empty() ? "" : s.unknownShapeValues.front().c_str());
+        if (file.contains(QStringLiteral("tf2onnx"))) {
+            const ValueType& conv = valueNamed(*m.graph, "conv2d:0").type;
+            QVERIFY(conv.shape[0].isSymbolic());
+            QCOMPARE(conv.shape[0], valueNamed(*m.graph, "pool_nhwc:0").type.shape[0]);  // one batch symbol
+        }
     }
 
     void unsortedNodesAreSorted() {
