@@ -37,6 +37,15 @@ struct Region {
     std::set<uint32_t> columns;   // node indexes of the first (column-split) layers
     std::map<uint32_t, Split> split;  // value index -> split
     std::map<uint32_t, std::vector<int64_t>> newShapes;  // Reshape node -> target shape per shard
+    // Reshape node whose target shape is computed at run time (a dynamic batch) -> the axis
+    // whose entry each shard divides by the device count.
+    std::map<uint32_t, int> runtimeShapeAxis;
+    // Shape nodes outside the pair that read an inside value (to compute such a target
+    // shape), by the value they read, and every node outside the pair and before the row that
+    // depends on them: they move after the shards, and the Shape reads device 0's shard
+    // times [1, ..., devices, ..., 1], which is the unsplit shape.
+    std::map<uint32_t, std::vector<NodeId>> shapeReaders;
+    std::vector<NodeId> shapeChain;  // readers included, in graph order
     std::map<uint32_t, std::pair<int64_t, int64_t>> newSlice;  // Slice node -> start, end per shard
 };
 
@@ -216,8 +225,8 @@ private:
                 continue;
             }
             if (isOp(n, "Reshape") && !rw.constant(n.inputs[1])) {
-                if (blocked.empty())
-                    blocked = "Reshape '" + n.name + "' computes its target shape at run time (a dynamic batch: give it a size)";
+                // A target shape computed at run time (from a dynamic batch) stays outside the
+                // pair: each shard divides its split entry (propagate() says which).
                 stack.push_back(n.inputs[0]);
                 continue;
             }
@@ -232,11 +241,35 @@ private:
             for (ValueId out : g.node(id).outputs) {
                 if (!out.valid()) continue;
                 if (rw.isGraphOutput(out) || rw.isCaptured(out)) return "'" + g.value(out).name + "' is a graph output";
-                for (NodeId user : rw.users(out))
-                    if (user != region.row && !inside.count(user.index))
-                        return "'" + g.value(out).name + "' is also read outside the pair (by '" + g.node(user).name + "')";
+                for (NodeId user : rw.users(out)) {
+                    if (user == region.row || inside.count(user.index)) continue;
+                    if (isOp(g.node(user), "Shape")) {
+                        region.shapeReaders[out.index].push_back(user);
+                        continue;
+                    }
+                    return "'" + g.value(out).name + "' is also read outside the pair (by '" + g.node(user).name + "')";
+                }
             }
+        if (!region.shapeReaders.empty()) collectShapeChain(rw, region, inside);
         return {};
+    }
+
+    void collectShapeChain(const Rewriter& rw, Region& region, const std::set<uint32_t>& inside) const {
+        const Graph& g = rw.graph();
+        std::set<uint32_t> readers, chainValues;
+        for (const auto& [value, nodes] : region.shapeReaders)
+            for (NodeId n : nodes) readers.insert(n.index);
+        for (NodeId id : g.order()) {
+            if (id == region.row) break;
+            if (inside.count(id.index)) continue;
+            const Node& n = g.node(id);
+            bool depends = readers.count(id.index) > 0;
+            for (ValueId in : n.inputs) depends = depends || (in.valid() && chainValues.count(in.index));
+            if (!depends) continue;
+            region.shapeChain.push_back(id);
+            for (ValueId out : n.outputs)
+                if (out.valid()) chainValues.insert(out.index);
+        }
     }
 
     // Follows the split axis from the first layers to the second; every op must keep the
@@ -294,11 +327,16 @@ private:
                         out.axis = k;
                         break;
                     }
-                auto shape = constantInts(rw, n.inputs[1]);
-                if (out.axis < 0 || !shape) return "Reshape of " + n.name + " does not keep the split in one axis";
-                std::vector<int64_t> perShard = *shape;
-                if (perShard[size_t(out.axis)] > 0) perShard[size_t(out.axis)] /= m_devices;
-                region.newShapes[id.index] = perShard;
+                if (out.axis < 0) return "Reshape of " + n.name + " does not keep the split in one axis";
+                if (auto shape = constantInts(rw, n.inputs[1])) {
+                    std::vector<int64_t> perShard = *shape;
+                    if (perShard[size_t(out.axis)] > 0) perShard[size_t(out.axis)] /= m_devices;
+                    region.newShapes[id.index] = perShard;
+                } else {
+                    if (std::string why = runtimeShapeEntry(rw, n.inputs[1], out.axis, rank); !why.empty())
+                        return "Reshape '" + n.name + "': " + why;
+                    region.runtimeShapeAxis[id.index] = out.axis;
+                }
                 out.segments = {{0, (*outDims)[size_t(out.axis)]}};
             } else if (isOp(n, "Slice")) {
                 auto starts = constantInts(rw, n.inputs[1]), ends = constantInts(rw, n.inputs[2]);
@@ -333,6 +371,29 @@ private:
         const auto dims = shapeDims(g, row.inputs[0]);
         if (it == region.split.end() || !dims || it->second.axis != int(dims->size()) - 1 || it->second.segments.size() != 1)
             return "the second layer's input is not split along its last axis";
+        return {};
+    }
+
+    // A target shape computed at run time can be divided at `axis` (an integer Div after it)
+    // when it has one entry per output axis and that entry is a size: not -1 (inferred) or
+    // 0 (copied), which the exporter would have written as a constant in a Concat.
+    std::string runtimeShapeEntry(const Rewriter& rw, ValueId shape, int axis, int rank) const {
+        const Graph& g = rw.graph();
+        const auto dims = shapeDims(g, shape);
+        if (!dims || dims->size() != 1 || (*dims)[0] != rank) return "its run-time target shape has no known length";
+        const NodeId concat = rw.producer(shape);
+        if (!concat.valid() || !isOp(g.node(concat), "Concat")) return {};
+        int64_t at = 0;
+        for (ValueId part : g.node(concat).inputs) {
+            const auto partDims = shapeDims(g, part);
+            if (!partDims || partDims->size() != 1) return {};
+            if (axis < at + (*partDims)[0]) {
+                const auto values = constantInts(rw, part);
+                if (values && (*values)[size_t(axis - at)] <= 0) return "the split axis's target size is inferred (-1 or 0)";
+                return {};
+            }
+            at += (*partDims)[0];
+        }
         return {};
     }
 
@@ -373,8 +434,32 @@ private:
         for (NodeId id : region.nodes) originals.push_back(rw.graph().node(id));
         const ValueId result = row.outputs[0];
         const ValueType resultType = rw.graph().value(result).type;
+        std::vector<Node> chain;
+        for (NodeId id : region.shapeChain) chain.push_back(rw.graph().node(id));
+        for (auto it = region.shapeChain.rbegin(); it != region.shapeChain.rend(); ++it) rw.removeNode(*it);
         rw.removeNode(region.row);
         for (auto it = region.nodes.rbegin(); it != region.nodes.rend(); ++it) rw.removeNode(*it);
+        // Values the moved chain produces, not yet produced again.
+        std::set<uint32_t> waiting;
+        for (const Node& n : chain)
+            for (ValueId out : n.outputs)
+                if (out.valid()) waiting.insert(out.index);
+        std::vector<bool> chainPlaced(chain.size(), false);
+        auto placeReady = [&] {  // every moved node whose inputs are all produced again, in order
+            for (bool progress = true; progress;) {
+                progress = false;
+                for (size_t c = 0; c < chain.size(); ++c) {
+                    if (chainPlaced[c] || isOp(chain[c], "Shape")) continue;
+                    bool ready = true;
+                    for (ValueId in : chain[c].inputs) ready = ready && (!in.valid() || !waiting.count(in.index));
+                    if (!ready) continue;
+                    for (ValueId out : chain[c].outputs)
+                        if (out.valid()) waiting.erase(out.index);
+                    rw.addNode(chain[c], region.row, std::vector<NodeId>{region.shapeChain[c]});
+                    chainPlaced[c] = progress = true;
+                }
+            }
+        };
 
         std::map<uint32_t, ValueId> sharedConstants;  // Reshape/Slice parameters, same on every device
         std::vector<ValueId> partials;
@@ -407,6 +492,10 @@ private:
                     auto [it, fresh] = sharedConstants.try_emplace(id.index);
                     if (fresh) it->second = rw.addConstant(int64Tensor("shape", {int64_t(s->second.size())}, s->second), n.name + "/shard_shape");
                     n.inputs[1] = it->second;
+                } else if (auto r = region.runtimeShapeAxis.find(id.index); r != region.runtimeShapeAxis.end()) {
+                    auto [it, fresh] = sharedConstants.try_emplace(id.index);
+                    if (fresh) it->second = dividedShape(rw, n, r->second, region.row);
+                    n.inputs[1] = it->second;
                 } else if (auto sl = region.newSlice.find(id.index); sl != region.newSlice.end()) {
                     n.inputs[1] = rw.addConstant(int64Tensor("s", {1}, {sl->second.first}), n.name + "/shard_start");
                     n.inputs[2] = rw.addConstant(int64Tensor("e", {1}, {sl->second.second}), n.name + "/shard_end");
@@ -414,9 +503,21 @@ private:
                 ValueType type = rw.graph().value(n.outputs[0]).type;
                 type.shape = shardedShape(type.shape, split.axis);
                 const ValueId out = rw.addIntermediate(type, under(prefix, rw.graph().value(n.outputs[0]).name));
-                local[n.outputs[0].index] = out;
+                const ValueId original = n.outputs[0];
+                local[original.index] = out;
                 n.outputs[0] = out;
                 place(std::move(n), id);
+                if (d == 0) {
+                    if (auto readers = region.shapeReaders.find(original.index); readers != region.shapeReaders.end())
+                        for (NodeId reader : readers->second) {
+                            const size_t c = size_t(std::find(region.shapeChain.begin(), region.shapeChain.end(), reader) -
+                                                    region.shapeChain.begin());
+                            unsplitShape(rw, chain[c], out, split.axis, reader, region.row);
+                            waiting.erase(chain[c].outputs[0].index);
+                            chainPlaced[c] = true;
+                        }
+                    placeReady();
+                }
             }
             // The row-split layer: this device's rows of the weight, no bias (added once, after).
             Node partial = row;
@@ -443,6 +544,46 @@ private:
             rw.addNode(std::move(add), region.row, {region.row});
         }
         return double(bytes);
+    }
+
+    // `shape` (a Shape node that read an inside value) again, reading device 0's shard: the
+    // shard's dims times [1, ..., devices, ..., 1] are the unsplit value's.
+    void unsplitShape(Rewriter& rw, Node shape, ValueId shard, int axis, NodeId from, NodeId anchor) {
+        const int64_t rank = int64_t(shapeDims(rw.graph(), shard)->size());
+        int64_t start = intAttr(shape, "start", 0), end = intAttr(shape, "end", rank);
+        if (start < 0) start += rank;
+        if (end < 0) end += rank;
+        start = std::clamp<int64_t>(start, 0, rank);
+        end = std::clamp<int64_t>(end, start, rank);
+        const ValueId result = shape.outputs[0];
+        shape.inputs[0] = shard;
+        if (axis < start || axis >= end) {  // the split axis is not among the dims it reads
+            rw.addNode(std::move(shape), anchor, {from});
+            return;
+        }
+        std::vector<int64_t> factor(size_t(end - start), 1);
+        factor[size_t(axis - start)] = m_devices;
+        shape.outputs[0] = rw.addIntermediate(rw.graph().value(result).type, shape.name + "/of_shard");
+        const ValueId by = rw.addConstant(int64Tensor("factor", {end - start}, factor), shape.name + "/shard_factor");
+        Node times = makeNode("Mul", "", shape, {shape.outputs[0], by}, {result});
+        times.name = shape.name + "/unsplit";
+        rw.addNode(std::move(shape), anchor, {from});
+        rw.addNode(std::move(times), anchor, {from});
+    }
+
+    // The shard's target shape: the run-time one with its entry at `axis` divided by the
+    // device count (integer Div by [1, ..., devices, ..., 1]), computed once for all devices.
+    ValueId dividedShape(Rewriter& rw, const Node& reshape, int axis, NodeId anchor) {
+        const ValueId shape = reshape.inputs[1];
+        const int64_t rank = shapeDims(rw.graph(), shape)->at(0);
+        std::vector<int64_t> divisor(size_t(rank), 1);
+        divisor[size_t(axis)] = m_devices;
+        const ValueId by = rw.addConstant(int64Tensor("divisor", {rank}, divisor), reshape.name + "/shard_divisor");
+        const ValueId out = rw.addIntermediate(rw.graph().value(shape).type, reshape.name + "/shard_shape");
+        Node div = makeNode("Div", "", reshape, {shape, by}, {out});
+        div.name = reshape.name + "/shard_shape";
+        rw.addNode(std::move(div), anchor, {});
+        return out;
     }
 
     // A linear layer split by output columns, its shards joined by an AllGather on the last

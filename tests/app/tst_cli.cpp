@@ -461,6 +461,16 @@ private slots:
         }
         QVERIFY(sends > 0);
 
+        // A dynamic-batch export: the heads' Reshape targets are computed at run time from
+        // Shape(q); attention splits by heads too (it was rejected: MLPs only, 2 AllReduces).
+        Run dynamic = cli({QStringLiteral("compile"), QStringLiteral(FSC_FIXTURE_DIR "/styles/torch_dynamic_attention.onnx"),
+                           QStringLiteral("--tp"), QStringLiteral("2"), QStringLiteral("--verify"), QStringLiteral("--json"),
+                           QStringLiteral("--dim"), QStringLiteral("batch=3"), QStringLiteral("--dim"), QStringLiteral("sequence=5")});
+        QCOMPARE(dynamic.exitCode, 0);
+        const QJsonObject dp = QJsonDocument::fromJson(dynamic.out.toUtf8()).object()[QStringLiteral("parallel")].toObject();
+        QCOMPARE(dp[QStringLiteral("all_reduces")].toInt(), 4);  // attention and MLP in each of 2 layers
+        QVERIFY(dp[QStringLiteral("single_device_mean_relative_difference")].toDouble() < 1e-5);
+
         QCOMPARE(cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--tp"), QStringLiteral("0")}).exitCode, 64);
         QCOMPARE(cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--interconnect"), QStringLiteral("wifi")}).exitCode, 64);
         QCOMPARE(cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--tp"), QStringLiteral("2"),
