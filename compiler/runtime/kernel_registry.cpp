@@ -52,6 +52,7 @@ const KernelRegistry& KernelRegistry::cpu() {
         registerResizeKernels(r);
         registerControlFlowKernels(r);
         registerMiscKernels(r);
+        registerSignalKernels(r);
         registerFusedKernels(r);
         registerCollectiveKernels(r);
         return r;
