@@ -53,6 +53,8 @@ const KernelRegistry& KernelRegistry::cpu() {
         registerControlFlowKernels(r);
         registerMiscKernels(r);
         registerSignalKernels(r);
+        registerGridSampleKernels(r);
+        registerRoiAlignKernels(r);
         registerFusedKernels(r);
         registerCollectiveKernels(r);
         return r;

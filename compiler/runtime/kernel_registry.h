@@ -67,6 +67,8 @@ void registerResizeKernels(KernelRegistry& registry);
 void registerControlFlowKernels(KernelRegistry& registry);
 void registerMiscKernels(KernelRegistry& registry);
 void registerSignalKernels(KernelRegistry& registry);
+void registerGridSampleKernels(KernelRegistry& registry);
+void registerRoiAlignKernels(KernelRegistry& registry);
 void registerFusedKernels(KernelRegistry& registry);  // the ai.fusescope domain
 void registerCollectiveKernels(KernelRegistry& registry);  // ai.fusescope AllReduce, AllGather, Send, Recv
 void registerCudaKernels(KernelRegistry& registry);

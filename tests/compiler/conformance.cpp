@@ -40,7 +40,7 @@ const std::set<std::string> kRequiredOps = {
     "TopK", "ArgMax", "NonZero", "Einsum", "LSTM", "GRU", "RNN", "QuantizeLinear",
     "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul",
     // audio and speech front ends, linear algebra, unpooling
-    "HannWindow", "HammingWindow", "BlackmanWindow", "DFT", "STFT", "MelWeightMatrix", "Det", "MaxUnpool",
+    "HannWindow", "HammingWindow", "BlackmanWindow", "DFT", "STFT", "MelWeightMatrix", "Det", "MaxUnpool", "GridSample", "RoiAlign",
     "MatMulInteger", "ConvInteger", "If", "Loop", "Scan"};
 
 enum class Outcome { Pass, Fail, Unsupported };
