@@ -62,6 +62,10 @@ Result<CompileResult> compileModel(const Model& model, std::vector<std::unique_p
         report.milliseconds =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         if (!s) return s.withContext("pass '" + pass.name() + "'");
+        // Declared as soon as a pass uses it: a later pass that runs the graph (INT8
+        // calibration) looks kernels up by the model's opset imports.
+        if (result.model.opsetVersion(kFusescopeDomain) < 0 && usesDomain(graph, kFusescopeDomain))
+            result.model.opsetImports.push_back({kFusescopeDomain, 1});
         if (options.verifyEachPass) {
             Status v = verifyGraph(graph);
             if (!v) return v.withContext("after pass '" + pass.name() + "'");
@@ -78,8 +82,6 @@ Result<CompileResult> compileModel(const Model& model, std::vector<std::unique_p
     result.trace.totalMilliseconds =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
-    if (usesDomain(graph, kFusescopeDomain) && result.model.opsetVersion(kFusescopeDomain) < 0)
-        result.model.opsetImports.push_back({kFusescopeDomain, 1});
     return result;
 }
 

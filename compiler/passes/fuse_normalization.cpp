@@ -233,9 +233,18 @@ public:
         for (size_t i = 1; i < 3 && i < ln.inputs.size(); ++i)
             if (ln.inputs[i].valid() && g.value(ln.inputs[i]).type.shape.rank() != 1)
                 return MatchResult::rejected("gamma/beta are not 1-D");
+        if (!weightsBeforeAdd(rw, ln) && (rw.users(add.outputs[0]).size() > 1 || rw.isGraphOutput(add.outputs[0])))
+            return MatchResult::rejected("the sum is read elsewhere and gamma/beta are computed after the Add");
         Match m;
         m.nodes = {addId, anchor};
         return MatchResult::matched(std::move(m));
+    }
+
+    // Gamma and beta exist before the graph runs (initializers, as exporters write them).
+    static bool weightsBeforeAdd(const Rewriter& rw, const Node& ln) {
+        for (size_t i = 1; i < ln.inputs.size(); ++i)
+            if (ln.inputs[i].valid() && rw.producer(ln.inputs[i]).valid()) return false;
+        return true;
     }
 
     std::string apply(Rewriter& rw, const Match& m) const override {
@@ -250,7 +259,9 @@ public:
                              {fsc::floatAttr("epsilon", floatAttr(ln, "epsilon", 1e-5f))});
         rw.removeNode(m.nodes[1]);
         rw.removeNode(m.nodes[0]);
-        rw.addNode(std::move(skip), m.nodes[1], m.nodes);
+        // Where the Add was, when it can: a reader of the sum placed between the Add and the
+        // norm must still find the sum produced before it.
+        rw.addNode(std::move(skip), weightsBeforeAdd(rw, ln) ? m.nodes[0] : m.nodes[1], m.nodes);
         return sumRead ? "residual Add + LayerNorm in one pass; the sum is still produced for the residual stream"
                        : "residual Add + LayerNorm in one pass";
     }

@@ -174,7 +174,9 @@ public:
         rw.finish();
         // Output layers (a linear layer producing a graph output: class scores, a vocabulary's
         // logits) split by columns, the pieces gathered.
-        for (NodeId id : rw.graph().order()) {
+        // A copy: the splits add nodes, which Graph::addNode appends to the live order.
+        const std::vector<NodeId> afterPairs = rw.graph().order();
+        for (NodeId id : afterPairs) {
             if (!isWeightedLinear(rw, id) || !rw.isGraphOutput(rw.graph().node(id).outputs[0])) continue;
             if (const int64_t columns = outColumns(rw, id); columns % m_devices) {
                 context.reject("output-split", id, std::to_string(columns) + " outputs do not divide by " + std::to_string(m_devices));
