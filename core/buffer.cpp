@@ -1,5 +1,7 @@
 #include "core/buffer.h"
 
+#include "core/out_of_memory.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -61,6 +63,8 @@ Result<BufferPtr> mapFile(const std::filesystem::path& path, bool prefault) {
     void* address = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (prefault ? MAP_POPULATE : 0), fd, 0);
     int mapErrno = errno;
     ::close(fd);
+    if (address == MAP_FAILED && mapErrno == ENOMEM)  // no address space left for it
+        return Status(ErrorCode::OutOfMemory, "out of memory: " + humanBytes(int64_t(size)) + " to map the file");
     if (address == MAP_FAILED)
         return Status(ErrorCode::Io, std::string("cannot map: ") + std::strerror(mapErrno));
     return BufferPtr(std::make_shared<MappedBuffer>(address, size));
