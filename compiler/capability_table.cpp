@@ -1,5 +1,7 @@
 #include "compiler/capability_table.h"
 
+#include "core/parse_int.h"
+
 #include "core/comma_list.h"
 
 #include <fstream>
@@ -51,9 +53,10 @@ Result<CapabilityTable> CapabilityTable::parse(const std::string& text, const st
             else if (flag == "host-control-flow") cap.hostControlFlow = true;
             else if (flag.rfind("shape-input=", 0) == 0) {
                 for (const std::string& k : splitCommaList(flag.substr(12))) {
-                    if (k.find_first_not_of("0123456789") != std::string::npos)
+                    const auto input = parseInt64(k);
+                    if (!input || *input < 0 || *input > 64)
                         return Status(ErrorCode::InvalidArgument, where + "shape-input needs input numbers, not '" + k + "'");
-                    cap.shapeInputs.insert(std::stoi(k));
+                    cap.shapeInputs.insert(int(*input));
                 }
             } else {
                 return Status(ErrorCode::InvalidArgument, where + "unknown flag '" + flag + "'");

@@ -26,7 +26,7 @@ Status PatternPass::run(PassContext& context) {
         const bool report = sweep == 0;
         const std::vector<NodeId> order = rw.graph().order();
         for (NodeId anchor : order) {
-            if (context.cancelled()) return {ErrorCode::InvalidArgument, "cancelled"};
+            if (context.cancelled()) return {ErrorCode::Cancelled, "cancelled"};
             for (const auto& pattern : m_patterns) {
                 if (!rw.isLive(anchor)) break;
                 MatchResult r = pattern->match(rw, anchor);

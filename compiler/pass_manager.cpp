@@ -48,7 +48,7 @@ Result<CompileResult> compileModel(const Model& model, std::vector<std::unique_p
         Pass& pass = *pipeline[i];
         if (options.progress) options.progress(i, pipeline.size(), pass.name());
         if (options.cancel && options.cancel->load())
-            return Status(ErrorCode::InvalidArgument, "compilation cancelled");
+            return Status(ErrorCode::Cancelled, "compilation cancelled");
         PassReport report;
         report.name = pass.name();
         report.description = pass.description();

@@ -1,5 +1,7 @@
 #include "core/shape_values.h"
 
+#include "core/parse_int.h"
+
 #include <algorithm>
 #include <iterator>
 
@@ -97,7 +99,9 @@ std::optional<std::pair<std::string, int64_t>> splitProductSymbol(const std::str
     if (star == std::string::npos || star == 0 || star + 1 == name.size() || name.size() - star > 18 ||
         name.find_first_not_of("0123456789", star + 1) != std::string::npos)
         return std::nullopt;
-    return std::make_pair(name.substr(0, star), std::stoll(name.substr(star + 1)));
+    const auto factor = parseInt64(std::string_view(name).substr(star + 1));
+    if (!factor) return std::nullopt;
+    return std::make_pair(name.substr(0, star), *factor);
 }
 
 SliceRange sliceRange(int64_t size, int64_t start, int64_t end, int64_t step) {

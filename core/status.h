@@ -16,6 +16,7 @@ enum class ErrorCode {
     Unsupported,      // valid but not handled here (op, dtype, feature)
     Io,               // reading or writing failed
     OutOfMemory,      // an allocation the model's sizes asked for failed
+    Cancelled,        // the user stopped the work (a Cancel button, a cancel flag); not an error
     Internal,
 };
 

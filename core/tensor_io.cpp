@@ -1,5 +1,7 @@
 #include "core/tensor_io.h"
 
+#include "core/parse_int.h"
+
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -60,7 +62,9 @@ Result<Tensor> readNpyFile(const std::filesystem::path& path) {
     if (!std::regex_search(header, m, std::regex("'descr'\\s*:\\s*'([<>|=])([a-z])(\\d+)'")))
         return fail("header has no dtype");
     const char order = m[1].str()[0], kind = m[2].str()[0];
-    const int size = std::stoi(m[3].str());
+    const auto parsedSize = parseInt64(m[3].str());
+    if (!parsedSize || *parsedSize > 16) return fail("dtype '" + m[2].str() + m[3].str() + "' is not supported");
+    const int size = int(*parsedSize);
     if (order == '>' && size > 1) return fail("big-endian arrays are not supported");
     if (std::regex_search(header, std::regex("'fortran_order'\\s*:\\s*True")))
         return fail("Fortran-order arrays are not supported");
@@ -83,8 +87,13 @@ Result<Tensor> readNpyFile(const std::filesystem::path& path) {
     std::vector<int64_t> dims;
     std::stringstream shape(m[1].str());
     std::string item;
-    while (std::getline(shape, item, ','))
-        if (item.find_first_not_of(" ") != std::string::npos) dims.push_back(std::stoll(item));
+    while (std::getline(shape, item, ',')) {
+        const size_t first = item.find_first_not_of(' ');
+        if (first == std::string::npos) continue;
+        const auto dim = parseInt64(item.substr(first, item.find_last_not_of(' ') + 1 - first));
+        if (!dim || *dim < 0) return fail("shape (" + m[1].str() + ") is not a list of sizes");
+        dims.push_back(*dim);
+    }
     auto count = checkedProduct(dims);
     if (!count) return fail("shape is too large");
     const size_t need = packedByteSize(type, *count);

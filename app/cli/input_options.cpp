@@ -1,6 +1,6 @@
 #include "app/cli/input_options.h"
 
-#include "app/cli/parse_int.h"
+#include "core/parse_int.h"
 
 namespace fsc::cli {
 

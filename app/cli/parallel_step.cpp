@@ -4,7 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "app/cli/parse_int.h"
+#include "core/parse_int.h"
 #include "compiler/parallel/simulated_timeline.h"
 #include "compiler/passes/passes.h"
 #include "compiler/pipelines.h"

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "app/cli/input_options.h"
-#include "app/cli/parse_int.h"
+#include "core/parse_int.h"
 #include "app/common/build_info.h"
 #include "app/common/graph_svg.h"
 #include "app/common/profile_session.h"

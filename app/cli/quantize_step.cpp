@@ -5,7 +5,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "app/cli/parse_int.h"
+#include "core/parse_int.h"
 #include "compiler/passes/passes.h"
 #include "compiler/pipelines.h"
 #include "core/comma_list.h"

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/input_options.h"
-#include "app/cli/parse_int.h"
+#include "core/parse_int.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipelines.h"

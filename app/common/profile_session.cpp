@@ -159,7 +159,7 @@ Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::at
         Stopwatch watch;
         auto result = exec.run(feeds->tensors, options);
         const double ms = watch.elapsedMs();
-        if (cancel && cancel->load()) return Status(ErrorCode::InvalidArgument, "profiling cancelled");
+        if (cancel && cancel->load()) return Status(ErrorCode::Cancelled, "profiling cancelled");
         if (!result) return withSizingHint(result.status(), feeds->sizing);
         if (progress) progress(++done, total);
         return ms;

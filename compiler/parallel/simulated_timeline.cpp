@@ -1,5 +1,7 @@
 #include "compiler/parallel/simulated_timeline.h"
 
+#include "core/parse_int.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -47,8 +49,10 @@ int deviceOfNode(const Node& node) {
         if (node.scope.rfind(p, 0) != 0) continue;
         size_t end = p.size();
         while (end < node.scope.size() && std::isdigit(static_cast<unsigned char>(node.scope[end]))) ++end;
-        if (end > p.size() && (end == node.scope.size() || node.scope[end] == '/'))
-            return std::stoi(node.scope.substr(p.size(), end - p.size()));
+        if (end > p.size() && (end == node.scope.size() || node.scope[end] == '/')) {
+            const auto device = parseInt64(std::string_view(node.scope).substr(p.size(), end - p.size()));
+            return device && *device < 4096 ? int(*device) : -1;
+        }
     }
     return -1;
 }

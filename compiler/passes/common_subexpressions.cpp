@@ -68,7 +68,7 @@ public:
         mergeConstants(context);
         std::unordered_map<std::string, NodeId> seen;
         for (NodeId id : std::vector<NodeId>(rw.graph().order())) {
-            if (context.cancelled()) return {ErrorCode::InvalidArgument, "cancelled"};
+            if (context.cancelled()) return {ErrorCode::Cancelled, "cancelled"};
             const Node& n = rw.graph().node(id);
             std::string key = nodeKey(n);
             if (key.empty()) continue;

@@ -20,7 +20,7 @@ public:
     Status run(PassContext& context) override {
         Rewriter& rw = context.rewriter;
         for (NodeId id : std::vector<NodeId>(rw.graph().order())) {
-            if (context.cancelled()) return {ErrorCode::InvalidArgument, "cancelled"};
+            if (context.cancelled()) return {ErrorCode::Cancelled, "cancelled"};
             const Node& n = rw.graph().node(id);
             std::vector<const Tensor*> inputs;
             bool allConstant = true;

@@ -63,7 +63,7 @@ public:
         FSC_RETURN_IF_ERROR(calibrate(context, targets));
         std::map<uint32_t, ValueId> dequantized;  // activation -> its Q -> DQ output
         for (const Target& t : targets) {
-            if (context.cancelled()) return {ErrorCode::InvalidArgument, "cancelled"};
+            if (context.cancelled()) return {ErrorCode::Cancelled, "cancelled"};
             const std::string& name = rw.graph().value(t.activation).name;
             auto range = m_options.ranges->find(name);
             if (range == m_options.ranges->end()) {

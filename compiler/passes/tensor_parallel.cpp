@@ -148,7 +148,7 @@ public:
         if (m_devices < 2) return Status::ok();
         const std::vector<NodeId> order = rw.graph().order();
         for (NodeId id : order) {
-            if (context.cancelled()) return {ErrorCode::InvalidArgument, "cancelled"};
+            if (context.cancelled()) return {ErrorCode::Cancelled, "cancelled"};
             if (!rw.isLive(id) || !isWeightedLinear(rw, id)) continue;
             Region region;
             region.row = id;

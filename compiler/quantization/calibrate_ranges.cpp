@@ -44,7 +44,7 @@ Result<ActivationRanges> calibrateRanges(const Graph& graph, const std::vector<s
     const bool histogram = method != CalibrationMethod::MinMax;
     for (int sweep = 0; sweep < (histogram ? 2 : 1); ++sweep) {
         for (const std::vector<RtTensor>& sample : data.samples) {
-            if (cancel && cancel->load()) return Status(ErrorCode::InvalidArgument, "calibration cancelled");
+            if (cancel && cancel->load()) return Status(ErrorCode::Cancelled, "calibration cancelled");
             std::vector<RtTensor> feeds;
             for (size_t from : feedFrom) feeds.push_back(sample[from]);
             RunOptions run;

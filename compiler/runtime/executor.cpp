@@ -522,7 +522,7 @@ Result<std::vector<RtTensor>> Executor::runUnguarded(std::vector<RtTensor> feeds
     SignaturePlan* sig = cached == m_signatures.end() ? nullptr : cached->second.get();
     if (sig && m_allOnDevice && m_options.cudaGraphs && !options.listener && !sig->graphFailed &&
         m_context->depth == 0) {
-        if (options.cancel && options.cancel->load()) return Status(ErrorCode::InvalidArgument, "run cancelled");
+        if (options.cancel && options.cancel->load()) return Status(ErrorCode::Cancelled, "run cancelled");
         if (auto result = runAsGraph(*sig, feeds)) {
             m_last = sig;
             return std::move(*result);
@@ -571,7 +571,7 @@ Status Executor::runSteps(Frame& frame, const SignaturePlan* sig, const RunOptio
     try {
     for (; s < m_plan.steps.size(); ++s) {
         if (options.cancel && options.cancel->load())
-            return Status(ErrorCode::InvalidArgument, "run cancelled");
+            return Status(ErrorCode::Cancelled, "run cancelled");
         const PlanStep& step = m_plan.steps[s];
         StepContext ctx(*this, frame, step, sig, pool, m_constants, m_transfers, &options);
         FSC_RETURN_IF_ERROR(ctx.bindInputs().withContext(ctx.where()));

@@ -638,6 +638,19 @@ private slots:
         Run shortFile = cli({QStringLiteral("run"), model, QStringLiteral("--input"), QStringLiteral("image=") + truncated});
         QCOMPARE(shortFile.exitCode, 2);
         QVERIFY2(shortFile.err.contains(QStringLiteral("short.npy: holds 100 data bytes, shape needs 3072")), qPrintable(shortFile.err));
+        // Headers whose numbers do not parse (the reader once let std::stoll throw on them).
+        for (const char* shape : {"(1, three, 16, 16)", "(99999999999999999999, 3)", "(1, -3)"}) {
+            const QString odd = writeNpy(QStringLiteral("odd.npy"), "<f4", shape, 16);
+            Run r = cli({QStringLiteral("run"), model, QStringLiteral("--input"), QStringLiteral("image=") + odd});
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains(QStringLiteral("odd.npy: shape ")) && r.err.contains(QStringLiteral("is not a list of sizes")),
+                     qPrintable(r.err));
+            QCOMPARE(r.err.count(QLatin1Char('\n')), 1);
+        }
+        const QString wide = writeNpy(QStringLiteral("wide.npy"), "<f99999999999999999999", "(1,)", 4);
+        Run wideType = cli({QStringLiteral("run"), model, QStringLiteral("--input"), QStringLiteral("image=") + wide});
+        QCOMPARE(wideType.exitCode, 2);
+        QVERIFY2(wideType.err.contains(QStringLiteral("is not supported")), qPrintable(wideType.err));
 
         Run usage = cli({QStringLiteral("run"), model, QStringLiteral("--iterations"), QStringLiteral("zero")});
         QCOMPARE(usage.exitCode, 64);

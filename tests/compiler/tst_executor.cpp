@@ -210,6 +210,7 @@ private slots:
         options.cancel = &cancel;
         auto out = (*exec)->run({floats({1, 2}, {1, 2})}, options);
         QVERIFY(!out.isOk());
+        QCOMPARE(out.status().code(), ErrorCode::Cancelled);
         QVERIFY(out.status().message().find("cancelled") != std::string::npos);
     }
 

@@ -180,6 +180,7 @@ private slots:
         options.cancel = &cancel;
         auto r = compileModel(bigGraph(2), *pipelinePasses("O1"), options);
         QVERIFY(!r.isOk());
+        QCOMPARE(r.status().code(), ErrorCode::Cancelled);
         QVERIFY(r.status().message().find("cancelled") != std::string::npos);
     }
 
