@@ -357,6 +357,7 @@ private:
             } else if (isOp(n, "MatMul")) {  // activations by activations: the split must be a batch axis
                 for (size_t i = 0; i < 2; ++i) {
                     const auto dims = shapeDims(g, n.inputs[i]);
+                    if (!dims) return "'" + g.value(n.inputs[i]).name + "' has no known rank or an unnamed dynamic dim";
                     const int aligned = int(dims->size()) - rank;
                     auto it = region.split.find(n.inputs[i].index);
                     if (it == region.split.end()) return n.name + " multiplies a split value by a whole one";
@@ -404,7 +405,9 @@ private:
         const Graph& g = rw.graph();
         const ValueId out = g.node(id).outputs[0];
         const int64_t columns = outColumns(rw, id);
-        const int rank = int(shapeDims(g, out)->size());
+        const auto outDims = shapeDims(g, out);
+        if (!outDims) return "'" + g.value(out).name + "' has no known rank or an unnamed dynamic dim";
+        const int rank = int(outDims->size());
         Segments segments;
         for (NodeId user : rw.users(out)) {
             const Node& s = g.node(user);

@@ -179,6 +179,27 @@ private slots:
         QVERIFY(rejectedFor(three, "10 outputs do not divide by 3"));
     }
 
+    // Between the two layers, a MatMul of two first layers' outputs, one of unknown rank (a
+    // model whose inference gave up there): the pass rejects the pair with a reason instead
+    // of reading the rank.
+    void aMatMulByAValueOfUnknownRankIsRejected() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({2, 8}));
+        ValueId h = b.op("MatMul", {x, b.initializer(randomFloatTensor("w1", {8, 8}, 1))}, "h", {}, "first");
+        ValueId z = b.op("MatMul", {x, b.initializer(randomFloatTensor("w3", {8, 8}, 3))}, "z", {}, "other");
+        ValueId m = b.op("Mul", {h, z}, "m", {}, "mix");
+        ValueId y = b.op("MatMul", {m, b.initializer(randomFloatTensor("w2", {8, 8}, 2))}, "y", {}, "second");
+        b.output(y, ValueType::tensor(DType::Float32, Shape::ofSizes({2, 8})));
+        Model model = b.buildModel();
+        Graph& g = *model.graph;
+        g.value(h).type = ValueType::tensor(DType::Float32, Shape::ofSizes({2, 8}));
+        g.value(z).type = ValueType::tensor(DType::Float32, Shape());
+        g.value(m).type = ValueType::tensor(DType::Float32, Shape::ofSizes({2, 8}));
+        auto r = partition(model, passes::tensorParallel(2));
+        QCOMPARE(collectives(*r.model.graph, "AllReduce").size(), size_t(0));
+        QVERIFY(rejectedFor(r, "'z' has no known rank"));
+    }
+
     void pipelineParallelSendsWhatCrossesEachCut() {
         Model m = transformerBlock();
         auto r = partition(m, passes::pipelineParallel(2));
