@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compiler/pass_registry.h"
+#include "compiler/passes/passes.h"
 #include "core/comma_list.h"
 
 namespace fsc {
@@ -77,6 +78,46 @@ Result<std::vector<std::string>> resolvePipeline(const std::string& level, const
     for (const std::string& name : passes)
         if (std::find(disabled.begin(), disabled.end(), name) == disabled.end()) kept.push_back(name);
     return kept;
+}
+
+namespace {
+
+using PassList = std::vector<std::unique_ptr<Pass>>;
+
+bool isMemoryPass(const std::string& name) { return name == "schedule-for-memory" || name == "plan-memory"; }
+
+// Inserts `pass` before the first pass `before` holds for, or at the end; returns where.
+template <typename Predicate>
+PassList::iterator insertBefore(PassList& list, std::unique_ptr<Pass> pass, Predicate before) {
+    auto at = std::find_if(list.begin(), list.end(), [&](const std::unique_ptr<Pass>& p) { return before(p->name()); });
+    return list.insert(at, std::move(pass));
+}
+
+}  // namespace
+
+Result<std::vector<std::unique_ptr<Pass>>> buildPipeline(const PipelineSpec& spec) {
+    PassList list;
+    for (const std::string& name : spec.passes) {
+        const PassInfo* info = PassRegistry::builtin().find(name);
+        if (!info) return Status(ErrorCode::InvalidArgument, "unknown pass '" + name + "' (fusescope-cli compile --list-passes)");
+        list.push_back(info->create());
+    }
+    const std::set<std::string> keep = spec.keepInFloat32 ? *spec.keepInFloat32 : passes::defaultKeepInFloat32();
+    switch (spec.precision) {
+        case Precision::Float32: break;
+        case Precision::Float16: insertBefore(list, passes::convertToFloat16(keep), isMemoryPass); break;
+        case Precision::BFloat16: insertBefore(list, passes::convertToBFloat16(keep), isMemoryPass); break;
+        case Precision::Int8: {
+            auto at = insertBefore(list, passes::quantizeInt8(spec.int8), runsAfterCleanUp);
+            list.insert(at + 1, passes::foldQdq());
+            break;
+        }
+    }
+    if (spec.tensorParallel > 1)
+        insertBefore(list, passes::tensorParallel(spec.tensorParallel),
+                     [](const std::string& name) { return runsAfterCleanUp(name) || name == "int8-quantization"; });
+    if (spec.pipelineParallel > 1) insertBefore(list, passes::pipelineParallel(spec.pipelineParallel), isMemoryPass);
+    return list;
 }
 
 }  // namespace fsc

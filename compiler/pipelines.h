@@ -1,9 +1,14 @@
 #pragma once
 // Named pipelines O0..O3 and custom pass lists. The steps are declared in pipelines.cpp,
 // one line per step with the reason it is there.
+#include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "compiler/pass.h"
+#include "compiler/quantization/int8_options.h"
 #include "core/status.h"
 
 namespace fsc {
@@ -28,5 +33,27 @@ Result<std::vector<std::string>> pipelinePasses(const std::string& level);
 // the disabled passes. Every name must be registered.
 Result<std::vector<std::string>> resolvePipeline(const std::string& level, const std::string& passList,
                                                  const std::vector<std::string>& disabled);
+
+// What to compile: a list of passes (a named pipeline or the user's own) with precision and
+// parallelism on top. The CLI, the GUI and the benchmarks describe their pipelines with it;
+// buildPipeline() alone decides where the optional passes go.
+enum class Precision { Float32, Float16, BFloat16, Int8 };
+
+struct PipelineSpec {
+    std::vector<std::string> passes;  // registered names, in order (resolvePipeline's result)
+    Precision precision = Precision::Float32;
+    // fp16/bf16: op types left in float32; none: passes::defaultKeepInFloat32().
+    std::optional<std::set<std::string>> keepInFloat32;
+    Int8Options int8;                     // int8: calibration, scheme, exclusions
+    int tensorParallel = 1;               // devices; 1 = no split
+    int pipelineParallel = 1;             // stages; 1 = no cut
+};
+
+// The passes of `spec`, created: INT8 (QDQ, then folding) after the clean-up and conv-bn
+// folding, before the other fusions, which would hide plain Conv/MatMul/Gemm; fp16/bf16
+// before the memory passes (or last); tensor parallelism before the fusions and INT8, on
+// float linear layers; pipeline parallelism after precision, before the memory passes, so
+// the schedule and arena are planned per stage. An unknown pass name is an error.
+Result<std::vector<std::unique_ptr<Pass>>> buildPipeline(const PipelineSpec& spec);
 
 }  // namespace fsc

@@ -250,17 +250,19 @@ int compileCommand(int argc, char** argv, int first) {
     if (!model) return fail(model.status());
     CompileOptions options;
     options.verifyEachPass = a.verify;
-    // The named passes, with the precision pass (its own keep list) before the memory passes.
-    std::vector<std::unique_ptr<Pass>> pipeline;
-    for (const std::string& name : *passes) pipeline.push_back(PassRegistry::builtin().find(name)->create());
+    PipelineSpec spec;
+    spec.passes = *passes;
+    spec.tensorParallel = a.parallel.tp;
+    spec.pipelineParallel = a.parallel.pp;
     std::optional<QuantizePlan> quantizePlan;
     if (!a.quantize.kind.empty()) {
-        auto plan = insertQuantizationPasses(a.quantize, a.input, *model, pipeline);
+        auto plan = planQuantization(a.quantize, a.input, *model, spec);
         if (!plan) return fail(plan.status());
         quantizePlan = std::move(*plan);
     }
-    insertParallelPasses(a.parallel, pipeline);
-    auto result = compileModel(*model, std::move(pipeline), options);
+    auto pipeline = buildPipeline(spec);
+    if (!pipeline) return fail(pipeline.status());
+    auto result = compileModel(*model, std::move(*pipeline), options);
     if (!result) return fail(result.status().withContext(a.model));
     const Graph& compiled = *result->model.graph;
     const GraphBreakReport breaks = findGraphBreaks(compiled, capabilities);

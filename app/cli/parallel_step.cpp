@@ -72,21 +72,6 @@ int parseParallelOption(int argc, char** argv, int& i, ParallelArgs& a, std::str
     return 0;
 }
 
-void insertParallelPasses(const ParallelArgs& a, std::vector<std::unique_ptr<Pass>>& pipeline) {
-    if (a.tp > 1) {
-        auto at = std::find_if(pipeline.begin(), pipeline.end(), [](const std::unique_ptr<Pass>& p) {
-            return runsAfterCleanUp(p->name()) || p->name() == "int8-quantization";  // split float layers
-        });
-        pipeline.insert(at, passes::tensorParallel(a.tp));
-    }
-    if (a.pp > 1) {
-        auto at = std::find_if(pipeline.begin(), pipeline.end(), [](const std::unique_ptr<Pass>& p) {
-            return p->name() == "schedule-for-memory" || p->name() == "plan-memory";
-        });
-        pipeline.insert(at, passes::pipelineParallel(a.pp));
-    }
-}
-
 Result<ParallelReport> measureParallel(const ParallelArgs& a, const InputChoice& input, const Model& original,
                                        const CompileResult& result) {
     ParallelReport r;

@@ -25,10 +25,6 @@ struct ParallelArgs {
 // 1 taken, 0 not ours, -1 a usage error in `error`.
 int parseParallelOption(int argc, char** argv, int& i, ParallelArgs& a, std::string& error);
 
-// Tensor parallelism goes after the clean-up (before the fusions, which then fuse inside
-// each shard); pipeline parallelism after everything but the memory passes.
-void insertParallelPasses(const ParallelArgs& a, std::vector<std::unique_ptr<Pass>>& pipeline);
-
 struct ParallelReport {
     int allReduces = 0, allGathers = 0;
     double allReduceBytes = 0, allGatherBytes = 0;

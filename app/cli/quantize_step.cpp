@@ -72,8 +72,8 @@ int parseQuantizeOption(int argc, char** argv, int& i, QuantizeArgs& a, std::str
     return 1;
 }
 
-Result<QuantizePlan> insertQuantizationPasses(const QuantizeArgs& a, const InputChoice& input, const Model& model,
-                                              std::vector<std::unique_ptr<Pass>>& pipeline) {
+Result<QuantizePlan> planQuantization(const QuantizeArgs& a, const InputChoice& input, const Model& model,
+                                      PipelineSpec& spec) {
     QuantizePlan plan;
     CalibrationData data;
     if (!a.calibrationDir.empty()) {
@@ -96,12 +96,8 @@ Result<QuantizePlan> insertQuantizationPasses(const QuantizeArgs& a, const Input
     }
 
     if (a.kind == "fp16" || a.kind == "bf16") {
-        const std::set<std::string> keep = a.keepFp32 ? *a.keepFp32 : passes::defaultKeepInFloat32();
-        auto precision = a.kind == "fp16" ? passes::convertToFloat16(keep) : passes::convertToBFloat16(keep);
-        auto at = std::find_if(pipeline.begin(), pipeline.end(), [](const std::unique_ptr<Pass>& p) {
-            return p->name() == "schedule-for-memory" || p->name() == "plan-memory";
-        });
-        pipeline.insert(at, std::move(precision));
+        spec.precision = a.kind == "fp16" ? Precision::Float16 : Precision::BFloat16;
+        spec.keepInFloat32 = a.keepFp32;
         return plan;
     }
     plan.int8.calibration = plan.calibration;
@@ -110,10 +106,8 @@ Result<QuantizePlan> insertQuantizationPasses(const QuantizeArgs& a, const Input
     plan.int8.symmetricActivations = a.symmetricActivations;
     plan.int8.exclude = a.exclude;
     plan.int8.ranges = std::make_shared<ActivationRanges>();
-    auto at = std::find_if(pipeline.begin(), pipeline.end(),
-                           [](const std::unique_ptr<Pass>& p) { return runsAfterCleanUp(p->name()); });
-    at = pipeline.insert(at, passes::quantizeInt8(plan.int8));
-    pipeline.insert(at + 1, passes::foldQdq());
+    spec.precision = Precision::Int8;
+    spec.int8 = plan.int8;
     return plan;
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/pass_manager.h"
+#include "compiler/pipelines.h"
 #include "compiler/quantization/accuracy.h"
 #include "compiler/quantization/int8_options.h"
 
@@ -38,10 +39,10 @@ struct QuantizePlan {
     Int8Options int8;
 };
 
-// Loads or generates the data and inserts the passes: fp16/bf16 before the memory passes,
-// int8 (QDQ then folding) after the clean-up and conv-bn folding, before the other fusions.
-Result<QuantizePlan> insertQuantizationPasses(const QuantizeArgs& a, const InputChoice& input, const Model& model,
-                                              std::vector<std::unique_ptr<Pass>>& pipeline);
+// Loads or generates the data and sets the precision of `spec` (buildPipeline places the
+// passes).
+Result<QuantizePlan> planQuantization(const QuantizeArgs& a, const InputChoice& input, const Model& model,
+                                      PipelineSpec& spec);
 
 struct QuantizeReport {
     std::string kind, dataSource;

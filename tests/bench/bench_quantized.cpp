@@ -22,20 +22,13 @@ using namespace fsc;
 
 namespace {
 
-std::vector<std::unique_ptr<Pass>> o2With(std::unique_ptr<Pass> first, std::unique_ptr<Pass> second, bool beforeFusions) {
-    std::vector<std::unique_ptr<Pass>> passes;
-    bool placed = !first;
-    const std::vector<std::string> o2 = *pipelinePasses("O2");
-    for (const std::string& name : o2) {
-        if (!placed && beforeFusions && runsAfterCleanUp(name)) {
-            passes.push_back(std::move(first));
-            if (second) passes.push_back(std::move(second));
-            placed = true;
-        }
-        passes.push_back(PassRegistry::builtin().find(name)->create());
-    }
-    if (!placed) passes.push_back(std::move(first));
-    return passes;
+// O2 at the given precision, the passes placed by buildPipeline as the CLI places them.
+std::vector<std::unique_ptr<Pass>> o2At(Precision precision, const Int8Options& int8 = {}) {
+    PipelineSpec spec;
+    spec.passes = *pipelinePasses("O2");
+    spec.precision = precision;
+    spec.int8 = int8;
+    return std::move(*buildPipeline(spec));
 }
 
 double weightBytes(const Graph& g) {
@@ -81,9 +74,9 @@ int main(int argc, char** argv) {
         double weights = 0;
     };
     std::vector<Variant> variants;
-    variants.push_back({"float32", o2With(nullptr, nullptr, false), {}, {}, 0});
-    variants.push_back({"int8", o2With(passes::quantizeInt8(int8), passes::foldQdq(), true), {}, {}, 0});
-    variants.push_back({"float16", o2With(passes::convertToFloat16(), nullptr, false), {}, {}, 0});
+    variants.push_back({"float32", o2At(Precision::Float32), {}, {}, 0});
+    variants.push_back({"int8", o2At(Precision::Int8, int8), {}, {}, 0});
+    variants.push_back({"float16", o2At(Precision::Float16), {}, {}, 0});
     ExecutorOptions exec;
     exec.threads = int(std::max(1u, std::thread::hardware_concurrency()));
     for (Variant& v : variants) {

@@ -233,6 +233,26 @@ private slots:
         QVERIFY(std::fabs(elementAsDouble((*out)[0], 1) - 0.7311) < 1e-3);
         QVERIFY(std::fabs(elementAsDouble((*out)[0], 2) - 0.1192) < 1e-3);
     }
+
+    // NaN has no integer: QuantizeLinear and DynamicQuantizeLinear give 0 for it (converting
+    // NaN to an integer type is undefined behaviour; the compiler fuzzer met it).
+    void quantizingNaNGivesZero() {
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape::ofSizes({4}));
+        ValueId scale = g.initializer(floatTensor("scale", {}, {0.5f}));
+        g.output(g.op("QuantizeLinear", {x, scale}, "q"));
+        g.output(g.node("DynamicQuantizeLinear", {x}, {"d", "d_scale", "d_zero"})[0]);
+        Model m = g.buildModel();
+        fillUnknownTypes(*m.graph);
+        auto exec = Executor::create(m, {});
+        QVERIFY2(exec.isOk(), exec.status().message().c_str());
+        const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+        auto out = (*exec)->run({floats({4}, {nan, 1.0f, -inf, 2.0f})});
+        QVERIFY2(out.isOk(), out.status().message().c_str());
+        QCOMPARE(elementAsDouble((*out)[0], 0), 0.0);
+        QCOMPARE(elementAsDouble((*out)[0], 1), 2.0);
+        QCOMPARE(elementAsDouble((*out)[1], 0), 0.0);
+    }
 };
 
 QTEST_APPLESS_MAIN(TestExecutor)

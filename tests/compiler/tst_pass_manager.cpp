@@ -5,6 +5,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -134,6 +135,40 @@ private slots:
         QVERIFY(!bad.isOk());
         QVERIFY(bad.status().message().find("no-such-pass") != std::string::npos);
         QVERIFY(!compileModel(bigGraph(1), {"nope"}).isOk());
+    }
+
+    // Precision and parallelism go where buildPipeline puts them, for every caller alike.
+    void optionalPassesHaveOnePlace() {
+        auto names = [](const PipelineSpec& spec) {
+            std::vector<std::string> out;
+            auto built = buildPipeline(spec);
+            for (const auto& p : *built) out.push_back(p->name());
+            return out;
+        };
+        auto indexOf = [](const std::vector<std::string>& list, const std::string& name) {
+            return int(std::find(list.begin(), list.end(), name) - list.begin());
+        };
+        PipelineSpec spec;
+        spec.passes = *pipelinePasses("O3");
+        spec.precision = Precision::Int8;
+        spec.tensorParallel = 2;
+        spec.pipelineParallel = 2;
+        const auto int8 = names(spec);
+        QCOMPARE(int8.size(), spec.passes.size() + 4);
+        QVERIFY(indexOf(int8, "conv-bn-fusion") < indexOf(int8, "tensor-parallel"));
+        QCOMPARE(indexOf(int8, "tensor-parallel") + 1, indexOf(int8, "int8-quantization"));
+        QCOMPARE(indexOf(int8, "int8-quantization") + 1, indexOf(int8, "qdq-folding"));
+        QVERIFY(indexOf(int8, "qdq-folding") < indexOf(int8, "gelu-fusion"));
+        QCOMPARE(indexOf(int8, "pipeline-parallel") + 1, indexOf(int8, "schedule-for-memory"));
+
+        spec.precision = Precision::Float16;
+        spec.passes = *pipelinePasses("O2");  // no memory passes: precision and stages go last
+        const auto fp16 = names(spec);
+        QCOMPARE(fp16[fp16.size() - 2], std::string("fp16-conversion"));
+        QCOMPARE(fp16.back(), std::string("pipeline-parallel"));
+
+        spec.passes = {"fold-constants", "no-such-pass"};
+        QVERIFY(!buildPipeline(spec).isOk());
     }
 
     void snapshotsMaterializeWhatTheyCaptured() {

@@ -46,6 +46,7 @@ Result<PerAxis> perAxis(const KernelContext& ctx, const RtTensor* param, const R
 template <typename T>
 T saturate(double v) {
     const double lo = double(std::numeric_limits<T>::lowest()), hi = double(std::numeric_limits<T>::max());
+    if (std::isnan(v)) return T(0);  // ONNX leaves NaN open; converting it to an integer is undefined
     return T(std::clamp(std::nearbyint(v), lo, hi));
 }
 
@@ -75,8 +76,10 @@ Status quantizeFloats(KernelContext& ctx, const RtTensor& x, double scale, doubl
     Q* po = out.as<Q>();
     const double lo = double(std::numeric_limits<Q>::lowest()), hi = double(std::numeric_limits<Q>::max());
     ctx.pool().parallelFor(x.numel(), 1 << 14, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i)
-            po[i] = Q(std::clamp(std::nearbyint(quotient(px[i], scale, DType::Float32)) + zero, lo, hi));
+        for (int64_t i = b; i < e; ++i) {
+            const double v = std::nearbyint(quotient(px[i], scale, DType::Float32)) + zero;
+            po[i] = std::isnan(v) ? Q(0) : Q(std::clamp(v, lo, hi));  // as saturate()
+        }
     });
     return Status::ok();
 }
@@ -95,8 +98,10 @@ void requantize(KernelContext& ctx, const int32_t* acc, int64_t count, int64_t c
             const double sw = wScale[size_t(c)], add = bias[size_t(c)];
             const int32_t* a = acc + row * inner;
             Q* o = out + row * inner;
-            for (int64_t i = 0; i < inner; ++i)
-                o[i] = Q(std::clamp(std::nearbyint((double(a[i]) + add) * xScale * sw / yScale) + yZero, lo, hi));
+            for (int64_t i = 0; i < inner; ++i) {
+                const double v = std::nearbyint((double(a[i]) + add) * xScale * sw / yScale) + yZero;
+                o[i] = std::isnan(v) ? Q(0) : Q(std::clamp(v, lo, hi));  // as saturate()
+            }
         }
     });
 }
@@ -164,7 +169,8 @@ Status dynamicQuantizeLinear(KernelContext& ctx) {
         hi = std::max(hi, px[i]);
     }
     const float scale = (hi - lo) / 255.0f;
-    const float zpF = scale == 0 ? 0.0f : std::clamp(std::nearbyint(0.0f - lo / scale), 0.0f, 255.0f);
+    const float zpRaw = scale == 0 ? 0.0f : std::nearbyint(0.0f - lo / scale);  // NaN when lo is -inf
+    const float zpF = std::isnan(zpRaw) ? 0.0f : std::clamp(zpRaw, 0.0f, 255.0f);
     auto y = ctx.output(0, DType::UInt8, x->dims);
     auto ys = ctx.output(1, DType::Float32, {});
     auto yz = ctx.output(2, DType::UInt8, {});

@@ -26,7 +26,7 @@ FSC_HD void quantizeElement(const QuantizeParams& p, int64_t i) {
     }
     const double q = p.inType == ElemType::F64 ? x / p.scale : double(float(x) / float(p.scale));
     double v = nearbyint(q) + p.zero;
-    v = v < p.lo ? p.lo : v > p.hi ? p.hi : v;
+    v = v != v ? 0.0 : v < p.lo ? p.lo : v > p.hi ? p.hi : v;  // NaN to 0, as the CPU kernels
     storeDouble(p.out, p.outType, i, v);
 }
 
