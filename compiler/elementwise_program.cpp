@@ -56,6 +56,12 @@ std::optional<EwOp> elementwiseOp(const std::string& onnxOp, size_t inputs) {
 }
 
 const char* elementwiseOpName(EwOp op) { return info(op).name; }
+
+std::set<std::string> elementwiseOpTypes() {
+    std::set<std::string> types;
+    for (const OpInfo& i : kOps) types.insert(i.name);
+    return types;
+}
 int elementwiseArity(EwOp op) { return info(op).arity; }
 
 Result<ElementwiseProgram> ElementwiseProgram::fromAttributes(const std::vector<std::string>& ops,

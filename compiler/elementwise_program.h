@@ -6,6 +6,7 @@
 // when unused); the compiler also stores the C++ loop body generated from it (`source`).
 // The CPU kernel runs the same program; both read the op table in the .cpp.
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ enum class EwOp { Add, Sub, Mul, Div, Pow, Max, Min, Relu, Sigmoid, Tanh, Exp, L
 std::optional<EwOp> elementwiseOp(const std::string& onnxOp, size_t inputs);
 const char* elementwiseOpName(EwOp op);
 int elementwiseArity(EwOp op);
+// The ONNX op types of the table.
+std::set<std::string> elementwiseOpTypes();
 
 struct ElementwiseProgram {
     struct Instruction {

@@ -16,7 +16,10 @@ void PassContext::reject(const std::string& pattern, NodeId node, const std::str
 PatternPass::PatternPass(std::string name, std::string description,
                          std::vector<std::unique_ptr<RewritePattern>> patterns, int maxSweeps)
     : m_name(std::move(name)), m_description(std::move(description)),
-      m_patterns(std::move(patterns)), m_maxSweeps(maxSweeps) {}
+      m_patterns(std::move(patterns)), m_maxSweeps(maxSweeps) {
+    for (const auto& pattern : m_patterns)
+        for (const std::string& op : pattern->rootOps()) m_byRootOp[op].push_back(pattern.get());
+}
 
 Status PatternPass::run(PassContext& context) {
     Rewriter& rw = context.rewriter;
@@ -27,7 +30,9 @@ Status PatternPass::run(PassContext& context) {
         const std::vector<NodeId> order = rw.graph().order();
         for (NodeId anchor : order) {
             if (context.cancelled()) return {ErrorCode::Cancelled, "cancelled"};
-            for (const auto& pattern : m_patterns) {
+            const auto candidates = m_byRootOp.find(rw.graph().node(anchor).opType);
+            if (candidates == m_byRootOp.end()) continue;
+            for (const RewritePattern* pattern : candidates->second) {
                 if (!rw.isLive(anchor)) break;
                 MatchResult r = pattern->match(rw, anchor);
                 if (r.kind == MatchResult::Kind::Rejected) {
@@ -36,7 +41,7 @@ Status PatternPass::run(PassContext& context) {
                 }
                 if (r.kind != MatchResult::Kind::Matched) continue;
                 ++context.counters.matched;
-                std::string reason = pattern->apply(rw, r.match);
+                std::string reason = pattern->apply(rw, r.fields);
                 if (rw.commit(pattern->name(), reason)) {
                     ++context.counters.applied;
                     changed = true;

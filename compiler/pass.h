@@ -2,9 +2,11 @@
 // What a compiler pass is: a named step that edits a graph only through a Rewriter and
 // counts what it did. Most passes are a set of RewritePatterns, each a const match() that
 // finds a candidate (or says why a candidate is rejected) kept apart from apply().
+#include <any>
 #include <atomic>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,39 +49,51 @@ public:
     virtual Status run(PassContext& context) = 0;
 };
 
-// What a pattern found: the nodes it covers (the anchor last), plus values and numbers
-// the apply step needs, in an order the pattern defines.
-struct Match {
-    std::vector<NodeId> nodes;
-    std::vector<ValueId> values;
-    std::vector<double> numbers;
-    std::vector<std::vector<int64_t>> intLists;  // e.g. permutations absorbed
-    std::string detail;  // e.g. the activation folded in
-};
-
+// What a pattern's match() says of one anchor: nothing there, a candidate rejected with a
+// reason, or a match carrying the pattern's own typed fields (see TypedPattern).
 struct MatchResult {
     enum class Kind { None, Matched, Rejected };
     Kind kind = Kind::None;
-    Match match;
+    std::any fields;     // the pattern's match type, when matched
     std::string reason;  // why a candidate was rejected
-
     static MatchResult none() { return {}; }
     static MatchResult rejected(std::string why) { return {Kind::Rejected, {}, std::move(why)}; }
-    static MatchResult matched(Match m) { return {Kind::Matched, std::move(m), {}}; }
+    template <typename Fields>
+    static MatchResult matched(Fields fields) {
+        return {Kind::Matched, std::any(std::move(fields)), {}};
+    }
 };
 
 class RewritePattern {
 public:
     virtual ~RewritePattern() = default;
     virtual std::string name() const = 0;
-    // Looks at the live node `anchor` (the last node of the pattern) without editing.
+    // The op types a match can be anchored at (the pattern's last node); PatternPass asks
+    // only anchors of these types.
+    virtual std::set<std::string> rootOps() const = 0;
+    // Looks at the live node `anchor` without editing.
     virtual MatchResult match(const Rewriter& rewriter, NodeId anchor) const = 0;
-    // Rewrites a match; returns the reason recorded with the change.
-    virtual std::string apply(Rewriter& rewriter, const Match& match) const = 0;
+    // Rewrites a match (the fields match() returned); returns the reason recorded.
+    virtual std::string apply(Rewriter& rewriter, const std::any& fields) const = 0;
+};
+
+// A pattern whose match is a struct of its own, with named fields (the nodes it covers,
+// the values and numbers the rewrite needs): match() returns MatchResult::matched(Fields{..})
+// and rewrite() gets the same struct back.
+template <typename Fields>
+class TypedPattern : public RewritePattern {
+public:
+    std::string apply(Rewriter& rewriter, const std::any& fields) const final {
+        return rewrite(rewriter, std::any_cast<const Fields&>(fields));
+    }
+
+protected:
+    virtual std::string rewrite(Rewriter& rewriter, const Fields& match) const = 0;
 };
 
 // Runs its patterns over the graph in order, applying each match at once, and sweeps
-// again while anything changed (at most `maxSweeps` times).
+// again while anything changed (at most `maxSweeps` times). Patterns are indexed by root
+// op type: an anchor is offered only to the patterns that can end at its op.
 class PatternPass : public Pass {
 public:
     PatternPass(std::string name, std::string description,
@@ -91,6 +105,7 @@ public:
 private:
     std::string m_name, m_description;
     std::vector<std::unique_ptr<RewritePattern>> m_patterns;
+    std::map<std::string, std::vector<const RewritePattern*>> m_byRootOp;  // in m_patterns' order
     int m_maxSweeps;
 };
 

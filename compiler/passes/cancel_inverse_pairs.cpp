@@ -7,9 +7,21 @@
 namespace fsc::passes {
 namespace {
 
-class TransposePairPattern : public RewritePattern {
+// Two nodes of the same kind, the second reading the first.
+struct NodePair {
+    NodeId first, second;
+};
+
+struct TransposePair {
+    NodeId first, second;
+    std::vector<int64_t> perm;  // the two permutations composed
+    bool cancels = false;       // ... into the identity
+};
+
+class TransposePairPattern : public TypedPattern<TransposePair> {
 public:
     std::string name() const override { return "transpose-pair"; }
+    std::set<std::string> rootOps() const override { return {"Transpose"}; }
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
         const Node& second = g.node(anchor);
@@ -20,31 +32,27 @@ public:
         auto p1 = intsAttr(first, "perm"), p2 = intsAttr(second, "perm");
         if (p1.empty() || p2.empty()) return MatchResult::rejected("a perm is left to its default (rank unknown)");
         if (p1.size() != p2.size()) return MatchResult::rejected("perms of different rank");
-        std::vector<double> combined;
+        std::vector<int64_t> combined;
         bool identity = true;
         for (size_t j = 0; j < p2.size(); ++j) {
             if (p2[j] < 0 || p2[j] >= static_cast<int64_t>(p1.size())) return MatchResult::none();
-            combined.push_back(static_cast<double>(p1[p2[j]]));
-            identity &= combined.back() == static_cast<double>(j);
+            combined.push_back(p1[size_t(p2[j])]);
+            identity &= combined.back() == static_cast<int64_t>(j);
         }
         if (!identity && rw.users(first.outputs[0]).size() > 1)
             return MatchResult::rejected("the first Transpose has other readers");
         if (identity)
             if (std::string why = forwardBlocker(rw, second.outputs[0], first.inputs[0]); !why.empty())
                 return MatchResult::rejected(why);
-        Match m;
-        m.nodes = {firstId, anchor};
-        m.numbers = std::move(combined);
-        m.detail = identity ? "identity" : "merge";
-        return MatchResult::matched(std::move(m));
+        return MatchResult::matched(TransposePair{firstId, anchor, std::move(combined), identity});
     }
-    std::string apply(Rewriter& rw, const Match& m) const override {
-        const Node first = rw.graph().node(m.nodes[0]);
-        const Node second = rw.graph().node(m.nodes[1]);
-        if (m.detail == "identity") {
+    std::string rewrite(Rewriter& rw, const TransposePair& m) const override {
+        const Node first = rw.graph().node(m.first);
+        const Node second = rw.graph().node(m.second);
+        if (m.cancels) {
             rw.replaceAllUses(second.outputs[0], first.inputs[0]);
-            rw.removeNode(m.nodes[1]);
-            removeIfUnread(rw, m.nodes[0]);
+            rw.removeNode(m.second);
+            removeIfUnread(rw, m.first);
             return "the two permutations cancel";
         }
         Node merged;
@@ -53,16 +61,14 @@ public:
         merged.scope = second.scope;
         merged.inputs = {first.inputs[0]};
         merged.outputs = second.outputs;
-        std::vector<int64_t> perm;
-        for (double d : m.numbers) perm.push_back(static_cast<int64_t>(d));
         Attribute a;
         a.name = "perm";
         a.type = Attribute::Type::Ints;
-        a.ints = perm;
+        a.ints = m.perm;
         merged.attributes = {a};
-        rw.removeNode(m.nodes[1]);
-        rw.removeNode(m.nodes[0]);
-        rw.addNode(std::move(merged), m.nodes[1], {m.nodes[0], m.nodes[1]});
+        rw.removeNode(m.second);
+        rw.removeNode(m.first);
+        rw.addNode(std::move(merged), m.second, {m.first, m.second});
         return "two Transposes compose into one";
     }
 };
@@ -100,9 +106,10 @@ bool widens(DType from, DType via) {
     return false;
 }
 
-class CastPairPattern : public RewritePattern {
+class CastPairPattern : public TypedPattern<NodePair> {
 public:
     std::string name() const override { return "cast-pair"; }
+    std::set<std::string> rootOps() const override { return {"Cast"}; }
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
         const Node& second = g.node(anchor);
@@ -120,23 +127,22 @@ public:
                                          std::string(dtypeName(original)));
         if (std::string why = forwardBlocker(rw, second.outputs[0], first.inputs[0]); !why.empty())
             return MatchResult::rejected(why);
-        Match m;
-        m.nodes = {firstId, anchor};
-        return MatchResult::matched(std::move(m));
+        return MatchResult::matched(NodePair{firstId, anchor});
     }
-    std::string apply(Rewriter& rw, const Match& m) const override {
-        const Node first = rw.graph().node(m.nodes[0]);
-        const Node second = rw.graph().node(m.nodes[1]);
+    std::string rewrite(Rewriter& rw, const NodePair& m) const override {
+        const Node first = rw.graph().node(m.first);
+        const Node second = rw.graph().node(m.second);
         rw.replaceAllUses(second.outputs[0], first.inputs[0]);
-        rw.removeNode(m.nodes[1]);
-        removeIfUnread(rw, m.nodes[0]);
+        rw.removeNode(m.second);
+        removeIfUnread(rw, m.first);
         return "a Cast to a wider type and back is exact";
     }
 };
 
-class ReshapePairPattern : public RewritePattern {
+class ReshapePairPattern : public TypedPattern<NodePair> {
 public:
     std::string name() const override { return "reshape-pair"; }
+    std::set<std::string> rootOps() const override { return {"Reshape"}; }
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
         const Node& second = g.node(anchor);
@@ -148,14 +154,12 @@ public:
         for (int64_t d : *target)
             if (d == 0 && intAttr(second, "allowzero", 0) == 0)
                 return MatchResult::rejected("the second shape copies a dim (0) from the first's result");
-        Match m;
-        m.nodes = {firstId, anchor};
-        return MatchResult::matched(std::move(m));
+        return MatchResult::matched(NodePair{firstId, anchor});
     }
-    std::string apply(Rewriter& rw, const Match& m) const override {
-        const Node first = rw.graph().node(m.nodes[0]);
-        rw.setInput(m.nodes[1], 0, first.inputs[0]);
-        removeIfUnread(rw, m.nodes[0]);
+    std::string rewrite(Rewriter& rw, const NodePair& m) const override {
+        const Node first = rw.graph().node(m.first);
+        rw.setInput(m.second, 0, first.inputs[0]);
+        removeIfUnread(rw, m.first);
         return "only the last of two Reshapes matters";
     }
 };

@@ -7,19 +7,26 @@
 namespace fsc::passes {
 namespace {
 
+// A node whose output is one of its inputs, unchanged.
+struct PassThrough {
+    NodeId node;
+    ValueId output, input;
+};
+
 MatchResult forward(const Rewriter& rw, NodeId anchor, ValueId input) {
     const Node& n = rw.graph().node(anchor);
     if (std::string why = forwardBlocker(rw, n.outputs[0], input); !why.empty())
         return MatchResult::rejected(why);
-    Match m;
-    m.nodes = {anchor};
-    m.values = {n.outputs[0], input};
-    return MatchResult::matched(std::move(m));
+    return MatchResult::matched(PassThrough{anchor, n.outputs[0], input});
 }
 
-class NoOpPattern : public RewritePattern {
+class NoOpPattern : public TypedPattern<PassThrough> {
 public:
     std::string name() const override { return "no-op"; }
+    std::set<std::string> rootOps() const override {
+        return {"Identity", "Dropout", "Cast", "Reshape", "Expand", "Flatten", "Squeeze", "Unsqueeze",
+                "Transpose", "Concat", "Add", "Sub", "Mul", "Div"};
+    }
 
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
@@ -75,11 +82,11 @@ public:
         return MatchResult::none();
     }
 
-    std::string apply(Rewriter& rw, const Match& m) const override {
-        const Node& n = rw.graph().node(m.nodes[0]);
+    std::string rewrite(Rewriter& rw, const PassThrough& m) const override {
+        const Node& n = rw.graph().node(m.node);
         std::string reason = n.opType + " passes its input through unchanged";
-        rw.replaceAllUses(m.values[0], m.values[1]);
-        rw.removeNode(m.nodes[0]);
+        rw.replaceAllUses(m.output, m.input);
+        rw.removeNode(m.node);
         return reason;
     }
 };

@@ -7,9 +7,15 @@
 namespace fsc::passes {
 namespace {
 
-class ConvBatchNormPattern : public RewritePattern {
+struct ConvBatchNorm {
+    NodeId conv, batchNorm;
+    double epsilon;
+};
+
+class ConvBatchNormPattern : public TypedPattern<ConvBatchNorm> {
 public:
     std::string name() const override { return "conv-batchnorm"; }
+    std::set<std::string> rootOps() const override { return {"BatchNormalization"}; }
 
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
@@ -34,15 +40,12 @@ public:
         for (size_t i = 1; i < 5; ++i)
             if (int64_t(constantValues(rw, bn.inputs[i])->size()) != channels)
                 return MatchResult::rejected("batch-norm parameters do not have one value per output channel");
-        Match m;
-        m.nodes = {convId, anchor};
-        m.numbers = {floatAttr(bn, "epsilon", 1e-5f)};
-        return MatchResult::matched(std::move(m));
+        return MatchResult::matched(ConvBatchNorm{convId, anchor, floatAttr(bn, "epsilon", 1e-5f)});
     }
 
-    std::string apply(Rewriter& rw, const Match& m) const override {
-        const Node conv = rw.graph().node(m.nodes[0]);
-        const Node bn = rw.graph().node(m.nodes[1]);
+    std::string rewrite(Rewriter& rw, const ConvBatchNorm& m) const override {
+        const Node conv = rw.graph().node(m.conv);
+        const Node bn = rw.graph().node(m.batchNorm);
         const Tensor& w = *rw.constant(conv.inputs[1]);
         const auto gamma = *constantValues(rw, bn.inputs[1]);
         const auto beta = *constantValues(rw, bn.inputs[2]);
@@ -55,7 +58,7 @@ public:
         std::vector<float> newW(size_t(w.numElements()));
         std::vector<float> newB(channels);
         for (size_t c = 0; c < channels; ++c) {
-            const double s = gamma[c] / std::sqrt(var[c] + m.numbers[0]);
+            const double s = gamma[c] / std::sqrt(var[c] + m.epsilon);
             for (size_t i = 0; i < perChannel; ++i)
                 newW[c * perChannel + i] = float(double(w.dataAs<float>()[c * perChannel + i]) * s);
             newB[c] = float((bias[c] - mean[c]) * s + beta[c]);
@@ -67,9 +70,9 @@ public:
         folded.inputs = {conv.inputs[0], wv, bv};
         folded.outputs = bn.outputs;
         folded.outputs.resize(1);
-        rw.removeNode(m.nodes[1]);
-        rw.removeNode(m.nodes[0]);
-        rw.addNode(std::move(folded), m.nodes[1], {m.nodes[0], m.nodes[1]});
+        rw.removeNode(m.batchNorm);
+        rw.removeNode(m.conv);
+        rw.addNode(std::move(folded), m.batchNorm, {m.conv, m.batchNorm});
         return "the batch norm's scale and shift folded into the Conv's weights and bias";
     }
 };

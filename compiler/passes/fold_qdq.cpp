@@ -118,9 +118,18 @@ std::vector<Attribute> convAttributes(const Node& conv) {
     return attrs;
 }
 
-class QLinearPattern : public RewritePattern {
+// Conv/MatMul, [Relu,] QuantizeLinear: the nodes one QLinear op replaces.
+struct RequantizedOp {
+    std::vector<NodeId> chain;  // op, [relu], quantize
+    bool conv = false;
+    NodeId op() const { return chain.front(); }
+    NodeId quantize() const { return chain.back(); }
+};
+
+class QLinearPattern : public TypedPattern<RequantizedOp> {
 public:
     std::string name() const override { return "qlinear"; }
+    std::set<std::string> rootOps() const override { return {"QuantizeLinear"}; }
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Node& q = rw.graph().node(anchor);
         if (!isOp(q, "QuantizeLinear")) return MatchResult::none();
@@ -135,17 +144,15 @@ public:
         const Node& n = rw.graph().node(opId);
         if (isOp(n, "Conv") && n.inputs.size() > 2 && n.inputs[2].valid() && !rw.constant(n.inputs[2]))
             return MatchResult::rejected("the bias is not a constant");
-        Match m;
-        m.nodes = *chain;
-        m.detail = isOp(n, "Conv") ? "QLinearConv" : "QLinearMatMul";
-        return MatchResult::matched(std::move(m));
+        return MatchResult::matched(RequantizedOp{*chain, isOp(n, "Conv")});
     }
 
-    std::string apply(Rewriter& rw, const Match& m) const override {
-        const Node op = rw.graph().node(m.nodes.front());
-        const Node q = rw.graph().node(m.nodes.back());
-        const IntegerOp io = readIntegerOp(rw, m.nodes.front());
-        const bool conv = m.detail == "QLinearConv";
+    std::string rewrite(Rewriter& rw, const RequantizedOp& m) const override {
+        const Node op = rw.graph().node(m.op());
+        const Node q = rw.graph().node(m.quantize());
+        const IntegerOp io = readIntegerOp(rw, m.op());
+        const bool conv = m.conv;
+        const std::string opType = conv ? "QLinearConv" : "QLinearMatMul";
         std::vector<ValueId> inputs{io.x.quantized, io.x.scale, io.x.zeroPoint, io.w.quantized, io.w.scale,
                                     io.w.zeroPoint, q.inputs[1], q.inputs[2]};
         if (conv && op.inputs.size() > 2 && op.inputs[2].valid()) {
@@ -158,20 +165,27 @@ public:
             }
             inputs.push_back(rw.addConstant(int32Tensor({int64_t(bias.size())}, q32), op.name + "/bias_int32"));
         }
-        Node fused = makeNode(m.detail, "", op, inputs, {q.outputs[0]}, conv ? convAttributes(op) : std::vector<Attribute>{});
+        Node fused = makeNode(opType, "", op, inputs, {q.outputs[0]}, conv ? convAttributes(op) : std::vector<Attribute>{});
         fused.name = op.name;
-        for (auto it = m.nodes.rbegin(); it != m.nodes.rend(); ++it) rw.removeNode(*it);
-        rw.addNode(std::move(fused), m.nodes.back(), m.nodes);
+        for (auto it = m.chain.rbegin(); it != m.chain.rend(); ++it) rw.removeNode(*it);
+        rw.addNode(std::move(fused), m.quantize(), m.chain);
         removeIfUnread(rw, io.x.node);
         removeIfUnread(rw, io.w.node);
-        return std::string(m.detail) + ": int8 in, int8 out; the output scale requantizes the int32 accumulator" +
-               (m.nodes.size() == 3 ? ", and its zero point at the lowest value does the Relu" : "");
+        return opType + ": int8 in, int8 out; the output scale requantizes the int32 accumulator" +
+               (m.chain.size() == 3 ? ", and its zero point at the lowest value does the Relu" : "");
     }
 };
 
-class IntegerOpPattern : public RewritePattern {
+// A Conv/MatMul/Gemm between DequantizeLinear inputs, without a QuantizeLinear after it.
+struct DequantizedOp {
+    NodeId op;
+    bool conv = false;
+};
+
+class IntegerOpPattern : public TypedPattern<DequantizedOp> {
 public:
     std::string name() const override { return "integer-op"; }
+    std::set<std::string> rootOps() const override { return {"Conv", "MatMul", "Gemm"}; }
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Node& n = rw.graph().node(anchor);
         if (!isQuantizedOp(n)) return MatchResult::none();
@@ -182,14 +196,12 @@ public:
         if (isOp(n, "Gemm") && n.inputs.size() > 2 && n.inputs[2].valid() && floatAttr(n, "beta", 1.0f) != 1.0f &&
             !rw.constant(n.inputs[2]))
             return MatchResult::rejected("beta != 1 on a C that is not a constant");
-        Match m;
-        m.nodes = {anchor};
-        m.detail = isOp(n, "Conv") ? "ConvInteger" : "MatMulInteger";
-        return MatchResult::matched(std::move(m));
+        return MatchResult::matched(DequantizedOp{anchor, isOp(n, "Conv")});
     }
 
-    std::string apply(Rewriter& rw, const Match& m) const override {
-        const NodeId id = m.nodes[0];
+    std::string rewrite(Rewriter& rw, const DequantizedOp& m) const override {
+        const NodeId id = m.op;
+        const std::string opType = m.conv ? "ConvInteger" : "MatMulInteger";
         const Node op = rw.graph().node(id);
         const IntegerOp io = readIntegerOp(rw, id);
         const bool conv = isOp(op, "Conv"), gemm = isOp(op, "Gemm");
@@ -223,7 +235,7 @@ public:
         const ValueId scaled = bias.valid() ? rw.addIntermediate(outType, base + "/scaled") : op.outputs[0];
 
         std::vector<ValueId> intInputs{io.x.quantized, weight, io.x.zeroPoint};
-        Node integer = makeNode(m.detail, "", op, intInputs, {acc}, conv ? convAttributes(op) : std::vector<Attribute>{});
+        Node integer = makeNode(opType, "", op, intInputs, {acc}, conv ? convAttributes(op) : std::vector<Attribute>{});
         integer.name = base;
         Node cast = makeNode("Cast", "", op, {acc}, {wide}, {fsc::intAttr("to", int64_t(DType::Float32))});
         Node mul = makeNode("Mul", "", op, {wide, scale}, {scaled});
@@ -234,7 +246,7 @@ public:
         if (bias.valid()) rw.addNode(makeNode("Add", "", op, {scaled, bias}, {op.outputs[0]}), id, {id});
         removeIfUnread(rw, io.x.node);
         removeIfUnread(rw, io.w.node);
-        return m.detail + " accumulates int8 x int8 in int32; one multiply by activation scale x weight scale" +
+        return opType + " accumulates int8 x int8 in int32; one multiply by activation scale x weight scale" +
                (bias.valid() ? " and the float bias" : "") + " give the float result";
     }
 

@@ -44,9 +44,17 @@ std::optional<ActivationSpec> activationOf(const Rewriter& rw, const Node& n, st
     return std::nullopt;
 }
 
-class ActivationPattern : public RewritePattern {
+struct Epilogue {
+    NodeId producer, activation;
+    ActivationSpec spec;
+};
+
+class ActivationPattern : public TypedPattern<Epilogue> {
 public:
     std::string name() const override { return "epilogue-activation"; }
+    std::set<std::string> rootOps() const override {
+        return {"Relu", "Sigmoid", "Tanh", "HardSwish", "LeakyRelu", "HardSigmoid", "Gelu", "Clip"};
+    }
 
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
@@ -64,28 +72,23 @@ public:
         if (fusedKind && p.attribute("activation")) return MatchResult::rejected("the producer already has an activation");
         if (!rw.soleUser(p.outputs[0]).valid()) return MatchResult::rejected("the producer's output has other readers");
         if (dtypeOf(g, p.outputs[0]) != DType::Float32) return MatchResult::rejected("only float32 is fused");
-        Match m;
-        m.nodes = {pid, anchor};
-        m.detail = spec->name;
-        m.numbers.assign(spec->params.begin(), spec->params.end());
-        return MatchResult::matched(std::move(m));
+        return MatchResult::matched(Epilogue{pid, anchor, *spec});
     }
 
-    std::string apply(Rewriter& rw, const Match& m) const override {
-        const Node p = rw.graph().node(m.nodes[0]);
-        const Node act = rw.graph().node(m.nodes[1]);
+    std::string rewrite(Rewriter& rw, const Epilogue& m) const override {
+        const Node p = rw.graph().node(m.producer);
+        const Node act = rw.graph().node(m.activation);
         Node fused = p;
         if (p.domain.empty()) {
             fused.domain = kFusescopeDomain;
             fused.opType = "Fused" + p.opType;
         }
-        fused.attributes.push_back(fsc::stringAttr("activation", m.detail));
-        if (!m.numbers.empty())
-            fused.attributes.push_back(fsc::floatsAttr("activation_params", std::vector<float>(m.numbers.begin(), m.numbers.end())));
+        fused.attributes.push_back(fsc::stringAttr("activation", m.spec.name));
+        if (!m.spec.params.empty()) fused.attributes.push_back(fsc::floatsAttr("activation_params", m.spec.params));
         fused.outputs = {act.outputs[0]};
-        rw.removeNode(m.nodes[1]);
-        rw.removeNode(m.nodes[0]);
-        rw.addNode(std::move(fused), m.nodes[1], {m.nodes[0], m.nodes[1]});
+        rw.removeNode(m.activation);
+        rw.removeNode(m.producer);
+        rw.addNode(std::move(fused), m.activation, {m.producer, m.activation});
         return act.opType + " applied in the " + p.opType + "'s epilogue";
     }
 };

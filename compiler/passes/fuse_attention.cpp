@@ -12,9 +12,6 @@
 namespace fsc::passes {
 namespace {
 
-// Indices into Match::values and Match::numbers.
-enum Operand { kQ, kKt, kV, kMask };
-
 // A live node of `opType` producing `v` that only `reader` reads.
 NodeId soleProducer(const Rewriter& rw, ValueId v, const char* opType, NodeId reader) {
     NodeId p = rw.producer(v);
@@ -74,15 +71,24 @@ int64_t rankOf(const Graph& g, ValueId v) {
     return s.rankKnown() ? int64_t(s.rank()) : -1;
 }
 
-class AttentionPattern : public RewritePattern {
+// softmax(scale * Q.K^T [+ mask]).V and the transposes around its operands.
+struct ScaledDotProduct {
+    std::vector<NodeId> nodes;  // every node replaced, the anchor last
+    ValueId q, kt, v, mask;     // mask: invalid when there is none
+    double scale = 1.0;
+    // Permutations absorbed into the fused op; empty: none.
+    std::vector<int64_t> qPerm, kPerm, vPerm, outPerm;
+};
+
+class AttentionPattern : public TypedPattern<ScaledDotProduct> {
 public:
     explicit AttentionPattern(int64_t opset) : m_opset(opset) {}
     std::string name() const override { return "attention"; }
+    std::set<std::string> rootOps() const override { return {"Transpose", "MatMul"}; }
 
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
         const Node& last = g.node(anchor);
-        Match m;
         std::vector<int64_t> outPerm;
         NodeId pvId;
         if (isOp(last, "Transpose")) {
@@ -167,29 +173,26 @@ public:
         if (pvId != anchor) nodes.push_back(pvId);
         nodes.push_back(anchor);
         if (!internalOnly(rw, nodes)) return MatchResult::rejected("an intermediate value has other readers");
-        m.nodes = std::move(nodes);
-        m.values = {q, kt, v, mask};
-        m.numbers = {scale};
-        m.intLists = {qPerm, kPerm, vPerm, outPerm};  // empty: nothing absorbed
-        return MatchResult::matched(std::move(m));
+        return MatchResult::matched(
+            ScaledDotProduct{std::move(nodes), q, kt, v, mask, scale, qPerm, kPerm, vPerm, outPerm});
     }
 
-    std::string apply(Rewriter& rw, const Match& m) const override {
+    std::string rewrite(Rewriter& rw, const ScaledDotProduct& m) const override {
         const Node anchor = rw.graph().node(m.nodes.back());
-        std::vector<ValueId> inputs = {m.values[kQ], m.values[kKt], m.values[kV]};
-        if (m.values[kMask].valid()) inputs.push_back(m.values[kMask]);
-        std::vector<Attribute> attrs = {fsc::floatAttr("scale", float(m.numbers[0]))};
-        const char* names[] = {"q_perm", "k_perm", "v_perm", "out_perm"};
+        std::vector<ValueId> inputs = {m.q, m.kt, m.v};
+        if (m.mask.valid()) inputs.push_back(m.mask);
+        std::vector<Attribute> attrs = {fsc::floatAttr("scale", float(m.scale))};
         int absorbed = 0;
-        for (size_t i = 0; i < 4; ++i) {
-            if (m.intLists[i].empty()) continue;
-            attrs.push_back(fsc::intsAttr(names[i], m.intLists[i]));
+        for (const auto& [name, perm] : {std::pair{"q_perm", &m.qPerm}, std::pair{"k_perm", &m.kPerm},
+                                         std::pair{"v_perm", &m.vPerm}, std::pair{"out_perm", &m.outPerm}}) {
+            if (perm->empty()) continue;
+            attrs.push_back(fsc::intsAttr(name, *perm));
             ++absorbed;
         }
         Node attention = makeNode("Attention", kFusescopeDomain, anchor, inputs, {anchor.outputs[0]}, attrs);
         for (NodeId n : m.nodes) rw.removeNode(n);
         rw.addNode(std::move(attention), m.nodes.back(), m.nodes);
-        return std::string("softmax(scale * Q.K^T") + (m.values[kMask].valid() ? " + mask" : "") + ").V in " +
+        return std::string("softmax(scale * Q.K^T") + (m.mask.valid() ? " + mask" : "") + ").V in " +
                std::to_string(m.nodes.size()) + " nodes, " + std::to_string(absorbed) + " transposes absorbed";
     }
 

@@ -41,9 +41,17 @@ std::vector<NodeId> orderGroup(const Rewriter& rw, const std::set<uint32_t>& gro
     return order;
 }
 
-class ElementwisePattern : public RewritePattern {
+// A group of element-wise ops, each after the group nodes it reads, the sink last, and the
+// values it reads from outside (the fused node's inputs, in first-read order).
+struct ElementwiseGroup {
+    std::vector<NodeId> nodes;
+    std::vector<ValueId> inputs;
+};
+
+class ElementwisePattern : public TypedPattern<ElementwiseGroup> {
 public:
     std::string name() const override { return "elementwise-group"; }
+    std::set<std::string> rootOps() const override { return elementwiseOpTypes(); }
 
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
@@ -85,23 +93,23 @@ public:
         if (group.size() < 2)
             return sharedProducer ? MatchResult::rejected("the element-wise producer's output has other readers")
                                   : MatchResult::none();
-        Match m;
+        ElementwiseGroup m;
         m.nodes = orderGroup(rw, group);
         for (NodeId id : m.nodes)
             for (ValueId in : g.node(id).inputs) {
                 NodeId p = rw.producer(in);
                 const bool internal = p.valid() && group.count(p.index);
-                if (!internal && std::find(m.values.begin(), m.values.end(), in) == m.values.end()) m.values.push_back(in);
+                if (!internal && std::find(m.inputs.begin(), m.inputs.end(), in) == m.inputs.end()) m.inputs.push_back(in);
             }
         return MatchResult::matched(std::move(m));
     }
 
-    std::string apply(Rewriter& rw, const Match& m) const override {
+    std::string rewrite(Rewriter& rw, const ElementwiseGroup& m) const override {
         const Graph& g = rw.graph();
         ElementwiseProgram program;
-        program.inputs = int(m.values.size());
+        program.inputs = int(m.inputs.size());
         std::map<uint32_t, int> registerOf;  // value index -> register
-        for (size_t k = 0; k < m.values.size(); ++k) registerOf[m.values[k].index] = int(k);
+        for (size_t k = 0; k < m.inputs.size(); ++k) registerOf[m.inputs[k].index] = int(k);
         std::string ops;
         for (NodeId id : m.nodes) {
             const Node& n = g.node(id);
@@ -113,7 +121,7 @@ public:
             ops += (ops.empty() ? "" : ", ") + n.opType;
         }
         const Node anchor = g.node(m.nodes.back());
-        Node fused = makeNode("FusedElementwise", kFusescopeDomain, anchor, m.values, {anchor.outputs[0]},
+        Node fused = makeNode("FusedElementwise", kFusescopeDomain, anchor, m.inputs, {anchor.outputs[0]},
                               {fsc::stringsAttr("ops", program.opNames()), fsc::intsAttr("args", program.args()),
                                fsc::stringAttr("source", program.cppLoopBody())});
         for (NodeId n : m.nodes) rw.removeNode(n);

@@ -93,9 +93,16 @@ std::optional<Inner> onePlus(const Rewriter& rw, ValueId v) {
     return std::nullopt;
 }
 
-class GeluPattern : public RewritePattern {
+struct WrittenOutGelu {
+    std::vector<NodeId> nodes;  // the anchor (the last Mul) last
+    ValueId x;
+    bool tanh = false;  // the tanh approximation, else the erf form
+};
+
+class GeluPattern : public TypedPattern<WrittenOutGelu> {
 public:
     std::string name() const override { return "gelu"; }
+    std::set<std::string> rootOps() const override { return {"Mul"}; }
 
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         if (!isOp(rw.graph().node(anchor), "Mul")) return MatchResult::none();
@@ -119,22 +126,18 @@ public:
                     if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
             nodes.push_back(anchor);
             if (!internalOnly(rw, nodes)) return MatchResult::rejected("an intermediate value has other readers");
-            Match m;
-            m.nodes = std::move(nodes);
-            m.values = {inner->x};
-            m.detail = inner->tanh ? "tanh" : "none";
-            return MatchResult::matched(std::move(m));
+            return MatchResult::matched(WrittenOutGelu{std::move(nodes), inner->x, inner->tanh});
         }
         return MatchResult::none();
     }
 
-    std::string apply(Rewriter& rw, const Match& m) const override {
+    std::string rewrite(Rewriter& rw, const WrittenOutGelu& m) const override {
         const Node anchor = rw.graph().node(m.nodes.back());
-        Node gelu = makeNode("Gelu", kFusescopeDomain, anchor, {m.values[0]}, {anchor.outputs[0]});
-        if (m.detail == "tanh") gelu.attributes.push_back(fsc::stringAttr("approximate", "tanh"));
+        Node gelu = makeNode("Gelu", kFusescopeDomain, anchor, {m.x}, {anchor.outputs[0]});
+        if (m.tanh) gelu.attributes.push_back(fsc::stringAttr("approximate", "tanh"));
         for (NodeId n : m.nodes) rw.removeNode(n);
         rw.addNode(std::move(gelu), m.nodes.back(), m.nodes);
-        return m.detail == "tanh" ? "the tanh approximation of GELU, written out" : "GELU (erf form), written out";
+        return m.tanh ? "the tanh approximation of GELU, written out" : "GELU (erf form), written out";
     }
 };
 

@@ -8,9 +8,16 @@
 namespace fsc::passes {
 namespace {
 
-class MatMulAddPattern : public RewritePattern {
+struct MatMulBias {
+    NodeId matmul, add;
+    ValueId bias;
+    bool gemm = false;  // 2-D activations: a Gemm, else FusedMatMul
+};
+
+class MatMulAddPattern : public TypedPattern<MatMulBias> {
 public:
     std::string name() const override { return "matmul-add"; }
+    std::set<std::string> rootOps() const override { return {"Add"}; }
 
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
@@ -35,31 +42,27 @@ public:
             if (bias->numElements() != n || bias->dtype() != DType::Float32)
                 return MatchResult::rejected("the bias does not have one float32 per output column");
             if (bias->dims().size() > aType.shape.rank()) return MatchResult::rejected("the bias adds dims");
-            Match m;
-            m.nodes = {mmId, anchor};
-            m.values = {biasV};
-            m.detail = aType.shape.rank() == 2 ? "Gemm" : "FusedMatMul";
-            return MatchResult::matched(std::move(m));
+            return MatchResult::matched(MatMulBias{mmId, anchor, biasV, aType.shape.rank() == 2});
         }
         return MatchResult::none();
     }
 
-    std::string apply(Rewriter& rw, const Match& m) const override {
-        const Node mm = rw.graph().node(m.nodes[0]);
-        const Node add = rw.graph().node(m.nodes[1]);
-        const Tensor& bias = *rw.constant(m.values[0]);
-        ValueId bias1d = m.values[0];
+    std::string rewrite(Rewriter& rw, const MatMulBias& m) const override {
+        const Node mm = rw.graph().node(m.matmul);
+        const Node add = rw.graph().node(m.add);
+        const Tensor& bias = *rw.constant(m.bias);
+        ValueId bias1d = m.bias;
         if (bias.dims().size() != 1) {
             std::vector<float> values(bias.dataAs<float>(), bias.dataAs<float>() + bias.numElements());
-            bias1d = rw.addConstant(makeFloatTensor({bias.numElements()}, values), rw.graph().value(m.values[0]).name + "/1d");
+            bias1d = rw.addConstant(makeFloatTensor({bias.numElements()}, values), rw.graph().value(m.bias).name + "/1d");
         }
-        const bool gemm = m.detail == "Gemm";
+        const bool gemm = m.gemm;
         Node fused = makeNode(gemm ? "Gemm" : "FusedMatMul", gemm ? "" : kFusescopeDomain, mm,
                               {mm.inputs[0], mm.inputs[1], bias1d}, {add.outputs[0]});
         fused.name = mm.name;
-        rw.removeNode(m.nodes[1]);
-        rw.removeNode(m.nodes[0]);
-        rw.addNode(std::move(fused), m.nodes[1], {m.nodes[0], m.nodes[1]});
+        rw.removeNode(m.add);
+        rw.removeNode(m.matmul);
+        rw.addNode(std::move(fused), m.add, {m.matmul, m.add});
         return gemm ? "MatMul + Add of a per-column bias is a Gemm"
                     : "MatMul + per-column bias: the bias is added in the MatMul's epilogue";
     }

@@ -94,10 +94,20 @@ ValueId flatConstant(Rewriter& rw, ValueId c, int64_t len, float fill, const std
     return rw.addConstant(makeFloatTensor({len}, values), name);
 }
 
-class LayerNormPattern : public RewritePattern {
+// A normalization written out: the nodes replaced (the last one's output is the result),
+// its input, gamma and beta (invalid when absent), epsilon and the normalized length.
+struct WrittenOutNorm {
+    std::vector<NodeId> nodes;
+    ValueId x, gamma, beta;
+    double epsilon = 0;
+    int64_t length = 0;
+};
+
+class LayerNormPattern : public TypedPattern<WrittenOutNorm> {
 public:
     explicit LayerNormPattern(bool onnxOp) : m_onnxOp(onnxOp) {}
     std::string name() const override { return "layer-norm"; }
+    std::set<std::string> rootOps() const override { return {"Div"}; }
 
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
@@ -121,21 +131,17 @@ public:
         auto shape = g.value(sub.inputs[0]).type.shape;
         if (!shape.rankKnown() || shape.rank() == 0 || !shape.dims().back().isKnown())
             return MatchResult::rejected("the normalized axis has no known size");
-        Match m;
-        m.nodes = std::move(nodes);
-        m.values = {sub.inputs[0], gamma, beta};
-        m.numbers = {rms->eps, double(shape.dims().back().size())};
-        return MatchResult::matched(std::move(m));
+        return MatchResult::matched(
+            WrittenOutNorm{std::move(nodes), sub.inputs[0], gamma, beta, rms->eps, shape.dims().back().size()});
     }
 
-    std::string apply(Rewriter& rw, const Match& m) const override {
+    std::string rewrite(Rewriter& rw, const WrittenOutNorm& m) const override {
         const Node last = rw.graph().node(m.nodes.back());
-        const int64_t len = int64_t(m.numbers[1]);
-        ValueId gamma = flatConstant(rw, m.values[1], len, 1.0f, last.name + "/gamma");
-        ValueId beta = flatConstant(rw, m.values[2], len, 0.0f, last.name + "/beta");
+        ValueId gamma = flatConstant(rw, m.gamma, m.length, 1.0f, last.name + "/gamma");
+        ValueId beta = flatConstant(rw, m.beta, m.length, 0.0f, last.name + "/beta");
         Node ln = makeNode("LayerNormalization", m_onnxOp ? "" : kFusescopeDomain, last,
-                           {m.values[0], gamma, beta}, {last.outputs[0]},
-                           {fsc::intAttr("axis", -1), fsc::floatAttr("epsilon", float(m.numbers[0]))});
+                           {m.x, gamma, beta}, {last.outputs[0]},
+                           {fsc::intAttr("axis", -1), fsc::floatAttr("epsilon", float(m.epsilon))});
         for (NodeId n : m.nodes) rw.removeNode(n);
         rw.addNode(std::move(ln), m.nodes.back(), m.nodes);
         return "layer normalization over the last axis, written out";
@@ -145,9 +151,10 @@ private:
     bool m_onnxOp;
 };
 
-class RmsNormPattern : public RewritePattern {
+class RmsNormPattern : public TypedPattern<WrittenOutNorm> {
 public:
     std::string name() const override { return "rms-norm"; }
+    std::set<std::string> rootOps() const override { return {"Div", "Mul"}; }
 
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
@@ -190,27 +197,29 @@ public:
         auto shape = g.value(rms->d).type.shape;
         if (!shape.rankKnown() || shape.rank() == 0 || !shape.dims().back().isKnown())
             return MatchResult::rejected("the normalized axis has no known size");
-        Match m;
-        m.nodes = std::move(nodes);
-        m.values = {rms->d, gamma};
-        m.numbers = {rms->eps, double(shape.dims().back().size())};
-        return MatchResult::matched(std::move(m));
+        return MatchResult::matched(
+            WrittenOutNorm{std::move(nodes), rms->d, gamma, {}, rms->eps, shape.dims().back().size()});
     }
 
-    std::string apply(Rewriter& rw, const Match& m) const override {
+    std::string rewrite(Rewriter& rw, const WrittenOutNorm& m) const override {
         const Node last = rw.graph().node(m.nodes.back());
-        ValueId gamma = flatConstant(rw, m.values[1], int64_t(m.numbers[1]), 1.0f, last.name + "/gamma");
-        Node rms = makeNode("RmsNorm", kFusescopeDomain, last, {m.values[0], gamma}, {last.outputs[0]},
-                            {fsc::intAttr("axis", -1), fsc::floatAttr("epsilon", float(m.numbers[0]))});
+        ValueId gamma = flatConstant(rw, m.gamma, m.length, 1.0f, last.name + "/gamma");
+        Node rms = makeNode("RmsNorm", kFusescopeDomain, last, {m.x, gamma}, {last.outputs[0]},
+                            {fsc::intAttr("axis", -1), fsc::floatAttr("epsilon", float(m.epsilon))});
         for (NodeId n : m.nodes) rw.removeNode(n);
         rw.addNode(std::move(rms), m.nodes.back(), m.nodes);
         return "RMS normalization over the last axis, written out";
     }
 };
 
-class SkipLayerNormPattern : public RewritePattern {
+struct ResidualNorm {
+    NodeId add, norm;
+};
+
+class SkipLayerNormPattern : public TypedPattern<ResidualNorm> {
 public:
     std::string name() const override { return "skip-layer-norm"; }
+    std::set<std::string> rootOps() const override { return {"LayerNormalization"}; }
 
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
@@ -235,9 +244,7 @@ public:
                 return MatchResult::rejected("gamma/beta are not 1-D");
         if (!weightsBeforeAdd(rw, ln) && (rw.users(add.outputs[0]).size() > 1 || rw.isGraphOutput(add.outputs[0])))
             return MatchResult::rejected("the sum is read elsewhere and gamma/beta are computed after the Add");
-        Match m;
-        m.nodes = {addId, anchor};
-        return MatchResult::matched(std::move(m));
+        return MatchResult::matched(ResidualNorm{addId, anchor});
     }
 
     // Gamma and beta exist before the graph runs (initializers, as exporters write them).
@@ -247,9 +254,9 @@ public:
         return true;
     }
 
-    std::string apply(Rewriter& rw, const Match& m) const override {
-        const Node add = rw.graph().node(m.nodes[0]);
-        const Node ln = rw.graph().node(m.nodes[1]);
+    std::string rewrite(Rewriter& rw, const ResidualNorm& m) const override {
+        const Node add = rw.graph().node(m.add);
+        const Node ln = rw.graph().node(m.norm);
         const bool sumRead = rw.users(add.outputs[0]).size() > 1 || rw.isGraphOutput(add.outputs[0]);
         std::vector<ValueId> inputs = {add.inputs[0], add.inputs[1], ln.inputs[1]};
         if (ln.inputs.size() > 2) inputs.push_back(ln.inputs[2]);
@@ -257,11 +264,11 @@ public:
         if (sumRead) outputs.push_back(add.outputs[0]);
         Node skip = makeNode("SkipLayerNorm", kFusescopeDomain, ln, inputs, outputs,
                              {fsc::floatAttr("epsilon", floatAttr(ln, "epsilon", 1e-5f))});
-        rw.removeNode(m.nodes[1]);
-        rw.removeNode(m.nodes[0]);
+        rw.removeNode(m.norm);
+        rw.removeNode(m.add);
         // Where the Add was, when it can: a reader of the sum placed between the Add and the
         // norm must still find the sum produced before it.
-        rw.addNode(std::move(skip), weightsBeforeAdd(rw, ln) ? m.nodes[0] : m.nodes[1], m.nodes);
+        rw.addNode(std::move(skip), weightsBeforeAdd(rw, ln) ? m.add : m.norm, {m.add, m.norm});
         return sumRead ? "residual Add + LayerNorm in one pass; the sum is still produced for the residual stream"
                        : "residual Add + LayerNorm in one pass";
     }
