@@ -134,6 +134,161 @@ Tensor shardOf(const Tensor& t, int axis, const Segments& segments, int devices,
     return Tensor(t.name() + "_shard", t.dtype(), outDims, makeBuffer(std::move(bytes)), 0, size);
 }
 
+// How the split axis passes one op between the two layers. Each rule computes the output's
+// split from the first split input's (or says why the pair cannot be split) and notes what
+// the shards will need (a per-shard target shape, slice bounds); none edits the graph.
+struct SplitStep {
+    const Rewriter& rw;
+    NodeId id;
+    const Node& n;
+    const Split& in;
+    const std::vector<int64_t>& inDims;
+    const std::vector<int64_t>& outDims;
+    int rank;
+    int devices;
+    Region& region;
+};
+using SplitRule = std::string (*)(const SplitStep&, Split& out);
+
+// A target shape computed at run time can be divided at `axis` (an integer Div after it)
+// when it has one entry per output axis and that entry is a size: not -1 (inferred) or
+// 0 (copied), which the exporter would have written as a constant in a Concat.
+std::string runtimeShapeEntry(const Rewriter& rw, ValueId shape, int axis, int rank) {
+    const Graph& g = rw.graph();
+    const auto dims = shapeDims(g, shape);
+    if (!dims || dims->size() != 1 || (*dims)[0] != rank) return "its run-time target shape has no known length";
+    const NodeId concat = rw.producer(shape);
+    if (!concat.valid() || !isOp(g.node(concat), "Concat")) return {};
+    int64_t at = 0;
+    for (ValueId part : g.node(concat).inputs) {
+        const auto partDims = shapeDims(g, part);
+        if (!partDims || partDims->size() != 1) return {};
+        if (axis < at + (*partDims)[0]) {
+            const auto values = constantInts(rw, part);
+            if (values && (*values)[size_t(axis - at)] <= 0) return "the split axis's target size is inferred (-1 or 0)";
+            return {};
+        }
+        at += (*partDims)[0];
+    }
+    return {};
+}
+
+
+std::string elementwiseUnary(const SplitStep& s, Split& out) {
+    out.axis = s.in.axis + s.rank - int(s.inDims.size());
+    return {};
+}
+
+// Every other input is split the same way, or broadcasts along the split axis, or is a
+// constant (each shard gets its share).
+std::string elementwiseBinary(const SplitStep& s, Split& out) {
+    const Graph& g = s.rw.graph();
+    out.axis = s.in.axis + s.rank - int(s.inDims.size());
+    for (ValueId input : s.n.inputs) {
+        const auto dims = shapeDims(g, input);
+        if (!dims) return "no static shape into " + s.n.name;
+        const int aligned = out.axis - (s.rank - int(dims->size()));
+        if (auto it = s.region.split.find(input.index); it != s.region.split.end()) {
+            if (it->second.axis != aligned || it->second.segments != s.in.segments)
+                return s.n.name + " combines differently split values";
+        } else if (aligned >= 0 && (*dims)[size_t(aligned)] != 1 && !s.rw.constant(input)) {
+            return s.n.name + " combines a split value with a whole one";
+        }
+    }
+    return {};
+}
+
+std::string softmax(const SplitStep& s, Split&) {
+    int64_t axis = intAttr(s.n, "axis", -1);
+    if (axis < 0) axis += s.rank;
+    return axis == s.in.axis ? "Softmax over the split axis" : "";
+}
+
+std::string transpose(const SplitStep& s, Split& out) {
+    const std::vector<int64_t> perm = intsAttr(s.n, "perm");
+    if (int(perm.size()) != s.rank) return "Transpose without perm";
+    for (int j = 0; j < s.rank; ++j)
+        if (perm[size_t(j)] == s.in.axis) out.axis = j;
+    return {};
+}
+
+// The split lands on the output axis whose outer extent equals the input's before its split
+// axis; each shard's target shape divides that entry.
+std::string reshape(const SplitStep& s, Split& out) {
+    if (s.in.segments.size() != 1) return "Reshape of a packed value";
+    const auto outer = outerExtent(s.inDims, size_t(s.in.axis));
+    out.axis = -1;
+    for (int k = 0; k < s.rank; ++k) {
+        const int64_t size = s.outDims[size_t(k)];
+        if (outerExtent(s.outDims, size_t(k)) == outer && size > 1 && size % s.devices == 0) {
+            out.axis = k;
+            break;
+        }
+    }
+    if (out.axis < 0) return "Reshape of " + s.n.name + " does not keep the split in one axis";
+    if (auto shape = constantInts(s.rw, s.n.inputs[1])) {
+        std::vector<int64_t> perShard = *shape;
+        if (perShard[size_t(out.axis)] > 0) perShard[size_t(out.axis)] /= s.devices;
+        s.region.newShapes[s.id.index] = perShard;
+    } else {
+        if (std::string why = runtimeShapeEntry(s.rw, s.n.inputs[1], out.axis, s.rank); !why.empty())
+            return "Reshape '" + s.n.name + "': " + why;
+        s.region.runtimeShapeAxis[s.id.index] = out.axis;
+    }
+    out.segments = {{0, s.outDims[size_t(out.axis)]}};
+    return {};
+}
+
+// A slice of one packed segment (Q, K or V) along the split axis: each shard slices its share.
+std::string slice(const SplitStep& s, Split& out) {
+    const Node& n = s.n;
+    auto starts = constantInts(s.rw, n.inputs[1]), ends = constantInts(s.rw, n.inputs[2]);
+    auto axes = n.inputs.size() > 3 && n.inputs[3].valid() ? constantInts(s.rw, n.inputs[3]) : std::nullopt;
+    if (!starts || !ends || starts->size() != 1 || (n.inputs.size() > 4 && n.inputs[4].valid()))
+        return "Slice with more than one axis or steps";
+    int64_t axis = axes ? (*axes)[0] : 0;
+    if (axis < 0) axis += s.rank;
+    if (axis != s.in.axis) return {};
+    const int64_t b = (*starts)[0], e = std::min((*ends)[0], s.inDims[size_t(axis)]);
+    if (std::find(s.in.segments.begin(), s.in.segments.end(), std::make_pair(b, e)) == s.in.segments.end())
+        return "Slice across shards";
+    s.region.newSlice[s.id.index] = {b / s.devices, e / s.devices};
+    out.segments = {{0, e - b}};
+    return {};
+}
+
+// Activations by activations (attention's Q.K^T and P.V): the split must be a batch axis.
+std::string batchedMatMul(const SplitStep& s, Split& out) {
+    const Graph& g = s.rw.graph();
+    for (size_t i = 0; i < 2; ++i) {
+        const auto dims = shapeDims(g, s.n.inputs[i]);
+        if (!dims) return "'" + g.value(s.n.inputs[i]).name + "' has no known rank or an unnamed dynamic dim";
+        const int aligned = int(dims->size()) - s.rank;
+        auto it = s.region.split.find(s.n.inputs[i].index);
+        if (it == s.region.split.end()) return s.n.name + " multiplies a split value by a whole one";
+        const int axis = it->second.axis - aligned;
+        if (axis >= s.rank - 2) return s.n.name + " contracts over the split axis";
+        out.axis = axis;
+    }
+    return {};
+}
+
+// The ops that may sit between the two layers, by type; any other op rejects the pair.
+const std::map<std::string, SplitRule>& splitRules() {
+    static const std::map<std::string, SplitRule> rules = [] {
+        std::map<std::string, SplitRule> r;
+        for (const std::string& op : unaryOps()) r[op] = elementwiseUnary;
+        for (const std::string& op : binaryOps()) r[op] = elementwiseBinary;
+        r["Softmax"] = softmax;
+        r["Transpose"] = transpose;
+        r["Reshape"] = reshape;
+        r["Slice"] = slice;
+        r["MatMul"] = batchedMatMul;
+        return r;
+    }();
+    return rules;
+}
+
 class TensorParallelPass : public Pass {
 public:
     explicit TensorParallelPass(int devices) : m_devices(devices) {}
@@ -220,8 +375,7 @@ private:
                 continue;
             }
             const Node& n = g.node(p);
-            const bool known = unaryOps().count(n.opType) || binaryOps().count(n.opType) || isOp(n, "Softmax") ||
-                               isOp(n, "Transpose") || isOp(n, "Reshape") || isOp(n, "Slice") || isOp(n, "MatMul");
+            const bool known = splitRules().count(n.opType) > 0;
             if (!n.domain.empty() || !known) {
                 if (blocked.empty()) blocked = n.opType + " ('" + n.name + "') would mix the shards";
                 continue;
@@ -274,8 +428,8 @@ private:
         }
     }
 
-    // Follows the split axis from the first layers to the second; every op must keep the
-    // shards apart.
+    // Follows the split axis from the first layers to the second, each op by its rule in
+    // splitRules(); every op must keep the shards apart.
     std::string propagate(const Rewriter& rw, Region& region) const {
         const Graph& g = rw.graph();
         for (NodeId id : region.nodes) {
@@ -297,75 +451,9 @@ private:
             const auto inDims = shapeDims(g, n.inputs[splitIns[0].first]);
             if (!inDims) return "no static shape into " + n.name;
             Split out = in;
-            if (unaryOps().count(n.opType)) {
-                out.axis = in.axis + rank - int(inDims->size());
-            } else if (binaryOps().count(n.opType)) {
-                out.axis = in.axis + rank - int(inDims->size());
-                for (size_t i = 0; i < n.inputs.size(); ++i) {
-                    const auto dims = shapeDims(g, n.inputs[i]);
-                    if (!dims) return "no static shape into " + n.name;
-                    const int aligned = out.axis - (rank - int(dims->size()));
-                    if (auto it = region.split.find(n.inputs[i].index); it != region.split.end()) {
-                        if (it->second.axis != aligned || it->second.segments != in.segments) return n.name + " combines differently split values";
-                    } else if (aligned >= 0 && (*dims)[size_t(aligned)] != 1 && !rw.constant(n.inputs[i])) {
-                        return n.name + " combines a split value with a whole one";
-                    }
-                }
-            } else if (isOp(n, "Softmax")) {
-                int64_t axis = intAttr(n, "axis", -1);
-                if (axis < 0) axis += rank;
-                if (axis == in.axis) return "Softmax over the split axis";
-            } else if (isOp(n, "Transpose")) {
-                const std::vector<int64_t> perm = intsAttr(n, "perm");
-                if (int(perm.size()) != rank) return "Transpose without perm";
-                for (int j = 0; j < rank; ++j)
-                    if (perm[size_t(j)] == in.axis) out.axis = j;
-            } else if (isOp(n, "Reshape")) {
-                if (in.segments.size() != 1) return "Reshape of a packed value";
-                const auto outer = outerExtent(*inDims, size_t(in.axis));
-                out.axis = -1;
-                for (int k = 0; k < rank; ++k)
-                    if (outerExtent(*outDims, size_t(k)) == outer && (*outDims)[size_t(k)] > 1 && (*outDims)[size_t(k)] % m_devices == 0) {
-                        out.axis = k;
-                        break;
-                    }
-                if (out.axis < 0) return "Reshape of " + n.name + " does not keep the split in one axis";
-                if (auto shape = constantInts(rw, n.inputs[1])) {
-                    std::vector<int64_t> perShard = *shape;
-                    if (perShard[size_t(out.axis)] > 0) perShard[size_t(out.axis)] /= m_devices;
-                    region.newShapes[id.index] = perShard;
-                } else {
-                    if (std::string why = runtimeShapeEntry(rw, n.inputs[1], out.axis, rank); !why.empty())
-                        return "Reshape '" + n.name + "': " + why;
-                    region.runtimeShapeAxis[id.index] = out.axis;
-                }
-                out.segments = {{0, (*outDims)[size_t(out.axis)]}};
-            } else if (isOp(n, "Slice")) {
-                auto starts = constantInts(rw, n.inputs[1]), ends = constantInts(rw, n.inputs[2]);
-                auto axes = n.inputs.size() > 3 && n.inputs[3].valid() ? constantInts(rw, n.inputs[3]) : std::nullopt;
-                if (!starts || !ends || starts->size() != 1 || (n.inputs.size() > 4 && n.inputs[4].valid()))
-                    return "Slice with more than one axis or steps";
-                int64_t axis = axes ? (*axes)[0] : 0;
-                if (axis < 0) axis += rank;
-                if (axis == in.axis) {
-                    const int64_t b = (*starts)[0], e = std::min((*ends)[0], (*inDims)[size_t(axis)]);
-                    if (std::find(in.segments.begin(), in.segments.end(), std::make_pair(b, e)) == in.segments.end())
-                        return "Slice across shards";
-                    region.newSlice[id.index] = {b / m_devices, e / m_devices};
-                    out.segments = {{0, e - b}};
-                }
-            } else if (isOp(n, "MatMul")) {  // activations by activations: the split must be a batch axis
-                for (size_t i = 0; i < 2; ++i) {
-                    const auto dims = shapeDims(g, n.inputs[i]);
-                    if (!dims) return "'" + g.value(n.inputs[i]).name + "' has no known rank or an unnamed dynamic dim";
-                    const int aligned = int(dims->size()) - rank;
-                    auto it = region.split.find(n.inputs[i].index);
-                    if (it == region.split.end()) return n.name + " multiplies a split value by a whole one";
-                    const int axis = it->second.axis - aligned;
-                    if (axis >= rank - 2) return n.name + " contracts over the split axis";
-                    out.axis = axis;
-                }
-            }
+            const SplitRule rule = splitRules().at(n.opType);
+            if (std::string why = rule(SplitStep{rw, id, n, in, *inDims, *outDims, rank, m_devices, region}, out); !why.empty())
+                return why;
             if (out.axis < 0) return n.name + ": the split axis is lost";
             region.split[n.outputs[0].index] = out;
         }
@@ -374,29 +462,6 @@ private:
         const auto dims = shapeDims(g, row.inputs[0]);
         if (it == region.split.end() || !dims || it->second.axis != int(dims->size()) - 1 || it->second.segments.size() != 1)
             return "the second layer's input is not split along its last axis";
-        return {};
-    }
-
-    // A target shape computed at run time can be divided at `axis` (an integer Div after it)
-    // when it has one entry per output axis and that entry is a size: not -1 (inferred) or
-    // 0 (copied), which the exporter would have written as a constant in a Concat.
-    std::string runtimeShapeEntry(const Rewriter& rw, ValueId shape, int axis, int rank) const {
-        const Graph& g = rw.graph();
-        const auto dims = shapeDims(g, shape);
-        if (!dims || dims->size() != 1 || (*dims)[0] != rank) return "its run-time target shape has no known length";
-        const NodeId concat = rw.producer(shape);
-        if (!concat.valid() || !isOp(g.node(concat), "Concat")) return {};
-        int64_t at = 0;
-        for (ValueId part : g.node(concat).inputs) {
-            const auto partDims = shapeDims(g, part);
-            if (!partDims || partDims->size() != 1) return {};
-            if (axis < at + (*partDims)[0]) {
-                const auto values = constantInts(rw, part);
-                if (values && (*values)[size_t(axis - at)] <= 0) return "the split axis's target size is inferred (-1 or 0)";
-                return {};
-            }
-            at += (*partDims)[0];
-        }
         return {};
     }
 
