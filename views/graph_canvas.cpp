@@ -10,10 +10,10 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QSvgGenerator>
-#include <QThread>
 #include <QWheelEvent>
 
 #include "views/heat_scale.h"
+#include "views/job_runner.h"
 #include "views/precision_colour.h"
 #include "views/op_category.h"
 
@@ -38,29 +38,29 @@ LayoutResult::Point pathMiddle(const std::vector<LayoutResult::Point>& path) {
 
 }  // namespace
 
-GraphCanvas::GraphCanvas(QWidget* parent) : QWidget(parent) {
+GraphCanvas::GraphCanvas(JobRunner& jobs, QWidget* parent) : QWidget(parent), m_jobs(jobs) {
     setFocusPolicy(Qt::StrongFocus);
     setMouseTracking(false);
     setAutoFillBackground(false);
     setMinimumSize(200, 150);
 }
 
-GraphCanvas::~GraphCanvas() {
-    if (m_job) {
-        m_cancel->store(true);
-        m_job->wait();
-    }
+GraphCanvas::~GraphCanvas() = default;
+
+bool GraphCanvas::layingOut() const {
+    return m_jobs.busy(this, kLayoutJob);
 }
 
 void GraphCanvas::setGraph(std::shared_ptr<const Graph> graph, int expandDepth) {
     m_graph = std::move(graph);
-    m_tree = std::make_shared<const ScopeTree>(ScopeTree::build(*m_graph));
-    m_expanded = expandedToDepth(*m_tree, expandDepth);
+    m_tree.reset();  // built with the layout, off the GUI thread
+    m_expanded.clear();
+    m_expandDepth = expandDepth;
     startLayout(true);
-    emit graphChanged();
 }
 
 void GraphCanvas::setExpanded(std::vector<bool> expanded) {
+    if (!m_tree) return;  // a new graph's tree is on its way
     m_expanded = std::move(expanded);
     if (!m_expanded.empty()) m_expanded[0] = true;
     startLayout(false);
@@ -79,65 +79,54 @@ void GraphCanvas::setShowConstants(bool show) {
 }
 
 void GraphCanvas::cancelLayout() {
-    if (m_job) m_cancel->store(true);
-    m_pendingRelayout = false;
+    m_jobs.cancel(this, kLayoutJob);
 }
 
 void GraphCanvas::startLayout(bool fit) {
     if (!m_graph) return;
     m_pendingFit = m_pendingFit || fit;
-    if (m_job) {  // one job at a time (they share the cache): the newest request runs next
-        m_cancel->store(true);
-        m_pendingRelayout = true;
-        return;
-    }
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    const quint64 generation = ++m_generation;
-    auto graph = m_graph;
-    auto tree = m_tree;
-    auto expanded = m_expanded;
-    auto cancel = m_cancel;
+    struct Laid {
+        std::shared_ptr<const ScopeTree> tree;
+        std::vector<bool> expanded;
+        CanvasLayout layout;
+        double ms = 0;
+    };
     CanvasLayoutOptions options;
     options.showConstants = m_showConstants;
-    m_job = QThread::create([this, graph, tree, expanded, cancel, generation, options] {
+    auto work = [graph = m_graph, tree = m_tree, expanded = m_expanded, depth = m_expandDepth, cache = m_cache,
+                 options](const JobRunner::Control& job) {
         QElapsedTimer timer;
         timer.start();
-        auto result = std::make_shared<CanvasLayout>(layoutCanvas(*graph, *tree, expanded, &m_cache, cancel.get(), options));
-        const double ms = double(timer.nsecsElapsed()) / 1e6;
-        QMetaObject::invokeMethod(this, [this, result, ms, generation, graph, tree] {
-            // A newer request waits for this job to end; its result is already stale.
-            if (result->cancelled || generation != m_generation || m_pendingRelayout) return;
-            m_layout = std::move(*result);
-            if (graph != m_shownGraph) m_selected = {};
-            m_shownGraph = graph;
-            m_shownTree = tree;
-            if (m_pendingFit) m_view = ViewTransform::start(m_layout.width, m_layout.height, width(), height());
-            m_pendingFit = false;
-            if (m_centreOnArrival.valid()) centreOn(m_centreOnArrival);
-            if (m_groupOnArrival >= 0) centreOnGroup(m_groupOnArrival);
-            update();
-            setBusy(false);  // before laidOut: whoever reacts to it sees the work done
-            emit laidOut(ms, m_layout.groupsLaidOut);
-        });
-    });
-    // Runs after the result above was delivered: the next request may start now.
-    connect(m_job, &QThread::finished, this, [this, job = m_job] {
-        job->deleteLater();
-        if (m_job == job) m_job = nullptr;
-        if (m_pendingRelayout) {
-            m_pendingRelayout = false;
-            startLayout(false);
+        Laid laid{tree, expanded, {}, 0};
+        if (!laid.tree) {  // a new graph: its groups first
+            laid.tree = std::make_shared<const ScopeTree>(ScopeTree::build(*graph));
+            laid.expanded = expandedToDepth(*laid.tree, depth);
         }
-        if (!m_job) setBusy(false);  // cancelled, or dropped as stale
-    });
-    m_job->start();
-    setBusy(true);
-}
-
-void GraphCanvas::setBusy(bool busy) {
-    if (busy == m_busy) return;
-    m_busy = busy;
-    emit busyChanged(busy);
+        laid.layout = layoutCanvas(*graph, *laid.tree, laid.expanded, cache.get(), job.cancelFlag(), options);
+        laid.ms = double(timer.nsecsElapsed()) / 1e6;
+        return laid;
+    };
+    auto deliver = [this, graph = m_graph](Laid laid) {
+        if (laid.layout.cancelled) return;
+        const bool newTree = laid.tree != m_tree;
+        m_tree = laid.tree;
+        m_expanded = std::move(laid.expanded);
+        m_layout = std::move(laid.layout);
+        if (graph != m_shownGraph) m_selected = {};
+        m_shownGraph = graph;
+        m_shownTree = m_tree;
+        if (m_pendingFit) m_view = ViewTransform::start(m_layout.width, m_layout.height, width(), height());
+        m_pendingFit = false;
+        if (m_centreOnArrival.valid()) centreOn(m_centreOnArrival);
+        if (m_groupOnArrival >= 0) centreOnGroup(m_groupOnArrival);
+        update();
+        if (newTree) emit graphChanged();
+        emit laidOut(laid.ms, m_layout.groupsLaidOut);
+    };
+    // One layout at a time (they share the cache); the newest request runs next.
+    JobRunner::Options runOptions;
+    runOptions.afterPrevious = true;
+    m_jobs.start(this, kLayoutJob, tr("Laying out"), std::move(work), std::move(deliver), runOptions);
 }
 
 void GraphCanvas::fitToView() {
@@ -166,7 +155,7 @@ void GraphCanvas::paintEvent(QPaintEvent*) {
     if (!m_shownGraph || m_layout.boxes.empty()) {
         p.fillRect(rect(), palette().color(QPalette::Base));
         p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(rect(), Qt::AlignCenter, m_job ? tr("Laying out…") : tr("Nothing to show"));
+        p.drawText(rect(), Qt::AlignCenter, layingOut() ? tr("Laying out…") : tr("Nothing to show"));
         return;
     }
     paintScene(p, m_view, size());

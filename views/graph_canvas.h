@@ -16,21 +16,24 @@
 #include "views/view_transform.h"
 
 class QPainter;
-class QThread;
 
 namespace fsc {
+
+class JobRunner;
 
 class GraphCanvas : public QWidget {
     Q_OBJECT
 public:
-    explicit GraphCanvas(QWidget* parent = nullptr);
+    // Layouts (and a new graph's scope tree) are made by `jobs`, off the GUI thread.
+    explicit GraphCanvas(JobRunner& jobs, QWidget* parent = nullptr);
     ~GraphCanvas() override;
     // A layout is being made (or is due): the canvas shows "Laying out…" until laidOut().
-    bool isLayingOut() const { return m_busy; }
+    bool layingOut() const;
     // Laid out and showing a graph.
     bool showsLayout() const { return m_shownGraph && !m_layout.boxes.empty(); }
 
-    // Shows a graph with groups expanded to `depth`; the layout arrives with laidOut().
+    // Shows a graph with groups expanded to `depth`; its scope tree (graphChanged()) and
+    // layout (laidOut()) arrive from a background job.
     void setGraph(std::shared_ptr<const Graph> graph, int expandDepth);
     void setExpanded(std::vector<bool> expanded);
     void toggleGroup(int group);
@@ -38,7 +41,6 @@ public:
     // Constant nodes and Identities of weights: hidden by default, shown on demand.
     void setShowConstants(bool show);
     bool showsConstants() const { return m_showConstants; }
-    bool layingOut() const { return m_job != nullptr; }
 
     const Graph* graph() const { return m_graph.get(); }  // the latest graph asked for
     const Graph* shownGraph() const { return m_shownGraph.get(); }  // the one canvasLayout() draws
@@ -97,8 +99,7 @@ public:
 
 signals:
     void laidOut(double milliseconds, int groupsLaidOut);
-    void busyChanged(bool layingOut);  // a layout job started, or the last one ended
-    void graphChanged();               // setGraph(): a new graph and scope tree
+    void graphChanged();  // a new graph's scope tree arrived (with its first layout)
     void heatChanged();
     void nodeActivated(fsc::NodeId node);
     void nodeSelected(fsc::NodeId node);  // a click on a node (invalid: on nothing)
@@ -116,7 +117,6 @@ protected:
 
 private:
     void startLayout(bool fit);
-    void setBusy(bool busy);
     void paintScene(QPainter& p, const ViewTransform& view, QSizeF size) const;
     void centreOn(NodeId node);
     // The minimap in the bottom-right corner: its frame and scene transform, when shown
@@ -137,12 +137,13 @@ private:
     // never flashes an empty canvas or labels old boxes with new nodes.
     std::shared_ptr<const Graph> m_shownGraph;
     std::shared_ptr<const ScopeTree> m_shownTree;
-    GroupLayoutCache m_cache;  // touched only by the layout job, one at a time
+    // Touched only by the layout job, one at a time; shared so a job never outlives it.
+    std::shared_ptr<GroupLayoutCache> m_cache = std::make_shared<GroupLayoutCache>();
     ViewTransform m_view;
-    QThread* m_job = nullptr;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
-    quint64 m_generation = 0;
-    bool m_pendingRelayout = false, m_pendingFit = false;
+    JobRunner& m_jobs;
+    static inline const QString kLayoutJob = QStringLiteral("layout");
+    int m_expandDepth = 0;  // for a new graph's tree, when it arrives
+    bool m_pendingFit = false;
     QPointF m_dragFrom, m_pressedAt;
     NodeId m_selected;
     NodeId m_centreOnArrival;  // revealNode() waiting for the layout that shows it
@@ -158,7 +159,6 @@ private:
     mutable const ScopeTree* m_heatTree = nullptr;
     std::vector<QString> m_breakReason;  // by value index
     bool m_dragging = false;
-    bool m_busy = false;  // as last told through busyChanged()
     bool m_showConstants = false;
 };
 

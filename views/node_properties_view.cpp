@@ -3,7 +3,6 @@
 #include <QFontDatabase>
 #include <QHeaderView>
 #include <QPlainTextEdit>
-#include <QThread>
 
 #include "compiler/backends/cuda/generated_kernels.h"
 #include "compiler/fused_domain.h"
@@ -11,6 +10,7 @@
 #include "core/op_docs.h"
 #include "core/text_printer.h"
 #include "views/histogram_widget.h"
+#include "views/job_runner.h"
 
 namespace fsc {
 namespace {
@@ -36,7 +36,7 @@ QString firstParagraph(const std::string& doc) {
 
 }  // namespace
 
-NodePropertiesView::NodePropertiesView(QWidget* parent) : QTreeWidget(parent) {
+NodePropertiesView::NodePropertiesView(JobRunner& jobs, QWidget* parent) : QTreeWidget(parent), m_jobs(jobs) {
     setColumnCount(2);
     setHeaderLabels({tr("Property"), tr("Value")});
     header()->setStretchLastSection(true);
@@ -45,14 +45,10 @@ NodePropertiesView::NodePropertiesView(QWidget* parent) : QTreeWidget(parent) {
     setTextElideMode(Qt::ElideMiddle);  // scope paths differ at their ends
 }
 
-NodePropertiesView::~NodePropertiesView() {
-    ++m_generation;
-    for (QThread* job : m_jobs) job->wait();
-}
-
 void NodePropertiesView::showNode(std::shared_ptr<const Graph> graph, NodeId id) {
     clear();
-    ++m_generation;
+    m_jobs.discard(this, kWeightsJob);  // their rows are gone
+    m_jobs.discard(this, kKernelJob);
     m_graph = std::move(graph);
     if (!m_graph || !id.valid() || id.index >= m_graph->nodeArenaSize()) return;
     const Node& n = m_graph->node(id);
@@ -82,7 +78,7 @@ void NodePropertiesView::showNode(std::shared_ptr<const Graph> graph, NodeId id)
     for (const Attribute& a : n.attributes) row(attrs, text(a.name), text(attributeValueText(a)));
     attrs->setExpanded(true);
     addDocumentation(n);
-    if (n.domain == kFusescopeDomain && n.opType == "FusedElementwise") addGeneratedKernel(n);
+    if (n.domain == kFusescopeDomain && n.opType == "FusedElementwise") addGeneratedKernel(id);
     // Provenance: what the compiler made this node from, back to the imported graph.
     if (n.origins.empty()) {
         row(nullptr, tr("Made from"), tr("itself (as imported)"));
@@ -98,23 +94,33 @@ void NodePropertiesView::showNode(std::shared_ptr<const Graph> graph, NodeId id)
     startWeightStats(n);
 }
 
-void NodePropertiesView::addGeneratedKernel(const Node& n) {
+void NodePropertiesView::addGeneratedKernel(NodeId node) {
     // The CUDA C++ the backend compiles with NVRTC for this node, as the CLI's --show-kernels.
-    const auto kernel = cudaKernelForNode(*m_graph, n);
-    if (!kernel) {
-        addRow(this, nullptr, tr("CUDA kernel"), text(kernel.status().message()));
-        return;
-    }
-    auto* row = addRow(this, nullptr, tr("CUDA kernel"), text(kernel->name));
-    auto* sourceRow = addRow(this, row, tr("source"), {});
-    auto* source = new QPlainTextEdit(text(kernel->source));
-    source->setReadOnly(true);
-    source->setLineWrapMode(QPlainTextEdit::NoWrap);
-    source->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    source->setMinimumHeight(220);
-    source->setObjectName(QStringLiteral("cudaSource"));
-    setItemWidget(sourceRow, 1, source);
-    sourceRow->setSizeHint(1, QSize(200, 220));
+    // Generating it walks the fused body: off the GUI thread, the row says so meanwhile.
+    auto* row = addRow(this, nullptr, tr("CUDA kernel"), tr("generating…"));
+    m_jobs.start(
+        this, kKernelJob, QString(),
+        [graph = m_graph, node](const JobRunner::Control&) { return cudaKernelForNode(*graph, graph->node(node)); },
+        [this, row](Result<CudaKernelSource> kernel) {
+            if (!kernel) {
+                row->setText(1, text(kernel.status().message()));
+                row->setToolTip(1, row->text(1));
+                emit generatedKernelShown();
+                return;
+            }
+            row->setText(1, text(kernel->name));
+            row->setToolTip(1, row->text(1));
+            auto* sourceRow = addRow(this, row, tr("source"), {});
+            auto* source = new QPlainTextEdit(text(kernel->source));
+            source->setReadOnly(true);
+            source->setLineWrapMode(QPlainTextEdit::NoWrap);
+            source->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+            source->setMinimumHeight(220);
+            source->setObjectName(QStringLiteral("cudaSource"));
+            setItemWidget(sourceRow, 1, source);
+            sourceRow->setSizeHint(1, QSize(200, 220));
+            emit generatedKernelShown();
+        });
 }
 
 void NodePropertiesView::addDocumentation(const Node& n) {
@@ -157,17 +163,19 @@ void NodePropertiesView::startWeightStats(const Node& n) {
     for (ValueId v : n.inputs)
         if (v.valid() && m_graph->value(v).initializer) weights.push_back(v);
     if (weights.empty()) return;
-    const quint64 generation = m_generation;
-    auto graph = m_graph;
-    QThread* job = QThread::create([this, graph, weights, generation] {
-        std::vector<std::pair<ValueId, TensorStats>> stats;
-        for (ValueId v : weights) {
-            if (generation != m_generation) return;  // another node was selected
-            auto tensor = tensorFromConstant(*graph->value(v).initializer);
-            if (tensor) stats.push_back({v, computeTensorStats(*tensor)});
-        }
-        QMetaObject::invokeMethod(this, [this, stats = std::move(stats), generation] {
-            if (generation != m_generation) return;
+    using Stats = std::vector<std::pair<ValueId, TensorStats>>;
+    m_jobs.start(
+        this, kWeightsJob, QString(),
+        [graph = m_graph, weights](const JobRunner::Control& job) {
+            Stats stats;
+            for (ValueId v : weights) {
+                if (job.cancelled()) break;
+                auto tensor = tensorFromConstant(*graph->value(v).initializer);
+                if (tensor) stats.push_back({v, computeTensorStats(*tensor)});
+            }
+            return stats;
+        },
+        [this](Stats stats) {
             QTreeWidgetItem* inputs = rowNamed(tr("Inputs"));
             for (const auto& [value, s] : stats)
                 for (int i = 0; inputs && i < inputs->childCount(); ++i) {
@@ -186,13 +194,6 @@ void NodePropertiesView::startWeightStats(const Node& n) {
                 }
             emit weightStatsShown();
         });
-    });
-    m_jobs.append(job);
-    connect(job, &QThread::finished, this, [this, job] {
-        m_jobs.removeOne(job);
-        job->deleteLater();
-    });
-    job->start();
 }
 
 QTreeWidgetItem* NodePropertiesView::rowNamed(const QString& property) const {

@@ -2,11 +2,10 @@
 // Properties of the selected node: name, op and domain, scope, attributes, inputs and
 // outputs with their types, the op's documentation (ONNX's schema registry, or the fused
 // op's summary), provenance (the imported nodes it was made from), the generated CUDA source
-// of a FusedElementwise, and for each weight its statistics and histogram (computed off the
-// GUI thread: weights can be large).
+// of a FusedElementwise, and for each weight its statistics and histogram (the last two made
+// by background jobs: weights can be large, and generating a kernel walks its fused body).
 #include <QTreeWidget>
 
-#include <atomic>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -15,11 +14,12 @@
 
 namespace fsc {
 
+class JobRunner;
+
 class NodePropertiesView : public QTreeWidget {
     Q_OBJECT
 public:
-    explicit NodePropertiesView(QWidget* parent = nullptr);
-    ~NodePropertiesView() override;
+    explicit NodePropertiesView(JobRunner& jobs, QWidget* parent = nullptr);
     // The model's opset imports: which version of an op's documentation applies.
     void setOpsets(std::vector<std::pair<std::string, int64_t>> opsets) { m_opsets = std::move(opsets); }
     // Shows `node` of `graph`; an invalid node clears the view.
@@ -32,16 +32,18 @@ public:
     QTreeWidgetItem* rowNamed(const QString& property) const;
 
 signals:
-    void weightStatsShown();  // the statistics of the shown node's weights arrived
+    void weightStatsShown();      // the statistics of the shown node's weights arrived
+    void generatedKernelShown();  // a FusedElementwise's CUDA source (or why none) arrived
 
 private:
     void addDocumentation(const Node& node);
-    void addGeneratedKernel(const Node& node);
+    void addGeneratedKernel(NodeId node);
     void startWeightStats(const Node& node);
     std::shared_ptr<const Graph> m_graph;
     std::vector<std::pair<std::string, int64_t>> m_opsets;
-    std::atomic<quint64> m_generation{0};  // results for an earlier node are dropped (read by the job)
-    QList<class QThread*> m_jobs;
+    JobRunner& m_jobs;
+    static inline const QString kWeightsJob = QStringLiteral("weights");
+    static inline const QString kKernelJob = QStringLiteral("kernel");
 };
 
 }  // namespace fsc

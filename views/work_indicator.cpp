@@ -4,10 +4,12 @@
 #include <QProgressBar>
 #include <QToolButton>
 
+#include "views/job_runner.h"
+
 namespace fsc {
 
-WorkIndicator::WorkIndicator(QWidget* parent)
-    : QWidget(parent), m_bar(new QProgressBar(this)), m_cancel(new QToolButton(this)) {
+WorkIndicator::WorkIndicator(JobRunner& jobs, QWidget* parent)
+    : QWidget(parent), m_jobs(jobs), m_bar(new QProgressBar(this)), m_cancel(new QToolButton(this)) {
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_bar);
@@ -17,31 +19,25 @@ WorkIndicator::WorkIndicator(QWidget* parent)
     m_cancel->setShortcut(Qt::Key_Escape);
     m_cancel->setToolTip(tr("Stop what is under way (Esc)"));
     connect(m_cancel, &QToolButton::clicked, this, &WorkIndicator::cancelAll);
+    connect(&jobs, &JobRunner::started, this, [this](int id, const QString& label) {
+        if (label.isEmpty()) return;  // quick background work the user need not see
+        m_work[id] = {label, -1};
+        refresh();
+    });
+    connect(&jobs, &JobRunner::progressed, this, [this](int id, int percent) {
+        auto it = m_work.find(id);
+        if (it == m_work.end() || it->second.percent == percent) return;
+        it->second.percent = percent;
+        refresh();
+    });
+    connect(&jobs, &JobRunner::ended, this, [this](int id) {
+        if (m_work.erase(id)) refresh();
+    });
     refresh();
-}
-
-int WorkIndicator::begin(const QString& label, std::function<void()> cancel) {
-    const int id = m_next++;
-    m_work[id] = {label, std::move(cancel), -1};
-    refresh();
-    return id;
-}
-
-void WorkIndicator::progress(int id, int percent) {
-    auto it = m_work.find(id);
-    if (it == m_work.end() || it->second.percent == percent) return;
-    it->second.percent = percent;
-    refresh();
-}
-
-void WorkIndicator::end(int id) {
-    if (m_work.erase(id)) refresh();
 }
 
 void WorkIndicator::cancelAll() {
-    const auto work = m_work;  // a cancel may end its work at once
-    for (const auto& [id, w] : work)
-        if (w.cancel) w.cancel();
+    m_jobs.cancelAll();
 }
 
 void WorkIndicator::refresh() {

@@ -112,13 +112,13 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
         int panes = 0;
         for (fsc::GraphCanvas* pane : {window.canvas(), window.beforeCanvas()}) {
             if (!pane->isVisible()) continue;
-            if (pane->isLayingOut()) {
+            if (pane->layingOut()) {
                 QEventLoop laidOut;
                 QObject::connect(pane, &fsc::GraphCanvas::laidOut, &laidOut, &QEventLoop::quit);
                 QTimer::singleShot(30000, &laidOut, &QEventLoop::quit);
                 laidOut.exec();
             }
-            panes += pane->showsLayout() && !pane->isLayingOut();
+            panes += pane->showsLayout() && !pane->layingOut();
             pane->repaint();
         }
         run->panesLaidOut = panes;

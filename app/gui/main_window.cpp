@@ -56,16 +56,15 @@ namespace fsc {
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
-      m_loader(new ModelLoader(this)),
       m_nodeTable(new NodeTableModel(this)),
       m_nodeView(new QTableView(this)),
       m_summary(new SummaryView(this)),
       m_status(new QLabel(this)),
-      m_work(new WorkIndicator(this)) {
-    m_canvas = new GraphCanvas(this);
-    m_before = new GraphCanvas(this);
+      m_work(new WorkIndicator(m_jobs, this)) {
+    m_canvas = new GraphCanvas(m_jobs, this);
+    m_before = new GraphCanvas(m_jobs, this);
     m_passes = new PassListModel(this);
-    m_properties = new NodePropertiesView(this);
+    m_properties = new NodePropertiesView(m_jobs, this);
     m_passView = new QTableView(this);
     m_pipeline = new QComboBox(this);
     m_findBar = new QToolBar(tr("Find"), this);
@@ -107,14 +106,6 @@ MainWindow::MainWindow(QWidget* parent)
         m_status->setText(m_shownText +
                           tr(" · layout %1 ms (%2 groups)").arg(ms, 0, 'f', 1).arg(groups));
     });
-    connect(m_canvas, &GraphCanvas::busyChanged, this, [this](bool busy) {
-        if (busy && m_layoutWork < 0)
-            m_layoutWork = m_work->begin(tr("Laying out"), [this] { m_canvas->cancelLayout(); });
-        if (!busy && m_layoutWork >= 0) {
-            m_work->end(m_layoutWork);
-            m_layoutWork = -1;
-        }
-    });
     connect(m_canvas, &GraphCanvas::nodeActivated, this,
             [this](NodeId node) { enterSubgraph(node); });
     m_crumbBar = new QToolBar(tr("Subgraph"), this);
@@ -134,13 +125,6 @@ MainWindow::MainWindow(QWidget* parent)
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     if (settings.value(QStringLiteral("view/dark"), false).toBool()) setDarkPalette(true);
-    connect(m_loader, &ModelLoader::loaded, this, &MainWindow::showModel);
-    connect(m_loader, &ModelLoader::failed, this, &MainWindow::showError);
-    connect(m_loader, &ModelLoader::cancelled, this, [this](const QString& path) {
-        m_work->end(m_loadWork);
-        m_status->setText(tr("Loading %1 cancelled").arg(path));
-        log(m_status->text());
-    });
 }
 
 QDockWidget* MainWindow::addDock(const QString& title, const QString& name, QWidget* widget,
@@ -298,12 +282,7 @@ void MainWindow::createDocks() {
 }
 
 MainWindow::~MainWindow() {
-    if (m_compileCancel) m_compileCancel->store(true);
-    if (m_runCancel) m_runCancel->store(true);
-    for (QThread* thread : m_compileThreads) thread->wait();
-    if (m_runThread) m_runThread->wait();
-    if (m_sensitivityCancel) m_sensitivityCancel->store(true);
-    if (m_sensitivityThread) m_sensitivityThread->wait();
+    m_jobs.shutdown();  // every job's thread has ended before the views go
 }
 
 QTreeWidget* MainWindow::breaksList() const {
@@ -505,7 +484,7 @@ void MainWindow::cancelWork() {
 }
 
 bool MainWindow::loading() const {
-    return m_loader->busy();
+    return m_jobs.busy(this, kLoadJob);
 }
 
 QStringList MainWindow::recentFiles() const {
@@ -563,19 +542,29 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 }
 
 void MainWindow::openModel(const QString& path) {
-    if (m_loader->busy()) return;
+    if (loading()) return;
     m_status->setText(tr("Loading %1…").arg(path));
     log(m_status->text());
-    m_loadWork = m_work->begin(tr("Loading"), [this] { cancelLoading(); });
-    m_loader->load(path);
+    JobRunner::Options options;
+    options.dropOnCancel = true;  // parsing cannot stop midway: a new file may open at once
+    options.onDropped = [this, path] {
+        m_status->setText(tr("Loading %1 cancelled").arg(path));
+        log(m_status->text());
+    };
+    m_jobs.start(
+        this, kLoadJob, tr("Loading"), [path](const JobRunner::Control&) { return loadModelFile(path); },
+        [this, path](Result<Model> model) {
+            if (!model) return showError(QString::fromStdString(model.status().message()));
+            showModel(std::make_shared<const Model>(std::move(*model)), path);
+        },
+        options);
 }
 
 void MainWindow::cancelLoading() {
-    m_loader->cancel();
+    m_jobs.cancel(this, kLoadJob);
 }
 
 void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& path) {
-    m_work->end(m_loadWork);
     m_runStep = -1;  // the run timed another model
     m_canvas->clearHeat();
     m_runPanel->clearTimes(tr("No run yet: Run times every node of the graph shown."));
@@ -625,7 +614,6 @@ void MainWindow::find(const QString& query, int step) {
 }
 
 void MainWindow::showError(const QString& message) {
-    m_work->end(m_loadWork);
     m_status->setText(tr("Could not open the model"));
     log(tr("error: %1").arg(message));
     // Window-modal and non-blocking: the session (and any model shown) stays usable.

@@ -1,8 +1,8 @@
 #pragma once
 // Fusescope's main window: the graph canvas in the centre (two panes when comparing), and
 // docks for the model summary, properties, passes, nodes, graph breaks, changes, runs and
-// the log. Import, compile, layout and runs work off the GUI thread; the status bar shows
-// their progress with one Cancel for whatever is under way.
+// the log. Import, compile, layout, graph breaks, runs and run stores are jobs of one
+// JobRunner, off the GUI thread; the status bar shows their progress with one Cancel.
 #include <QMainWindow>
 
 #include <QPointer>
@@ -15,6 +15,7 @@
 
 #include "core/graph.h"
 #include "views/custom_pipeline_dialog.h"
+#include "views/job_runner.h"
 
 class QLabel;
 class QProgressBar;
@@ -31,7 +32,6 @@ class QTreeView;
 
 namespace fsc {
 
-class ModelLoader;
 class GraphCanvas;
 class NodePropertiesView;
 class PassListModel;
@@ -97,9 +97,10 @@ public:
     void showCpuFallback(const QString& title, const QString& why);
     void cancelWork();  // what the status bar's Cancel does: stops everything under way
     QString logText() const;
-    // A run from a run store (.fsdb, made here or by fusescope-cli profile): its table and
-    // timeline. `runId` -1 asks which when the store holds several. Errors: a dialog.
-    bool openRunStore(const QString& path, int64_t runId = -1);
+    // A run from a run store (.fsdb, made here or by fusescope-cli profile), read in the
+    // background: its table and timeline. `runId` -1 asks which when the store holds
+    // several. runStoreOpened() follows; errors also get a dialog.
+    void openRunStore(const QString& path, int64_t runId = -1);
     void chooseRunStore();
     TimelineView* timeline() const { return m_timeline; }
     MemoryView* memoryView() const { return m_memory; }
@@ -122,6 +123,7 @@ signals:
     void loadFailed(QString message);
     void compiled(QString pipeline);
     void runFinished(bool ok);
+    void runStoreOpened(bool ok);
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -133,7 +135,12 @@ private:
                          Qt::DockWidgetArea area);
     void createActions();
     void log(const QString& line);
-    void showRun(std::shared_ptr<const Trace> trace);
+public:
+    struct ShownRun;  // a trace with its per-node rows, made ready off the GUI thread
+
+private:
+    void showRun(ShownRun run);
+    void loadStoredRun(const QString& path, int64_t runId);
     // The run's heat on the canvas when it belongs to the graph shown and the overlay is on.
     void applyRunHeat();
     bool runMatchesCanvas() const;      // the run shown belongs to the graph on the canvas
@@ -159,6 +166,15 @@ private:
     void showModel(std::shared_ptr<const Model> model, const QString& path);
     void showError(const QString& message);
 
+    // Declared first: the views are given it, and it is shut down before they go.
+    JobRunner m_jobs;
+    // The window's own channels (a newer job of one replaces the older).
+    static inline const QString kLoadJob = QStringLiteral("load");
+    static inline const QString kCompileJob = QStringLiteral("compile");
+    static inline const QString kBreaksJob = QStringLiteral("breaks");
+    static inline const QString kRunJob = QStringLiteral("run");
+    static inline const QString kRunStoreJob = QStringLiteral("run store");
+    static inline const QString kSensitivityJob = QStringLiteral("sensitivity");
     std::shared_ptr<const Model> m_model;
     GraphCanvas* m_canvas;
     GraphCanvas* m_before;  // the left pane of the comparison
@@ -176,9 +192,6 @@ private:
     NodePropertiesView* m_properties;
     QTableView* m_passView;
     QComboBox* m_pipeline;
-    std::shared_ptr<std::atomic<bool>> m_compileCancel;
-    quint64 m_compileGeneration = 0;
-    QList<class QThread*> m_compileThreads;
     QToolBar* m_findBar;
     QLineEdit* m_findField;
     QLabel* m_findCount;
@@ -186,7 +199,7 @@ private:
     std::vector<NodeId> m_findHits;
     int m_findIndex = -1;
     GraphBreaksPanel* m_breaks;  // graph breaks of the step shown, against the CUDA table
-    void showBreaks(const Graph& graph);
+    void showBreaks(std::shared_ptr<const Graph> graph);  // in the background
     ChangesPanel* m_changes;  // what the shown step changed and rejected, with reasons
     RunPanel* m_runPanel;
     TimelineView* m_timeline;
@@ -198,14 +211,7 @@ private:
     QPlainTextEdit* m_log;
     int m_runStep = -1;  // the step whose graph the latest run timed
     HeatUnit m_heatUnit = HeatUnit::Share;
-    std::shared_ptr<std::atomic<bool>> m_runCancel;
-    QThread* m_runThread = nullptr;
     SensitivityPanel* m_sensitivity;
-    QThread* m_sensitivityThread = nullptr;
-    std::shared_ptr<std::atomic<bool>> m_sensitivityCancel;
-    int m_loadWork = -1, m_compileWork = -1, m_layoutWork = -1;
-
-    ModelLoader* m_loader;
     NodeTableModel* m_nodeTable;
     QTableView* m_nodeView;
     SummaryView* m_summary;

@@ -10,7 +10,6 @@
 #include <QStatusBar>
 #include <QLabel>
 #include <QTableView>
-#include <QThread>
 #include <QToolBar>
 
 #include "compiler/graph_breaks.h"
@@ -140,36 +139,25 @@ void MainWindow::chooseCustomPipeline() {
 
 void MainWindow::compilePasses(const QString& pipeline, const std::vector<std::string>& passes) {
     if (!m_model) return;
-    if (m_compileCancel) m_compileCancel->store(true);  // a newer choice replaces a running compile
-    m_compileCancel = std::make_shared<std::atomic<bool>>(false);
-    const quint64 generation = ++m_compileGeneration;
-    auto model = m_model;
-    auto cancel = m_compileCancel;
-    const std::vector<std::string> names = passes;
-    log(tr("Compiling with %1: %2 passes").arg(pipeline).arg(names.size()));
-    if (m_compileWork >= 0) m_work->end(m_compileWork);
-    const int work = m_compileWork = m_work->begin(tr("Compiling %1").arg(pipeline), [cancel] { cancel->store(true); });
-    QThread* thread = QThread::create([this, model, cancel, names, generation, pipeline, work] {
-        CompileOptions options;
-        options.cancel = cancel.get();
-        options.progress = [this, work](size_t index, size_t count, const std::string&) {
-            const int percent = int(100 * index / std::max<size_t>(1, count));
-            QMetaObject::invokeMethod(this, [this, work, percent] { m_work->progress(work, percent); });
-        };
-        auto result = compileModel(*model, names, options);
-        std::shared_ptr<const CompileTrace> trace;
-        QString error;
-        if (result) trace = std::make_shared<const CompileTrace>(std::move(result->trace));
-        else error = QString::fromStdString(result.status().message());
-        QMetaObject::invokeMethod(this, [this, trace, error, generation, pipeline, work] {
-            m_work->end(work);
-            if (work == m_compileWork) m_compileWork = -1;
-            if (generation != m_compileGeneration) return;  // replaced
-            if (!trace) {
-                m_status->setText(tr("Compiling with %1 stopped: %2").arg(pipeline, error));
+    log(tr("Compiling with %1: %2 passes").arg(pipeline).arg(passes.size()));
+    // A newer choice replaces a compile under way (the runner cancels it and drops its result).
+    m_jobs.start(
+        this, kCompileJob, tr("Compiling %1").arg(pipeline),
+        [model = m_model, passes](const JobRunner::Control& job) -> Result<std::shared_ptr<const CompileTrace>> {
+            CompileOptions options;
+            options.cancel = job.cancelFlag();
+            options.progress = [&job](size_t index, size_t count, const std::string&) { job.progress(index, count); };
+            auto result = compileModel(*model, passes, options);
+            if (!result) return result.status();
+            return std::make_shared<const CompileTrace>(std::move(result->trace));
+        },
+        [this, pipeline](Result<std::shared_ptr<const CompileTrace>> result) {
+            if (!result) {
+                m_status->setText(tr("Compiling with %1 stopped: %2").arg(pipeline, QString::fromStdString(result.status().message())));
                 log(m_status->text());
                 return;
             }
+            const auto& trace = *result;
             log(tr("Compiled with %1: %2 passes in %3 ms, %4 -> %5 nodes")
                     .arg(pipeline).arg(trace->passes.size()).arg(trace->totalMilliseconds, 0, 'f', 1)
                     .arg(trace->imported ? trace->imported->nodeCount() : 0)
@@ -179,13 +167,6 @@ void MainWindow::compilePasses(const QString& pipeline, const std::vector<std::s
             m_passView->selectRow(m_passes->rowCount() - 1);  // the compiled graph
             emit compiled(pipeline);
         });
-    });
-    m_compileThreads.append(thread);
-    connect(thread, &QThread::finished, this, [this, thread] {
-        m_compileThreads.removeOne(thread);
-        thread->deleteLater();
-    });
-    thread->start();
 }
 
 void MainWindow::setCompareBase(int row) {
@@ -257,28 +238,44 @@ void MainWindow::showStep(int row) {
     }
     m_before->setMarks(std::move(before));
     m_canvas->setMarks(std::move(after));
-    showBreaks(*graph);
+    showBreaks(graph);
     m_changes->showPass(m_passes->trace() && row > 0 ? &m_passes->trace()->passes[size_t(row - 1)] : nullptr, *graph);
     // The heat overlay belongs to the step that ran (node ids differ between steps).
     applyRunHeat();
 }
 
-void MainWindow::showBreaks(const Graph& graph) {
-    const GraphBreakReport report = findGraphBreaks(graph, CapabilityTable::cuda());
-    std::vector<int> region(graph.nodeArenaSize(), -1);
-    std::vector<bool> host(graph.nodeArenaSize(), false);
-    for (const GraphRegion& r : report.regions)
-        for (NodeId id : r.nodes) {
-            region[id.index] = r.index;
-            host[id.index] = r.placement == Placement::Host;
-        }
-    std::vector<QString> breakValues(graph.valueCount());
-    for (const GraphBreak& b : report.breaks)
-        if (b.value.valid() && b.value.index < breakValues.size())
-            breakValues[b.value.index] = QString::fromStdString(b.reason);
-    m_canvas->setRegions(std::move(region), std::move(host));
-    m_canvas->setBreakValues(std::move(breakValues));
-    m_breaks->showReport(graph, report);
+void MainWindow::showBreaks(std::shared_ptr<const Graph> graph) {
+    // Where execution would leave the GPU: by node (region, on the host) and by value (why).
+    struct Breaks {
+        GraphBreakReport report;
+        std::vector<int> region;
+        std::vector<bool> host;
+        std::vector<QString> reasonByValue;
+    };
+    m_jobs.start(
+        this, kBreaksJob, QString(),
+        [graph](const JobRunner::Control&) {
+            Breaks b;
+            b.report = findGraphBreaks(*graph, CapabilityTable::cuda());
+            b.region.assign(graph->nodeArenaSize(), -1);
+            b.host.assign(graph->nodeArenaSize(), false);
+            for (const GraphRegion& r : b.report.regions)
+                for (NodeId id : r.nodes) {
+                    b.region[id.index] = r.index;
+                    b.host[id.index] = r.placement == Placement::Host;
+                }
+            b.reasonByValue.resize(graph->valueCount());
+            for (const GraphBreak& gb : b.report.breaks)
+                if (gb.value.valid() && gb.value.index < b.reasonByValue.size())
+                    b.reasonByValue[gb.value.index] = QString::fromStdString(gb.reason);
+            return b;
+        },
+        [this, graph](Breaks b) {
+            if (m_canvas->graph() != graph.get()) return;  // a subgraph was opened meanwhile
+            m_canvas->setRegions(std::move(b.region), std::move(b.host));
+            m_canvas->setBreakValues(std::move(b.reasonByValue));
+            m_breaks->showReport(*graph, b.report);
+        });
 }
 
 }  // namespace fsc

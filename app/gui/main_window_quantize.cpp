@@ -3,7 +3,6 @@
 // thread with progress and Cancel.
 #include <QDockWidget>
 #include <QLabel>
-#include <QThread>
 
 #include "app/gui/main_window.h"
 #include "app/common/simulated_trace.h"
@@ -66,7 +65,7 @@ SensitivityResult measure(const Model& model, const std::atomic<bool>* cancel, c
 }  // namespace
 
 void MainWindow::measureSensitivity() {
-    if (m_sensitivityThread || !m_model || m_step < 0) {
+    if (m_jobs.busy(this, kSensitivityJob) || !m_model || m_step < 0) {
         if (!m_model || m_step < 0) m_status->setText(tr("Nothing to measure yet: open a model and let it compile"));
         return;
     }
@@ -76,18 +75,14 @@ void MainWindow::measureSensitivity() {
     model.graph = snapshot->materialize();
     if (model.opsetVersion(kFusescopeDomain) < 0) model.opsetImports.push_back({kFusescopeDomain, 1});
     const QString stepName = m_passes->data(m_passes->index(m_step, 0), Qt::DisplayRole).toString();
-    m_sensitivityCancel = std::make_shared<std::atomic<bool>>(false);
-    auto cancel = m_sensitivityCancel;
-    const int work = m_work->begin(tr("Measuring INT8 sensitivity"), [cancel] { cancel->store(true); });
     m_sensitivity->setRunning(true);
     log(tr("Measuring INT8 sensitivity of the graph after '%1' (generated inputs, one run per layer)").arg(stepName));
-    m_sensitivityThread = QThread::create([this, model, cancel, work, stepName] {
-        SensitivityResult r = measure(model, cancel.get(), [this, work](size_t done, size_t total) {
-            const int percent = int(100 * done / std::max<size_t>(1, total));
-            QMetaObject::invokeMethod(this, [this, work, percent] { m_work->progress(work, percent); });
-        });
-        QMetaObject::invokeMethod(this, [this, r, work, stepName] {
-            m_work->end(work);
+    m_jobs.start(
+        this, kSensitivityJob, tr("Measuring INT8 sensitivity"),
+        [model](const JobRunner::Control& job) {
+            return measure(model, job.cancelFlag(), [&job](size_t done, size_t total) { job.progress(done, total); });
+        },
+        [this, stepName](SensitivityResult r) {
             m_sensitivity->setRunning(false);
             if (!r.error.isEmpty()) {
                 m_sensitivity->showMessage(tr("Not measured: %1").arg(r.error));
@@ -97,12 +92,6 @@ void MainWindow::measureSensitivity() {
             m_sensitivity->showResult(tr("After '%1'. %2").arg(stepName, r.summary), r.layers);
             log(tr("INT8 sensitivity of '%1': %2").arg(stepName, r.summary));
         });
-    });
-    connect(m_sensitivityThread, &QThread::finished, this, [this] {
-        m_sensitivityThread->deleteLater();
-        m_sensitivityThread = nullptr;
-    });
-    m_sensitivityThread->start();
 }
 
 bool MainWindow::simulateDevices(const QString& interconnect) {

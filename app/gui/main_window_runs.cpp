@@ -9,7 +9,6 @@
 #include <QInputDialog>
 #include <QLabel>
 #include <QMessageBox>
-#include <QThread>
 
 #include <map>
 
@@ -42,6 +41,26 @@ NodeStatsCollector nodeTimes(const Trace& trace) {
     return times;
 }
 
+}  // namespace
+
+// A run made ready for the docks on the job's thread: the trace and its per-node rows.
+struct MainWindow::ShownRun {
+    std::shared_ptr<const Trace> trace;
+    std::vector<NodeTime> times;
+    int64_t topLevelNs = 0;
+};
+
+namespace {
+
+MainWindow::ShownRun prepareRun(Trace trace) {
+    MainWindow::ShownRun run;
+    run.trace = std::make_shared<const Trace>(std::move(trace));
+    const NodeStatsCollector times = nodeTimes(*run.trace);
+    run.times = times.sorted();
+    run.topLevelNs = times.topLevelTotalNs();
+    return run;
+}
+
 QString joined(const std::vector<std::string>& list) {
     QStringList out;
     for (const std::string& s : list) out << QString::fromStdString(s);
@@ -62,7 +81,7 @@ void MainWindow::showCpuFallback(const QString& title, const QString& why) {
 }
 
 void MainWindow::runShownGraph() {
-    if (m_runThread || !m_model || m_step < 0) {
+    if (m_jobs.busy(this, kRunJob) || !m_model || m_step < 0) {
         if (!m_model || m_step < 0)
             m_status->setText(tr("Nothing to run yet: open a model and let it compile"));
         return;
@@ -92,59 +111,54 @@ void MainWindow::runShownGraph() {
     }
     const QString where =
         request.device ? QString::fromStdString(request.device->name()) : tr("the CPU");
-    m_runCancel = std::make_shared<std::atomic<bool>>(false);
-    auto cancel = m_runCancel;
-    const int work = m_work->begin(tr("Running"), [cancel] { cancel->store(true); });
     m_runPanel->setRunning(true);
     log(tr("Running the graph after '%1' on %2: %3 warm-up + %4 iterations, each with and without "
            "the profiler")
             .arg(stepName, where)
             .arg(request.warmup)
             .arg(request.iterations));
-    m_runThread = QThread::create([this, request, cancel, work, step, stepName]() mutable {
-        auto progress = [this, work](int done, int total) {
-            const int percent = 100 * done / std::max(1, total);
-            QMetaObject::invokeMethod(this,
-                                      [this, work, percent] { m_work->progress(work, percent); });
-        };
-        auto trace = profileGraph(request, cancel.get(), progress);
-        // A CUDA run that failed (out of device memory, no CUPTI, a kernel error) is run again
-        // on the CPU; the window says why.
-        QString gpuError;
-        if (!trace && request.device && !cancel->load()) {
-            gpuError = QString::fromStdString(trace.status().message());
-            request.device.reset();
-            trace = profileGraph(request, cancel.get(), progress);
-        }
-        std::shared_ptr<const Trace> result =
-            trace ? std::make_shared<const Trace>(std::move(*trace)) : nullptr;
-        const QString error = trace ? QString() : QString::fromStdString(trace.status().message());
-        QMetaObject::invokeMethod(this, [this, result, error, gpuError, work, step, stepName] {
-            m_work->end(work);
+    struct Ran {
+        Status status = Status::ok();
+        ShownRun run;
+        QString gpuError;  // a CUDA run that failed and was run again on the CPU
+    };
+    m_jobs.start(
+        this, kRunJob, tr("Running"),
+        [request](const JobRunner::Control& job) mutable {
+            auto progress = [&job](int done, int total) { job.progress(size_t(done), size_t(total)); };
+            Ran ran;
+            auto trace = profileGraph(request, job.cancelFlag(), progress);
+            // Out of device memory, no CUPTI, a kernel error: run again on the CPU, say why.
+            if (!trace && request.device && !job.cancelled()) {
+                ran.gpuError = QString::fromStdString(trace.status().message());
+                request.device.reset();
+                trace = profileGraph(request, job.cancelFlag(), progress);
+            }
+            if (trace)
+                ran.run = prepareRun(std::move(*trace));
+            else
+                ran.status = trace.status();
+            return ran;
+        },
+        [this, step, stepName](Ran ran) {
             m_runPanel->setRunning(false);
-            if (!gpuError.isEmpty()) showCpuFallback(tr("The CUDA run failed"), gpuError);
-            if (!result) {
-                m_status->setText(tr("Run stopped: %1").arg(error));
+            if (!ran.gpuError.isEmpty()) showCpuFallback(tr("The CUDA run failed"), ran.gpuError);
+            if (!ran.status.isOk()) {
+                m_status->setText(tr("Run stopped: %1").arg(QString::fromStdString(ran.status.message())));
                 log(m_status->text());
                 emit runFinished(false);
                 return;
             }
             m_runStep = step;
-            showRun(result);
+            showRun(std::move(ran.run));
             log(tr("Ran '%1': %2").arg(stepName, m_runPanel->summary()));
             emit runFinished(true);
         });
-    });
-    connect(m_runThread, &QThread::finished, this, [this] {
-        m_runThread->deleteLater();
-        m_runThread = nullptr;
-    });
-    m_runThread->start();
 }
 
-void MainWindow::showRun(std::shared_ptr<const Trace> trace) {
+void MainWindow::showRun(ShownRun run) {
+    const auto& trace = run.trace;
     m_trace = trace;
-    const NodeStatsCollector times = nodeTimes(*trace);
     const int64_t arena = trace->measuredMemory.empty() ? 0 : trace->measuredMemory.front().bytes;
     const QString summary = tr("median %1 ms (%2 ms profiled, overhead %3%) over %4 iterations on "
                                "%5; arena %6 MiB; inputs: %7")
@@ -155,7 +169,7 @@ void MainWindow::showRun(std::shared_ptr<const Trace> trace) {
                                 .arg(QString::fromStdString(trace->device))
                                 .arg(double(arena) / (1024.0 * 1024.0), 0, 'f', 2)
                                 .arg(joined(trace->inputs));
-    m_runPanel->showTimes(summary, times.sorted(), times.topLevelTotalNs(), trace->iterations);
+    m_runPanel->showTimes(summary, std::move(run.times), run.topLevelNs, trace->iterations);
     m_timeline->setTrace(trace);
     m_memory->setTrace(trace);
     m_rooflineView->setTrace(trace);
@@ -256,48 +270,71 @@ void MainWindow::applyRunHeat() {
     m_canvas->setHeat(std::move(heat));
 }
 
-bool MainWindow::openRunStore(const QString& path, int64_t runId) {
-    auto fail = [this](const QString& why) {
-        log(tr("error: %1").arg(why));
-        auto* box = new QMessageBox(QMessageBox::Critical, tr("Could not open the run store"), why,
-                                    QMessageBox::Ok, this);
-        box->setAttribute(Qt::WA_DeleteOnClose);
-        box->open();
-        return false;
-    };
-    auto store = RunStore::open(path.toStdString());
-    if (!store) return fail(QString::fromStdString(store.status().message()));
+namespace {
+
+// What a run store holds, read in the background: its runs, and the trace of the one asked
+// for (none when it must be chosen first).
+struct StoredRun {
+    Status error = Status::ok();
+    std::vector<RunSummary> runs;
+    int64_t runId = -1;
+    std::optional<MainWindow::ShownRun> run;
+};
+
+StoredRun readRunStore(const std::string& path, int64_t runId) {
+    StoredRun out;
+    auto store = RunStore::open(path);
+    if (!store) return {store.status()};
     auto runs = (*store)->runs();
-    if (!runs) return fail(QString::fromStdString(runs.status().message()));
-    if (runs->empty()) return fail(tr("%1: the run store holds no runs").arg(path));
-    if (runId < 0) {
-        if (runs->size() == 1) {
-            runId = runs->front().id;
-        } else {  // which run?
-            QStringList items;
-            for (const RunSummary& r : *runs)
-                items << tr("%1: %2, %3 on %4, %5")
-                             .arg(r.id)
-                             .arg(QString::fromStdString(r.model),
-                                  QString::fromStdString(r.pipeline),
-                                  QString::fromStdString(r.device),
-                                  QString::fromStdString(r.startedAt));
-            bool ok = false;
-            const QString item =
-                QInputDialog::getItem(this, tr("Open a run"), tr("Runs in %1").arg(path), items,
-                                      int(items.size()) - 1, false, &ok);
-            if (!ok) return false;
-            runId = item.section(QLatin1Char(':'), 0, 0).toLongLong();
-        }
-    }
-    auto trace = (*store)->loadTrace(runId);
-    if (!trace) return fail(QString::fromStdString(trace.status().message()));
-    m_runStep = -1;  // a stored run: its node ids need not match the graph shown
-    m_canvas->clearHeat();
-    showRun(std::make_shared<const Trace>(std::move(*trace)));
-    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("timelineDock"))) dock->raise();
-    log(tr("Opened run %1 of %2").arg(runId).arg(path));
-    return true;
+    if (!runs) return {runs.status()};
+    if (runs->empty()) return {Status(ErrorCode::InvalidArgument, path + ": the run store holds no runs")};
+    out.runs = std::move(*runs);
+    out.runId = runId < 0 && out.runs.size() == 1 ? out.runs.front().id : runId;
+    if (out.runId < 0) return out;  // several: the user picks one
+    auto trace = (*store)->loadTrace(out.runId);
+    if (!trace) return {trace.status()};
+    out.run = prepareRun(std::move(*trace));
+    return out;
+}
+
+}  // namespace
+
+void MainWindow::openRunStore(const QString& path, int64_t runId) {
+    m_jobs.start(
+        this, kRunStoreJob, tr("Reading %1").arg(path),
+        [path = path.toStdString(), runId](const JobRunner::Control&) { return readRunStore(path, runId); },
+        [this, path](StoredRun stored) {
+            if (!stored.error.isOk()) {
+                const QString why = QString::fromStdString(stored.error.message());
+                log(tr("error: %1").arg(why));
+                auto* box = new QMessageBox(QMessageBox::Critical, tr("Could not open the run store"), why,
+                                            QMessageBox::Ok, this);
+                box->setAttribute(Qt::WA_DeleteOnClose);
+                box->open();
+                emit runStoreOpened(false);
+                return;
+            }
+            if (!stored.run) {  // which run?
+                QStringList items;
+                for (const RunSummary& r : stored.runs)
+                    items << tr("%1: %2, %3 on %4, %5")
+                                 .arg(r.id)
+                                 .arg(QString::fromStdString(r.model), QString::fromStdString(r.pipeline),
+                                      QString::fromStdString(r.device), QString::fromStdString(r.startedAt));
+                bool ok = false;
+                const QString item = QInputDialog::getItem(this, tr("Open a run"), tr("Runs in %1").arg(path), items,
+                                                           int(items.size()) - 1, false, &ok);
+                if (!ok) return emit runStoreOpened(false);
+                openRunStore(path, item.section(QLatin1Char(':'), 0, 0).toLongLong());
+                return;
+            }
+            m_runStep = -1;  // a stored run: its node ids need not match the graph shown
+            m_canvas->clearHeat();
+            showRun(std::move(*stored.run));
+            if (auto* dock = findChild<QDockWidget*>(QStringLiteral("timelineDock"))) dock->raise();
+            log(tr("Opened run %1 of %2").arg(stored.runId).arg(path));
+            emit runStoreOpened(true);
+        });
 }
 
 void MainWindow::chooseRunStore() {

@@ -755,7 +755,14 @@ private slots:
         MainWindow w;
         w.resize(1200, 800);
         w.show();
-        QVERIFY(w.openRunStore(store, 2));
+        // Read in the background; runStoreOpened(ok) says how it went.
+        QSignalSpy opened(&w, &MainWindow::runStoreOpened);
+        auto open = [&](const QString& path, int64_t run) {
+            opened.clear();
+            w.openRunStore(path, run);
+            return opened.wait(20000) && opened.first().first().toBool();
+        };
+        QVERIFY(open(store, 2));
         QVERIFY(w.lastTrace());
         QCOMPARE(w.lastTrace()->iterations, 3);
         QVERIFY(!w.timeline()->lanes().empty());
@@ -763,10 +770,11 @@ private slots:
         QVERIFY(w.runPanel()->summary().contains(QStringLiteral("over 3 iterations")));
         QVERIFY(w.logText().contains(QStringLiteral("Opened run 2")));
         // Not a run store: an error in the log (and a dialog), the session goes on.
-        QVERIFY(!w.openRunStore(QStringLiteral(FSC_SAMPLE_MODEL), 1));
+        QVERIFY(!open(QStringLiteral(FSC_SAMPLE_MODEL), 1));
         QVERIFY(w.logText().contains(QStringLiteral("error:")));
         QCOMPARE(w.lastTrace()->iterations, 3);
-        QVERIFY(!w.openRunStore(store, 99));
+        QVERIFY(!open(store, 99));
+        QCOMPARE(opened.count(), 1);
     }
 
     void subgraphsOpenAsBreadcrumbs() {
@@ -866,7 +874,9 @@ private slots:
         for (NodeId id : w.canvas()->shownGraph()->order())
             if (w.canvas()->shownGraph()->node(id).opType == "FusedElementwise") fused = id;
         QVERIFY(fused.valid());
+        QSignalSpy generated(w.properties(), &NodePropertiesView::generatedKernelShown);
         w.canvas()->selectNode(fused);
+        QVERIFY(generated.wait(20000));  // generated off the GUI thread
         QVERIFY(w.properties()
                     ->valueOf(QStringLiteral("CUDA kernel"))
                     .startsWith(QStringLiteral("fsc_ew_")));

@@ -13,6 +13,7 @@
 
 #include "core/onnx_import.h"
 #include "views/graph_canvas.h"
+#include "views/job_runner.h"
 
 using namespace fsc;
 
@@ -55,7 +56,8 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "error: %s\n", model.status().message().c_str());
             return 2;
         }
-        GraphCanvas canvas;
+        JobRunner jobs;
+        GraphCanvas canvas(jobs);
         canvas.resize(1600, 1000);
         QSignalSpy laidOut(&canvas, &GraphCanvas::laidOut);
         canvas.setGraph(std::make_shared<const Graph>(*model->graph), 1 << 20);

@@ -6,6 +6,7 @@
 #include "compiler/passes/passes.h"
 #include "core/graph_builder.h"
 #include "views/graph_canvas.h"
+#include "views/job_runner.h"
 #include "views/op_category.h"
 #include "views/precision_colour.h"
 
@@ -66,7 +67,8 @@ private slots:
 
     void canvasFillsByPrecisionWhenAsked() {
         auto g = std::make_shared<const Graph>(compiled(passes::quantizeInt8(), passes::foldQdq()));
-        GraphCanvas canvas;
+        JobRunner jobs;
+        GraphCanvas canvas(jobs);
         canvas.resize(600, 400);
         canvas.setGraph(g, 2);
         const Node& conv = byOp(*g, "QLinearConv");
