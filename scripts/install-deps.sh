@@ -10,7 +10,7 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 # libdnnl-dev's CMake configuration requires OpenCL, which the package only recommends.
 packages=(cmake ninja-build g++ pkg-config libonnx-dev libprotobuf-dev protobuf-compiler
-          nlohmann-json3-dev qt6-base-dev qt6-svg-dev libgraphviz-dev libsqlite3-dev patchelf
+          nlohmann-json3-dev libcli11-dev qt6-base-dev qt6-svg-dev libgraphviz-dev libsqlite3-dev patchelf
           libdnnl-dev ocl-icd-opencl-dev help2man dpkg-dev file)
 if [ "${1:-}" = "--test" ]; then
   packages+=(python3-onnx python3-numpy python3-torch python3-torchvision libonnx-testdata

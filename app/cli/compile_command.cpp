@@ -9,9 +9,9 @@
 #include <set>
 #include <sstream>
 
+#include "app/cli/cli_app.h"
 #include "app/cli/compile_report.h"
 #include "app/cli/graph_breaks_report.h"
-#include "app/cli/input_options.h"
 #include "app/cli/parallel_step.h"
 #include "app/cli/quantize_step.h"
 #include "compiler/backends/cuda/generated_kernels.h"
@@ -28,127 +28,55 @@
 namespace fsc::cli {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitBadInput = 2;
-constexpr int kExitUsage = 64;
-
-const char* kCompileUsage = R"(usage: fusescope-cli compile MODEL [options]
-
-pipeline:
-  --pipeline O0|O1|O2|O3   named pipeline (default O2); --list-passes shows every step
-  --passes a,b,c           run exactly these passes, in this order
-  --disable a,b            leave these passes out
-precision (each prints its error against the float32 model, measured):
-  --quantize fp16|bf16     store float32 work in float16 / bfloat16 after the fusions (before
-                           the memory passes); Casts only at region boundaries
-  --keep-fp32 Op,Op        ops fp16/bf16 leave in float32 (default: norms, Softmax,
-                           LogSoftmax, reductions, CumSum; 'none' narrows everything)
-  --quantize int8          post-training INT8 after the clean-up and conv-bn folding: QDQ
-                           form (int8-quantization), then integer ops (qdq-folding)
-  --calibration DIR        inputs: DIR/<set>/input_K.pb|.npy, DIR/input_K.pb, or DIR/*.npy
-                           for a one-input model; a quarter is held back to measure accuracy
-                           (default: generated samples, said so in every output)
-  --calibration-samples N  how many to generate without --calibration (default 16)
-  --calibrator NAME        minmax (default), percentile (99.99%) or entropy (KL)
-  --per-channel            one weight scale per output channel (default: per tensor)
-  --symmetric-activations  int8 activations with zero point 0 (default: asymmetric uint8)
-  --exclude PATTERN        keep nodes in float by name, op type or scope (globs; repeatable)
-  --no-sensitivity         skip the per-layer sensitivity table (one run per layer)
-parallel partitioning (on one device every shard runs here and the result is checked
-against the unpartitioned graph; the multi-device timeline is simulated):
-  --tp N                   tensor parallel over N devices: linear-layer pairs split by
-                           columns then rows (attention by heads), one AllReduce per pair
-  --pp N                   pipeline parallel: N stages of equal estimated time, Send/Recv of
-                           every activation crossing a cut
-  --microbatches M         micro-batches for --pp (default 1)
-  --schedule gpipe|1f1b    pipeline schedule (default 1f1b)
-  --interconnect NAME      nvlink4 (default), pcie5 or ndr for the simulation
-inputs of the checks above (accuracy, partitioned against unpartitioned):
-  --dim NAME=VALUE         size of a symbolic dim (default: 224 for an image's height and
-                           width, 1024 for a 1-D signal's length, else 1)
-  --input-dir DIR          check on DIR's inputs (input_K.pb|.npy, or folders of them)
-  --input NAME=FILE        one input from a .pb or .npy file (repeatable)
-  a failed check still writes what was compiled (-o, --dump-dir) and exits 2
-output:
-  --explain                per pass: what changed and why, what matched but was rejected
-  --json                   JSON summary (schema fusescope.compile/1): node counts and op
-                           histograms before/after, time and counters per pass
-  --dump-dir DIR           DIR/NN-pass-name.onnx after every pass (00-imported.onnx first)
-                           and DIR/trace.json: every change record and the provenance map
-  -o, --output OUT.onnx    write the compiled model
-  --verify                 check the graph's invariants after every pass
-  --show-kernels           the CUDA C++ generated for each FusedElementwise node, and
-                           whether NVRTC compiles it to PTX (cached on disk by source hash)
-  --capabilities FILE      graph breaks against this capability table instead of the
-                           built-in CUDA one (format: compiler/backends/cuda/capabilities.txt)
-  --list-passes            the registered passes and the named pipelines
-)";
-
 struct CompileArgs {
-    std::string model, pipeline, passes, dumpDir, output, capabilities;
-    std::vector<std::string> disabled;
+    std::string model, dumpDir, output, capabilities;
+    PipelineChoice pipeline;
     QuantizeArgs quantize;
     ParallelArgs parallel;
     InputChoice input;
     bool explain = false, json = false, verify = false, list = false, showKernels = false;
 };
 
-int usage(const std::string& message) {
-    std::cerr << "fusescope-cli compile: " << message << "\n" << kCompileUsage;
-    return kExitUsage;
+void addOptions(CLI::App& app, CompileArgs& a) {
+    app.add_option("MODEL", a.model, "the ONNX model");
+    addPipelineOptions(app, a.pipeline, "pipeline (--list-passes shows every step)");
+    addQuantizeOptions(app, a.quantize);
+    addParallelOptions(app, a.parallel);
+    addInputOptions(app, a.input, "inputs of the checks above (accuracy, partitioned against unpartitioned)");
+    const std::string output = "output";
+    app.add_flag("--explain", a.explain, "per pass: what changed and why, what matched but was rejected")->group(output);
+    app.add_flag("--json", a.json,
+                 "JSON summary (schema fusescope.compile/1): node counts and op histograms\n"
+                 "before/after, time and counters per pass")
+        ->group(output);
+    app.add_option("--dump-dir", a.dumpDir,
+                   "DIR/NN-pass-name.onnx after every pass (00-imported.onnx first) and\n"
+                   "DIR/trace.json: every change record and the provenance map")
+        ->type_name("DIR")
+        ->group(output);
+    app.add_option("-o,--output", a.output, "write the compiled model")->type_name("OUT.onnx")->group(output);
+    app.add_flag("--verify", a.verify, "check the graph's invariants after every pass")->group(output);
+    app.add_flag("--show-kernels", a.showKernels,
+                 "the CUDA C++ generated for each FusedElementwise node, and whether NVRTC\n"
+                 "compiles it to PTX (cached on disk by source hash)")
+        ->group(output);
+    app.add_option("--capabilities", a.capabilities,
+                   "graph breaks against this capability table instead of the built-in CUDA\n"
+                   "one (format: compiler/backends/cuda/capabilities.txt)")
+        ->type_name("FILE")
+        ->group(output);
+    app.add_flag("--list-passes", a.list, "the registered passes and the named pipelines")->group(output);
+    app.footer("A failed check (accuracy, partitioned against unpartitioned) still writes what was\n"
+               "compiled (-o, --dump-dir) and exits 2.");
 }
 
-int fail(const Status& status) {
-    std::cerr << "error: " << status.message() << "\n";
-    return kExitBadInput;
-}
-
-int parse(int argc, char** argv, int first, CompileArgs& a) {
-    for (int i = first; i < argc; ++i) {
-        const std::string s = argv[i];
-        auto value = [&](std::string& out) {
-            if (i + 1 >= argc) return false;
-            out = argv[++i];
-            return true;
-        };
-        std::string v;
-        if (s == "--help" || s == "-h") {
-            std::cout << kCompileUsage;
-            return kExitOk;
-        }
-        if (s == "--explain") a.explain = true;
-        else if (s == "--show-kernels") a.showKernels = true;
-        else if (s == "--json") a.json = true;
-        else if (s == "--verify") a.verify = true;
-        else if (s == "--list-passes") a.list = true;
-        else if (s == "--pipeline") { if (!value(a.pipeline)) return usage("--pipeline needs O0..O3"); }
-        else if (s == "--passes") { if (!value(a.passes) || a.passes.empty()) return usage("--passes needs a,b,c"); }
-        else if (s == "--capabilities") { if (!value(a.capabilities)) return usage("--capabilities needs FILE"); }
-        else if (s == "--dump-dir") { if (!value(a.dumpDir)) return usage("--dump-dir needs DIR"); }
-        else if (s == "-o" || s == "--output") { if (!value(a.output)) return usage(s + " needs OUT.onnx"); }
-        else if (std::string error; int taken = parseQuantizeOption(argc, argv, i, a.quantize, error)) {
-            if (taken < 0) return usage(error);
-        } else if (std::string error; int taken = parseParallelOption(argc, argv, i, a.parallel, error)) {
-            if (taken < 0) return usage(error);
-        } else if (std::string error; int taken = parseInputOption(argc, argv, i, a.input, error)) {
-            if (taken < 0) return usage(error);
-        } else if (s == "--disable") {
-            if (!value(v)) return usage("--disable needs a,b");
-            for (std::string& name : splitCommaList(v)) a.disabled.push_back(std::move(name));
-        } else if (s.rfind("-", 0) == 0) return usage("unknown option " + s);
-        else if (a.model.empty()) a.model = s;
-        else return usage("unexpected argument '" + s + "'");
-    }
-    if (!a.passes.empty() && !a.pipeline.empty()) return usage("give --pipeline or --passes, not both");
-    if (a.model.empty() && !a.list) return usage("compile needs a MODEL");
-    const QuantizeArgs& q = a.quantize;
-    if (q.keepFp32 && q.kind != "fp16" && q.kind != "bf16") return usage("--keep-fp32 goes with --quantize fp16|bf16");
-    if (!q.calibrationDir.empty() && q.kind.empty()) return usage("--calibration goes with --quantize");
-    const bool int8Options = q.calibrator != "minmax" || q.perChannel ||
-                             q.symmetricActivations || !q.exclude.empty() || !q.sensitivity;
-    if (int8Options && q.kind != "int8") return usage("calibration options go with --quantize int8");
-    if (a.parallel.tp > 1 && a.parallel.pp > 1) return usage("give --tp or --pp, not both (yet)");
-    return -1;
+// What the options cannot say alone; empty when all is well.
+std::string checkArgs(const CompileArgs& a) {
+    if (!a.pipeline.passes.empty() && !a.pipeline.pipeline.empty()) return "give --pipeline or --passes, not both";
+    if (a.model.empty() && !a.list) return "compile needs a MODEL";
+    if (std::string why = checkQuantizeArgs(a.quantize); !why.empty()) return why;
+    if (a.parallel.tp > 1 && a.parallel.pp > 1) return "give --tp or --pp, not both (yet)";
+    return {};
 }
 
 int listPasses() {
@@ -228,15 +156,13 @@ int showKernels(const Graph& graph, const std::string& model) {
     return failures ? kExitBadInput : kExitOk;
 }
 
-}  // namespace
-
-int compileCommand(int argc, char** argv, int first) {
-    CompileArgs a;
-    if (int rc = parse(argc, argv, first, a); rc >= 0) return rc;
+int compile(const CLI::App& app, const CompileArgs& a) {
+    if (std::string why = checkArgs(a); !why.empty()) return usageError(app, why);
     if (a.list) return listPasses();
-    auto passes = resolvePipeline(a.pipeline, a.passes, a.disabled);
-    if (!passes) return usage(passes.status().message());
-    const std::string pipelineName = !a.passes.empty() ? "custom" : a.pipeline.empty() ? "O2" : a.pipeline;
+    auto passes = resolvePipeline(a.pipeline.pipeline, a.pipeline.passes, a.pipeline.disabled);
+    if (!passes) return usageError(app, passes.status().message());
+    const std::string pipelineName =
+        !a.pipeline.passes.empty() ? "custom" : a.pipeline.pipeline.empty() ? "O2" : a.pipeline.pipeline;
 
     CapabilityTable custom;
     if (!a.capabilities.empty()) {
@@ -314,6 +240,15 @@ int compileCommand(int argc, char** argv, int first) {
     }
     if (a.showKernels) return showKernels(compiled, a.model);
     return kExitOk;
+}
+
+}  // namespace
+
+Command compileCommand(CLI::App& cli) {
+    auto* app = addCommand(cli, "compile", "run the compiler's passes and show what each did");
+    auto args = std::make_shared<CompileArgs>();
+    addOptions(*app, *args);
+    return {app, [app, args] { return compile(*app, *args); }};
 }
 
 }  // namespace fsc::cli

@@ -1,8 +1,10 @@
 #pragma once
 // `fusescope-cli compile MODEL ...`: runs a compiler pipeline and shows what every pass
 // did (--explain), a JSON summary (--json), per-pass dumps and the change log (--dump-dir).
+#include "app/cli/cli_app.h"
+
 namespace fsc::cli {
 
-int compileCommand(int argc, char** argv, int first);
+Command compileCommand(CLI::App& cli);
 
 }  // namespace fsc::cli

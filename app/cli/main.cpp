@@ -1,10 +1,11 @@
 // fusescope-cli: the Fusescope engine without a window. Links no Qt, so it runs on a
 // headless GPU server from the portable bundle.
-#include <cstring>
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "app/cli/cli_app.h"
 #include "app/cli/compile_command.h"
 #include "app/cli/profile_command.h"
 #include "app/cli/run_command.h"
@@ -12,187 +13,151 @@
 #include "app/cli/summary_text.h"
 #include "app/common/build_info.h"
 #include "compiler/backends/device_query.h"
-#include "core/out_of_memory.h"
 #include "core/model_summary.h"
 #include "core/onnx_export.h"
 #include "core/onnx_import.h"
+#include "core/out_of_memory.h"
 #include "core/text_printer.h"
 
 namespace {
 
-// Exit statuses: scripts tell a bad model (2) from a bad command line (64, as EX_USAGE).
-constexpr int kExitOk = 0;
-constexpr int kExitBadInput = 2;
-constexpr int kExitUsage = 64;
+using namespace fsc::cli;
 
-const char* kUsage = R"(usage: fusescope-cli <command> [options]
-
-commands:
-  inspect MODEL [--json] [--no-infer]   summary of an ONNX model (IR version, opsets,
-                                        inputs/outputs, node counts, op histogram,
-                                        parameters, subgraphs, unknown shapes)
-  dump MODEL [--no-infer]               the model as Fusescope's text form
-  export MODEL OUT.onnx [--external-data]
-                                        import and write back as ONNX
-  compile MODEL [options]               run the compiler's passes and show what each did;
-                                        `compile --help` for options
-  run MODEL [options]                   run the model (CPU backend) and report outputs,
-                                        latency, memory plan; `run --help` for options
-  profile MODEL [options]               a profiled run: per-node times, overhead, a run store
-                                        (.fsdb), Perfetto trace, CSV; `profile --help`
-  devices                               the CUDA devices this build can use
-  --version | --help
-
-Errors print one line naming the file and the cause and exit with status 2.
-)";
-
-// The simple commands' own --help (compile, run and profile have theirs in their files).
-struct CommandHelp {
-    const char* command;
-    const char* text;
-};
-constexpr CommandHelp kCommandHelp[] = {
-    {"inspect", R"(usage: fusescope-cli inspect MODEL [--json] [--no-infer]
-
-  --json       the summary as JSON (schema fusescope.inspect/1, keys only ever added)
-  --no-infer   skip shape inference (shapes as stored in the file)
-)"},
-    {"dump", R"(usage: fusescope-cli dump MODEL [--no-infer]
-
-  --no-infer   skip shape inference (shapes as stored in the file)
-)"},
-    {"export", R"(usage: fusescope-cli export MODEL OUT.onnx [--external-data] [--no-infer]
-
-  --external-data   write every initializer to OUT.onnx.data beside the model
-  --no-infer        skip shape inference (shapes as stored in the file)
-)"},
-    {"devices", R"(usage: fusescope-cli devices
-
-Lists the CUDA devices this build can use, or says why there are none.
-)"},
-};
-
-struct Args {
-    std::vector<std::string> positional;
-    std::vector<std::string> flags;
-    bool has(const char* flag) const {
-        for (const auto& f : flags)
-            if (f == flag) return true;
-        return false;
+// --no-infer, which every command that reads a model takes.
+struct ModelArgs {
+    std::string model;
+    bool noInfer = false;
+    void add(CLI::App& command) {
+        command.add_option("MODEL", model, "the ONNX model");
+        command.add_flag("--no-infer", noInfer, "skip shape inference (shapes as stored in the file)")
+            ->group("reading");
+    }
+    fsc::Result<fsc::Model> load() const {
+        fsc::ImportOptions options;
+        options.inferShapes = !noInfer;
+        return fsc::importModel(model, options);
     }
 };
 
-Args parseArgs(int argc, char** argv, int first) {
-    Args a;
-    for (int i = first; i < argc; ++i) {
-        std::string s = argv[i];
-        if (s.size() > 2 && s.rfind("--", 0) == 0) a.flags.push_back(s);
-        else a.positional.push_back(s);
+Command inspectCommand(CLI::App& cli) {
+    auto* app = addCommand(cli, "inspect",
+                           "summary of an ONNX model (IR version, opsets, inputs/outputs, node counts, op\n"
+                           "histogram, parameters, subgraphs, unknown shapes)");
+    auto args = std::make_shared<ModelArgs>();
+    auto json = std::make_shared<bool>(false);
+    args->add(*app);
+    app->add_flag("--json", *json, "the summary as JSON (schema fusescope.inspect/1, keys only ever added)")
+        ->group("output");
+    return {app, [app, args, json] {
+                if (args->model.empty()) return usageError(*app, "inspect needs exactly one MODEL");
+                auto model = args->load();
+                if (!model) return fail(model.status());
+                const fsc::ModelSummary summary = fsc::summarizeModel(*model);
+                if (*json)
+                    std::cout << summaryToJson(summary, args->model).dump(2) << "\n";
+                else
+                    std::cout << summaryToText(summary, args->model);
+                return kExitOk;
+            }};
+}
+
+Command dumpCommand(CLI::App& cli) {
+    auto* app = addCommand(cli, "dump", "the model as Fusescope's text form");
+    auto args = std::make_shared<ModelArgs>();
+    args->add(*app);
+    return {app, [app, args] {
+                if (args->model.empty()) return usageError(*app, "dump needs exactly one MODEL");
+                auto model = args->load();
+                if (!model) return fail(model.status());
+                std::cout << fsc::printModel(*model);
+                return kExitOk;
+            }};
+}
+
+Command exportCommand(CLI::App& cli) {
+    auto* app = addCommand(cli, "export", "import and write back as ONNX");
+    auto args = std::make_shared<ModelArgs>();
+    auto out = std::make_shared<std::string>();
+    auto external = std::make_shared<bool>(false);
+    args->add(*app);
+    app->add_option("OUT.onnx", *out, "where to write");
+    app->add_flag("--external-data", *external, "write every initializer to OUT.onnx.data beside the model")
+        ->group("output");
+    return {app, [app, args, out, external] {
+                if (args->model.empty() || out->empty()) return usageError(*app, "export needs MODEL and OUT.onnx");
+                auto model = args->load();
+                if (!model) return fail(model.status());
+                fsc::ExportOptions options;
+                if (*external) options.externalData = fsc::ExportOptions::ExternalData::Always;
+                const fsc::Status s = fsc::exportModel(*model, *out, options);
+                return s ? kExitOk : fail(s);
+            }};
+}
+
+Command devicesCommand(CLI::App& cli) {
+    auto* app = addCommand(cli, "devices", "the CUDA devices this build can use");
+    app->footer("Lists the CUDA devices this build can use, or says why there are none.");
+    return {app, [] {
+                const fsc::CudaDeviceReport report = fsc::queryCudaDevices();
+                if (report.builtWithCuda)
+                    std::cout << "CUDA runtime " << report.runtimeVersion << ", driver " << report.driverVersion << "\n";
+                if (report.devices.empty()) {
+                    std::cout << "no CUDA device: " << report.whyNone << " (the CPU backend is used)\n";
+                    return kExitOk;
+                }
+                for (const auto& d : report.devices)
+                    std::cout << "cuda:" << d.index << "  " << d.name << "  sm_" << d.computeMajor << d.computeMinor
+                              << "  " << d.totalMemoryBytes / (1024 * 1024) << " MiB  " << d.multiprocessors
+                              << " SMs\n";
+                return kExitOk;
+            }};
+}
+
+// What a parse error says: CLI11's words for the common cases in ours.
+std::string parseErrorMessage(const CLI::ParseError& e, const CLI::App& command) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+        const std::vector<std::string> extra = command.remaining();
+        if (!extra.empty() && extra.front().rfind('-', 0) == 0) return "unknown option " + extra.front();
+        if (!extra.empty())
+            return (command.get_parent() ? "unexpected argument '" : "unknown command '") + extra.front() + "'";
     }
-    return a;
-}
-
-int usageError(const std::string& message) {
-    std::cerr << "fusescope-cli: " << message << "\n" << kUsage;
-    return kExitUsage;
-}
-
-int unknownFlags(const Args& args, std::initializer_list<const char*> known) {
-    for (const auto& f : args.flags) {
-        bool ok = false;
-        for (const char* k : known) ok |= f == k;
-        if (!ok) return usageError("unknown option " + f);
-    }
-    return kExitOk;
-}
-
-fsc::Result<fsc::Model> load(const std::string& path, const Args& args) {
-    fsc::ImportOptions options;
-    options.inferShapes = !args.has("--no-infer");
-    return fsc::importModel(path, options);
-}
-
-int fail(const fsc::Status& status) {
-    std::cerr << "error: " << status.message() << "\n";
-    return kExitBadInput;
-}
-
-int cmdInspect(const Args& args) {
-    if (int rc = unknownFlags(args, {"--json", "--no-infer"})) return rc;
-    if (args.positional.size() != 1) return usageError("inspect needs exactly one MODEL");
-    const std::string& path = args.positional[0];
-    auto model = load(path, args);
-    if (!model) return fail(model.status());
-    fsc::ModelSummary summary = fsc::summarizeModel(*model);
-    if (args.has("--json")) std::cout << fsc::cli::summaryToJson(summary, path).dump(2) << "\n";
-    else std::cout << fsc::cli::summaryToText(summary, path);
-    return kExitOk;
-}
-
-int cmdDump(const Args& args) {
-    if (int rc = unknownFlags(args, {"--no-infer"})) return rc;
-    if (args.positional.size() != 1) return usageError("dump needs exactly one MODEL");
-    auto model = load(args.positional[0], args);
-    if (!model) return fail(model.status());
-    std::cout << fsc::printModel(*model);
-    return kExitOk;
-}
-
-int cmdExport(const Args& args) {
-    if (int rc = unknownFlags(args, {"--external-data", "--no-infer"})) return rc;
-    if (args.positional.size() != 2) return usageError("export needs MODEL and OUT.onnx");
-    auto model = load(args.positional[0], args);
-    if (!model) return fail(model.status());
-    fsc::ExportOptions options;
-    if (args.has("--external-data")) options.externalData = fsc::ExportOptions::ExternalData::Always;
-    fsc::Status s = fsc::exportModel(*model, args.positional[1], options);
-    if (!s) return fail(s);
-    return kExitOk;
-}
-
-int cmdDevices() {
-    fsc::CudaDeviceReport report = fsc::queryCudaDevices();
-    if (report.builtWithCuda)
-        std::cout << "CUDA runtime " << report.runtimeVersion << ", driver "
-                  << report.driverVersion << "\n";
-    if (report.devices.empty()) {
-        std::cout << "no CUDA device: " << report.whyNone << " (the CPU backend is used)\n";
-        return kExitOk;
-    }
-    for (const auto& d : report.devices)
-        std::cout << "cuda:" << d.index << "  " << d.name << "  sm_" << d.computeMajor
-                  << d.computeMinor << "  " << d.totalMemoryBytes / (1024 * 1024) << " MiB  "
-                  << d.multiprocessors << " SMs\n";
-    return kExitOk;
+    return e.what();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 2) return usageError("no command given");
-    const std::string cmd = argv[1];
-    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-        std::cout << kUsage;
+    CLI::App cli("", "fusescope-cli");
+    configureApp(cli);
+    cli.footer("Errors print one line naming the file and the cause and exit with status 2; a bad command\n"
+               "line exits with status 64. Each command's --help lists its options; --version prints the\n"
+               "version, the git commit and the libraries in use.");
+    bool version = false;
+    cli.add_flag("--version", version, "the version, the git commit and the libraries in use")->group("");
+    std::vector<Command> commands = {inspectCommand(cli), dumpCommand(cli), exportCommand(cli),
+                                     compileCommand(cli), runCommand(cli),  profileCommand(cli),
+                                     devicesCommand(cli)};
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (!args.empty() && args.front() == "help") args.front() = "--help";
+    std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+    try {
+        cli.parse(args);
+    } catch (const CLI::CallForHelp&) {
+        std::cout << cli.help();
         return kExitOk;
+    } catch (const CLI::ParseError& e) {
+        const CLI::App* command = &cli;
+        for (const Command& c : commands)
+            if (c.app->parsed()) command = c.app;
+        return usageError(*command, parseErrorMessage(e, *command));
     }
-    if (cmd == "--version") {
+    if (version) {
         std::cout << fsc::versionLine("fusescope-cli") << "\n" << fsc::librariesLine() << "\n";
         return kExitOk;
     }
-    Args args = parseArgs(argc, argv, 2);
-    for (const CommandHelp& h : kCommandHelp)
-        if (cmd == h.command && args.has("--help")) {
-            std::cout << h.text;
-            return kExitOk;
-        }
     try {
-        if (cmd == "inspect") return cmdInspect(args);
-        if (cmd == "dump") return cmdDump(args);
-        if (cmd == "export") return cmdExport(args);
-        if (cmd == "devices") return cmdDevices();
-        if (cmd == "run") return fsc::cli::runCommand(argc, argv, 2);
-        if (cmd == "compile") return fsc::cli::compileCommand(argc, argv, 2);
-        if (cmd == "profile") return fsc::cli::profileCommand(argc, argv, 2);
+        for (const Command& c : commands)
+            if (c.app->parsed()) return c.run();
     } catch (const std::bad_alloc& e) {  // an allocation no Status was made for (see out_of_memory.h)
         std::cerr << "error: " << fsc::outOfMemoryStatus(e).message() << "\n";
         return kExitBadInput;
@@ -201,5 +166,5 @@ int main(int argc, char** argv) {
         std::cerr << "error: internal: " << e.what() << "\n";
         return kExitBadInput;
     }
-    return usageError("unknown command '" + cmd + "'");
+    return usageError(cli, "no command given");
 }

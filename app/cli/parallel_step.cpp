@@ -4,7 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "core/parse_int.h"
+#include "app/cli/cli_app.h"
 #include "compiler/parallel/simulated_timeline.h"
 #include "compiler/passes/passes.h"
 #include "compiler/pipelines.h"
@@ -46,30 +46,38 @@ std::string runText(const SimulatedRun& run, const Interconnect& link) {
 
 }  // namespace
 
-int parseParallelOption(int argc, char** argv, int& i, ParallelArgs& a, std::string& error) {
-    const std::string s = argv[i];
-    auto number = [&](int& out, int lo, const char* what) {
-        int64_t n = 0;
-        if (i + 1 >= argc || !parseInt(argv[i + 1], n) || n < lo || n > 1024) {
-            error = s + " needs " + what;
-            return -1;
-        }
-        ++i;
-        out = int(n);
-        return 1;
-    };
-    if (s == "--tp") return number(a.tp, 1, "a device count >= 1");
-    if (s == "--pp") return number(a.pp, 1, "a stage count >= 1");
-    if (s == "--microbatches") return number(a.microbatches, 1, "a count >= 1");
-    if (s == "--schedule" || s == "--interconnect") {
-        if (i + 1 >= argc) return error = s + " needs a value", -1;
-        std::string& out = s == "--schedule" ? a.schedule : a.interconnect;
-        out = argv[++i];
-        if (s == "--schedule" && out != "gpipe" && out != "1f1b") return error = "--schedule needs gpipe or 1f1b", -1;
-        if (s == "--interconnect" && !interconnectPreset(out)) return error = "--interconnect needs nvlink4, pcie5 or ndr", -1;
-        return 1;
-    }
-    return 0;
+void addParallelOptions(CLI::App& command, ParallelArgs& a) {
+    const std::string group =
+        "parallel partitioning (every shard runs here, checked against the unpartitioned graph; "
+        "the multi-device timeline is simulated)";
+    command.add_option("--tp", a.tp,
+                       "tensor parallel over N devices: linear-layer pairs split by columns\n"
+                       "then rows (attention by heads), one AllReduce per pair")
+        ->type_name("N")
+        ->check(integerIn(1, 1024, "a device count >= 1"))
+        ->group(group);
+    command.add_option("--pp", a.pp,
+                       "pipeline parallel: N stages of equal estimated time, Send/Recv of\n"
+                       "every activation crossing a cut")
+        ->type_name("N")
+        ->check(integerIn(1, 1024, "a stage count >= 1"))
+        ->group(group);
+    command.add_option("--microbatches", a.microbatches, "micro-batches for --pp (default 1)")
+        ->type_name("M")
+        ->check(integerIn(1, 1024, "a count >= 1"))
+        ->group(group);
+    command.add_option("--schedule", a.schedule, "pipeline schedule (default 1f1b)")
+        ->type_name("gpipe|1f1b")
+        ->check(oneOf({"gpipe", "1f1b"}, "gpipe or 1f1b"))
+        ->group(group);
+    command.add_option("--interconnect", a.interconnect, "nvlink4 (default), pcie5 or ndr for the simulation")
+        ->type_name("NAME")
+        ->check(CLI::Validator(
+            [](std::string& v) {
+                return interconnectPreset(v) ? std::string() : std::string("needs nvlink4, pcie5 or ndr");
+            },
+            ""))
+        ->group(group);
 }
 
 Result<ParallelReport> measureParallel(const ParallelArgs& a, const InputChoice& input, const Model& original,

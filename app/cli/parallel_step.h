@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "compiler/pass_manager.h"
@@ -23,7 +24,8 @@ struct ParallelArgs {
 };
 
 // 1 taken, 0 not ours, -1 a usage error in `error`.
-int parseParallelOption(int argc, char** argv, int& i, ParallelArgs& a, std::string& error);
+// The "parallel partitioning" option group of compile.
+void addParallelOptions(CLI::App& command, ParallelArgs& args);
 
 struct ParallelReport {
     int allReduces = 0, allGathers = 0;

@@ -1,6 +1,5 @@
 #include "app/cli/profile_command.h"
 
-#include "app/cli/input_options.h"
 
 #include <iomanip>
 #include <iostream>
@@ -8,7 +7,6 @@
 #include <sstream>
 #include <string>
 
-#include "app/cli/input_options.h"
 #include "core/parse_int.h"
 #include "app/common/build_info.h"
 #include "app/common/graph_svg.h"
@@ -28,39 +26,49 @@
 namespace fsc::cli {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitBadInput = 2;
-constexpr int kExitUsage = 64;
 
-const char* kProfileUsage = R"(usage: fusescope-cli profile MODEL [options]
+struct ProfileArgs {
+    std::string model, store, tracePath, csvDir, reportPath, backend = "cpu";
+    PipelineChoice pipeline;
+    int iterations = 20, warmup = 2, threads = 0;
+    uint64_t seed = 0;
+    InputChoice input;
+    std::string list;                  // --list RUN.fsdb
+    std::vector<std::string> compare;  // --compare RUN.fsdb A B
+};
 
-  -o, --store RUN.fsdb   add the run to this run store (SQLite; created when missing)
-  --trace T.json         Chrome Trace Event JSON (opens in ui.perfetto.dev)
-  --csv DIR              DIR/kernels.csv and DIR/nodes.csv
-  --report R.html        a self-contained HTML report (graph with heat, top nodes and
-                         kernels, graph breaks, memory, roofline, overhead)
-  --backend cpu|cuda     default cpu
-  --iterations N         profiled iterations (default 20), each also timed without the
-                         profiler to measure its overhead
-  --warmup N             untimed runs first (default 2)
-  --pipeline O0..O3      compiler pipeline (default O2); --passes a,b,c / --disable a,b
-  --threads N            CPU worker threads (default: all cores)
-  --input-dir DIR        inputs from DIR/input_N.pb; otherwise random from --seed N
-  --input NAME=FILE      one input from a .pb or .npy file (repeatable)
-  --dim NAME=VALUE       size of a symbolic dim (default: 224 for an image's height and
-                         width, 1024 for a 1-D signal's length, else 1)
-  --list RUN.fsdb        the runs stored in RUN.fsdb
-  --compare RUN.fsdb A B per node, run B's time against run A's
-)";
-
-int usage(const std::string& message) {
-    std::cerr << "fusescope-cli profile: " << message << "\n" << kProfileUsage;
-    return kExitUsage;
-}
-
-int fail(const std::string& message) {
-    std::cerr << "error: " << message << "\n";
-    return kExitBadInput;
+void addOptions(CLI::App& app, ProfileArgs& a) {
+    app.add_option("MODEL", a.model, "the ONNX model");
+    const std::string outputs = "where the run goes";
+    app.add_option("-o,--store", a.store, "add the run to this run store (SQLite; created when missing)")
+        ->type_name("RUN.fsdb")
+        ->group(outputs);
+    app.add_option("--trace", a.tracePath, "Chrome Trace Event JSON (opens in ui.perfetto.dev)")
+        ->type_name("T.json")
+        ->group(outputs);
+    app.add_option("--csv", a.csvDir, "DIR/kernels.csv and DIR/nodes.csv")->type_name("DIR")->group(outputs);
+    app.add_option("--report", a.reportPath,
+                   "a self-contained HTML report (graph with heat, top nodes and kernels,\n"
+                   "graph breaks, memory, roofline, overhead)")
+        ->type_name("R.html")
+        ->group(outputs);
+    const std::string running = "the run";
+    addBackendOption(app, a.backend, running, "default cpu");
+    addIterationOptions(app, a.iterations, a.warmup, running,
+                        "profiled iterations (default 20), each also timed without the profiler\n"
+                        "to measure its overhead",
+                        "untimed runs first (default 2)");
+    addThreadsOption(app, a.threads, running);
+    addPipelineOptions(app, a.pipeline, "compilation (run before profiling)");
+    const std::string inputs = "inputs (otherwise random from --seed)";
+    addInputOptions(app, a.input, inputs);
+    addSeedOption(app, a.seed, inputs);
+    const std::string stored = "stored runs (no MODEL)";
+    app.add_option("--list", a.list, "the runs stored in RUN.fsdb")->type_name("RUN.fsdb")->group(stored);
+    app.add_option("--compare", a.compare, "per node, run B's time against run A's")
+        ->type_name("RUN.fsdb A B")
+        ->expected(3)
+        ->group(stored);
 }
 
 int listRuns(const std::string& path) {
@@ -122,67 +130,26 @@ ReportExtras reportExtras(const Trace& trace, const Graph& graph) {
     return extras;
 }
 
-}  // namespace
-
-int profileCommand(int argc, char** argv, int first) {
-    std::string model, store, tracePath, csvDir, reportPath, backend = "cpu", pipeline, passList;
-    std::vector<std::string> disabled;
-    int64_t iterations = 20, warmup = 2, threads = 0;
-    FeedOptions feeds;
-    InputChoice input;
-    for (int i = first; i < argc; ++i) {
-        const std::string s = argv[i];
-        auto value = [&](std::string& out) {
-            if (i + 1 >= argc) return false;
-            out = argv[++i];
-            return true;
-        };
-        std::string v;
-        int64_t n = 0;
-        if (s == "--help" || s == "-h") {
-            std::cout << kProfileUsage;
-            return kExitOk;
-        }
-        if (s == "-o" || s == "--store") { if (!value(store)) return usage(s + " needs RUN.fsdb"); }
-        else if (s == "--trace") { if (!value(tracePath)) return usage("--trace needs T.json"); }
-        else if (s == "--csv") { if (!value(csvDir)) return usage("--csv needs DIR"); }
-        else if (s == "--report") { if (!value(reportPath)) return usage("--report needs R.html"); }
-        else if (s == "--pipeline") { if (!value(pipeline)) return usage("--pipeline needs O0..O3"); }
-        else if (s == "--passes") { if (!value(passList) || passList.empty()) return usage("--passes needs a,b,c"); }
-        else if (s == "--disable") {
-            if (!value(v)) return usage("--disable needs a,b");
-            for (std::string& name : splitCommaList(v)) disabled.push_back(std::move(name));
-        } else if (s == "--backend") {
-            if (!value(backend) || (backend != "cpu" && backend != "cuda")) return usage("--backend must be cpu or cuda");
-        } else if (s == "--iterations") {
-            if (!value(v) || !parseInt(v, iterations) || iterations < 1) return usage("--iterations needs a number >= 1");
-        } else if (s == "--warmup") {
-            if (!value(v) || !parseInt(v, warmup) || warmup < 0) return usage("--warmup needs a number >= 0");
-        } else if (s == "--threads") {
-            if (!value(v) || !parseInt(v, threads) || threads < 1 || threads > 1024) return usage("--threads needs a number >= 1");
-        } else if (s == "--seed") {
-            if (!value(v) || !parseInt(v, n)) return usage("--seed needs a number");
-            feeds.seed = uint64_t(n);
-        } else if (std::string error; int taken = parseInputOption(argc, argv, i, input, error)) {
-            if (taken < 0) return usage(error);
-        } else if (s == "--list") {
-            if (!value(v)) return usage("--list needs RUN.fsdb");
-            return listRuns(v);
-        } else if (s == "--compare") {
-            std::string path, a, b;
-            int64_t ra = 0, rb = 0;
-            if (!value(path) || !value(a) || !value(b) || !parseInt(a, ra) || !parseInt(b, rb))
-                return usage("--compare needs RUN.fsdb A B (run ids)");
-            return compareRuns(path, ra, rb);
-        } else if (s.rfind("-", 0) == 0) {
-            return usage("unknown option " + s);
-        } else if (model.empty()) {
-            model = s;
-        } else {
-            return usage("unexpected argument '" + s + "'");
-        }
+int profile(const CLI::App& app, const ProfileArgs& args) {
+    if (!args.list.empty()) return listRuns(args.list);
+    if (!args.compare.empty()) {
+        int64_t ra = 0, rb = 0;
+        if (!parseInt(args.compare[1], ra) || !parseInt(args.compare[2], rb))
+            return usageError(app, "--compare needs RUN.fsdb A B (run ids)");
+        return compareRuns(args.compare[0], ra, rb);
     }
-    if (model.empty()) return usage("profile needs a MODEL");
+    if (args.model.empty()) return usageError(app, "profile needs a MODEL");
+    if (!args.pipeline.passes.empty() && !args.pipeline.pipeline.empty())
+        return usageError(app, "give --pipeline or --passes, not both");
+    const std::string& model = args.model;
+    const std::string &store = args.store, &tracePath = args.tracePath, &csvDir = args.csvDir,
+                      &reportPath = args.reportPath, &backend = args.backend;
+    const std::string &pipeline = args.pipeline.pipeline, &passList = args.pipeline.passes;
+    const std::vector<std::string>& disabled = args.pipeline.disabled;
+    const int iterations = args.iterations, warmup = args.warmup, threads = args.threads;
+    const InputChoice& input = args.input;
+    FeedOptions feeds;
+    feeds.seed = args.seed;
     std::shared_ptr<Device> device;
     if (backend == "cuda") {
         auto opened = openCudaDevice();
@@ -190,7 +157,7 @@ int profileCommand(int argc, char** argv, int first) {
         device = *opened;
     }
     auto passes = resolvePipeline(pipeline, passList, disabled);
-    if (!passes) return usage(passes.status().message());
+    if (!passes) return usageError(app, passes.status().message());
     auto imported = importModel(model);
     if (!imported) return fail(imported.status().message());
     auto compiled = compileModel(*imported, *passes);
@@ -252,6 +219,17 @@ int profileCommand(int argc, char** argv, int first) {
         std::cout << "csv: " << csvDir << "/kernels.csv, " << csvDir << "/nodes.csv\n";
     }
     return kExitOk;
+}
+
+}  // namespace
+
+Command profileCommand(CLI::App& cli) {
+    auto* app = addCommand(cli, "profile",
+                           "a profiled run: per-node times, overhead, a run store (.fsdb), Perfetto\n"
+                           "trace, CSV, HTML report");
+    auto args = std::make_shared<ProfileArgs>();
+    addOptions(*app, *args);
+    return {app, [app, args] { return profile(*app, *args); }};
 }
 
 }  // namespace fsc::cli

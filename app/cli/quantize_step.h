@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "compiler/pass_manager.h"
@@ -31,7 +32,10 @@ struct QuantizeArgs {
 
 // Consumes argv[i] (and its value) when it is a quantization option: 1 taken, 0 not
 // ours, -1 a usage error written to `error`.
-int parseQuantizeOption(int argc, char** argv, int& i, QuantizeArgs& a, std::string& error);
+// The "precision" option group of compile; checkQuantizeArgs() says what does not go
+// together (empty when all is well).
+void addQuantizeOptions(CLI::App& command, QuantizeArgs& args);
+std::string checkQuantizeArgs(const QuantizeArgs& args);
 
 struct QuantizePlan {
     std::shared_ptr<CalibrationData> calibration;  // the ranges are fitted to these

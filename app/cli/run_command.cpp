@@ -10,8 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/cli/input_options.h"
-#include "core/parse_int.h"
+#include "app/common/trace_recorder.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipelines.h"
@@ -27,38 +26,6 @@
 namespace fsc::cli {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitBadInput = 2;
-constexpr int kExitUsage = 64;
-
-const char* kRunUsage = R"(usage: fusescope-cli run MODEL [options]
-
-inputs (in graph-input order; inputs backed by an initializer are not fed):
-  --input-dir DIR        read DIR/input_0.pb, input_1.pb, ... (ONNX TensorProto files)
-  --input NAME=FILE      one input from a .pb (TensorProto) or .npy file (repeatable)
-  otherwise inputs are random from a fixed seed: floats uniform in [-1, 1), integers
-  uniform in [0, 10), bools fair coins; symbolic dims take --dim NAME=VALUE
-  (default: 224 for an image's height and width, 1024 for a 1-D signal's length, else 1).
-  --dim NAME=VALUE       value of a symbolic dim (repeatable)
-  --seed N               seed of the random inputs (default 0)
-outputs:
-  --output-dir DIR       write DIR/output_0.pb, ... in graph-output order
-  --json                 print a JSON summary (schema fusescope.run/1)
-timing:
-  --iterations N         timed runs (default 1)
-  --warmup N             untimed runs first (default 0)
-  --profile              per-node time table (time, share, kernel id), largest first
-compilation:
-  --pipeline O0..O3      compiler pipeline run before execution (default O2)
-  --passes a,b,c         exactly these passes instead; --disable a,b leaves passes out
-execution:
-  --backend cpu|cuda     default cpu; cuda runs what the CUDA capability table claims on
-                         the first GPU and the rest on the CPU, with explicit copies
-  --cuda-graphs on|off   capture a run as a CUDA Graph and replay it (default on; used
-                         only when every node runs on the GPU and --profile is off)
-  --threads N            worker threads (default: all cores)
-)";
-
 struct RunArgs {
     std::string model;
     std::string outputDir;
@@ -68,14 +35,37 @@ struct RunArgs {
     int threads = 0;
     bool json = false, profile = false;
     std::string backend = "cpu";
-    bool cudaGraphs = true;
-    std::string pipeline, passes;
-    std::vector<std::string> disabled;
+    std::string cudaGraphs = "on";
+    PipelineChoice pipeline;
 };
 
-int usage(const std::string& message) {
-    std::cerr << "fusescope-cli run: " << message << "\n" << kRunUsage;
-    return kExitUsage;
+void addOptions(CLI::App& app, RunArgs& a) {
+    app.add_option("MODEL", a.model, "the ONNX model");
+    const std::string inputs = "inputs (in graph-input order; inputs backed by an initializer are not fed)";
+    addInputOptions(app, a.input, inputs);
+    addSeedOption(app, a.seed, inputs);
+    const std::string outputs = "outputs";
+    app.add_option("--output-dir", a.outputDir, "write DIR/output_0.pb, ... in graph-output order")
+        ->type_name("DIR")
+        ->group(outputs);
+    app.add_flag("--json", a.json, "print a JSON summary (schema fusescope.run/1)")->group(outputs);
+    const std::string timing = "timing";
+    addIterationOptions(app, a.iterations, a.warmup, timing, "timed runs (default 1)", "untimed runs first (default 0)");
+    app.add_flag("--profile", a.profile, "per-node time table (time, share, kernel id), largest first")->group(timing);
+    addPipelineOptions(app, a.pipeline, "compilation (run before execution)");
+    const std::string execution = "execution";
+    addBackendOption(app, a.backend, execution,
+                     "default cpu; cuda runs what the CUDA capability table claims on the first\n"
+                     "GPU and the rest on the CPU, with explicit copies");
+    app.add_option("--cuda-graphs", a.cudaGraphs,
+                   "capture a run as a CUDA Graph and replay it (default on; used only when\n"
+                   "every node runs on the GPU and --profile is off)")
+        ->type_name("on|off")
+        ->check(oneOf({"on", "off"}, "on or off"))
+        ->group(execution);
+    addThreadsOption(app, a.threads, execution);
+    app.footer("Without --input-dir or --input, inputs are random from a fixed seed: floats uniform in\n"
+               "[-1, 1), integers uniform in [0, 10), bools fair coins.");
 }
 
 // A run that fails for its sizes (out of memory, a kernel larger than the input) says which
@@ -89,89 +79,16 @@ std::string sizesNote(const Status& status, const std::map<std::string, int64_t>
     return withSizingHint(Status(status.code(), note), sizing).message();
 }
 
-int fail(const std::string& message) {
-    std::cerr << "error: " << message << "\n";
-    return kExitBadInput;
-}
-
-// Returns an exit code when parsing fails, -1 when it succeeds.
-int parse(int argc, char** argv, int first, RunArgs& a) {
-    for (int i = first; i < argc; ++i) {
-        const std::string s = argv[i];
-        auto value = [&](std::string& out) {
-            if (i + 1 >= argc) return false;
-            out = argv[++i];
-            return true;
-        };
-        std::string v;
-        int64_t n = 0;
-        if (s == "--help" || s == "-h") {
-            std::cout << kRunUsage;
-            return kExitOk;
-        }
-        if (s == "--json") a.json = true;
-        else if (s == "--profile") a.profile = true;
-        else if (s == "--output-dir") { if (!value(a.outputDir)) return usage("--output-dir needs DIR"); }
-        else if (std::string error; int taken = parseInputOption(argc, argv, i, a.input, error)) {
-            if (taken < 0) return usage(error);
-        } else if (s == "--seed") {
-            if (!value(v) || !parseInt(v, n)) return usage("--seed needs a number");
-            a.seed = uint64_t(n);
-        } else if (s == "--iterations") {
-            if (!value(v) || !parseInt(v, n) || n < 1) return usage("--iterations needs a number >= 1");
-            a.iterations = int(n);
-        } else if (s == "--warmup") {
-            if (!value(v) || !parseInt(v, n) || n < 0) return usage("--warmup needs a number >= 0");
-            a.warmup = int(n);
-        } else if (s == "--threads") {
-            if (!value(v) || !parseInt(v, n) || n < 1 || n > 1024) return usage("--threads needs a number >= 1");
-            a.threads = int(n);
-        } else if (s == "--pipeline") {
-            if (!value(a.pipeline)) return usage("--pipeline needs O0..O3");
-        } else if (s == "--passes") {
-            if (!value(a.passes) || a.passes.empty()) return usage("--passes needs a,b,c");
-        } else if (s == "--disable") {
-            if (!value(v)) return usage("--disable needs a,b");
-            for (std::string& name : splitCommaList(v)) a.disabled.push_back(std::move(name));
-        } else if (s == "--backend") {
-            if (!value(a.backend) || (a.backend != "cpu" && a.backend != "cuda"))
-                return usage("--backend must be cpu or cuda");
-        } else if (s == "--cuda-graphs") {
-            if (!value(v) || (v != "on" && v != "off")) return usage("--cuda-graphs must be on or off");
-            a.cudaGraphs = v == "on";
-        } else if (s.rfind("--", 0) == 0) {
-            return usage("unknown option " + s);
-        } else if (a.model.empty()) {
-            a.model = s;
-        } else {
-            return usage("unexpected argument '" + s + "'");
-        }
-    }
-    if (a.model.empty()) return usage("run needs a MODEL");
-    return -1;
-}
-
-// Connects the executor's launch events to the profiler's per-node table.
-class ProfileListener : public ExecutionListener {
-public:
-    void onLaunch(const LaunchEvent& e) override {
-        if (enabled) stats.add(e.node, *e.nodeName, *e.opType, *e.kernelId, e.depth, e.endNs - e.startNs);
-    }
-    bool enabled = false;
-    NodeStatsCollector stats;
-};
-
 std::string mib(size_t bytes) {
     std::ostringstream s;
     s << std::fixed << std::setprecision(2) << double(bytes) / (1024.0 * 1024.0) << " MiB";
     return s.str();
 }
 
-}  // namespace
-
-int runCommand(int argc, char** argv, int first) {
-    RunArgs args;
-    if (int rc = parse(argc, argv, first, args); rc >= 0) return rc;
+int run(const CLI::App& app, const RunArgs& args) {
+    if (args.model.empty()) return usageError(app, "run needs a MODEL");
+    if (!args.pipeline.passes.empty() && !args.pipeline.pipeline.empty())
+        return usageError(app, "give --pipeline or --passes, not both");
 
     ExecutorOptions options;
     if (args.backend == "cuda") {
@@ -180,17 +97,19 @@ int runCommand(int argc, char** argv, int first) {
         if (!device) return fail(args.model + ": --backend cuda: " + device.status().message() + "; use --backend cpu");
         options.backend = Backend::Cuda;
         options.device = *device;
-        options.cudaGraphs = args.cudaGraphs;
+        options.cudaGraphs = args.cudaGraphs == "on";
     }
 
-    auto passes = resolvePipeline(args.pipeline, args.passes, args.disabled);
-    if (!passes) return usage(passes.status().message());
+    auto passes = resolvePipeline(args.pipeline.pipeline, args.pipeline.passes, args.pipeline.disabled);
+    if (!passes) return usageError(app, passes.status().message());
     auto imported = importModel(args.model);
     if (!imported) return fail(imported.status().message());
     auto compiled = compileModel(*imported, *passes);
     if (!compiled) return fail(compiled.status().withContext(args.model).message());
     const Model* model = &compiled->model;
-    const std::string pipelineName = !args.passes.empty() ? "custom" : args.pipeline.empty() ? "O2" : args.pipeline;
+    const std::string pipelineName = !args.pipeline.passes.empty()   ? "custom"
+                                     : args.pipeline.pipeline.empty() ? "O2"
+                                                                      : args.pipeline.pipeline;
     options.threads = args.threads ? args.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     auto executor = Executor::create(*model, options);
     if (!executor) return fail(executor.status().message());
@@ -207,14 +126,18 @@ int runCommand(int argc, char** argv, int first) {
     const std::vector<RtTensor>& feeds = built->tensors;
     const std::vector<std::string>& sources = built->sources;
 
-    ProfileListener listener;
+    // --profile: the profile command's recorder, on the timed runs only.
+    Trace trace;
+    TraceRecorder recorder(trace, nullptr);
+    recorder.originNs = TraceRecorder::nowNs();
     RunOptions runOptions;
-    runOptions.listener = args.profile ? &listener : nullptr;
+    runOptions.listener = args.profile ? &recorder : nullptr;
     std::vector<RtTensor> outputs;
     std::vector<double> samples;
     for (int i = 0; i < args.warmup + args.iterations; ++i) {
         std::vector<RtTensor> copy = feeds;
-        listener.enabled = i >= args.warmup;
+        recorder.recording = i >= args.warmup;
+        recorder.iteration = i - args.warmup;
         Stopwatch watch;
         auto result = exec.run(std::move(copy), runOptions);
         const double ms = watch.elapsedMs();
@@ -235,8 +158,10 @@ int runCommand(int argc, char** argv, int first) {
     }
 
     const MemoryPlan* memory = exec.lastMemoryPlan();
-    const auto profile = listener.stats.sorted();
-    const double totalNs = double(std::max<int64_t>(1, listener.stats.topLevelTotalNs()));
+    if (args.profile) addPlanNodes(exec, feeds, trace);
+    const NodeStatsCollector stats = nodeTimes(trace);
+    const auto profile = stats.sorted();
+    const double totalNs = double(std::max<int64_t>(1, stats.topLevelTotalNs()));
     if (args.json) {
         nlohmann::json j;
         j["schema"] = "fusescope.run/1";
@@ -334,6 +259,15 @@ int runCommand(int argc, char** argv, int first) {
         }
     }
     return kExitOk;
+}
+
+}  // namespace
+
+Command runCommand(CLI::App& cli) {
+    auto* app = addCommand(cli, "run", "run the model (CPU backend) and report outputs, latency, memory plan");
+    auto args = std::make_shared<RunArgs>();
+    addOptions(*app, *args);
+    return {app, [app, args] { return run(*app, *args); }};
 }
 
 }  // namespace fsc::cli

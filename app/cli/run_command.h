@@ -1,8 +1,10 @@
 #pragma once
 // `fusescope-cli run MODEL ...`: runs a model on a backend and reports outputs, latency,
 // the memory plan and (with --profile) per-node time.
+#include "app/cli/cli_app.h"
+
 namespace fsc::cli {
 
-int runCommand(int argc, char** argv, int first);
+Command runCommand(CLI::App& cli);
 
 }  // namespace fsc::cli

@@ -11,6 +11,7 @@
 
 #include "app/common/device_peaks.h"
 #include "app/common/device_profiler.h"
+#include "app/common/trace_recorder.h"
 #include "compiler/backends/device_query.h"
 #include "compiler/cost_model.h"
 #include "compiler/runtime/executor.h"
@@ -20,51 +21,6 @@
 
 namespace fsc {
 namespace {
-
-// Records each launch of the profiled runs as an activity, times from the trace's start.
-// With a device profiler, device work is timed by the device (CUPTI) and tied to its node
-// through the external id pushed here; only the host's own work (CPU fallback steps) is
-// timed on the host.
-class TraceRecorder : public ExecutionListener {
-public:
-    TraceRecorder(Trace& trace, DeviceProfiler* device) : m_trace(trace), m_device(device) {}
-    void onBegin(const LaunchEvent& e) override {
-        if (!recording) return;
-        nvtxPush(e.nodeName->c_str());  // Nsight Systems sees the same nodes
-        if (m_device) m_device->pushNode(int64_t(e.node.index), iteration, e.depth);
-    }
-    void onLaunch(const LaunchEvent& e) override {
-        if (!recording) return;
-        nvtxPop();
-        if (m_device) {
-            m_device->popNode();
-            if (e.backend == Backend::Cuda) return;
-        }
-        Activity a;
-        a.kind = ActivityKind::Kernel;
-        a.name = *e.kernelId;
-        a.startNs = e.startNs - originNs;
-        a.endNs = e.endNs - originNs;
-        a.stream = e.stream;
-        a.node = e.depth == 0 ? int64_t(e.node.index) : -1;  // nested ids belong to subgraphs
-        a.depth = e.depth;
-        a.iteration = iteration;
-        if (e.depth > 0) a.name += " (" + *e.nodeName + ")";
-        m_trace.activities.push_back(std::move(a));
-    }
-    bool timesDeviceWorkOnHost() const override { return m_device == nullptr; }
-    bool recording = false;
-    int iteration = 0;
-    int64_t originNs = 0;
-
-private:
-    Trace& m_trace;
-    DeviceProfiler* m_device;
-};
-
-int64_t steadyNowNs() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 std::string utcNow() {
     const std::time_t now = std::time(nullptr);
@@ -84,17 +40,6 @@ std::string cpuName(int threads) {
             break;
         }
     return model + ", " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s");
-}
-
-// Symbol values from the feeds actually given: the cost model sizes with them.
-DimBindings bindingsFrom(const Executor& exec, const std::vector<RtTensor>& feeds) {
-    DimBindings bindings;
-    for (size_t i = 0; i < feeds.size() && i < exec.feeds().size(); ++i) {
-        const auto& dims = exec.graph().value(exec.feeds()[i]).type.shape.dims();
-        for (size_t d = 0; d < dims.size() && d < feeds[i].dims.size(); ++d)
-            if (!dims[d].isKnown() && !dims[d].symbol().empty()) bindings[dims[d].symbol()] = feeds[i].dims[d];
-    }
-    return bindings;
 }
 
 // The roofline's roofs: the GPU's from its device query; the CPU's, measured, for a CPU run
@@ -167,17 +112,17 @@ Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::at
     for (int i = 0; i < request.warmup; ++i)
         if (auto r = runOnce(without); !r) return r.status();
     std::vector<double> plain, profiled;
-    recorder.originNs = steadyNowNs();
+    recorder.originNs = TraceRecorder::nowNs();
     auto profiledRun = [&](int i) -> Status {
         recorder.recording = true;
         recorder.iteration = i;
         const std::string label = "iteration " + std::to_string(i);
         nvtxPush(label.c_str());
-        const int64_t begin = steadyNowNs();
+        const int64_t begin = TraceRecorder::nowNs();
         if (deviceProfiler) deviceProfiler->pushNode(-1, i, 0);  // copies outside any node: still this iteration's
         auto q = runOnce(withProfiler);
         if (deviceProfiler) deviceProfiler->popNode();
-        const int64_t end = steadyNowNs();
+        const int64_t end = TraceRecorder::nowNs();
         nvtxPop();
         recorder.recording = false;
         if (!q) return q.status();
@@ -200,7 +145,7 @@ Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::at
             if (!p) return p.status();
             plain.push_back(*p);
         }
-        recorder.originNs = steadyNowNs();
+        recorder.originNs = TraceRecorder::nowNs();
         if (Status started = deviceProfiler->start(); !started.isOk())
             return Status(ErrorCode::Unsupported, "no device timings: " + started.message());
         for (int i = 0; i < request.iterations; ++i) FSC_RETURN_IF_ERROR(profiledRun(i));
@@ -220,24 +165,8 @@ Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::at
     trace.peaksSource = peaks.source;
     trace.unprofiledMs = computeStats(plain).median;
     trace.profiledMs = computeStats(profiled).median;
-    // Plan nodes: provenance and cost-model work per execution.
+    addPlanNodes(exec, feeds->tensors, trace);
     const Graph& graph = exec.graph();
-    const DimBindings bindings = bindingsFrom(exec, feeds->tensors);
-    for (const PlanStep& step : exec.plan().steps) {
-        const Node& n = graph.node(step.node);
-        TraceNode t;
-        t.id = step.node.index;
-        t.name = n.name;
-        t.opType = n.domain.empty() ? n.opType : n.domain + "::" + n.opType;
-        t.kernelId = step.kernelId;
-        for (NodeId o : n.origins)
-            if (o.index < graph.nodeArenaSize()) t.origins.push_back(graph.node(o).name);
-        if (t.origins.empty()) t.origins.push_back(n.name);
-        const NodeCost cost = estimateNodeCost(graph, n, bindings);
-        t.flops = cost.flops;
-        t.bytes = cost.bytes;
-        trace.nodes.push_back(std::move(t));
-    }
     // The device's records (after the nodes, which label its allocations), on the same clock.
     const MemoryPlan* plan = exec.lastMemoryPlan();
     if (deviceProfiler) {

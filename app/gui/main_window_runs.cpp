@@ -13,6 +13,7 @@
 #include <map>
 
 #include "app/common/profile_session.h"
+#include "app/common/trace_recorder.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/fused_domain.h"
 #include "profiler/node_stats.h"
@@ -27,21 +28,6 @@
 #include "views/work_indicator.h"
 
 namespace fsc {
-namespace {
-
-// The Run table's rows from a trace: main-graph nodes by id, nested launches by name.
-NodeStatsCollector nodeTimes(const Trace& trace) {
-    NodeStatsCollector times;
-    for (const Activity& a : trace.activities) {
-        if (a.kind != ActivityKind::Kernel) continue;
-        const TraceNode* n = a.depth == 0 && a.node >= 0 ? trace.findNode(a.node) : nullptr;
-        times.add(n ? NodeId{uint32_t(a.node)} : NodeId{}, n ? n->name : a.name,
-                  n ? n->opType : std::string(), n ? n->kernelId : a.name, a.depth, a.durationNs());
-    }
-    return times;
-}
-
-}  // namespace
 
 // A run made ready for the docks on the job's thread: the trace and its per-node rows.
 struct MainWindow::ShownRun {

@@ -132,6 +132,34 @@ private slots:
         QCOMPARE(r.exitCode, 64);
     }
 
+    // The options several commands share are declared once (app/cli/cli_app.cpp): each
+    // command refuses a bad value with the same words and status 64.
+    void sharedOptionsSayTheSameEverywhere() {
+        const QString model = QStringLiteral(FSC_SAMPLE_MODEL);
+        for (const char* command : {"run", "profile", "compile"}) {
+            Run r = cli({QString::fromLatin1(command), model, QStringLiteral("--dim"), QStringLiteral("batch")});
+            QCOMPARE(r.exitCode, 64);
+            QVERIFY2(r.err.contains(QStringLiteral("--dim: needs NAME=VALUE with VALUE >= 0")), qPrintable(r.err));
+            QVERIFY2(r.err.startsWith(QStringLiteral("fusescope-cli ") + QString::fromLatin1(command) + QStringLiteral(": ")),
+                     qPrintable(r.err));
+            r = cli({QString::fromLatin1(command), model, QStringLiteral("--passes"), QStringLiteral("a"),
+                     QStringLiteral("--pipeline"), QStringLiteral("O1")});
+            QCOMPARE(r.exitCode, 64);
+            QVERIFY2(r.err.contains(QStringLiteral("give --pipeline or --passes, not both")), qPrintable(r.err));
+        }
+        for (const char* command : {"run", "profile"}) {
+            Run r = cli({QString::fromLatin1(command), model, QStringLiteral("--threads"), QStringLiteral("0")});
+            QCOMPARE(r.exitCode, 64);
+            QVERIFY2(r.err.contains(QStringLiteral("--threads: needs a number >= 1")), qPrintable(r.err));
+        }
+        // Help is generated from the same declarations, groups as written.
+        Run help = cli({QStringLiteral("profile"), QStringLiteral("--help")});
+        QCOMPARE(help.exitCode, 0);
+        for (const char* line : {"usage: fusescope-cli profile MODEL [options]", "  --threads N", "  --dim NAME=VALUE",
+                                 "compilation (run before profiling):", "  -o,--store RUN.fsdb"})
+            QVERIFY2(help.out.contains(QLatin1String(line)), line);
+    }
+
     void versionNamesTheCommitAndTheLibraries() {
         Run r = cli({QStringLiteral("--version")});
         QCOMPARE(r.exitCode, 0);
