@@ -236,7 +236,7 @@ void MainWindow::createDocks() {
     connect(m_runPanel, &RunPanel::runRequested, this, &MainWindow::runShownGraph);
     // A run's node ids are those of the step that ran; a stored run's may belong to no graph here.
     auto revealRunNode = [this](NodeId node) {
-        if (m_runStep >= 0 && m_runStep == m_step)
+        if (m_session.runMatchesStep())
             this->reveal(node);
         else
             m_status->setText(tr(
@@ -565,17 +565,16 @@ void MainWindow::cancelLoading() {
 }
 
 void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& path) {
-    m_runStep = -1;  // the run timed another model
     m_canvas->clearHeat();
     m_runPanel->clearTimes(tr("No run yet: Run times every node of the graph shown."));
-    m_model = std::move(model);
-    const ModelSummary summary = summarizeModel(*m_model);
-    m_nodeTable->setGraph(std::shared_ptr<const Graph>(m_model, m_model->graph.get()));
+    m_session.setModel(model);  // a run shown before timed another model
+    const ModelSummary summary = summarizeModel(*model);
+    m_nodeTable->setGraph(std::shared_ptr<const Graph>(model, model->graph.get()));
     m_nodeView->resizeColumnsToContents();
     const int depth = m_initialDepth >= 0                  ? m_initialDepth
-                      : m_model->graph->nodeCount() <= 300 ? (1 << 20)
+                      : model->graph->nodeCount() <= 300 ? (1 << 20)
                                                            : 1;
-    m_canvas->setGraph(std::shared_ptr<const Graph>(m_model, m_model->graph.get()), depth);
+    m_canvas->setGraph(std::shared_ptr<const Graph>(model, model->graph.get()), depth);
     const QString shown = path == QLatin1String(kSamplePath) ? tr("bundled sample") : path;
     m_summary->showSummary(summary, shown);
     setWindowTitle(tr("%1 — Fusescope").arg(shown));
@@ -586,10 +585,10 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
                       .arg(summary.irVersion);
     m_status->setText(m_shownText);
     log(tr("Opened %1").arg(m_shownText));
-    for (const std::string& warning : m_model->warnings)
+    for (const std::string& warning : model->warnings)
         log(tr("import note: %1").arg(QString::fromStdString(warning)));
     m_passes->setTrace(nullptr);
-    m_properties->setOpsets(m_model->opsetImports);
+    m_properties->setOpsets(model->opsetImports);
     rememberRecent(path);
     compileWith(m_pipeline->currentText());
     emit modelShown(path);

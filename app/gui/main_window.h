@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 
+#include "app/common/session.h"
 #include "core/graph.h"
 #include "views/custom_pipeline_dialog.h"
 #include "views/job_runner.h"
@@ -59,7 +60,8 @@ public:
 
     void openModel(const QString& path);
     void cancelLoading();
-    const Model* model() const { return m_model.get(); }
+    const Model* model() const { return m_session.model().get(); }
+    const Session& session() const { return m_session; }
     NodeTableModel* nodeTable() const { return m_nodeTable; }
     GraphCanvas* canvas() const { return m_canvas; }
     PassListModel* passList() const { return m_passes; }
@@ -108,7 +110,7 @@ public:
     RooflineView* rooflineView() const { return m_rooflineView; }
     // What the run overlay colours nodes by (View > Heat shows).
     void setHeatUnit(HeatUnit unit);
-    const Trace* lastTrace() const { return m_trace.get(); }
+    const Trace* lastTrace() const { return m_session.run().get(); }
     // If/Loop/Scan bodies: opens the node's graph attribute `attribute` (empty: its only one)
     // in the canvas, one breadcrumb further; upTo(0) returns to the step's graph.
     bool enterSubgraph(NodeId node, const QString& attribute = {});
@@ -139,7 +141,7 @@ public:
     struct ShownRun;  // a trace with its per-node rows, made ready off the GUI thread
 
 private:
-    void showRun(ShownRun run);
+    void showRun(ShownRun run, int step);  // step -1: a stored run
     void loadStoredRun(const QString& path, int64_t runId);
     // The run's heat on the canvas when it belongs to the graph shown and the overlay is on.
     void applyRunHeat();
@@ -175,12 +177,11 @@ private:
     static inline const QString kRunJob = QStringLiteral("run");
     static inline const QString kRunStoreJob = QStringLiteral("run store");
     static inline const QString kSensitivityJob = QStringLiteral("sensitivity");
-    std::shared_ptr<const Model> m_model;
+    Session m_session;  // the model, its compile, the step and run shown
     GraphCanvas* m_canvas;
     GraphCanvas* m_before;  // the left pane of the comparison
     bool m_compare = false;
     int m_compareBase = -1;
-    int m_step = -1;
     QMenu* m_recentMenu = nullptr;
     void rememberRecent(const QString& path);
     void rebuildRecentMenu();
@@ -205,11 +206,9 @@ private:
     TimelineView* m_timeline;
     RooflineView* m_rooflineView;
     MemoryView* m_memory;                  // planned arena vs measured allocations of the run shown
-    std::shared_ptr<const Trace> m_trace;  // the run shown in the Run and Timeline docks
     QTreeView* m_outline;                  // the scope tree of the graph on the canvas
     ScopeOutlineModel* m_outlineModel;
     QPlainTextEdit* m_log;
-    int m_runStep = -1;  // the step whose graph the latest run timed
     HeatUnit m_heatUnit = HeatUnit::Share;
     SensitivityPanel* m_sensitivity;
     NodeTableModel* m_nodeTable;

@@ -71,10 +71,10 @@ void MainWindow::upTo(int level) {
     if (level == 0) {
         m_subgraphs.clear();
         rebuildBreadcrumb();
-        if (m_passes->snapshotAt(m_step)) {
-            showStep(m_step);
-        } else if (m_model) {  // not compiled yet: the imported graph
-            const std::shared_ptr<const Graph> graph(m_model, m_model->graph.get());
+        if (m_session.snapshotAt(m_session.step())) {
+            showStep(m_session.step());
+        } else if (const auto& model = m_session.model()) {  // not compiled yet: the imported graph
+            const std::shared_ptr<const Graph> graph(model, model->graph.get());
             m_canvas->setGraph(graph, m_initialDepth >= 0 ? m_initialDepth : 1);
             m_nodeTable->setGraph(graph);
         }
@@ -138,12 +138,12 @@ void MainWindow::chooseCustomPipeline() {
 }
 
 void MainWindow::compilePasses(const QString& pipeline, const std::vector<std::string>& passes) {
-    if (!m_model) return;
+    if (!m_session.model()) return;
     log(tr("Compiling with %1: %2 passes").arg(pipeline).arg(passes.size()));
     // A newer choice replaces a compile under way (the runner cancels it and drops its result).
     m_jobs.start(
         this, kCompileJob, tr("Compiling %1").arg(pipeline),
-        [model = m_model, passes](const JobRunner::Control& job) -> Result<std::shared_ptr<const CompileTrace>> {
+        [model = m_session.model(), passes](const JobRunner::Control& job) -> Result<std::shared_ptr<const CompileTrace>> {
             CompileOptions options;
             options.cancel = job.cancelFlag();
             options.progress = [&job](size_t index, size_t count, const std::string&) { job.progress(index, count); };
@@ -162,6 +162,7 @@ void MainWindow::compilePasses(const QString& pipeline, const std::vector<std::s
                     .arg(pipeline).arg(trace->passes.size()).arg(trace->totalMilliseconds, 0, 'f', 1)
                     .arg(trace->imported ? trace->imported->nodeCount() : 0)
                     .arg(trace->passes.empty() ? 0 : trace->passes.back().nodesAfter));
+            m_session.setCompiled(trace);
             m_passes->setTrace(trace);
             m_passView->resizeColumnsToContents();
             m_passView->selectRow(m_passes->rowCount() - 1);  // the compiled graph
@@ -172,44 +173,27 @@ void MainWindow::compilePasses(const QString& pipeline, const std::vector<std::s
 void MainWindow::setCompareBase(int row) {
     m_compareBase = row;
     if (!m_compare) setCompare(true);
-    else if (m_step >= 0) showStep(m_step);
+    else if (m_session.step() >= 0) showStep(m_session.step());
     if (QAction* compare = findChild<QAction*>(QStringLiteral("compareAction"))) compare->setChecked(true);
 }
 
 void MainWindow::setCompare(bool on) {
     m_compare = on;
     m_before->setVisible(on);
-    if (m_step >= 0) showStep(m_step);
+    if (m_session.step() >= 0) showStep(m_session.step());
 }
 
-// Nodes of `to` that share an origin with `node` of `from` (provenance both ways).
+// Nodes of `to` that share an origin with `node` of `from`, highlighted there.
 void MainWindow::linkSelection(GraphCanvas* from, GraphCanvas* to, NodeId node) {
     const Graph* a = from->shownGraph();
     const Graph* b = to->shownGraph();
-    if (!a || !b || !node.valid()) {
-        to->setLinked({});
-        return;
-    }
-    auto originsOf = [](const Graph& g, NodeId n) {
-        const Node& x = g.node(n);
-        return x.origins.empty() ? std::vector<NodeId>{n} : x.origins;
-    };
-    const std::vector<NodeId> mine = originsOf(*a, node);
-    std::vector<NodeId> linked;
-    for (NodeId m : b->order()) {
-        for (NodeId o : originsOf(*b, m))
-            if (std::find(mine.begin(), mine.end(), o) != mine.end()) {
-                linked.push_back(m);
-                break;
-            }
-    }
-    to->setLinked(linked);
+    to->setLinked(a && b ? Session::linkedNodes(*a, node, *b) : std::vector<NodeId>{});
 }
 
 void MainWindow::showStep(int row) {
-    auto snapshot = m_passes->snapshotAt(row);
+    auto snapshot = m_session.snapshotAt(row);
     if (!snapshot) return;
-    m_step = row;
+    m_session.setStep(row);
     if (!m_subgraphs.empty()) {
         m_subgraphs.clear();
         rebuildBreadcrumb();
@@ -220,26 +204,25 @@ void MainWindow::showStep(int row) {
     m_nodeTable->setGraph(graph);
     m_canvas->setGraph(graph, depth);
     std::vector<GraphCanvas::Mark> after, before;
-    const int base = m_compareBase >= 0 && m_compareBase != row ? m_compareBase : row - 1;
-    if (m_compare && base >= 0 && m_passes->snapshotAt(base)) {
-        // Snapshots of one compile share node ids: live on one side only = removed / added.
-        std::shared_ptr<const Graph> previous = m_passes->snapshotAt(base)->materialize();
-        const size_t n = std::max(graph->nodeArenaSize(), previous->nodeArenaSize());
-        std::vector<bool> liveBefore(n), liveAfter(n);
-        for (NodeId id : previous->order()) liveBefore[id.index] = true;
-        for (NodeId id : graph->order()) liveAfter[id.index] = true;
-        before.assign(n, GraphCanvas::Mark::None);
-        after.assign(n, GraphCanvas::Mark::None);
-        for (size_t i = 0; i < n; ++i) {
-            if (liveBefore[i] && !liveAfter[i]) before[i] = GraphCanvas::Mark::Removed;
-            if (liveAfter[i] && !liveBefore[i]) after[i] = GraphCanvas::Mark::Added;
-        }
+    if (const int base = m_session.compareBaseFor(row, m_compareBase); m_compare && base >= 0) {
+        std::shared_ptr<const Graph> previous = m_session.snapshotAt(base)->materialize();
+        const Session::StepDiff diff = Session::diff(*previous, *graph);
+        auto marks = [](const std::vector<Session::Change>& changes) {
+            std::vector<GraphCanvas::Mark> out(changes.size(), GraphCanvas::Mark::None);
+            for (size_t i = 0; i < changes.size(); ++i)
+                if (changes[i] == Session::Change::Removed) out[i] = GraphCanvas::Mark::Removed;
+                else if (changes[i] == Session::Change::Added) out[i] = GraphCanvas::Mark::Added;
+            return out;
+        };
+        before = marks(diff.before);
+        after = marks(diff.after);
         m_before->setGraph(previous, depth);
     }
     m_before->setMarks(std::move(before));
     m_canvas->setMarks(std::move(after));
     showBreaks(graph);
-    m_changes->showPass(m_passes->trace() && row > 0 ? &m_passes->trace()->passes[size_t(row - 1)] : nullptr, *graph);
+    const CompileTrace* trace = m_session.compiled().get();
+    m_changes->showPass(trace && row > 0 ? &trace->passes[size_t(row - 1)] : nullptr, *graph);
     // The heat overlay belongs to the step that ran (node ids differ between steps).
     applyRunHeat();
 }

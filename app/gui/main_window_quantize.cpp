@@ -65,16 +65,15 @@ SensitivityResult measure(const Model& model, const std::atomic<bool>* cancel, c
 }  // namespace
 
 void MainWindow::measureSensitivity() {
-    if (m_jobs.busy(this, kSensitivityJob) || !m_model || m_step < 0) {
-        if (!m_model || m_step < 0) m_status->setText(tr("Nothing to measure yet: open a model and let it compile"));
+    auto snapshot = m_session.snapshotAt(m_session.step());
+    if (m_jobs.busy(this, kSensitivityJob) || !snapshot) {
+        if (!snapshot) m_status->setText(tr("Nothing to measure yet: open a model and let it compile"));
         return;
     }
-    auto snapshot = m_passes->snapshotAt(m_step);
-    if (!snapshot) return;
-    Model model = *m_model;
+    Model model = *m_session.model();
     model.graph = snapshot->materialize();
     if (model.opsetVersion(kFusescopeDomain) < 0) model.opsetImports.push_back({kFusescopeDomain, 1});
-    const QString stepName = m_passes->data(m_passes->index(m_step, 0), Qt::DisplayRole).toString();
+    const QString stepName = QString::fromStdString(m_session.stepLabel(m_session.step()));
     m_sensitivity->setRunning(true);
     log(tr("Measuring INT8 sensitivity of the graph after '%1' (generated inputs, one run per layer)").arg(stepName));
     m_jobs.start(

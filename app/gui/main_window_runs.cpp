@@ -67,24 +67,22 @@ void MainWindow::showCpuFallback(const QString& title, const QString& why) {
 }
 
 void MainWindow::runShownGraph() {
-    if (m_jobs.busy(this, kRunJob) || !m_model || m_step < 0) {
-        if (!m_model || m_step < 0)
-            m_status->setText(tr("Nothing to run yet: open a model and let it compile"));
+    const int step = m_session.step();
+    auto snapshot = m_session.snapshotAt(step);
+    if (m_jobs.busy(this, kRunJob) || !snapshot) {
+        if (!snapshot) m_status->setText(tr("Nothing to run yet: open a model and let it compile"));
         return;
     }
-    auto snapshot = m_passes->snapshotAt(m_step);
-    if (!snapshot) return;
+    const Model& model = *m_session.model();
     ProfileRequest request;
     request.graph = snapshot->materialize();
-    request.opsets = m_model->opsetImports;
-    if (m_model->opsetVersion(kFusescopeDomain) < 0)
-        request.opsets.push_back({kFusescopeDomain, 1});
+    request.opsets = model.opsetImports;
+    if (model.opsetVersion(kFusescopeDomain) < 0) request.opsets.push_back({kFusescopeDomain, 1});
     request.feeds = m_runPanel->feedOptions();
     request.warmup = m_runPanel->warmup();
     request.iterations = m_runPanel->iterations();
-    request.model = m_model->path;
-    const int step = m_step;
-    const QString stepName = m_passes->data(m_passes->index(step, 0), Qt::DisplayRole).toString();
+    request.model = model.path;
+    const QString stepName = QString::fromStdString(m_session.stepLabel(step));
     request.pipeline = stepName.toStdString();
     // A GPU asked for but not usable: say why, and run on the CPU rather than not at all.
     if (m_runPanel->cudaSelected()) {
@@ -135,16 +133,15 @@ void MainWindow::runShownGraph() {
                 emit runFinished(false);
                 return;
             }
-            m_runStep = step;
-            showRun(std::move(ran.run));
+            showRun(std::move(ran.run), step);
             log(tr("Ran '%1': %2").arg(stepName, m_runPanel->summary()));
             emit runFinished(true);
         });
 }
 
-void MainWindow::showRun(ShownRun run) {
-    const auto& trace = run.trace;
-    m_trace = trace;
+void MainWindow::showRun(ShownRun run, int step) {
+    const auto trace = run.trace;
+    m_session.setRun(trace, step);
     const int64_t arena = trace->measuredMemory.empty() ? 0 : trace->measuredMemory.front().bytes;
     const QString summary = tr("median %1 ms (%2 ms profiled, overhead %3%) over %4 iterations on "
                                "%5; arena %6 MiB; inputs: %7")
@@ -164,49 +161,32 @@ void MainWindow::showRun(ShownRun run) {
 }
 
 bool MainWindow::runMatchesCanvas() const {
-    // A run's node ids are those of the step that ran; a stored run's (m_runStep -1) match nothing
-    // here.
-    return m_trace && m_runStep >= 0 && m_runStep == m_step && m_subgraphs.empty();
+    return m_session.runMatchesStep() && m_subgraphs.empty();  // a body's ids are not the step's
 }
 
 void MainWindow::showNodeKernels(NodeId node) {
     if (!node.valid() || !runMatchesCanvas()) return;
-    struct Launches {
-        int64_t count = 0, totalNs = 0;
-        const Activity* first = nullptr;
-    };
-    std::map<std::string, Launches> byName;
-    for (const Activity& a : m_trace->activities)
-        if (a.node == int64_t(node.index) && a.kind != ActivityKind::Range) {
-            Launches& l = byName[a.name];
-            l.count += 1, l.totalNs += a.durationNs();
-            if (!l.first) l.first = &a;
-        }
-    const double iterations = std::max(1, m_trace->iterations);
     QList<QPair<QString, QString>> rows;
-    int64_t totalNs = 0;
-    for (const auto& [name, l] : byName) {
-        totalNs += l.totalNs;
-        QString detail = tr("%1 launches, %2 ms per iteration")
-                             .arg(l.count)
-                             .arg(double(l.totalNs) / 1e6 / iterations, 0, 'f', 4);
-        if (l.first->grid[0] > 0)
+    double totalMs = 0;
+    for (const Session::KernelLaunches& k : m_session.kernelsOfNode(node)) {
+        totalMs += k.msPerIteration;
+        QString detail = tr("%1 launches, %2 ms per iteration").arg(k.launches).arg(k.msPerIteration, 0, 'f', 4);
+        if (k.first->grid[0] > 0)
             detail += tr(", grid %1×%2×%3, block %4×%5×%6, %7 registers")
-                          .arg(l.first->grid[0])
-                          .arg(l.first->grid[1])
-                          .arg(l.first->grid[2])
-                          .arg(l.first->block[0])
-                          .arg(l.first->block[1])
-                          .arg(l.first->block[2])
-                          .arg(l.first->registers);
-        rows.append({QString::fromStdString(name), detail});
+                          .arg(k.first->grid[0])
+                          .arg(k.first->grid[1])
+                          .arg(k.first->grid[2])
+                          .arg(k.first->block[0])
+                          .arg(k.first->block[1])
+                          .arg(k.first->block[2])
+                          .arg(k.first->registers);
+        rows.append({QString::fromStdString(k.name), detail});
     }
-    m_properties->showRunKernels(rows.isEmpty()
-                                     ? tr("none: this node did not run")
-                                     : tr("%1 kernel(s), %2 ms per iteration on %3")
-                                           .arg(rows.size())
-                                           .arg(double(totalNs) / 1e6 / iterations, 0, 'f', 4)
-                                           .arg(QString::fromStdString(m_trace->device)),
+    m_properties->showRunKernels(rows.isEmpty() ? tr("none: this node did not run")
+                                                : tr("%1 kernel(s), %2 ms per iteration on %3")
+                                                      .arg(rows.size())
+                                                      .arg(totalMs, 0, 'f', 4)
+                                                      .arg(QString::fromStdString(m_session.run()->device)),
                                  rows);
 }
 
@@ -220,40 +200,11 @@ void MainWindow::setHeatUnit(HeatUnit unit) {
 
 void MainWindow::applyRunHeat() {
     const QAction* on = findChild<QAction*>(QStringLiteral("heatAction"));
-    // A run's node ids are those of the step that ran; a stored run's (m_runStep -1) match nothing
-    // here.
     if (!runMatchesCanvas() || (on && !on->isChecked())) {
         m_canvas->clearHeat();
         return;
     }
-    NodeHeat heat;
-    heat.unit = m_heatUnit;
-    const bool rate =
-        m_heatUnit == HeatUnit::BytesPerSecond || m_heatUnit == HeatUnit::FlopsPerSecond;
-    const double iterations = std::max(1, m_trace->iterations);
-    for (const NodeStat& s : computeNodeStats(*m_trace)) {
-        if (s.node < 0) continue;
-        const size_t i = size_t(s.node);
-        if (i >= heat.values.size()) heat.values.resize(i + 1, 0.0);
-        if (rate && i >= heat.seconds.size()) heat.seconds.resize(i + 1, 0.0);
-        const TraceNode* n = m_trace->findNode(s.node);
-        switch (m_heatUnit) {
-            case HeatUnit::Share:
-                heat.values[i] = s.share;
-                break;
-            case HeatUnit::Milliseconds:
-                heat.values[i] = double(s.totalNs) / 1e6 / iterations;
-                break;
-            case HeatUnit::BytesPerSecond:
-                heat.values[i] = n ? n->bytes * double(s.launches) : 0.0;
-                break;
-            case HeatUnit::FlopsPerSecond:
-                heat.values[i] = n ? n->flops * double(s.launches) : 0.0;
-                break;
-        }
-        if (rate) heat.seconds[i] = double(s.totalNs) / 1e9;
-    }
-    m_canvas->setHeat(std::move(heat));
+    m_canvas->setHeat(m_session.runHeat(m_heatUnit));
 }
 
 namespace {
@@ -314,9 +265,8 @@ void MainWindow::openRunStore(const QString& path, int64_t runId) {
                 openRunStore(path, item.section(QLatin1Char(':'), 0, 0).toLongLong());
                 return;
             }
-            m_runStep = -1;  // a stored run: its node ids need not match the graph shown
             m_canvas->clearHeat();
-            showRun(std::move(*stored.run));
+            showRun(std::move(*stored.run), -1);  // its node ids need not match the graph shown
             if (auto* dock = findChild<QDockWidget*>(QStringLiteral("timelineDock"))) dock->raise();
             log(tr("Opened run %1 of %2").arg(stored.runId).arg(path));
             emit runStoreOpened(true);

@@ -1,0 +1,135 @@
+#include "app/common/session.h"
+
+#include <algorithm>
+#include <map>
+
+#include "compiler/graph_snapshot.h"
+#include "profiler/node_stats.h"
+
+namespace fsc {
+
+void Session::setModel(std::shared_ptr<const Model> model) {
+    m_model = std::move(model);
+    m_compiled.reset();
+    m_step = -1;
+    m_runStep = -1;  // the run stays shown, but its ids belong to no graph here
+}
+
+void Session::setCompiled(std::shared_ptr<const CompileTrace> trace) {
+    m_compiled = std::move(trace);
+    m_step = -1;
+    if (m_runStep >= 0) m_runStep = -1;  // the run's ids belong to the compile before
+}
+
+int Session::stepCount() const {
+    return m_compiled ? int(m_compiled->passes.size()) + 1 : 0;
+}
+
+std::shared_ptr<const GraphSnapshot> Session::snapshotAt(int step) const {
+    if (!m_compiled || step < 0 || step >= stepCount()) return nullptr;
+    return step == 0 ? m_compiled->imported : m_compiled->passes[size_t(step - 1)].snapshot;
+}
+
+std::string Session::stepLabel(int step) const {
+    if (step == 0) return "imported";
+    if (!m_compiled || step < 0 || step >= stepCount()) return {};
+    return std::to_string(step) + ". " + m_compiled->passes[size_t(step - 1)].name;
+}
+
+int Session::compareBaseFor(int step, int base) const {
+    const int chosen = base >= 0 && base != step ? base : step - 1;
+    return snapshotAt(chosen) ? chosen : -1;
+}
+
+void Session::setRun(std::shared_ptr<const Trace> run, int step) {
+    m_run = std::move(run);
+    m_runStep = step;
+}
+
+NodeHeat Session::runHeat(HeatUnit unit) const {
+    NodeHeat heat;
+    if (!runMatchesStep()) return heat;
+    heat.unit = unit;
+    const bool rate = unit == HeatUnit::BytesPerSecond || unit == HeatUnit::FlopsPerSecond;
+    const double iterations = std::max(1, m_run->iterations);
+    for (const NodeStat& s : computeNodeStats(*m_run)) {
+        if (s.node < 0) continue;
+        const size_t i = size_t(s.node);
+        if (i >= heat.values.size()) heat.values.resize(i + 1, 0.0);
+        if (rate && i >= heat.seconds.size()) heat.seconds.resize(i + 1, 0.0);
+        const TraceNode* n = m_run->findNode(s.node);
+        switch (unit) {
+            case HeatUnit::Share:
+                heat.values[i] = s.share;
+                break;
+            case HeatUnit::Milliseconds:
+                heat.values[i] = double(s.totalNs) / 1e6 / iterations;
+                break;
+            case HeatUnit::BytesPerSecond:
+                heat.values[i] = n ? n->bytes * double(s.launches) : 0.0;
+                break;
+            case HeatUnit::FlopsPerSecond:
+                heat.values[i] = n ? n->flops * double(s.launches) : 0.0;
+                break;
+        }
+        if (rate) heat.seconds[i] = double(s.totalNs) / 1e9;
+    }
+    return heat;
+}
+
+std::vector<Session::KernelLaunches> Session::kernelsOfNode(NodeId node) const {
+    std::vector<KernelLaunches> rows;
+    if (!node.valid() || !runMatchesStep()) return rows;
+    std::map<std::string, size_t> byName;
+    int64_t totalNs = 0;
+    std::vector<int64_t> ns;
+    for (const Activity& a : m_run->activities) {
+        if (a.node != int64_t(node.index) || a.kind == ActivityKind::Range) continue;
+        auto [at, added] = byName.try_emplace(a.name, rows.size());
+        if (added) {
+            rows.push_back({a.name, 0, 0, &a});
+            ns.push_back(0);
+        }
+        rows[at->second].launches += 1;
+        ns[at->second] += a.durationNs();
+        totalNs += a.durationNs();
+    }
+    const double iterations = std::max(1, m_run->iterations);
+    for (size_t i = 0; i < rows.size(); ++i) rows[i].msPerIteration = double(ns[i]) / 1e6 / iterations;
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    return rows;
+}
+
+Session::StepDiff Session::diff(const Graph& before, const Graph& after) {
+    const size_t n = std::max(before.nodeArenaSize(), after.nodeArenaSize());
+    std::vector<bool> liveBefore(n), liveAfter(n);
+    for (NodeId id : before.order()) liveBefore[id.index] = true;
+    for (NodeId id : after.order()) liveAfter[id.index] = true;
+    StepDiff d;
+    d.before.assign(n, Change::None);
+    d.after.assign(n, Change::None);
+    for (size_t i = 0; i < n; ++i) {
+        if (liveBefore[i] && !liveAfter[i]) d.before[i] = Change::Removed;
+        if (liveAfter[i] && !liveBefore[i]) d.after[i] = Change::Added;
+    }
+    return d;
+}
+
+std::vector<NodeId> Session::linkedNodes(const Graph& from, NodeId node, const Graph& to) {
+    std::vector<NodeId> linked;
+    if (!node.valid() || node.index >= from.nodeArenaSize()) return linked;
+    auto originsOf = [](const Graph& g, NodeId n) {
+        const Node& x = g.node(n);
+        return x.origins.empty() ? std::vector<NodeId>{n} : x.origins;
+    };
+    const std::vector<NodeId> mine = originsOf(from, node);
+    for (NodeId m : to.order())
+        for (NodeId o : originsOf(to, m))
+            if (std::find(mine.begin(), mine.end(), o) != mine.end()) {
+                linked.push_back(m);
+                break;
+            }
+    return linked;
+}
+
+}  // namespace fsc

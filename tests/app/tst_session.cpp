@@ -1,0 +1,146 @@
+// The session without a window: steps of a compile and their labels, what a step removed
+// and added against another, provenance links between steps, a run's heat and a node's
+// kernels (only on the step that ran), and what a new compile or model forgets.
+#include <QTest>
+
+#include "app/common/session.h"
+#include "compiler/pipelines.h"
+#include "core/onnx_import.h"
+
+using namespace fsc;
+
+namespace {
+
+Session compiledSample() {
+    Session session;
+    auto model = importModel(FSC_SAMPLE_MODEL);
+    if (!model) qFatal("%s", model.status().message().c_str());
+    auto shared = std::make_shared<const Model>(std::move(*model));
+    session.setModel(shared);
+    auto compiled = compileModel(*shared, *pipelinePasses("O2"));
+    if (!compiled) qFatal("%s", compiled.status().message().c_str());
+    session.setCompiled(std::make_shared<const CompileTrace>(std::move(compiled->trace)));
+    return session;
+}
+
+NodeId nodeOfType(const Graph& g, const std::string& op) {
+    for (NodeId id : g.order())
+        if (g.node(id).opType == op) return id;
+    return {};
+}
+
+Activity kernel(int64_t node, const char* name, int64_t ns, int iteration) {
+    Activity a;
+    a.name = name;
+    a.node = node;
+    a.startNs = 1000 * iteration;
+    a.endNs = a.startNs + ns;
+    a.iteration = iteration;
+    return a;
+}
+
+}  // namespace
+
+class TestSession : public QObject {
+    Q_OBJECT
+private slots:
+    void stepsAreTheCompilesPassesAfterTheImport() {
+        Session s = compiledSample();
+        const CompileTrace& trace = *s.compiled();
+        QCOMPARE(s.stepCount(), int(trace.passes.size()) + 1);
+        QCOMPARE(s.stepLabel(0), std::string("imported"));
+        QCOMPARE(s.stepLabel(1), "1. " + trace.passes[0].name);
+        QVERIFY(s.stepLabel(s.stepCount()).empty());
+        QCOMPARE(s.snapshotAt(0), trace.imported);
+        QVERIFY(!s.snapshotAt(-1) && !s.snapshotAt(s.stepCount()));
+        QCOMPARE(s.step(), -1);  // none shown until chosen
+        // The comparison's left pane: the step before, unless another step was chosen.
+        QCOMPARE(s.compareBaseFor(3, -1), 2);
+        QCOMPARE(s.compareBaseFor(3, 3), 2);
+        QCOMPARE(s.compareBaseFor(3, 0), 0);
+        QCOMPARE(s.compareBaseFor(0, -1), -1);
+    }
+
+    void aDiffMarksWhatAStepRemovedAndAdded() {
+        Session s = compiledSample();
+        const auto imported = s.snapshotAt(0)->materialize();
+        const auto last = s.snapshotAt(s.stepCount() - 1)->materialize();
+        const Session::StepDiff d = Session::diff(*imported, *last);
+        const NodeId softmax = nodeOfType(*imported, "Softmax");
+        const NodeId attention = nodeOfType(*last, "Attention");
+        QVERIFY(softmax.valid() && attention.valid());
+        QCOMPARE(d.before[softmax.index], Session::Change::Removed);
+        QCOMPARE(d.after[attention.index], Session::Change::Added);
+        int kept = 0;
+        for (NodeId id : last->order())
+            if (imported->nodeArenaSize() > id.index && d.after[id.index] == Session::Change::None) {
+                QCOMPARE(d.before[id.index], Session::Change::None);
+                ++kept;
+            }
+        QVERIFY(kept > 0);  // unchanged nodes are marked on neither side
+        // A step against itself changes nothing.
+        const Session::StepDiff same = Session::diff(*last, *last);
+        QVERIFY(std::all_of(same.after.begin(), same.after.end(), [](auto c) { return c == Session::Change::None; }));
+    }
+
+    void provenanceLinksAFusedNodeToWhatItWasMadeFrom() {
+        Session s = compiledSample();
+        const auto imported = s.snapshotAt(0)->materialize();
+        const auto last = s.snapshotAt(s.stepCount() - 1)->materialize();
+        const NodeId attention = nodeOfType(*last, "Attention");
+        const std::vector<NodeId> sources = Session::linkedNodes(*last, attention, *imported);
+        QVERIFY(std::find(sources.begin(), sources.end(), nodeOfType(*imported, "Softmax")) != sources.end());
+        // And back: the imported Softmax links to the fused node.
+        const std::vector<NodeId> fused = Session::linkedNodes(*imported, nodeOfType(*imported, "Softmax"), *last);
+        QVERIFY(std::find(fused.begin(), fused.end(), attention) != fused.end());
+        QVERIFY(Session::linkedNodes(*last, NodeId{}, *imported).empty());
+    }
+
+    void heatAndKernelsBelongToTheStepThatRan() {
+        Session s = compiledSample();
+        const int ran = s.stepCount() - 1;
+        s.setStep(ran);
+        auto trace = std::make_shared<Trace>();
+        trace->iterations = 2;
+        for (int i = 0; i < 2; ++i) {
+            trace->activities.push_back(kernel(3, "gemm", 3000, i));
+            trace->activities.push_back(kernel(3, "bias", 1000, i));
+            trace->activities.push_back(kernel(5, "relu", 4000, i));
+        }
+        s.setRun(trace, ran);
+        QVERIFY(s.runMatchesStep());
+        const NodeHeat share = s.runHeat(HeatUnit::Share);
+        QCOMPARE(share.values.size(), size_t(6));
+        QCOMPARE(share.values[3], 0.5);
+        QCOMPARE(share.values[5], 0.5);
+        const NodeHeat ms = s.runHeat(HeatUnit::Milliseconds);
+        QCOMPARE(ms.values[3], 0.004);  // 8 us over two iterations
+        const auto kernels = s.kernelsOfNode(NodeId{3});
+        QCOMPARE(kernels.size(), size_t(2));
+        QCOMPARE(kernels[0].name, std::string("bias"));  // by name
+        QCOMPARE(kernels[1].launches, int64_t(2));
+        QCOMPARE(kernels[1].msPerIteration, 0.003);
+        QVERIFY(s.kernelsOfNode(NodeId{4}).empty());
+        // Another step has other ids: no heat, no kernels; the run stays.
+        s.setStep(0);
+        QVERIFY(!s.runMatchesStep());
+        QVERIFY(s.runHeat(HeatUnit::Share).empty());
+        QVERIFY(s.kernelsOfNode(NodeId{3}).empty());
+        // A stored run (step -1) matches no step.
+        s.setRun(trace, -1);
+        s.setStep(ran);
+        QVERIFY(!s.runMatchesStep());
+        // A new compile: the run's ids belong to the one before.
+        s.setRun(trace, ran);
+        s.setCompiled(s.compiled());
+        s.setStep(ran);
+        QVERIFY(!s.runMatchesStep());
+        QVERIFY(s.run());
+        // A new model forgets its compile; the run stays shown, tied to no step.
+        s.setModel(s.model());
+        QVERIFY(!s.compiled() && s.stepCount() == 0 && s.run() && s.runStep() == -1);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestSession)
+#include "tst_session.moc"
