@@ -1,4 +1,5 @@
 #include "views/changes_panel.h"
+#include "views/selection.h"
 
 namespace fsc {
 
@@ -11,12 +12,9 @@ ChangesPanel::ChangesPanel(QWidget* parent) : QTreeWidget(parent) {
     });
 }
 
-void ChangesPanel::showPass(const PassReport* pass, const Graph& graph) {
-    clear();
-    if (!pass) {
-        emit titleChanged(tr("Changes"));
-        return;
-    }
+ChangesPanel::Rows ChangesPanel::rowsOf(const PassReport* pass, const Graph& graph) {
+    Rows rows;
+    if (!pass) return rows;
     auto names = [&](const std::vector<NodeId>& ids) {
         QStringList out;
         for (NodeId id : ids)
@@ -24,27 +22,53 @@ void ChangesPanel::showPass(const PassReport* pass, const Graph& graph) {
                 out << QString::fromStdString(graph.node(id).opType + " '" + graph.node(id).name + "'");
         return out.join(QStringLiteral(", "));
     };
-    auto* changed = new QTreeWidgetItem(this, {tr("Changes"), QString::number(pass->changes.size()), {}});
-    for (const ChangeRecord& c : pass->changes) {
-        auto* item = new QTreeWidgetItem(changed, {QString::fromStdString(c.pattern),
-                                                   QStringLiteral("-%1 +%2").arg(c.removed.size()).arg(c.added.size()),
-                                                   QString::fromStdString(c.reason)});
-        item->setToolTip(2, tr("removed: %1\nadded: %2").arg(names(c.removed), names(c.added)));
-        if (!c.added.empty()) item->setData(0, Qt::UserRole, c.added.front().index);  // reveal what it made
-    }
-    auto* rejected = new QTreeWidgetItem(this, {tr("Rejected"), QString::number(pass->rejections.size()), {}});
+    rows.shown = true;
+    rows.changes.reserve(pass->changes.size());
+    for (const ChangeRecord& c : pass->changes)
+        rows.changes.push_back({QString::fromStdString(c.pattern),
+                                QStringLiteral("-%1 +%2").arg(c.removed.size()).arg(c.added.size()),
+                                QString::fromStdString(c.reason),
+                                tr("removed: %1\nadded: %2").arg(names(c.removed), names(c.added)),
+                                c.added.empty() ? -1 : int64_t(c.added.front().index)});  // reveal what it made
+    rows.rejected.reserve(pass->rejections.size());
     for (const Rejection& r : pass->rejections) {
         const bool known = r.node.index < graph.nodeArenaSize();
-        auto* item = new QTreeWidgetItem(rejected, {QString::fromStdString(r.pattern), known ? names({r.node}) : QString(),
-                                                    QString::fromStdString(r.reason)});
-        if (known) item->setData(0, Qt::UserRole, r.node.index);
+        rows.rejected.push_back({QString::fromStdString(r.pattern), known ? names({r.node}) : QString(),
+                                 QString::fromStdString(r.reason), {}, known ? int64_t(r.node.index) : -1});
     }
-    changed->setExpanded(pass->changes.size() <= 200);
-    rejected->setExpanded(pass->rejections.size() <= 200);
-    emit titleChanged(tr("Changes: %1 (%2 changes, %3 rejected)")
-                          .arg(QString::fromStdString(pass->name))
-                          .arg(pass->changes.size())
-                          .arg(pass->rejections.size()));
+    rows.title = tr("Changes: %1 (%2 changes, %3 rejected)")
+                     .arg(QString::fromStdString(pass->name))
+                     .arg(pass->changes.size())
+                     .arg(pass->rejections.size());
+    return rows;
+}
+
+void ChangesPanel::showRows(const Rows& rows) {
+    clear();
+    if (!rows.shown) {
+        emit titleChanged(tr("Changes"));
+        return;
+    }
+    auto group = [this](const QString& title, const std::vector<Row>& list) {
+        auto* top = new QTreeWidgetItem(this, {title, QString::number(list.size()), {}});
+        QList<QTreeWidgetItem*> items;
+        items.reserve(qsizetype(list.size()));
+        for (const Row& r : list) {
+            auto* item = new QTreeWidgetItem({r.pattern, r.nodes, r.reason});
+            if (!r.toolTip.isEmpty()) item->setToolTip(2, r.toolTip);
+            if (r.node >= 0) item->setData(0, Qt::UserRole, uint32_t(r.node));
+            items << item;
+        }
+        top->addChildren(items);  // one insertion, not one per row
+        top->setExpanded(list.size() <= 200);
+    };
+    group(tr("Changes"), rows.changes);
+    group(tr("Rejected"), rows.rejected);
+    emit titleChanged(rows.title);
+}
+
+void ChangesPanel::setSelection(Selection* selection) {
+    connect(this, &ChangesPanel::nodeActivated, selection, [selection](NodeId node) { selection->selectStepNode(node); });
 }
 
 }  // namespace fsc

@@ -1,4 +1,5 @@
 #include "views/graph_breaks_panel.h"
+#include "views/selection.h"
 
 namespace fsc {
 
@@ -24,6 +25,10 @@ void GraphBreaksPanel::showReport(const Graph& graph, const GraphBreakReport& re
     }
     m_title = tr("Graph breaks (%1 regions, %2 breaks on CUDA)").arg(report.regions.size()).arg(report.breaks.size());
     emit titleChanged(m_title);
+}
+
+void GraphBreaksPanel::setSelection(Selection* selection) {
+    connect(this, &GraphBreaksPanel::nodeActivated, selection, [selection](NodeId node) { selection->selectStepNode(node); });
 }
 
 }  // namespace fsc

@@ -7,10 +7,14 @@
 
 namespace fsc {
 
+class Selection;
+
 class GraphBreaksPanel : public QTreeWidget {
     Q_OBJECT
 public:
     explicit GraphBreaksPanel(QWidget* parent = nullptr);
+    // Activating a row picks that node of the step shown in `selection`.
+    void setSelection(Selection* selection);
     void showReport(const Graph& graph, const GraphBreakReport& report);
     QString title() const { return m_title; }
 

@@ -15,6 +15,8 @@
 #include "views/heat_scale.h"
 #include "views/job_runner.h"
 #include "views/precision_colour.h"
+#include "views/selection.h"
+#include "core/provenance.h"
 #include "views/op_category.h"
 
 namespace fsc {
@@ -112,9 +114,11 @@ void GraphCanvas::startLayout(bool fit) {
         m_tree = laid.tree;
         m_expanded = std::move(laid.expanded);
         m_layout = std::move(laid.layout);
-        if (graph != m_shownGraph) m_selected = {};
+        const bool newGraph = graph != m_shownGraph;
+        if (newGraph) m_selected = {};
         m_shownGraph = graph;
         m_shownTree = m_tree;
+        if (newGraph) followSelection();  // the node picked may be of this graph
         if (m_pendingFit) m_view = ViewTransform::start(m_layout.width, m_layout.height, width(), height());
         m_pendingFit = false;
         if (m_centreOnArrival.valid()) centreOn(m_centreOnArrival);
@@ -235,13 +239,16 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
         }
     }
     const QPen edgePen(pal.color(QPalette::Dark), std::max(0.6, 1.2 * s));
+    const QPen valuePen(pal.color(QPalette::Highlight), std::max(2.0, 3.0 * s));
+    const ValueId pickedValue = selectedValue();
     const QPen breakPen(QColor(0xd0, 0x40, 0x10), std::max(1.5, 2.5 * s), Qt::DashLine);
     const bool edgeLabels = s >= 0.9;  // shapes are readable next to the edges
     p.setBrush(Qt::NoBrush);
     for (size_t e = 0; e < m_layout.edges.size(); ++e) {
         const auto& path = m_layout.edges[e];
         const bool isBreak = isBreakEdge(e);
-        p.setPen(isBreak ? breakPen : edgePen);
+        const bool picked = pickedValue.valid() && e < m_layout.edgeInfo.size() && m_layout.edgeInfo[e].value == pickedValue;
+        p.setPen(picked ? valuePen : isBreak ? breakPen : edgePen);
         double x0 = 1e18, x1 = -1e18, y0 = 1e18, y1 = -1e18;
         for (const auto& pt : path) {
             x0 = std::min(x0, pt.x), x1 = std::max(x1, pt.x), y0 = std::min(y0, pt.y), y1 = std::max(y1, pt.y);
@@ -548,6 +555,43 @@ void GraphCanvas::selectNode(NodeId node) {
     emit nodeSelected(node);
 }
 
+void GraphCanvas::setSelection(Selection* selection) {
+    m_selection = selection;
+    connect(this, &GraphCanvas::nodeSelected, selection, [this](NodeId node) {
+        if (!m_following) m_selection->selectNode(m_shownGraph, node);
+    });
+    connect(selection, &Selection::nodeSelected, this, &GraphCanvas::followSelection);
+    connect(selection, &Selection::valueSelected, this, qOverload<>(&QWidget::update));
+}
+
+void GraphCanvas::setLinkSelection(bool link) {
+    m_linkSelection = link;
+    if (!link) setLinked({});
+    else followSelection();
+}
+
+void GraphCanvas::followSelection() {
+    if (!m_selection || !m_shownGraph) return;
+    m_following = true;
+    if (m_selection->graph() == m_shownGraph) {
+        setLinked({});
+        const NodeId node = m_selection->node();
+        if (node != m_selected) {
+            if (node.valid()) revealNode(node);
+            else selectNode(node);
+        }
+    } else if (m_selection->graph()) {  // picked in another graph: not ours to show selected
+        selectNode({});
+        setLinked(m_linkSelection ? linkedNodes(*m_selection->graph(), m_selection->node(), *m_shownGraph)
+                                  : std::vector<NodeId>{});
+    }
+    m_following = false;
+}
+
+ValueId GraphCanvas::selectedValue() const {
+    return m_selection ? m_selection->valueOf(m_shownGraph.get()) : ValueId{};
+}
+
 void GraphCanvas::setMarks(std::vector<Mark> byNodeIndex) {
     m_marks = std::move(byNodeIndex);
     update();
@@ -638,6 +682,10 @@ void GraphCanvas::mouseReleaseEvent(QMouseEvent* event) {
     if (std::abs(moved.x()) + std::abs(moved.y()) > 4) return;  // that was a pan
     const int i = boxAt(event->position());
     selectNode(i >= 0 ? m_layout.boxes[size_t(i)].node : NodeId{});
+    // On an edge: its value (the first one when the edge carries several).
+    const int edge = i < 0 ? edgeAt(event->position()) : -1;
+    const bool onValue = edge >= 0 && size_t(edge) < m_layout.edgeInfo.size();
+    if (m_selection) m_selection->selectValue(onValue ? m_layout.edgeInfo[size_t(edge)].value : ValueId{});
 }
 
 void GraphCanvas::mouseDoubleClickEvent(QMouseEvent* event) {

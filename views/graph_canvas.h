@@ -20,6 +20,7 @@ class QPainter;
 namespace fsc {
 
 class JobRunner;
+class Selection;
 
 class GraphCanvas : public QWidget {
     Q_OBJECT
@@ -56,6 +57,12 @@ public:
     int boxAt(QPointF point) const;
     NodeId selectedNode() const { return m_selected; }
     void selectNode(NodeId node);
+    // Publishes to `selection` and follows it: a click picks a node, or on an edge its value,
+    // of the graph shown; a node picked elsewhere in this graph is revealed and its value's
+    // edges drawn bold. With `link` on (the panes of a comparison), a node picked in another
+    // graph of the same compile lights up this graph's nodes made from the same imported ones.
+    void setSelection(Selection* selection);
+    void setLinkSelection(bool link);
     // Writes the current view (`wholeGraph` false) or the whole graph at 1:1 (capped at
     // 16,384 px a side) as PNG or SVG, by the file's suffix. Returns an error message or "".
     QString exportImage(const QString& path, bool wholeGraph) const;
@@ -146,6 +153,11 @@ private:
     bool m_pendingFit = false;
     QPointF m_dragFrom, m_pressedAt;
     NodeId m_selected;
+    Selection* m_selection = nullptr;
+    bool m_following = false;  // selecting because the selection changed: do not publish
+    bool m_linkSelection = false;
+    void followSelection();
+    ValueId selectedValue() const;
     NodeId m_centreOnArrival;  // revealNode() waiting for the layout that shows it
     int m_groupOnArrival = -1;  // revealGroup() waiting likewise
     void centreOnGroup(int group);

@@ -1,4 +1,5 @@
 #include "views/memory_view.h"
+#include "views/selection.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -245,6 +246,20 @@ void MemoryView::showStep(int step) {
         m_live->setItem(r, 3, new QTableWidgetItem(QStringLiteral("%1–%2").arg(b.firstStep).arg(b.lastStep)));
     }
     m_live->setSortingEnabled(true);
+}
+
+void MemoryView::setSelection(Selection* selection) {
+    m_selection = selection;
+    connect(m_chart, &MemoryChart::cursorMoved, selection, [this](int64_t timeNs) {
+        if (!m_following) m_selection->selectTimeRange(timeNs, timeNs);
+    });
+    connect(selection, &Selection::timeRangeSelected, this, [this] {
+        const int64_t timeNs = m_selection->rangeBegin();
+        if (timeNs < 0 || !m_trace || timeNs == m_chart->cursorTime()) return;
+        m_following = true;
+        m_chart->setCursorTime(timeNs);
+        m_following = false;
+    });
 }
 
 }  // namespace fsc

@@ -42,6 +42,8 @@ private:
     int64_t m_cursorNs = -1;
 };
 
+class Selection;
+
 class MemoryView : public QWidget {
     Q_OBJECT
 public:
@@ -52,9 +54,14 @@ public:
     QString headline() const;
     // Shows the tensors live at planned step `step` (and moves the cursor there).
     void showStep(int step);
+    // The chart's cursor (a click, Left/Right) picks that instant in `selection`; a time
+    // picked elsewhere (a range's start on the timeline) moves the cursor there.
+    void setSelection(Selection* selection);
 
 private:
     std::shared_ptr<const Trace> m_trace;
+    Selection* m_selection = nullptr;
+    bool m_following = false;  // moving the cursor because the selection did: do not publish
     MemoryChart* m_chart;
     QLabel* m_title;
     QLabel* m_summary;

@@ -11,6 +11,7 @@
 #include "core/text_printer.h"
 #include "views/histogram_widget.h"
 #include "views/job_runner.h"
+#include "views/selection.h"
 
 namespace fsc {
 namespace {
@@ -207,6 +208,52 @@ QString NodePropertiesView::valueOf(const QString& property) const {
     return item ? item->text(1) : QString();
 }
 
+void NodePropertiesView::setSelection(Selection* selection) {
+    m_selection = selection;
+    connect(selection, &Selection::nodeSelected, this, [this] {
+        showNode(m_selection->graph(), m_selection->node());
+        followValue();
+    });
+    connect(selection, &Selection::valueSelected, this, &NodePropertiesView::followValue);
+    connect(selection, &Selection::kernelSelected, this, &NodePropertiesView::followKernel);
+    connect(this, &QTreeWidget::currentItemChanged, this, &NodePropertiesView::publishCurrentRow);
+}
+
+void NodePropertiesView::publishCurrentRow(QTreeWidgetItem* item) {
+    if (!m_selection || !item || !item->parent()) return;
+    const QString group = item->parent()->text(0);
+    if ((group == tr("Inputs") || group == tr("Outputs")) && item->data(0, Qt::UserRole).isValid() &&
+        m_graph == m_selection->graph())
+        m_selection->selectValue(ValueId{item->data(0, Qt::UserRole).toUInt()});
+    else if (group == tr("Kernels in the last run"))
+        m_selection->selectKernel(item->text(0));
+}
+
+QTreeWidgetItem* NodePropertiesView::childNamed(QTreeWidgetItem* parent,
+                                                const std::function<bool(QTreeWidgetItem*)>& match) const {
+    for (int i = 0; parent && i < parent->childCount(); ++i)
+        if (match(parent->child(i))) return parent->child(i);
+    return nullptr;
+}
+
+void NodePropertiesView::followValue() {
+    const ValueId value = m_selection->valueOf(m_graph.get());
+    if (!value.valid()) return;
+    auto isValue = [&](QTreeWidgetItem* item) {
+        return item->data(0, Qt::UserRole).isValid() && item->data(0, Qt::UserRole).toUInt() == value.index;
+    };
+    QTreeWidgetItem* row = childNamed(rowNamed(tr("Inputs")), isValue);
+    if (!row) row = childNamed(rowNamed(tr("Outputs")), isValue);
+    if (row) setCurrentItem(row);
+}
+
+void NodePropertiesView::followKernel() {
+    const QString name = m_selection->kernel();
+    QTreeWidgetItem* row = childNamed(rowNamed(tr("Kernels in the last run")),
+                                      [&](QTreeWidgetItem* item) { return item->text(0) == name; });
+    if (row) setCurrentItem(row);
+}
+
 void NodePropertiesView::showRunKernels(const QString& summary, const QList<QPair<QString, QString>>& kernels) {
     const QString title = tr("Kernels in the last run");
     delete rowNamed(title);
@@ -216,6 +263,7 @@ void NodePropertiesView::showRunKernels(const QString& summary, const QList<QPai
         kernel->setToolTip(0, name);
     }
     row->setExpanded(true);
+    if (m_selection) followKernel();
 }
 
 }  // namespace fsc

@@ -6,6 +6,7 @@
 // by background jobs: weights can be large, and generating a kernel walks its fused body).
 #include <QTreeWidget>
 
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 namespace fsc {
 
 class JobRunner;
+class Selection;
 
 class NodePropertiesView : public QTreeWidget {
     Q_OBJECT
@@ -27,6 +29,9 @@ public:
     // The launches of the shown node in the last run (a row per kernel: its name, and
     // "N launches, X ms per iteration, grid/block"); replaces any such rows shown before.
     void showRunKernels(const QString& summary, const QList<QPair<QString, QString>>& kernels);
+    // Follows `selection` (the node picked, its value and kernel rows made current) and
+    // publishes to it: an input or output row picks that value, a kernel row that kernel.
+    void setSelection(Selection* selection);
     // The text of a top-level row's value ("Op", "Scope", ...), for tests.
     QString valueOf(const QString& property) const;
     QTreeWidgetItem* rowNamed(const QString& property) const;
@@ -39,6 +44,11 @@ private:
     void addDocumentation(const Node& node);
     void addGeneratedKernel(NodeId node);
     void startWeightStats(const Node& node);
+    void publishCurrentRow(QTreeWidgetItem* item);
+    void followValue();
+    void followKernel();
+    QTreeWidgetItem* childNamed(QTreeWidgetItem* parent, const std::function<bool(QTreeWidgetItem*)>& match) const;
+    Selection* m_selection = nullptr;
     std::shared_ptr<const Graph> m_graph;
     std::vector<std::pair<std::string, int64_t>> m_opsets;
     JobRunner& m_jobs;

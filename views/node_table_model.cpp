@@ -1,5 +1,7 @@
 #include "views/node_table_model.h"
 
+#include <algorithm>
+
 namespace fsc {
 
 NodeTableModel::NodeTableModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -8,6 +10,18 @@ void NodeTableModel::setGraph(std::shared_ptr<const Graph> graph) {
     beginResetModel();
     m_graph = std::move(graph);
     endResetModel();
+}
+
+NodeId NodeTableModel::nodeAt(int row) const {
+    if (!m_graph || row < 0 || size_t(row) >= m_graph->order().size()) return {};
+    return m_graph->order()[size_t(row)];
+}
+
+int NodeTableModel::rowOf(NodeId node) const {
+    if (!m_graph || !node.valid()) return -1;
+    const auto& order = m_graph->order();
+    const auto at = std::find(order.begin(), order.end(), node);
+    return at == order.end() ? -1 : int(at - order.begin());
 }
 
 int NodeTableModel::rowCount(const QModelIndex& parent) const {

@@ -18,6 +18,9 @@ public:
 
     void setGraph(std::shared_ptr<const Graph> graph);
     const Graph* graph() const { return m_graph.get(); }
+    const std::shared_ptr<const Graph>& graphShared() const { return m_graph; }
+    NodeId nodeAt(int row) const;  // invalid outside the table
+    int rowOf(NodeId node) const;  // -1 when not listed
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "views/selection.h"
+
 namespace fsc {
 namespace {
 
@@ -59,11 +61,19 @@ int64_t RooflineView::nodeAt(QPointF position) const {
     return best;
 }
 
+void RooflineView::setSelection(Selection* selection) {
+    m_selection = selection;
+    connect(selection, &Selection::nodeSelected, this, [this] {
+        selectNode(m_selection->isOfRun() && m_selection->node().valid() ? int64_t(m_selection->node().index) : -1);
+    });
+}
+
 void RooflineView::mousePressEvent(QMouseEvent* event) {
     if (event->button() != Qt::LeftButton) return;
     const int64_t node = nodeAt(event->position());
     selectNode(node);
     emit nodeSelected(node);
+    if (m_selection && node >= 0) m_selection->selectRunNode(NodeId{uint32_t(node)});
 }
 
 void RooflineView::paintEvent(QPaintEvent*) {

@@ -11,6 +11,8 @@
 
 namespace fsc {
 
+class Selection;
+
 class RooflineView : public QWidget {
     Q_OBJECT
 public:
@@ -18,6 +20,9 @@ public:
     void setTrace(std::shared_ptr<const Trace> trace);
     void selectNode(int64_t node);
     int64_t selectedNode() const { return m_selected; }
+    // A click on a dot picks the run's node in `selection`; a node of the run picked
+    // elsewhere is ringed.
+    void setSelection(Selection* selection);
     const Roofline& roofline() const { return m_roofline; }
     QPointF pointOf(const RooflinePoint& p) const;  // widget coordinates, for tests
     int64_t nodeAt(QPointF position) const;        // -1: none within reach
@@ -37,6 +42,7 @@ private:
     std::vector<NodeStat> m_stats;
     Roofline m_roofline;
     int64_t m_selected = -1;
+    Selection* m_selection = nullptr;
 };
 
 }  // namespace fsc

@@ -1,4 +1,5 @@
 #include "views/run_panel.h"
+#include "views/selection.h"
 
 #include <QComboBox>
 #include <QFileDialog>
@@ -147,6 +148,10 @@ void RunPanel::clearTimes(const QString& why) {
 
 QString RunPanel::summary() const {
     return m_summary->text();
+}
+
+void RunPanel::setSelection(Selection* selection) {
+    connect(this, &RunPanel::nodeActivated, selection, [selection](NodeId node) { selection->selectRunNode(node); });
 }
 
 }  // namespace fsc

@@ -18,10 +18,14 @@ namespace fsc {
 
 class RunTableModel;
 
+class Selection;
+
 class RunPanel : public QWidget {
     Q_OBJECT
 public:
     explicit RunPanel(QWidget* parent = nullptr);
+    // Activating a row picks that node of the run in `selection`.
+    void setSelection(Selection* selection);
 
     FeedOptions feedOptions() const;
     void setInputDir(const QString& dir);  // empty: random inputs

@@ -7,6 +7,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "views/selection.h"
+
 namespace fsc {
 
 SensitivityPanel::SensitivityPanel(QWidget* parent) : QWidget(parent) {
@@ -62,6 +64,19 @@ void SensitivityPanel::showResult(const QString& summary, const std::vector<Laye
     }
     m_view->setSortingEnabled(true);
     m_view->sortByColumn(Cosine, Qt::AscendingOrder);
+}
+
+void SensitivityPanel::setSelection(Selection* selection) {
+    connect(this, &SensitivityPanel::nodeActivated, selection, [this, selection](const QString& name) {
+        const Graph* graph = selection->stepGraph().get();
+        const std::string wanted = name.toStdString();
+        for (NodeId id : graph ? graph->order() : std::vector<NodeId>{})
+            if (graph->node(id).name == wanted) {
+                selection->selectStepNode(id);
+                return;
+            }
+        emit nodeMissing(name);
+    });
 }
 
 }  // namespace fsc

@@ -13,11 +13,16 @@ class QTableView;
 
 namespace fsc {
 
+class Selection;
+
 class SensitivityPanel : public QWidget {
     Q_OBJECT
 public:
     enum Column { Node, Op, Cosine, MeanRelative, MaxAbs, ColumnCount };
     explicit SensitivityPanel(QWidget* parent = nullptr);
+    // Activating a row picks the node of that name in the step shown (nodeMissing() when
+    // that step has none: it was measured on another).
+    void setSelection(Selection* selection);
 
     void setRunning(bool running);
     // The table for a graph; `summary` says what data it was measured on and the whole-graph error.
@@ -29,6 +34,7 @@ public:
 signals:
     void measureRequested();
     void nodeActivated(QString nodeName);
+    void nodeMissing(QString nodeName);
 
 private:
     QPushButton* m_measure;

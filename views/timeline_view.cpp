@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "views/op_category.h"
+#include "views/selection.h"
 
 namespace fsc {
 namespace {
@@ -43,6 +44,7 @@ void TimelineView::setTrace(std::shared_ptr<const Trace> trace) {
         }
     m_selectedNode = -1;
     m_hasRange = false;
+    m_cursorNs = -1;
     setMinimumHeight(kRuler + int(std::max<size_t>(2, m_lanes.size())) * kLaneHeight + 40);
     fit();
 }
@@ -79,6 +81,31 @@ void TimelineView::selectNode(int64_t node) {
             }
     }
     update();
+}
+
+void TimelineView::setCursorTime(int64_t timeNs) {
+    m_cursorNs = timeNs;
+    update();
+}
+
+void TimelineView::setSelection(Selection* selection) {
+    m_selection = selection;
+    connect(selection, &Selection::nodeSelected, this, [this] {
+        selectNode(m_selection->isOfRun() && m_selection->node().valid() ? int64_t(m_selection->node().index) : -1);
+    });
+    connect(selection, &Selection::timeRangeSelected, this, &TimelineView::followTimeRange);
+    connect(this, &TimelineView::rangeSelected, selection,
+            [this](const RangeSummary& range) { m_selection->selectTimeRange(range.beginNs, range.endNs); });
+}
+
+void TimelineView::followTimeRange() {
+    const int64_t begin = m_selection->rangeBegin(), end = m_selection->rangeEnd();
+    if (begin < end) {
+        m_cursorNs = -1;
+        if (!m_hasRange || m_range.beginNs != begin || m_range.endNs != end) setRange(begin, end);
+    } else {
+        setCursorTime(begin);  // an instant, or -1: none
+    }
 }
 
 void TimelineView::setRange(int64_t beginNs, int64_t endNs) {
@@ -147,6 +174,11 @@ void TimelineView::paintTo(QPainter& p, QSize size) const {
             }
         }
     }
+    if (m_cursorNs >= 0) {
+        const double x = kGutter + m_scale.toX(double(m_cursorNs));
+        p.setPen(QPen(pal.color(QPalette::Highlight), 1.5));
+        p.drawLine(QPointF(x, kRuler), QPointF(x, size.height()));
+    }
     if (m_hasRange) {
         const double x0 = kGutter + m_scale.toX(double(m_range.beginNs)), x1 = kGutter + m_scale.toX(double(m_range.endNs));
         QColor shade = pal.color(QPalette::Highlight);
@@ -202,14 +234,20 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
     if (!click || wasSelecting || !m_trace || event->button() != Qt::LeftButton) return;
     const int lane = (int(event->position().y()) - kRuler) / kLaneHeight;
     int64_t node = -1;
+    int picked = -1;
     if (lane >= 0 && size_t(lane) < m_lanes.size() && event->position().x() >= kGutter) {
-        const int i = activityAt(*m_trace, m_lanes[size_t(lane)], m_scale.toNs(event->position().x() - kGutter),
-                                 2 * m_scale.nsPerPixel);
-        if (i >= 0) node = m_trace->activities[size_t(i)].node;
+        picked = activityAt(*m_trace, m_lanes[size_t(lane)], m_scale.toNs(event->position().x() - kGutter),
+                              2 * m_scale.nsPerPixel);
+        if (picked >= 0) node = m_trace->activities[size_t(picked)].node;
     }
     m_hasRange = false;
+    if (m_selection) m_selection->selectTimeRange(-1, -1);
     selectNode(node);
     emit nodeSelected(node);
+    if (m_selection && picked >= 0) {
+        m_selection->selectKernel(QString::fromStdString(m_trace->activities[size_t(picked)].name));
+        if (node >= 0) m_selection->selectRunNode(NodeId{uint32_t(node)});
+    }
 }
 
 void TimelineView::keyPressEvent(QKeyEvent* event) {
@@ -220,7 +258,10 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
         case Qt::Key_A: case Qt::Key_Left: m_scale.pan(plotWidth() / 5); break;
         case Qt::Key_D: case Qt::Key_Right: m_scale.pan(-plotWidth() / 5); break;
         case Qt::Key_F: fit(); return;
-        case Qt::Key_Escape: m_hasRange = false; break;
+        case Qt::Key_Escape:
+            m_hasRange = false;
+            if (m_selection) m_selection->selectTimeRange(-1, -1);
+            break;
         default: QWidget::keyPressEvent(event); return;
     }
     if (event->key() != Qt::Key_Escape) m_fitted = false;

@@ -13,6 +13,8 @@
 
 namespace fsc {
 
+class Selection;
+
 class TimelineView : public QWidget {
     Q_OBJECT
 public:
@@ -28,6 +30,13 @@ public:
     int64_t selectedNode() const { return m_selectedNode; }
     void setRange(int64_t beginNs, int64_t endNs);
     const RangeSummary& range() const { return m_range; }
+    // An instant marked with a vertical line (-1 clears): where another view points.
+    void setCursorTime(int64_t timeNs);
+    int64_t cursorTime() const { return m_cursorNs; }
+    // Publishes to `selection` (a block picks its kernel and node, Shift+drag a time range)
+    // and follows it (the run's node picked elsewhere highlighted, a range shaded, an
+    // instant drawn as a line).
+    void setSelection(Selection* selection);
     // Pixel geometry, for tests: the plot's left edge and a lane's vertical middle.
     static constexpr int kGutter = 150, kRuler = 22, kLaneHeight = 26;
     int laneMiddle(int lane) const { return kRuler + lane * kLaneHeight + kLaneHeight / 2; }
@@ -55,6 +64,9 @@ private:
     std::vector<unsigned> m_nodeColour;  // by node id
     TimeScale m_scale;
     int64_t m_selectedNode = -1;
+    int64_t m_cursorNs = -1;
+    Selection* m_selection = nullptr;
+    void followTimeRange();
     RangeSummary m_range;
     bool m_hasRange = false;
     bool m_fitted = true;  // showing the whole run, untouched by zoom or pan

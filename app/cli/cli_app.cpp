@@ -3,6 +3,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "compiler/pipelines.h"
 #include "core/comma_list.h"
 #include "core/parse_int.h"
 
@@ -78,6 +79,19 @@ CLI::Validator oneOf(std::vector<std::string> choices, const std::string& needs)
             return "needs " + needs;
         },
         "");
+}
+
+std::string PipelineChoice::conflict() const {
+    return !passes.empty() && !pipeline.empty() ? "give --pipeline or --passes, not both" : std::string();
+}
+
+std::string PipelineChoice::name() const {
+    return !passes.empty() ? "custom" : pipeline.empty() ? "O2" : pipeline;
+}
+
+Result<std::vector<std::string>> PipelineChoice::resolve() const {
+    if (std::string why = conflict(); !why.empty()) return Status(ErrorCode::InvalidArgument, why);
+    return resolvePipeline(pipeline, passes, disabled);
 }
 
 void addPipelineOptions(CLI::App& command, PipelineChoice& choice, const std::string& group) {

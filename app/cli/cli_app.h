@@ -53,6 +53,12 @@ CLI::Validator oneOf(std::vector<std::string> choices, const std::string& needs)
 struct PipelineChoice {
     std::string pipeline, passes;  // at most one of them
     std::vector<std::string> disabled;
+    // Why the choice cannot stand (both a pipeline and a pass list); empty when it can.
+    std::string conflict() const;
+    // What reports call it: "custom" for a pass list, else the pipeline (O2 by default).
+    std::string name() const;
+    // The passes to run, in order (an unknown pipeline or pass, or a conflict, is an error).
+    Result<std::vector<std::string>> resolve() const;
 };
 void addPipelineOptions(CLI::App& command, PipelineChoice& choice, const std::string& group);
 // --dim NAME=VALUE, --input-dir DIR, --input NAME=FILE (repeatable).

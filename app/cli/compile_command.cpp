@@ -14,6 +14,7 @@
 #include "app/cli/graph_breaks_report.h"
 #include "app/cli/parallel_step.h"
 #include "app/cli/quantize_step.h"
+#include "app/common/session.h"
 #include "compiler/backends/cuda/generated_kernels.h"
 #include "compiler/backends/cuda/nvrtc_compiler.h"
 #include "compiler/capability_table.h"
@@ -72,7 +73,7 @@ void addOptions(CLI::App& app, CompileArgs& a) {
 
 // What the options cannot say alone; empty when all is well.
 std::string checkArgs(const CompileArgs& a) {
-    if (!a.pipeline.passes.empty() && !a.pipeline.pipeline.empty()) return "give --pipeline or --passes, not both";
+    if (std::string why = a.pipeline.conflict(); !why.empty()) return why;
     if (a.model.empty() && !a.list) return "compile needs a MODEL";
     if (std::string why = checkQuantizeArgs(a.quantize); !why.empty()) return why;
     if (a.parallel.tp > 1 && a.parallel.pp > 1) return "give --tp or --pp, not both (yet)";
@@ -159,10 +160,9 @@ int showKernels(const Graph& graph, const std::string& model) {
 int compile(const CLI::App& app, const CompileArgs& a) {
     if (std::string why = checkArgs(a); !why.empty()) return usageError(app, why);
     if (a.list) return listPasses();
-    auto passes = resolvePipeline(a.pipeline.pipeline, a.pipeline.passes, a.pipeline.disabled);
+    auto passes = a.pipeline.resolve();
     if (!passes) return usageError(app, passes.status().message());
-    const std::string pipelineName =
-        !a.pipeline.passes.empty() ? "custom" : a.pipeline.pipeline.empty() ? "O2" : a.pipeline.pipeline;
+    const std::string pipelineName = a.pipeline.name();
 
     CapabilityTable custom;
     if (!a.capabilities.empty()) {
@@ -172,8 +172,9 @@ int compile(const CLI::App& app, const CompileArgs& a) {
     }
     const CapabilityTable& capabilities = a.capabilities.empty() ? CapabilityTable::cuda() : custom;
 
-    auto model = importModel(a.model);
-    if (!model) return fail(model.status());
+    Session session;
+    if (Status s = session.open(a.model); !s) return fail(s);
+    const Model* model = session.model().get();
     CompileOptions options;
     options.verifyEachPass = a.verify;
     PipelineSpec spec;
@@ -188,8 +189,8 @@ int compile(const CLI::App& app, const CompileArgs& a) {
     }
     auto pipeline = buildPipeline(spec);
     if (!pipeline) return fail(pipeline.status());
-    auto result = compileModel(*model, std::move(*pipeline), options);
-    if (!result) return fail(result.status().withContext(a.model));
+    if (Status s = session.compile(std::move(*pipeline), options); !s) return fail(s);
+    const CompileResult* result = session.compiledResult().get();
     const Graph& compiled = *result->model.graph;
     const GraphBreakReport breaks = findGraphBreaks(compiled, capabilities);
     // What was compiled is written first: a failed check below must not lose it.

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "app/cli/cli_app.h"
+#include "app/common/simulated_trace.h"
 #include "compiler/parallel/simulated_timeline.h"
 #include "compiler/passes/passes.h"
 #include "compiler/pipelines.h"
@@ -101,13 +102,11 @@ Result<ParallelReport> measureParallel(const ParallelArgs& a, const InputChoice&
     if (!error) return withSizingHint(error.status(), data->sizing).withContext("partitioned run");
     r.samples = error->samples;
     r.meanRelativeDifference = error->meanRelative;
-    auto link = interconnectPreset(a.interconnect);
-    if (!link) return link.status();
-    const Graph& g = *result.model.graph;
-    SimulatedRun run = a.pp > 1 ? simulatePipelineParallel(g, a.pp, a.microbatches, *link)
-                                : simulateTensorParallel(g, a.tp, *link);
-    r.simulation = runJson(run, *link);
-    r.simulationText = runText(run, *link);
+    const PartitionShape shape{a.pp > 1 ? a.pp : a.tp, a.pp > 1};
+    auto simulated = simulateDevices(*result.model.graph, shape, a.interconnect, a.microbatches);
+    if (!simulated) return simulated.status();
+    r.simulation = runJson(simulated->run, simulated->link);
+    r.simulationText = runText(simulated->run, simulated->link);
     if (a.pp > 1) {
         // Inference runs forward only: both schedules take the same steps; they differ in
         // how many micro-batches' activations a stage keeps in flight.

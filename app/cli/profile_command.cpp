@@ -10,6 +10,7 @@
 #include "core/parse_int.h"
 #include "app/common/build_info.h"
 #include "app/common/graph_svg.h"
+#include "app/common/session.h"
 #include "app/common/profile_session.h"
 #include "compiler/graph_breaks.h"
 #include "compiler/backends/cuda/device.h"
@@ -139,13 +140,10 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
         return compareRuns(args.compare[0], ra, rb);
     }
     if (args.model.empty()) return usageError(app, "profile needs a MODEL");
-    if (!args.pipeline.passes.empty() && !args.pipeline.pipeline.empty())
-        return usageError(app, "give --pipeline or --passes, not both");
+    if (std::string why = args.pipeline.conflict(); !why.empty()) return usageError(app, why);
     const std::string& model = args.model;
     const std::string &store = args.store, &tracePath = args.tracePath, &csvDir = args.csvDir,
                       &reportPath = args.reportPath, &backend = args.backend;
-    const std::string &pipeline = args.pipeline.pipeline, &passList = args.pipeline.passes;
-    const std::vector<std::string>& disabled = args.pipeline.disabled;
     const int iterations = args.iterations, warmup = args.warmup, threads = args.threads;
     const InputChoice& input = args.input;
     FeedOptions feeds;
@@ -156,12 +154,12 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
         if (!opened) return fail(model + ": --backend cuda: " + opened.status().message() + "; use --backend cpu");
         device = *opened;
     }
-    auto passes = resolvePipeline(pipeline, passList, disabled);
+    auto passes = args.pipeline.resolve();
     if (!passes) return usageError(app, passes.status().message());
-    auto imported = importModel(model);
-    if (!imported) return fail(imported.status().message());
-    auto compiled = compileModel(*imported, *passes);
-    if (!compiled) return fail(compiled.status().withContext(model).message());
+    Session session;
+    if (Status s = session.open(model); !s) return fail(s.message());
+    if (Status s = session.compile(*passes); !s) return fail(s.message());
+    const CompileResult* compiled = session.compiledResult().get();
 
     ProfileRequest request;
     request.graph = compiled->model.graph;
@@ -175,7 +173,7 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
     request.warmup = int(warmup);
     request.threads = int(threads);
     request.model = model;
-    request.pipeline = !passList.empty() ? "custom" : pipeline.empty() ? "O2" : pipeline;
+    request.pipeline = args.pipeline.name();
     for (const PassReport& p : compiled->trace.passes) {
         int64_t rejected = 0;
         rejected = int64_t(p.rejections.size());

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/common/session.h"
 #include "app/common/trace_recorder.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/pass_manager.h"
@@ -87,8 +88,7 @@ std::string mib(size_t bytes) {
 
 int run(const CLI::App& app, const RunArgs& args) {
     if (args.model.empty()) return usageError(app, "run needs a MODEL");
-    if (!args.pipeline.passes.empty() && !args.pipeline.pipeline.empty())
-        return usageError(app, "give --pipeline or --passes, not both");
+    if (std::string why = args.pipeline.conflict(); !why.empty()) return usageError(app, why);
 
     ExecutorOptions options;
     if (args.backend == "cuda") {
@@ -100,16 +100,13 @@ int run(const CLI::App& app, const RunArgs& args) {
         options.cudaGraphs = args.cudaGraphs == "on";
     }
 
-    auto passes = resolvePipeline(args.pipeline.pipeline, args.pipeline.passes, args.pipeline.disabled);
+    auto passes = args.pipeline.resolve();
     if (!passes) return usageError(app, passes.status().message());
-    auto imported = importModel(args.model);
-    if (!imported) return fail(imported.status().message());
-    auto compiled = compileModel(*imported, *passes);
-    if (!compiled) return fail(compiled.status().withContext(args.model).message());
-    const Model* model = &compiled->model;
-    const std::string pipelineName = !args.pipeline.passes.empty()   ? "custom"
-                                     : args.pipeline.pipeline.empty() ? "O2"
-                                                                      : args.pipeline.pipeline;
+    Session session;
+    if (Status s = session.open(args.model); !s) return fail(s.message());
+    if (Status s = session.compile(*passes); !s) return fail(s.message());
+    const Model* model = session.compiledModel().get();
+    const std::string pipelineName = args.pipeline.name();
     options.threads = args.threads ? args.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     auto executor = Executor::create(*model, options);
     if (!executor) return fail(executor.status().message());

@@ -4,21 +4,57 @@
 #include <map>
 
 #include "compiler/graph_snapshot.h"
+#include "core/onnx_import.h"
 #include "profiler/node_stats.h"
 
 namespace fsc {
 
 void Session::setModel(std::shared_ptr<const Model> model) {
     m_model = std::move(model);
+    m_result.reset();
     m_compiled.reset();
+    m_compiledModel.reset();
     m_step = -1;
+    m_stepGraph.reset();
     m_runStep = -1;  // the run stays shown, but its ids belong to no graph here
 }
 
-void Session::setCompiled(std::shared_ptr<const CompileTrace> trace) {
-    m_compiled = std::move(trace);
+Status Session::open(const std::string& path) {
+    auto model = importModel(path);
+    if (!model) return model.status();
+    setModel(std::make_shared<const Model>(std::move(*model)));
+    return Status::ok();
+}
+
+Status Session::compile(std::vector<std::unique_ptr<Pass>> passes, const CompileOptions& options) {
+    if (!m_model) return Status(ErrorCode::InvalidArgument, "no model to compile");
+    return adoptCompile(compileModel(*m_model, std::move(passes), options));
+}
+
+Status Session::compile(const std::vector<std::string>& passes, const CompileOptions& options) {
+    if (!m_model) return Status(ErrorCode::InvalidArgument, "no model to compile");
+    return adoptCompile(compileModel(*m_model, passes, options));
+}
+
+Status Session::adoptCompile(Result<CompileResult> result) {
+    if (!result) return result.status().withContext(m_model->path);
+    setCompiled(std::make_shared<const CompileResult>(std::move(*result)));
+    return Status::ok();
+}
+
+void Session::setCompiled(std::shared_ptr<const CompileResult> result) {
+    m_result = std::move(result);
+    // Views of the parts that share the result's lifetime.
+    m_compiled = m_result ? std::shared_ptr<const CompileTrace>(m_result, &m_result->trace) : nullptr;
+    m_compiledModel = m_result ? std::shared_ptr<const Model>(m_result, &m_result->model) : nullptr;
     m_step = -1;
+    m_stepGraph.reset();
     if (m_runStep >= 0) m_runStep = -1;  // the run's ids belong to the compile before
+}
+
+void Session::setStep(int step, std::shared_ptr<const Graph> graph) {
+    m_step = step;
+    m_stepGraph = std::move(graph);
 }
 
 int Session::stepCount() const {
@@ -113,23 +149,6 @@ Session::StepDiff Session::diff(const Graph& before, const Graph& after) {
         if (liveAfter[i] && !liveBefore[i]) d.after[i] = Change::Added;
     }
     return d;
-}
-
-std::vector<NodeId> Session::linkedNodes(const Graph& from, NodeId node, const Graph& to) {
-    std::vector<NodeId> linked;
-    if (!node.valid() || node.index >= from.nodeArenaSize()) return linked;
-    auto originsOf = [](const Graph& g, NodeId n) {
-        const Node& x = g.node(n);
-        return x.origins.empty() ? std::vector<NodeId>{n} : x.origins;
-    };
-    const std::vector<NodeId> mine = originsOf(from, node);
-    for (NodeId m : to.order())
-        for (NodeId o : originsOf(to, m))
-            if (std::find(mine.begin(), mine.end(), o) != mine.end()) {
-                linked.push_back(m);
-                break;
-            }
-    return linked;
 }
 
 }  // namespace fsc

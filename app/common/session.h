@@ -2,9 +2,9 @@
 // What the user is looking at, without Qt: the model, its compile trace and the step shown,
 // the run shown and the step it ran on; and what the views need computed from them (the
 // nodes a step removed or added against another, a run's heat per node, a node's kernels in
-// the run, the nodes of another step made from the same imported nodes). The GUI's window
-// drives it and shows what it computes; the work that takes long (import, compile, runs)
-// happens in jobs whose results are handed to it.
+// the run). The GUI's window and the CLI's commands both drive it: the CLI calls open() and
+// compile() in turn; the GUI does the same work in background jobs and hands the results
+// to setModel() and setCompiled().
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,16 +22,28 @@ public:
     // A new model: its compile and step are forgotten; a run shown stays, tied to no step.
     void setModel(std::shared_ptr<const Model> model);
     const std::shared_ptr<const Model>& model() const { return m_model; }
+    // Imports a model file (importModel: a one-line error naming the file and the cause).
+    // On an error the session keeps what it had.
+    Status open(const std::string& path);
+    // Compiles the model with these passes (made by buildPipeline, or by name); a failed
+    // compile says which model and leaves the session as it was.
+    Status compile(std::vector<std::unique_ptr<Pass>> passes, const CompileOptions& options = {});
+    Status compile(const std::vector<std::string>& passes, const CompileOptions& options = {});
     // A new compile of the model; the step shown goes back to none (-1) until chosen.
-    void setCompiled(std::shared_ptr<const CompileTrace> trace);
+    void setCompiled(std::shared_ptr<const CompileResult> result);
+    const std::shared_ptr<const CompileResult>& compiledResult() const { return m_result; }
     const std::shared_ptr<const CompileTrace>& compiled() const { return m_compiled; }
+    // The compiled model, what runs (null before a compile).
+    const std::shared_ptr<const Model>& compiledModel() const { return m_compiledModel; }
 
     // Steps: 0 is the graph as imported, N the graph after the compile's Nth pass.
     int stepCount() const;
     std::shared_ptr<const GraphSnapshot> snapshotAt(int step) const;
     std::string stepLabel(int step) const;  // "imported", "3. fold-constants"
-    void setStep(int step) { m_step = step; }
+    // The step shown, with its graph once made (snapshots are materialised off the GUI thread).
+    void setStep(int step, std::shared_ptr<const Graph> graph = nullptr);
     int step() const { return m_step; }
+    const std::shared_ptr<const Graph>& stepGraph() const { return m_stepGraph; }
     // The step a comparison shows beside `step`: `base` when it names another step, else the
     // one before. -1 when there is none.
     int compareBaseFor(int step, int base) const;
@@ -60,14 +72,14 @@ public:
         std::vector<Change> before, after;
     };
     static StepDiff diff(const Graph& before, const Graph& after);
-    // The nodes of `to` that share an imported origin with `node` of `from` (provenance both
-    // ways: a fused node links to the nodes it was made from, and back).
-    static std::vector<NodeId> linkedNodes(const Graph& from, NodeId node, const Graph& to);
-
 private:
+    Status adoptCompile(Result<CompileResult> result);
     std::shared_ptr<const Model> m_model;
-    std::shared_ptr<const CompileTrace> m_compiled;
+    std::shared_ptr<const CompileResult> m_result;
+    std::shared_ptr<const CompileTrace> m_compiled;     // parts of m_result
+    std::shared_ptr<const Model> m_compiledModel;
     int m_step = -1;
+    std::shared_ptr<const Graph> m_stepGraph;
     std::shared_ptr<const Trace> m_run;
     int m_runStep = -1;
 };

@@ -48,4 +48,16 @@ Trace simulatedTrace(const SimulatedRun& run, const Graph& graph, const Intercon
     return trace;
 }
 
+Result<DeviceSimulation> simulateDevices(const Graph& graph, PartitionShape shape, const std::string& interconnect,
+                                         int microbatches) {
+    if (shape.devices < 2) return Status(ErrorCode::InvalidArgument, "the graph is not partitioned over devices");
+    auto link = interconnectPreset(interconnect);
+    if (!link) return link.status();
+    DeviceSimulation s{shape, *link, {}, nullptr};
+    s.run = shape.pipeline ? simulatePipelineParallel(graph, shape.devices, microbatches, s.link)
+                           : simulateTensorParallel(graph, shape.devices, s.link);
+    s.trace = std::make_shared<const Trace>(simulatedTrace(s.run, graph, s.link));
+    return s;
+}
+
 }  // namespace fsc

@@ -63,7 +63,8 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
             if (row < 0) return fail(QStringLiteral("--pass %1: not in the pipeline (%2)").arg(pass, names.join(QStringLiteral(", "))), 64);
         }
         run->stage = ScreenshotRun::Stage::Showing;
-        window.showStep(row);
+        // compiled() comes with the last step shown and laying out: the next laidOut() is its.
+        if (row != window.session().step()) window.showStep(row);
     });
     QObject::connect(window.canvas(), &fsc::GraphCanvas::laidOut, &window, [run, &window, file, fail, timeIt](double layoutMs, int) {
         if (run->firstFrameMs < 0) {
@@ -124,7 +125,9 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
         run->panesLaidOut = panes;
         if (!window.grab().save(file)) return fail(file + QStringLiteral(": cannot write the screenshot"), 2);
         run->stage = ScreenshotRun::Stage::Expanding;
-        window.canvas()->setExpanded(fsc::expandedToDepth(*window.canvas()->scopeTree(), 1 << 20));
+        const fsc::ScopeTree* tree = window.canvas()->scopeTree();
+        if (!tree) return fail(QStringLiteral("the graph changed while the screenshot was taken"), 2);
+        window.canvas()->setExpanded(fsc::expandedToDepth(*tree, 1 << 20));
     });
     run->timer.start();
     window.openModel(model);

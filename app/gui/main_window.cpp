@@ -37,6 +37,7 @@
 #include "views/node_properties_view.h"
 #include "views/node_search.h"
 #include "views/node_table_model.h"
+#include "views/node_table_view.h"
 #include "views/pass_list_model.h"
 #include "views/roofline_view.h"
 #include "views/run_panel.h"
@@ -56,8 +57,8 @@ namespace fsc {
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
-      m_nodeTable(new NodeTableModel(this)),
-      m_nodeView(new QTableView(this)),
+      m_nodeView(new NodeTableView(this)),
+      m_nodeTable(m_nodeView->nodes()),
       m_summary(new SummaryView(this)),
       m_status(new QLabel(this)),
       m_work(new WorkIndicator(m_jobs, this)) {
@@ -89,18 +90,18 @@ MainWindow::MainWindow(QWidget* parent)
     setCentralWidget(panes);
     connect(m_canvas, &GraphCanvas::viewChanged, m_before, &GraphCanvas::setTransform);
     connect(m_before, &GraphCanvas::viewChanged, m_canvas, &GraphCanvas::setTransform);
-    connect(m_before, &GraphCanvas::nodeSelected, this,
-            [this](NodeId n) { linkSelection(m_before, m_canvas, n); });
-    connect(m_canvas, &GraphCanvas::nodeSelected, this, [this](NodeId node) {
-        m_properties->showNode(m_canvas->shownGraphShared(), node);
-        showNodeKernels(node);
-        if (m_compare) linkSelection(m_canvas, m_before, node);
-        // The node table follows when it lists the same graph.
-        const Graph* g = m_canvas->shownGraph();
-        if (!node.valid() || !g || m_nodeTable->graph() != g) return;
-        const auto& order = g->order();
-        const auto at = std::find(order.begin(), order.end(), node);
-        if (at != order.end()) m_nodeView->selectRow(int(at - order.begin()));
+    // Every view publishes what its user picks to the selection and follows it; the window
+    // only adds what needs the session (a node's kernels in the run) or the window's state
+    // (leaving an If/Loop/Scan body to show a node of the step's graph).
+    m_canvas->setSelection(&m_selection);
+    m_before->setSelection(&m_selection);
+    m_properties->setSelection(&m_selection);
+    connect(&m_selection, &Selection::nodeSelected, this, &MainWindow::followSelection);
+    connect(&m_selection, &Selection::stepSelected, this, [this](int step) {
+        if (!m_showingStep) startStep(step);
+    });
+    connect(&m_selection, &Selection::runNodeElsewhere, this, [this] {
+        m_status->setText(tr("That run's graph is not the one shown: show the step that ran to find its nodes"));
     });
     connect(m_canvas, &GraphCanvas::laidOut, this, [this](double ms, int groups) {
         m_status->setText(m_shownText +
@@ -137,7 +138,6 @@ QDockWidget* MainWindow::addDock(const QString& title, const QString& name, QWid
 }
 
 void MainWindow::createDocks() {
-    auto reveal = [this](NodeId node) { this->reveal(node); };
     QDockWidget* summary =
         addDock(tr("Model"), QStringLiteral("summaryDock"), m_summary, Qt::LeftDockWidgetArea);
     m_summary->setMinimumWidth(340);
@@ -171,9 +171,6 @@ void MainWindow::createDocks() {
                                       m_properties, Qt::LeftDockWidgetArea);
     tabifyDockWidget(outline, properties);
     summary->raise();
-    connect(m_canvas, &GraphCanvas::nodeSelected, properties, [properties](NodeId node) {
-        if (node.valid()) properties->raise();
-    });
 
     // Passes: pipeline choice, then the graph after each step.
     for (const char* level : {"O0", "O1", "O2", "O3"})
@@ -194,8 +191,11 @@ void MainWindow::createDocks() {
     passPanel->setMinimumWidth(460);
     addDock(tr("Passes"), QStringLiteral("passDock"), passPanel, Qt::RightDockWidgetArea);
     connect(m_pipeline, &QComboBox::currentTextChanged, this, &MainWindow::compileWith);
-    connect(m_passView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex& current) { showStep(current.row()); });
+    connect(m_passView->selectionModel(), &QItemSelectionModel::currentRowChanged, &m_selection,
+            [this](const QModelIndex& current) { m_selection.selectStep(current.row()); });
+    connect(&m_selection, &Selection::stepSelected, m_passView, [this](int step) {
+        if (m_passView->currentIndex().row() != step) m_passView->selectRow(step);
+    });
     // Any two steps side by side: a step's context menu makes it the left pane.
     m_passView->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_passView, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
@@ -210,62 +210,39 @@ void MainWindow::createDocks() {
     });
 
     // Bottom: nodes, graph breaks, changes, run, log as tabs.
-    m_nodeView->setModel(m_nodeTable);
-    m_nodeView->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_nodeView->verticalHeader()->hide();
-    m_nodeView->horizontalHeader()->setStretchLastSection(true);
-    m_nodeView->horizontalHeader()->setResizeContentsPrecision(200);  // fast on 6,000-node graphs
-    m_nodeView->setAlternatingRowColors(true);
     QDockWidget* nodes =
         addDock(tr("Nodes"), QStringLiteral("nodesDock"), m_nodeView, Qt::BottomDockWidgetArea);
-    connect(m_nodeView, &QTableView::activated, this, [this](const QModelIndex& index) {
-        const Graph* g = m_nodeTable->graph();
-        if (g && g == m_canvas->shownGraph() && index.row() < int(g->order().size()))
-            m_canvas->revealNode(g->order()[size_t(index.row())]);
-    });
+    m_nodeView->setSelection(&m_selection);
     QDockWidget* breaks = addDock(tr("Graph breaks"), QStringLiteral("breaksDock"), m_breaks,
                                   Qt::BottomDockWidgetArea);
-    connect(m_breaks, &GraphBreaksPanel::nodeActivated, this, reveal);
+    m_breaks->setSelection(&m_selection);
     connect(m_breaks, &GraphBreaksPanel::titleChanged, breaks, &QDockWidget::setWindowTitle);
     QDockWidget* changes =
         addDock(tr("Changes"), QStringLiteral("changesDock"), m_changes, Qt::BottomDockWidgetArea);
-    connect(m_changes, &ChangesPanel::nodeActivated, this, reveal);
+    m_changes->setSelection(&m_selection);
     connect(m_changes, &ChangesPanel::titleChanged, changes, &QDockWidget::setWindowTitle);
     QDockWidget* run =
         addDock(tr("Run"), QStringLiteral("runDock"), m_runPanel, Qt::BottomDockWidgetArea);
     connect(m_runPanel, &RunPanel::runRequested, this, &MainWindow::runShownGraph);
-    // A run's node ids are those of the step that ran; a stored run's may belong to no graph here.
-    auto revealRunNode = [this](NodeId node) {
-        if (m_session.runMatchesStep())
-            this->reveal(node);
-        else
-            m_status->setText(tr(
-                "That run's graph is not the one shown: show the step that ran to find its nodes"));
-    };
-    connect(m_runPanel, &RunPanel::nodeActivated, this, revealRunNode);
+    m_runPanel->setSelection(&m_selection);
     QDockWidget* timeline = addDock(tr("Timeline"), QStringLiteral("timelineDock"), m_timeline,
                                     Qt::BottomDockWidgetArea);
-    connect(m_timeline, &TimelineView::nodeSelected, this, [revealRunNode](int64_t node) {
-        if (node >= 0) revealRunNode(NodeId{uint32_t(node)});
-    });
-    connect(m_canvas, &GraphCanvas::nodeSelected, m_timeline, [this](NodeId node) {
-        if (!runMatchesCanvas()) return;
-        m_timeline->selectNode(node.valid() ? int64_t(node.index) : -1);
-        m_rooflineView->selectNode(node.valid() ? int64_t(node.index) : -1);
-    });
+    m_timeline->setSelection(&m_selection);
     QDockWidget* roofline = addDock(tr("Roofline"), QStringLiteral("rooflineDock"), m_rooflineView,
                                     Qt::BottomDockWidgetArea);
-    connect(m_rooflineView, &RooflineView::nodeSelected, this, [revealRunNode](int64_t node) {
-        if (node >= 0) revealRunNode(NodeId{uint32_t(node)});
-    });
+    m_rooflineView->setSelection(&m_selection);
     QDockWidget* memory =
         addDock(tr("Memory"), QStringLiteral("memoryDock"), m_memory, Qt::BottomDockWidgetArea);
+    m_memory->setSelection(&m_selection);
     m_sensitivity = new SensitivityPanel(this);
     QDockWidget* sensitivity = addDock(tr("INT8 sensitivity"), QStringLiteral("sensitivityDock"),
                                        m_sensitivity, Qt::BottomDockWidgetArea);
     connect(m_sensitivity, &SensitivityPanel::measureRequested, this,
             &MainWindow::measureSensitivity);
-    connect(m_sensitivity, &SensitivityPanel::nodeActivated, this, &MainWindow::revealByName);
+    m_sensitivity->setSelection(&m_selection);
+    connect(m_sensitivity, &SensitivityPanel::nodeMissing, this, [this](const QString& name) {
+        m_status->setText(tr("'%1' is not in the graph shown (it was measured on another step)").arg(name));
+    });
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
     QDockWidget* logDock =
@@ -568,6 +545,15 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
     m_canvas->clearHeat();
     m_runPanel->clearTimes(tr("No run yet: Run times every node of the graph shown."));
     m_session.setModel(model);  // a run shown before timed another model
+    m_jobs.discard(this, kStepJob);
+    m_compiledPipeline = QString();
+    const std::shared_ptr<const Graph> imported(model, model->graph.get());
+    m_showingStep = true;  // no step until it compiles; until then the lists name the imported graph
+    m_selection.selectStep(-1);
+    m_showingStep = false;
+    m_selection.setStepGraph(imported);
+    m_selection.selectNode(nullptr, NodeId{});
+    updateRunGraph();
     const ModelSummary summary = summarizeModel(*model);
     m_nodeTable->setGraph(std::shared_ptr<const Graph>(model, model->graph.get()));
     m_nodeView->resizeColumnsToContents();

@@ -17,6 +17,7 @@
 #include "core/graph.h"
 #include "views/custom_pipeline_dialog.h"
 #include "views/job_runner.h"
+#include "views/selection.h"
 
 class QLabel;
 class QProgressBar;
@@ -37,6 +38,7 @@ class GraphCanvas;
 class NodePropertiesView;
 class PassListModel;
 class NodeTableModel;
+class NodeTableView;
 class SummaryView;
 class GraphBreaksPanel;
 class ChangesPanel;
@@ -62,11 +64,14 @@ public:
     void cancelLoading();
     const Model* model() const { return m_session.model().get(); }
     const Session& session() const { return m_session; }
+    // What is picked (node, value, kernel, time range, step): every view follows it.
+    Selection& selection() { return m_selection; }
     NodeTableModel* nodeTable() const { return m_nodeTable; }
     GraphCanvas* canvas() const { return m_canvas; }
     PassListModel* passList() const { return m_passes; }
     NodePropertiesView* properties() const { return m_properties; }
-    // Compiles the shown model with a pipeline (O0..O3) off the GUI thread; compiled() follows.
+    // Compiles the shown model with a pipeline (O0..O3) off the GUI thread; compiled() follows
+    // once the compiled graph is shown (on the canvas, laying out).
     void compileWith(const QString& pipeline);
     // Compiles with exactly these passes (a custom pipeline), labelled `pipeline`.
     void compilePasses(const QString& pipeline, const std::vector<std::string>& passes);
@@ -74,7 +79,8 @@ public:
     void chooseCustomPipeline();
     CustomPipelineDialog* customPipelineDialog() const { return m_customDialog; }
     static inline const QString kCustomPipeline = QStringLiteral("Custom…");
-    // Shows the graph after step `row` of the pass list (0: as imported).
+    // Shows the graph after step `row` of the pass list (0: as imported); the graph is made
+    // in the background and stepShown() follows.
     void showStep(int row);
     // Ctrl+F: finds nodes by name, op or tensor name in the shown graph; step = +1 / -1.
     void find(const QString& query, int step);
@@ -124,6 +130,7 @@ signals:
     void modelShown(QString path);
     void loadFailed(QString message);
     void compiled(QString pipeline);
+    void stepShown(int step);
     void runFinished(bool ok);
     void runStoreOpened(bool ok);
 
@@ -148,8 +155,14 @@ private:
     bool runMatchesCanvas() const;      // the run shown belongs to the graph on the canvas
     void showNodeKernels(NodeId node);  // its launches in the run, in the properties
     void rebuildBreadcrumb();
-    void reveal(NodeId node);  // a node of the step's graph, leaving any subgraph first
-    void revealByName(const QString& name);  // a node of the graph shown, found by its name
+    // What the window does when something is picked: the node's kernels in the run, the
+    // properties brought forward, and a node of the step's graph shown when the canvas is
+    // inside an If/Loop/Scan body.
+    void followSelection();
+    void startStep(int row);  // makes the step's graphs and diff marks in the background
+    struct ShownStep;
+    void applyStep(ShownStep step);
+    void updateRunGraph();  // tells the selection which graph the run shown belongs to
     void measureSensitivity();  // INT8 sensitivity of the graph shown, in the background
 public:
     // The partitioned graph shown, simulated on its devices over `interconnect` (nvlink4,
@@ -174,10 +187,14 @@ private:
     static inline const QString kLoadJob = QStringLiteral("load");
     static inline const QString kCompileJob = QStringLiteral("compile");
     static inline const QString kBreaksJob = QStringLiteral("breaks");
+    static inline const QString kStepJob = QStringLiteral("step");
     static inline const QString kRunJob = QStringLiteral("run");
     static inline const QString kRunStoreJob = QStringLiteral("run store");
     static inline const QString kSensitivityJob = QStringLiteral("sensitivity");
     Session m_session;  // the model, its compile, the step and run shown
+    Selection m_selection;
+    bool m_showingStep = false;  // showStep() is asking the selection for its step
+    QString m_compiledPipeline;  // a compile whose graph is being made: compiled() when shown
     GraphCanvas* m_canvas;
     GraphCanvas* m_before;  // the left pane of the comparison
     bool m_compare = false;
@@ -186,7 +203,6 @@ private:
     void rememberRecent(const QString& path);
     void rebuildRecentMenu();
     void closeEvent(QCloseEvent* event) override;
-    void linkSelection(GraphCanvas* from, GraphCanvas* to, NodeId node);
     int m_initialDepth = -1;
     QString m_shownText;  // the status line's model summary
     PassListModel* m_passes;
@@ -211,8 +227,8 @@ private:
     QPlainTextEdit* m_log;
     HeatUnit m_heatUnit = HeatUnit::Share;
     SensitivityPanel* m_sensitivity;
+    NodeTableView* m_nodeView;
     NodeTableModel* m_nodeTable;
-    QTableView* m_nodeView;
     SummaryView* m_summary;
     QLabel* m_status;
     WorkIndicator* m_work;  // long work in the status bar, with Cancel

@@ -5,12 +5,15 @@
 #include <QAction>
 #include <QComboBox>
 #include <QCursor>
+#include <QDockWidget>
 #include <QListWidget>
 #include <QMenu>
 #include <QStatusBar>
 #include <QLabel>
 #include <QTableView>
 #include <QToolBar>
+
+#include <utility>
 
 #include "compiler/graph_breaks.h"
 #include "compiler/pipelines.h"
@@ -23,13 +26,15 @@
 
 namespace fsc {
 
-void MainWindow::reveal(NodeId node) {
-    if (!m_subgraphs.empty()) {  // the lists name nodes of the step's graph: go back there first
-        upTo(0);
-        connect(m_canvas, &GraphCanvas::laidOut, this, [this, node] { reveal(node); }, Qt::SingleShotConnection);
+void MainWindow::followSelection() {
+    const NodeId node = m_selection.node();
+    if (!node.valid()) return;
+    if (auto* properties = findChild<QDockWidget*>(QStringLiteral("propertiesDock"))) properties->raise();
+    if (m_selection.graph() == m_session.stepGraph() && !m_subgraphs.empty()) {
+        upTo(0);  // the lists name nodes of the step's graph: the canvas reveals it once back there
         return;
     }
-    if (m_canvas->shownGraph() && node.index < m_canvas->shownGraph()->nodeArenaSize()) m_canvas->revealNode(node);
+    if (m_selection.isOfRun()) showNodeKernels(node);
 }
 
 bool MainWindow::enterSubgraph(NodeId node, const QString& attribute) {
@@ -57,6 +62,7 @@ bool MainWindow::enterSubgraph(NodeId node, const QString& attribute) {
     m_canvas->setRegions({}, {});
     m_canvas->setBreakValues({});
     m_canvas->clearHeat();
+    m_canvas->setLinkSelection(false);  // a body's node ids say nothing about the other pane's
     m_subgraphs.push_back({QStringLiteral("%1 '%2' › %3").arg(QString::fromStdString(n.opType), QString::fromStdString(n.name), body->first),
                            body->second});
     m_canvas->setGraph(body->second, 1 << 20);
@@ -143,30 +149,34 @@ void MainWindow::compilePasses(const QString& pipeline, const std::vector<std::s
     // A newer choice replaces a compile under way (the runner cancels it and drops its result).
     m_jobs.start(
         this, kCompileJob, tr("Compiling %1").arg(pipeline),
-        [model = m_session.model(), passes](const JobRunner::Control& job) -> Result<std::shared_ptr<const CompileTrace>> {
+        [model = m_session.model(), passes](const JobRunner::Control& job) -> Result<std::shared_ptr<const CompileResult>> {
             CompileOptions options;
             options.cancel = job.cancelFlag();
             options.progress = [&job](size_t index, size_t count, const std::string&) { job.progress(index, count); };
             auto result = compileModel(*model, passes, options);
             if (!result) return result.status();
-            return std::make_shared<const CompileTrace>(std::move(result->trace));
+            return std::make_shared<const CompileResult>(std::move(*result));
         },
-        [this, pipeline](Result<std::shared_ptr<const CompileTrace>> result) {
+        [this, pipeline](Result<std::shared_ptr<const CompileResult>> result) {
             if (!result) {
                 m_status->setText(tr("Compiling with %1 stopped: %2").arg(pipeline, QString::fromStdString(result.status().message())));
                 log(m_status->text());
                 return;
             }
-            const auto& trace = *result;
+            m_session.setCompiled(*result);
+            const auto& trace = m_session.compiled();
             log(tr("Compiled with %1: %2 passes in %3 ms, %4 -> %5 nodes")
                     .arg(pipeline).arg(trace->passes.size()).arg(trace->totalMilliseconds, 0, 'f', 1)
                     .arg(trace->imported ? trace->imported->nodeCount() : 0)
                     .arg(trace->passes.empty() ? 0 : trace->passes.back().nodesAfter));
-            m_session.setCompiled(trace);
+            updateRunGraph();
+            m_showingStep = true;
+            m_selection.selectStep(-1);  // the rows are new: none is current yet
+            m_showingStep = false;
             m_passes->setTrace(trace);
             m_passView->resizeColumnsToContents();
-            m_passView->selectRow(m_passes->rowCount() - 1);  // the compiled graph
-            emit compiled(pipeline);
+            m_compiledPipeline = pipeline;  // compiled() follows once its graph is shown
+            showStep(m_passes->rowCount() - 1);
         });
 }
 
@@ -183,48 +193,79 @@ void MainWindow::setCompare(bool on) {
     if (m_session.step() >= 0) showStep(m_session.step());
 }
 
-// Nodes of `to` that share an origin with `node` of `from`, highlighted there.
-void MainWindow::linkSelection(GraphCanvas* from, GraphCanvas* to, NodeId node) {
-    const Graph* a = from->shownGraph();
-    const Graph* b = to->shownGraph();
-    to->setLinked(a && b ? Session::linkedNodes(*a, node, *b) : std::vector<NodeId>{});
-}
+// A step's graphs, made off the GUI thread: materialising a snapshot of a large model takes
+// longer than a frame.
+struct MainWindow::ShownStep {
+    int row = -1;
+    std::shared_ptr<const GraphSnapshot> snapshot;  // what it was made from: stale if recompiled since
+    std::shared_ptr<const Graph> graph;
+    std::shared_ptr<const Graph> previous;  // the comparison's left pane, when comparing
+    std::vector<GraphCanvas::Mark> before, after;
+    ChangesPanel::Rows changes;  // what the step's pass changed and rejected
+};
 
 void MainWindow::showStep(int row) {
+    m_showingStep = true;  // the pass list follows the selection; the step is started here
+    m_selection.selectStep(row);
+    m_showingStep = false;
+    startStep(row);
+}
+
+void MainWindow::startStep(int row) {
     auto snapshot = m_session.snapshotAt(row);
     if (!snapshot) return;
-    m_session.setStep(row);
+    const int base = m_compare ? m_session.compareBaseFor(row, m_compareBase) : -1;
+    // The step shown again (a comparison turned on, a body left) keeps its graph: what is
+    // selected in it stays selected.
+    std::shared_ptr<const Graph> known = row == m_session.step() ? m_session.stepGraph() : nullptr;
+    m_jobs.start(
+        this, kStepJob, QString(),
+        [row, snapshot, known, baseSnapshot = m_session.snapshotAt(base),
+         trace = m_session.compiled()](const JobRunner::Control&) {
+            ShownStep s{row, snapshot, known ? known : snapshot->materialize(), nullptr, {}, {}, {}};
+            s.changes = ChangesPanel::rowsOf(row > 0 ? &trace->passes[size_t(row - 1)] : nullptr, *s.graph);
+            if (!baseSnapshot) return s;
+            s.previous = baseSnapshot->materialize();
+            const Session::StepDiff diff = Session::diff(*s.previous, *s.graph);
+            auto marks = [](const std::vector<Session::Change>& changes) {
+                std::vector<GraphCanvas::Mark> out(changes.size(), GraphCanvas::Mark::None);
+                for (size_t i = 0; i < changes.size(); ++i)
+                    if (changes[i] == Session::Change::Removed) out[i] = GraphCanvas::Mark::Removed;
+                    else if (changes[i] == Session::Change::Added) out[i] = GraphCanvas::Mark::Added;
+                return out;
+            };
+            s.before = marks(diff.before);
+            s.after = marks(diff.after);
+            return s;
+        },
+        [this](ShownStep s) { applyStep(std::move(s)); });
+}
+
+void MainWindow::applyStep(ShownStep s) {
+    if (m_session.snapshotAt(s.row) != s.snapshot) return;  // compiled again meanwhile
+    m_session.setStep(s.row, s.graph);
     if (!m_subgraphs.empty()) {
         m_subgraphs.clear();
         rebuildBreadcrumb();
     }
     m_findHits.clear();  // ids belong to the graph they were found in
-    const int depth = m_initialDepth >= 0 ? m_initialDepth : snapshot->nodeCount() <= 300 ? (1 << 20) : 1;
-    std::shared_ptr<const Graph> graph = snapshot->materialize();
-    m_nodeTable->setGraph(graph);
-    m_canvas->setGraph(graph, depth);
-    std::vector<GraphCanvas::Mark> after, before;
-    if (const int base = m_session.compareBaseFor(row, m_compareBase); m_compare && base >= 0) {
-        std::shared_ptr<const Graph> previous = m_session.snapshotAt(base)->materialize();
-        const Session::StepDiff diff = Session::diff(*previous, *graph);
-        auto marks = [](const std::vector<Session::Change>& changes) {
-            std::vector<GraphCanvas::Mark> out(changes.size(), GraphCanvas::Mark::None);
-            for (size_t i = 0; i < changes.size(); ++i)
-                if (changes[i] == Session::Change::Removed) out[i] = GraphCanvas::Mark::Removed;
-                else if (changes[i] == Session::Change::Added) out[i] = GraphCanvas::Mark::Added;
-            return out;
-        };
-        before = marks(diff.before);
-        after = marks(diff.after);
-        m_before->setGraph(previous, depth);
-    }
-    m_before->setMarks(std::move(before));
-    m_canvas->setMarks(std::move(after));
-    showBreaks(graph);
-    const CompileTrace* trace = m_session.compiled().get();
-    m_changes->showPass(trace && row > 0 ? &trace->passes[size_t(row - 1)] : nullptr, *graph);
+    m_selection.setStepGraph(s.graph);
+    updateRunGraph();
+    const int depth = m_initialDepth >= 0 ? m_initialDepth : s.graph->nodeCount() <= 300 ? (1 << 20) : 1;
+    m_nodeTable->setGraph(s.graph);
+    m_canvas->setGraph(s.graph, depth);
+    if (s.previous) m_before->setGraph(s.previous, depth);
+    m_canvas->setLinkSelection(m_compare);
+    m_before->setLinkSelection(m_compare);
+    m_before->setMarks(std::move(s.before));
+    m_canvas->setMarks(std::move(s.after));
+    showBreaks(s.graph);
+    m_changes->showRows(s.changes);
     // The heat overlay belongs to the step that ran (node ids differ between steps).
     applyRunHeat();
+    if (m_selection.isOfRun() && m_selection.node().valid()) showNodeKernels(m_selection.node());
+    emit stepShown(s.row);
+    if (!m_compiledPipeline.isNull()) emit compiled(std::exchange(m_compiledPipeline, QString()));
 }
 
 void MainWindow::showBreaks(std::shared_ptr<const Graph> graph) {

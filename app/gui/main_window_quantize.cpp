@@ -100,13 +100,15 @@ bool MainWindow::simulateDevices(const QString& interconnect) {
         m_status->setText(tr("The graph shown is not partitioned: choose a pipeline with tensor-parallel or pipeline-parallel"));
         return false;
     }
-    auto link = interconnectPreset(interconnect.toStdString());
-    if (!link) return false;
     // Quick (the cost model per node), so on the GUI thread.
-    const SimulatedRun run = shape.pipeline ? simulatePipelineParallel(*graph, shape.devices, 4, *link)
-                                            : simulateTensorParallel(*graph, shape.devices, *link);
-    auto trace = std::make_shared<const Trace>(simulatedTrace(run, *graph, *link));
-    m_timeline->setTrace(trace);
+    auto simulated = fsc::simulateDevices(*graph, shape, interconnect.toStdString(), 4);
+    if (!simulated) {
+        m_status->setText(QString::fromStdString(simulated.status().message()));
+        return false;
+    }
+    const SimulatedRun& run = simulated->run;
+    const Interconnect* link = &simulated->link;
+    m_timeline->setTrace(simulated->trace);
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("timelineDock"))) dock->raise();
     log(tr("Simulated (not measured) on %1 devices over %2%3: %4 us against %5 us on one, speed-up %6x; "
            "communication %7 us on the critical path; bubbles %8%")
@@ -119,18 +121,6 @@ bool MainWindow::simulateDevices(const QString& interconnect) {
             .arg(run.communicationSeconds * 1e6, 0, 'f', 1)
             .arg(run.bubbleFraction * 100, 0, 'f', 1));
     return true;
-}
-
-void MainWindow::revealByName(const QString& name) {
-    const Graph* graph = m_canvas->shownGraph();
-    if (!graph) return;
-    const std::string wanted = name.toStdString();
-    for (NodeId id : graph->order())
-        if (graph->node(id).name == wanted) {
-            reveal(id);
-            return;
-        }
-    m_status->setText(tr("'%1' is not in the graph shown (it was measured on another step)").arg(name));
 }
 
 }  // namespace fsc

@@ -142,6 +142,7 @@ void MainWindow::runShownGraph() {
 void MainWindow::showRun(ShownRun run, int step) {
     const auto trace = run.trace;
     m_session.setRun(trace, step);
+    updateRunGraph();
     const int64_t arena = trace->measuredMemory.empty() ? 0 : trace->measuredMemory.front().bytes;
     const QString summary = tr("median %1 ms (%2 ms profiled, overhead %3%) over %4 iterations on "
                                "%5; arena %6 MiB; inputs: %7")
@@ -158,6 +159,10 @@ void MainWindow::showRun(ShownRun run, int step) {
     m_rooflineView->setTrace(trace);
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("runDock"))) dock->raise();
     applyRunHeat();
+}
+
+void MainWindow::updateRunGraph() {
+    m_selection.setRunGraph(m_session.runMatchesStep() ? m_session.stepGraph() : nullptr);
 }
 
 bool MainWindow::runMatchesCanvas() const {

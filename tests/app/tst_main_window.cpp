@@ -62,6 +62,14 @@ bool openCompiled(MainWindow& w, const QString& path, QSize size) {
         20000);
 }
 
+// Shows a step and waits until its graph is made and handed to the views (the canvas may
+// still be laying it out).
+bool showStepAndWait(MainWindow& w, int row) {
+    QSignalSpy shown(&w, &MainWindow::stepShown);
+    w.showStep(row);
+    return shown.wait(20000);
+}
+
 }  // namespace
 
 class TestMainWindow : public QObject {
@@ -291,7 +299,7 @@ private slots:
         for (int64_t bin : chart->bins()) counted += bin;
         QCOMPARE(QString::number(counted), weight->child(0)->text(1));
         // An ONNX op of the imported graph: ONNX's own documentation at the model's opset.
-        w.showStep(0);
+        QVERIFY(showStepAndWait(w, 0));
         QVERIFY(QTest::qWaitFor(
             [&] {
                 return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut();
@@ -320,7 +328,7 @@ private slots:
         QSignalSpy compiled(&w, &MainWindow::compiled);
         w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
         QVERIFY(compiled.wait(30000));
-        w.showStep(0);  // as imported: Softmax is still a node of its own
+        QVERIFY(showStepAndWait(w, 0));  // as imported: Softmax is still a node of its own
         QTRY_VERIFY_WITH_TIMEOUT(
             w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
         QCOMPARE(int(w.canvas()->shownGraph()->nodeCount()), 42);
@@ -370,7 +378,7 @@ private slots:
             if (passes[i].name == "attention-fusion") row = int(i) + 1;
         QVERIFY(row > 0);
         w.setCompare(true);
-        w.showStep(row);
+        QVERIFY(showStepAndWait(w, row));
         QVERIFY(w.beforeCanvas()->isVisible());
         QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() == w.canvas()->graph() &&
                                      !w.canvas()->layingOut() &&
@@ -404,8 +412,10 @@ private slots:
         QCOMPARE(w.canvas()->selectedNode(), attention);
         // Any two steps: the imported graph on the left, the compiled one on the right.
         const int last = w.passList()->rowCount() - 1;
-        w.showStep(last);
+        QVERIFY(showStepAndWait(w, last));
+        QSignalSpy restepped(&w, &MainWindow::stepShown);
         w.setCompareBase(0);
+        QVERIFY(restepped.wait(20000));
         QTRY_VERIFY_WITH_TIMEOUT(w.beforeCanvas()->shownGraph() == w.beforeCanvas()->graph() &&
                                      !w.beforeCanvas()->layingOut() &&
                                      w.canvas()->shownGraph() == w.canvas()->graph() &&
@@ -477,10 +487,12 @@ private slots:
             if (w.canvas()->shownGraph()->value(layout.edgeInfo[e].value).name == "r")
                 copied = int(e);
         QVERIFY(copied >= 0);
-        const QString text = w.canvas()->edgeText(copied);
-        QVERIFY2(text.contains(QStringLiteral("float32[2,8]")), qPrintable(text));
-        QVERIFY2(text.contains(QStringLiteral("graph break: 'r' (64 bytes) is copied to the host")),
-                 qPrintable(text));
+        // The breaks arrive from their own background job, beside the layout's.
+        QTRY_VERIFY2_WITH_TIMEOUT(w.canvas()->edgeText(copied).contains(
+                                      QStringLiteral("graph break: 'r' (64 bytes) is copied to the host")),
+                                  qPrintable(w.canvas()->edgeText(copied)), 10000);
+        QVERIFY2(w.canvas()->edgeText(copied).contains(QStringLiteral("float32[2,8]")),
+                 qPrintable(w.canvas()->edgeText(copied)));
         // The tooltip finds the edge under the pointer: a point along its first leg.
         const auto& path = layout.edges[size_t(copied)];
         const ViewTransform& t = w.canvas()->transform();
@@ -608,16 +620,16 @@ private slots:
         QVERIFY(w.memoryView()->liveTable()->rowCount() > 0);
         // Another step has other node ids: no heat there, and back again on the step that ran.
         const int ran = w.passList()->rowCount() - 1;
-        w.showStep(0);
+        QVERIFY(showStepAndWait(w, 0));
         QVERIFY(!w.canvas()->hasHeat());
-        w.showStep(ran);
+        QVERIFY(showStepAndWait(w, ran));
         QVERIFY(w.canvas()->hasHeat());
     }
 
     void theSensitivityDockMeasuresEachLayerAndFindsIt() {
         MainWindow w;
         QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
-        w.showStep(0);  // as imported: every Conv, MatMul and Gemm is still plain
+        QVERIFY(showStepAndWait(w, 0));  // as imported: every Conv, MatMul and Gemm is still plain
         QTRY_VERIFY_WITH_TIMEOUT(
             w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
         auto* button =
@@ -822,11 +834,25 @@ private slots:
         w.upTo(1);
         QVERIFY(waitLaidOut());
         QCOMPARE(w.breadcrumb().size(), 2);
+        QSignalSpy stepShown(&w, &MainWindow::stepShown);  // the step's graph, made again
         w.upTo(0);
+        QVERIFY(stepShown.wait(20000));
         QVERIFY(waitLaidOut());
         QCOMPARE(w.breadcrumb().size(), 1);
         QCOMPARE(int(w.canvas()->shownGraph()->nodeCount()),
                  int(w.passList()->trace()->passes.back().nodesAfter));
+        // Inside a body, a node of the step's graph picked elsewhere (a list of the step's
+        // nodes) takes the canvas back to the step's graph and selects it there.
+        QVERIFY(w.enterSubgraph(loop));
+        QVERIFY(waitLaidOut());
+        QCOMPARE(w.breadcrumb().size(), 2);
+        QSignalSpy backToStep(&w, &MainWindow::stepShown);
+        w.selection().selectStepNode(loop);
+        QVERIFY(backToStep.wait(20000));
+        QVERIFY(waitLaidOut());
+        QCOMPARE(w.breadcrumb().size(), 1);
+        QCOMPARE(w.canvas()->shownGraph(), top);  // the same graph: the step was not made again
+        QCOMPARE(w.canvas()->selectedNode(), loop);
     }
 
     void outlineShowsAndRevealsGroups() {
@@ -834,7 +860,7 @@ private slots:
         // The imported sample: conv_block, to_tokens, transformer, head groups.
         w.setInitialExpandDepth(0);
         QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
-        w.showStep(0);
+        QVERIFY(showStepAndWait(w, 0));
         QVERIFY(QTest::qWaitFor(
             [&] {
                 return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut();
@@ -890,7 +916,7 @@ private slots:
         MainWindow w;
         QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/constants.onnx"),
                              QSize(1000, 700)));
-        w.showStep(0);
+        QVERIFY(showStepAndWait(w, 0));
         QVERIFY(QTest::qWaitFor(
             [&] {
                 return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut();
@@ -944,7 +970,7 @@ private slots:
         QVERIFY(laidOut.wait(20000) || !laidOut.isEmpty());
         QTRY_COMPARE_WITH_TIMEOUT(int(w.canvas()->graph()->nodeCount()),
                                   int(w.passList()->trace()->passes.back().nodesAfter), 20000);
-        w.showStep(0);  // back to the imported graph
+        QVERIFY(showStepAndWait(w, 0));  // back to the imported graph
         QTRY_COMPARE_WITH_TIMEOUT(int(w.canvas()->graph()->nodeCount()), 42, 20000);
         QAbstractItemModelTester tester(w.passList(),
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);

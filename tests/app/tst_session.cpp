@@ -6,6 +6,7 @@
 #include "app/common/session.h"
 #include "compiler/pipelines.h"
 #include "core/onnx_import.h"
+#include "core/provenance.h"
 
 using namespace fsc;
 
@@ -13,13 +14,8 @@ namespace {
 
 Session compiledSample() {
     Session session;
-    auto model = importModel(FSC_SAMPLE_MODEL);
-    if (!model) qFatal("%s", model.status().message().c_str());
-    auto shared = std::make_shared<const Model>(std::move(*model));
-    session.setModel(shared);
-    auto compiled = compileModel(*shared, *pipelinePasses("O2"));
-    if (!compiled) qFatal("%s", compiled.status().message().c_str());
-    session.setCompiled(std::make_shared<const CompileTrace>(std::move(compiled->trace)));
+    if (Status s = session.open(FSC_SAMPLE_MODEL); !s) qFatal("%s", s.message().c_str());
+    if (Status s = session.compile(*pipelinePasses("O2")); !s) qFatal("%s", s.message().c_str());
     return session;
 }
 
@@ -44,6 +40,30 @@ Activity kernel(int64_t node, const char* name, int64_t ns, int iteration) {
 class TestSession : public QObject {
     Q_OBJECT
 private slots:
+    void opensAndCompilesWithoutAWindow() {
+        Session s;
+        QVERIFY(!s.compile(std::vector<std::string>{"fold-constants"}).isOk());  // nothing open
+        const Status missing = s.open("/nonexistent/model.onnx");
+        QVERIFY(!missing.isOk());
+        QVERIFY2(QString::fromStdString(missing.message()).contains("/nonexistent/model.onnx"), missing.message().c_str());
+        QVERIFY(!s.model());
+        QVERIFY(s.open(FSC_SAMPLE_MODEL).isOk());
+        const auto opened = s.model();
+        // An unknown pass: the error names the model, and nothing of the session is lost.
+        const Status bad = s.compile(std::vector<std::string>{"no-such-pass"});
+        QVERIFY(!bad.isOk());
+        QVERIFY2(QString::fromStdString(bad.message()).contains("no-such-pass"), bad.message().c_str());
+        QCOMPARE(s.model(), opened);
+        QVERIFY(!s.compiled() && !s.compiledModel());
+        QVERIFY(s.compile(*pipelinePasses("O2")).isOk());
+        // The compiled model is what the last step shows, and what runs.
+        QCOMPARE(s.compiledModel()->graph->nodeCount(), s.compiled()->passes.back().nodesAfter);
+        QCOMPARE(s.snapshotAt(s.stepCount() - 1)->nodeCount(), s.compiledModel()->graph->nodeCount());
+        QCOMPARE(s.model(), opened);  // the imported model stays what steps start from
+        s.setModel(opened);
+        QVERIFY(!s.compiledModel());
+    }
+
     void stepsAreTheCompilesPassesAfterTheImport() {
         Session s = compiledSample();
         const CompileTrace& trace = *s.compiled();
@@ -88,12 +108,12 @@ private slots:
         const auto imported = s.snapshotAt(0)->materialize();
         const auto last = s.snapshotAt(s.stepCount() - 1)->materialize();
         const NodeId attention = nodeOfType(*last, "Attention");
-        const std::vector<NodeId> sources = Session::linkedNodes(*last, attention, *imported);
+        const std::vector<NodeId> sources = linkedNodes(*last, attention, *imported);
         QVERIFY(std::find(sources.begin(), sources.end(), nodeOfType(*imported, "Softmax")) != sources.end());
         // And back: the imported Softmax links to the fused node.
-        const std::vector<NodeId> fused = Session::linkedNodes(*imported, nodeOfType(*imported, "Softmax"), *last);
+        const std::vector<NodeId> fused = linkedNodes(*imported, nodeOfType(*imported, "Softmax"), *last);
         QVERIFY(std::find(fused.begin(), fused.end(), attention) != fused.end());
-        QVERIFY(Session::linkedNodes(*last, NodeId{}, *imported).empty());
+        QVERIFY(linkedNodes(*last, NodeId{}, *imported).empty());
     }
 
     void heatAndKernelsBelongToTheStepThatRan() {
@@ -132,7 +152,7 @@ private slots:
         QVERIFY(!s.runMatchesStep());
         // A new compile: the run's ids belong to the one before.
         s.setRun(trace, ran);
-        s.setCompiled(s.compiled());
+        s.setCompiled(s.compiledResult());
         s.setStep(ran);
         QVERIFY(!s.runMatchesStep());
         QVERIFY(s.run());
