@@ -187,9 +187,7 @@ int compile(const CLI::App& app, const CompileArgs& a) {
         if (!plan) return fail(plan.status());
         quantizePlan = std::move(*plan);
     }
-    auto pipeline = buildPipeline(spec);
-    if (!pipeline) return fail(pipeline.status());
-    if (Status s = session.compile(std::move(*pipeline), options); !s) return fail(s);
+    if (Status s = session.compile(spec, options); !s) return fail(s);
     const CompileResult* result = session.compiledResult().get();
     const Graph& compiled = *result->model.graph;
     const GraphBreakReport breaks = findGraphBreaks(compiled, capabilities);

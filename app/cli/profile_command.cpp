@@ -158,7 +158,7 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
     if (!passes) return usageError(app, passes.status().message());
     Session session;
     if (Status s = session.open(model); !s) return fail(s.message());
-    if (Status s = session.compile(*passes); !s) return fail(s.message());
+    if (Status s = session.compile({.passes = std::move(*passes)}); !s) return fail(s.message());
     const CompileResult* compiled = session.compiledResult().get();
 
     ProfileRequest request;

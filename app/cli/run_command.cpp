@@ -104,7 +104,7 @@ int run(const CLI::App& app, const RunArgs& args) {
     if (!passes) return usageError(app, passes.status().message());
     Session session;
     if (Status s = session.open(args.model); !s) return fail(s.message());
-    if (Status s = session.compile(*passes); !s) return fail(s.message());
+    if (Status s = session.compile({.passes = std::move(*passes)}); !s) return fail(s.message());
     const Model* model = session.compiledModel().get();
     const std::string pipelineName = args.pipeline.name();
     options.threads = args.threads ? args.threads : int(std::max(1u, std::thread::hardware_concurrency()));

@@ -26,24 +26,26 @@ Status Session::open(const std::string& path) {
     return Status::ok();
 }
 
-Status Session::compile(std::vector<std::unique_ptr<Pass>> passes, const CompileOptions& options) {
-    if (!m_model) return Status(ErrorCode::InvalidArgument, "no model to compile");
-    return adoptCompile(compileModel(*m_model, std::move(passes), options));
+Result<CompileResult> Session::compileWith(const Model& model, const PipelineSpec& pipeline,
+                                           const CompileOptions& options) {
+    auto passes = buildPipeline(pipeline);
+    if (!passes) return passes.status();
+    auto result = compileModel(model, std::move(*passes), options);
+    if (!result) return result.status().withContext(model.path);
+    return result;
 }
 
-Status Session::compile(const std::vector<std::string>& passes, const CompileOptions& options) {
+Status Session::compile(const PipelineSpec& pipeline, const CompileOptions& options) {
     if (!m_model) return Status(ErrorCode::InvalidArgument, "no model to compile");
-    return adoptCompile(compileModel(*m_model, passes, options));
-}
-
-Status Session::adoptCompile(Result<CompileResult> result) {
-    if (!result) return result.status().withContext(m_model->path);
-    setCompiled(std::make_shared<const CompileResult>(std::move(*result)));
+    auto result = compileWith(*m_model, pipeline, options);
+    if (!result) return result.status();
+    setCompiled(std::make_shared<const CompileResult>(std::move(*result)), pipeline);
     return Status::ok();
 }
 
-void Session::setCompiled(std::shared_ptr<const CompileResult> result) {
+void Session::setCompiled(std::shared_ptr<const CompileResult> result, PipelineSpec pipeline) {
     m_result = std::move(result);
+    m_pipeline = std::move(pipeline);
     // Views of the parts that share the result's lifetime.
     m_compiled = m_result ? std::shared_ptr<const CompileTrace>(m_result, &m_result->trace) : nullptr;
     m_compiledModel = m_result ? std::shared_ptr<const Model>(m_result, &m_result->model) : nullptr;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/pass_manager.h"
+#include "compiler/pipelines.h"
 #include "core/graph.h"
 #include "profiler/trace.h"
 #include "views/heat_scale.h"
@@ -25,12 +26,16 @@ public:
     // Imports a model file (importModel: a one-line error naming the file and the cause).
     // On an error the session keeps what it had.
     Status open(const std::string& path);
-    // Compiles the model with these passes (made by buildPipeline, or by name); a failed
-    // compile says which model and leaves the session as it was.
-    Status compile(std::vector<std::unique_ptr<Pass>> passes, const CompileOptions& options = {});
-    Status compile(const std::vector<std::string>& passes, const CompileOptions& options = {});
-    // A new compile of the model; the step shown goes back to none (-1) until chosen.
-    void setCompiled(std::shared_ptr<const CompileResult> result);
+    // Compiles `model` with the pipeline described (its passes, precision and parallelism,
+    // placed by buildPipeline): what compile() and the GUI's compile job both call. A failed
+    // compile names the model.
+    static Result<CompileResult> compileWith(const Model& model, const PipelineSpec& pipeline,
+                                             const CompileOptions& options = {});
+    // Compiles the model open; on an error the session stays as it was.
+    Status compile(const PipelineSpec& pipeline, const CompileOptions& options = {});
+    // A new compile of the model with `pipeline`; the step shown goes back to none (-1).
+    void setCompiled(std::shared_ptr<const CompileResult> result, PipelineSpec pipeline = {});
+    const PipelineSpec& pipeline() const { return m_pipeline; }  // what the compile shown used
     const std::shared_ptr<const CompileResult>& compiledResult() const { return m_result; }
     const std::shared_ptr<const CompileTrace>& compiled() const { return m_compiled; }
     // The compiled model, what runs (null before a compile).
@@ -73,11 +78,11 @@ public:
     };
     static StepDiff diff(const Graph& before, const Graph& after);
 private:
-    Status adoptCompile(Result<CompileResult> result);
     std::shared_ptr<const Model> m_model;
     std::shared_ptr<const CompileResult> m_result;
     std::shared_ptr<const CompileTrace> m_compiled;     // parts of m_result
     std::shared_ptr<const Model> m_compiledModel;
+    PipelineSpec m_pipeline;
     int m_step = -1;
     std::shared_ptr<const Graph> m_stepGraph;
     std::shared_ptr<const Trace> m_run;

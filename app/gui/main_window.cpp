@@ -43,6 +43,7 @@
 #include "views/run_panel.h"
 #include "views/scope_outline_model.h"
 #include "views/sensitivity_panel.h"
+#include "views/status_line.h"
 #include "views/summary_view.h"
 #include "views/timeline_view.h"
 #include "views/work_indicator.h"
@@ -60,7 +61,7 @@ MainWindow::MainWindow(QWidget* parent)
       m_nodeView(new NodeTableView(this)),
       m_nodeTable(m_nodeView->nodes()),
       m_summary(new SummaryView(this)),
-      m_status(new QLabel(this)),
+      m_status(new StatusLine(this)),
       m_work(new WorkIndicator(m_jobs, this)) {
     m_canvas = new GraphCanvas(m_jobs, this);
     m_before = new GraphCanvas(m_jobs, this);

@@ -50,6 +50,7 @@ class TimelineView;
 class MemoryView;
 class RooflineView;
 class SensitivityPanel;
+class StatusLine;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -230,7 +231,7 @@ private:
     NodeTableView* m_nodeView;
     NodeTableModel* m_nodeTable;
     SummaryView* m_summary;
-    QLabel* m_status;
+    StatusLine* m_status;  // never re-lays out the window when its text changes
     WorkIndicator* m_work;  // long work in the status bar, with Cancel
 };
 

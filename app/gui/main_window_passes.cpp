@@ -17,6 +17,7 @@
 
 #include "compiler/graph_breaks.h"
 #include "compiler/pipelines.h"
+#include "views/status_line.h"
 #include "views/changes_panel.h"
 #include "views/graph_breaks_panel.h"
 #include "views/graph_canvas.h"
@@ -146,24 +147,25 @@ void MainWindow::chooseCustomPipeline() {
 void MainWindow::compilePasses(const QString& pipeline, const std::vector<std::string>& passes) {
     if (!m_session.model()) return;
     log(tr("Compiling with %1: %2 passes").arg(pipeline).arg(passes.size()));
+    const PipelineSpec spec{.passes = passes};
     // A newer choice replaces a compile under way (the runner cancels it and drops its result).
     m_jobs.start(
         this, kCompileJob, tr("Compiling %1").arg(pipeline),
-        [model = m_session.model(), passes](const JobRunner::Control& job) -> Result<std::shared_ptr<const CompileResult>> {
+        [model = m_session.model(), spec](const JobRunner::Control& job) -> Result<std::shared_ptr<const CompileResult>> {
             CompileOptions options;
             options.cancel = job.cancelFlag();
             options.progress = [&job](size_t index, size_t count, const std::string&) { job.progress(index, count); };
-            auto result = compileModel(*model, passes, options);
+            auto result = Session::compileWith(*model, spec, options);
             if (!result) return result.status();
             return std::make_shared<const CompileResult>(std::move(*result));
         },
-        [this, pipeline](Result<std::shared_ptr<const CompileResult>> result) {
+        [this, pipeline, spec](Result<std::shared_ptr<const CompileResult>> result) {
             if (!result) {
                 m_status->setText(tr("Compiling with %1 stopped: %2").arg(pipeline, QString::fromStdString(result.status().message())));
                 log(m_status->text());
                 return;
             }
-            m_session.setCompiled(*result);
+            m_session.setCompiled(*result, spec);
             const auto& trace = m_session.compiled();
             log(tr("Compiled with %1: %2 passes in %3 ms, %4 -> %5 nodes")
                     .arg(pipeline).arg(trace->passes.size()).arg(trace->totalMilliseconds, 0, 'f', 1)

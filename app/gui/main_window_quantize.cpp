@@ -10,6 +10,7 @@
 #include "compiler/pass_manager.h"
 #include "compiler/passes/passes.h"
 #include "compiler/quantization/accuracy.h"
+#include "views/status_line.h"
 #include "views/graph_canvas.h"
 #include "views/pass_list_model.h"
 #include "views/sensitivity_panel.h"

@@ -18,6 +18,7 @@
 #include "compiler/fused_domain.h"
 #include "profiler/node_stats.h"
 #include "profiler/run_store.h"
+#include "views/status_line.h"
 #include "views/graph_canvas.h"
 #include "views/memory_view.h"
 #include "views/node_properties_view.h"

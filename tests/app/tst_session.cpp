@@ -15,7 +15,7 @@ namespace {
 Session compiledSample() {
     Session session;
     if (Status s = session.open(FSC_SAMPLE_MODEL); !s) qFatal("%s", s.message().c_str());
-    if (Status s = session.compile(*pipelinePasses("O2")); !s) qFatal("%s", s.message().c_str());
+    if (Status s = session.compile({.passes = *pipelinePasses("O2")}); !s) qFatal("%s", s.message().c_str());
     return session;
 }
 
@@ -42,7 +42,7 @@ class TestSession : public QObject {
 private slots:
     void opensAndCompilesWithoutAWindow() {
         Session s;
-        QVERIFY(!s.compile(std::vector<std::string>{"fold-constants"}).isOk());  // nothing open
+        QVERIFY(!s.compile({.passes = {"fold-constants"}}).isOk());  // nothing open
         const Status missing = s.open("/nonexistent/model.onnx");
         QVERIFY(!missing.isOk());
         QVERIFY2(QString::fromStdString(missing.message()).contains("/nonexistent/model.onnx"), missing.message().c_str());
@@ -50,12 +50,18 @@ private slots:
         QVERIFY(s.open(FSC_SAMPLE_MODEL).isOk());
         const auto opened = s.model();
         // An unknown pass: the error names the model, and nothing of the session is lost.
-        const Status bad = s.compile(std::vector<std::string>{"no-such-pass"});
+        const Status bad = s.compile({.passes = {"no-such-pass"}});
         QVERIFY(!bad.isOk());
         QVERIFY2(QString::fromStdString(bad.message()).contains("no-such-pass"), bad.message().c_str());
         QCOMPARE(s.model(), opened);
         QVERIFY(!s.compiled() && !s.compiledModel());
-        QVERIFY(s.compile(*pipelinePasses("O2")).isOk());
+        PipelineSpec o2fp16{.passes = *pipelinePasses("O2"), .precision = Precision::Float16};
+        QVERIFY(s.compile(o2fp16).isOk());
+        QCOMPARE(s.pipeline().passes, o2fp16.passes);  // what the compile shown used
+        QVERIFY(s.pipeline().precision == Precision::Float16);
+        bool converted = false;  // buildPipeline placed the precision pass
+        for (const PassReport& p : s.compiled()->passes) converted |= p.name == "fp16-conversion";
+        QVERIFY(converted);
         // The compiled model is what the last step shows, and what runs.
         QCOMPARE(s.compiledModel()->graph->nodeCount(), s.compiled()->passes.back().nodesAfter);
         QCOMPARE(s.snapshotAt(s.stepCount() - 1)->nodeCount(), s.compiledModel()->graph->nodeCount());
