@@ -178,6 +178,9 @@ void NodePropertiesView::startWeightStats(const Node& n) {
         },
         [this](Stats stats) {
             QTreeWidgetItem* inputs = rowNamed(tr("Inputs"));
+            // Each item widget lays the whole tree out again (word-wrapped documentation
+            // included): the rows first, the charts in one go at the end.
+            std::vector<std::pair<QTreeWidgetItem*, HistogramWidget*>> charts;
             for (const auto& [value, s] : stats)
                 for (int i = 0; inputs && i < inputs->childCount(); ++i) {
                     QTreeWidgetItem* item = inputs->child(i);
@@ -188,11 +191,12 @@ void NodePropertiesView::startWeightStats(const Node& n) {
                     addRow(this, item, tr("sparsity"), QStringLiteral("%1% zeros").arg(100.0 * s.sparsity, 0, 'f', 2));
                     if (s.nonFinite) addRow(this, item, tr("not finite"), QString::number(s.nonFinite));
                     if (!s.histogram.empty()) {
-                        auto* chart = addRow(this, item, tr("histogram"), {});
-                        setItemWidget(chart, 1, new HistogramWidget(s.histogram, s.min, s.max));
+                        charts.push_back({addRow(this, item, tr("histogram"), {}),
+                                          new HistogramWidget(s.histogram, s.min, s.max)});
                     }
                     item->setExpanded(true);
                 }
+            for (const auto& [row, chart] : charts) setItemWidget(row, 1, chart);
             emit weightStatsShown();
         });
 }

@@ -33,7 +33,8 @@ struct ScreenshotRun {
     qint64 importedAt = 0;
     double importMs = 0, firstFrameMs = -1;
     int panesLaidOut = 0;  // graph panes showing their layout when the picture was taken
-    enum class Stage { Loading, Compiling, Showing, Running, Expanding } stage = Stage::Loading;
+    enum class Stage { Loading, Compiling, Stepping, Showing, Running, Expanding } stage = Stage::Loading;
+    int step = -1;  // the step asked for (--pass)
 };
 
 void runScreenshot(fsc::MainWindow& window, const QString& model, const QString& file, const QString& pass, bool timeIt,
@@ -62,9 +63,14 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
             }
             if (row < 0) return fail(QStringLiteral("--pass %1: not in the pipeline (%2)").arg(pass, names.join(QStringLiteral(", "))), 64);
         }
-        run->stage = ScreenshotRun::Stage::Showing;
         // compiled() comes with the last step shown and laying out: the next laidOut() is its.
-        if (row != window.session().step()) window.showStep(row);
+        // Another step is made in the background first (stepShown() follows).
+        run->step = row;
+        run->stage = row == window.session().step() ? ScreenshotRun::Stage::Showing : ScreenshotRun::Stage::Stepping;
+        if (run->stage == ScreenshotRun::Stage::Stepping) window.showStep(row);
+    });
+    QObject::connect(&window, &fsc::MainWindow::stepShown, &window, [run](int step) {
+        if (run->stage == ScreenshotRun::Stage::Stepping && step == run->step) run->stage = ScreenshotRun::Stage::Showing;
     });
     QObject::connect(window.canvas(), &fsc::GraphCanvas::laidOut, &window, [run, &window, file, fail, timeIt](double layoutMs, int) {
         if (run->firstFrameMs < 0) {
@@ -81,7 +87,9 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
                                 {QStringLiteral("import_ms"), run->importMs},
                                 {QStringLiteral("first_frame_ms"), run->firstFrameMs},
                                 {QStringLiteral("full_layout_ms"), layoutMs},
-                                {QStringLiteral("panes_laid_out"), run->panesLaidOut}};
+                                {QStringLiteral("panes_laid_out"), run->panesLaidOut},
+                                {QStringLiteral("step"), window.session().step()},
+                                {QStringLiteral("run_step"), window.session().runStep()}};
             std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
             QCoreApplication::exit(0);
         }

@@ -190,6 +190,18 @@ private slots:
             }
         QVERIFY2(coloured > 500, qPrintable(QString::number(coloured)));
         QCOMPARE(j[QStringLiteral("panes_laid_out")].toInt(), 1);
+        QCOMPARE(j[QStringLiteral("step")].toInt(), 0);
+
+        // --run times the step asked for, not the compiled one shown before it.
+        QProcess ran;
+        ran.setProcessEnvironment(env);
+        ran.start(QStringLiteral(FSC_GUI_BINARY), {QStringLiteral("--screenshot"), png, QStringLiteral("--pass"),
+                                                   QStringLiteral("imported"), QStringLiteral("--run")});
+        QVERIFY(ran.waitForFinished(60000));
+        QCOMPARE(ran.exitCode(), 0);
+        const QJsonObject r = QJsonDocument::fromJson(ran.readAllStandardOutput()).object();
+        QCOMPARE(r[QStringLiteral("step")].toInt(), 0);
+        QCOMPARE(r[QStringLiteral("run_step")].toInt(), 0);
 
         // Side by side: the picture waits for both panes' layouts (the left one once showed
         // "Laying out…" in it).
