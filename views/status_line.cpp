@@ -1,33 +1,31 @@
 #include "views/status_line.h"
 
-#include <QPainter>
+#include <QLabel>
 
 namespace fsc {
 
-StatusLine::StatusLine(QWidget* parent) : QWidget(parent) {
-    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+StatusLine::StatusLine(QWidget* parent) : QWidget(parent), m_label(new QLabel(this)) {
+    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
 }
 
 void StatusLine::setText(const QString& text) {
-    if (text == m_text) return;
-    m_text = text;
-    setToolTip(text);
-    update();  // a repaint only: the size does not depend on the text
+    m_label->setText(text);
+}
+
+QString StatusLine::text() const {
+    return m_label->text();
 }
 
 QSize StatusLine::sizeHint() const {
-    return {200, fontMetrics().height() + 4};
+    return m_label->sizeHint();
 }
 
 QSize StatusLine::minimumSizeHint() const {
-    return {40, fontMetrics().height() + 4};
+    return m_label->minimumSizeHint();
 }
 
-void StatusLine::paintEvent(QPaintEvent*) {
-    QPainter p(this);
-    p.setPen(palette().color(QPalette::WindowText));
-    const QRect area = rect().adjusted(2, 0, -2, 0);
-    p.drawText(area, Qt::AlignVCenter | Qt::AlignLeft, fontMetrics().elidedText(m_text, Qt::ElideMiddle, area.width()));
+void StatusLine::resizeEvent(QResizeEvent*) {
+    m_label->setGeometry(rect());
 }
 
 }  // namespace fsc

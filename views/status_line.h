@@ -1,8 +1,10 @@
 #pragma once
-// The status bar's line of text. Unlike a QLabel, a new text never asks the window for a
-// new layout (a QLabel's does, and laying out a window of large tables takes 5 ms); a text
-// too long for the line is elided in the middle, the whole of it in the tooltip.
+// The status bar's line of text: a QLabel inside a widget without a layout. A QLabel given
+// a new text asks its parent for a new layout, and in a status bar that re-lays out the
+// whole window (5 ms with large tables docked); here the request stops at this widget.
 #include <QWidget>
+
+class QLabel;
 
 namespace fsc {
 
@@ -11,15 +13,15 @@ class StatusLine : public QWidget {
 public:
     explicit StatusLine(QWidget* parent = nullptr);
     void setText(const QString& text);
-    const QString& text() const { return m_text; }
+    QString text() const;
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
 protected:
-    void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
-    QString m_text;
+    QLabel* m_label;
 };
 
 }  // namespace fsc

@@ -103,21 +103,23 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
             for (fsc::NodeId id : graph->order())
                 if (QString::fromStdString(graph->node(id).name) == select) found = id;
             if (!found.valid()) return fail(QStringLiteral("--select %1: no node of that name in the graph shown").arg(select), 64);
-            // The weights' statistics arrive from a worker: wait for them (or 5 s).
-            QEventLoop statsArrived;
-            QObject::connect(window.properties(), &fsc::NodePropertiesView::weightStatsShown, &statsArrived, &QEventLoop::quit);
-            QTimer::singleShot(5000, &statsArrived, &QEventLoop::quit);
             window.canvas()->revealNode(found);
-            bool hasWeights = false;
-            for (fsc::ValueId in : graph->node(found).inputs) hasWeights = hasWeights || (in.valid() && graph->value(in).initializer);
-            if (hasWeights) statsArrived.exec();
         }
         if (!dock.isEmpty()) {
             auto* shown = window.findChild<QDockWidget*>(dock + QStringLiteral("Dock"));
             if (!shown) return fail(QStringLiteral("--dock %1: no such dock (run, timeline, memory, log, nodes, breaks, changes)").arg(dock), 64);
             shown->raise();
         }
-        // With --compare the left pane lays out on its own: the picture waits for it (or 30 s).
+        // The picture waits for the background work still under way (graph breaks, the left
+        // pane's layout with --compare, a selected node's weight statistics), or 30 s.
+        QEventLoop settled;
+        QTimer poll;
+        QObject::connect(&poll, &QTimer::timeout, &settled, [&] {
+            if (!window.workPending()) settled.quit();
+        });
+        QTimer::singleShot(30000, &settled, &QEventLoop::quit);
+        poll.start(5);
+        settled.exec();
         int panes = 0;
         for (fsc::GraphCanvas* pane : {window.canvas(), window.beforeCanvas()}) {
             if (!pane->isVisible()) continue;

@@ -126,6 +126,8 @@ public:
     // Groups expanded when a model opens: -1 picks by size (all for small graphs).
     void setInitialExpandDepth(int depth) { m_initialDepth = depth; }
     bool loading() const;
+    // Background work under way (loading, compiling, a step's graphs, breaks, layouts, runs).
+    bool workPending() const { return m_jobs.busy(); }
 
 signals:
     void modelShown(QString path);
