@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "app/cli/cli_app.h"
-#include "app/cli/compile_report.h"
+#include "app/common/compile_report.h"
 #include "app/cli/graph_breaks_report.h"
 #include "app/cli/parallel_step.h"
 #include "app/cli/quantize_step.h"

@@ -9,7 +9,8 @@
 #include "app/cli/compile_command.h"
 #include "app/cli/profile_command.h"
 #include "app/cli/run_command.h"
-#include "app/cli/summary_json.h"
+#include "app/cli/walkthrough_command.h"
+#include "app/common/summary_json.h"
 #include "app/cli/summary_text.h"
 #include "app/common/build_info.h"
 #include "compiler/backends/device_query.h"
@@ -136,7 +137,7 @@ int main(int argc, char** argv) {
     cli.add_flag("--version", version, "the version, the git commit and the libraries in use")->group("");
     std::vector<Command> commands = {inspectCommand(cli), dumpCommand(cli), exportCommand(cli),
                                      compileCommand(cli), runCommand(cli),  profileCommand(cli),
-                                     devicesCommand(cli)};
+                                     walkthroughCommand(cli), devicesCommand(cli)};
     std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args.front() == "help") args.front() = "--help";
     std::reverse(args.begin(), args.end());  // CLI11 takes them last first

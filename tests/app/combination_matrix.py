@@ -53,6 +53,7 @@ commands += [
     ("run", [CLI, "run"], ["--output-dir", "{out}/outputs"]),
     ("run --json --pipeline O0", [CLI, "run"], ["--json", "--pipeline", "O0"]),
     ("run --backend cuda", [CLI, "run"], ["--backend", "cuda"]),
+    ("walkthrough", [CLI, "walkthrough"], ["--json", "-o", "{out}/walk.html"]),
     ("profile", [CLI, "profile"], ["--iterations", "2", "--warmup", "0", "-o", "{out}/runs.fsdb",
                                    "--trace", "{out}/trace.json", "--report", "{out}/report.html"]),
 ]

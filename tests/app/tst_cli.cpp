@@ -132,6 +132,67 @@ private slots:
         QCOMPARE(r.exitCode, 64);
     }
 
+    // The walkthrough's figures are what inspect and compile report (one source of truth);
+    // an unwritten chapter is refused by name; the page is self-contained.
+    void walkthroughFiguresAreTheOtherCommandsFigures() {
+        const QString model = QStringLiteral(FSC_SAMPLE_MODEL);
+        QTemporaryDir dir;
+        const QString html = dir.filePath(QStringLiteral("walk.html"));
+        Run r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("-o"), html});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.err.contains(QStringLiteral("walkthrough: chapter 3 (2 of 2)")), qPrintable(r.err));  // progress
+        const QJsonObject walk = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(walk[QStringLiteral("schema")].toString(), QStringLiteral("fusescope.walkthrough/1"));
+        const QJsonArray chapters = walk[QStringLiteral("chapters")].toArray();
+        QCOMPARE(chapters.size(), 2);
+        QCOMPARE(chapters[0].toObject()[QStringLiteral("id")].toInt(), 1);
+        QCOMPARE(chapters[1].toObject()[QStringLiteral("id")].toInt(), 3);
+        for (const auto& c : chapters) QVERIFY(!c.toObject()[QStringLiteral("paragraphs")].toArray().isEmpty());
+
+        // Chapter 1: the model as inspect --json describes it.
+        Run inspect = cli({QStringLiteral("inspect"), model, QStringLiteral("--json")});
+        QCOMPARE(inspect.exitCode, 0);
+        const QJsonObject figures1 = chapters[0].toObject()[QStringLiteral("figures")].toObject();
+        QCOMPARE(figures1[QStringLiteral("model")].toObject(), QJsonDocument::fromJson(inspect.out.toUtf8()).object());
+        QCOMPARE(figures1[QStringLiteral("symbolic_dims")].toArray(), QJsonArray{QStringLiteral("batch")});
+        QCOMPARE(figures1[QStringLiteral("top_level_scopes")].toObject()[QStringLiteral("transformer")].toInt(), 34);
+
+        // Chapter 3: compile --json's passes, pass for pass (timings aside).
+        Run compile = cli({QStringLiteral("compile"), model, QStringLiteral("--json")});
+        QCOMPARE(compile.exitCode, 0);
+        const QJsonObject compiled = QJsonDocument::fromJson(compile.out.toUtf8()).object();
+        const QJsonObject figures3 = chapters[1].toObject()[QStringLiteral("figures")].toObject();
+        QCOMPARE(figures3[QStringLiteral("nodes_after")].toInt(), compiled[QStringLiteral("nodes_after")].toInt());
+        const QJsonArray passes = figures3[QStringLiteral("passes")].toArray();
+        const QJsonArray expected = compiled[QStringLiteral("passes")].toArray();
+        QCOMPARE(passes.size(), expected.size());
+        for (qsizetype i = 0; i < passes.size(); ++i) {
+            QJsonObject got = passes[i].toObject(), want = expected[i].toObject();
+            got.remove(QStringLiteral("ms"));
+            want.remove(QStringLiteral("ms"));
+            QCOMPARE(got, want);
+        }
+
+        // The page: every chapter, no scripts or links out.
+        QFile page(html);
+        QVERIFY(page.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(page.readAll());
+        QVERIFY(text.contains(QStringLiteral("<h2 id=\"chapter-1\">")) && text.contains(QStringLiteral("<h2 id=\"chapter-3\">")));
+        QVERIFY(!text.contains(QStringLiteral("<script")) && !text.contains(QStringLiteral("http")));
+
+        // Chapters not written yet, or that do not exist, are refused by name.
+        r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("1,4")});
+        QCOMPARE(r.exitCode, 64);
+        QVERIFY2(r.err.contains(QStringLiteral("chapter 4 (Fusion) is not in this build yet; written: 1,3")), qPrintable(r.err));
+        r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("12")});
+        QCOMPARE(r.exitCode, 64);
+        r = cli({QStringLiteral("walkthrough"), model});
+        QCOMPARE(r.exitCode, 64);  // nowhere to write it
+        r = cli({QStringLiteral("walkthrough"), QStringLiteral("/nonexistent/model.onnx"), QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("error: /nonexistent/model.onnx: ")), qPrintable(r.err));
+    }
+
     // The options several commands share are declared once (app/cli/cli_app.cpp): each
     // command refuses a bad value with the same words and status 64.
     void sharedOptionsSayTheSameEverywhere() {

@@ -1,13 +1,13 @@
 #pragma once
-// Renderings of a compile trace for the CLI: the --explain text, the --json summary and
-// the trace.json change log with provenance.
+// Renderings of a compile trace: the CLI's --explain text, its --json summary (also the
+// walkthrough's pass figures) and the trace.json change log with provenance.
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "compiler/pass_manager.h"
 
-namespace fsc::cli {
+namespace fsc {
 
 std::string explainTrace(const CompileTrace& trace, const std::string& pipelineName,
                          size_t maxChangesPerPass);
@@ -16,4 +16,4 @@ nlohmann::json compileSummaryJson(const CompileResult& result, const std::string
 nlohmann::json traceJson(const CompileResult& result, const std::string& modelPath,
                          const std::string& pipelineName);
 
-}  // namespace fsc::cli
+}  // namespace fsc

@@ -1,10 +1,10 @@
-#include "app/cli/compile_report.h"
+#include "app/common/compile_report.h"
 
 #include <iomanip>
 #include <map>
 #include <sstream>
 
-namespace fsc::cli {
+namespace fsc {
 namespace {
 
 // The graph a node id belongs to at the time of a change: removed ids are looked up in
@@ -165,4 +165,4 @@ nlohmann::json traceJson(const CompileResult& result, const std::string& modelPa
     return j;
 }
 
-}  // namespace fsc::cli
+}  // namespace fsc

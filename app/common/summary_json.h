@@ -5,10 +5,10 @@
 
 #include "core/model_summary.h"
 
-namespace fsc::cli {
+namespace fsc {
 
 inline constexpr const char* kInspectSchema = "fusescope.inspect/1";
 
 nlohmann::json summaryToJson(const ModelSummary& summary, const std::string& file);
 
-}  // namespace fsc::cli
+}  // namespace fsc

@@ -1,6 +1,6 @@
-#include "app/cli/summary_json.h"
+#include "app/common/summary_json.h"
 
-namespace fsc::cli {
+namespace fsc {
 namespace {
 
 // Known dims as numbers, symbolic dims as their name, unknown dims as null; an unknown
@@ -61,4 +61,4 @@ nlohmann::json summaryToJson(const ModelSummary& s, const std::string& file) {
     return j;
 }
 
-}  // namespace fsc::cli
+}  // namespace fsc

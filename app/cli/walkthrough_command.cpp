@@ -1,0 +1,86 @@
+#include "app/cli/walkthrough_command.h"
+
+#include <fstream>
+#include <iostream>
+
+#include "app/common/walkthrough.h"
+#include "core/comma_list.h"
+#include "core/parse_int.h"
+
+namespace fsc::cli {
+namespace {
+
+struct WalkthroughArgs {
+    std::string model, output, chapters;
+    bool json = false;
+    PipelineChoice pipeline;
+};
+
+std::string writtenChapters() {
+    std::string list;
+    for (const ChapterEntry& e : walkthroughContents())
+        if (e.written) list += (list.empty() ? "" : ",") + std::to_string(e.id);
+    return list;
+}
+
+int walkthrough(const CLI::App& app, const WalkthroughArgs& a) {
+    if (a.model.empty()) return usageError(app, "walkthrough needs a MODEL");
+    if (a.output.empty() && !a.json) return usageError(app, "say where the walkthrough goes: -o FILE.html, --json, or both");
+    if (std::string why = a.pipeline.conflict(); !why.empty()) return usageError(app, why);
+    std::vector<int> ids;
+    for (const std::string& item : splitCommaList(a.chapters.empty() ? writtenChapters() : a.chapters)) {
+        int64_t id = 0;
+        if (!parseInt(item, id)) return usageError(app, "--chapters needs numbers such as 1,3 (got '" + item + "')");
+        const auto& contents = walkthroughContents();
+        auto entry = std::find_if(contents.begin(), contents.end(), [id](const ChapterEntry& e) { return e.id == id; });
+        if (entry == contents.end()) return usageError(app, "--chapters: there is no chapter " + item + " (1 to 10)");
+        if (!entry->written)
+            return usageError(app, "--chapters: chapter " + item + " (" + entry->title +
+                                       ") is not in this build yet; written: " + writtenChapters());
+        ids.push_back(int(id));
+    }
+    auto passes = a.pipeline.resolve();
+    if (!passes) return usageError(app, passes.status().message());
+
+    Session session;
+    std::cerr << "walkthrough: importing " << a.model << "\n";
+    if (Status s = session.open(a.model); !s) return fail(s.message());
+    std::cerr << "walkthrough: compiling with " << a.pipeline.name() << "\n";
+    if (Status s = session.compile({.passes = std::move(*passes)}); !s) return fail(s.message());
+    std::vector<WalkthroughChapter> chapters;
+    const WalkthroughInput input{session, a.pipeline.name()};
+    for (size_t i = 0; i < ids.size(); ++i) {
+        std::cerr << "walkthrough: chapter " << ids[i] << " (" << i + 1 << " of " << ids.size() << ")\n";
+        auto chapter = walkthroughChapter(ids[i], input);
+        if (!chapter) return fail(a.model + ": chapter " + std::to_string(ids[i]) + ": " + chapter.status().message());
+        chapters.push_back(std::move(*chapter));
+    }
+    if (!a.output.empty()) {
+        std::ofstream out(a.output, std::ios::binary);
+        if (!out || !(out << walkthroughHtml(chapters, a.model))) return fail(a.output + ": cannot write the walkthrough");
+        std::cerr << "walkthrough: wrote " << a.output << "\n";
+    }
+    if (a.json) std::cout << walkthroughJson(chapters, a.model).dump(2) << "\n";
+    return kExitOk;
+}
+
+}  // namespace
+
+Command walkthroughCommand(CLI::App& cli) {
+    auto* app = addCommand(cli, "walkthrough",
+                           "the model-to-GPU pipeline explained on the model, with its own figures (HTML, JSON)");
+    auto a = std::make_shared<WalkthroughArgs>();
+    app->add_option("MODEL", a->model, "the ONNX model");
+    const std::string output = "output";
+    app->add_option("-o,--output", a->output, "write the chapters as one self-contained HTML page")
+        ->type_name("FILE.html")
+        ->group(output);
+    app->add_flag("--json", a->json, "print the figures as JSON (schema fusescope.walkthrough/1)")->group(output);
+    app->add_option("--chapters", a->chapters, "only these chapters (default: every chapter written so far)")
+        ->type_name("1,3")
+        ->group(output);
+    addPipelineOptions(*app, a->pipeline, "compilation");
+    return {app, [app, a] { return walkthrough(*app, *a); }};
+}
+
+}  // namespace fsc::cli

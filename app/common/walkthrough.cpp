@@ -1,0 +1,213 @@
+#include "app/common/walkthrough.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "app/common/compile_report.h"
+#include "app/common/summary_json.h"
+#include "core/model_summary.h"
+
+namespace fsc {
+namespace {
+
+// Chapter 1: what the file holds, what the IR adds.
+WalkthroughChapter modelChapter(const WalkthroughInput& in) {
+    const Model& model = *in.session.model();
+    const Graph& g = *model.graph;
+    WalkthroughChapter c;
+    c.paragraphs = {
+        "An ONNX file is one protobuf message: a graph of nodes, each naming an operator of a "
+        "versioned operator set (ai.onnx for the standard ones, other domains for a vendor's), the "
+        "weights as initializers, and the graph's inputs and outputs with their element types and "
+        "shapes. An exporter runs or traces the framework's code and writes down the operations it "
+        "saw; a dimension it could not fix, such as the batch size or a sequence length, stays a "
+        "symbolic name.",
+        "The exporter's module path usually survives in the node names (/encoder/layer.0/attention/"
+        "MatMul): Fusescope groups nodes by it into scopes, which is how the canvas can show a "
+        "transformer as its layers before their operators.",
+        "Importing builds Fusescope's IR: the same nodes and values, plus what ONNX leaves "
+        "optional. Every intermediate value gets an element type and, where it can be worked out, "
+        "a shape (Fusescope's shape inference, with ONNX's where it is available). "
+        "The passes and kernels that follow rely on those types and shapes: a fusion checks that "
+        "a bias matches its MatMul, the memory planner sizes every buffer from them."};
+    c.figures["model"] = summaryToJson(summarizeModel(model), model.path);
+    std::set<std::string> symbols;
+    for (ValueId v : g.inputs)
+        for (const Dim& d : g.value(v).type.shape.dims())
+            if (d.isSymbolic()) symbols.insert(d.symbol());
+    c.figures["symbolic_dims"] = symbols;
+    std::map<std::string, size_t> scopes;  // top-level scope -> nodes in it
+    for (NodeId id : g.order()) {
+        const std::string& scope = g.node(id).scope;
+        if (!scope.empty()) ++scopes[scope.substr(0, scope.find('/'))];
+    }
+    c.figures["top_level_scopes"] = scopes;
+    size_t intermediates = 0, typed = 0, shaped = 0;
+    for (NodeId id : g.order())
+        for (ValueId v : g.node(id).outputs) {
+            if (!v.valid()) continue;
+            ++intermediates;
+            const ValueType& t = g.value(v).type;
+            typed += t.elemType != DType::Undefined;
+            bool known = t.shape.rankKnown();
+            for (const Dim& d : t.shape.dims()) known = known && !d.isUnknown();
+            shaped += known;
+        }
+    c.figures["node_outputs"] = {{"count", intermediates}, {"with_element_type", typed}, {"with_shape", shaped}};
+    return c;
+}
+
+// Chapter 3: each pass of the pipeline, what it changed and what it rejected and why.
+WalkthroughChapter passesChapter(const WalkthroughInput& in) {
+    const CompileResult& compiled = *in.session.compiledResult();
+    WalkthroughChapter c;
+    c.paragraphs = {
+        "A pipeline is an ordered list of passes. Each pass looks for something it can improve "
+        "(a constant it can fold, an identity it can drop, a pattern of nodes it can replace with "
+        "one fused node) and edits the graph through one rewriter, which records every node it "
+        "removed and added and, for each new node, the imported nodes it was made from.",
+        "Order matters: clean-up passes run first so that patterns see the graph in a canonical "
+        "form; fusions that would hide plain MatMuls run after the passes that need them (INT8 "
+        "quantization, tensor parallelism); memory planning runs last, on the final schedule.",
+        "A pattern that matched but could not be applied says why (a shape it cannot prove, a "
+        "value read elsewhere that fusing would have to duplicate): those rejections are where a "
+        "model misses a fusion it looks like it should get."};
+    const nlohmann::json summary = compileSummaryJson(compiled, in.session.model()->path, in.pipelineName);
+    for (const char* key : {"pipeline", "nodes_before", "nodes_after", "total_ms", "passes"}) c.figures[key] = summary[key];
+    nlohmann::json reasons = nlohmann::json::object();  // per pass: reason -> how many matches it stopped
+    for (const PassReport& p : compiled.trace.passes) {
+        std::map<std::string, int> byReason;
+        for (const Rejection& r : p.rejections) ++byReason[r.reason];
+        if (!byReason.empty()) reasons[p.name] = byReason;
+    }
+    c.figures["rejections_by_reason"] = reasons;
+    return c;
+}
+
+std::string escaped(const std::string& text) {
+    std::string out;
+    for (char ch : text) {
+        switch (ch) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            default: out += ch;
+        }
+    }
+    return out;
+}
+
+std::string scalarText(const nlohmann::json& j) {
+    return j.is_string() ? j.get<std::string>() : j.dump();
+}
+
+// Figures as HTML: an object as a two-column table, an array of objects as one table with a
+// column per key, anything else as text.
+void writeFigures(std::ostringstream& out, const nlohmann::json& j) {
+    if (j.is_object()) {
+        out << "<table>";
+        for (const auto& [key, value] : j.items()) {
+            out << "<tr><th>" << escaped(key) << "</th><td>";
+            writeFigures(out, value);
+            out << "</td></tr>";
+        }
+        out << "</table>";
+    } else if (j.is_array() && !j.empty() && j.front().is_object()) {
+        std::vector<std::string> columns;
+        for (const auto& row : j)
+            for (const auto& [key, value] : row.items())
+                if (std::find(columns.begin(), columns.end(), key) == columns.end()) columns.push_back(key);
+        out << "<table><tr>";
+        for (const std::string& col : columns) out << "<th>" << escaped(col) << "</th>";
+        out << "</tr>";
+        for (const auto& row : j) {
+            out << "<tr>";
+            for (const std::string& col : columns) {
+                out << "<td>";
+                if (row.contains(col)) writeFigures(out, row[col]);
+                out << "</td>";
+            }
+            out << "</tr>";
+        }
+        out << "</table>";
+    } else if (j.is_array()) {
+        for (size_t i = 0; i < j.size(); ++i) out << (i ? ", " : "") << escaped(scalarText(j[i]));
+    } else {
+        out << escaped(scalarText(j));
+    }
+}
+
+}  // namespace
+
+const std::vector<ChapterEntry>& walkthroughContents() {
+    static const std::vector<ChapterEntry> contents = {
+        {1, "From framework to ONNX to IR", true},
+        {2, "Eager vs compiled", false},
+        {3, "The passes, one by one", true},
+        {4, "Fusion", false},
+        {5, "Lowering and kernels", false},
+        {6, "Memory planning", false},
+        {7, "Graph breaks", false},
+        {8, "Quantization", false},
+        {9, "Tensor vs pipeline parallelism", false},
+        {10, "Benchmarking honestly", false},
+    };
+    return contents;
+}
+
+Result<WalkthroughChapter> walkthroughChapter(int id, const WalkthroughInput& input) {
+    const auto& contents = walkthroughContents();
+    auto entry = std::find_if(contents.begin(), contents.end(), [id](const ChapterEntry& e) { return e.id == id; });
+    if (entry == contents.end())
+        return Status(ErrorCode::InvalidArgument, "there is no chapter " + std::to_string(id) + " (1 to 10)");
+    if (!entry->written)
+        return Status(ErrorCode::InvalidArgument,
+                      "chapter " + std::to_string(id) + " (" + entry->title + ") is not in this build yet");
+    if (!input.session.model() || !input.session.compiledResult())
+        return Status(ErrorCode::InvalidArgument, "the walkthrough needs a model opened and compiled");
+    WalkthroughChapter chapter = id == 1 ? modelChapter(input) : passesChapter(input);
+    chapter.id = id;
+    chapter.title = entry->title;
+    return chapter;
+}
+
+nlohmann::json walkthroughJson(const std::vector<WalkthroughChapter>& chapters, const std::string& model) {
+    nlohmann::json j;
+    j["schema"] = kWalkthroughSchema;
+    j["model"] = model;
+    j["chapters"] = nlohmann::json::array();
+    for (const WalkthroughChapter& c : chapters) {
+        nlohmann::json cj = {{"id", c.id}, {"title", c.title}, {"paragraphs", c.paragraphs}, {"figures", c.figures}};
+        if (!c.notApplicable.empty()) cj["not_applicable"] = c.notApplicable;
+        j["chapters"].push_back(std::move(cj));
+    }
+    return j;
+}
+
+std::string walkthroughHtml(const std::vector<WalkthroughChapter>& chapters, const std::string& model) {
+    std::ostringstream out;
+    out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Walkthrough: " << escaped(model)
+        << "</title>\n<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.45}"
+           "table{border-collapse:collapse;margin:.3em 0}th,td{border:1px solid #ccc;padding:2px 6px;"
+           "text-align:left;vertical-align:top;font-size:90%}th{background:#f2f2f2}"
+           "h2{border-bottom:1px solid #ddd;margin-top:2em}.na{color:#a33}</style></head><body>\n"
+        << "<h1>From model to kernels: " << escaped(model) << "</h1>\n<ol>";
+    for (const WalkthroughChapter& c : chapters)
+        out << "<li value=\"" << c.id << "\"><a href=\"#chapter-" << c.id << "\">" << escaped(c.title) << "</a></li>";
+    out << "</ol>\n";
+    for (const WalkthroughChapter& c : chapters) {
+        out << "<h2 id=\"chapter-" << c.id << "\">" << c.id << ". " << escaped(c.title) << "</h2>\n";
+        for (const std::string& p : c.paragraphs) out << "<p>" << escaped(p) << "</p>\n";
+        if (!c.notApplicable.empty()) out << "<p class=\"na\">" << escaped(c.notApplicable) << "</p>\n";
+        out << "<h3>This model</h3>\n";
+        writeFigures(out, c.figures);
+        out << "\n";
+    }
+    out << "</body></html>\n";
+    return out.str();
+}
+
+}  // namespace fsc
