@@ -11,7 +11,7 @@
 
 #include "app/cli/cli_app.h"
 #include "app/common/compile_report.h"
-#include "app/cli/graph_breaks_report.h"
+#include "app/common/graph_breaks_report.h"
 #include "app/cli/parallel_step.h"
 #include "app/cli/quantize_step.h"
 #include "app/common/session.h"

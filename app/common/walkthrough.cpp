@@ -6,7 +6,10 @@
 #include <sstream>
 
 #include "app/common/compile_report.h"
+#include "app/common/graph_breaks_report.h"
 #include "app/common/summary_json.h"
+#include "compiler/capability_table.h"
+#include "compiler/graph_breaks.h"
 #include "core/model_summary.h"
 
 namespace fsc {
@@ -86,6 +89,41 @@ WalkthroughChapter passesChapter(const WalkthroughInput& in) {
     return c;
 }
 
+// Chapter 7: where the compiled graph leaves the GPU, on the CUDA capability table.
+WalkthroughChapter breaksChapter(const WalkthroughInput& in) {
+    const Graph& g = *in.session.compiledModel()->graph;
+    WalkthroughChapter c;
+    c.paragraphs = {
+        "A backend says which operators (and element types) it runs in a capability table. A node "
+        "the CUDA table does not claim, a vendor op or an exotic data type, runs on the host: "
+        "execution leaves the GPU, the values that cross are copied over PCIe, the GPU waits for "
+        "the host and then for the copy back. That is a graph break. It also cuts the graph into "
+        "regions, and Fusescope replays a run as one CUDA Graph only when every node is on the "
+        "device: with a break, every kernel is launched one by one, so a break costs launches as "
+        "well as copies.",
+        "Shape arithmetic (Shape, then Gather and Concat on the result, feeding a Reshape) is done "
+        "by the host from the shapes it already knows: it needs no data from the GPU and causes no "
+        "break. The fix for a real break is a device kernel for the op, or an export that avoids it.",
+        "The figures below are the analysis compile --json reports: which nodes run where, each "
+        "break with its reason and the bytes that cross. What those copies cost is measured by "
+        "running on a GPU (fusescope-cli run --backend cuda); this chapter does not run the model."};
+    const GraphBreakReport report = findGraphBreaks(g, CapabilityTable::cuda());
+    c.figures["graph_breaks"] = breaksJson(report, g);
+    int64_t copied = 0;
+    std::map<std::string, int> hostOps;  // what falls back, by op
+    for (const GraphBreak& b : report.breaks) copied += std::max<int64_t>(0, b.bytes);
+    for (const GraphRegion& region : report.regions)
+        if (region.placement == Placement::Host)
+            for (NodeId id : region.nodes) ++hostOps[g.node(id).opType];
+    c.figures["bytes_crossing_per_run"] = copied;
+    c.figures["host_ops"] = hostOps;
+    if (report.breaks.empty())
+        c.notApplicable = "Every node of this model runs on the GPU: there is no break to show. A model with a "
+                          "vendor op the CUDA table does not claim (an exporter's com.microsoft op, for one) "
+                          "would show them.";
+    return c;
+}
+
 std::string escaped(const std::string& text) {
     std::string out;
     for (char ch : text) {
@@ -150,7 +188,7 @@ const std::vector<ChapterEntry>& walkthroughContents() {
         {4, "Fusion", false},
         {5, "Lowering and kernels", false},
         {6, "Memory planning", false},
-        {7, "Graph breaks", false},
+        {7, "Graph breaks", true},
         {8, "Quantization", false},
         {9, "Tensor vs pipeline parallelism", false},
         {10, "Benchmarking honestly", false},
@@ -168,7 +206,7 @@ Result<WalkthroughChapter> walkthroughChapter(int id, const WalkthroughInput& in
                       "chapter " + std::to_string(id) + " (" + entry->title + ") is not in this build yet");
     if (!input.session.model() || !input.session.compiledResult())
         return Status(ErrorCode::InvalidArgument, "the walkthrough needs a model opened and compiled");
-    WalkthroughChapter chapter = id == 1 ? modelChapter(input) : passesChapter(input);
+    WalkthroughChapter chapter = id == 1 ? modelChapter(input) : id == 3 ? passesChapter(input) : breaksChapter(input);
     chapter.id = id;
     chapter.title = entry->title;
     return chapter;

@@ -1,9 +1,9 @@
-#include "app/cli/graph_breaks_report.h"
+#include "app/common/graph_breaks_report.h"
 
 #include <map>
 #include <sstream>
 
-namespace fsc::cli {
+namespace fsc {
 
 std::string breaksSummaryLine(const GraphBreakReport& r) {
     std::ostringstream s;
@@ -60,4 +60,4 @@ nlohmann::json breaksJson(const GraphBreakReport& r, const Graph& g) {
             {"breaks", breaks}};
 }
 
-}  // namespace fsc::cli
+}  // namespace fsc

@@ -1,5 +1,5 @@
 #pragma once
-// Renderings of a graph-break analysis for the CLI: text for --explain and JSON for --json
+// Renderings of a graph-break analysis: text for the CLI's --explain, JSON for its --json
 // and trace.json.
 #include <string>
 
@@ -7,10 +7,10 @@
 
 #include "compiler/graph_breaks.h"
 
-namespace fsc::cli {
+namespace fsc {
 
 std::string breaksSummaryLine(const GraphBreakReport& report);
 std::string explainBreaks(const GraphBreakReport& report, const Graph& graph, size_t maxListed);
 nlohmann::json breaksJson(const GraphBreakReport& report, const Graph& graph);
 
-}  // namespace fsc::cli
+}  // namespace fsc
