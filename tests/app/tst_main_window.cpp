@@ -50,24 +50,28 @@ QByteArray readFile(const QString& path) {
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
-// Shows the window, opens `path` and waits until its compiled graph (O2) is laid out.
+// Shows the window, opens `path` and waits until its compiled graph (O2) is laid out and
+// nothing is left running in the background.
 bool openCompiled(MainWindow& w, const QString& path, QSize size) {
     w.resize(size);
     w.show();
     QSignalSpy compiled(&w, &MainWindow::compiled);
     w.openModel(path);
     if (!compiled.wait(30000)) return false;
+    // Laid out, and the step's other background work (graph breaks) delivered too.
     return QTest::qWaitFor(
-        [&] { return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(); },
+        [&] {
+            return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut() && !w.workPending();
+        },
         20000);
 }
 
-// Shows a step and waits until its graph is made and handed to the views (the canvas may
-// still be laying it out).
+// Shows a step and waits until its graph is made and handed to the views, and laid out,
+// its breaks found.
 bool showStepAndWait(MainWindow& w, int row) {
     QSignalSpy shown(&w, &MainWindow::stepShown);
     w.showStep(row);
-    return shown.wait(20000);
+    return shown.wait(20000) && QTest::qWaitFor([&] { return !w.workPending(); }, 20000);
 }
 
 }  // namespace
