@@ -10,6 +10,9 @@
 #include "app/common/summary_json.h"
 #include "compiler/capability_table.h"
 #include "compiler/graph_breaks.h"
+#include "compiler/memory_plan.h"
+#include "compiler/runtime/executor.h"
+#include "compiler/runtime/feeds.h"
 #include "core/model_summary.h"
 
 namespace fsc {
@@ -86,6 +89,55 @@ WalkthroughChapter passesChapter(const WalkthroughInput& in) {
         if (!byReason.empty()) reasons[p.name] = byReason;
     }
     c.figures["rejections_by_reason"] = reasons;
+    return c;
+}
+
+// Chapter 6: the arena the executor planned for the compiled graph on generated inputs
+// (run's inputs: seed 0, the sizes input_sizing picks), against the naive sum and the bound.
+WalkthroughChapter memoryChapter(const WalkthroughInput& in) {
+    WalkthroughChapter c;
+    c.paragraphs = {
+        "Every intermediate tensor is needed from the node that produces it to the last node that "
+        "reads it. Giving each its own allocation costs the sum of all of them: the naive figure "
+        "below. The planner instead lays every intermediate out in one arena, each at an offset "
+        "chosen so that tensors alive at the same time never overlap (largest first, as TensorFlow "
+        "Lite's arena planner does), and tensors whose lives do not overlap share bytes.",
+        "No plan can use less than the most bytes alive at any one step: the lower bound. The gap "
+        "between the arena and the bound is fragmentation; the gap between the naive sum and the "
+        "arena is what planning saves. The schedule decides the bound itself: running a branch to "
+        "its end before starting the next keeps fewer tensors alive (the O3 pipeline reorders for "
+        "that).",
+        "The curve is the arena's live bytes at each step of the schedule, the same the Memory dock "
+        "draws; its peak is the bound."};
+    ExecutorOptions options;
+    auto executor = Executor::create(*in.session.compiledModel(), options);
+    if (!executor) {
+        c.notApplicable = "The compiled model does not run on the CPU here (" + executor.status().message() +
+                          "), so there is no plan to show; a model of standard ONNX ops would show one.";
+        return c;
+    }
+    auto feeds = buildFeeds(**executor, FeedOptions{});
+    auto ran = feeds ? (*executor)->run(feeds->tensors) : Result<std::vector<RtTensor>>(feeds.status());
+    const MemoryPlan* plan = ran ? (*executor)->lastMemoryPlan() : nullptr;
+    if (!plan) {
+        c.notApplicable = "The compiled model did not run on generated inputs (" +
+                          (ran ? std::string("no plan was made") : ran.status().message()) +
+                          "), so there is no plan to show; a model of standard ONNX ops would show one.";
+        return c;
+    }
+    c.figures["arena_bytes"] = plan->arenaBytes;
+    c.figures["naive_bytes"] = plan->naiveBytes;
+    c.figures["lower_bound_bytes"] = plan->lowerBoundBytes;
+    c.figures["intermediates"] = plan->assignments.size();
+    const auto& steps = (*executor)->plan().steps;
+    nlohmann::json curve = nlohmann::json::array();  // live bytes at each step
+    for (size_t s = 0; s < steps.size(); ++s) {
+        size_t live = 0;
+        for (const auto& a : plan->assignments)
+            if (a.buffer.firstStep <= s && s <= a.buffer.lastStep) live += a.buffer.bytes;
+        curve.push_back({{"step", s}, {"node", steps[s].nodeName}, {"live_bytes", live}});
+    }
+    c.figures["live_bytes_by_step"] = std::move(curve);
     return c;
 }
 
@@ -187,7 +239,7 @@ const std::vector<ChapterEntry>& walkthroughContents() {
         {3, "The passes, one by one", true},
         {4, "Fusion", false},
         {5, "Lowering and kernels", false},
-        {6, "Memory planning", false},
+        {6, "Memory planning", true},
         {7, "Graph breaks", true},
         {8, "Quantization", false},
         {9, "Tensor vs pipeline parallelism", false},
@@ -206,7 +258,10 @@ Result<WalkthroughChapter> walkthroughChapter(int id, const WalkthroughInput& in
                       "chapter " + std::to_string(id) + " (" + entry->title + ") is not in this build yet");
     if (!input.session.model() || !input.session.compiledResult())
         return Status(ErrorCode::InvalidArgument, "the walkthrough needs a model opened and compiled");
-    WalkthroughChapter chapter = id == 1 ? modelChapter(input) : id == 3 ? passesChapter(input) : breaksChapter(input);
+    WalkthroughChapter chapter = id == 1   ? modelChapter(input)
+                                 : id == 3 ? passesChapter(input)
+                                 : id == 6 ? memoryChapter(input)
+                                           : breaksChapter(input);
     chapter.id = id;
     chapter.title = entry->title;
     return chapter;

@@ -140,14 +140,15 @@ private slots:
         const QString html = dir.filePath(QStringLiteral("walk.html"));
         Run r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("-o"), html});
         QCOMPARE(r.exitCode, 0);
-        QVERIFY2(r.err.contains(QStringLiteral("walkthrough: chapter 3 (2 of 3)")), qPrintable(r.err));  // progress
+        QVERIFY2(r.err.contains(QStringLiteral("walkthrough: chapter 3 (2 of 4)")), qPrintable(r.err));  // progress
         const QJsonObject walk = QJsonDocument::fromJson(r.out.toUtf8()).object();
         QCOMPARE(walk[QStringLiteral("schema")].toString(), QStringLiteral("fusescope.walkthrough/1"));
         const QJsonArray chapters = walk[QStringLiteral("chapters")].toArray();
-        QCOMPARE(chapters.size(), 3);  // every chapter written so far
+        QCOMPARE(chapters.size(), 4);  // every chapter written so far
         QCOMPARE(chapters[0].toObject()[QStringLiteral("id")].toInt(), 1);
         QCOMPARE(chapters[1].toObject()[QStringLiteral("id")].toInt(), 3);
-        QCOMPARE(chapters[2].toObject()[QStringLiteral("id")].toInt(), 7);
+        QCOMPARE(chapters[2].toObject()[QStringLiteral("id")].toInt(), 6);
+        QCOMPARE(chapters[3].toObject()[QStringLiteral("id")].toInt(), 7);
         for (const auto& c : chapters) QVERIFY(!c.toObject()[QStringLiteral("paragraphs")].toArray().isEmpty());
 
         // Chapter 1: the model as inspect --json describes it.
@@ -181,6 +182,18 @@ private slots:
         QVERIFY(text.contains(QStringLiteral("<h2 id=\"chapter-1\">")) && text.contains(QStringLiteral("<h2 id=\"chapter-3\">")));
         QVERIFY(!text.contains(QStringLiteral("<script")) && !text.contains(QStringLiteral("http")));
 
+        // Chapter 6: the memory plan run --json reports, and its curve peaks at the bound.
+        Run run = cli({QStringLiteral("run"), model, QStringLiteral("--json")});
+        QCOMPARE(run.exitCode, 0);
+        const QJsonObject memory = QJsonDocument::fromJson(run.out.toUtf8()).object()[QStringLiteral("memory")].toObject();
+        const QJsonObject figures6 = chapters[2].toObject()[QStringLiteral("figures")].toObject();
+        for (const char* key : {"arena_bytes", "naive_bytes", "lower_bound_bytes"})
+            QCOMPARE(figures6[QLatin1String(key)].toInteger(), memory[QLatin1String(key)].toInteger());
+        qint64 peak = 0;
+        for (const auto& step : figures6[QStringLiteral("live_bytes_by_step")].toArray())
+            peak = std::max(peak, step.toObject()[QStringLiteral("live_bytes")].toInteger());
+        QCOMPARE(peak, memory[QStringLiteral("lower_bound_bytes")].toInteger());
+
         // Chapter 7: compile --json's graph-break analysis, on a model with a vendor op.
         const QString breaks = QStringLiteral(FSC_FIXTURE_DIR "/good/breaks.onnx");
         r = cli({QStringLiteral("walkthrough"), breaks, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("7")});
@@ -194,6 +207,14 @@ private slots:
         QVERIFY(figures7[QStringLiteral("bytes_crossing_per_run")].toInt() >= 64);  // 'r', float32[2,8]
         QCOMPARE(figures7[QStringLiteral("host_ops")].toObject()[QStringLiteral("Gelu")].toInt(), 1);
         QVERIFY(!chapter7.contains(QStringLiteral("not_applicable")));
+        // That model does not run on the CPU: chapter 6 says why instead of failing the page.
+        r = cli({QStringLiteral("walkthrough"), breaks, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("6")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(QJsonDocument::fromJson(r.out.toUtf8())
+                    .object()[QStringLiteral("chapters")][0]
+                    .toObject()[QStringLiteral("not_applicable")]
+                    .toString()
+                    .contains(QStringLiteral("no cpu kernel for com.microsoft.Gelu")));
         // The sample runs wholly on the GPU: the chapter says so and what model would show one.
         r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("7")});
         QCOMPARE(r.exitCode, 0);
@@ -206,7 +227,7 @@ private slots:
         // Chapters not written yet, or that do not exist, are refused by name.
         r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("1,4")});
         QCOMPARE(r.exitCode, 64);
-        QVERIFY2(r.err.contains(QStringLiteral("chapter 4 (Fusion) is not in this build yet; written: 1,3,7")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("chapter 4 (Fusion) is not in this build yet; written: 1,3,6,7")), qPrintable(r.err));
         r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("12")});
         QCOMPARE(r.exitCode, 64);
         r = cli({QStringLiteral("walkthrough"), model});
