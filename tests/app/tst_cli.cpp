@@ -140,21 +140,21 @@ private slots:
         const QString html = dir.filePath(QStringLiteral("walk.html"));
         Run r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("-o"), html});
         QCOMPARE(r.exitCode, 0);
-        QVERIFY2(r.err.contains(QStringLiteral("walkthrough: chapter 3 (2 of 4)")), qPrintable(r.err));  // progress
+        QVERIFY2(r.err.contains(QStringLiteral("walkthrough: chapter 3 (3 of 5)")), qPrintable(r.err));  // progress
         const QJsonObject walk = QJsonDocument::fromJson(r.out.toUtf8()).object();
         QCOMPARE(walk[QStringLiteral("schema")].toString(), QStringLiteral("fusescope.walkthrough/1"));
         const QJsonArray chapters = walk[QStringLiteral("chapters")].toArray();
-        QCOMPARE(chapters.size(), 4);  // every chapter written so far
-        QCOMPARE(chapters[0].toObject()[QStringLiteral("id")].toInt(), 1);
-        QCOMPARE(chapters[1].toObject()[QStringLiteral("id")].toInt(), 3);
-        QCOMPARE(chapters[2].toObject()[QStringLiteral("id")].toInt(), 6);
-        QCOMPARE(chapters[3].toObject()[QStringLiteral("id")].toInt(), 7);
+        QCOMPARE(chapters.size(), 5);  // every chapter written so far, in order
+        const QList<int> ids{1, 2, 3, 6, 7};
+        for (qsizetype i = 0; i < chapters.size(); ++i)
+            QCOMPARE(chapters[i].toObject()[QStringLiteral("id")].toInt(), ids[i]);
+        auto figuresOf = [&](int id) { return chapters[ids.indexOf(id)].toObject()[QStringLiteral("figures")].toObject(); };
         for (const auto& c : chapters) QVERIFY(!c.toObject()[QStringLiteral("paragraphs")].toArray().isEmpty());
 
         // Chapter 1: the model as inspect --json describes it.
         Run inspect = cli({QStringLiteral("inspect"), model, QStringLiteral("--json")});
         QCOMPARE(inspect.exitCode, 0);
-        const QJsonObject figures1 = chapters[0].toObject()[QStringLiteral("figures")].toObject();
+        const QJsonObject figures1 = figuresOf(1);
         QCOMPARE(figures1[QStringLiteral("model")].toObject(), QJsonDocument::fromJson(inspect.out.toUtf8()).object());
         QCOMPARE(figures1[QStringLiteral("symbolic_dims")].toArray(), QJsonArray{QStringLiteral("batch")});
         QCOMPARE(figures1[QStringLiteral("top_level_scopes")].toObject()[QStringLiteral("transformer")].toInt(), 34);
@@ -163,7 +163,7 @@ private slots:
         Run compile = cli({QStringLiteral("compile"), model, QStringLiteral("--json")});
         QCOMPARE(compile.exitCode, 0);
         const QJsonObject compiled = QJsonDocument::fromJson(compile.out.toUtf8()).object();
-        const QJsonObject figures3 = chapters[1].toObject()[QStringLiteral("figures")].toObject();
+        const QJsonObject figures3 = figuresOf(3);
         QCOMPARE(figures3[QStringLiteral("nodes_after")].toInt(), compiled[QStringLiteral("nodes_after")].toInt());
         const QJsonArray passes = figures3[QStringLiteral("passes")].toArray();
         const QJsonArray expected = compiled[QStringLiteral("passes")].toArray();
@@ -182,11 +182,25 @@ private slots:
         QVERIFY(text.contains(QStringLiteral("<h2 id=\"chapter-1\">")) && text.contains(QStringLiteral("<h2 id=\"chapter-3\">")));
         QVERIFY(!text.contains(QStringLiteral("<script")) && !text.contains(QStringLiteral("http")));
 
+        // Chapter 2: the imported graph (inspect's node count) against the compiled one
+        // (compile's), timed in the same run; the fused graph moves fewer bytes.
+        const QJsonObject figures2 = figuresOf(2);
+        const QJsonObject eager = figures2[QStringLiteral("eager")].toObject(), fused = figures2[QStringLiteral("compiled")].toObject();
+        QCOMPARE(eager[QStringLiteral("nodes")].toInt(),
+                 figures1[QStringLiteral("model")].toObject()[QStringLiteral("nodes")].toObject()[QStringLiteral("top_level")].toInt());
+        QCOMPARE(fused[QStringLiteral("nodes")].toInt(), compiled[QStringLiteral("nodes_after")].toInt());
+        QVERIFY(eager[QStringLiteral("kernels")].toInt() > fused[QStringLiteral("kernels")].toInt());
+        QVERIFY(eager[QStringLiteral("bytes_moved")].toDouble() > fused[QStringLiteral("bytes_moved")].toDouble());
+        QVERIFY(eager[QStringLiteral("median_ms")].toDouble() > 0 && fused[QStringLiteral("median_ms")].toDouble() > 0);
+        QCOMPARE(figures2[QStringLiteral("speedup")].toDouble(),
+                 eager[QStringLiteral("median_ms")].toDouble() / fused[QStringLiteral("median_ms")].toDouble());
+        QCOMPARE(figures2[QStringLiteral("timing")].toObject()[QStringLiteral("iterations")].toInt(), 10);
+
         // Chapter 6: the memory plan run --json reports, and its curve peaks at the bound.
         Run run = cli({QStringLiteral("run"), model, QStringLiteral("--json")});
         QCOMPARE(run.exitCode, 0);
         const QJsonObject memory = QJsonDocument::fromJson(run.out.toUtf8()).object()[QStringLiteral("memory")].toObject();
-        const QJsonObject figures6 = chapters[2].toObject()[QStringLiteral("figures")].toObject();
+        const QJsonObject figures6 = figuresOf(6);
         for (const char* key : {"arena_bytes", "naive_bytes", "lower_bound_bytes"})
             QCOMPARE(figures6[QLatin1String(key)].toInteger(), memory[QLatin1String(key)].toInteger());
         qint64 peak = 0;
@@ -207,14 +221,12 @@ private slots:
         QVERIFY(figures7[QStringLiteral("bytes_crossing_per_run")].toInt() >= 64);  // 'r', float32[2,8]
         QCOMPARE(figures7[QStringLiteral("host_ops")].toObject()[QStringLiteral("Gelu")].toInt(), 1);
         QVERIFY(!chapter7.contains(QStringLiteral("not_applicable")));
-        // That model does not run on the CPU: chapter 6 says why instead of failing the page.
-        r = cli({QStringLiteral("walkthrough"), breaks, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("6")});
+        // That model does not run on the CPU: chapters 2 and 6 say why instead of failing the page.
+        r = cli({QStringLiteral("walkthrough"), breaks, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("2,6")});
         QCOMPARE(r.exitCode, 0);
-        QVERIFY(QJsonDocument::fromJson(r.out.toUtf8())
-                    .object()[QStringLiteral("chapters")][0]
-                    .toObject()[QStringLiteral("not_applicable")]
-                    .toString()
-                    .contains(QStringLiteral("no cpu kernel for com.microsoft.Gelu")));
+        for (const auto& chapter : QJsonDocument::fromJson(r.out.toUtf8()).object()[QStringLiteral("chapters")].toArray())
+            QVERIFY(chapter.toObject()[QStringLiteral("not_applicable")].toString().contains(
+                QStringLiteral("no cpu kernel for com.microsoft.Gelu")));
         // The sample runs wholly on the GPU: the chapter says so and what model would show one.
         r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("7")});
         QCOMPARE(r.exitCode, 0);
@@ -227,7 +239,7 @@ private slots:
         // Chapters not written yet, or that do not exist, are refused by name.
         r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("1,4")});
         QCOMPARE(r.exitCode, 64);
-        QVERIFY2(r.err.contains(QStringLiteral("chapter 4 (Fusion) is not in this build yet; written: 1,3,6,7")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("chapter 4 (Fusion) is not in this build yet; written: 1,2,3,6,7")), qPrintable(r.err));
         r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("12")});
         QCOMPARE(r.exitCode, 64);
         r = cli({QStringLiteral("walkthrough"), model});
