@@ -18,6 +18,7 @@ SampleStats computeStats(std::vector<double> samples) {
     s.max = samples.back();
     s.median = rank(0.5);
     s.p90 = rank(0.9);
+    s.p99 = rank(0.99);
     return s;
 }
 

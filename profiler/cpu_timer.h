@@ -22,7 +22,7 @@ private:
 
 // Order statistics over timing samples (milliseconds). Empty samples give zeros.
 struct SampleStats {
-    double min = 0, median = 0, p90 = 0, max = 0;
+    double min = 0, median = 0, p90 = 0, p99 = 0, max = 0;
     size_t count = 0;
 };
 

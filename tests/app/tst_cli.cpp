@@ -140,12 +140,12 @@ private slots:
         const QString html = dir.filePath(QStringLiteral("walk.html"));
         Run r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("-o"), html});
         QCOMPARE(r.exitCode, 0);
-        QVERIFY2(r.err.contains(QStringLiteral("walkthrough: chapter 3 (3 of 5)")), qPrintable(r.err));  // progress
+        QVERIFY2(r.err.contains(QStringLiteral("walkthrough: chapter 3 (3 of 6)")), qPrintable(r.err));  // progress
         const QJsonObject walk = QJsonDocument::fromJson(r.out.toUtf8()).object();
         QCOMPARE(walk[QStringLiteral("schema")].toString(), QStringLiteral("fusescope.walkthrough/1"));
         const QJsonArray chapters = walk[QStringLiteral("chapters")].toArray();
-        QCOMPARE(chapters.size(), 5);  // every chapter written so far, in order
-        const QList<int> ids{1, 2, 3, 6, 7};
+        QCOMPARE(chapters.size(), 6);  // every chapter written so far, in order
+        const QList<int> ids{1, 2, 3, 6, 7, 10};
         for (qsizetype i = 0; i < chapters.size(); ++i)
             QCOMPARE(chapters[i].toObject()[QStringLiteral("id")].toInt(), ids[i]);
         auto figuresOf = [&](int id) { return chapters[ids.indexOf(id)].toObject()[QStringLiteral("figures")].toObject(); };
@@ -196,6 +196,21 @@ private slots:
                  eager[QStringLiteral("median_ms")].toDouble() / fused[QStringLiteral("median_ms")].toDouble());
         QCOMPARE(figures2[QStringLiteral("timing")].toObject()[QStringLiteral("iterations")].toInt(), 10);
 
+        // Chapter 10: two warm-up runs, then 30 whose order
+        // statistics are consistent and whose histogram holds them all.
+        const QJsonObject figures10 = figuresOf(10);
+        const QJsonObject warmed = figures10[QStringLiteral("with_warmup")].toObject();
+        const QJsonArray warmup = figures10[QStringLiteral("warmup_runs_ms")].toArray();
+        QCOMPARE(warmup.size(), 2);
+        QCOMPARE(warmed[QStringLiteral("iterations")].toInt(), 30);
+        auto ms = [&](const char* key) { return warmed[QLatin1String(key)].toDouble(); };
+        QVERIFY(ms("min_ms") <= ms("p50_ms") && ms("p50_ms") <= ms("p90_ms") && ms("p90_ms") <= ms("p99_ms") &&
+                ms("p99_ms") <= ms("max_ms"));
+        int binned = 0;
+        for (const auto& bin : figures10[QStringLiteral("histogram")].toArray()) binned += bin.toObject()[QStringLiteral("count")].toInt();
+        QCOMPARE(binned, 30);
+        QCOMPARE(figures10[QStringLiteral("without_warmup")].toObject()[QStringLiteral("iterations")].toInt(), 32);
+
         // Chapter 6: the memory plan run --json reports, and its curve peaks at the bound.
         Run run = cli({QStringLiteral("run"), model, QStringLiteral("--json")});
         QCOMPARE(run.exitCode, 0);
@@ -221,8 +236,8 @@ private slots:
         QVERIFY(figures7[QStringLiteral("bytes_crossing_per_run")].toInt() >= 64);  // 'r', float32[2,8]
         QCOMPARE(figures7[QStringLiteral("host_ops")].toObject()[QStringLiteral("Gelu")].toInt(), 1);
         QVERIFY(!chapter7.contains(QStringLiteral("not_applicable")));
-        // That model does not run on the CPU: chapters 2 and 6 say why instead of failing the page.
-        r = cli({QStringLiteral("walkthrough"), breaks, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("2,6")});
+        // That model does not run on the CPU: chapters 2, 6 and 10 say why instead of failing the page.
+        r = cli({QStringLiteral("walkthrough"), breaks, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("2,6,10")});
         QCOMPARE(r.exitCode, 0);
         for (const auto& chapter : QJsonDocument::fromJson(r.out.toUtf8()).object()[QStringLiteral("chapters")].toArray())
             QVERIFY(chapter.toObject()[QStringLiteral("not_applicable")].toString().contains(
@@ -239,7 +254,7 @@ private slots:
         // Chapters not written yet, or that do not exist, are refused by name.
         r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("1,4")});
         QCOMPARE(r.exitCode, 64);
-        QVERIFY2(r.err.contains(QStringLiteral("chapter 4 (Fusion) is not in this build yet; written: 1,2,3,6,7")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("chapter 4 (Fusion) is not in this build yet; written: 1,2,3,6,7,10")), qPrintable(r.err));
         r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("12")});
         QCOMPARE(r.exitCode, 64);
         r = cli({QStringLiteral("walkthrough"), model});
