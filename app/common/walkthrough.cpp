@@ -19,6 +19,7 @@
 #include "compiler/runtime/feeds.h"
 #include "core/model_summary.h"
 #include "profiler/cpu_timer.h"
+#include "profiler/xml_escape.h"
 
 namespace fsc {
 namespace {
@@ -119,6 +120,14 @@ Result<TimedSide> prepareSide(const Model& model) {
     return side;
 }
 
+// One timed run on the side's inputs; the error says why it did not run.
+Result<double> timedRun(TimedSide& side) {
+    Stopwatch watch;
+    auto out = side.exec->run(side.feeds.tensors);
+    if (!out) return Status(out.status().code(), "did not run on generated inputs (" + out.status().message() + ")");
+    return watch.elapsedMs();
+}
+
 nlohmann::json sideFigures(const TimedSide& side, size_t nodes) {
     double flops = 0, bytes = 0;
     for (const TraceNode& n : side.plan.nodes) flops += n.flops, bytes += n.bytes;
@@ -155,15 +164,12 @@ WalkthroughChapter eagerChapter(const WalkthroughInput& in) {
     constexpr int kWarmup = 2, kIterations = 10;
     for (int i = 0; i < kWarmup + kIterations; ++i)
         for (TimedSide* side : {&*eager, &*compiled}) {
-            Stopwatch watch;
-            auto out = side->exec->run(side->feeds.tensors);
-            const double ms = watch.elapsedMs();
-            if (!out) {
-                c.notApplicable = "The model did not run on generated inputs (" + out.status().message() +
-                                  "), so there is nothing to time.";
+            auto ms = timedRun(*side);
+            if (!ms) {
+                c.notApplicable = "The model " + ms.status().message() + ", so there is nothing to time.";
                 return c;
             }
-            if (i >= kWarmup) side->samplesMs.push_back(ms);
+            if (i >= kWarmup) side->samplesMs.push_back(*ms);
         }
     c.figures["eager"] = sideFigures(*eager, in.session.model()->graph->nodeCount());
     c.figures["compiled"] = sideFigures(*compiled, in.session.compiledModel()->graph->nodeCount());
@@ -201,15 +207,12 @@ WalkthroughChapter benchmarkingChapter(const WalkthroughInput& in) {
     constexpr int kWarmup = 2, kIterations = 30;
     std::vector<double> all;  // the warm-up runs included
     for (int i = 0; i < kWarmup + kIterations; ++i) {
-        Stopwatch watch;
-        auto out = side->exec->run(side->feeds.tensors);
-        const double ms = watch.elapsedMs();
-        if (!out) {
-            c.notApplicable = "The compiled model did not run on generated inputs (" + out.status().message() +
-                              "), so there is nothing to time.";
+        auto ms = timedRun(*side);
+        if (!ms) {
+            c.notApplicable = "The compiled model " + ms.status().message() + ", so there is nothing to time.";
             return c;
         }
-        all.push_back(ms);
+        all.push_back(*ms);
     }
     const std::vector<double> warmed(all.begin() + kWarmup, all.end());
     const SampleStats cold = computeStats(all), s = computeStats(warmed);
@@ -323,20 +326,6 @@ WalkthroughChapter breaksChapter(const WalkthroughInput& in) {
     return c;
 }
 
-std::string escaped(const std::string& text) {
-    std::string out;
-    for (char ch : text) {
-        switch (ch) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += ch;
-        }
-    }
-    return out;
-}
-
 std::string scalarText(const nlohmann::json& j) {
     return j.is_string() ? j.get<std::string>() : j.dump();
 }
@@ -347,7 +336,7 @@ void writeFigures(std::ostringstream& out, const nlohmann::json& j) {
     if (j.is_object()) {
         out << "<table>";
         for (const auto& [key, value] : j.items()) {
-            out << "<tr><th>" << escaped(key) << "</th><td>";
+            out << "<tr><th>" << escapeXml(key) << "</th><td>";
             writeFigures(out, value);
             out << "</td></tr>";
         }
@@ -358,7 +347,7 @@ void writeFigures(std::ostringstream& out, const nlohmann::json& j) {
             for (const auto& [key, value] : row.items())
                 if (std::find(columns.begin(), columns.end(), key) == columns.end()) columns.push_back(key);
         out << "<table><tr>";
-        for (const std::string& col : columns) out << "<th>" << escaped(col) << "</th>";
+        for (const std::string& col : columns) out << "<th>" << escapeXml(col) << "</th>";
         out << "</tr>";
         for (const auto& row : j) {
             out << "<tr>";
@@ -371,9 +360,9 @@ void writeFigures(std::ostringstream& out, const nlohmann::json& j) {
         }
         out << "</table>";
     } else if (j.is_array()) {
-        for (size_t i = 0; i < j.size(); ++i) out << (i ? ", " : "") << escaped(scalarText(j[i]));
+        for (size_t i = 0; i < j.size(); ++i) out << (i ? ", " : "") << escapeXml(scalarText(j[i]));
     } else {
-        out << escaped(scalarText(j));
+        out << escapeXml(scalarText(j));
     }
 }
 
@@ -431,19 +420,19 @@ nlohmann::json walkthroughJson(const std::vector<WalkthroughChapter>& chapters, 
 
 std::string walkthroughHtml(const std::vector<WalkthroughChapter>& chapters, const std::string& model) {
     std::ostringstream out;
-    out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Walkthrough: " << escaped(model)
+    out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Walkthrough: " << escapeXml(model)
         << "</title>\n<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.45}"
            "table{border-collapse:collapse;margin:.3em 0}th,td{border:1px solid #ccc;padding:2px 6px;"
            "text-align:left;vertical-align:top;font-size:90%}th{background:#f2f2f2}"
            "h2{border-bottom:1px solid #ddd;margin-top:2em}.na{color:#a33}</style></head><body>\n"
-        << "<h1>From model to kernels: " << escaped(model) << "</h1>\n<ol>";
+        << "<h1>From model to kernels: " << escapeXml(model) << "</h1>\n<ol>";
     for (const WalkthroughChapter& c : chapters)
-        out << "<li value=\"" << c.id << "\"><a href=\"#chapter-" << c.id << "\">" << escaped(c.title) << "</a></li>";
+        out << "<li value=\"" << c.id << "\"><a href=\"#chapter-" << c.id << "\">" << escapeXml(c.title) << "</a></li>";
     out << "</ol>\n";
     for (const WalkthroughChapter& c : chapters) {
-        out << "<h2 id=\"chapter-" << c.id << "\">" << c.id << ". " << escaped(c.title) << "</h2>\n";
-        for (const std::string& p : c.paragraphs) out << "<p>" << escaped(p) << "</p>\n";
-        if (!c.notApplicable.empty()) out << "<p class=\"na\">" << escaped(c.notApplicable) << "</p>\n";
+        out << "<h2 id=\"chapter-" << c.id << "\">" << c.id << ". " << escapeXml(c.title) << "</h2>\n";
+        for (const std::string& p : c.paragraphs) out << "<p>" << escapeXml(p) << "</p>\n";
+        if (!c.notApplicable.empty()) out << "<p class=\"na\">" << escapeXml(c.notApplicable) << "</p>\n";
         out << "<h3>This model</h3>\n";
         writeFigures(out, c.figures);
         out << "\n";
