@@ -5,6 +5,7 @@
 
 #include <unordered_map>
 
+#include "core/onnx_guarded_schemas.h"
 #include "core/onnx_proto_convert.h"
 
 namespace fsc {
@@ -188,7 +189,7 @@ void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Model& mo
         try {
             onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,
                                                 /*data_prop=*/true);
-            onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
+            onnx::shape_inference::InferShapes(proto, &guardedSchemaRegistry(), options);
             for (const auto& [protoGraph, graph] : graphs) mergeFromProtoGraph(*protoGraph, *graph);
         } catch (const std::exception& e) {
             // ONNX's inference is best effort here: the graph is valid without it.

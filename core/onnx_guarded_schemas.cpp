@@ -1,0 +1,76 @@
+#include "core/onnx_guarded_schemas.h"
+
+#include <onnx/defs/shape_inference.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace fsc {
+namespace {
+
+const onnx::TensorShapeProto* inputShape(onnx::InferenceContext& ctx, size_t i) {
+    if (i >= ctx.getNumInputs()) return nullptr;
+    const onnx::TypeProto* t = ctx.getInputType(i);
+    if (!t || t->value_case() != onnx::TypeProto::kTensorType || !t->tensor_type().has_shape())
+        return nullptr;
+    return &t->tensor_type().shape();
+}
+
+// libonnx 1.12's ConvTranspose rule takes the kernel's rank from W and then indexes it,
+// and the dilations, by X's spatial rank, and reads W's channel dim unchecked: a W whose
+// rank differs from X's reads past the end (found by the importer fuzzer).
+void checkConvTranspose(onnx::InferenceContext& ctx) {
+    const onnx::TensorShapeProto* x = inputShape(ctx, 0);
+    const onnx::TensorShapeProto* w = inputShape(ctx, 1);
+    if (!x || !w || x->dim_size() < 2) return;  // ONNX's rule returns early itself
+    if (w->dim_size() < 2)
+        fail_shape_inference("ConvTranspose: W has rank ", w->dim_size(), ", fewer than 2");
+    if (!ctx.getAttribute("kernel_shape") && w->dim_size() != x->dim_size())
+        fail_shape_inference("ConvTranspose: W has rank ", w->dim_size(), " for an X of rank ",
+                             x->dim_size());
+}
+
+using Check = void (*)(onnx::InferenceContext&);
+
+Check checkFor(const onnx::OpSchema& schema) {
+    if (schema.domain().empty() && schema.Name() == "ConvTranspose") return &checkConvTranspose;
+    return nullptr;
+}
+
+class GuardedRegistry final : public onnx::ISchemaRegistry {
+public:
+    const onnx::OpSchema* GetSchema(const std::string& key, const int maxInclusiveVersion,
+                                    const std::string& domain) const override {
+        const onnx::OpSchema* schema =
+            onnx::OpSchemaRegistry::Instance()->GetSchema(key, maxInclusiveVersion, domain);
+        if (!schema) return nullptr;
+        const Check check = checkFor(*schema);
+        if (!check) return schema;
+        std::lock_guard lock(mutex_);
+        auto& guarded = guarded_[schema];
+        if (!guarded) {
+            guarded = std::make_unique<onnx::OpSchema>(*schema);
+            guarded->TypeAndShapeInferenceFunction(
+                [check, inner = schema->GetTypeAndShapeInferenceFunction()](onnx::InferenceContext& ctx) {
+                    check(ctx);
+                    if (inner) inner(ctx);
+                });
+        }
+        return guarded.get();
+    }
+
+private:
+    mutable std::mutex mutex_;
+    mutable std::map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> guarded_;
+};
+
+}  // namespace
+
+const onnx::ISchemaRegistry& guardedSchemaRegistry() {
+    static const GuardedRegistry registry;
+    return registry;
+}
+
+}  // namespace fsc
