@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "profiler/roofline.h"
+#include "profiler/report_charts.h"
 #include "profiler/xml_escape.h"
 
 namespace fsc {
@@ -23,13 +23,6 @@ std::string num(double v, int decimals = 3) {
     return text;
 }
 
-std::string bytesText(double b) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB"};
-    int u = 0;
-    while (b >= 1024 && u < 3) b /= 1024, ++u;
-    return num(b, u ? 2 : 0) + " " + units[u];
-}
-
 const char* kStyle = R"css(
 body { font-family: system-ui, sans-serif; margin: 24px; color: #202024; max-width: 1200px; }
 h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #ddd; }
@@ -43,80 +36,6 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .graph { overflow: auto; max-height: 720px; border: 1px solid #ddd; }
 .note { color: #666; font-size: 13px; }
 )css";
-
-// A step plot of bytes over time, planned and measured, with the planned peak marked.
-std::string memoryChart(const Trace& t) {
-    if (t.plannedMemory.empty() && t.measuredMemory.empty()) return "<p class=\"note\">No memory timeline recorded.</p>";
-    int64_t end = 1, peak = 1;
-    for (const auto* list : {&t.plannedMemory, &t.measuredMemory})
-        for (const MemorySample& m : *list) end = std::max(end, m.timeNs), peak = std::max(peak, m.bytes);
-    for (const Activity& a : t.activities)
-        if (a.iteration == 0) end = std::max(end, a.endNs);
-    const double w = 900, h = 220, left = 70, bottom = 24;
-    auto x = [&](int64_t ns) { return left + (w - left - 10) * double(ns) / double(end); };
-    auto y = [&](int64_t b) { return h - bottom - (h - bottom - 10) * double(b) / double(peak); };
-    std::ostringstream s;
-    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h << "\" font-size=\"11\">";
-    s << "<line x1=\"" << left << "\" y1=\"" << h - bottom << "\" x2=\"" << w - 10 << "\" y2=\"" << h - bottom << "\" stroke=\"#999\"/>";
-    s << "<text x=\"4\" y=\"14\">" << bytesText(double(peak)) << "</text><text x=\"4\" y=\"" << h - bottom << "\">0</text>";
-    s << "<text x=\"" << w - 10 << "\" y=\"" << h - 6 << "\" text-anchor=\"end\">" << num(double(end) / 1e6) << " ms</text>";
-    for (const auto& [list, colour, name] : {std::tuple{&t.plannedMemory, "#3d8ee6", "planned"},
-                                              std::tuple{&t.measuredMemory, "#d04010", "measured"}}) {
-        if (list->empty()) continue;
-        s << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.5\" points=\"";
-        int64_t last = 0;
-        for (const MemorySample& m : *list) {
-            s << x(m.timeNs) << ',' << y(last) << ' ' << x(m.timeNs) << ',' << y(m.bytes) << ' ';
-            last = m.bytes;
-        }
-        s << x(end) << ',' << y(last) << "\"><title>" << name << "</title></polyline>";
-    }
-    int64_t plannedPeak = 0, at = 0;
-    for (const MemorySample& m : t.plannedMemory)
-        if (m.bytes > plannedPeak) plannedPeak = m.bytes, at = m.timeNs;
-    if (plannedPeak > 0)
-        s << "<circle cx=\"" << x(at) << "\" cy=\"" << y(plannedPeak) << "\" r=\"4\" fill=\"#3d8ee6\"/><text x=\"" << x(at) + 6
-          << "\" y=\"" << y(plannedPeak) + 4 << "\">planned peak " << bytesText(double(plannedPeak)) << "</text>";
-    s << "<text x=\"" << left << "\" y=\"" << h - 6 << "\" fill=\"#3d8ee6\">planned (arena occupancy per step)</text>";
-    s << "<text x=\"" << left + 260 << "\" y=\"" << h - 6 << "\" fill=\"#d04010\">measured (allocations)</text></svg>";
-    return s.str();
-}
-
-// Achieved FLOP/s against FLOPs per byte, both log scales, one dot per node.
-std::string roofline(const Trace& t, const std::vector<NodeStat>& stats) {
-    const Roofline roof = buildRoofline(t, stats);
-    if (roof.points.empty()) return "<p class=\"note\">No node has both a FLOP count and a measured time.</p>";
-    const double lx = roof.log10MinX, hx = roof.log10MaxX, ly = roof.log10MinY, hy = roof.log10MaxY;
-    const bool roofs = roof.hasRoofs;
-    const double w = 600, h = 320, left = 60, bottom = 30;
-    auto x = [&](double v) { return left + (w - left - 10) * (std::log10(v) - lx) / (hx - lx); };
-    auto y = [&](double v) { return h - bottom - (h - bottom - 10) * (std::log10(v) - ly) / (hy - ly); };
-    std::ostringstream s;
-    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h << "\" font-size=\"11\">";
-    s << "<rect x=\"" << left << "\" y=\"10\" width=\"" << w - left - 10 << "\" height=\"" << h - bottom - 10
-      << "\" fill=\"none\" stroke=\"#999\"/>";
-    for (double e = lx; e <= hx; ++e)
-        s << "<text x=\"" << x(std::pow(10, e)) << "\" y=\"" << h - 14 << "\" text-anchor=\"middle\">1e" << int(e) << "</text>";
-    for (double e = ly; e <= hy; ++e)
-        s << "<text x=\"" << left - 4 << "\" y=\"" << y(std::pow(10, e)) + 4 << "\" text-anchor=\"end\">1e" << int(e) << "</text>";
-    s << "<text x=\"" << w / 2 << "\" y=\"" << h - 2 << "\" text-anchor=\"middle\">FLOPs per byte (cost model)</text>";
-    s << "<text x=\"12\" y=\"" << h / 2 << "\" transform=\"rotate(-90 12 " << h / 2 << ")\" text-anchor=\"middle\">achieved FLOP/s</text>";
-    if (roofs) {
-        const double ridge = t.peakFlopsPerSecond / t.peakBytesPerSecond;
-        const double x0 = std::pow(10, lx), x1 = std::pow(10, hx);
-        s << "<polyline fill=\"none\" stroke=\"#555\" stroke-width=\"1.5\" points=\"" << x(x0) << ',' << y(x0 * t.peakBytesPerSecond)
-          << ' ' << x(ridge) << ',' << y(t.peakFlopsPerSecond) << ' ' << x(x1) << ',' << y(t.peakFlopsPerSecond) << "\"/>";
-        s << "<text x=\"" << x(ridge) + 4 << "\" y=\"" << y(t.peakFlopsPerSecond) - 4 << "\">" << num(t.peakFlopsPerSecond / 1e9, 0)
-          << " GFLOP/s, " << num(t.peakBytesPerSecond / 1e9, 1) << " GB/s</text>";
-    }
-    for (const auto& [st, n] : roof.points)
-        s << "<circle cx=\"" << x(st->arithmeticIntensity) << "\" cy=\"" << y(st->flopsPerSecond) << "\" r=\""
-          << 3 + 6 * std::sqrt(st->share) << "\" fill=\"#e31a1c\" fill-opacity=\"0.6\"><title>" << esc(n->name) << " ("
-          << esc(n->opType) << "): " << num(st->flopsPerSecond / 1e9, 1) << " GFLOP/s at " << num(st->arithmeticIntensity, 1)
-          << " FLOP/byte</title></circle>";
-    s << "</svg>";
-    return s.str();
-}
 
 }  // namespace
 
@@ -189,11 +108,11 @@ std::string htmlReport(const Trace& t, const ReportExtras& extras) {
               << (b.measuredMs >= 0 ? num(b.measuredMs) : std::string("&ndash;")) << "</td></tr>";
         s << "</table>";
     }
-    s << "\n<h2>Memory</h2>" << memoryChart(t) << "\n";
+    s << "\n<h2>Memory</h2>" << memoryChartSvg(t) << "\n";
     s << "<h2>Roofline</h2><p class=\"note\">Each node's achieved FLOP/s against its arithmetic intensity (cost-model "
          "estimates over measured time); dot area follows its share of the run. Roofs: "
       << esc(t.peaksSource.empty() ? std::string("not known") : t.peaksSource) << ".</p>"
-      << roofline(t, stats) << "\n";
+      << rooflineSvg(t, stats) << "\n";
     s << "<h2>Software</h2><table>";
     for (const auto& [name, version] : extras.software)
         s << "<tr><td>" << esc(name) << "</td><td>" << esc(version) << "</td></tr>";

@@ -201,7 +201,9 @@ int compile(const CLI::App& app, const CompileArgs& a) {
     Status checkFailed;
     std::optional<QuantizeReport> quantizeReport;
     if (quantizePlan) {
-        auto report = measureQuantization(a.quantize, *quantizePlan, *model, *result);
+        auto report = measureQuantization(a.quantize, *quantizePlan, *model, *result, [](size_t i, size_t n) {
+            std::cerr << "\rsensitivity: layer " << i + 1 << "/" << n << (i + 1 == n ? "\n" : "") << std::flush;
+        });
         if (report) quantizeReport = std::move(*report);
         else checkFailed = report.status();
     }

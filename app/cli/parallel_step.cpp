@@ -1,51 +1,9 @@
 #include "app/cli/parallel_step.h"
 
-#include <algorithm>
-#include <iomanip>
-#include <sstream>
-
 #include "app/cli/cli_app.h"
-#include "app/common/simulated_trace.h"
-#include "compiler/parallel/simulated_timeline.h"
-#include "compiler/passes/passes.h"
-#include "compiler/pipelines.h"
-#include "compiler/quantization/accuracy.h"
-#include "compiler/quantization/calibration_data.h"
+#include "compiler/parallel/interconnect.h"
 
 namespace fsc::cli {
-namespace {
-
-nlohmann::json runJson(const SimulatedRun& run, const Interconnect& link) {
-    nlohmann::json j{{"simulated", true},
-                     {"interconnect", link.name},
-                     {"device", SimulatedDevice{}.name},
-                     {"devices", run.devices},
-                     {"total_us", run.totalSeconds * 1e6},
-                     {"single_device_us", run.singleDeviceSeconds * 1e6},
-                     {"speedup", run.speedup()},
-                     {"communication_us", run.communicationSeconds * 1e6},
-                     {"communication_bytes", run.communicationBytes},
-                     {"bubble_fraction", run.bubbleFraction},
-                     {"weight_bytes_per_device", run.weightBytes}};
-    return j;
-}
-
-std::string runText(const SimulatedRun& run, const Interconnect& link) {
-    std::ostringstream s;
-    s << std::fixed << std::setprecision(1);
-    s << "simulated on " << run.devices << " x " << SimulatedDevice{}.name << " over " << link.name
-      << " (alpha-beta model; nothing here was measured):\n";
-    s << "  time " << run.totalSeconds * 1e6 << " us vs " << run.singleDeviceSeconds * 1e6 << " us on one device: speed-up "
-      << std::setprecision(2) << run.speedup() << "x\n";
-    s << std::setprecision(1) << "  communication " << run.communicationSeconds * 1e6 << " us on the critical path, "
-      << run.communicationBytes / 1e6 << " MB; bubbles " << run.bubbleFraction * 100 << "% of device time\n";
-    s << "  weights per device:";
-    for (double b : run.weightBytes) s << " " << b / 1e6 << " MB";
-    s << "\n";
-    return s.str();
-}
-
-}  // namespace
 
 void addParallelOptions(CLI::App& command, ParallelArgs& a) {
     const std::string group =
@@ -79,73 +37,6 @@ void addParallelOptions(CLI::App& command, ParallelArgs& a) {
             },
             ""))
         ->group(group);
-}
-
-Result<ParallelReport> measureParallel(const ParallelArgs& a, const InputChoice& input, const Model& original,
-                                       const CompileResult& result) {
-    ParallelReport r;
-    for (const PassReport& p : result.trace.passes) {
-        if (p.name != "tensor-parallel") continue;
-        auto figure = [&](const char* name) {
-            auto it = p.counters.figures.find(name);
-            return it == p.counters.figures.end() ? 0.0 : it->second;
-        };
-        r.allReduces += int(figure("all-reduces"));
-        r.allGathers += int(figure("all-gathers"));
-        r.allReduceBytes += figure("all-reduce bytes");
-        r.allGatherBytes += figure("all-gather bytes");
-    }
-    // Every shard on this one device: the outputs must be the unpartitioned ones.
-    auto data = checkInputs(*original.graph, input, 2, 11);
-    if (!data) return data.status();
-    auto error = compareOutputs(original, result.model, *data);
-    if (!error) return withSizingHint(error.status(), data->sizing).withContext("partitioned run");
-    r.samples = error->samples;
-    r.meanRelativeDifference = error->meanRelative;
-    const PartitionShape shape{a.pp > 1 ? a.pp : a.tp, a.pp > 1};
-    auto simulated = simulateDevices(*result.model.graph, shape, a.interconnect, a.microbatches);
-    if (!simulated) return simulated.status();
-    r.simulation = runJson(simulated->run, simulated->link);
-    r.simulationText = runText(simulated->run, simulated->link);
-    if (a.pp > 1) {
-        // Inference runs forward only: both schedules take the same steps; they differ in
-        // how many micro-batches' activations a stage keeps in flight.
-        const int inFlight = a.schedule == "gpipe" ? a.microbatches : std::min(a.microbatches, a.pp);
-        r.simulation["schedule"] = a.schedule;
-        r.simulation["microbatches"] = a.microbatches;
-        r.simulation["microbatches_in_flight_per_stage"] = inFlight;
-        r.simulationText += "  schedule " + a.schedule + ", " + std::to_string(a.microbatches) + " micro-batches, at most " +
-                            std::to_string(inFlight) + " in flight per stage\n";
-    }
-    return r;
-}
-
-std::string parallelReportText(const ParallelArgs& a, const ParallelReport& r) {
-    std::ostringstream s;
-    s << "\npartitioned for";
-    if (a.tp > 1) s << " tensor parallel " << a.tp;
-    if (a.pp > 1) s << " pipeline parallel " << a.pp;
-    s << ":\n";
-    if (a.tp > 1)
-        s << "  " << r.allReduces << " AllReduce(s), " << std::fixed << std::setprecision(0) << r.allReduceBytes
-          << " bytes of payload per device per run; " << r.allGathers << " AllGather(s) of output layers split by "
-          << "columns, " << r.allGatherBytes << " bytes gathered\n";
-    s << std::scientific << std::setprecision(2) << "  all shards on this one device (collectives computed locally): "
-      << "mean relative difference from the unpartitioned outputs " << r.meanRelativeDifference << " (" << r.samples
-      << " generated samples)\n";
-    s << r.simulationText;
-    return s.str();
-}
-
-nlohmann::json parallelReportJson(const ParallelArgs& a, const ParallelReport& r) {
-    return {{"tp", a.tp},
-            {"pp", a.pp},
-            {"all_reduces", r.allReduces},
-            {"all_reduce_bytes", r.allReduceBytes},
-            {"all_gathers", r.allGathers},
-            {"all_gather_bytes", r.allGatherBytes},
-            {"single_device_mean_relative_difference", r.meanRelativeDifference},
-            {"simulation", r.simulation}};
 }
 
 }  // namespace fsc::cli

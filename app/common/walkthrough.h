@@ -4,6 +4,8 @@
 // from the functions the other commands report with (inspect's summary, compile's pass
 // records), computed on the session when the chapter is asked for: never canned, and never
 // a second computation that could drift from what `inspect` or `compile --json` say.
+#include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,11 +18,18 @@ namespace fsc {
 
 inline constexpr const char* kWalkthroughSchema = "fusescope.walkthrough/1";
 
+// A picture of some of the figures, as inline SVG.
+struct WalkthroughChart {
+    std::string caption;
+    std::string svg;
+};
+
 struct WalkthroughChapter {
     int id = 0;
     std::string title;
     std::vector<std::string> paragraphs;  // the explanation, plain text
     nlohmann::json figures;               // this model's numbers
+    std::vector<WalkthroughChart> charts;  // drawn from the figures (the page and the dock show them)
     // Empty when the chapter applies; else why it shows nothing here and what model would.
     std::string notApplicable;
 };
@@ -28,9 +37,8 @@ struct WalkthroughChapter {
 struct ChapterEntry {
     int id;
     const char* title;
-    bool written;  // false: planned, not in this build yet
 };
-// All ten chapters in order, written or not.
+// All ten chapters in order.
 const std::vector<ChapterEntry>& walkthroughContents();
 
 // What a chapter is computed from: the session (a model open and compiled) and the name
@@ -38,14 +46,19 @@ const std::vector<ChapterEntry>& walkthroughContents();
 struct WalkthroughInput {
     const Session& session;
     std::string pipelineName;
+    const std::atomic<bool>* cancel = nullptr;  // checked between runs
+    // What the chapter is doing now ("compiling int8", "profiling the compiled graph").
+    std::function<void(const std::string&)> progress;
 };
-// Chapter `id` on the session's model. An unknown or unwritten id is an InvalidArgument.
+// Chapter `id` on the session's model. An unknown id is an InvalidArgument; a
+// cancel while it is computed is Cancelled.
 Result<WalkthroughChapter> walkthroughChapter(int id, const WalkthroughInput& input);
 
 // {"schema": ..., "model": ..., "chapters": [{"id", "title", "paragraphs", "figures"
 // (, "not_applicable")}]}.
 nlohmann::json walkthroughJson(const std::vector<WalkthroughChapter>& chapters, const std::string& model);
-// One self-contained page (no scripts, no network): the chapters with their figures as tables.
+// One self-contained page (no scripts, no network): the chapters with their figures as
+// tables and their charts as inline SVG.
 std::string walkthroughHtml(const std::vector<WalkthroughChapter>& chapters, const std::string& model);
 
 }  // namespace fsc

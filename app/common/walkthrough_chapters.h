@@ -1,0 +1,48 @@
+#pragma once
+// The walkthrough's chapters, one function each (internal to app/common): walkthrough.cpp
+// lists and dispatches them; each file holds the chapters that share their machinery.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/common/walkthrough.h"
+#include "compiler/runtime/executor.h"
+#include "compiler/runtime/feeds.h"
+#include "profiler/trace.h"
+
+namespace fsc {
+
+WalkthroughChapter modelChapter(const WalkthroughInput& in);         // 1
+WalkthroughChapter eagerChapter(const WalkthroughInput& in);         // 2
+WalkthroughChapter passesChapter(const WalkthroughInput& in);        // 3
+WalkthroughChapter fusionChapter(const WalkthroughInput& in);        // 4
+WalkthroughChapter loweringChapter(const WalkthroughInput& in);      // 5
+WalkthroughChapter memoryChapter(const WalkthroughInput& in);        // 6
+WalkthroughChapter breaksChapter(const WalkthroughInput& in);        // 7
+WalkthroughChapter quantizationChapter(const WalkthroughInput& in);  // 8
+WalkthroughChapter parallelChapter(const WalkthroughInput& in);      // 9
+WalkthroughChapter benchmarkingChapter(const WalkthroughInput& in);  // 10
+
+// One side of a timed comparison: a model on the CPU with run's generated inputs (seed 0),
+// its plan's nodes with the cost model's work (what profile reports per node), and the
+// iteration times taken so far.
+struct TimedSide {
+    std::unique_ptr<Executor> exec;
+    Feeds feeds;
+    Trace plan;  // nodes only: flops and bytes per plan node
+    std::vector<double> samplesMs;
+    int threads = 1;
+};
+Result<TimedSide> prepareSide(const Model& model);
+// One timed run on the side's inputs; the error says why it did not run.
+Result<double> timedRun(TimedSide& side);
+// Runs every side `warmup + iterations` times, the sides alternating within each round;
+// keeps the timed ones in samplesMs. Stops early (returning Cancelled) when asked to.
+Status alternateRuns(const std::vector<TimedSide*>& sides, int warmup, int iterations,
+                     const std::atomic<bool>* cancel);
+
+bool cancelled(const WalkthroughInput& in);
+
+}  // namespace fsc

@@ -1,0 +1,292 @@
+// Chapters 4 (fusion) and 5 (lowering and kernels): both profile graphs of the compile on
+// the CPU with profile's own code (profileGraph), so their times are the ones `profile`
+// would report for the same graph.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "app/common/profile_session.h"
+#include "app/common/walkthrough_chapters.h"
+#include "compiler/backends/cuda/generated_kernels.h"
+#include "compiler/capability_table.h"
+#include "compiler/runtime/kernel_registry.h"
+#include "profiler/report_charts.h"
+#include "profiler/roofline.h"
+
+namespace fsc {
+namespace {
+
+constexpr int kProfileWarmup = 1, kProfileIterations = 3;
+
+Result<Trace> profileOnCpu(const WalkthroughInput& in, std::shared_ptr<const Graph> graph, const std::string& what) {
+    if (in.progress) in.progress("profiling " + what);
+    ProfileRequest request;
+    request.graph = std::move(graph);
+    request.opsets = in.session.compiledModel()->opsetImports;  // with the fused ops' domain
+    request.warmup = kProfileWarmup;
+    request.iterations = kProfileIterations;
+    request.model = in.session.model()->path;
+    request.pipeline = in.pipelineName;
+    return profileGraph(request, in.cancel);
+}
+
+// Per plan node id: time per iteration in ms.
+std::map<int64_t, double> msPerNode(const Trace& trace) {
+    std::map<int64_t, double> ms;
+    for (const NodeStat& s : computeNodeStats(trace))
+        ms[s.node] = double(s.totalNs) / 1e6 / std::max(1, trace.iterations);
+    return ms;
+}
+
+// The imported nodes a node stands for (itself when it was imported).
+std::vector<NodeId> originsOf(NodeId id, const Node& n) {
+    return n.origins.empty() ? std::vector<NodeId>{id} : n.origins;
+}
+
+bool isFusionPass(const std::string& name) {
+    return name.size() > 7 && name.compare(name.size() - 7, 7, "-fusion") == 0;
+}
+
+// One fused node of the compiled graph and the nodes of the graph before fusion it replaced.
+struct FusedGroup {
+    NodeId node;
+    std::vector<NodeId> members;  // in the graph before fusion
+};
+
+std::vector<FusedGroup> fusedGroups(const Graph& before, const Graph& after) {
+    std::map<NodeId, NodeId> ownerOfOrigin;  // imported node -> the compiled node made from it
+    for (NodeId id : after.order())
+        for (NodeId o : originsOf(id, after.node(id))) ownerOfOrigin[o] = id;
+    std::map<NodeId, std::vector<NodeId>> members;
+    for (NodeId id : before.order()) {
+        const std::vector<NodeId> origins = originsOf(id, before.node(id));
+        auto owner = ownerOfOrigin.find(origins.front());
+        if (owner == ownerOfOrigin.end()) continue;
+        const bool allInside = std::all_of(origins.begin(), origins.end(), [&](NodeId o) {
+            auto it = ownerOfOrigin.find(o);
+            return it != ownerOfOrigin.end() && it->second == owner->second;
+        });
+        if (allInside) members[owner->second].push_back(id);
+    }
+    std::vector<FusedGroup> groups;
+    for (auto& [node, list] : members)
+        if (list.size() >= 2) groups.push_back({node, std::move(list)});
+    return groups;
+}
+
+const TraceNode* traceNode(const Trace& trace, NodeId id) {
+    return trace.findNode(int64_t(id.index));
+}
+
+// How the CUDA backend would run a node: the library behind its kernel, or the host.
+std::string gpuLowering(const Model& model, const Node& n) {
+    const KernelDef* def = KernelRegistry::cuda().find(n.domain, n.opType, model.opsetVersion(n.domain), Backend::Cuda);
+    const bool claimed = CapabilityTable::cuda().find(n.domain, n.opType) != nullptr;
+    if (!claimed) return "host (CPU fallback: a graph break)";
+    if (!def) return "host (by design: shapes, control flow)";
+    if (def->variant == "cublaslt") return "cuBLASLt";
+    if (def->variant == "cudnn") return "cuDNN";
+    if (def->variant == "nvrtc") return "NVRTC (generated)";
+    return "Fusescope CUDA kernel";
+}
+
+// Which library runs a node on the CPU, from its kernel id `<op>.<dtype>.<variant>`.
+std::string cpuLibrary(const std::string& kernelId) {
+    const std::string variant = kernelId.substr(kernelId.rfind('.') + 1);
+    if (variant == "onednn") return "oneDNN";
+    if (variant == "openblas") return "OpenBLAS";
+    return "Fusescope C++ (" + variant + ")";
+}
+
+}  // namespace
+
+// Chapter 4: the model's fused groups by kind, with the cost model's bytes and the measured
+// time of the nodes before fusion against the fused node's.
+WalkthroughChapter fusionChapter(const WalkthroughInput& in) {
+    WalkthroughChapter c;
+    c.paragraphs = {
+        "Fusion replaces a group of nodes with one that computes the same thing in one kernel. "
+        "What it saves is memory traffic and launches: the group's intermediates (a MatMul's "
+        "output before its bias and GELU, a normalisation's mean and variance) stay in registers "
+        "or cache instead of being written out and read back, and one kernel runs where several "
+        "did. Element-wise chains and normalisations are memory-bound, so their time falls "
+        "almost in proportion to the bytes saved; a GEMM's epilogue hides its bias and "
+        "activation in work the GEMM was doing anyway.",
+        "Each fusion pass looks for its pattern (MatMul + Add + activation, the scaled-dot-product "
+        "attention subgraph, LayerNorm written out as nine element-wise nodes, leftover "
+        "element-wise groups) and checks the shapes before it rewrites. Below, every fused node of "
+        "the compiled graph is matched through provenance with the nodes it replaced in the graph "
+        "just before the first fusion pass; both graphs are profiled on this CPU and the time of "
+        "the replaced nodes is set against the fused node's.",
+        "Element-wise groups become one generated kernel: on the GPU, CUDA C++ compiled at run "
+        "time with NVRTC. The source of one of them is shown."};
+    const CompileResult& compiled = *in.session.compiledResult();
+    const auto& passes = compiled.trace.passes;
+    auto first = std::find_if(passes.begin(), passes.end(), [](const PassReport& p) { return isFusionPass(p.name); });
+    if (first == passes.end()) {
+        c.notApplicable = "The pipeline " + in.pipelineName + " has no fusion pass; compile with O2 or O3 to see fusion.";
+        return c;
+    }
+    nlohmann::json perPass = nlohmann::json::array();
+    for (const PassReport& p : passes)
+        if (isFusionPass(p.name))
+            perPass.push_back({{"pass", p.name},
+                               {"nodes_before", p.nodesBefore},
+                               {"nodes_after", p.nodesAfter},
+                               {"rejected_matches", p.rejections.size()}});
+    c.figures["fusion_passes"] = perPass;
+    const auto& beforeSnapshot = first == passes.begin() ? compiled.trace.imported : std::prev(first)->snapshot;
+    if (!beforeSnapshot) {
+        c.notApplicable = "The compile kept no snapshots, so there is no graph before fusion to compare with.";
+        return c;
+    }
+    const std::shared_ptr<const Graph> before = beforeSnapshot->materialize();
+    const Graph& after = *in.session.compiledModel()->graph;
+    const std::vector<FusedGroup> groups = fusedGroups(*before, after);
+    if (groups.empty()) {
+        c.notApplicable = "No fusion pattern matched this model. A transformer (MatMul + bias + GELU, attention, "
+                          "LayerNorm) or a CNN (Conv + BatchNorm + ReLU) shows them.";
+        return c;
+    }
+    auto beforeRun = profileOnCpu(in, before, "the graph before fusion");
+    if (cancelled(in)) return c;
+    auto afterRun = beforeRun ? profileOnCpu(in, in.session.compiledModel()->graph, "the compiled graph")
+                              : Result<Trace>(beforeRun.status());
+    if (cancelled(in)) return c;
+    if (!afterRun) {
+        c.notApplicable = "The model does not run on the CPU here (" + afterRun.status().message() +
+                          "), so fusion's effect cannot be measured; a model of standard ONNX ops would show it.";
+        return c;
+    }
+    const std::map<int64_t, double> beforeMs = msPerNode(*beforeRun), afterMs = msPerNode(*afterRun);
+    struct Kind {
+        int groups = 0, nodesReplaced = 0;
+        double bytesBefore = 0, bytesAfter = 0, msBefore = 0, msAfter = 0;
+        std::string example, exampleOps;
+        double exampleMs = -1;
+    };
+    std::map<std::string, Kind> kinds;
+    for (const FusedGroup& g : groups) {
+        const Node& fused = after.node(g.node);
+        Kind& k = kinds[fused.opType];
+        ++k.groups;
+        k.nodesReplaced += int(g.members.size());
+        double groupMs = 0;
+        std::string ops;
+        for (NodeId m : g.members) {
+            if (const TraceNode* t = traceNode(*beforeRun, m)) k.bytesBefore += t->bytes;
+            auto ms = beforeMs.find(int64_t(m.index));
+            if (ms != beforeMs.end()) groupMs += ms->second;
+            ops += (ops.empty() ? "" : " + ") + before->node(m).opType;
+        }
+        k.msBefore += groupMs;
+        if (const TraceNode* t = traceNode(*afterRun, g.node)) k.bytesAfter += t->bytes;
+        auto ms = afterMs.find(int64_t(g.node.index));
+        if (ms != afterMs.end()) k.msAfter += ms->second;
+        if (groupMs > k.exampleMs) k.exampleMs = groupMs, k.example = fused.name, k.exampleOps = ops;
+    }
+    nlohmann::json rows = nlohmann::json::array();
+    std::vector<ChartBar> bars;
+    for (const auto& [op, k] : kinds) {
+        rows.push_back({{"fused_op", op},
+                        {"groups", k.groups},
+                        {"nodes_replaced", k.nodesReplaced},
+                        {"launches_saved", k.nodesReplaced - k.groups},
+                        {"bytes_before", k.bytesBefore},
+                        {"bytes_after", k.bytesAfter},
+                        {"bytes_saved", k.bytesBefore - k.bytesAfter},
+                        {"ms_before", k.msBefore},
+                        {"ms_after", k.msAfter},
+                        {"example", k.example},
+                        {"example_replaced", k.exampleOps}});
+        bars.push_back({op + ", before", k.msBefore});
+        bars.push_back({op + ", fused", k.msAfter});
+    }
+    c.figures["by_fused_op"] = rows;
+    c.figures["timing"] = {{"backend", "cpu"},
+                           {"warmup", kProfileWarmup},
+                           {"iterations", kProfileIterations},
+                           {"graph_before", first == passes.begin() ? "imported" : std::prev(first)->name},
+                           {"inputs", "generated, seed 0"}};
+    c.charts.push_back({"Time per iteration of each kind of fused group: the replaced nodes before fusion "
+                        "against the fused node (CPU, measured)",
+                        barChartSvg(bars, "ms")});
+    c.figures["generated_kernel"] = "none: every group here went to a named fusion. A chain of element-wise ops "
+                                    "outside them (a CNN's residual Add + ReLU) gets a generated kernel.";
+    for (const GeneratedKernel& k : generatedCudaKernels(after))
+        if (k.error.empty()) {
+            c.figures["generated_kernel"] = {{"node", k.nodeName}, {"entry", k.kernel.name}, {"cuda_source", k.kernel.source}};
+            break;
+        }
+    return c;
+}
+
+// Chapter 5: who runs each node (CPU kernel library here, the CUDA backend's library) and
+// where each sits on this machine's roofline.
+WalkthroughChapter loweringChapter(const WalkthroughInput& in) {
+    WalkthroughChapter c;
+    c.paragraphs = {
+        "Lowering picks a kernel for every node. Dense linear algebra goes to vendor libraries "
+        "tuned per shape and per chip: on the CPU, oneDNN's GEMM and convolution primitives; on "
+        "NVIDIA GPUs, cuBLASLt for GEMMs (with the bias and activation in its epilogue) and cuDNN "
+        "for convolutions. Fused element-wise groups have no library kernel, so Fusescope "
+        "generates one (a C++ loop on the CPU, CUDA C++ compiled by NVRTC on the GPU). The rest "
+        "runs Fusescope's own kernels; a node the CUDA backend has no kernel for runs on the host.",
+        "The roofline says what limits each node on this machine. A node doing few FLOPs per byte "
+        "it moves (element-wise ops, normalisations, most of attention's softmax) cannot go faster "
+        "than memory bandwidth allows: memory-bound, helped by fusion and narrower types. One "
+        "doing many (large GEMMs and convolutions) is compute-bound: helped by faster arithmetic "
+        "(tensor cores, INT8). The ridge, where the two roofs meet, is peak FLOP/s over peak "
+        "bytes/s; the roofs here are measured on this CPU, as profile measures them.",
+        "FLOPs and bytes are the cost model's, the times measured by profiling the compiled graph."};
+    const Model& compiledModel = *in.session.compiledModel();
+    const Graph& g = *compiledModel.graph;
+    std::map<std::string, int> byGpu;
+    for (NodeId id : g.order()) ++byGpu[gpuLowering(compiledModel, g.node(id))];
+    c.figures["cuda_backend_nodes_by_library"] = byGpu;
+    auto run = profileOnCpu(in, in.session.compiledModel()->graph, "the compiled graph");
+    if (cancelled(in)) return c;
+    if (!run) {
+        c.notApplicable = "The compiled model does not run on the CPU here (" + run.status().message() +
+                          "), so no node is measured; a model of standard ONNX ops would show them.";
+        return c;
+    }
+    const std::vector<NodeStat> stats = computeNodeStats(*run);
+    const Roofline roof = buildRoofline(*run, stats);
+    c.figures["roofs"] = {{"peak_flops_per_second", run->peakFlopsPerSecond},
+                          {"peak_bytes_per_second", run->peakBytesPerSecond},
+                          {"ridge_flops_per_byte", roof.ridge},
+                          {"source", run->peaksSource}};
+    std::map<std::string, int> byCpu;
+    int memoryBound = 0, computeBound = 0;
+    double memoryShare = 0, computeShare = 0;
+    nlohmann::json rows = nlohmann::json::array();
+    for (const NodeStat& s : stats) {
+        const TraceNode* n = run->findNode(s.node);
+        if (!n) continue;
+        ++byCpu[cpuLibrary(n->kernelId)];
+        if (n->flops <= 0 || s.totalNs <= 0) continue;
+        const bool memory = roof.hasRoofs && s.arithmeticIntensity < roof.ridge;
+        (memory ? memoryBound : computeBound) += 1;
+        (memory ? memoryShare : computeShare) += s.share;
+        if (rows.size() < 15)
+            rows.push_back({{"node", n->name},
+                            {"op", n->opType},
+                            {"cpu_kernel", n->kernelId},
+                            {"cuda_backend", gpuLowering(compiledModel, g.node(NodeId{uint32_t(s.node)}))},
+                            {"share_of_time", s.share},
+                            {"flops_per_byte", s.arithmeticIntensity},
+                            {"gflops_per_second", s.flopsPerSecond / 1e9},
+                            {"of_attainable", roof.hasRoofs ? s.flopsPerSecond / roof.attainable(s.arithmeticIntensity) : 0.0},
+                            {"bound", !roof.hasRoofs ? "unknown" : memory ? "memory" : "compute"}});
+    }
+    c.figures["cpu_nodes_by_library"] = byCpu;
+    c.figures["memory_bound"] = {{"nodes", memoryBound}, {"share_of_time", memoryShare}};
+    c.figures["compute_bound"] = {{"nodes", computeBound}, {"share_of_time", computeShare}};
+    c.figures["slowest_nodes"] = rows;
+    c.charts.push_back({"Roofline of the compiled graph on this CPU: one dot per node (area: share of time)",
+                        rooflineSvg(*run, stats)});
+    return c;
+}
+
+}  // namespace fsc

@@ -1,0 +1,165 @@
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "app/common/walkthrough_chapters.h"
+#include "app/common/trace_recorder.h"
+#include "profiler/cpu_timer.h"
+#include "profiler/report_charts.h"
+
+namespace fsc {
+
+Result<TimedSide> prepareSide(const Model& model) {
+    ExecutorOptions options;
+    options.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    auto exec = Executor::create(model, options);
+    if (!exec) return exec.status();
+    auto feeds = buildFeeds(**exec, FeedOptions{});
+    if (!feeds) return feeds.status();
+    TimedSide side{std::move(*exec), std::move(*feeds), {}, {}, options.threads};
+    addPlanNodes(*side.exec, side.feeds.tensors, side.plan);
+    return side;
+}
+
+Result<double> timedRun(TimedSide& side) {
+    Stopwatch watch;
+    auto out = side.exec->run(side.feeds.tensors);
+    if (!out) return Status(out.status().code(), "did not run on generated inputs (" + out.status().message() + ")");
+    return watch.elapsedMs();
+}
+
+Status alternateRuns(const std::vector<TimedSide*>& sides, int warmup, int iterations,
+                     const std::atomic<bool>* cancel) {
+    for (int i = 0; i < warmup + iterations; ++i)
+        for (TimedSide* side : sides) {
+            if (cancel && cancel->load()) return Status(ErrorCode::Cancelled, "cancelled");
+            auto ms = timedRun(*side);
+            if (!ms) return ms.status();
+            if (i >= warmup) side->samplesMs.push_back(*ms);
+        }
+    return {};
+}
+
+bool cancelled(const WalkthroughInput& in) {
+    return in.cancel && in.cancel->load();
+}
+
+namespace {
+
+nlohmann::json sideFigures(const TimedSide& side, size_t nodes) {
+    double flops = 0, bytes = 0;
+    for (const TraceNode& n : side.plan.nodes) flops += n.flops, bytes += n.bytes;
+    const SampleStats stats = computeStats(side.samplesMs);
+    return {{"nodes", nodes}, {"kernels", side.exec->plan().steps.size()}, {"median_ms", stats.median},
+            {"p90_ms", stats.p90}, {"flops", flops}, {"bytes_moved", bytes}};
+}
+
+}  // namespace
+
+// Chapter 2: the imported graph run node by node against the compiled one, same runtime,
+// same inputs, iterations alternating so both see the same machine.
+WalkthroughChapter eagerChapter(const WalkthroughInput& in) {
+    WalkthroughChapter c;
+    c.paragraphs = {
+        "Eager execution, a framework's default, runs each operation as the program reaches it: "
+        "one kernel per operation, every intermediate written out to memory and read back by the "
+        "next one, and nothing known about what comes after. Capturing the whole graph first "
+        "(exporting to ONNX, torch.export, torch.compile's graph capture) gives a compiler the "
+        "program at once: it can fold what is constant, fuse chains of operations into one kernel "
+        "that keeps intermediates in registers or cache, and plan memory for the whole run.",
+        "Here the eager side is the imported ONNX graph run node by node by Fusescope's own CPU "
+        "runtime, and the compiled side the same model after the pipeline, on the same inputs, "
+        "their iterations alternating. That isolates what the compiler gains; a real eager "
+        "framework also pays its interpreter's dispatch for every operation, which this leaves out.",
+        "Bytes moved come from the cost model (each node reads its inputs once and writes its "
+        "outputs once), the same estimate profile reports per node: a fused node moves only what "
+        "enters and leaves the group."};
+    auto eager = prepareSide(*in.session.model());
+    auto compiled = eager ? prepareSide(*in.session.compiledModel()) : Result<TimedSide>(eager.status());
+    if (!compiled) {
+        c.notApplicable = "The model does not run on the CPU here (" + compiled.status().message() +
+                          "), so there is nothing to time; a model of standard ONNX ops would show it.";
+        return c;
+    }
+    constexpr int kWarmup = 2, kIterations = 10;
+    if (Status ran = alternateRuns({&*eager, &*compiled}, kWarmup, kIterations, in.cancel); !ran) {
+        c.notApplicable = "The model " + ran.message() + ", so there is nothing to time.";
+        return c;
+    }
+    c.figures["eager"] = sideFigures(*eager, in.session.model()->graph->nodeCount());
+    c.figures["compiled"] = sideFigures(*compiled, in.session.compiledModel()->graph->nodeCount());
+    const double eagerMs = c.figures["eager"]["median_ms"], compiledMs = c.figures["compiled"]["median_ms"];
+    c.figures["speedup"] = compiledMs > 0 ? eagerMs / compiledMs : 0.0;
+    c.charts.push_back({"Median time per iteration on this CPU (measured)",
+                        barChartSvg({{"imported, node by node", eagerMs}, {"compiled (" + in.pipelineName + ")", compiledMs}}, "ms")});
+    c.figures["timing"] = {{"backend", "cpu"}, {"threads", compiled->threads}, {"warmup", kWarmup},
+                           {"iterations", kIterations}, {"inputs", "generated, seed 0"}};
+    return c;
+}
+
+// Chapter 10: the compiled model's first run against warmed ones, and the spread of many.
+WalkthroughChapter benchmarkingChapter(const WalkthroughInput& in) {
+    WalkthroughChapter c;
+    c.paragraphs = {
+        "The first run of a model pays for things later runs do not: the memory plan and its "
+        "arena, the kernels' own set-up (oneDNN creates its primitives for the shapes it sees), "
+        "page faults on fresh memory, cold caches. Fusescope's runtime measures the sizes on a "
+        "new input shape's first run and lays its arena out from them, so that run is by far the "
+        "slowest, and the one after can still be slower than the rest. Timing them with the rest "
+        "inflates the result; warm up first and leave those runs out.",
+        "On a GPU, a kernel launch returns before the kernel has run: timing without a "
+        "synchronisation (cudaDeviceSynchronize, or an event after the last kernel) measures how "
+        "fast the host queues work, not how fast the GPU does it. On the CPU, as here, a run returns "
+        "when its outputs are ready, so there is nothing to synchronise.",
+        "One number hides the distribution. Report the median with the tail (p90, p99) and the "
+        "spread; compare two things on the same inputs, threads and machine, in the same process, "
+        "with their runs alternating so that both see the same background load, and with enough "
+        "iterations that the tail means something."};
+    auto side = prepareSide(*in.session.compiledModel());
+    if (!side) {
+        c.notApplicable = "The compiled model does not run on the CPU here (" + side.status().message() +
+                          "), so there is nothing to time; a model of standard ONNX ops would show it.";
+        return c;
+    }
+    constexpr int kWarmup = 2, kIterations = 30;
+    std::vector<double> all;  // the warm-up runs included
+    for (int i = 0; i < kWarmup + kIterations; ++i) {
+        if (cancelled(in)) return c;
+        auto ms = timedRun(*side);
+        if (!ms) {
+            c.notApplicable = "The compiled model " + ms.status().message() + ", so there is nothing to time.";
+            return c;
+        }
+        all.push_back(*ms);
+    }
+    const std::vector<double> warmed(all.begin() + kWarmup, all.end());
+    const SampleStats cold = computeStats(all), s = computeStats(warmed);
+    double mean = 0, variance = 0;
+    for (double ms : warmed) mean += ms / double(warmed.size());
+    for (double ms : warmed) variance += (ms - mean) * (ms - mean) / double(warmed.size());
+    c.figures["warmup_runs_ms"] = std::vector<double>(all.begin(), all.begin() + kWarmup);
+    c.figures["without_warmup"] = {{"iterations", all.size()}, {"median_ms", cold.median}, {"max_ms", cold.max}};
+    c.figures["with_warmup"] = {{"warmup", kWarmup},          {"iterations", warmed.size()}, {"p50_ms", s.median},
+                                {"p90_ms", s.p90},      {"p99_ms", s.p99},            {"min_ms", s.min},
+                                {"max_ms", s.max},      {"max_over_min", s.min > 0 ? s.max / s.min : 0.0},
+                                {"coefficient_of_variation", mean > 0 ? std::sqrt(variance) / mean : 0.0}};
+    constexpr int kBins = 10;  // the warmed runs' histogram, min to max
+    std::vector<int> counts(kBins, 0);
+    const double width = (s.max - s.min) / kBins;
+    for (double ms : warmed) ++counts[size_t(std::clamp(width > 0 ? int((ms - s.min) / width) : 0, 0, kBins - 1))];
+    nlohmann::json histogram = nlohmann::json::array();
+    for (int b = 0; b < kBins; ++b)
+        histogram.push_back({{"from_ms", s.min + b * width}, {"to_ms", s.min + (b + 1) * width}, {"count", counts[size_t(b)]}});
+    c.figures["histogram"] = std::move(histogram);
+    c.charts.push_back({"Warmed iteration times, " + std::to_string(kBins) + " bins from the fastest to the slowest run",
+                        columnChartSvg(std::vector<double>(counts.begin(), counts.end()), "iteration time, min to max", "runs")});
+    c.figures["synchronisation"] = "not needed on the CPU: a run returns when its outputs are ready";
+    c.figures["timing"] = {{"backend", "cpu"},
+                           {"threads", side->threads},
+                           {"inputs", "generated, seed 0"},
+                           {"warmup_runs", "of a new executor; chapters run before this one in the same process may "
+                                           "have warmed the kernels' libraries and caches already"}};
+    return c;
+}
+
+}  // namespace fsc

@@ -1,0 +1,28 @@
+#pragma once
+// Charts as inline SVG (no scripts, no network to view): the profile report's memory
+// timeline and roofline, and the plain bar and step charts the walkthrough draws its
+// figures with. Each returns one <svg> element, or a short <p> note when there is no data.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "profiler/trace.h"
+
+namespace fsc {
+
+// Planned and measured bytes over the first iteration, the planned peak marked.
+std::string memoryChartSvg(const Trace& trace);
+// Achieved FLOP/s against FLOPs per byte (log scales), a dot per node, under the roofs.
+std::string rooflineSvg(const Trace& trace, const std::vector<NodeStat>& stats);
+
+struct ChartBar {
+    std::string label;
+    double value = 0;
+};
+// Horizontal bars, one per row, labelled on the left and valued on the right in `unit`.
+std::string barChartSvg(const std::vector<ChartBar>& bars, const std::string& unit);
+// Vertical bars side by side with no gaps (a histogram or a per-step curve): `xLabel`
+// under them, the largest value at the top left in `unit`.
+std::string columnChartSvg(const std::vector<double>& values, const std::string& xLabel, const std::string& unit);
+
+}  // namespace fsc
