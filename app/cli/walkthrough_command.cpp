@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/common/walkthrough.h"
+#include "compiler/backends/cuda/device.h"
 #include "core/comma_list.h"
 #include "core/parse_int.h"
 
@@ -12,6 +13,7 @@ namespace {
 
 struct WalkthroughArgs {
     std::string model, output, chapters;
+    std::string backend = "cpu";
     bool json = false;
     PipelineChoice pipeline;
 };
@@ -31,6 +33,13 @@ int walkthrough(const CLI::App& app, const WalkthroughArgs& a) {
     }
     auto passes = a.pipeline.resolve();
     if (!passes) return usageError(app, passes.status().message());
+    std::shared_ptr<Device> device;
+    if (a.backend == "cuda") {
+        // Opened before the model is read, so a machine without a GPU hears it at once.
+        auto opened = openCudaDevice();
+        if (!opened) return fail(a.model + ": --backend cuda: " + opened.status().message() + "; use --backend cpu");
+        device = *opened;
+    }
 
     Session session;
     std::cerr << "walkthrough: importing " << a.model << "\n";
@@ -40,6 +49,7 @@ int walkthrough(const CLI::App& app, const WalkthroughArgs& a) {
     std::vector<WalkthroughChapter> chapters;
     const WalkthroughInput input{.session = session,
                                  .pipelineName = a.pipeline.name(),
+                                 .device = device,
                                  .progress = [](const std::string& what) { std::cerr << "walkthrough:   " << what << "\n"; }};
     for (size_t i = 0; i < ids.size(); ++i) {
         std::cerr << "walkthrough: chapter " << ids[i] << " (" << i + 1 << " of " << ids.size() << ")\n";
@@ -72,6 +82,9 @@ Command walkthroughCommand(CLI::App& cli) {
         ->type_name("1,3")
         ->group(output);
     addPipelineOptions(*app, a->pipeline, "compilation");
+    addBackendOption(*app, a->backend, "execution",
+                     "where the timed chapters run: cpu (default) or cuda (the first GPU; accuracy is always\n"
+                     "measured against the CPU's float32 run)");
     return {app, [app, a] { return walkthrough(*app, *a); }};
 }
 

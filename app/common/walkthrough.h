@@ -5,6 +5,7 @@
 // records), computed on the session when the chapter is asked for: never canned, and never
 // a second computation that could drift from what `inspect` or `compile --json` say.
 #include <atomic>
+#include <memory>
 #include <functional>
 #include <string>
 #include <vector>
@@ -15,6 +16,8 @@
 #include "core/status.h"
 
 namespace fsc {
+
+class Device;
 
 inline constexpr const char* kWalkthroughSchema = "fusescope.walkthrough/1";
 
@@ -46,6 +49,8 @@ const std::vector<ChapterEntry>& walkthroughContents();
 struct WalkthroughInput {
     const Session& session;
     std::string pipelineName;
+    // The CUDA backend's device the timed chapters run on; null: the CPU.
+    std::shared_ptr<Device> device;
     const std::atomic<bool>* cancel = nullptr;  // checked between runs
     // What the chapter is doing now ("compiling int8", "profiling the compiled graph").
     std::function<void(const std::string&)> progress;

@@ -35,7 +35,9 @@ struct TimedSide {
     std::vector<double> samplesMs;
     int threads = 1;
 };
-Result<TimedSide> prepareSide(const Model& model);
+Result<TimedSide> prepareSide(const Model& model, const WalkthroughInput& in);
+// "cuda" when the walkthrough runs on a GPU, else "cpu".
+const char* backendOf(const WalkthroughInput& in);
 // One timed run on the side's inputs; the error says why it did not run.
 Result<double> timedRun(TimedSide& side);
 // Runs every side `warmup + iterations` times, the sides alternating within each round;

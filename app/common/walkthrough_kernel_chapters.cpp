@@ -18,7 +18,8 @@ namespace {
 
 constexpr int kProfileWarmup = 1, kProfileIterations = 3;
 
-Result<Trace> profileOnCpu(const WalkthroughInput& in, std::shared_ptr<const Graph> graph, const std::string& what) {
+// On the walkthrough's backend: the CPU, or the GPU through CUPTI.
+Result<Trace> profileRun(const WalkthroughInput& in, std::shared_ptr<const Graph> graph, const std::string& what) {
     if (in.progress) in.progress("profiling " + what);
     ProfileRequest request;
     request.graph = std::move(graph);
@@ -27,6 +28,7 @@ Result<Trace> profileOnCpu(const WalkthroughInput& in, std::shared_ptr<const Gra
     request.iterations = kProfileIterations;
     request.model = in.session.model()->path;
     request.pipeline = in.pipelineName;
+    request.device = in.device;
     return profileGraph(request, in.cancel);
 }
 
@@ -90,12 +92,13 @@ std::string gpuLowering(const Model& model, const Node& n) {
     return "Fusescope CUDA kernel";
 }
 
-// Which library runs a node on the CPU, from its kernel id `<op>.<dtype>.<variant>`.
-std::string cpuLibrary(const std::string& kernelId) {
+// Which library ran a node, from its kernel id `<op>.<dtype>.<variant>`.
+std::string kernelLibrary(const std::string& kernelId) {
     const std::string variant = kernelId.substr(kernelId.rfind('.') + 1);
-    if (variant == "onednn") return "oneDNN";
-    if (variant == "openblas") return "OpenBLAS";
-    return "Fusescope C++ (" + variant + ")";
+    static const std::map<std::string, std::string> libraries = {
+        {"onednn", "oneDNN"}, {"openblas", "OpenBLAS"}, {"cublaslt", "cuBLASLt"}, {"cudnn", "cuDNN"}, {"nvrtc", "NVRTC"}};
+    auto it = libraries.find(variant);
+    return it != libraries.end() ? it->second : "Fusescope (" + variant + ")";
 }
 
 }  // namespace
@@ -116,7 +119,7 @@ WalkthroughChapter fusionChapter(const WalkthroughInput& in) {
         "attention subgraph, LayerNorm written out as nine element-wise nodes, leftover "
         "element-wise groups) and checks the shapes before it rewrites. Below, every fused node of "
         "the compiled graph is matched through provenance with the nodes it replaced in the graph "
-        "just before the first fusion pass; both graphs are profiled on this CPU and the time of "
+        "just before the first fusion pass; both graphs are profiled (on the backend timing names) and the time of "
         "the replaced nodes is set against the fused node's.",
         "Element-wise groups become one generated kernel: on the GPU, CUDA C++ compiled at run "
         "time with NVRTC. The source of one of them is shown."};
@@ -148,13 +151,13 @@ WalkthroughChapter fusionChapter(const WalkthroughInput& in) {
                           "LayerNorm) or a CNN (Conv + BatchNorm + ReLU) shows them.";
         return c;
     }
-    auto beforeRun = profileOnCpu(in, before, "the graph before fusion");
+    auto beforeRun = profileRun(in, before, "the graph before fusion");
     if (cancelled(in)) return c;
-    auto afterRun = beforeRun ? profileOnCpu(in, in.session.compiledModel()->graph, "the compiled graph")
+    auto afterRun = beforeRun ? profileRun(in, in.session.compiledModel()->graph, "the compiled graph")
                               : Result<Trace>(beforeRun.status());
     if (cancelled(in)) return c;
     if (!afterRun) {
-        c.notApplicable = "The model does not run on the CPU here (" + afterRun.status().message() +
+        c.notApplicable = "The model does not run on the " + std::string(backendOf(in)) + " backend here (" + afterRun.status().message() +
                           "), so fusion's effect cannot be measured; a model of standard ONNX ops would show it.";
         return c;
     }
@@ -203,7 +206,7 @@ WalkthroughChapter fusionChapter(const WalkthroughInput& in) {
         bars.push_back({op + ", fused", k.msAfter});
     }
     c.figures["by_fused_op"] = rows;
-    c.figures["timing"] = {{"backend", "cpu"},
+    c.figures["timing"] = {{"backend", backendOf(in)},
                            {"warmup", kProfileWarmup},
                            {"iterations", kProfileIterations},
                            {"graph_before", first == passes.begin() ? "imported" : std::prev(first)->name},
@@ -237,17 +240,17 @@ WalkthroughChapter loweringChapter(const WalkthroughInput& in) {
         "than memory bandwidth allows: memory-bound, helped by fusion and narrower types. One "
         "doing many (large GEMMs and convolutions) is compute-bound: helped by faster arithmetic "
         "(tensor cores, INT8). The ridge, where the two roofs meet, is peak FLOP/s over peak "
-        "bytes/s; the roofs here are measured on this CPU, as profile measures them.",
+        "bytes/s; the roofs are profile's (measured on the CPU, a GPU's from its device query).",
         "FLOPs and bytes are the cost model's, the times measured by profiling the compiled graph."};
     const Model& compiledModel = *in.session.compiledModel();
     const Graph& g = *compiledModel.graph;
     std::map<std::string, int> byGpu;
     for (NodeId id : g.order()) ++byGpu[gpuLowering(compiledModel, g.node(id))];
     c.figures["cuda_backend_nodes_by_library"] = byGpu;
-    auto run = profileOnCpu(in, in.session.compiledModel()->graph, "the compiled graph");
+    auto run = profileRun(in, in.session.compiledModel()->graph, "the compiled graph");
     if (cancelled(in)) return c;
     if (!run) {
-        c.notApplicable = "The compiled model does not run on the CPU here (" + run.status().message() +
+        c.notApplicable = "The compiled model does not run on the " + std::string(backendOf(in)) + " backend here (" + run.status().message() +
                           "), so no node is measured; a model of standard ONNX ops would show them.";
         return c;
     }
@@ -257,14 +260,14 @@ WalkthroughChapter loweringChapter(const WalkthroughInput& in) {
                           {"peak_bytes_per_second", run->peakBytesPerSecond},
                           {"ridge_flops_per_byte", roof.ridge},
                           {"source", run->peaksSource}};
-    std::map<std::string, int> byCpu;
+    std::map<std::string, int> byLibrary;
     int memoryBound = 0, computeBound = 0;
     double memoryShare = 0, computeShare = 0;
     nlohmann::json rows = nlohmann::json::array();
     for (const NodeStat& s : stats) {
         const TraceNode* n = run->findNode(s.node);
         if (!n) continue;
-        ++byCpu[cpuLibrary(n->kernelId)];
+        ++byLibrary[kernelLibrary(n->kernelId)];
         if (n->flops <= 0 || s.totalNs <= 0) continue;
         const bool memory = roof.hasRoofs && s.arithmeticIntensity < roof.ridge;
         (memory ? memoryBound : computeBound) += 1;
@@ -280,11 +283,12 @@ WalkthroughChapter loweringChapter(const WalkthroughInput& in) {
                             {"of_attainable", roof.hasRoofs ? s.flopsPerSecond / roof.attainable(s.arithmeticIntensity) : 0.0},
                             {"bound", !roof.hasRoofs ? "unknown" : memory ? "memory" : "compute"}});
     }
-    c.figures["cpu_nodes_by_library"] = byCpu;
+    c.figures["profiled_nodes_by_library"] = byLibrary;
     c.figures["memory_bound"] = {{"nodes", memoryBound}, {"share_of_time", memoryShare}};
     c.figures["compute_bound"] = {{"nodes", computeBound}, {"share_of_time", computeShare}};
     c.figures["slowest_nodes"] = rows;
-    c.charts.push_back({"Roofline of the compiled graph on this CPU: one dot per node (area: share of time)",
+    c.charts.push_back({"Roofline of the compiled graph (" + std::string(backendOf(in)) + " backend, " + run->device +
+                            "): one dot per node, its area the node's share of time",
                         rooflineSvg(*run, stats)});
     return c;
 }

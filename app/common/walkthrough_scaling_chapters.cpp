@@ -74,9 +74,10 @@ WalkthroughChapter quantizationChapter(const WalkthroughInput& in) {
         "model's output, so the worst layers can be kept in float (--exclude).",
         "Accuracy is the quantized model's outputs against the float32 model's on the same inputs: "
         "cosine similarity (1 is identical) and, for a classifier, how often the top class agrees. "
-        "Latency is measured here on the CPU, where float16 and bfloat16 have no arithmetic of "
-        "their own and are widened around each kernel: expect them slower here and faster on a "
-        "GPU's tensor cores. The figures are compile --quantize's, on generated samples."};
+        "Latency is measured on the walkthrough's backend (timing names it). The CPU has no "
+        "float16 or bfloat16 arithmetic of its own and widens them around each kernel: expect "
+        "them slower there and faster on a GPU's tensor cores. The accuracy figures are "
+        "compile --quantize's, on generated samples."};
     std::vector<Variant> variants;
     variants.push_back({"float32", *in.session.compiledModel(), {}});
     for (const char* kind : {"fp16", "bf16", "int8"}) {
@@ -92,9 +93,10 @@ WalkthroughChapter quantizationChapter(const WalkthroughInput& in) {
     if (in.progress) in.progress("timing the four precisions");
     std::vector<TimedSide> sides;
     for (const Variant& v : variants) {
-        auto side = prepareSide(v.compiled);
+        auto side = prepareSide(v.compiled, in);
         if (!side) {
-            c.notApplicable = v.kind + " does not run on the CPU here (" + side.status().message() + ").";
+            c.notApplicable = v.kind + " does not run on the " + std::string(backendOf(in)) + " backend here (" +
+                              side.status().message() + ").";
             return c;
         }
         sides.push_back(std::move(*side));
@@ -137,9 +139,10 @@ WalkthroughChapter quantizationChapter(const WalkthroughInput& in) {
     c.figures["int8_most_sensitive_layers"] = sensitive;
     c.figures["int8_layers_measured"] = int8.sensitivity.size();
     c.figures["data"] = {{"samples", kQuantizeSamples}, {"source", int8.dataSource}, {"calibrator", "minmax"}};
-    c.figures["timing"] = {{"backend", "cpu"}, {"warmup", kWarmup}, {"iterations", kIterations},
+    c.figures["timing"] = {{"backend", backendOf(in)}, {"warmup", kWarmup}, {"iterations", kIterations},
                            {"threads", sides.front().threads}};
-    c.charts.push_back({"Median latency per iteration on this CPU, by precision (measured)", barChartSvg(latency, "ms")});
+    c.charts.push_back({"Median latency per iteration by precision (" + std::string(backendOf(in)) + " backend, measured)",
+                        barChartSvg(latency, "ms")});
     return c;
 }
 

@@ -9,9 +9,14 @@
 
 namespace fsc {
 
-Result<TimedSide> prepareSide(const Model& model) {
+const char* backendOf(const WalkthroughInput& in) {
+    return in.device ? "cuda" : "cpu";
+}
+
+Result<TimedSide> prepareSide(const Model& model, const WalkthroughInput& in) {
     ExecutorOptions options;
     options.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    if (in.device) options.backend = Backend::Cuda, options.device = in.device;
     auto exec = Executor::create(model, options);
     if (!exec) return exec.status();
     auto feeds = buildFeeds(**exec, FeedOptions{});
@@ -67,15 +72,15 @@ WalkthroughChapter eagerChapter(const WalkthroughInput& in) {
         "(exporting to ONNX, torch.export, torch.compile's graph capture) gives a compiler the "
         "program at once: it can fold what is constant, fuse chains of operations into one kernel "
         "that keeps intermediates in registers or cache, and plan memory for the whole run.",
-        "Here the eager side is the imported ONNX graph run node by node by Fusescope's own CPU "
+        "Here the eager side is the imported ONNX graph run node by node by Fusescope's own "
         "runtime, and the compiled side the same model after the pipeline, on the same inputs, "
         "their iterations alternating. That isolates what the compiler gains; a real eager "
         "framework also pays its interpreter's dispatch for every operation, which this leaves out.",
         "Bytes moved come from the cost model (each node reads its inputs once and writes its "
         "outputs once), the same estimate profile reports per node: a fused node moves only what "
         "enters and leaves the group."};
-    auto eager = prepareSide(*in.session.model());
-    auto compiled = eager ? prepareSide(*in.session.compiledModel()) : Result<TimedSide>(eager.status());
+    auto eager = prepareSide(*in.session.model(), in);
+    auto compiled = eager ? prepareSide(*in.session.compiledModel(), in) : Result<TimedSide>(eager.status());
     if (!compiled) {
         c.notApplicable = "The model does not run on the CPU here (" + compiled.status().message() +
                           "), so there is nothing to time; a model of standard ONNX ops would show it.";
@@ -90,9 +95,9 @@ WalkthroughChapter eagerChapter(const WalkthroughInput& in) {
     c.figures["compiled"] = sideFigures(*compiled, in.session.compiledModel()->graph->nodeCount());
     const double eagerMs = c.figures["eager"]["median_ms"], compiledMs = c.figures["compiled"]["median_ms"];
     c.figures["speedup"] = compiledMs > 0 ? eagerMs / compiledMs : 0.0;
-    c.charts.push_back({"Median time per iteration on this CPU (measured)",
+    c.charts.push_back({"Median time per iteration (" + std::string(backendOf(in)) + " backend, measured)",
                         barChartSvg({{"imported, node by node", eagerMs}, {"compiled (" + in.pipelineName + ")", compiledMs}}, "ms")});
-    c.figures["timing"] = {{"backend", "cpu"}, {"threads", compiled->threads}, {"warmup", kWarmup},
+    c.figures["timing"] = {{"backend", backendOf(in)}, {"threads", compiled->threads}, {"warmup", kWarmup},
                            {"iterations", kIterations}, {"inputs", "generated, seed 0"}};
     return c;
 }
@@ -115,7 +120,7 @@ WalkthroughChapter benchmarkingChapter(const WalkthroughInput& in) {
         "spread; compare two things on the same inputs, threads and machine, in the same process, "
         "with their runs alternating so that both see the same background load, and with enough "
         "iterations that the tail means something."};
-    auto side = prepareSide(*in.session.compiledModel());
+    auto side = prepareSide(*in.session.compiledModel(), in);
     if (!side) {
         c.notApplicable = "The compiled model does not run on the CPU here (" + side.status().message() +
                           "), so there is nothing to time; a model of standard ONNX ops would show it.";
@@ -153,8 +158,9 @@ WalkthroughChapter benchmarkingChapter(const WalkthroughInput& in) {
     c.figures["histogram"] = std::move(histogram);
     c.charts.push_back({"Warmed iteration times, " + std::to_string(kBins) + " bins from the fastest to the slowest run",
                         columnChartSvg(std::vector<double>(counts.begin(), counts.end()), "iteration time, min to max", "runs")});
-    c.figures["synchronisation"] = "not needed on the CPU: a run returns when its outputs are ready";
-    c.figures["timing"] = {{"backend", "cpu"},
+    c.figures["synchronisation"] = in.device ? "each run ends by copying its outputs to the host, which waits for the GPU"
+                                             : "not needed on the CPU: a run returns when its outputs are ready";
+    c.figures["timing"] = {{"backend", backendOf(in)},
                            {"threads", side->threads},
                            {"inputs", "generated, seed 0"},
                            {"warmup_runs", "of a new executor; chapters run before this one in the same process may "

@@ -54,6 +54,8 @@ commands += [
     ("run --json --pipeline O0", [CLI, "run"], ["--json", "--pipeline", "O0"]),
     ("run --backend cuda", [CLI, "run"], ["--backend", "cuda"]),
     ("walkthrough", [CLI, "walkthrough"], ["--json", "-o", "{out}/walk.html"]),
+    ("walkthrough --backend cuda --pipeline O1", [CLI, "walkthrough"],
+     ["--backend", "cuda", "--pipeline", "O1", "--chapters", "4,9", "--json"]),
     ("profile", [CLI, "profile"], ["--iterations", "2", "--warmup", "0", "-o", "{out}/runs.fsdb",
                                    "--trace", "{out}/trace.json", "--report", "{out}/report.html"]),
 ]

@@ -341,6 +341,22 @@ private slots:
                     .toString()
                     .contains(QStringLiteral("no break")));
 
+        // --backend cuda: the timed chapters on the (here simulated) GPU; none: one line.
+        r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--backend"), QStringLiteral("cuda"),
+                 QStringLiteral("--chapters"), QStringLiteral("2,5,10")},
+                {QStringLiteral("FUSESCOPE_DEVICE=simulated")});
+        QCOMPARE(r.exitCode, 0);
+        for (const auto& chapter : QJsonDocument::fromJson(r.out.toUtf8()).object()[QStringLiteral("chapters")].toArray()) {
+            const QJsonObject c = chapter.toObject();
+            QVERIFY2(!c.contains(QStringLiteral("not_applicable")), qPrintable(c[QStringLiteral("not_applicable")].toString()));
+            if (c[QStringLiteral("id")].toInt() != 5)
+                QCOMPARE(c[QStringLiteral("figures")].toObject()[QStringLiteral("timing")].toObject()[QStringLiteral("backend")].toString(),
+                         QStringLiteral("cuda"));
+        }
+        r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--backend"), QStringLiteral("cuda")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.trimmed().count('\n') == 0 && r.err.contains(QStringLiteral("--backend cuda:")), qPrintable(r.err));
+
         // Chapters that do not exist are refused by number.
         r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("12")});
         QCOMPARE(r.exitCode, 64);
