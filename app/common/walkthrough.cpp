@@ -108,6 +108,21 @@ nlohmann::json walkthroughJson(const std::vector<WalkthroughChapter>& chapters, 
     return j;
 }
 
+std::string walkthroughChapterHtml(const WalkthroughChapter& c, const std::function<std::string(size_t)>& chartImage) {
+    std::ostringstream out;
+    out << "<h2 id=\"chapter-" << c.id << "\">" << c.id << ". " << escapeXml(c.title) << "</h2>\n";
+    for (const std::string& p : c.paragraphs) out << "<p>" << escapeXml(p) << "</p>\n";
+    if (!c.notApplicable.empty()) out << "<p class=\"na\">" << escapeXml(c.notApplicable) << "</p>\n";
+    out << "<h3>This model</h3>\n";
+    writeFigures(out, c.figures);
+    for (size_t i = 0; i < c.charts.size(); ++i) {
+        const std::string picture = chartImage ? "<img src=\"" + escapeXml(chartImage(i)) + "\">" : c.charts[i].svg;
+        out << "\n<figure>" << picture << "<figcaption>" << escapeXml(c.charts[i].caption) << "</figcaption></figure>";
+    }
+    out << "\n";
+    return out.str();
+}
+
 std::string walkthroughHtml(const std::vector<WalkthroughChapter>& chapters, const std::string& model) {
     std::ostringstream out;
     out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Walkthrough: " << escapeXml(model)
@@ -120,16 +135,7 @@ std::string walkthroughHtml(const std::vector<WalkthroughChapter>& chapters, con
     for (const WalkthroughChapter& c : chapters)
         out << "<li value=\"" << c.id << "\"><a href=\"#chapter-" << c.id << "\">" << escapeXml(c.title) << "</a></li>";
     out << "</ol>\n";
-    for (const WalkthroughChapter& c : chapters) {
-        out << "<h2 id=\"chapter-" << c.id << "\">" << c.id << ". " << escapeXml(c.title) << "</h2>\n";
-        for (const std::string& p : c.paragraphs) out << "<p>" << escapeXml(p) << "</p>\n";
-        if (!c.notApplicable.empty()) out << "<p class=\"na\">" << escapeXml(c.notApplicable) << "</p>\n";
-        out << "<h3>This model</h3>\n";
-        writeFigures(out, c.figures);
-        for (const WalkthroughChart& chart : c.charts)
-            out << "\n<figure>" << chart.svg << "<figcaption>" << escapeXml(chart.caption) << "</figcaption></figure>";
-        out << "\n";
-    }
+    for (const WalkthroughChapter& c : chapters) out << walkthroughChapterHtml(c);
     out << "</body></html>\n";
     return out.str();
 }

@@ -62,6 +62,11 @@ Result<WalkthroughChapter> walkthroughChapter(int id, const WalkthroughInput& in
 // {"schema": ..., "model": ..., "chapters": [{"id", "title", "paragraphs", "figures"
 // (, "not_applicable")}]}.
 nlohmann::json walkthroughJson(const std::vector<WalkthroughChapter>& chapters, const std::string& model);
+// One chapter as an HTML fragment (its heading, paragraphs, figures as tables, charts): the
+// charts inline as SVG, or with `chartImage` as <img src="chartImage(i)"> for a viewer that
+// renders SVG itself (the GUI's dock).
+std::string walkthroughChapterHtml(const WalkthroughChapter& chapter,
+                                   const std::function<std::string(size_t)>& chartImage = {});
 // One self-contained page (no scripts, no network): the chapters with their figures as
 // tables and their charts as inline SVG.
 std::string walkthroughHtml(const std::vector<WalkthroughChapter>& chapters, const std::string& model);

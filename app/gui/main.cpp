@@ -1,6 +1,8 @@
 // fusescope: the desktop explorer. With no argument it opens the bundled sample model.
 // A .fsdb argument opens that run store's run in the Run and Timeline docks.
-// `--screenshot FILE.png [--pass NAME] [--expand-depth N] [--compare] [--run] [--dock NAME] [--colour-by precision]`
+// `--walkthrough [--chapter N]` opens the Walkthrough dock on that chapter once the model is compiled.
+// `--screenshot FILE.png [--pass NAME] [--expand-depth N] [--compare] [--run] [--dock NAME] [--colour-by precision]
+//  [--walkthrough [--chapter N]]`
 // opens the model, compiles it, shows the graph after the pass (default: the last), with
 // --run times it on the CPU for the heat overlay, saves the window and prints the timings as
 // JSON, then exits: pictures for docs and tests, and the GUI's speed figures.
@@ -17,6 +19,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include "app/common/build_info.h"
 #include "app/gui/main_window.h"
@@ -38,7 +41,7 @@ struct ScreenshotRun {
 };
 
 void runScreenshot(fsc::MainWindow& window, const QString& model, const QString& file, const QString& pass, bool timeIt,
-                   const QString& select, const QString& dock) {
+                   const QString& select, const QString& dock, int chapter) {
     auto run = std::make_shared<ScreenshotRun>();
     auto fail = [](const QString& message, int code) {
         std::fprintf(stderr, "error: %s\n", message.toUtf8().constData());
@@ -94,7 +97,7 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
             QCoreApplication::exit(0);
         }
     });
-    QObject::connect(&window, &fsc::MainWindow::runFinished, &window, [run, &window, file, fail, select, dock](bool ok) {
+    QObject::connect(&window, &fsc::MainWindow::runFinished, &window, [run, &window, file, fail, select, dock, chapter](bool ok) {
         if (run->stage != ScreenshotRun::Stage::Running) return;
         if (!ok) return fail(QStringLiteral("--run: the run stopped (see the log)"), 2);
         if (!select.isEmpty()) {
@@ -110,14 +113,16 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
             if (!shown) return fail(QStringLiteral("--dock %1: no such dock (run, timeline, memory, log, nodes, breaks, changes)").arg(dock), 64);
             shown->raise();
         }
+        if (chapter > 0) window.showWalkthrough(chapter);  // computed in the background
         // The picture waits for the background work still under way (graph breaks, the left
-        // pane's layout with --compare, a selected node's weight statistics), or 30 s.
+        // pane's layout with --compare, a selected node's weight statistics, a walkthrough
+        // chapter), or 30 s (a chapter: 300 s).
         QEventLoop settled;
         QTimer poll;
         QObject::connect(&poll, &QTimer::timeout, &settled, [&] {
             if (!window.workPending()) settled.quit();
         });
-        QTimer::singleShot(30000, &settled, &QEventLoop::quit);
+        QTimer::singleShot(chapter > 0 ? 300000 : 30000, &settled, &QEventLoop::quit);
         poll.start(5);
         settled.exec();
         int panes = 0;
@@ -168,6 +173,10 @@ void describeCommandLine(QCommandLineParser& parser) {
     parser.addOption({QStringLiteral("dock"),
                       QStringLiteral("With --screenshot --run: bring this dock to the front (run, timeline, log, ...)."),
                       QStringLiteral("NAME")});
+    parser.addOption({QStringLiteral("walkthrough"),
+                      QStringLiteral("Open the Walkthrough dock (Help > Walkthrough) once the model is compiled.")});
+    parser.addOption({QStringLiteral("chapter"), QStringLiteral("With --walkthrough: open this chapter (1 to 10; default 1)."),
+                      QStringLiteral("N")});
     parser.addOption({QStringLiteral("colour-by"), QStringLiteral("Fill nodes by op 'category' (default) or 'precision'."),
                       QStringLiteral("WHAT")});
 }
@@ -247,14 +256,31 @@ int main(int argc, char** argv) {
         if (QAction* a = window.findChild<QAction*>(QStringLiteral("precisionAction")); a && what == QLatin1String("precision"))
             a->trigger();
     }
+    int chapter = 0;  // the walkthrough's, 0: not asked for
+    if (parser.isSet(QStringLiteral("walkthrough")) || parser.isSet(QStringLiteral("chapter"))) {
+        bool ok = true;
+        chapter = parser.isSet(QStringLiteral("chapter")) ? parser.value(QStringLiteral("chapter")).toInt(&ok) : 1;
+        if (!ok || chapter < 1 || chapter > 10) {
+            std::fprintf(stderr, "fusescope: --chapter needs a number from 1 to 10\n");
+            return 64;
+        }
+    }
     window.show();
     if (parser.isSet(compare)) window.setCompare(true);
     const QStringList args = parser.positionalArguments();
     const QString model = args.isEmpty() ? QString::fromLatin1(fsc::MainWindow::kSamplePath) : args.first();
     if (parser.isSet(screenshot))
         runScreenshot(window, model, parser.value(screenshot), parser.value(QStringLiteral("pass")),
-                      parser.isSet(QStringLiteral("run")), parser.value(QStringLiteral("select")), parser.value(QStringLiteral("dock")));
+                      parser.isSet(QStringLiteral("run")), parser.value(QStringLiteral("select")), parser.value(QStringLiteral("dock")),
+                      chapter);
     else if (model.endsWith(QLatin1String(".fsdb"), Qt::CaseInsensitive)) window.openRunStore(model);
     else window.openModel(model);
+    if (chapter > 0 && !parser.isSet(screenshot)) {
+        auto once = std::make_shared<QMetaObject::Connection>();
+        *once = QObject::connect(&window, &fsc::MainWindow::compiled, &window, [&window, once, chapter] {
+            QObject::disconnect(*once);
+            window.showWalkthrough(chapter);
+        });
+    }
     return app.exec();
 }

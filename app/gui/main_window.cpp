@@ -1,5 +1,7 @@
 #include "app/gui/main_window.h"
 
+#include "app/gui/walkthrough_dock.h"
+
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
@@ -257,6 +259,22 @@ void MainWindow::createDocks() {
     tabifyDockWidget(memory, logDock);
     tabifyDockWidget(roofline, sensitivity);
     nodes->raise();
+
+    // Help > Walkthrough: under the passes, which chapter 3 steps through; hidden until asked.
+    m_walkthrough = new WalkthroughDock(m_jobs, this);
+    QDockWidget* walkthrough = addDock(tr("Walkthrough"), QStringLiteral("walkthroughDock"), m_walkthrough,
+                                       Qt::RightDockWidgetArea);
+    walkthrough->hide();
+    connect(m_walkthrough, &WalkthroughDock::actionRequested, this, &MainWindow::walkthroughAction);
+    connect(m_walkthrough, &WalkthroughDock::exported, this, [this](bool ok, const QString& message) {
+        log(ok ? message : tr("error: %1").arg(message));
+        m_status->setText(message);
+        if (ok) return;
+        auto* box = new QMessageBox(QMessageBox::Warning, tr("Could not export the walkthrough"), message,
+                                    QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    });
 }
 
 MainWindow::~MainWindow() {
@@ -322,6 +340,10 @@ void MainWindow::createActions() {
         }
     };
     file->addAction(tr("Export &view as PNG/SVG…"), this, [exportTo] { exportTo(false); });
+    file->addAction(tr("Export walkt&hrough as HTML…"), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export the walkthrough"), {}, tr("HTML page (*.html)"));
+        if (!path.isEmpty()) m_walkthrough->exportHtml(path);
+    });
     file->addAction(tr("Export &whole graph as PNG/SVG…"), this, [exportTo] { exportTo(true); });
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::quit);
@@ -429,6 +451,8 @@ void MainWindow::createActions() {
     runMenu->addAction(tr("&Cancel"), m_work, &WorkIndicator::cancelAll);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    QAction* walk = help->addAction(tr("&Walkthrough: this model, from ONNX to kernels"), this, [this] { showWalkthrough(); });
+    walk->setObjectName(QStringLiteral("walkthroughMenuAction"));
     QAction* about =
         help->addAction(tr("&About Fusescope"), this, [this] { showAboutDialog(this); });
     about->setObjectName(QStringLiteral("aboutAction"));

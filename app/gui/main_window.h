@@ -51,6 +51,7 @@ class MemoryView;
 class RooflineView;
 class SensitivityPanel;
 class StatusLine;
+class WalkthroughDock;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -126,6 +127,9 @@ public:
     // Groups expanded when a model opens: -1 picks by size (all for small graphs).
     void setInitialExpandDepth(int depth) { m_initialDepth = depth; }
     bool loading() const;
+    // Help > Walkthrough: the dock shown and raised, on chapter `chapter` (0: the one open, or 1).
+    void showWalkthrough(int chapter = 0);
+    WalkthroughDock* walkthrough() const { return m_walkthrough; }
     // Background work under way (loading, compiling, a step's graphs, breaks, layouts, runs).
     bool workPending() const { return m_jobs.busy(); }
 
@@ -230,6 +234,9 @@ private:
     QPlainTextEdit* m_log;
     HeatUnit m_heatUnit = HeatUnit::Share;
     SensitivityPanel* m_sensitivity;
+    WalkthroughDock* m_walkthrough = nullptr;
+    void walkthroughAction(int chapter, const QString& argument);  // a chapter's button
+    void revealNodeNamed(const QString& name);  // on the step shown
     NodeTableView* m_nodeView;
     NodeTableModel* m_nodeTable;
     SummaryView* m_summary;

@@ -24,6 +24,7 @@
 #include "views/node_table_model.h"
 #include "views/pass_list_model.h"
 #include "views/work_indicator.h"
+#include "app/gui/walkthrough_dock.h"
 
 namespace fsc {
 
@@ -267,7 +268,71 @@ void MainWindow::applyStep(ShownStep s) {
     applyRunHeat();
     if (m_selection.isOfRun() && m_selection.node().valid()) showNodeKernels(m_selection.node());
     emit stepShown(s.row);
-    if (!m_compiledPipeline.isNull()) emit compiled(std::exchange(m_compiledPipeline, QString()));
+    if (!m_compiledPipeline.isNull()) {
+        const QString pipeline = std::exchange(m_compiledPipeline, QString());
+        m_walkthrough->setSession(m_session, pipeline);
+        emit compiled(pipeline);
+    }
+}
+
+void MainWindow::showWalkthrough(int chapter) {
+    auto* dock = findChild<QDockWidget*>(QStringLiteral("walkthroughDock"));
+    const bool opening = !dock->isVisible();
+    dock->show();
+    dock->raise();
+    if (opening) {
+        // Room to read: the right column widens, and the chapter takes most of its height
+        // (the pass list stays above it for chapter 3).
+        resizeDocks({dock}, {std::max(560, width() * 2 / 5)}, Qt::Horizontal);
+        if (auto* passes = findChild<QDockWidget*>(QStringLiteral("passDock")))
+            resizeDocks({passes, dock}, {height() / 3, height() * 2 / 3}, Qt::Vertical);
+    }
+    m_walkthrough->showChapter(chapter > 0 ? chapter : std::max(1, m_walkthrough->shownChapter()));
+}
+
+void MainWindow::walkthroughAction(int chapter, const QString& argument) {
+    auto raise = [this](const char* name) {
+        if (auto* dock = findChild<QDockWidget*>(QString::fromLatin1(name))) dock->show(), dock->raise();
+    };
+    switch (chapter) {
+        case 1: return raise("summaryDock");
+        case 2:
+        case 10: raise("runDock"); return runShownGraph();
+        case 3: return showStep((m_session.step() + 1) % std::max(1, m_session.stepCount()));
+        case 4: {
+            const int last = m_session.stepCount() - 1;
+            if (m_session.step() == last) return revealNodeNamed(argument);
+            // The fused node lives in the compiled graph: show it first, then the node.
+            auto once = std::make_shared<QMetaObject::Connection>();
+            *once = connect(this, &MainWindow::stepShown, this, [this, once, argument, last](int step) {
+                disconnect(*once);
+                if (step == last) revealNodeNamed(argument);
+            });
+            return showStep(last);
+        }
+        case 5: return raise("rooflineDock");
+        case 6: return raise("memoryDock");
+        case 7: return raise("breaksDock");
+        case 8: return raise("sensitivityDock");
+        default: return;
+    }
+}
+
+void MainWindow::revealNodeNamed(const QString& name) {
+    if (m_canvas->layingOut() || m_canvas->shownGraph() != m_canvas->graph()) {
+        // A new step is still being laid out: reveal once it is drawn.
+        auto once = std::make_shared<QMetaObject::Connection>();
+        *once = connect(m_canvas, &GraphCanvas::laidOut, this, [this, once, name] {
+            disconnect(*once);
+            revealNodeNamed(name);
+        });
+        return;
+    }
+    const Graph* graph = m_canvas->shownGraph();
+    if (!graph) return;
+    for (NodeId id : graph->order())
+        if (QString::fromStdString(graph->node(id).name) == name) return m_canvas->revealNode(id);  // and selects it
+    m_status->setText(tr("'%1' is not in the graph shown").arg(name));
 }
 
 void MainWindow::showBreaks(std::shared_ptr<const Graph> graph) {

@@ -6,6 +6,9 @@
 
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QDockWidget>
+#include <QTextBrowser>
+#include <QTextDocument>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMessageBox>
@@ -42,6 +45,8 @@
 #include "views/run_table_model.h"
 #include "views/sensitivity_panel.h"
 #include "views/timeline_view.h"
+#include "app/gui/walkthrough_dock.h"
+#include "app/common/walkthrough.h"
 
 using namespace fsc;
 
@@ -990,6 +995,58 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(int(w.canvas()->graph()->nodeCount()), 42, 20000);
         QAbstractItemModelTester tester(w.passList(),
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
+    }
+
+    // Help > Walkthrough: every chapter computed on the model shown (the sample, then a model
+    // with control flow), its charts drawn, chapter 4's button picking the fused node on the
+    // canvas, and the export writing the same chapters as the handout page.
+    void theWalkthroughOpensEveryChapterAndExports() {
+        MainWindow w;
+        QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), {1400, 900}));
+        WalkthroughDock* dock = w.walkthrough();
+        QSignalSpy shown(dock, &WalkthroughDock::chapterShown);
+        for (int id = 1; id <= 10; ++id) {
+            shown.clear();
+            w.showWalkthrough(id);
+            QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 60000);  // a kept chapter is shown at once
+            QCOMPARE(shown.last().at(0).toInt(), id);
+            QVERIFY2(shown.last().at(1).toBool(), qPrintable(QStringLiteral("chapter %1").arg(id)));
+            const QString title = QString::fromUtf8(walkthroughContents()[size_t(id - 1)].title);
+            QVERIFY2(dock->page()->toPlainText().contains(title), qPrintable(title));
+            QVERIFY(dock->page()->toPlainText().contains(QStringLiteral("This model")));
+        }
+        QVERIFY(w.findChild<QDockWidget*>(QStringLiteral("walkthroughDock"))->isVisible());
+        // Chapter 9's chart is a picture the page shows, not SVG text.
+        const QImage chart = dock->page()->document()->resource(QTextDocument::ImageResource,
+                                                                QUrl(QStringLiteral("walkthrough-chart:9/0"))).value<QImage>();
+        QVERIFY(chart.width() > 100 && chart.height() > 20);
+
+        // Chapter 4's button shows its slowest group's fused node, selected on the compiled graph.
+        w.showWalkthrough(4);
+        QVERIFY(dock->actionButton()->isVisible());
+        QVERIFY(showStepAndWait(w, 0));  // the button must bring the compiled step back
+        dock->actionButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(w.session().step() == w.session().stepCount() - 1 && w.selection().node().valid(), 20000);
+        const Graph* graph = w.canvas()->shownGraph();
+        QCOMPARE(QString::fromStdString(graph->node(w.selection().node()).domain), QStringLiteral("ai.fusescope"));
+
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("walk.html"));
+        QSignalSpy exported(dock, &WalkthroughDock::exported);
+        dock->exportHtml(path);
+        QVERIFY(exported.wait(60000));
+        QVERIFY2(exported.at(0).at(0).toBool(), qPrintable(exported.at(0).at(1).toString()));
+        const QString page = QString::fromUtf8(readFile(path));
+        QCOMPARE(page.count(QStringLiteral("<h2 id=\"chapter-")), 10);
+
+        // A model with control flow: every chapter computes or says why it does not apply.
+        QVERIFY(openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/nested.onnx"), {1400, 900}));
+        for (int id = 1; id <= 10; ++id) {
+            shown.clear();
+            w.showWalkthrough(id);
+            QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 60000);  // a kept chapter is shown at once
+            QVERIFY2(shown.last().at(1).toBool(), qPrintable(QStringLiteral("nested.onnx chapter %1").arg(id)));
+        }
     }
 
     void aBadFileKeepsTheSessionAndReports() {
