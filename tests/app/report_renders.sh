@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The HTML report as a person opens it: fusescope-cli profile --report on the sample, then
-# headless Chromium loads the file (no network) and we read back the DOM it built and a
-# screenshot (left in OUT_DIR for people to look at).
+# The HTML report and the walkthrough handout as a person opens them: fusescope-cli profile
+# --report and walkthrough -o on the sample, then headless Chromium loads each file (no
+# network) and we read back the DOM it built and a screenshot (left in OUT_DIR for people
+# to look at).
 #   report_renders.sh FUSESCOPE_CLI MODEL OUT_DIR
 set -euo pipefail
 cli=$1 model=$2 out=$3
@@ -24,3 +25,16 @@ if grep -qE 'src="http|href="http' "$dom"; then fail "the report reaches for the
 timeout 120 "${chrome[@]}" --window-size=1280,2000 --screenshot="$out/report.png" "file://$out/report.html" >> "$out/chromium.log" 2>&1
 [ -s "$out/report.png" ] || fail "no screenshot"
 echo "report renders: $out/report.png"
+
+# The walkthrough: ten chapters, each with its figures, charts drawn, nothing fetched.
+"$cli" walkthrough "$model" -o "$out/walkthrough.html" 2> "$out/walkthrough.log"
+timeout 120 "${chrome[@]}" --dump-dom "file://$out/walkthrough.html" > "$out/walkthrough.dom.html" 2>> "$out/chromium.log"
+dom="$out/walkthrough.dom.html"
+[ "$(grep -o '<h2 id="chapter-' "$dom" | wc -l)" -eq 10 ] || fail "the walkthrough page does not show ten chapters"
+[ "$(grep -o '<h3>This model</h3>' "$dom" | wc -l)" -eq 10 ] || fail "a walkthrough chapter has no figures"
+[ "$(grep -o '<svg' "$dom" | wc -l)" -ge 6 ] || fail "fewer than six charts in the walkthrough"
+grep -q 'Roofline of the compiled graph' "$dom" || fail "no roofline in the walkthrough"
+if grep -qE 'src="http|href="http|<script' "$dom"; then fail "the walkthrough reaches for the network or runs scripts"; fi
+timeout 120 "${chrome[@]}" --window-size=1200,9000 --screenshot="$out/walkthrough.png" "file://$out/walkthrough.html" >> "$out/chromium.log" 2>&1
+[ -s "$out/walkthrough.png" ] || fail "no walkthrough screenshot"
+echo "walkthrough renders: $out/walkthrough.png"
