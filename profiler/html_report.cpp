@@ -13,15 +13,6 @@
 namespace fsc {
 namespace {
 
-std::string esc(const std::string& s) {
-    return escapeXml(s);
-}
-
-std::string num(double v, int decimals = 3) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*f", decimals, v);
-    return text;
-}
 
 const char* kStyle = R"css(
 body { font-family: system-ui, sans-serif; margin: 24px; color: #202024; max-width: 1200px; }
@@ -43,17 +34,17 @@ std::string htmlReport(const Trace& t, const ReportExtras& extras) {
     const std::vector<NodeStat> stats = computeNodeStats(t);
     const double iterations = std::max(1, t.iterations);
     std::ostringstream s;
-    s << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Fusescope report: " << esc(t.model)
+    s << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Fusescope report: " << escapeXml(t.model)
       << "</title><style>" << kStyle << "</style></head><body>\n";
-    s << "<h1>" << esc(t.model) << "</h1><div class=\"sub\">pipeline " << esc(t.pipeline) << " &middot; " << esc(t.backend)
-      << " backend on " << esc(t.device) << " &middot; " << esc(t.startedAt) << "</div>\n";
+    s << "<h1>" << escapeXml(t.model) << "</h1><div class=\"sub\">pipeline " << escapeXml(t.pipeline) << " &middot; " << escapeXml(t.backend)
+      << " backend on " << escapeXml(t.device) << " &middot; " << escapeXml(t.startedAt) << "</div>\n";
     s << "<div class=\"cards\">";
     auto card = [&](const std::string& title, const std::string& value) {
-        s << "<div class=\"card\">" << esc(title) << "<b>" << esc(value) << "</b></div>";
+        s << "<div class=\"card\">" << escapeXml(title) << "<b>" << escapeXml(value) << "</b></div>";
     };
-    card("median latency", num(t.unprofiledMs) + " ms");
-    card("profiled", num(t.profiledMs) + " ms");
-    card("profiler overhead", t.overheadPercent() >= -100 ? num(t.overheadPercent(), 1) + "%" : "not measured");
+    card("median latency", fixedText(t.unprofiledMs) + " ms");
+    card("profiled", fixedText(t.profiledMs) + " ms");
+    card("profiler overhead", t.overheadPercent() >= -100 ? fixedText(t.overheadPercent(), 1) + "%" : "not measured");
     card("plan nodes", std::to_string(t.nodes.size()));
     card("iterations", std::to_string(t.iterations) + " (+" + std::to_string(t.warmup) + " warm-up)");
     card("dropped records", std::to_string(t.droppedRecords));
@@ -63,8 +54,8 @@ std::string htmlReport(const Trace& t, const ReportExtras& extras) {
     s << "<h2>Pipeline</h2><table><tr><th>pass</th><th>nodes before</th><th>after</th><th>ms</th><th>changes</th>"
          "<th>rejected</th></tr>";
     for (const PassSummary& p : t.passes)
-        s << "<tr><td>" << esc(p.name) << "</td><td class=\"n\">" << p.nodesBefore << "</td><td class=\"n\">" << p.nodesAfter
-          << "</td><td class=\"n\">" << num(p.milliseconds, 2) << "</td><td class=\"n\">" << p.changes << "</td><td class=\"n\">"
+        s << "<tr><td>" << escapeXml(p.name) << "</td><td class=\"n\">" << p.nodesBefore << "</td><td class=\"n\">" << p.nodesAfter
+          << "</td><td class=\"n\">" << fixedText(p.milliseconds, 2) << "</td><td class=\"n\">" << p.changes << "</td><td class=\"n\">"
           << p.rejections << "</td></tr>";
     s << "</table>\n";
 
@@ -79,10 +70,10 @@ std::string htmlReport(const Trace& t, const ReportExtras& extras) {
         std::string origins;
         if (n)
             for (const std::string& o : n->origins) origins += (origins.empty() ? "" : ", ") + o;
-        s << "<tr><td>" << esc(n ? n->name : "?") << "</td><td>" << esc(n ? n->opType : "") << "</td><td>"
-          << esc(n ? n->kernelId : "") << "</td><td class=\"n\">" << num(double(st.totalNs) / 1e6 / iterations)
-          << "</td><td class=\"n\">" << num(100 * st.share, 1) << "%</td><td class=\"n\">" << num(st.flopsPerSecond / 1e9, 1)
-          << "</td><td class=\"n\">" << num(st.bytesPerSecond / 1e9, 2) << "</td><td>" << esc(origins) << "</td></tr>";
+        s << "<tr><td>" << escapeXml(n ? n->name : "?") << "</td><td>" << escapeXml(n ? n->opType : "") << "</td><td>"
+          << escapeXml(n ? n->kernelId : "") << "</td><td class=\"n\">" << fixedText(double(st.totalNs) / 1e6 / iterations)
+          << "</td><td class=\"n\">" << fixedText(100 * st.share, 1) << "%</td><td class=\"n\">" << fixedText(st.flopsPerSecond / 1e9, 1)
+          << "</td><td class=\"n\">" << fixedText(st.bytesPerSecond / 1e9, 2) << "</td><td>" << escapeXml(origins) << "</td></tr>";
     }
     s << "</table>\n";
 
@@ -93,30 +84,30 @@ std::string htmlReport(const Trace& t, const ReportExtras& extras) {
     std::sort(byTime.begin(), byTime.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
     s << "<h2>Top kernels</h2><table><tr><th>kernel</th><th>ms / iteration</th><th>launches / iteration</th></tr>";
     for (size_t i = 0; i < byTime.size() && i < 15; ++i)
-        s << "<tr><td>" << esc(byTime[i].first) << "</td><td class=\"n\">" << num(double(byTime[i].second.first) / 1e6 / iterations)
-          << "</td><td class=\"n\">" << num(double(byTime[i].second.second) / iterations, 1) << "</td></tr>";
+        s << "<tr><td>" << escapeXml(byTime[i].first) << "</td><td class=\"n\">" << fixedText(double(byTime[i].second.first) / 1e6 / iterations)
+          << "</td><td class=\"n\">" << fixedText(double(byTime[i].second.second) / iterations, 1) << "</td></tr>";
     s << "</table>\n";
 
     s << "<h2>Graph breaks</h2>";
-    if (!extras.breaksNote.empty()) s << "<p class=\"note\">" << esc(extras.breaksNote) << "</p>";
+    if (!extras.breaksNote.empty()) s << "<p class=\"note\">" << escapeXml(extras.breaksNote) << "</p>";
     if (extras.breaks.empty()) {
         s << "<p>None: the graph runs in one region.</p>";
     } else {
         s << "<table><tr><th>break</th><th>node</th><th>reason</th><th>measured ms / iteration</th></tr>";
         for (const ReportBreak& b : extras.breaks)
-            s << "<tr><td>" << esc(b.kind) << "</td><td>" << esc(b.node) << "</td><td>" << esc(b.reason) << "</td><td class=\"n\">"
-              << (b.measuredMs >= 0 ? num(b.measuredMs) : std::string("&ndash;")) << "</td></tr>";
+            s << "<tr><td>" << escapeXml(b.kind) << "</td><td>" << escapeXml(b.node) << "</td><td>" << escapeXml(b.reason) << "</td><td class=\"n\">"
+              << (b.measuredMs >= 0 ? fixedText(b.measuredMs) : std::string("&ndash;")) << "</td></tr>";
         s << "</table>";
     }
     s << "\n<h2>Memory</h2>" << memoryChartSvg(t) << "\n";
     s << "<h2>Roofline</h2><p class=\"note\">Each node's achieved FLOP/s against its arithmetic intensity (cost-model "
          "estimates over measured time); dot area follows its share of the run. Roofs: "
-      << esc(t.peaksSource.empty() ? std::string("not known") : t.peaksSource) << ".</p>"
+      << escapeXml(t.peaksSource.empty() ? std::string("not known") : t.peaksSource) << ".</p>"
       << rooflineSvg(t, stats) << "\n";
     s << "<h2>Software</h2><table>";
     for (const auto& [name, version] : extras.software)
-        s << "<tr><td>" << esc(name) << "</td><td>" << esc(version) << "</td></tr>";
-    s << "<tr><td>device</td><td>" << esc(t.device) << "</td></tr></table>\n</body></html>\n";
+        s << "<tr><td>" << escapeXml(name) << "</td><td>" << escapeXml(version) << "</td></tr>";
+    s << "<tr><td>device</td><td>" << escapeXml(t.device) << "</td></tr></table>\n</body></html>\n";
     return s.str();
 }
 

@@ -10,13 +10,8 @@
 #include "profiler/xml_escape.h"
 
 namespace fsc {
-namespace {
 
-std::string esc(const std::string& s) {
-    return escapeXml(s);
-}
-
-std::string num(double v, int decimals = 3) {
+std::string fixedText(double v, int decimals) {
     char text[64];
     std::snprintf(text, sizeof text, "%.*f", decimals, v);
     return text;
@@ -26,12 +21,15 @@ std::string bytesText(double b) {
     const char* units[] = {"B", "KiB", "MiB", "GiB"};
     int u = 0;
     while (b >= 1024 && u < 3) b /= 1024, ++u;
-    return num(b, u ? 2 : 0) + " " + units[u];
+    return fixedText(b, u ? 2 : 0) + " " + units[u];
 }
+
+namespace {
+
 
 std::string valueText(double v, const std::string& unit) {
     if (unit == "bytes") return bytesText(v);
-    return num(v, std::fabs(v) >= 100 ? 0 : std::fabs(v) >= 1 ? 2 : 3) + (unit.empty() ? "" : " " + unit);
+    return fixedText(v, std::fabs(v) >= 100 ? 0 : std::fabs(v) >= 1 ? 2 : 3) + (unit.empty() ? "" : " " + unit);
 }
 
 }  // namespace
@@ -51,7 +49,7 @@ std::string memoryChartSvg(const Trace& t) {
     s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h << "\" font-size=\"11\">";
     s << "<line x1=\"" << left << "\" y1=\"" << h - bottom << "\" x2=\"" << w - 10 << "\" y2=\"" << h - bottom << "\" stroke=\"#999\"/>";
     s << "<text x=\"4\" y=\"14\">" << bytesText(double(peak)) << "</text><text x=\"4\" y=\"" << h - bottom << "\">0</text>";
-    s << "<text x=\"" << w - 10 << "\" y=\"" << h - 6 << "\" text-anchor=\"end\">" << num(double(end) / 1e6) << " ms</text>";
+    s << "<text x=\"" << w - 10 << "\" y=\"" << h - 6 << "\" text-anchor=\"end\">" << fixedText(double(end) / 1e6) << " ms</text>";
     for (const auto& [list, colour, name] : {std::tuple{&t.plannedMemory, "#3d8ee6", "planned"},
                                               std::tuple{&t.measuredMemory, "#d04010", "measured"}}) {
         if (list->empty()) continue;
@@ -98,13 +96,13 @@ std::string rooflineSvg(const Trace& t, const std::vector<NodeStat>& stats) {
         const double x0 = std::pow(10, lx), x1 = std::pow(10, hx);
         s << "<polyline fill=\"none\" stroke=\"#555\" stroke-width=\"1.5\" points=\"" << x(x0) << ',' << y(x0 * t.peakBytesPerSecond)
           << ' ' << x(ridge) << ',' << y(t.peakFlopsPerSecond) << ' ' << x(x1) << ',' << y(t.peakFlopsPerSecond) << "\"/>";
-        s << "<text x=\"" << x(ridge) + 4 << "\" y=\"" << y(t.peakFlopsPerSecond) - 4 << "\">" << num(t.peakFlopsPerSecond / 1e9, 0)
-          << " GFLOP/s, " << num(t.peakBytesPerSecond / 1e9, 1) << " GB/s</text>";
+        s << "<text x=\"" << x(ridge) + 4 << "\" y=\"" << y(t.peakFlopsPerSecond) - 4 << "\">" << fixedText(t.peakFlopsPerSecond / 1e9, 0)
+          << " GFLOP/s, " << fixedText(t.peakBytesPerSecond / 1e9, 1) << " GB/s</text>";
     }
     for (const auto& [st, n] : roof.points)
         s << "<circle cx=\"" << x(st->arithmeticIntensity) << "\" cy=\"" << y(st->flopsPerSecond) << "\" r=\""
-          << 3 + 6 * std::sqrt(st->share) << "\" fill=\"#e31a1c\" fill-opacity=\"0.6\"><title>" << esc(n->name) << " ("
-          << esc(n->opType) << "): " << num(st->flopsPerSecond / 1e9, 1) << " GFLOP/s at " << num(st->arithmeticIntensity, 1)
+          << 3 + 6 * std::sqrt(st->share) << "\" fill=\"#e31a1c\" fill-opacity=\"0.6\"><title>" << escapeXml(n->name) << " ("
+          << escapeXml(n->opType) << "): " << fixedText(st->flopsPerSecond / 1e9, 1) << " GFLOP/s at " << fixedText(st->arithmeticIntensity, 1)
           << " FLOP/byte</title></circle>";
     s << "</svg>";
     return s.str();
@@ -123,11 +121,11 @@ std::string barChartSvg(const std::vector<ChartBar>& bars, const std::string& un
         const double len = top > 0 ? (w - left - right) * std::max(0.0, bars[i].value) / top : 0;
         std::string label = bars[i].label;
         if (label.size() > 36) label = label.substr(0, 35) + "\u2026";
-        s << "<text x=\"" << left - 6 << "\" y=\"" << y + 13 << "\" text-anchor=\"end\">" << esc(label) << "</text>";
+        s << "<text x=\"" << left - 6 << "\" y=\"" << y + 13 << "\" text-anchor=\"end\">" << escapeXml(label) << "</text>";
         s << "<rect x=\"" << left << "\" y=\"" << y + 2 << "\" width=\"" << len << "\" height=\"" << row - 6
-          << "\" fill=\"#3d8ee6\"><title>" << esc(bars[i].label) << ": " << esc(valueText(bars[i].value, unit))
+          << "\" fill=\"#3d8ee6\"><title>" << escapeXml(bars[i].label) << ": " << escapeXml(valueText(bars[i].value, unit))
           << "</title></rect>";
-        s << "<text x=\"" << left + len + 4 << "\" y=\"" << y + 13 << "\">" << esc(valueText(bars[i].value, unit)) << "</text>";
+        s << "<text x=\"" << left + len + 4 << "\" y=\"" << y + 13 << "\">" << escapeXml(valueText(bars[i].value, unit)) << "</text>";
     }
     s << "</svg>";
     return s.str();
@@ -143,14 +141,14 @@ std::string columnChartSvg(const std::vector<double>& values, const std::string&
     s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h << "\" font-size=\"11\">";
     s << "<line x1=\"" << left << "\" y1=\"" << h - bottom << "\" x2=\"" << w - 10 << "\" y2=\"" << h - bottom
       << "\" stroke=\"#999\"/>";
-    s << "<text x=\"4\" y=\"14\">" << esc(valueText(top, unit)) << "</text><text x=\"4\" y=\"" << h - bottom
+    s << "<text x=\"4\" y=\"14\">" << escapeXml(valueText(top, unit)) << "</text><text x=\"4\" y=\"" << h - bottom
       << "\">0</text>";
-    s << "<text x=\"" << (left + w) / 2 << "\" y=\"" << h - 6 << "\" text-anchor=\"middle\">" << esc(xLabel) << "</text>";
+    s << "<text x=\"" << (left + w) / 2 << "\" y=\"" << h - 6 << "\" text-anchor=\"middle\">" << escapeXml(xLabel) << "</text>";
     for (size_t i = 0; i < values.size(); ++i) {
         const double barH = top > 0 ? (h - bottom - 10) * std::max(0.0, values[i]) / top : 0;
         s << "<rect x=\"" << left + width * double(i) << "\" y=\"" << h - bottom - barH << "\" width=\""
           << std::max(width - (width > 4 ? 1 : 0), 0.5) << "\" height=\"" << barH << "\" fill=\"#3d8ee6\"><title>" << i
-          << ": " << esc(valueText(values[i], unit)) << "</title></rect>";
+          << ": " << escapeXml(valueText(values[i], unit)) << "</title></rect>";
     }
     s << "</svg>";
     return s.str();

@@ -10,6 +10,10 @@
 
 namespace fsc {
 
+// Numbers as the report and its charts print them: fixed decimals; bytes in B/KiB/MiB/GiB.
+std::string fixedText(double v, int decimals = 3);
+std::string bytesText(double bytes);
+
 // Planned and measured bytes over the first iteration, the planned peak marked.
 std::string memoryChartSvg(const Trace& trace);
 // Achieved FLOP/s against FLOPs per byte (log scales), a dot per node, under the roofs.

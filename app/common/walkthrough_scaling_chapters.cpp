@@ -49,12 +49,6 @@ Result<Variant> compileQuantized(const WalkthroughInput& in, const std::string& 
     return Variant{kind, result->model, std::move(*report)};
 }
 
-std::string fixed(double v, int decimals) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.*f", decimals, v);
-    return text;
-}
-
 }  // namespace
 
 // Chapter 8: fp16, bf16 and INT8 against float32 on this model.
@@ -205,8 +199,8 @@ double speedup(const Partition& p, const char* link) {
 std::string ruleOfThumb(const Partition& tp, const Partition& pp) {
     const double tpFast = speedup(tp, "nvlink4"), ppFast = speedup(pp, "nvlink4");
     const double tpSlow = speedup(tp, "ndr"), ppSlow = speedup(pp, "ndr");
-    const std::string figures = " (4 devices, simulated: TP " + fixed(tpFast, 2) + "x and PP " + fixed(ppFast, 2) +
-                                "x over NVLink, " + fixed(tpSlow, 2) + "x and " + fixed(ppSlow, 2) + "x over NDR)";
+    const std::string figures = " (4 devices, simulated: TP " + fixedText(tpFast, 2) + "x and PP " + fixedText(ppFast, 2) +
+                                "x over NVLink, " + fixedText(tpSlow, 2) + "x and " + fixedText(ppSlow, 2) + "x over NDR)";
     if (tp.report.allReduces == 0)
         return "Tensor parallelism found no linear-layer pairs to split in this model, so only pipeline parallelism "
                "applies" + figures + "; at one micro-batch its stages run one after another, so it buys memory per "
