@@ -4,6 +4,10 @@
 // and clear errors for bad inputs and unsupported ops.
 #include <QtTest>
 
+#include <bit>
+#include <cmath>
+
+#include "compiler/backends/cpu/vector_math.h"
 #include "compiler/runtime/executor.h"
 #include "core/graph_builder.h"
 #include "core/shape_inference.h"
@@ -252,6 +256,38 @@ private slots:
         QCOMPARE(elementAsDouble((*out)[0], 0), 0.0);
         QCOMPARE(elementAsDouble((*out)[0], 1), 2.0);
         QCOMPARE(elementAsDouble((*out)[1], 0), 0.0);
+    }
+
+    // The vectorizable exp and sigmoid against libm over the whole float range: within 2 ulp
+    // where the result is a normal float, within one denormal step below, and NaN, the
+    // infinities, overflow and underflow exactly as expf.
+    void vectorExpMatchesLibm() {
+        auto ulps = [](float a, float b) {
+            return std::abs(int64_t(std::bit_cast<int32_t>(a)) - int64_t(std::bit_cast<int32_t>(b)));
+        };
+        int64_t worst = 0;
+        for (double x = -110; x <= 95; x += 1.0 / 4096) {
+            const float v = float(x), want = std::exp(v), got = cpu::expFast(v);
+            if (want >= std::numeric_limits<float>::min()) {
+                worst = std::max(worst, ulps(got, want));
+                QVERIFY2(ulps(got, want) <= 2, qPrintable(QStringLiteral("exp(%1): %2 vs %3").arg(v).arg(got).arg(want)));
+            } else {
+                QVERIFY2(std::abs(got - want) <= std::numeric_limits<float>::denorm_min() * 2,
+                         qPrintable(QStringLiteral("exp(%1): %2 vs %3").arg(v).arg(got).arg(want)));
+            }
+            const float sigmoid = float(1 / (1 + std::exp(-double(v))));
+            QVERIFY2(std::abs(cpu::sigmoidFast(v) - sigmoid) <= 2.5e-7f * sigmoid + 1e-30f, qPrintable(QString::number(v)));
+        }
+        qInfo("worst exp error over the sweep: %lld ulp", static_cast<long long>(worst));
+        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+        QVERIFY(std::isnan(cpu::expFast(nan)) && std::isnan(cpu::sigmoidFast(nan)));
+        QCOMPARE(cpu::expFast(inf), inf);
+        QCOMPARE(cpu::expFast(-inf), 0.f);
+        QCOMPARE(cpu::expFast(89.f), inf);
+        QCOMPARE(cpu::expFast(-200.f), 0.f);
+        QCOMPARE(cpu::sigmoidFast(-inf), 0.f);
+        QCOMPARE(cpu::sigmoidFast(inf), 1.f);
+        QCOMPARE(cpu::expFast(0.f), 1.f);
     }
 };
 

@@ -3,7 +3,7 @@
 
 usage: export_models.py CACHE_DIR
 
-torchvision (resnet50, mobilenet_v2, vit_b_16, swin_t) and torch.nn (a TransformerEncoder,
+torchvision (resnet50, mobilenet_v2, efficientnet_b0, vit_b_16, swin_t) and torch.nn (a TransformerEncoder,
 an LSTM) with random weights from Debian's python3-torch and python3-torchvision: nothing
 is downloaded. A model already in the cache from the same torch version is kept. Next to
 each model go a reference input and PyTorch's output for it (NAME.input.npy,
@@ -57,6 +57,8 @@ def image(size=224):
 MODELS = {
     "resnet50": (lambda: torchvision.models.resnet50(weights=None), image),
     "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), image),
+    # SiLU everywhere (x * Sigmoid(x)) and squeeze-and-excitation gates: element-wise heavy.
+    "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), image),
     "vit_b_16": (vit_b_16, image),
     "swin_t": (lambda: torchvision.models.swin_t(weights=None), image),
     "transformer_encoder": (Encoder, lambda: torch.randn(1, 16, 128)),

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/backends/cpu/vector_math.h"
 #include "compiler/runtime/half.h"
 
 namespace fsc::cpu {
@@ -37,9 +38,17 @@ Status runUnary(KernelContext& ctx, Op op, bool ints) {
     return ints ? dispatchNumeric(ctx, x->dtype, body) : dispatchFloat(ctx, x->dtype, body);
 }
 
+// float through the vectorizable forms (vector_math.h); double through libm.
+template <typename T>
+T expOf(T v) {
+    if constexpr (std::is_same_v<T, float>) return expFast(v);
+    else return std::exp(v);
+}
+
 template <typename T>
 T sigmoid(T v) {
-    return v >= 0 ? T(1) / (T(1) + std::exp(-v)) : std::exp(v) / (T(1) + std::exp(v));
+    if constexpr (std::is_same_v<T, float>) return sigmoidFast(v);
+    else return v >= 0 ? T(1) / (T(1) + std::exp(-v)) : std::exp(v) / (T(1) + std::exp(v));
 }
 
 KernelFactory unaryFloat(std::function<double(double, const UnaryParams&)> fn,
@@ -539,7 +548,7 @@ void registerElementwiseKernels(KernelRegistry& r) {
     add("Round", unaryFast([](auto v) { return std::nearbyint(v); }));
     add("Sqrt", unaryFast([](auto v) { return std::sqrt(v); }));
     add("Reciprocal", unaryFast([](auto v) { return decltype(v)(1) / v; }));
-    add("Exp", unaryFast([](auto v) { return std::exp(v); }));
+    add("Exp", unaryFast([](auto v) { return expOf(v); }));
     add("Log", unaryFast([](auto v) { return std::log(v); }));
     add("Tanh", unaryFast([](auto v) { return std::tanh(v); }));
     add("Sigmoid", unaryFast([](auto v) { return sigmoid(v); }));

@@ -1,10 +1,13 @@
 // ai.fusescope.FusedElementwise on the CPU: runs the node's program over blocks of output
 // elements, one op at a time over a whole block, so each step is a tight loop the C++
-// compiler vectorizes and the block's registers stay in L1. Inputs broadcast numpy-style.
+// compiler vectorizes (exp and sigmoid too: vector_math.h) and the block's registers stay in
+// L1. Inputs broadcast numpy-style.
 #include <cmath>
+#include <type_traits>
 
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/fused_kernels.h"
+#include "compiler/backends/cpu/vector_math.h"
 #include "compiler/elementwise_program.h"
 
 namespace fsc::cpu {
@@ -12,7 +15,13 @@ namespace {
 
 
 template <typename T>
-void step(EwOp op, const T* __restrict a, const T* __restrict b, T* __restrict y, int64_t n) {
+T expOf(T v) {
+    if constexpr (std::is_same_v<T, float>) return expFast(v);
+    else return std::exp(v);
+}
+
+template <typename T>
+[[gnu::always_inline]] inline void step(EwOp op, const T* __restrict a, const T* __restrict b, T* __restrict y, int64_t n) {
     switch (op) {
         case EwOp::Add: for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i]; return;
         case EwOp::Sub: for (int64_t i = 0; i < n; ++i) y[i] = a[i] - b[i]; return;
@@ -22,12 +31,9 @@ void step(EwOp op, const T* __restrict a, const T* __restrict b, T* __restrict y
         case EwOp::Max: for (int64_t i = 0; i < n; ++i) y[i] = std::max(a[i], b[i]); return;
         case EwOp::Min: for (int64_t i = 0; i < n; ++i) y[i] = std::min(a[i], b[i]); return;
         case EwOp::Relu: for (int64_t i = 0; i < n; ++i) y[i] = a[i] > T(0) ? a[i] : T(0); return;
-        case EwOp::Sigmoid:  // the stable form, as the Sigmoid kernel computes it
-            for (int64_t i = 0; i < n; ++i)
-                y[i] = a[i] >= T(0) ? T(1) / (T(1) + std::exp(-a[i])) : std::exp(a[i]) / (T(1) + std::exp(a[i]));
-            return;
+        case EwOp::Sigmoid: for (int64_t i = 0; i < n; ++i) y[i] = T(1) / (T(1) + expOf(-a[i])); return;
         case EwOp::Tanh: for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(a[i]); return;
-        case EwOp::Exp: for (int64_t i = 0; i < n; ++i) y[i] = std::exp(a[i]); return;
+        case EwOp::Exp: for (int64_t i = 0; i < n; ++i) y[i] = expOf(a[i]); return;
         case EwOp::Log: for (int64_t i = 0; i < n; ++i) y[i] = std::log(a[i]); return;
         case EwOp::Sqrt: for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(a[i]); return;
         case EwOp::Neg: for (int64_t i = 0; i < n; ++i) y[i] = -a[i]; return;
@@ -39,6 +45,19 @@ void step(EwOp op, const T* __restrict a, const T* __restrict b, T* __restrict y
         case EwOp::Sin: for (int64_t i = 0; i < n; ++i) y[i] = std::sin(a[i]); return;
         case EwOp::Cos: for (int64_t i = 0; i < n; ++i) y[i] = std::cos(a[i]); return;
     }
+}
+
+// The float steps built for AVX-512, AVX2 and the baseline, picked at load time.
+[[gnu::target_clones("avx512f", "avx2", "default")]] void stepFloat(EwOp op, const float* __restrict a,
+                                                                   const float* __restrict b, float* __restrict y,
+                                                                   int64_t n) {
+    step<float>(op, a, b, y, n);
+}
+
+template <typename T>
+void runStep(EwOp op, const T* a, const T* b, T* y, int64_t n) {
+    if constexpr (std::is_same_v<T, float>) stepFloat(op, a, b, y, n);
+    else step<T>(op, a, b, y, n);
 }
 
 // Rows of the broadcast plan are cut into chunks so one long row (same-shape inputs merge
@@ -77,7 +96,7 @@ void runProgram(ThreadPool& pool, const ElementwiseProgram& program, const std::
                     const auto& in = program.code[k];
                     const size_t target = size_t(program.inputs) + k;
                     T* y = k + 1 == program.code.size() ? out + o + start : regs.data() + target * kBlock;
-                    step<T>(in.op, reg[size_t(in.a)], in.b >= 0 ? reg[size_t(in.b)] : nullptr, y, n);
+                    runStep<T>(in.op, reg[size_t(in.a)], in.b >= 0 ? reg[size_t(in.b)] : nullptr, y, n);
                     reg[target] = y;
                 }
             }

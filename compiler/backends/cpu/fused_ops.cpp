@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/backends/cpu/vector_math.h"
 #include "compiler/backends/cpu/fused_kernels.h"
 #include "compiler/fused_domain.h"
 #include "compiler/runtime/execution_plan.h"
@@ -53,7 +54,10 @@ struct Activation {
                 for (int64_t i = 0; i < n; ++i) x[i] = std::min(std::max(x[i], T(a)), T(b));
                 return;
             case Kind::Sigmoid:
-                for (int64_t i = 0; i < n; ++i) x[i] = T(1) / (T(1) + std::exp(-x[i]));
+                if constexpr (std::is_same_v<T, float>)
+                    for (int64_t i = 0; i < n; ++i) x[i] = cpu::sigmoidFast(x[i]);
+                else
+                    for (int64_t i = 0; i < n; ++i) x[i] = T(1) / (T(1) + std::exp(-x[i]));
                 return;
             case Kind::Tanh:
                 for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
