@@ -49,6 +49,41 @@ struct Epilogue {
     ActivationSpec spec;
 };
 
+// A Conv, Gemm or MatMul (or a fused one without an activation yet) of float32 can take an
+// activation in its epilogue: nothing, or what the match should answer instead.
+std::optional<MatchResult> producerProblem(const Rewriter& rw, NodeId pid) {
+    if (!pid.valid()) return MatchResult::none();
+    const Node& p = rw.graph().node(pid);
+    const bool fusedKind = p.domain == kFusescopeDomain &&
+                           (p.opType == "FusedConv" || p.opType == "FusedGemm" || p.opType == "FusedMatMul");
+    const bool plainKind = p.domain.empty() && (p.opType == "Conv" || p.opType == "Gemm" || p.opType == "MatMul");
+    if (!fusedKind && !plainKind) return MatchResult::none();
+    if (fusedKind && p.attribute("activation")) return MatchResult::rejected("the producer already has an activation");
+    if (dtypeOf(rw.graph(), p.outputs[0]) != DType::Float32) return MatchResult::rejected("only float32 is fused");
+    return std::nullopt;
+}
+
+// The producer made fused (or kept fused) with the activation; `activation`'s nodes go, the
+// last one's output becoming the fused node's.
+std::string fuseEpilogue(Rewriter& rw, NodeId producer, const std::vector<NodeId>& activation, const ActivationSpec& spec) {
+    const Node p = rw.graph().node(producer);
+    Node fused = p;
+    if (p.domain.empty()) {
+        fused.domain = kFusescopeDomain;
+        fused.opType = "Fused" + p.opType;
+    }
+    fused.attributes.push_back(fsc::stringAttr("activation", spec.name));
+    if (!spec.params.empty()) fused.attributes.push_back(fsc::floatsAttr("activation_params", spec.params));
+    fused.outputs = {rw.graph().node(activation.back()).outputs[0]};
+    const std::string what = activation.size() == 1 ? rw.graph().node(activation[0]).opType : spec.name;
+    for (auto it = activation.rbegin(); it != activation.rend(); ++it) rw.removeNode(*it);
+    rw.removeNode(producer);
+    std::vector<NodeId> origins{producer};
+    origins.insert(origins.end(), activation.begin(), activation.end());
+    rw.addNode(std::move(fused), activation.back(), origins);
+    return what + " applied in the " + p.opType + "'s epilogue";
+}
+
 class ActivationPattern : public TypedPattern<Epilogue> {
 public:
     std::string name() const override { return "epilogue-activation"; }
@@ -63,42 +98,64 @@ public:
         auto spec = activationOf(rw, act, why);
         if (!spec) return why.empty() ? MatchResult::none() : MatchResult::rejected(why);
         NodeId pid = rw.producer(act.inputs[0]);
-        if (!pid.valid()) return MatchResult::none();
-        const Node& p = g.node(pid);
-        const bool fusedKind = p.domain == kFusescopeDomain &&
-                               (p.opType == "FusedConv" || p.opType == "FusedGemm" || p.opType == "FusedMatMul");
-        const bool plainKind = p.domain.empty() && (p.opType == "Conv" || p.opType == "Gemm" || p.opType == "MatMul");
-        if (!fusedKind && !plainKind) return MatchResult::none();
-        if (fusedKind && p.attribute("activation")) return MatchResult::rejected("the producer already has an activation");
-        if (!rw.soleUser(p.outputs[0]).valid()) return MatchResult::rejected("the producer's output has other readers");
-        if (dtypeOf(g, p.outputs[0]) != DType::Float32) return MatchResult::rejected("only float32 is fused");
+        if (auto problem = producerProblem(rw, pid)) return *problem;
+        if (!rw.soleUser(g.node(pid).outputs[0]).valid()) return MatchResult::rejected("the producer's output has other readers");
         return MatchResult::matched(Epilogue{pid, anchor, *spec});
     }
 
     std::string rewrite(Rewriter& rw, const Epilogue& m) const override {
-        const Node p = rw.graph().node(m.producer);
-        const Node act = rw.graph().node(m.activation);
-        Node fused = p;
-        if (p.domain.empty()) {
-            fused.domain = kFusescopeDomain;
-            fused.opType = "Fused" + p.opType;
-        }
-        fused.attributes.push_back(fsc::stringAttr("activation", m.spec.name));
-        if (!m.spec.params.empty()) fused.attributes.push_back(fsc::floatsAttr("activation_params", m.spec.params));
-        fused.outputs = {act.outputs[0]};
-        rw.removeNode(m.activation);
-        rw.removeNode(m.producer);
-        rw.addNode(std::move(fused), m.activation, {m.producer, m.activation});
-        return act.opType + " applied in the " + p.opType + "'s epilogue";
+        return fuseEpilogue(rw, m.producer, {m.activation}, m.spec);
     }
 };
+
+// SiLU / Swish, x * Sigmoid(x), as exporters write it: the producer's output read by exactly
+// the Sigmoid and the Mul (EfficientNet, YOLO, LLaMA's gated FFN).
+struct SwishMatch {
+    NodeId producer, sigmoid, mul;
+};
+
+class SwishPattern : public TypedPattern<SwishMatch> {
+public:
+    std::string name() const override { return "epilogue-swish"; }
+    std::set<std::string> rootOps() const override { return {"Mul"}; }
+
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        const Graph& g = rw.graph();
+        const Node& mul = g.node(anchor);
+        if (!mul.domain.empty() || mul.inputs.size() != 2) return MatchResult::none();
+        for (int side = 0; side < 2; ++side) {
+            const ValueId x = mul.inputs[size_t(side)], gate = mul.inputs[size_t(1 - side)];
+            const NodeId sid = rw.producer(gate);
+            if (!sid.valid()) continue;
+            const Node& sigmoid = g.node(sid);
+            if (!sigmoid.domain.empty() || sigmoid.opType != "Sigmoid" || sigmoid.inputs[0] != x) continue;
+            const NodeId pid = rw.producer(x);
+            if (auto problem = producerProblem(rw, pid)) return *problem;
+            if (rw.soleUser(gate) != anchor || rw.users(x).size() != 2 || rw.isGraphOutput(x) || rw.isCaptured(x))
+                return MatchResult::rejected("the producer's output or the Sigmoid's has other readers");
+            return MatchResult::matched(SwishMatch{pid, sid, anchor});
+        }
+        return MatchResult::none();
+    }
+
+    std::string rewrite(Rewriter& rw, const SwishMatch& m) const override {
+        return fuseEpilogue(rw, m.producer, {m.sigmoid, m.mul}, ActivationSpec{"Swish", {}});
+    }
+};
+
+std::vector<std::unique_ptr<RewritePattern>> patterns() {
+    std::vector<std::unique_ptr<RewritePattern>> list;
+    list.push_back(std::make_unique<ActivationPattern>());
+    list.push_back(std::make_unique<SwishPattern>());
+    return list;
+}
 
 }  // namespace
 
 std::unique_ptr<Pass> fuseActivation() {
     return std::make_unique<PatternPass>("activation-fusion",
-                                         "applies Relu/Clip/Sigmoid/HardSwish/Gelu/... in a Conv, Gemm or MatMul epilogue",
-                                         onePattern(std::make_unique<ActivationPattern>()));
+                                         "applies Relu/Clip/Sigmoid/HardSwish/Gelu/SiLU/... in a Conv, Gemm or MatMul epilogue",
+                                         patterns());
 }
 
 }  // namespace fsc::passes

@@ -5,6 +5,7 @@
 
 #include "compiler/elementwise_program.h"
 #include "compiler/pass_manager.h"
+#include "compiler/passes/pass_util.h"
 #include "pass_test_support.h"
 
 using namespace fsc;
@@ -152,6 +153,41 @@ private slots:
         QCOMPARE(fused.origins.size(), size_t(3));  // Conv, BatchNormalization, activation
         QVERIFY(maxRelativeError(m, r.model) < 1e-5);
         if (act == QLatin1String("Clip")) checkGolden(g, QStringLiteral("activation_fusion"));
+    }
+
+    // SiLU as exporters write it, x * Sigmoid(x) (either operand order), becomes a Swish
+    // epilogue of the Conv or MatMul; not when the producer's output is read elsewhere.
+    void swishBecomesAnEpilogue() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({1, 3, 8, 8}));
+        ValueId w = b.initializer(randomFloatTensor("w", {4, 3, 3, 3}, 11, 0.5f));
+        ValueId c = b.op("Conv", {x, w}, "c", {intsAttr("pads", {1, 1, 1, 1})}, "conv");
+        ValueId silu = b.op("Mul", {c, b.op("Sigmoid", {c}, "cs")}, "silu");
+        ValueId t = b.input("t", DType::Float32, dims({2, 4}));
+        ValueId mw = b.initializer(randomFloatTensor("mw", {4, 4}, 12));
+        ValueId m1 = b.op("MatMul", {t, mw}, "m1");
+        ValueId gated = b.op("Mul", {b.op("Sigmoid", {m1}, "ms"), m1}, "gated");
+        ValueId m2 = b.op("MatMul", {t, mw}, "m2");
+        ValueId kept = b.op("Mul", {m2, b.op("Sigmoid", {m2}, "ks")}, "kept");
+        b.output(silu);
+        b.output(gated);
+        b.output(kept);
+        b.output(b.op("Relu", {m2}, "also"));  // m2 has a third reader: no fusion
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"activation-fusion"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countFused(g, "FusedConv"), 1);
+        QCOMPARE(countFused(g, "FusedMatMul"), 1);
+        int swish = 0;
+        for (NodeId id : g.order())
+            if (fsc::passes::stringAttr(g.node(id), "activation") == "Swish") {
+                ++swish;
+                QCOMPARE(g.node(id).origins.size(), size_t(3));  // producer, Sigmoid, Mul
+            }
+        QCOMPARE(swish, 2);
+        QCOMPARE(countOps(g, "Sigmoid"), 1);  // m2's stays
+        QVERIFY(rejectedFor(r, "other readers"));
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
     }
 
     void activationGuards() {

@@ -17,7 +17,7 @@ using cpu::bad;
 
 // The activations an epilogue can apply, with their parameters.
 struct Activation {
-    enum class Kind { None, Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu, GeluTanh };
+    enum class Kind { None, Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu, GeluTanh, Swish };
     Kind kind = Kind::None;
     float a = 0, b = 0;  // LeakyRelu alpha; Clip min/max; HardSigmoid alpha/beta
 
@@ -36,6 +36,7 @@ struct Activation {
         else if (name == "HardSwish") act.kind = Kind::HardSwish;
         else if (name == "Gelu") act.kind = Kind::Gelu;
         else if (name == "GeluTanh") act.kind = Kind::GeluTanh;
+        else if (name == "Swish") act.kind = Kind::Swish;  // x * Sigmoid(x), SiLU
         else return init.invalid("unknown activation '" + name + "'");
         return act;
     }
@@ -55,9 +56,15 @@ struct Activation {
                 return;
             case Kind::Sigmoid:
                 if constexpr (std::is_same_v<T, float>)
-                    for (int64_t i = 0; i < n; ++i) x[i] = cpu::sigmoidFast(x[i]);
+                    cpu::sigmoidArray(x, x, n);
                 else
                     for (int64_t i = 0; i < n; ++i) x[i] = T(1) / (T(1) + std::exp(-x[i]));
+                return;
+            case Kind::Swish:
+                if constexpr (std::is_same_v<T, float>)
+                    cpu::swishArray(x, x, n);
+                else
+                    for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (T(1) + std::exp(-x[i]));
                 return;
             case Kind::Tanh:
                 for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
@@ -123,6 +130,11 @@ public:
             T* y = out->template as<T>();
             const T* b = bias ? bias->template as<T>() : nullptr;
             if (bias && bias->dtype != out->dtype) return bad(ctx, "bias dtype differs from the output's");
+            if (!b) {  // the activation alone: long flat chunks, so its loops run full width
+                constexpr int64_t kChunk = 16384;
+                ctx.pool().parallelFor(out->numel(), kChunk, [&](int64_t i0, int64_t i1) { m_act.apply(y + i0, i1 - i0); });
+                return Status::ok();
+            }
             const int64_t rows = cols ? out->numel() / cols : 0;
             ctx.pool().parallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1)), [&](int64_t r0, int64_t r1) {
                 for (int64_t r = r0; r < r1; ++r) {

@@ -40,4 +40,10 @@ inline float sigmoidFast(float x) {
     return 1.f / (1.f + expFast(-x));
 }
 
+// Whole arrays (y may be x), built for AVX-512, AVX2 and the baseline and picked at load
+// time: what the kernels call for float.
+void expArray(const float* x, float* y, int64_t n);
+void sigmoidArray(const float* x, float* y, int64_t n);
+void swishArray(const float* x, float* y, int64_t n);  // x * sigmoid(x), SiLU
+
 }  // namespace fsc::cpu
