@@ -116,6 +116,8 @@ private:
             {"depthwise 3x3 no pad", 3, 3, 3, 3, 3, 1, 1, 1, 1, {0, 0, 0, 0}, false},
             {"depthwise 5x5 asymmetric pads", 4, 4, 4, 5, 5, 1, 1, 1, 1, {2, 1, 1, 2}, true},
             {"depthwise 3x3 dilated stride 2x1", 3, 3, 3, 3, 3, 2, 1, 2, 2, {2, 2, 2, 2}, true},
+            {"depthwise 3x3 dilated 2 stride 1 (long-row path)", 3, 3, 3, 3, 3, 1, 1, 2, 2, {2, 2, 2, 2}, true},
+            {"depthwise 7x5 stride 1 (long-row path)", 4, 4, 4, 7, 5, 1, 1, 1, 1, {3, 2, 3, 2}, false},
             {"depthwise multiplier 2 (oneDNN)", 3, 6, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
         };
     }

@@ -114,6 +114,21 @@ template <typename T>
         }
         return;
     }
+    if (g.sw == 1 && g.sh == 1) {
+        // Any kernel at stride 1 (EfficientNet's 5x5): the same long row over the padded
+        // plane, one pass per tap, so a 7- or 14-wide layer still fills the vector lanes.
+        const int64_t pw = g.paddedW, n = (g.oh - 1) * pw + g.ow;
+        T* __restrict full = strided;
+        std::fill(full, full + n, bias);
+        for (int64_t ky = 0; ky < g.kh; ++ky)
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+                const T wv = taps[ky * g.kw + kx];
+                const T* __restrict in = padded + ky * g.dh * pw + kx * g.dw;
+                for (int64_t i = 0; i < n; ++i) full[i] += wv * in[i];
+            }
+        for (int64_t oy = 0; oy < g.oh; ++oy) std::memcpy(dst + oy * g.ow, full + oy * pw, size_t(g.ow) * sizeof(T));
+        return;
+    }
     for (int64_t oy = 0; oy < g.oh; ++oy) {
         T* __restrict out = dst + oy * g.ow;
         std::fill(out, out + g.ow, bias);
@@ -454,6 +469,40 @@ void pool2d(ThreadPool& pool, PoolKind kind, bool countIncludePad, const T* x, T
     });
 }
 
+// GlobalAveragePool / GlobalMaxPool over float planes: eight running lanes per plane so the
+// loop vectorizes (the sum widened to double, as the windowed path sums).
+[[gnu::target_clones("avx512f", "avx2", "default")]] void globalPoolPlane(bool average, const float* src, int64_t n,
+                                                                         float* dst) {
+    constexpr int64_t kLanes = 8;
+    const int64_t whole = n / kLanes * kLanes;
+    if (average) {
+        double lanes[kLanes] = {};
+        for (int64_t i = 0; i < whole; i += kLanes)
+            for (int64_t j = 0; j < kLanes; ++j) lanes[j] += double(src[i + j]);
+        double sum = 0;
+        for (double v : lanes) sum += v;
+        for (int64_t i = whole; i < n; ++i) sum += double(src[i]);
+        *dst = float(sum / double(std::max<int64_t>(n, 1)));
+        return;
+    }
+    float lanes[kLanes];
+    std::fill(lanes, lanes + kLanes, -std::numeric_limits<float>::infinity());
+    bool nan = false;
+    for (int64_t i = 0; i < whole; i += kLanes)
+        for (int64_t j = 0; j < kLanes; ++j) {
+            const float v = src[i + j];
+            nan = nan || v != v;
+            lanes[j] = v > lanes[j] ? v : lanes[j];
+        }
+    float best = -std::numeric_limits<float>::infinity();
+    for (float v : lanes) best = v > best ? v : best;
+    for (int64_t i = whole; i < n; ++i) {
+        nan = nan || src[i] != src[i];
+        best = src[i] > best ? src[i] : best;
+    }
+    *dst = nan ? std::numeric_limits<float>::quiet_NaN() : best;
+}
+
 class PoolKernel : public Kernel {
 public:
     PoolKernel(const KernelInit& init, PoolKind kind, bool global) : m_kind(kind), m_global(global) {
@@ -495,6 +544,16 @@ public:
             using T = decltype(tag);
             const T* px = x->as<T>();
             T* py = (*out)->template as<T>();
+            if constexpr (std::is_same_v<T, float>) {
+                if (m_global && !indices && m_kind != PoolKind::Lp) {
+                    ctx.pool().parallelFor(n * c, std::max<int64_t>(1, 16384 / std::max<int64_t>(inSize, 1)),
+                                           [&](int64_t b, int64_t e) {
+                                               for (int64_t p = b; p < e; ++p)
+                                                   globalPoolPlane(m_kind == PoolKind::Average, px + p * inSize, inSize, py + p);
+                                           });
+                    return Status::ok();
+                }
+            }
             if constexpr (std::is_floating_point_v<T>) {
                 if (nd == 2 && !indices && m_kind != PoolKind::Lp) {
                     pool2d<T>(ctx.pool(), m_kind, m_countIncludePad, px, py, n * c, *geo, padEnd);
