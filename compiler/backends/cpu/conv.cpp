@@ -5,7 +5,9 @@
 #include <limits>
 
 #include "compiler/backends/cpu/conv_geometry.h"
+#include "compiler/backends/cpu/activation.h"
 #include "compiler/backends/cpu/conv_onednn.h"
+#include "compiler/backends/cpu/fused_kernels.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/im2col.h"
@@ -120,12 +122,21 @@ template <typename T>
         const int64_t pw = g.paddedW, n = (g.oh - 1) * pw + g.ow;
         T* __restrict full = strided;
         std::fill(full, full + n, bias);
-        for (int64_t ky = 0; ky < g.kh; ++ky)
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+            const T* __restrict row = padded + ky * g.dh * pw;
+            const T* w = taps + ky * g.kw;
+            if (g.kw == 5 && g.dw == 1) {  // a kernel row's five taps in registers: one store per output
+                const T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+                for (int64_t i = 0; i < n; ++i)
+                    full[i] += w0 * row[i] + w1 * row[i + 1] + w2 * row[i + 2] + w3 * row[i + 3] + w4 * row[i + 4];
+                continue;
+            }
             for (int64_t kx = 0; kx < g.kw; ++kx) {
-                const T wv = taps[ky * g.kw + kx];
-                const T* __restrict in = padded + ky * g.dh * pw + kx * g.dw;
+                const T wv = w[kx];
+                const T* __restrict in = row + kx * g.dw;
                 for (int64_t i = 0; i < n; ++i) full[i] += wv * in[i];
             }
+        }
         for (int64_t oy = 0; oy < g.oh; ++oy) std::memcpy(dst + oy * g.ow, full + oy * pw, size_t(g.ow) * sizeof(T));
         return;
     }
@@ -157,7 +168,7 @@ template <typename T>
 
 template <typename T>
 void depthwise2d(ThreadPool& pool, const T* x, const T* w, const T* bias, T* y, int64_t planes,
-                 const ConvGeometry& geo) {
+                 const ConvGeometry& geo, const Activation& act) {
     DepthwisePlane g{geo.in[0], geo.in[1], geo.out[0], geo.out[1], geo.kernel[0], geo.kernel[1],
                      geo.strides[0], geo.strides[1], geo.dilations[0], geo.dilations[1],
                      geo.padBegin[0], geo.padBegin[1], 0, 0};
@@ -175,6 +186,7 @@ void depthwise2d(ThreadPool& pool, const T* x, const T* w, const T* bias, T* y, 
                 depthwisePlaneFloat(g, x + p * g.ih * g.iw, taps, b, y + p * g.oh * g.ow, padded.data(), strided.data());
             else
                 depthwisePlane<T>(g, x + p * g.ih * g.iw, taps, b, y + p * g.oh * g.ow, padded.data(), strided.data());
+            act.apply(y + p * g.oh * g.ow, g.oh * g.ow);  // while the plane is in cache
         }
     });
 }
@@ -216,6 +228,11 @@ public:
         m_attrs = readWindowAttrs(init);
         m_group = init.getInt("group", 1);
     }
+    // FusedConv: the same, then `act` on the output (per plane where the kernel works by plane).
+    ConvKernel(const KernelInit& init, Activation act) : m_act(act) {
+        m_attrs = readWindowAttrs(init);
+        m_group = init.getInt("group", 1);
+    }
     ConvKernel(WindowAttrs attrs, int64_t group, ConvPath path)
         : m_attrs(std::move(attrs)), m_group(group), m_path(path) {}
     Status compute(KernelContext& ctx) override {
@@ -243,7 +260,7 @@ public:
         RtTensor* y = *out;
         if (m_path == ConvPath::Fastest && !keepsNchw(*geo, c, m) &&
             m_oneDnn.run(*geo, m_group, *x, *w, b, weightsConstant, *y))
-            return Status::ok();
+            return applyActivation(ctx, *y);
         return dispatchFloat(ctx, x->dtype, [&](auto tag) -> Status {
             using T = decltype(tag);
             const int64_t cg = c / m_group, mg = m / m_group;
@@ -252,7 +269,7 @@ public:
             T* py = y->as<T>();
             const bool depthwise = cg == 1 && mg == 1 && m_group > 1 && kernel.size() == 2;
             if (depthwise) {
-                depthwise2d<T>(ctx.pool(), x->as<T>(), w->as<T>(), b ? b->as<T>() : nullptr, py, n * c, *geo);
+                depthwise2d<T>(ctx.pool(), x->as<T>(), w->as<T>(), b ? b->as<T>() : nullptr, py, n * c, *geo, m_act);
                 return Status::ok();
             }
             // The bias goes in first and the products are added to it: one pass fewer.
@@ -281,11 +298,22 @@ public:
                     gemm(false, false, mg, outSize, rows, T(1), pw + grp * mg * rows, rows, cols, outSize,
                          accumulate, py + (img * m + grp * mg) * outSize, outSize);
                 }
-            return Status::ok();
+            return applyActivation(ctx, *y);
         });
     }
 
 private:
+    // The epilogue over the whole output, in long flat chunks so its loops run full width.
+    Status applyActivation(KernelContext& ctx, RtTensor& y) const {
+        if (m_act.kind == Activation::Kind::None) return Status::ok();
+        return dispatchFloat(ctx, y.dtype, [&](auto tag) -> Status {
+            using T = decltype(tag);
+            T* py = y.as<T>();
+            ctx.pool().parallelFor(y.numel(), 16384, [&](int64_t i0, int64_t i1) { m_act.apply(py + i0, i1 - i0); });
+            return Status::ok();
+        });
+    }
+
     // Cases faster without oneDNN's layout reorders: a pointwise convolution is one GEMM
     // on the NCHW image as it is, and depthwise has its own direct loop.
     bool keepsNchw(const ConvGeometry& g, int64_t c, int64_t m) const {
@@ -299,6 +327,7 @@ private:
     WindowAttrs m_attrs;
     int64_t m_group = 1;
     ConvPath m_path = ConvPath::Fastest;
+    Activation m_act;  // FusedConv's; None for Conv
     OneDnnConv m_oneDnn;
     std::vector<uint8_t> m_col;  // im2col scratch, kept across runs
 };
@@ -640,6 +669,15 @@ KernelFactory pool(PoolKind kind, bool global) {
 }
 
 }  // namespace
+
+KernelFactory fusedConv() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        auto act = Activation::fromInit(init);
+        if (!act) return act.status();
+        return std::unique_ptr<Kernel>(new ConvKernel(init, *act));
+    };
+}
+
 }  // namespace fsc::cpu
 
 namespace fsc {

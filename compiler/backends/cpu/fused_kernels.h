@@ -6,5 +6,6 @@ namespace fsc::cpu {
 
 KernelFactory attention();         // attention.cpp
 KernelFactory fusedElementwise();  // fused_elementwise.cpp
+KernelFactory fusedConv();         // conv.cpp: the activation per depthwise plane, or after the whole conv
 
 }  // namespace fsc::cpu

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "compiler/backends/cpu/cpu_common.h"
-#include "compiler/backends/cpu/vector_math.h"
+#include "compiler/backends/cpu/activation.h"
 #include "compiler/backends/cpu/fused_kernels.h"
 #include "compiler/fused_domain.h"
 #include "compiler/runtime/execution_plan.h"
@@ -13,78 +13,8 @@
 namespace fsc {
 namespace {
 
+using cpu::Activation;
 using cpu::bad;
-
-// The activations an epilogue can apply, with their parameters.
-struct Activation {
-    enum class Kind { None, Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu, GeluTanh, Swish };
-    Kind kind = Kind::None;
-    float a = 0, b = 0;  // LeakyRelu alpha; Clip min/max; HardSigmoid alpha/beta
-
-    static Result<Activation> fromInit(const KernelInit& init) {
-        const std::string name = init.getString("activation", "");
-        const std::vector<float> p = init.getFloats("activation_params");
-        Activation act;
-        auto param = [&](size_t i, float fallback) { return i < p.size() ? p[i] : fallback; };
-        if (name.empty()) act.kind = Kind::None;
-        else if (name == "Relu") act.kind = Kind::Relu;
-        else if (name == "LeakyRelu") act = {Kind::LeakyRelu, param(0, 0.01f), 0};
-        else if (name == "Clip") act = {Kind::Clip, param(0, -INFINITY), param(1, INFINITY)};
-        else if (name == "Sigmoid") act.kind = Kind::Sigmoid;
-        else if (name == "Tanh") act.kind = Kind::Tanh;
-        else if (name == "HardSigmoid") act = {Kind::HardSigmoid, param(0, 0.2f), param(1, 0.5f)};
-        else if (name == "HardSwish") act.kind = Kind::HardSwish;
-        else if (name == "Gelu") act.kind = Kind::Gelu;
-        else if (name == "GeluTanh") act.kind = Kind::GeluTanh;
-        else if (name == "Swish") act.kind = Kind::Swish;  // x * Sigmoid(x), SiLU
-        else return init.invalid("unknown activation '" + name + "'");
-        return act;
-    }
-
-    template <typename T>
-    void apply(T* __restrict x, int64_t n) const {
-        switch (kind) {
-            case Kind::None: return;
-            case Kind::Relu:
-                for (int64_t i = 0; i < n; ++i) x[i] = x[i] > T(0) ? x[i] : T(0);
-                return;
-            case Kind::LeakyRelu:
-                for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= T(0) ? x[i] : T(a) * x[i];
-                return;
-            case Kind::Clip:
-                for (int64_t i = 0; i < n; ++i) x[i] = std::min(std::max(x[i], T(a)), T(b));
-                return;
-            case Kind::Sigmoid:
-                if constexpr (std::is_same_v<T, float>)
-                    cpu::sigmoidArray(x, x, n);
-                else
-                    for (int64_t i = 0; i < n; ++i) x[i] = T(1) / (T(1) + std::exp(-x[i]));
-                return;
-            case Kind::Swish:
-                if constexpr (std::is_same_v<T, float>)
-                    cpu::swishArray(x, x, n);
-                else
-                    for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (T(1) + std::exp(-x[i]));
-                return;
-            case Kind::Tanh:
-                for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
-                return;
-            case Kind::HardSigmoid:
-                for (int64_t i = 0; i < n; ++i) x[i] = std::max(T(0), std::min(T(1), T(a) * x[i] + T(b)));
-                return;
-            case Kind::HardSwish:
-                for (int64_t i = 0; i < n; ++i) x[i] = x[i] * std::max(T(0), std::min(T(1), x[i] / T(6) + T(0.5)));
-                return;
-            case Kind::Gelu:
-                for (int64_t i = 0; i < n; ++i) x[i] = T(0.5) * x[i] * (T(1) + std::erf(x[i] * T(0.7071067811865476)));
-                return;
-            case Kind::GeluTanh:
-                for (int64_t i = 0; i < n; ++i)
-                    x[i] = T(0.5) * x[i] * (T(1) + std::tanh(T(0.7978845608028654) * (x[i] + T(0.044715) * x[i] * x[i] * x[i])));
-                return;
-        }
-    }
-};
 
 // Forwards to the step's context and remembers the outputs handed to the inner kernel.
 class CapturingContext : public KernelContext {
@@ -280,7 +210,7 @@ void addFused(KernelRegistry& r, const char* op, KernelFactory factory, const ch
 }  // namespace
 
 void registerFusedKernels(KernelRegistry& registry) {
-    addFused(registry, "FusedConv", withEpilogue("Conv", -1), "epilogue");
+    addFused(registry, "FusedConv", cpu::fusedConv(), "epilogue");
     addFused(registry, "FusedGemm", withEpilogue("Gemm", -1), "epilogue");
     addFused(registry, "FusedMatMul", withEpilogue("MatMul", 2), "epilogue");
     addFused(registry, "Gelu", sameAs("Gelu"), "ref");
