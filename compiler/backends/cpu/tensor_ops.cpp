@@ -671,11 +671,31 @@ public:
         if (!out) return out.status();
         const int64_t n = product(dims);
         const auto inStrides = stridesOf(x->dims);
+        const bool growOnly = std::all_of(before.begin(), before.end(), [](int64_t p) { return p >= 0; }) &&
+                              std::all_of(after.begin(), after.end(), [](int64_t p) { return p >= 0; });
         return dispatchNumeric(ctx, x->dtype, [&](auto tag) -> Status {
             using T = decltype(tag);
             const T* pi = x->as<T>();
             T* po = (*out)->template as<T>();
             const T fill = T(value);
+            if (m_mode == "constant" && growOnly && rank > 0) {
+                // The fill, then each innermost input row copied to its place (Swin pads
+                // every window this way): no per-element index arithmetic.
+                std::fill(po, po + n, fill);
+                const int64_t last = x->dims.back(), rows = last ? x->numel() / last : 0;
+                const auto outStrides = stridesOf(dims);
+                ctx.pool().parallelFor(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(last, 1)), [&](int64_t r0, int64_t r1) {
+                    for (int64_t r = r0; r < r1; ++r) {
+                        int64_t rem = r, dst = before.back();
+                        for (int64_t d = rank - 2; d >= 0; --d) {
+                            dst += (rem % x->dims[size_t(d)] + before[size_t(d)]) * outStrides[size_t(d)];
+                            rem /= x->dims[size_t(d)];
+                        }
+                        std::copy(pi + r * last, pi + (r + 1) * last, po + dst);
+                    }
+                });
+                return Status::ok();
+            }
             for (int64_t i = 0; i < n; ++i) {
                 int64_t rem = i, src = 0;
                 bool outside = false;
