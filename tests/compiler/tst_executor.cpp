@@ -288,6 +288,20 @@ private slots:
         QCOMPARE(cpu::sigmoidFast(-inf), 0.f);
         QCOMPARE(cpu::sigmoidFast(inf), 1.f);
         QCOMPARE(cpu::expFast(0.f), 1.f);
+
+        // erf: within 4e-7 of libm's everywhere (GELU's error stays below float's own
+        // rounding of 0.5 * x * (1 + erf)), exactly +-1 far out, NaN through.
+        double worstErf = 0;
+        for (double x = -8; x <= 8; x += 1.0 / 8192) {
+            const float v = float(x);
+            worstErf = std::max(worstErf, std::abs(double(cpu::erfFast(v)) - double(std::erf(v))));
+        }
+        qInfo("worst erf error over the sweep: %.3g", worstErf);
+        QVERIFY2(worstErf < 4e-7, qPrintable(QString::number(worstErf)));
+        QCOMPARE(cpu::erfFast(inf), 1.f);
+        QCOMPARE(cpu::erfFast(-inf), -1.f);
+        QCOMPARE(cpu::erfFast(0.f), 0.f);
+        QVERIFY(std::isnan(cpu::erfFast(nan)));
     }
 };
 

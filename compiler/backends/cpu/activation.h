@@ -73,6 +73,10 @@ struct Activation {
                 for (int64_t i = 0; i < n; ++i) x[i] = x[i] * std::max(T(0), std::min(T(1), x[i] / T(6) + T(0.5)));
                 return;
             case Kind::Gelu:
+                if constexpr (std::is_same_v<T, float>) {
+                    geluArray(x, x, n);
+                    return;
+                }
                 for (int64_t i = 0; i < n; ++i) x[i] = T(0.5) * x[i] * (T(1) + std::erf(x[i] * T(0.7071067811865476)));
                 return;
             case Kind::GeluTanh:

@@ -552,7 +552,10 @@ void registerElementwiseKernels(KernelRegistry& r) {
     add("Log", unaryFast([](auto v) { return std::log(v); }));
     add("Tanh", unaryFast([](auto v) { return std::tanh(v); }));
     add("Sigmoid", unaryFast([](auto v) { return sigmoid(v); }));
-    add("Erf", unaryFast([](auto v) { return std::erf(v); }));
+    add("Erf", unaryFast([](auto v) {
+        if constexpr (std::is_same_v<decltype(v), float>) return erfFast(v);
+        else return std::erf(v);
+    }));
     add("Sin", unaryFloat([](double v, const UnaryParams&) { return std::sin(v); }));
     add("Cos", unaryFloat([](double v, const UnaryParams&) { return std::cos(v); }));
     add("Tan", unaryFloat([](double v, const UnaryParams&) { return std::tan(v); }));
@@ -607,7 +610,8 @@ void registerElementwiseKernels(KernelRegistry& r) {
                 }, false);
             return runUnary(ctx, [](auto v) {
                 using T = decltype(v);
-                return T(0.5) * v * (T(1) + std::erf(v * T(0.7071067811865476)));
+                if constexpr (std::is_same_v<T, float>) return 0.5f * v * (1.f + erfFast(v * 0.7071067811865476f));
+                else return T(0.5) * v * (T(1) + std::erf(v * T(0.7071067811865476)));
             }, false);
         }));
     });

@@ -38,7 +38,12 @@ template <typename T>
         case EwOp::Sqrt: for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(a[i]); return;
         case EwOp::Neg: for (int64_t i = 0; i < n; ++i) y[i] = -a[i]; return;
         case EwOp::Abs: for (int64_t i = 0; i < n; ++i) y[i] = std::abs(a[i]); return;
-        case EwOp::Erf: for (int64_t i = 0; i < n; ++i) y[i] = std::erf(a[i]); return;
+        case EwOp::Erf:
+            if constexpr (std::is_same_v<T, float>)
+                for (int64_t i = 0; i < n; ++i) y[i] = erfFast(a[i]);
+            else
+                for (int64_t i = 0; i < n; ++i) y[i] = std::erf(a[i]);
+            return;
         case EwOp::Reciprocal: for (int64_t i = 0; i < n; ++i) y[i] = T(1) / a[i]; return;
         case EwOp::Floor: for (int64_t i = 0; i < n; ++i) y[i] = std::floor(a[i]); return;
         case EwOp::Ceil: for (int64_t i = 0; i < n; ++i) y[i] = std::ceil(a[i]); return;

@@ -14,4 +14,8 @@ namespace fsc::cpu {
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] * sigmoidFast(x[i]);
 }
 
+[[gnu::target_clones("avx512f", "avx2", "default")]] void geluArray(const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.f + erfFast(x[i] * 0.7071067811865476f));
+}
+
 }  // namespace fsc::cpu

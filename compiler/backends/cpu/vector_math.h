@@ -40,10 +40,32 @@ inline float sigmoidFast(float x) {
     return 1.f / (1.f + expFast(-x));
 }
 
+// erf(x) as an odd/even rational function on [-4, 4] (beyond which float erf is +-1): the
+// minimax fit XLA and Eigen use for float, a few ulp from erff; NaN stays NaN.
+inline float erfFast(float x) {
+    const float xc = x < -4.f ? -4.f : (x > 4.f ? 4.f : x);
+    const float x2 = xc * xc;
+    float p = -2.72614225801306e-10f;
+    p = p * x2 + 2.77068142495902e-08f;
+    p = p * x2 - 2.10102402082508e-06f;
+    p = p * x2 - 5.69250639462346e-05f;
+    p = p * x2 - 7.34990630326855e-04f;
+    p = p * x2 - 2.95459980854025e-03f;
+    p = p * x2 - 1.60960333262415e-02f;
+    float q = -1.45660718464996e-05f;
+    q = q * x2 - 2.13374055278905e-04f;
+    q = q * x2 - 1.68282697438203e-03f;
+    q = q * x2 - 7.37332916720468e-03f;
+    q = q * x2 - 1.42647390514189e-02f;
+    const float y = xc * p / q;
+    return x == x ? y : x;
+}
+
 // Whole arrays (y may be x), built for AVX-512, AVX2 and the baseline and picked at load
 // time: what the kernels call for float.
 void expArray(const float* x, float* y, int64_t n);
 void sigmoidArray(const float* x, float* y, int64_t n);
 void swishArray(const float* x, float* y, int64_t n);  // x * sigmoid(x), SiLU
+void geluArray(const float* x, float* y, int64_t n);   // 0.5 x (1 + erf(x / sqrt 2))
 
 }  // namespace fsc::cpu
