@@ -32,7 +32,9 @@ public:
             auto wDims = staticDims(g, mm.inputs[1]);
             if (!wDims || wDims->size() != 2) return MatchResult::rejected("the weight is not 2-D");
             const auto& aType = g.value(mm.inputs[0]).type;
-            if (!aType.shape.rankKnown() || aType.shape.rank() < 2) return MatchResult::rejected("the activations' rank is unknown");
+            // An activation rank the shapes do not tell (Swin's window reshapes) is fine for a
+            // 1-D bias: MatMul's output always ends in the weight's columns.
+            const bool rankKnown = aType.shape.rankKnown();
             if (dtypeOf(g, mm.outputs[0]) != DType::Float32) return MatchResult::rejected("only float32 is fused");
             const Tensor* bias = rw.constant(biasV);
             if (!bias) return MatchResult::rejected("the bias is not a constant");
@@ -41,8 +43,10 @@ public:
                 if (bias->dims()[d] != 1) return MatchResult::rejected("the bias varies along more than the last axis");
             if (bias->numElements() != n || bias->dtype() != DType::Float32)
                 return MatchResult::rejected("the bias does not have one float32 per output column");
-            if (bias->dims().size() > aType.shape.rank()) return MatchResult::rejected("the bias adds dims");
-            return MatchResult::matched(MatMulBias{mmId, anchor, biasV, aType.shape.rank() == 2});
+            if (!rankKnown && bias->dims().size() > 1)
+                return MatchResult::rejected("the activations' rank is unknown and the bias is not 1-D");
+            if (rankKnown && bias->dims().size() > aType.shape.rank()) return MatchResult::rejected("the bias adds dims");
+            return MatchResult::matched(MatMulBias{mmId, anchor, biasV, rankKnown && aType.shape.rank() == 2});
         }
         return MatchResult::none();
     }

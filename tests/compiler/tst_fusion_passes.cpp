@@ -209,6 +209,21 @@ private slots:
         QVERIFY(rejectedFor(res, "other readers"));
     }
 
+    // Activations whose rank the shapes do not tell (Swin's window reshapes): a 1-D bias still
+    // fuses (MatMul's output ends in the weight's columns); a [1, N] bias could add a dim.
+    void matmulAddFusesWithUnknownActivationRank() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape());  // rank unknown
+        ValueId w = b.initializer(randomFloatTensor("w", {4, 5}, 21));
+        b.output(b.op("Add", {b.op("MatMul", {x, w}, "m1"), b.initializer(randomFloatTensor("b1", {5}, 22))}, "y1"));
+        b.output(b.op("Add", {b.op("MatMul", {x, w}, "m2"), b.initializer(randomFloatTensor("b2", {1, 5}, 23))}, "y2"));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"matmul-add-fusion"});
+        QCOMPARE(countFused(*r.model.graph, "FusedMatMul"), 1);
+        QCOMPARE(countOps(*r.model.graph, "MatMul"), 1);
+        QVERIFY(rejectedFor(r, "rank is unknown and the bias is not 1-D"));
+    }
+
     void matmulAddBecomesGemmOrFusedMatMul() {
         GraphBuilder b;
         ValueId x2 = b.input("x2", DType::Float32, dims({3, 4}));
