@@ -35,7 +35,7 @@ size_t knowledge(const Graph& g) {
             if (!out.valid()) continue;
             const ValueType& t = g.value(out).type;
             n += t.isKnown() + t.shape.rankKnown();
-            for (const Dim& d : t.shape.dims()) n += !d.isUnknown();
+            for (const Dim& d : t.shape.dims()) n += size_t(dimRank(d));
         }
         for (const auto& sub : g.node(nid).subgraphs()) n += knowledge(*sub);
     }

@@ -128,9 +128,14 @@ void mergeType(ValueType& type, const ValueType& inferred) {
     if (!inferred.shape.rankKnown() || inferred.shape.rank() != type.shape.rank()) return;
     std::vector<Dim> dims = type.shape.dims();
     for (size_t i = 0; i < dims.size(); ++i)
-        if (dims[i].isUnknown()) dims[i] = inferred.shape[i];
+        if (dims[i].isUnknown() || (isInventedSymbol(dims[i]) && dimRank(inferred.shape[i]) > dimRank(dims[i])))
+            dims[i] = inferred.shape[i];
     type.shape = Shape(std::move(dims));
 }
+
+bool isInventedSymbol(const Dim& d) { return d.isSymbolic() && d.symbol().rfind("unk__", 0) == 0; }
+
+int dimRank(const Dim& d) { return d.isUnknown() ? 0 : isInventedSymbol(d) ? 1 : 2; }
 
 namespace {
 
@@ -224,7 +229,9 @@ void fillUnknownTypes(Graph& graph) {
         shapeValues.evaluate(node);
         if (node.outputs.empty() || !node.outputs[0].valid()) continue;
         ValueType& out = graph.value(node.outputs[0]).type;
-        if (out.shapeFullyKnown()) continue;
+        if (out.shapeFullyKnown() &&
+            std::none_of(out.shape.dims().begin(), out.shape.dims().end(), isInventedSymbol))
+            continue;
         if (auto inferred = inferByRule(graph, node, shapeValues)) mergeType(out, *inferred);
     }
 }

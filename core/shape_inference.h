@@ -12,4 +12,10 @@ void fillUnknownTypes(Graph& graph);
 // Copies what `inferred` knows that `type` does not.
 void mergeType(ValueType& type, const ValueType& inferred);
 
+// ONNX's inference names a dim it cannot size "unk__N". Such a name only says which
+// unknown dims are the same; a size or a model's own symbol found later replaces it.
+bool isInventedSymbol(const Dim& d);
+// How much a dim tells: 0 unknown, 1 a name ONNX invented, 2 a size or the model's symbol.
+int dimRank(const Dim& d);
+
 }  // namespace fsc

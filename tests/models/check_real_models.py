@@ -4,7 +4,8 @@
 usage: check_real_models.py FUSESCOPE_CLI CACHE_DIR
 
 For each model: `inspect --json` must agree with onnx on node counts (top level and with
-subgraphs), the op histogram, initializer count and parameter count; shapes of inputs and
+subgraphs), the op histogram, initializer count and parameter count, and leave no value of
+unknown shape; shapes of inputs and
 outputs must match; `export` must round-trip to the same text dump, and ONNX's checker
 must accept the exported file; `run` (compiled at O2, the default) on the reference input
 must match PyTorch's output within 1e-4 relative error (max |ours - torch| / max |torch|),
@@ -81,6 +82,10 @@ for name in MODELS:
                 problems.append(f"{what}: fusescope {ours} != onnx {theirs}")
         print(f"{name}: {j['nodes']['total']} nodes, {j['parameters']['count']} parameters, "
               f"{len(j['unknown_shape_values'])} values of unknown shape")
+        # Every later pass needs shapes: a model of these exporters must leave none unknown.
+        if j["unknown_shape_values"]:
+            problems.append(f"{len(j['unknown_shape_values'])} values of unknown shape after import, the first "
+                            f"{j['unknown_shape_values'][0]}")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, name + ".onnx")
         r = cli("export", path, out)
