@@ -37,6 +37,13 @@ int64_t attrInt(const Node& n, const char* name, int64_t fallback) {
     return a ? a->i : fallback;
 }
 
+// An ints attribute; `fallback` when it is absent, nothing when neither is given.
+std::optional<std::vector<int64_t>> attrInts(const Node& n, const char* name,
+                                             std::optional<std::vector<int64_t>> fallback = std::nullopt) {
+    const Attribute* a = n.attribute(name);
+    return a ? std::optional(a->ints) : fallback;
+}
+
 Dim arithmetic(const std::string& op, const Dim& a, const Dim& b) {
     if (a.isKnown() && b.isKnown()) {
         const int64_t x = a.size(), y = b.size();
@@ -210,9 +217,13 @@ void ShapeValueTable::evaluate(const Node& n) {
         }
     } else if (op == "Slice") {
         const ShapeValue* data = input(0);
-        auto starts = knownInts(input(1)), ends = knownInts(input(2));
-        auto axes = n.inputs.size() > 3 && n.inputs[3].valid() ? knownInts(input(3))
-                                                               : std::optional(std::vector<int64_t>{0});
+        // Opset 1-9 give starts, ends and axes as attributes; opset 10+ as inputs.
+        const bool asAttributes = n.inputs.size() == 1;
+        auto starts = asAttributes ? attrInts(n, "starts") : knownInts(input(1));
+        auto ends = asAttributes ? attrInts(n, "ends") : knownInts(input(2));
+        auto axes = asAttributes                                 ? attrInts(n, "axes", std::vector<int64_t>{0})
+                    : n.inputs.size() > 3 && n.inputs[3].valid() ? knownInts(input(3))
+                                                                 : std::optional(std::vector<int64_t>{0});
         auto steps = n.inputs.size() > 4 && n.inputs[4].valid() ? knownInts(input(4))
                                                                 : std::optional(std::vector<int64_t>{1});
         if (data && starts && ends && axes && steps && starts->size() == 1 && ends->size() == 1 &&

@@ -1,7 +1,9 @@
 // fold-shape-computation: exporters compute shapes at run time (Shape -> Gather ->
 // Unsqueeze -> Concat -> Reshape). Where the shapes are known, each such chain's last
 // value becomes a constant and the arithmetic behind it goes. Symbolic dims (a batch
-// size) keep the nodes that depend on them.
+// size) keep the nodes that depend on them, except in a Reshape's target: there a dim
+// that is the data's own dim at the same place is Reshape's 0 ("copy"), and one other
+// unknown dim is its -1, so the target is a constant whatever the batch.
 #include <cstring>
 
 #include "compiler/passes/pass_util.h"
@@ -103,6 +105,8 @@ public:
                                              describe(values[id.index])))
                 ++context.counters.applied;
         }
+        for (NodeId id : order)
+            if (rw.isLive(id)) foldReshapeTarget(context, id, table);
         // The arithmetic feeding the folded values is read by nothing now.
         for (auto it = order.rbegin(); it != order.rend(); ++it) {
             if (!known[it->index] || !rw.isLive(*it)) continue;
@@ -118,6 +122,49 @@ public:
     }
 
 private:
+    // A Reshape whose target holds symbolic dims gets a constant target of 0s (the data's
+    // dim at the same place, by symbol) and at most one -1 (the one dim left, which the
+    // element count decides). The nodes computing the old target go with dead-code
+    // elimination once nothing else reads them.
+    static void foldReshapeTarget(PassContext& context, NodeId id, ShapeValueTable& table) {
+        Rewriter& rw = context.rewriter;
+        const Graph& g = rw.graph();
+        const Node& n = g.node(id);
+        if (!isOp(n, "Reshape") || n.inputs.size() != 2 || rw.constant(n.inputs[1])) return;
+        const ShapeValue* target = table.find(n.inputs[1]);
+        if (!target || knownInts(target)) return;  // unknown, or folded above
+        const Shape& data = g.value(n.inputs[0]).type.shape;
+        if (!data.rankKnown()) return context.reject("reshape-target", id, "the data's rank is unknown");
+        if (intAttr(n, "allowzero", 0) != 0)
+            return context.reject("reshape-target", id, "allowzero: a 0 in the target cannot copy a dim");
+        std::vector<int64_t> folded;
+        size_t inferred = 0;
+        for (size_t i = 0; i < target->size(); ++i) {
+            const Dim& d = (*target)[i];
+            if (d.isKnown()) folded.push_back(d.size());
+            else if (d.isSymbolic() && i < data.rank() && data[i] == d) folded.push_back(0);
+            else folded.push_back(-1);
+            inferred += folded.back() == -1;
+        }
+        if (inferred > 1)
+            return context.reject("reshape-target", id, "more than one dim of the target is neither known nor the data's own");
+        // Shape inference must still tell the output's shape as well as from the old target
+        // (a -1 it cannot resolve would hide every shape after it).
+        ShapeValue foldedValue;
+        for (int64_t v : folded) foldedValue.push_back(Dim::known(v));
+        const auto before = reshapeResult(data, *target, false);
+        const auto after = reshapeResult(data, foldedValue, false);
+        if (before && (!after || *after != *before))
+            return context.reject("reshape-target", id, "with 0 and -1 the output's shape would be less known");
+        ++context.counters.matched;
+        ValueId c = rw.addConstant(int64Tensor("", {int64_t(folded.size())}, folded),
+                                   g.value(n.inputs[1]).name + "/folded");
+        rw.setInput(id, 1, c);
+        if (rw.commit("reshape-target", "the target's symbolic dims are the data's own (0) or inferred (-1): " +
+                                            describe(folded)))
+            ++context.counters.applied;
+    }
+
     static std::string describe(const std::vector<int64_t>& v) {
         std::string s = "[";
         for (size_t i = 0; i < v.size() && i < 8; ++i) s += (i ? "," : "") + std::to_string(v[i]);

@@ -139,6 +139,70 @@ private slots:
         checkGolden(g, QStringLiteral("fold_shape_computation"));
     }
 
+    // PyTorch's dynamic-batch attention: the heads' Reshape target is Concat(Shape(x)[0],
+    // Shape(x)[1], 2, 4) and the merge's is (Shape[0] * Shape[1], 8). The symbolic dims at
+    // their own place become 0, the product -1; the Shape arithmetic is then dead.
+    void reshapeTargetsOfSymbolicDims() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::symbolic("seq"), Dim::known(8)}));
+        ValueId axes = b.initializer(int64Tensor("axes", {1}, {0}));
+        auto dimOf = [&](ValueId v, int64_t i, const std::string& name) {
+            ValueId shape = b.op("Shape", {v}, name + "_shape");
+            return b.op("Gather", {shape, b.initializer(int64Tensor(name + "_i", {}, {i}))}, name);
+        };
+        auto unsqueeze = [&](ValueId v, const std::string& name) { return b.op("Unsqueeze", {v, axes}, name); };
+        ValueId heads = b.initializer(int64Tensor("heads", {2}, {2, 4}));
+        ValueId split = b.op("Concat", {unsqueeze(dimOf(x, 0, "b0"), "ub0"), unsqueeze(dimOf(x, 1, "s0"), "us0"), heads},
+                             "split_target", {intAttr("axis", 0)});
+        ValueId y = b.op("Reshape", {x, split}, "y");
+        ValueId rows = b.op("Mul", {dimOf(y, 0, "b1"), dimOf(y, 1, "s1")}, "rows");
+        ValueId width = b.initializer(int64Tensor("width", {1}, {8}));
+        ValueId flat = b.op("Concat", {unsqueeze(rows, "urows"), width}, "flat_target", {intAttr("axis", 0)});
+        ValueId z = b.op("Reshape", {y, flat}, "z");
+        // (seq, batch) against data (batch, seq): neither is the data's own dim, two unknowns.
+        ValueId swapped = b.op("Concat", {unsqueeze(dimOf(x, 1, "s2"), "us2"), unsqueeze(dimOf(x, 0, "b2"), "ub2"), width},
+                               "swapped_target", {intAttr("axis", 0)});
+        ValueId w = b.op("Reshape", {x, swapped}, "w");
+        b.output(z);
+        b.output(w);
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"fold-shape-computation", "eliminate-dead-code"});
+        const Graph& g = *r.model.graph;
+        auto targetOf = [&](const std::string& output) -> std::vector<int64_t> {
+            for (NodeId id : g.order()) {
+                const Node& n = g.node(id);
+                if (n.opType != "Reshape" || g.value(n.outputs[0]).name != output) continue;
+                const Tensor* t = g.value(n.inputs[1]).initializer.get();
+                if (!t) return {};
+                return std::vector<int64_t>(t->dataAs<int64_t>(), t->dataAs<int64_t>() + t->numElements());
+            }
+            return {};
+        };
+        QCOMPARE(targetOf("y"), (std::vector<int64_t>{0, 0, 2, 4}));
+        QCOMPARE(targetOf("z"), (std::vector<int64_t>{-1, 8}));
+        QVERIFY(targetOf("w").empty());  // still computed at run time
+        QVERIFY(rejectedFor(r, "more than one dim"));
+        QCOMPARE(countOps(g, "Shape"), 2);  // the swapped target's; y's and z's went
+        QVERIFY(maxRelativeError(m, r.model) == 0.0);
+    }
+
+    // Before opset 10 Slice takes starts/ends/axes as attributes (paddle2onnx's LayerNorm
+    // reshapes gamma to Slice(Shape(x), 2, 3)).
+    void attributeSliceOfShapeFolds() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(3), Dim::known(4)}));
+        ValueId shape = b.op("Shape", {x}, "shape");
+        ValueId tail = b.op("Slice", {shape}, "tail", {intsAttr("starts", {1}), intsAttr("ends", {3}), intsAttr("axes", {0})});
+        ValueId gamma = b.initializer(floatTensor("gamma", {12}, std::vector<float>(12, 2.0f)));
+        ValueId g2 = b.op("Reshape", {gamma, tail}, "g2");
+        b.output(b.op("Mul", {x, g2}, "y"));
+        Model m = withInferredTypes(b, 9);
+        auto r = compileWith(m, {"fold-shape-computation", "eliminate-dead-code"});
+        QCOMPARE(countOps(*r.model.graph, "Slice"), 0);
+        QCOMPARE(countOps(*r.model.graph, "Shape"), 0);
+        QVERIFY(maxRelativeError(m, r.model) == 0.0);
+    }
+
     void symbolicShapeStays() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(3)}));
