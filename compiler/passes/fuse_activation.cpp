@@ -109,9 +109,12 @@ public:
 };
 
 // SiLU / Swish, x * Sigmoid(x), as exporters write it: the producer's output read by exactly
-// the Sigmoid and the Mul (EfficientNet, YOLO, LLaMA's gated FFN).
+// the Sigmoid and the Mul (EfficientNet, YOLO, LLaMA's gated FFN). QuickGELU (CLIP),
+// x * Sigmoid(alpha * x) with a constant alpha, is the same epilogue with its alpha.
 struct SwishMatch {
-    NodeId producer, sigmoid, mul;
+    NodeId producer;
+    std::vector<NodeId> nodes;  // [scale Mul,] Sigmoid, Mul: the activation's nodes in order
+    float alpha = 1;
 };
 
 class SwishPattern : public TypedPattern<SwishMatch> {
@@ -128,18 +131,42 @@ public:
             const NodeId sid = rw.producer(gate);
             if (!sid.valid()) continue;
             const Node& sigmoid = g.node(sid);
-            if (!sigmoid.domain.empty() || sigmoid.opType != "Sigmoid" || sigmoid.inputs[0] != x) continue;
-            const NodeId pid = rw.producer(x);
-            if (auto problem = producerProblem(rw, pid)) return *problem;
+            if (!sigmoid.domain.empty() || sigmoid.opType != "Sigmoid") continue;
+            SwishMatch m{rw.producer(x), {sid, anchor}, 1.f};
+            if (sigmoid.inputs[0] != x) {
+                auto scale = scaleOf(rw, sigmoid.inputs[0], x);
+                if (!scale) continue;
+                m.nodes.insert(m.nodes.begin(), rw.producer(sigmoid.inputs[0]));
+                m.alpha = *scale;
+                if (rw.soleUser(sigmoid.inputs[0]) != sid) return MatchResult::rejected("the scaled input has other readers");
+            }
+            if (auto problem = producerProblem(rw, m.producer)) return *problem;
             if (rw.soleUser(gate) != anchor || rw.users(x).size() != 2 || rw.isGraphOutput(x) || rw.isCaptured(x))
                 return MatchResult::rejected("the producer's output or the Sigmoid's has other readers");
-            return MatchResult::matched(SwishMatch{pid, sid, anchor});
+            return MatchResult::matched(std::move(m));
         }
         return MatchResult::none();
     }
 
     std::string rewrite(Rewriter& rw, const SwishMatch& m) const override {
-        return fuseEpilogue(rw, m.producer, {m.sigmoid, m.mul}, ActivationSpec{"Swish", {}});
+        return fuseEpilogue(rw, m.producer, m.nodes,
+                            ActivationSpec{"Swish", m.alpha == 1.f ? std::vector<float>{} : std::vector<float>{m.alpha}});
+    }
+
+private:
+    // v = Mul(x, alpha) with a constant alpha of rank 0 or 1 (so v has x's shape): alpha.
+    static std::optional<float> scaleOf(const Rewriter& rw, ValueId v, ValueId x) {
+        const NodeId id = rw.producer(v);
+        if (!id.valid()) return std::nullopt;
+        const Node& n = rw.graph().node(id);
+        if (!n.domain.empty() || n.opType != "Mul" || n.inputs.size() != 2) return std::nullopt;
+        for (int side = 0; side < 2; ++side) {
+            const ValueId c = n.inputs[size_t(1 - side)];
+            const Tensor* t = rw.constant(c);
+            if (n.inputs[size_t(side)] != x || !t || t->dims().size() > 1) continue;
+            if (auto alpha = constantScalar(rw, c)) return float(*alpha);
+        }
+        return std::nullopt;
     }
 };
 

@@ -269,6 +269,11 @@ private slots:
              "ai.fusescope",
              {{5, 8}, {8, 6}},
              {stringAttr("activation", "LeakyRelu"), floatsAttr("activation_params", {0.2f})}});
+        row("fused matmul quick gelu",
+            {"FusedMatMul",
+             "ai.fusescope",
+             {{5, 8}, {8, 6}},
+             {stringAttr("activation", "Swish"), floatsAttr("activation_params", {1.702f})}});
         row("transpose 3-D", {"Transpose", "", {{2, 3, 5}}, {intsAttr("perm", {2, 0, 1})}});
         row("transpose default", {"Transpose", "", {{4, 7}}});
         row("concat axis 1", {"Concat", "", {{2, 3, 4}, {2, 5, 4}}, {intAttr("axis", 1)}});

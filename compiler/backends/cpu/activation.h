@@ -16,7 +16,7 @@ namespace fsc::cpu {
 struct Activation {
     enum class Kind { None, Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu, GeluTanh, Swish };
     Kind kind = Kind::None;
-    float a = 0, b = 0;  // LeakyRelu alpha; Clip min/max; HardSigmoid alpha/beta
+    float a = 0, b = 0;  // LeakyRelu alpha; Clip min/max; HardSigmoid alpha/beta; Swish alpha
 
     static Result<Activation> fromInit(const KernelInit& init) {
         const std::string name = init.getString("activation", "");
@@ -33,7 +33,7 @@ struct Activation {
         else if (name == "HardSwish") act.kind = Kind::HardSwish;
         else if (name == "Gelu") act.kind = Kind::Gelu;
         else if (name == "GeluTanh") act.kind = Kind::GeluTanh;
-        else if (name == "Swish") act.kind = Kind::Swish;  // x * Sigmoid(x), SiLU
+        else if (name == "Swish") act = {Kind::Swish, param(0, 1.f), 0};  // x * Sigmoid(alpha x): SiLU, QuickGELU
         else return init.invalid("unknown activation '" + name + "'");
         return act;
     }
@@ -59,9 +59,9 @@ struct Activation {
                 return;
             case Kind::Swish:
                 if constexpr (std::is_same_v<T, float>)
-                    swishArray(x, x, n);
+                    swishArray(x, x, n, a);
                 else
-                    for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (T(1) + std::exp(-x[i]));
+                    for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (T(1) + std::exp(-T(a) * x[i]));
                 return;
             case Kind::Tanh:
                 for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);

@@ -10,8 +10,8 @@ namespace fsc::cpu {
     for (int64_t i = 0; i < n; ++i) y[i] = sigmoidFast(x[i]);
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void swishArray(const float* x, float* y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * sigmoidFast(x[i]);
+[[gnu::target_clones("avx512f", "avx2", "default")]] void swishArray(const float* x, float* y, int64_t n, float alpha) {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * sigmoidFast(alpha * x[i]);
 }
 
 [[gnu::target_clones("avx512f", "avx2", "default")]] void geluArray(const float* x, float* y, int64_t n) {

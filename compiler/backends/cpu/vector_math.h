@@ -65,7 +65,7 @@ inline float erfFast(float x) {
 // time: what the kernels call for float.
 void expArray(const float* x, float* y, int64_t n);
 void sigmoidArray(const float* x, float* y, int64_t n);
-void swishArray(const float* x, float* y, int64_t n);  // x * sigmoid(x), SiLU
+void swishArray(const float* x, float* y, int64_t n, float alpha = 1.f);  // x * sigmoid(alpha x): SiLU, QuickGELU
 void geluArray(const float* x, float* y, int64_t n);   // 0.5 x (1 + erf(x / sqrt 2))
 
 }  // namespace fsc::cpu

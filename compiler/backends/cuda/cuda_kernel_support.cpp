@@ -181,7 +181,7 @@ Result<GemmActivation> activationFromInit(const KernelInit& init) {
     if (name == "HardSwish") return GemmActivation{dk::Act::HardSwish, 0, 0};
     if (name == "Gelu") return GemmActivation{dk::Act::Gelu, 0, 0};
     if (name == "GeluTanh") return GemmActivation{dk::Act::GeluTanh, 0, 0};
-    if (name == "Swish") return GemmActivation{dk::Act::Swish, 0, 0};
+    if (name == "Swish") return GemmActivation{dk::Act::Swish, param(0, 1.f), 0};
     return init.invalid("unknown activation '" + name + "'");
 }
 

@@ -86,7 +86,7 @@ FSC_HD float applyActivation(Act act, float alpha, float beta, float x) {
         case Act::HardSigmoid: return fmaxf(0.f, fminf(1.f, alpha * x + beta));
         case Act::HardSwish: return x * fmaxf(0.f, fminf(1.f, x / 6.f + 0.5f));
         case Act::Gelu: return 0.5f * x * (1.f + erff(x * 0.7071067811865476f));
-        case Act::Swish: return x / (1.f + expf(-x));  // x * Sigmoid(x), SiLU
+        case Act::Swish: return x / (1.f + expf(-alpha * x));  // x * Sigmoid(alpha x): SiLU, QuickGELU
         case Act::GeluTanh: return 0.5f * x * (1.f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
     }
     return x;
