@@ -20,6 +20,7 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {1, "eliminate-common-subexpressions", "exporters repeat the same Shape/Gather per use"},
         {1, "eliminate-dead-code", "drops what the steps above left unread"},
         // O2: fusions; each replaces a group of nodes by one op that does the same arithmetic.
+        {2, "pad-fusion", "TensorFlow's exports pad explicitly; a Conv or pool pads for free"},
         {2, "conv-bn-fusion", "inference batch norm is a per-channel affine map: free inside the Conv weights"},
         {2, "gelu-fusion", "GELU before activation-fusion, so it can become a MatMul epilogue"},
         {2, "layer-norm-fusion", "older opsets write LayerNorm out as 9 element-wise nodes"},
@@ -40,7 +41,7 @@ const std::vector<PipelineStep>& pipelineSteps() {
 }
 
 bool runsAfterCleanUp(const std::string& pass) {
-    if (pass == "conv-bn-fusion") return false;
+    if (pass == "conv-bn-fusion" || pass == "pad-fusion") return false;  // they shape what INT8 sees
     if (pass == "fp16-conversion" || pass == "bf16-conversion") return true;
     for (const PipelineStep& step : pipelineSteps())
         if (pass == step.pass) return step.level >= 2;  // the first listing: eliminate-dead-code is O1's

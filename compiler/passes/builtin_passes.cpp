@@ -12,6 +12,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(foldShapeComputation);
     registry.add(cancelInversePairs);
     registry.add(foldConvBatchNorm);
+    registry.add(fusePad);
     registry.add(fuseMatMulAdd);
     registry.add(fuseGelu);
     registry.add(fuseLayerNorm);

@@ -27,6 +27,7 @@ std::unique_ptr<Pass> fuseSkipLayerNorm();
 std::unique_ptr<Pass> fuseActivation();
 std::unique_ptr<Pass> fuseAttention();
 std::unique_ptr<Pass> fuseElementwise();
+std::unique_ptr<Pass> fusePad();
 
 // Precision: float32 work stored in float16 / bfloat16, ops in `keepInFloat32` (by op
 // type; default: norms, softmax, reductions) left in float32.

@@ -190,6 +190,79 @@ private slots:
         QVERIFY(maxRelativeError(m, r.model) < 1e-5);
     }
 
+    // QuickGELU (CLIP, Paddle exports), x * Sigmoid(1.702 * x), is a Swish epilogue with
+    // its alpha; a scale of rank 2 (which could broadcast x up) is left alone.
+    void quickGeluBecomesAnEpilogue() {
+        GraphBuilder b;
+        ValueId t = b.input("t", DType::Float32, dims({2, 3, 4}));
+        ValueId mw = b.initializer(randomFloatTensor("mw", {4, 4}, 13));
+        ValueId m1 = b.op("MatMul", {t, mw}, "m1");
+        ValueId scaled = b.op("Mul", {b.initializer(floatTensor("alpha", {1}, {1.702f})), m1}, "scaled");
+        ValueId quick = b.op("Mul", {m1, b.op("Sigmoid", {scaled}, "qs")}, "quick");
+        ValueId m2 = b.op("MatMul", {t, mw}, "m2");
+        ValueId wide = b.op("Mul", {m2, b.initializer(floatTensor("alpha2", {1, 1}, {1.702f}))}, "wide");
+        ValueId kept = b.op("Mul", {m2, b.op("Sigmoid", {wide}, "ws")}, "kept");
+        b.output(quick);
+        b.output(kept);
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"activation-fusion"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countFused(g, "FusedMatMul"), 1);
+        for (NodeId id : g.order()) {
+            const Node& n = g.node(id);
+            if (n.opType != "FusedMatMul") continue;
+            QCOMPARE(fsc::passes::stringAttr(n, "activation"), std::string("Swish"));
+            const Attribute* params = n.attribute("activation_params");
+            QVERIFY(params && params->floats.size() == 1);
+            QCOMPARE(params->floats[0], 1.702f);
+            QCOMPARE(n.origins.size(), size_t(4));  // MatMul, scale, Sigmoid, Mul
+        }
+        QCOMPARE(countOps(g, "Sigmoid"), 1);  // m2's
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
+    }
+
+    // Explicit zero Pads (TensorFlow's asymmetric SAME padding) become the Conv's and the
+    // pools' own pads; the AveragePool then counts the zeros, the MaxPool takes them only
+    // after a Relu. Guards: a non-zero fill before a Conv, a MaxPool of signed values, an
+    // AveragePool that leaves its own padding out of the average, a Pad of the channels.
+    void padBecomesTheConsumersPadding() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({1, 3, 9, 9}));
+        ValueId asym = b.initializer(int64Tensor("asym", {8}, {0, 0, 0, 1, 0, 0, 1, 1}));
+        ValueId zero = b.initializer(floatTensor("zero", {}, {0.0f}));
+        ValueId w = b.initializer(randomFloatTensor("w", {4, 3, 3, 3}, 21, 0.5f));
+        ValueId c = b.op("Conv", {b.op("Pad", {x, asym, zero}, "p1"), w}, "c",
+                         {intsAttr("pads", {1, 1, 0, 0}), intsAttr("strides", {2, 2})});
+        ValueId r = b.op("Relu", {c}, "r");
+        ValueId mp = b.op("MaxPool", {b.op("Pad", {r, asym}, "p2")}, "mp", {intsAttr("kernel_shape", {2, 2})});
+        ValueId ap = b.op("AveragePool", {b.op("Pad", {mp, asym, zero}, "p3")}, "ap", {intsAttr("kernel_shape", {3, 3})});
+        b.output(ap);
+        // Guards.
+        ValueId one = b.initializer(floatTensor("one", {}, {1.0f}));
+        b.output(b.op("Conv", {b.op("Pad", {x, asym, one}, "g1"), w}, "gc"));
+        b.output(b.op("MaxPool", {b.op("Pad", {x, asym}, "g2")}, "gm", {intsAttr("kernel_shape", {2, 2})}));
+        b.output(b.op("AveragePool", {b.op("Pad", {x, asym}, "g3")}, "ga",
+                      {intsAttr("kernel_shape", {2, 2}), intsAttr("pads", {1, 1, 1, 1})}));
+        ValueId channels = b.initializer(int64Tensor("channels", {8}, {0, 1, 0, 0, 0, 0, 0, 0}));
+        b.output(b.op("MaxPool", {b.op("Pad", {r, channels}, "g4")}, "gch", {intsAttr("kernel_shape", {2, 2})}));
+        Model m = withInferredTypes(b);
+        auto res = compileWith(m, {"pad-fusion"});
+        const Graph& g = *res.model.graph;
+        QCOMPARE(countOps(g, "Pad"), 4);  // the guards'
+        for (NodeId id : g.order()) {
+            const Node& n = g.node(id);
+            const std::string out = g.value(n.outputs[0]).name;
+            if (out == "c") QCOMPARE(fsc::passes::intsAttr(n, "pads"), (std::vector<int64_t>{1, 2, 1, 1}));
+            if (out == "mp") QCOMPARE(fsc::passes::intsAttr(n, "pads"), (std::vector<int64_t>{0, 1, 1, 1}));
+            if (out == "ap") QCOMPARE(fsc::passes::intAttr(n, "count_include_pad", 0), int64_t(1));
+        }
+        QVERIFY(rejectedFor(res, "a Conv pads with zeros"));
+        QVERIFY(rejectedFor(res, "its input may be negative"));
+        QVERIFY(rejectedFor(res, "left out of its averages"));
+        QVERIFY(rejectedFor(res, "batch or channel"));
+        QVERIFY(maxRelativeError(m, res.model) < 1e-6);
+    }
+
     void activationGuards() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, dims({2, 4}));
