@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Node and fused-op counts of Fusescope's O2 against ONNX Runtime's optimizer, per model.
 
-usage: compare_fusions_with_ort.py FUSESCOPE_CLI MODEL_CACHE ORT_NODE_MODULES [LEVEL]
+usage: compare_fusions_with_ort.py FUSESCOPE_CLI MODEL_CACHE ORT_NODE_MODULES [LEVEL [MODEL.onnx ...]]
+
+The MODEL.onnx files named (the style fixtures: other exporters' idioms) join the table.
 
 For each exported real model: the imported node count, ONNX Runtime's graph at LEVEL
 (default `extended`, written with the session option optimizedModelFilePath through
@@ -25,7 +27,9 @@ import onnx
 
 CLI, CACHE, NODE_MODULES = sys.argv[1:4]
 LEVEL = sys.argv[4] if len(sys.argv) > 4 else "extended"
-MODELS = ["resnet50", "mobilenet_v2", "vit_b_16", "swin_t", "transformer_encoder", "bert_base", "lstm"]
+MODELS = ["resnet50", "mobilenet_v2", "efficientnet_b0", "vit_b_16", "swin_t", "transformer_encoder", "bert_base",
+          "lstm"]
+MODELS += sys.argv[5:]
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -83,7 +87,8 @@ print("|---|---|---|---|---|---|---|---|---|")
 version = "?"
 with tempfile.TemporaryDirectory() as tmp:
     for name in MODELS:
-        path = os.path.join(CACHE, name + ".onnx")
+        path = name if name.endswith(".onnx") else os.path.join(CACHE, name + ".onnx")
+        name = os.path.basename(name).removesuffix(".onnx")
         if not os.path.exists(path):
             print(f"| {name} | missing | | | | | | | |")
             continue
