@@ -55,6 +55,11 @@ void writeValueInfo(const Graph& g, onnx::GraphProto& proto) {
             onnx::TypeProto type;
             valueTypeToProto(g.value(out).type, &type);
             if (!wellFormed(type)) continue;  // ONNX's merge would trip over it
+            // ONNX keeps a dim_param it finds in value_info over what it infers: a name it
+            // invented in an earlier round goes out empty, so a later round can size it.
+            if (type.has_tensor_type() && type.tensor_type().has_shape())
+                for (auto& d : *type.mutable_tensor_type()->mutable_shape()->mutable_dim())
+                    if (d.has_dim_param() && d.dim_param().rfind("unk__", 0) == 0) d.clear_dim_param();
             auto* info = proto.add_value_info();
             info->set_name(g.value(out).name);
             *info->mutable_type() = std::move(type);

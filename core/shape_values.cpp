@@ -359,10 +359,18 @@ std::optional<Shape> reshapeResult(const Shape& data, const ShapeValue& target, 
         std::vector<std::string> dataSymbols, targetSymbols;
         bool unknown = false;
         // Products overflowing int64 leave the -1 unknown.
+        // A product symbol (batch*12) counts as its symbol and its factor.
         auto account = [&unknown](const Dim& d, int64_t& known, std::vector<std::string>& symbols) {
-            if (d.isKnown()) unknown |= __builtin_mul_overflow(known, d.size(), &known);
-            else if (d.isSymbolic()) symbols.push_back(d.symbol());
-            else unknown = true;
+            if (d.isKnown()) {
+                unknown |= __builtin_mul_overflow(known, d.size(), &known);
+            } else if (!d.isSymbolic()) {
+                unknown = true;
+            } else if (auto product = splitProductSymbol(d.symbol())) {
+                symbols.push_back(product->first);
+                unknown |= __builtin_mul_overflow(known, product->second, &known);
+            } else {
+                symbols.push_back(d.symbol());
+            }
         };
         for (const Dim& d : data.dims()) account(d, dataKnown, dataSymbols);
         for (size_t i = 0; i < dims.size(); ++i)
