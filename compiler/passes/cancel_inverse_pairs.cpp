@@ -1,6 +1,7 @@
 // cancel-inverse-pairs: a Transpose of a Transpose becomes one Transpose (or none when the
-// permutations cancel), a round-trip Cast through a wider type goes, and a Reshape of a
-// Reshape reshapes once.
+// permutations cancel), a round-trip Cast through a wider type goes, a Reshape of a
+// Reshape reshapes once, and a Gather of one index that leaves a Transpose's other dims in
+// order gathers from the untransposed tensor (PyTorch's LSTM: output.transpose(0, 1)[:, -1]).
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 
@@ -70,6 +71,59 @@ public:
         rw.removeNode(m.first);
         rw.addNode(std::move(merged), m.second, {m.first, m.second});
         return "two Transposes compose into one";
+    }
+};
+
+struct TransposeGather {
+    NodeId transpose, gather;
+    int64_t axis = 0;  // of the untransposed tensor
+};
+
+class TransposeGatherPattern : public TypedPattern<TransposeGather> {
+public:
+    std::string name() const override { return "transpose-gather"; }
+    std::set<std::string> rootOps() const override { return {"Gather"}; }
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        const Graph& g = rw.graph();
+        const Node& gather = g.node(anchor);
+        if (!isOp(gather, "Gather") || gather.inputs.size() != 2) return MatchResult::none();
+        const NodeId tid = rw.producer(gather.inputs[0]);
+        if (!tid.valid() || !isOp(g.node(tid), "Transpose")) return MatchResult::none();
+        const std::vector<int64_t> perm = intsAttr(g.node(tid), "perm");
+        if (perm.empty()) return MatchResult::rejected("the perm is left to its default (rank unknown)");
+        const Shape& indices = g.value(gather.inputs[1]).type.shape;
+        if (!indices.rankKnown() || indices.rank() != 0)
+            return MatchResult::rejected("the Gather takes more than one index (its dims would land among the others)");
+        const int64_t rank = int64_t(perm.size());
+        int64_t axis = intAttr(gather, "axis", 0);
+        if (axis < 0) axis += rank;
+        if (axis < 0 || axis >= rank) return MatchResult::none();
+        // The dims left after gathering must keep their order for the Transpose to vanish.
+        int64_t previous = -1;
+        for (int64_t j = 0; j < rank; ++j) {
+            if (j == axis) continue;
+            if (perm[size_t(j)] < previous)
+                return MatchResult::rejected("the other dims stay permuted after the Gather");
+            previous = perm[size_t(j)];
+        }
+        if (rw.soleUser(gather.inputs[0]) != anchor || rw.isGraphOutput(gather.inputs[0]) || rw.isCaptured(gather.inputs[0]))
+            return MatchResult::rejected("the Transpose has other readers");
+        return MatchResult::matched(TransposeGather{tid, anchor, perm[size_t(axis)]});
+    }
+    std::string rewrite(Rewriter& rw, const TransposeGather& m) const override {
+        const Node transpose = rw.graph().node(m.transpose);
+        Node gather = rw.graph().node(m.gather);
+        gather.inputs[0] = transpose.inputs[0];
+        std::erase_if(gather.attributes, [](const Attribute& a) { return a.name == "axis"; });
+        Attribute a;
+        a.name = "axis";
+        a.type = Attribute::Type::Int;
+        a.i = m.axis;
+        gather.attributes.push_back(a);
+        rw.removeNode(m.gather);
+        rw.removeNode(m.transpose);
+        rw.addNode(std::move(gather), m.gather, {m.transpose, m.gather});
+        return "one index gathered from the untransposed tensor leaves the other dims in order";
     }
 };
 
@@ -171,8 +225,9 @@ std::unique_ptr<Pass> cancelInversePairs() {
     patterns.push_back(std::make_unique<TransposePairPattern>());
     patterns.push_back(std::make_unique<CastPairPattern>());
     patterns.push_back(std::make_unique<ReshapePairPattern>());
+    patterns.push_back(std::make_unique<TransposeGatherPattern>());
     return std::make_unique<PatternPass>("cancel-inverse-pairs",
-                                         "cancels or merges Transpose, Cast and Reshape pairs",
+                                         "cancels or merges Transpose, Cast and Reshape pairs; gathers before a Transpose",
                                          std::move(patterns));
 }
 

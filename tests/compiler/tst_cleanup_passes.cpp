@@ -3,6 +3,7 @@
 // on the CPU runtime, and a golden text dump.
 #include <QTest>
 
+#include "compiler/passes/pass_util.h"
 #include "pass_test_support.h"
 
 using namespace fsc;
@@ -241,6 +242,35 @@ private slots:
         QVERIFY(rejectedFor(r, "loses values of float32"));
         QVERIFY(maxRelativeError(m, r.model) == 0.0);
         checkGolden(g, QStringLiteral("cancel_inverse_pairs"));
+    }
+
+    // PyTorch's LSTM exports output.transpose(0, 1)[:, -1]: one index gathered after a
+    // Transpose that leaves the other dims in order is a Gather of the untransposed tensor.
+    void gatherThroughTranspose() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({5, 2, 3}));
+        ValueId last = b.initializer(int64Tensor("last", {}, {-1}));
+        ValueId t = b.op("Transpose", {x}, "t", {intsAttr("perm", {1, 0, 2})});
+        b.output(b.op("Gather", {t, last}, "y", {intAttr("axis", 1)}));
+        ValueId t2 = b.op("Transpose", {x}, "t2", {intsAttr("perm", {2, 0, 1})});
+        b.output(b.op("Gather", {t2, last}, "y2", {intAttr("axis", 0)}));  // leaves (5, 2): in order
+        ValueId t3 = b.op("Transpose", {x}, "t3", {intsAttr("perm", {0, 2, 1})});
+        b.output(b.op("Gather", {t3, last}, "y3", {intAttr("axis", 0)}));  // leaves (3, 2): permuted
+        ValueId pair = b.initializer(int64Tensor("pair", {2}, {0, 1}));
+        ValueId t4 = b.op("Transpose", {x}, "t4", {intsAttr("perm", {1, 0, 2})});
+        b.output(b.op("Gather", {t4, pair}, "y4", {intAttr("axis", 1)}));  // two indices
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"cancel-inverse-pairs"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countOps(g, "Transpose"), 2);
+        QVERIFY(rejectedFor(r, "stay permuted"));
+        QVERIFY(rejectedFor(r, "more than one index"));
+        for (NodeId id : g.order()) {
+            const Node& n = g.node(id);
+            if (g.value(n.outputs[0]).name == "y") QCOMPARE(fsc::passes::intAttr(n, "axis", -1), int64_t(0));
+            if (g.value(n.outputs[0]).name == "y2") QCOMPARE(fsc::passes::intAttr(n, "axis", -1), int64_t(2));
+        }
+        QVERIFY(maxRelativeError(m, r.model) == 0.0);
     }
 
     void commonSubexpressions() {
