@@ -261,6 +261,33 @@ private slots:
     // The vectorizable exp and sigmoid against libm over the whole float range: within 2 ulp
     // where the result is a normal float, within one denormal step below, and NaN, the
     // infinities, overflow and underflow exactly as expf.
+    // DynamicQuantizeLinear's vector loops against the scalar definition: the range skips
+    // NaN, ties round to even (q = k + 0.5 exactly), NaN quantizes to 0, far values saturate.
+    void vectorQuantizeMatchesTheDefinition() {
+        std::mt19937 rng(3);
+        std::uniform_real_distribution<float> real(-3.f, 5.f);
+        const float scale = 8.f / 255.f, zero = 96.f;
+        std::vector<float> x(1000);
+        for (float& v : x) v = real(rng);
+        for (int k = -100; k < 160; ++k) x.push_back((float(k) + 0.5f) * scale);  // ties, as x / scale sees them
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        x.insert(x.end(), {nan, 1e30f, -1e30f, std::numeric_limits<float>::infinity(), 0.f, -0.f});
+        for (int64_t n : {int64_t(0), int64_t(7), int64_t(16), int64_t(x.size())}) {
+            float lo = 0, hi = 0, wantLo = 0, wantHi = 0;
+            cpu::minMaxArray(x.data(), n, lo, hi);
+            for (int64_t i = 0; i < n; ++i) wantLo = std::min(wantLo, x[size_t(i)]), wantHi = std::max(wantHi, x[size_t(i)]);
+            QCOMPARE(lo, wantLo);
+            QCOMPARE(hi, wantHi);
+        }
+        std::vector<uint8_t> y(x.size());
+        cpu::quantizeUint8Array(x.data(), y.data(), int64_t(x.size()), scale, zero);
+        for (size_t i = 0; i < x.size(); ++i) {
+            const float q = std::nearbyint(x[i] / scale) + zero;
+            const uint8_t want = std::isnan(q) ? 0 : uint8_t(std::clamp(q, 0.f, 255.f));
+            QVERIFY2(y[i] == want, qPrintable(QStringLiteral("x = %1: %2, not %3").arg(x[i]).arg(y[i]).arg(want)));
+        }
+    }
+
     void vectorExpMatchesLibm() {
         auto ulps = [](float a, float b) {
             return std::abs(int64_t(std::bit_cast<int32_t>(a)) - int64_t(std::bit_cast<int32_t>(b)));

@@ -332,17 +332,38 @@ private slots:
         }
     }
 
+    void int8ConvPadsWithTheZeroPoint_data() {
+        QTest::addColumn<bool>("unsignedWeights");
+        QTest::addColumn<int>("weightZero");  // -1000: no zero point input
+        QTest::addColumn<int>("dilation");
+        QTest::newRow("int8 weights") << false << -1000 << 1;
+        // ONNX Runtime's quantize_dynamic: uint8 weights with their own zero point.
+        QTest::newRow("uint8 weights, zero point 131") << true << 131 << 1;
+        QTest::newRow("int8 weights, zero point -7, dilated") << false << -7 << 2;
+    }
+
     void int8ConvPadsWithTheZeroPoint() {
         // ConvInteger through oneDNN against a direct loop: padding must count as x == zero point.
+        QFETCH(bool, unsignedWeights);
+        QFETCH(int, weightZero);
+        QFETCH(int, dilation);
         GraphBuilder b;
         ValueId x = b.input("x", DType::UInt8, Shape::ofSizes({2, 4, 5, 5}));
         std::string wb(6 * 2 * 3 * 3, '\0');
         std::mt19937 rng(5);
         for (char& c : wb) c = char(int(rng() % 255) - 127);
-        ValueId w = b.initializer(Tensor("w", DType::Int8, {6, 2, 3, 3}, makeBuffer(wb), 0, wb.size()));
+        const DType wType = unsignedWeights ? DType::UInt8 : DType::Int8;
+        ValueId w = b.initializer(Tensor("w", wType, {6, 2, 3, 3}, makeBuffer(wb), 0, wb.size()));
         std::string zero(1, char(200));
         ValueId xz = b.initializer(Tensor("xz", DType::UInt8, {}, makeBuffer(zero), 0, 1));
-        ValueId y = b.op("ConvInteger", {x, w, xz}, "y", {intsAttr("pads", {1, 1, 1, 1}), intAttr("group", 2), intsAttr("strides", {2, 2})}, "conv");
+        std::vector<ValueId> inputs = {x, w, xz};
+        if (weightZero != -1000)
+            inputs.push_back(b.initializer(Tensor("wz", wType, {}, makeBuffer(std::string(1, char(weightZero))), 0, 1)));
+        const int pad = dilation;  // keeps the output 3x3
+        ValueId y = b.op("ConvInteger", inputs, "y",
+                         {intsAttr("pads", {pad, pad, pad, pad}), intAttr("group", 2), intsAttr("strides", {2, 2}),
+                          intsAttr("dilations", {dilation, dilation})},
+                         "conv");
         b.output(y);
         Model m = withInferredTypes(b);
         auto exec = Executor::create(m, {});
@@ -352,7 +373,10 @@ private slots:
         auto out = (*exec)->run({in});
         QVERIFY2(out, out.status().message().c_str());
         QCOMPARE((*out)[0].dims, (std::vector<int64_t>{2, 6, 3, 3}));
-        const auto* wp = reinterpret_cast<const int8_t*>(wb.data());
+        auto weightAt = [&](int i) {
+            const int v = unsignedWeights ? int(uint8_t(wb[size_t(i)])) : int(int8_t(wb[size_t(i)]));
+            return v - (weightZero == -1000 ? 0 : weightZero);
+        };
         for (int n = 0; n < 2; ++n)
             for (int oc = 0; oc < 6; ++oc)
                 for (int oy = 0; oy < 3; ++oy)
@@ -362,10 +386,10 @@ private slots:
                         for (int ic = 0; ic < 2; ++ic)
                             for (int ky = 0; ky < 3; ++ky)
                                 for (int kx = 0; kx < 3; ++kx) {
-                                    const int iy = oy * 2 + ky - 1, ix = ox * 2 + kx - 1;
+                                    const int iy = oy * 2 + ky * dilation - pad, ix = ox * 2 + kx * dilation - pad;
                                     if (iy < 0 || iy >= 5 || ix < 0 || ix >= 5) continue;
                                     const int xv = in.as<uint8_t>()[((n * 4 + g * 2 + ic) * 5 + iy) * 5 + ix];
-                                    exact += int64_t(xv - 200) * wp[((oc * 2 + ic) * 3 + ky) * 3 + kx];
+                                    exact += int64_t(xv - 200) * weightAt(((oc * 2 + ic) * 3 + ky) * 3 + kx);
                                 }
                         QCOMPARE(int64_t((*out)[0].as<int32_t>()[((n * 6 + oc) * 3 + oy) * 3 + ox]), exact);
                     }

@@ -40,8 +40,12 @@ inline void im2col(const T* image, int64_t channels, const ConvGeometry& g, T* c
                         continue;
                     }
                     const T* s = src + y * iw;
-                    if (sw == 1 && x0 >= 0 && x0 + ow <= iw) {
-                        std::memcpy(d, s + x0, size_t(ow) * sizeof(T));
+                    if (sw == 1) {  // padding on the left, a copied run, padding on the right
+                        const int64_t left = std::clamp<int64_t>(-x0, 0, ow);
+                        const int64_t end = std::clamp<int64_t>(iw - x0, left, ow);
+                        std::fill(d, d + left, pad);
+                        std::memcpy(d + left, s + x0 + left, size_t(end - left) * sizeof(T));
+                        std::fill(d + end, d + ow, pad);
                         continue;
                     }
                     for (int64_t ox = 0; ox < ow; ++ox) {

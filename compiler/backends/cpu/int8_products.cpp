@@ -23,9 +23,10 @@ SignedData asSigned(const RtTensor& x, const RtTensor* zero) {
         s.zero = int8_t(z);
         return s;
     }
-    s.storage.resize(size_t(x.numel()));
+    const int64_t n = x.numel();
+    s.storage.resize(size_t(n));
     const uint8_t* p = x.as<uint8_t>();
-    for (int64_t i = 0; i < x.numel(); ++i) s.storage[size_t(i)] = int8_t(int(p[i]) - 128);
+    for (int64_t i = 0; i < n; ++i) s.storage[size_t(i)] = int8_t(int(p[i]) - 128);
     s.data = s.storage.data();
     s.zero = int8_t(z - 128);
     return s;
@@ -34,16 +35,15 @@ SignedData asSigned(const RtTensor& x, const RtTensor* zero) {
 }  // namespace
 
 bool fitsInt8Gemm(const RtTensor& x, const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero) {
-    if (x.dtype != DType::Int8 && x.dtype != DType::UInt8) return false;
-    if (xZero && (xZero->numel() > 1 || (xZero->numel() == 1 && xZero->dtype != x.dtype))) return false;
-    if (w.dtype != DType::Int8) return false;
-    if (wZero)
-        for (int64_t i = 0; i < wZero->numel(); ++i)
-            if (elementAsInt(*wZero, i) != 0) return false;
-    return true;
+    auto eightBit = [](const RtTensor& t, const RtTensor* zero) {
+        if (t.dtype != DType::Int8 && t.dtype != DType::UInt8) return false;
+        return !zero || zero->numel() == 0 || (zero->numel() == 1 && zero->dtype == t.dtype);
+    };
+    return eightBit(x, xZero) && eightBit(w, wZero);
 }
 
-Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTensor* aZero, const RtTensor& b) {
+Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTensor* aZero, const RtTensor& b,
+                            const RtTensor* bZero) {
     if (a.rank() < 1 || b.rank() != 2 || a.dims.back() != b.dims[0])
         return bad(ctx, "cannot multiply " + dimsString(a.dims) + " by " + dimsString(b.dims));
     const int64_t k = b.dims[0], n = b.dims[1], rows = k ? a.numel() / k : 0;
@@ -51,13 +51,13 @@ Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTenso
     if (dims.size() == 1) dims = {n};
     else dims.back() = n;
     RtTensor out = allocateTensor(DType::Int32, dims);
-    const SignedData sa = asSigned(a, aZero);
-    gemmS8S8(false, false, rows, n, k, sa.data, k, sa.zero, b.as<int8_t>(), n, 0, out.as<int32_t>(), n);
+    const SignedData sa = asSigned(a, aZero), sb = asSigned(b, bZero);
+    gemmS8S8(false, false, rows, n, k, sa.data, k, sa.zero, sb.data, n, sb.zero, out.as<int32_t>(), n);
     return out;
 }
 
 Result<RtTensor> int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
-                          const RtTensor* xZero, const RtTensor& w) {
+                          const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero) {
     if (x.rank() < 3 || w.rank() != x.rank()) return bad(ctx, "X and W must have the same rank >= 3");
     const int64_t n = x.dims[0], c = x.dims[1], m = w.dims[0];
     if (group <= 0 || c % group || m % group || w.dims[1] != c / group)
@@ -69,7 +69,7 @@ Result<RtTensor> int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t 
     std::vector<int64_t> outDims{n, m};
     outDims.insert(outDims.end(), geo->out.begin(), geo->out.end());
     RtTensor out = allocateTensor(DType::Int32, outDims);
-    const SignedData sx = asSigned(x, xZero);
+    const SignedData sx = asSigned(x, xZero), sw = asSigned(w, wZero);
     const int64_t cg = c / group, mg = m / group, rows = cg * product(kernel);
     const int64_t outSize = product(geo->out), inSize = product(spatial);
     // A 1x1 convolution with stride 1 and no padding reads the image as its own columns.
@@ -82,7 +82,7 @@ Result<RtTensor> int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t 
             const int8_t* image = sx.data + (img * c + g * cg) * inSize;
             if (!pointwise) im2col<int8_t>(image, cg, *geo, col.data(), ctx.pool(), sx.zero);
             int32_t* y = out.as<int32_t>() + (img * m + g * mg) * outSize;
-            gemmS8S8(false, false, mg, outSize, rows, w.as<int8_t>() + g * mg * rows, rows, 0,
+            gemmS8S8(false, false, mg, outSize, rows, sw.data + g * mg * rows, rows, sw.zero,
                      pointwise ? image : col.data(), outSize, sx.zero, y, outSize);
         }
     return out;

@@ -1,9 +1,9 @@
 #pragma once
 // The int32 accumulators of quantized MatMul and Conv, computed by oneDNN's int8 GEMM when
-// the operands allow it (int8 or uint8 data with one zero point, int8 weights with zero
-// point 0: what int8-quantization produces), else exactly in double by the reference path.
-// uint8 data is shifted to int8 (x - 128, and its zero point with it), which leaves every
-// x - zero_point unchanged.
+// the operands allow it (int8 or uint8 data and weights, each with one zero point: what
+// int8-quantization and ONNX Runtime's quantize_dynamic produce), else exactly in double
+// by the reference path. uint8 operands are shifted to int8 (x - 128, and the zero point
+// with it), which leaves every x - zero_point unchanged.
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/cpu_common.h"
 
@@ -12,11 +12,12 @@ namespace fsc::cpu {
 bool fitsInt8Gemm(const RtTensor& x, const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero);
 
 // A [..., M, K] by B [K, N] into int32 [..., M, N]; needs fitsInt8Gemm(a, aZero, b, bZero).
-Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTensor* aZero, const RtTensor& b);
+Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTensor* aZero, const RtTensor& b,
+                            const RtTensor* bZero);
 
 // X [N, C, spatial...] by W [M, C/group, kernel...] into int32 [N, M, out...]; needs
 // fitsInt8Gemm(x, xZero, w, wZero).
 Result<RtTensor> int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
-                          const RtTensor* xZero, const RtTensor& w);
+                          const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero);
 
 }  // namespace fsc::cpu

@@ -7,10 +7,12 @@
 #include <cstring>
 #include <vector>
 #include <limits>
+#include <mutex>
 
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/int8_products.h"
+#include "compiler/backends/cpu/vector_math.h"
 
 namespace fsc::cpu {
 namespace {
@@ -163,11 +165,17 @@ Status dynamicQuantizeLinear(KernelContext& ctx) {
     const RtTensor* x = ctx.input(0);
     if (!x || x->dtype != DType::Float32) return bad(ctx, "needs a float32 input");
     const float* px = x->as<float>();
+    const int64_t n = x->numel();
+    constexpr int64_t kGrain = 1 << 16;
     float lo = 0, hi = 0;
-    for (int64_t i = 0; i < x->numel(); ++i) {
-        lo = std::min(lo, px[i]);
-        hi = std::max(hi, px[i]);
-    }
+    std::mutex merge;
+    ctx.pool().parallelFor(n, kGrain, [&](int64_t b, int64_t e) {
+        float l = 0, h = 0;
+        minMaxArray(px + b, e - b, l, h);
+        std::lock_guard lock(merge);
+        lo = std::min(lo, l);
+        hi = std::max(hi, h);
+    });
     const float scale = (hi - lo) / 255.0f;
     const float zpRaw = scale == 0 ? 0.0f : std::nearbyint(0.0f - lo / scale);  // NaN when lo is -inf
     const float zpF = std::isnan(zpRaw) ? 0.0f : std::clamp(zpRaw, 0.0f, 255.0f);
@@ -179,8 +187,13 @@ Status dynamicQuantizeLinear(KernelContext& ctx) {
     if (!yz) return yz.status();
     (*ys)->as<float>()[0] = scale;
     (*yz)->as<uint8_t>()[0] = uint8_t(zpF);
-    for (int64_t i = 0; i < x->numel(); ++i)
-        (*y)->as<uint8_t>()[i] = scale == 0 ? uint8_t(zpF) : saturate<uint8_t>(std::nearbyint(px[i] / scale) + zpF);
+    uint8_t* py = (*y)->as<uint8_t>();
+    if (std::isfinite(scale) && scale != 0) {
+        ctx.pool().parallelFor(n, kGrain, [&](int64_t b, int64_t e) { quantizeUint8Array(px + b, py + b, e - b, scale, zpF); });
+        return Status::ok();
+    }
+    for (int64_t i = 0; i < n; ++i)
+        py[i] = scale == 0 ? uint8_t(zpF) : saturate<uint8_t>(std::nearbyint(px[i] / scale) + zpF);
     return Status::ok();
 }
 
@@ -212,7 +225,7 @@ Result<RtTensor> toInt32(const RtTensor& exact) {
 
 Result<RtTensor> integerMatMul(KernelContext& ctx, const RtTensor& a, const RtTensor* azp,
                                const RtTensor& b, const RtTensor* bzp) {
-    if (b.rank() == 2 && fitsInt8Gemm(a, azp, b, bzp)) return int8MatMul(ctx, a, azp, b);
+    if (b.rank() == 2 && fitsInt8Gemm(a, azp, b, bzp)) return int8MatMul(ctx, a, azp, b, bzp);
     // a's zero point may be per row (axis rank-2), b's per column (axis rank-1).
     auto ad = shifted(ctx, a, azp, int64_t(a.rank()) - 2);
     if (!ad) return ad.status();
@@ -304,7 +317,7 @@ private:
     Result<RtTensor> accumulate(KernelContext& ctx, const RtTensor& x, const RtTensor* xzp, const RtTensor& w,
                                 const RtTensor* wzp) {
         const RtTensor* xZero = xzp && xzp->numel() == 1 ? xzp : nullptr;
-        if (fitsInt8Gemm(x, xZero, w, wzp)) return int8Conv(ctx, m_attrs, m_group, x, xZero, w);
+        if (fitsInt8Gemm(x, xZero, w, wzp)) return int8Conv(ctx, m_attrs, m_group, x, xZero, w, wzp);
         auto xd = shifted(ctx, x, xZero, 1);
         if (!xd) return xd.status();
         auto wd = shifted(ctx, w, wzp, 0);

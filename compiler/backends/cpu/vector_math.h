@@ -68,4 +68,10 @@ void sigmoidArray(const float* x, float* y, int64_t n);
 void swishArray(const float* x, float* y, int64_t n, float alpha = 1.f);  // x * sigmoid(alpha x): SiLU, QuickGELU
 void geluArray(const float* x, float* y, int64_t n);   // 0.5 x (1 + erf(x / sqrt 2))
 
+// Widens [lo, hi] to every non-NaN x (as std::min/std::max from those starting values).
+void minMaxArray(const float* x, int64_t n, float& lo, float& hi);
+// y = saturate(round_half_even(x / scale) + zero) into [0, 255], NaN to 0: DynamicQuantizeLinear
+// for a finite, non-zero scale and an integral zero in [0, 255].
+void quantizeUint8Array(const float* x, uint8_t* y, int64_t n, float scale, float zero);
+
 }  // namespace fsc::cpu
