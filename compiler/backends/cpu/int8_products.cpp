@@ -35,9 +35,16 @@ SignedData asSigned(const RtTensor& x, const RtTensor* zero) {
 }  // namespace
 
 bool fitsInt8Gemm(const RtTensor& x, const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero) {
+    // One zero point per tensor, or per channel when every one is 0 (int8-quantization's
+    // symmetric per-channel weights): the GEMM takes one offset per operand.
     auto eightBit = [](const RtTensor& t, const RtTensor* zero) {
         if (t.dtype != DType::Int8 && t.dtype != DType::UInt8) return false;
-        return !zero || zero->numel() == 0 || (zero->numel() == 1 && zero->dtype == t.dtype);
+        if (!zero || zero->numel() == 0) return true;
+        if (zero->dtype != t.dtype) return false;
+        if (zero->numel() == 1) return true;
+        for (int64_t i = 0; i < zero->numel(); ++i)
+            if (elementAsInt(*zero, i) != 0) return false;
+        return true;
     };
     return eightBit(x, xZero) && eightBit(w, wZero);
 }
