@@ -281,10 +281,15 @@ private slots:
         }
         std::vector<uint8_t> y(x.size());
         cpu::quantizeUint8Array(x.data(), y.data(), int64_t(x.size()), scale, zero);
+        std::vector<int8_t> s(x.size());
+        cpu::quantizeInt8Array(x.data(), s.data(), int64_t(x.size()), scale, -3.f);
         for (size_t i = 0; i < x.size(); ++i) {
             const float q = std::nearbyint(x[i] / scale) + zero;
             const uint8_t want = std::isnan(q) ? 0 : uint8_t(std::clamp(q, 0.f, 255.f));
             QVERIFY2(y[i] == want, qPrintable(QStringLiteral("x = %1: %2, not %3").arg(x[i]).arg(y[i]).arg(want)));
+            const float qs = std::nearbyint(x[i] / scale) - 3.f;
+            const int8_t wantSigned = std::isnan(qs) ? 0 : int8_t(std::clamp(qs, -128.f, 127.f));
+            QVERIFY2(s[i] == wantSigned, qPrintable(QStringLiteral("x = %1: %2, not %3").arg(x[i]).arg(s[i]).arg(wantSigned)));
         }
     }
 

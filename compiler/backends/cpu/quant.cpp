@@ -77,6 +77,14 @@ Status quantizeFloats(KernelContext& ctx, const RtTensor& x, double scale, doubl
     const float* px = x.as<float>();
     Q* po = out.as<Q>();
     const double lo = double(std::numeric_limits<Q>::lowest()), hi = double(std::numeric_limits<Q>::max());
+    const float scaleF = float(scale);
+    if (std::isfinite(scaleF) && scaleF != 0 && zero >= lo && zero <= hi && zero == std::nearbyint(zero)) {
+        ctx.pool().parallelFor(x.numel(), 1 << 14, [&](int64_t b, int64_t e) {
+            if constexpr (std::is_same_v<Q, uint8_t>) quantizeUint8Array(px + b, po + b, e - b, scaleF, float(zero));
+            else quantizeInt8Array(px + b, po + b, e - b, scaleF, float(zero));
+        });
+        return Status::ok();
+    }
     ctx.pool().parallelFor(x.numel(), 1 << 14, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
             const double v = std::nearbyint(quotient(px[i], scale, DType::Float32)) + zero;

@@ -1,6 +1,7 @@
 #include "compiler/backends/cpu/vector_math.h"
 
 #include <cstring>
+#include <limits>
 
 namespace fsc::cpu {
 
@@ -44,20 +45,37 @@ namespace fsc::cpu {
     }
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void quantizeUint8Array(const float* x, uint8_t* y, int64_t n,
-                                                                             float scale, float zero) {
-    // Adding and subtracting 1.5 * 2^23 rounds half to even in the default rounding mode
-    // for |q| < 2^22; q is clamped to +-512 first, beyond which the result saturates anyway.
+namespace {
+
+// Adding and subtracting 1.5 * 2^23 rounds half to even in the default rounding mode for
+// |q| < 2^22; q is clamped to +-512 first, beyond which every 8-bit result saturates. NaN
+// becomes -zero, so it quantizes to 0.
+template <typename Q>
+[[gnu::always_inline]] inline void quantizeLoop(const float* x, Q* y, int64_t n, float scale, float zero) {
     constexpr float kRound = 12582912.0f;
+    constexpr float lo = float(std::numeric_limits<Q>::lowest()), hi = float(std::numeric_limits<Q>::max());
     for (int64_t i = 0; i < n; ++i) {
         float q = x[i] / scale;
+        q = q == q ? q : -zero;
         q = q < -512.f ? -512.f : q;
         q = q > 512.f ? 512.f : q;
         float v = (q + kRound) - kRound + zero;
-        v = v > 0.f ? v : 0.f;  // NaN becomes 0 here
-        v = v < 255.f ? v : 255.f;
-        y[i] = uint8_t(int(v));
+        v = v > lo ? v : lo;
+        v = v < hi ? v : hi;
+        y[i] = Q(int(v));
     }
+}
+
+}  // namespace
+
+[[gnu::target_clones("avx512f", "avx2", "default")]] void quantizeUint8Array(const float* x, uint8_t* y, int64_t n,
+                                                                             float scale, float zero) {
+    quantizeLoop(x, y, n, scale, zero);
+}
+
+[[gnu::target_clones("avx512f", "avx2", "default")]] void quantizeInt8Array(const float* x, int8_t* y, int64_t n,
+                                                                            float scale, float zero) {
+    quantizeLoop(x, y, n, scale, zero);
 }
 
 }  // namespace fsc::cpu

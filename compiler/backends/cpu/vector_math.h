@@ -70,8 +70,9 @@ void geluArray(const float* x, float* y, int64_t n);   // 0.5 x (1 + erf(x / sqr
 
 // Widens [lo, hi] to every non-NaN x (as std::min/std::max from those starting values).
 void minMaxArray(const float* x, int64_t n, float& lo, float& hi);
-// y = saturate(round_half_even(x / scale) + zero) into [0, 255], NaN to 0: DynamicQuantizeLinear
-// for a finite, non-zero scale and an integral zero in [0, 255].
+// y = saturate(round_half_even(x / scale) + zero), NaN to 0: QuantizeLinear and
+// DynamicQuantizeLinear for a finite, non-zero scale and an integral zero point in range.
 void quantizeUint8Array(const float* x, uint8_t* y, int64_t n, float scale, float zero);
+void quantizeInt8Array(const float* x, int8_t* y, int64_t n, float scale, float zero);
 
 }  // namespace fsc::cpu
