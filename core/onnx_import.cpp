@@ -3,6 +3,14 @@
 #include <onnx/onnx_pb.h>
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <limits>
 #include <unordered_set>
@@ -403,9 +411,12 @@ Result<Model> convertModel(onnx::ModelProto& proto, const std::string& displayNa
 
 }  // namespace
 
-Result<Model> importModelFromBytes(const void* data, size_t size, const std::string& displayName,
-                                   const std::filesystem::path& baseDir,
-                                   const ImportOptions& options) {
+namespace {
+
+// Parses the protobuf from `stream` (`size` bytes) and converts it.
+Result<Model> importFromStream(google::protobuf::io::ZeroCopyInputStream& stream, size_t size,
+                               const std::string& displayName, const std::filesystem::path& baseDir,
+                               const ImportOptions& options) {
     if (size == 0) return invalidModel("empty file").withContext(displayName);
     if (size > static_cast<size_t>(std::numeric_limits<int>::max()))
         return Status(ErrorCode::Unsupported,
@@ -414,7 +425,7 @@ Result<Model> importModelFromBytes(const void* data, size_t size, const std::str
             .withContext(displayName);
     onnx::ModelProto proto;
     try {
-        google::protobuf::io::CodedInputStream input(static_cast<const uint8_t*>(data), static_cast<int>(size));
+        google::protobuf::io::CodedInputStream input(&stream);
         input.SetTotalBytesLimit(std::numeric_limits<int>::max());
         if (!proto.ParseFromCodedStream(&input) || !input.ConsumedEntireMessage())
             return invalidModel("not a valid ONNX protobuf (truncated, corrupt or not ONNX)").withContext(displayName);
@@ -431,12 +442,31 @@ Result<Model> importModelFromBytes(const void* data, size_t size, const std::str
     }
 }
 
+}  // namespace
+
+Result<Model> importModelFromBytes(const void* data, size_t size, const std::string& displayName,
+                                   const std::filesystem::path& baseDir,
+                                   const ImportOptions& options) {
+    google::protobuf::io::ArrayInputStream stream(data, int(std::min<size_t>(size, std::numeric_limits<int>::max())));
+    return importFromStream(stream, size, displayName, baseDir, options);
+}
+
 Result<Model> importModel(const std::filesystem::path& path, const ImportOptions& options) {
-    auto mapped = mapFile(path, /*prefault=*/true);
-    if (!mapped) return mapped.status().withContext(path.string());
+    // Read through the page cache in 1 MiB blocks rather than mapped: the parsed weights are
+    // a copy, and a mapping of the whole file beside them doubled the peak resident memory
+    // (vit_b_16: 654 MB where ONNX Runtime needs 582).
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return Status(errno == ENOENT ? ErrorCode::NotFound : ErrorCode::Io,
+                      std::string("cannot open: ") + std::strerror(errno))
+            .withContext(path.string());
+    google::protobuf::io::FileInputStream stream(fd, 1 << 20);
+    stream.SetCloseOnDelete(true);
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return Status(ErrorCode::Io, "not a regular file").withContext(path.string());
     std::filesystem::path dir = path.parent_path();
     if (dir.empty()) dir = ".";
-    return importModelFromBytes((*mapped)->data(), (*mapped)->size(), path.string(), dir, options);
+    return importFromStream(stream, size_t(st.st_size), path.string(), dir, options);
 }
 
 }  // namespace fsc
