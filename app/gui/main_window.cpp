@@ -18,6 +18,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPlainTextEdit>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -84,7 +85,6 @@ MainWindow::MainWindow(QWidget* parent)
     initFusescopeResources();
     setWindowTitle(tr("Fusescope"));
     setAcceptDrops(true);
-    resize(1280, 800);
 
     auto* panes = new QSplitter(this);
     panes->addWidget(m_before);
@@ -125,16 +125,24 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->addPermanentWidget(m_work);
 
     createActions();
-    QSettings settings;
-    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-    if (settings.value(QStringLiteral("view/dark"), false).toBool()) setDarkPalette(true);
+    m_defaultState = saveState();  // what View > Reset layout returns to
+    restoreLayout();
+    if (QSettings().value(QStringLiteral("view/dark"), false).toBool()) setDarkPalette(true);
 }
 
 QDockWidget* MainWindow::addDock(const QString& title, const QString& name, QWidget* widget,
-                                 Qt::DockWidgetArea area) {
+                                 Qt::DockWidgetArea area, bool shrinkable) {
     auto* dock = new QDockWidget(title, this);
     dock->setObjectName(name);  // saveState() keys docks by name
+    if (shrinkable) {
+        // Charts and panels want 130-220 pixels of height; in a scroll area the tab strip
+        // below the canvas can start shorter than that and scroll instead.
+        auto* scroll = new QScrollArea(dock);
+        scroll->setWidget(widget);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        widget = scroll;
+    }
     dock->setWidget(widget);
     addDockWidget(area, dock);
     return dock;
@@ -143,7 +151,6 @@ QDockWidget* MainWindow::addDock(const QString& title, const QString& name, QWid
 void MainWindow::createDocks() {
     QDockWidget* summary =
         addDock(tr("Model"), QStringLiteral("summaryDock"), m_summary, Qt::LeftDockWidgetArea);
-    m_summary->setMinimumWidth(340);
     // Outline: the groups of the graph on the canvas; a click shows the group, a double
     // click expands or collapses it.
     m_outline = new QTreeView(this);
@@ -191,8 +198,12 @@ void MainWindow::createDocks() {
     passLayout->setContentsMargins(0, 0, 0, 0);
     passLayout->addWidget(m_pipeline);
     passLayout->addWidget(m_passView);
-    passPanel->setMinimumWidth(460);
-    addDock(tr("Passes"), QStringLiteral("passDock"), passPanel, Qt::RightDockWidgetArea);
+    // The left column: the passes above, the model, outline and properties as tabs below.
+    QDockWidget* passes = addDock(tr("Passes"), QStringLiteral("passDock"), passPanel, Qt::LeftDockWidgetArea);
+    splitDockWidget(passes, summary, Qt::Vertical);  // takes the summary out of its tabs: put them back
+    tabifyDockWidget(summary, outline);
+    tabifyDockWidget(outline, properties);
+    summary->raise();
     connect(m_pipeline, &QComboBox::currentTextChanged, this, &MainWindow::compileWith);
     connect(m_passView->selectionModel(), &QItemSelectionModel::currentRowChanged, &m_selection,
             [this](const QModelIndex& current) { m_selection.selectStep(current.row()); });
@@ -225,21 +236,21 @@ void MainWindow::createDocks() {
     m_changes->setSelection(&m_selection);
     connect(m_changes, &ChangesPanel::titleChanged, changes, &QDockWidget::setWindowTitle);
     QDockWidget* run =
-        addDock(tr("Run"), QStringLiteral("runDock"), m_runPanel, Qt::BottomDockWidgetArea);
+        addDock(tr("Run"), QStringLiteral("runDock"), m_runPanel, Qt::BottomDockWidgetArea, true);
     connect(m_runPanel, &RunPanel::runRequested, this, &MainWindow::runShownGraph);
     m_runPanel->setSelection(&m_selection);
     QDockWidget* timeline = addDock(tr("Timeline"), QStringLiteral("timelineDock"), m_timeline,
-                                    Qt::BottomDockWidgetArea);
+                                    Qt::BottomDockWidgetArea, true);
     m_timeline->setSelection(&m_selection);
     QDockWidget* roofline = addDock(tr("Roofline"), QStringLiteral("rooflineDock"), m_rooflineView,
-                                    Qt::BottomDockWidgetArea);
+                                    Qt::BottomDockWidgetArea, true);
     m_rooflineView->setSelection(&m_selection);
     QDockWidget* memory =
-        addDock(tr("Memory"), QStringLiteral("memoryDock"), m_memory, Qt::BottomDockWidgetArea);
+        addDock(tr("Memory"), QStringLiteral("memoryDock"), m_memory, Qt::BottomDockWidgetArea, true);
     m_memory->setSelection(&m_selection);
     m_sensitivity = new SensitivityPanel(this);
     QDockWidget* sensitivity = addDock(tr("INT8 sensitivity"), QStringLiteral("sensitivityDock"),
-                                       m_sensitivity, Qt::BottomDockWidgetArea);
+                                       m_sensitivity, Qt::BottomDockWidgetArea, true);
     connect(m_sensitivity, &SensitivityPanel::measureRequested, this,
             &MainWindow::measureSensitivity);
     m_sensitivity->setSelection(&m_selection);
@@ -360,6 +371,9 @@ void MainWindow::createActions() {
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Fit to window"), m_canvas, &GraphCanvas::fitToView);
+    QAction* reset = view->addAction(tr("&Reset layout"), this, &MainWindow::resetLayout);
+    reset->setObjectName(QStringLiteral("resetLayoutAction"));
+    reset->setToolTip(tr("The docks where they start: passes and properties on the left, tables below, small"));
     QAction* dark = view->addAction(tr("&Dark palette"), this, &MainWindow::setDarkPalette);
     dark->setCheckable(true);
     dark->setChecked(QSettings().value(QStringLiteral("view/dark"), false).toBool());
@@ -537,9 +551,7 @@ void MainWindow::setDarkPalette(bool dark) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    QSettings settings;
-    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    settings.setValue(QStringLiteral("window/state"), saveState());
+    saveLayout();
     QMainWindow::closeEvent(event);
 }
 

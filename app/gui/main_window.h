@@ -145,10 +145,23 @@ protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
+public:
+    // The docks where they start (the canvas gets most of the window), for this screen.
+    void resetLayout();
+
 private:
     void createDocks();
+    // Layout and sizes per screen size: restored when this screen size was seen before,
+    // else the window fits the screen and the docks start small (main_window_layout.cpp).
+    void restoreLayout();
+    void saveLayout() const;
+    void applyDefaultDockSizes();
+    QString screenKey() const;
+    void showEvent(QShowEvent* event) override;
+    QByteArray m_defaultState;
+    bool m_defaultSizesPending = false;
     QDockWidget* addDock(const QString& title, const QString& name, QWidget* widget,
-                         Qt::DockWidgetArea area);
+                         Qt::DockWidgetArea area, bool shrinkable = false);
     void createActions();
     void log(const QString& line);
 public:

@@ -281,11 +281,9 @@ void MainWindow::showWalkthrough(int chapter) {
     dock->show();
     dock->raise();
     if (opening) {
-        // Room to read: the right column widens, and the chapter takes most of its height
-        // (the pass list stays above it for chapter 3).
-        resizeDocks({dock}, {std::max(560, width() * 2 / 5)}, Qt::Horizontal);
-        if (auto* passes = findChild<QDockWidget*>(QStringLiteral("passDock")))
-            resizeDocks({passes, dock}, {height() / 3, height() * 2 / 3}, Qt::Vertical);
+        // Room to read: the right column widens (the pass list stays in the left one, for
+        // chapter 3 to step through).
+        resizeDocks({dock}, {std::max(480, width() * 2 / 5)}, Qt::Horizontal);
     }
     m_walkthrough->showChapter(chapter > 0 ? chapter : std::max(1, m_walkthrough->shownChapter()));
 }

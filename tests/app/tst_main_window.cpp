@@ -16,6 +16,7 @@
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
@@ -105,6 +106,66 @@ private slots:
         QVERIFY(qApp->palette().color(QPalette::Base).lightness() < 60);
         again.setDarkPalette(false);
         QVERIFY(qApp->palette().color(QPalette::Base).lightness() > 180);
+    }
+
+    // On a real screen (run under Xvfb at 1366x768 and 1920x1080 by CTest; skipped on the
+    // offscreen platform, whose screen is not a laptop's): the window and every dock stay on
+    // the screen, the graph gets at least 60% of the window, with resnet50-sized tables.
+    void theWindowFitsTheScreenAndTheCanvasGetsTheRoom() {
+        if (QGuiApplication::platformName() != QLatin1String("xcb")) QSKIP("needs an X screen (the xvfb CTest entries)");
+        QSettings().clear();
+        const QRect screen = QGuiApplication::primaryScreen()->availableGeometry();
+        MainWindow w;
+        w.show();
+        QSignalSpy compiled(&w, &MainWindow::compiled);
+        w.openModel(QStringLiteral(FSC_SAMPLE_MODEL));
+        QVERIFY(compiled.wait(30000));
+        QVERIFY(QTest::qWaitFor([&] { return !w.workPending(); }, 20000));
+        QTest::qWait(200);  // the window manager-less X server applies geometry asynchronously
+        const QRect frame = w.frameGeometry();
+        auto describe = [&](const QWidget* widget) {
+            return QStringLiteral("%1 %2x%3 (minimum %4x%5)")
+                .arg(widget->objectName())
+                .arg(widget->width())
+                .arg(widget->height())
+                .arg(widget->minimumSizeHint().width())
+                .arg(widget->minimumSizeHint().height());
+        };
+        // Docks behind another's tab keep isVisible() but show nothing.
+        auto shown = [](const QDockWidget* dock) { return dock->isVisible() && !dock->visibleRegion().isEmpty(); };
+        QString docks;
+        for (QDockWidget* dock : w.findChildren<QDockWidget*>())
+            if (shown(dock)) docks += describe(dock) + QStringLiteral("; ");
+        const QString why = QStringLiteral("screen %1x%2, window %3x%4 (minimum %5x%6); docks: %7")
+                                .arg(screen.width()).arg(screen.height()).arg(frame.width()).arg(frame.height())
+                                .arg(w.minimumSizeHint().width()).arg(w.minimumSizeHint().height()).arg(docks);
+        QVERIFY2(frame.width() <= screen.width() && frame.height() <= screen.height(), qPrintable(why));
+        for (QDockWidget* dock : w.findChildren<QDockWidget*>()) {
+            if (!shown(dock)) continue;
+            const QRect r(dock->mapToGlobal(QPoint(0, 0)), dock->size());
+            QVERIFY2(screen.contains(r), qPrintable(dock->objectName() + QStringLiteral(" is off the screen: ") + why));
+        }
+        const double share = double(w.centralWidget()->width()) * w.centralWidget()->height() /
+                             (double(w.width()) * w.height());
+        qInfo("the canvas has %.1f%% of a %dx%d window on a %dx%d screen", share * 100, w.width(), w.height(),
+              screen.width(), screen.height());
+        QVERIFY2(share >= 0.6, qPrintable(QStringLiteral("the canvas has %1% of the window; ").arg(share * 100, 0, 'f', 1) + why));
+
+        // A user's arrangement is kept for this screen size; View > Reset layout undoes it.
+        auto canvasShare = [&] {
+            return double(w.centralWidget()->width()) * w.centralWidget()->height() / (double(w.width()) * w.height());
+        };
+        QDockWidget* passes = w.findChild<QDockWidget*>(QStringLiteral("passDock"));
+        w.resizeDocks({passes}, {w.width() / 2}, Qt::Horizontal);
+        QVERIFY(QTest::qWaitFor([&] { return canvasShare() < 0.5; }, 2000));
+        const int widened = passes->width();
+        w.close();
+        MainWindow again;
+        again.show();
+        QDockWidget* passesAgain = again.findChild<QDockWidget*>(QStringLiteral("passDock"));
+        QVERIFY(QTest::qWaitFor([&] { return std::abs(passesAgain->width() - widened) <= 8; }, 2000));
+        again.findChild<QAction*>(QStringLiteral("resetLayoutAction"))->trigger();
+        QVERIFY(QTest::qWaitFor([&] { return passesAgain->width() < widened / 2; }, 2000));
     }
 
     void opensTheBundledSample() {
