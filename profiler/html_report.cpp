@@ -44,7 +44,7 @@ std::string htmlReport(const Trace& t, const ReportExtras& extras) {
     };
     card("median latency", fixedText(t.unprofiledMs) + " ms");
     card("profiled", fixedText(t.profiledMs) + " ms");
-    card("profiler overhead", t.overheadPercent() >= -100 ? fixedText(t.overheadPercent(), 1) + "%" : "not measured");
+    card("profiler overhead", t.overheadText().substr(std::string("overhead ").size()));
     card("plan nodes", std::to_string(t.nodes.size()));
     card("iterations", std::to_string(t.iterations) + " (+" + std::to_string(t.warmup) + " warm-up)");
     card("dropped records", std::to_string(t.droppedRecords));

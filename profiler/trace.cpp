@@ -1,6 +1,7 @@
 #include "profiler/trace.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 namespace fsc {
@@ -18,6 +19,21 @@ const char* activityKindName(ActivityKind kind) {
 double Trace::overheadPercent() const {
     if (unprofiledMs <= 0 || profiledMs < 0) return -1;
     return 100.0 * (profiledMs - unprofiledMs) / unprofiledMs;
+}
+
+std::string Trace::overheadText() const {
+    if (unprofiledMs <= 0 || profiledMs < 0) return "overhead not measured";
+    const double overhead = overheadPercent();
+    auto percent = [](double v) {
+        char buffer[32];
+        std::snprintf(buffer, sizeof buffer, "%.1f%%", v);
+        return std::string(buffer);
+    };
+    const bool spreadKnown = unprofiledSpreadPercent >= 0;
+    if (overhead >= 0 && (!spreadKnown || overhead > unprofiledSpreadPercent)) return "overhead " + percent(overhead);
+    return "overhead within noise (measured " + percent(overhead) +
+           (spreadKnown ? ", while unprofiled runs spread " + percent(unprofiledSpreadPercent) + ")"
+                        : ": profiling cannot make a run faster)");
 }
 
 const TraceNode* Trace::findNode(int64_t id) const {

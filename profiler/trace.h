@@ -85,7 +85,11 @@ struct Trace {
     double peakFlopsPerSecond = 0, peakBytesPerSecond = 0;
     std::string peaksSource;
     double unprofiledMs = -1, profiledMs = -1;  // median per iteration, same plan, same process
+    double unprofiledSpreadPercent = -1;       // (p90 - min) / median of the unprofiled runs; -1: not measured
     double overheadPercent() const;            // -1 when not measured
+    // "overhead 3.2%", or, when the difference is smaller than the runs' own spread (or
+    // negative: profiling cannot make a run faster), that it is noise, with both figures.
+    std::string overheadText() const;
     const TraceNode* findNode(int64_t id) const;
 };
 

@@ -186,8 +186,8 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
     std::cout << model << ": pipeline " << request.pipeline << ", " << trace->nodes.size() << " plan nodes, backend "
               << trace->backend << " (" << trace->device << ")\n";
     std::cout << std::fixed << std::setprecision(3) << "latency: median " << trace->unprofiledMs << " ms unprofiled, "
-              << trace->profiledMs << " ms profiled over " << iterations << " iteration(s); profiler overhead "
-              << std::setprecision(1) << trace->overheadPercent() << "%\n";
+              << trace->profiledMs << " ms profiled over " << iterations << " iteration(s); profiler "
+              << trace->overheadText() << "\n";
     const std::vector<NodeStat> stats = computeNodeStats(*trace);
     std::cout << "\n  ms/iter   share   GFLOP/s    GB/s  node (op)\n";
     for (size_t i = 0; i < stats.size() && i < 15; ++i) {

@@ -163,7 +163,9 @@ Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::at
     trace.peakFlopsPerSecond = peaks.flopsPerSecond;
     trace.peakBytesPerSecond = peaks.bytesPerSecond;
     trace.peaksSource = peaks.source;
-    trace.unprofiledMs = computeStats(plain).median;
+    const SampleStats plainStats = computeStats(plain);
+    trace.unprofiledMs = plainStats.median;
+    if (plainStats.median > 0) trace.unprofiledSpreadPercent = 100.0 * (plainStats.p90 - plainStats.min) / plainStats.median;
     trace.profiledMs = computeStats(profiled).median;
     addPlanNodes(exec, feeds->tensors, trace);
     const Graph& graph = exec.graph();

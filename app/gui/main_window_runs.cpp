@@ -145,11 +145,11 @@ void MainWindow::showRun(ShownRun run, int step) {
     m_session.setRun(trace, step);
     updateRunGraph();
     const int64_t arena = trace->measuredMemory.empty() ? 0 : trace->measuredMemory.front().bytes;
-    const QString summary = tr("median %1 ms (%2 ms profiled, overhead %3%) over %4 iterations on "
+    const QString summary = tr("median %1 ms (%2 ms profiled, %3) over %4 iterations on "
                                "%5; arena %6 MiB; inputs: %7")
                                 .arg(trace->unprofiledMs, 0, 'f', 3)
                                 .arg(trace->profiledMs, 0, 'f', 3)
-                                .arg(trace->overheadPercent(), 0, 'f', 1)
+                                .arg(QString::fromStdString(trace->overheadText()))
                                 .arg(trace->iterations)
                                 .arg(QString::fromStdString(trace->device))
                                 .arg(double(arena) / (1024.0 * 1024.0), 0, 'f', 2)

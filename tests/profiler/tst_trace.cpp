@@ -67,6 +67,20 @@ Trace sample() {
 class TestTrace : public QObject {
     Q_OBJECT
 private slots:
+    // A profiled run slower by less than the runs' own spread, or faster, is noise and says so.
+    void overheadWithinTheSpreadIsCalledNoise() {
+        Trace t = sample();  // 1.05 against 1.0: 5%
+        QCOMPARE(QString::fromStdString(t.overheadText()), QStringLiteral("overhead 5.0%"));
+        t.unprofiledSpreadPercent = 12;
+        QCOMPARE(QString::fromStdString(t.overheadText()),
+                 QStringLiteral("overhead within noise (measured 5.0%, while unprofiled runs spread 12.0%)"));
+        t.unprofiledSpreadPercent = -1;
+        t.profiledMs = 0.91;
+        QVERIFY(QString::fromStdString(t.overheadText()).startsWith(QStringLiteral("overhead within noise (measured -9.0%")));
+        t.profiledMs = -1;
+        QCOMPARE(QString::fromStdString(t.overheadText()), QStringLiteral("overhead not measured"));
+    }
+
     void nodeStatsTotalSelfAndRates() {
         const Trace t = sample();
         const auto stats = computeNodeStats(t);
