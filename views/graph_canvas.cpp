@@ -235,7 +235,11 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
         p.drawRoundedRect(r, 6 * s, 6 * s);
         if (labels) {
             p.setPen(pal.color(QPalette::Text));
-            p.drawText(r.adjusted(8 * s, 4 * s, -8 * s, 0), Qt::AlignLeft | Qt::AlignTop, boxLabel(box));
+            // A title wider than its group loses its middle, never its end (the node count);
+            // the tooltip has the whole path.
+            const QRectF title = r.adjusted(8 * s, 4 * s, -8 * s, 0);
+            p.drawText(title, Qt::AlignLeft | Qt::AlignTop,
+                       p.fontMetrics().elidedText(boxLabel(box), Qt::ElideMiddle, int(title.width())));
         }
     }
     const QPen edgePen(pal.color(QPalette::Dark), std::max(0.6, 1.2 * s));
@@ -324,7 +328,8 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
         if (labels) {
             const bool dark = fill.lightnessF() < 0.45;  // the hottest heat colours
             p.setPen(dark ? QColor(Qt::white) : box.node.valid() || !m_heat.empty() ? text : pal.color(QPalette::ButtonText));
-            p.drawText(r, Qt::AlignCenter, boxLabel(box));
+            p.drawText(r, Qt::AlignCenter,
+                       p.fontMetrics().elidedText(boxLabel(box), Qt::ElideMiddle, int(r.width() - 8 * s)));
         }
     }
     if (!m_heat.empty()) paintHeatLegend(p, area, heatScale);

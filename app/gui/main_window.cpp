@@ -371,6 +371,11 @@ void MainWindow::createActions() {
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Fit to window"), m_canvas, &GraphCanvas::fitToView);
+    QAction* graphOnly = view->addAction(tr("&Graph only"), this, &MainWindow::setGraphOnly);
+    graphOnly->setObjectName(QStringLiteral("graphOnlyAction"));
+    graphOnly->setCheckable(true);
+    graphOnly->setShortcut(QKeySequence(Qt::Key_F11));
+    graphOnly->setToolTip(tr("Hide every dock, so the graph (or both panes of a comparison) takes the window"));
     QAction* reset = view->addAction(tr("&Reset layout"), this, &MainWindow::resetLayout);
     reset->setObjectName(QStringLiteral("resetLayoutAction"));
     reset->setToolTip(tr("The docks where they start: passes and properties on the left, tables below, small"));

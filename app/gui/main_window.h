@@ -148,6 +148,9 @@ protected:
 public:
     // The docks where they start (the canvas gets most of the window), for this screen.
     void resetLayout();
+    // Every dock hidden (the graph, or both panes of a comparison, take the window), or
+    // the docks shown before brought back.
+    void setGraphOnly(bool on);
 
 private:
     void createDocks();
@@ -159,6 +162,7 @@ private:
     QString screenKey() const;
     void showEvent(QShowEvent* event) override;
     QByteArray m_defaultState;
+    QList<QDockWidget*> m_hiddenForGraph;  // what setGraphOnly(true) hid
     bool m_defaultSizesPending = false;
     QDockWidget* addDock(const QString& title, const QString& name, QWidget* widget,
                          Qt::DockWidgetArea area, bool shrinkable = false);

@@ -1,5 +1,6 @@
 // The window's layout: it fits the screen it opens on, the graph gets most of it, and what
 // a user arranges is remembered per screen size (a laptop's layout is not a monitor's).
+#include <QAction>
 #include <QDockWidget>
 #include <QGuiApplication>
 #include <QLayout>
@@ -73,7 +74,24 @@ void MainWindow::applyDefaultDockSizes() {
     resizeDocks({nodes}, {std::max(110, int(height() * kBottomShare))}, Qt::Vertical);
 }
 
+void MainWindow::setGraphOnly(bool on) {
+    if (on) {
+        m_hiddenForGraph.clear();
+        for (QDockWidget* dock : findChildren<QDockWidget*>())
+            if (dock->isVisible()) {
+                m_hiddenForGraph.push_back(dock);
+                dock->hide();
+            }
+    } else {
+        for (QDockWidget* dock : m_hiddenForGraph) dock->show();
+        m_hiddenForGraph.clear();
+    }
+    if (auto* action = findChild<QAction*>(QStringLiteral("graphOnlyAction")); action && action->isChecked() != on)
+        action->setChecked(on);
+}
+
 void MainWindow::resetLayout() {
+    setGraphOnly(false);
     restoreState(m_defaultState);
     if (auto* walkthrough = findChild<QDockWidget*>(QStringLiteral("walkthroughDock"))) walkthrough->hide();
     const QRect free = screen() ? screen()->availableGeometry() : geometry();

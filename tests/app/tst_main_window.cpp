@@ -168,6 +168,31 @@ private slots:
         QVERIFY(QTest::qWaitFor([&] { return passesAgain->width() < widened / 2; }, 2000));
     }
 
+    // F11: the docks go and the graph (both panes when comparing) takes the window; again,
+    // they come back as they were.
+    void graphOnlyHidesTheDocksAndBringsThemBack() {
+        MainWindow w;
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.setCompare(true);
+        auto shownDocks = [&] {
+            int n = 0;
+            for (QDockWidget* dock : w.findChildren<QDockWidget*>()) n += dock->isVisible();
+            return n;
+        };
+        const int before = shownDocks();
+        QVERIFY(before > 5);
+        QAction* graphOnly = w.findChild<QAction*>(QStringLiteral("graphOnlyAction"));
+        QCOMPARE(graphOnly->shortcut(), QKeySequence(Qt::Key_F11));
+        graphOnly->trigger();
+        QCOMPARE(shownDocks(), 0);
+        QVERIFY(QTest::qWaitFor([&] { return w.centralWidget()->width() == w.width(); }, 2000));
+        QVERIFY(w.beforeCanvas()->isVisible() && w.canvas()->isVisible());
+        graphOnly->trigger();
+        QCOMPARE(shownDocks(), before);
+    }
+
     void opensTheBundledSample() {
         MainWindow w;
         QSignalSpy shown(&w, &MainWindow::modelShown);
