@@ -1,6 +1,13 @@
 #include "views/node_properties_view.h"
 
+#include <QAction>
+#include <QClipboard>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QFontDatabase>
+#include <QGuiApplication>
+#include <QMenu>
+#include <QVBoxLayout>
 #include <QHeaderView>
 #include <QPlainTextEdit>
 
@@ -44,6 +51,53 @@ NodePropertiesView::NodePropertiesView(JobRunner& jobs, QWidget* parent) : QTree
     setAlternatingRowColors(true);
     setWordWrap(true);
     setTextElideMode(Qt::ElideMiddle);  // scope paths differ at their ends
+    // A value cut at the dock's edge is still readable: its tooltip, a copy, or a viewer.
+    auto* copy = new QAction(tr("Copy value"), this);
+    copy->setObjectName(QStringLiteral("copyValueAction"));
+    copy->setShortcut(QKeySequence::Copy);
+    copy->setShortcutContext(Qt::WidgetShortcut);
+    connect(copy, &QAction::triggered, this, [this] {
+        if (QTreeWidgetItem* item = currentItem()) QGuiApplication::clipboard()->setText(fullValue(item));
+    });
+    addAction(copy);
+    auto* view = new QAction(tr("Show value…"), this);
+    view->setObjectName(QStringLiteral("showValueAction"));
+    connect(view, &QAction::triggered, this, [this] {
+        if (QTreeWidgetItem* item = currentItem()) showValue(item);
+    });
+    connect(this, &QTreeWidget::itemDoubleClicked, this, [this](QTreeWidgetItem* item, int column) {
+        if (column == 1) showValue(item);
+    });
+    setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(this, &QWidget::customContextMenuRequested, this, [this, copy, view](const QPoint& at) {
+        if (!itemAt(at)) return;
+        QMenu menu(this);
+        menu.addAction(copy);
+        menu.addAction(view);
+        menu.exec(viewport()->mapToGlobal(at));
+    });
+}
+
+QString NodePropertiesView::fullValue(const QTreeWidgetItem* item) const {
+    const QString tip = item->toolTip(1);
+    return tip.isEmpty() ? item->text(1) : tip;
+}
+
+void NodePropertiesView::showValue(const QTreeWidgetItem* item) {
+    auto* dialog = new QDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setObjectName(QStringLiteral("valueViewer"));
+    dialog->setWindowTitle(item->text(0));
+    auto* layout = new QVBoxLayout(dialog);
+    auto* text = new QPlainTextEdit(fullValue(item), dialog);
+    text->setReadOnly(true);
+    text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    layout->addWidget(text);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
+    connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+    layout->addWidget(buttons);
+    dialog->resize(640, 360);
+    dialog->show();
 }
 
 void NodePropertiesView::showNode(std::shared_ptr<const Graph> graph, NodeId id) {

@@ -35,6 +35,10 @@ public:
     // The text of a top-level row's value ("Op", "Scope", ...), for tests.
     QString valueOf(const QString& property) const;
     QTreeWidgetItem* rowNamed(const QString& property) const;
+    // A row's whole value (its tooltip where the shown text is shortened).
+    QString fullValue(const QTreeWidgetItem* item) const;
+    // The value in a read-only, resizable viewer (double-click on a value does the same).
+    void showValue(const QTreeWidgetItem* item);
 
 signals:
     void weightStatsShown();      // the statistics of the shown node's weights arrived

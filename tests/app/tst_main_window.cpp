@@ -6,6 +6,8 @@
 
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QClipboard>
+#include <QDialog>
 #include <QDockWidget>
 #include <QTextBrowser>
 #include <QTextDocument>
@@ -389,6 +391,17 @@ private slots:
         QVERIFY(w.properties()
                     ->valueOf(QStringLiteral("Documentation"))
                     .startsWith(QStringLiteral("activation(Conv(X, W, B))")));
+        // A value cut at the dock's edge: Ctrl+C copies it whole, a double-click opens it.
+        QTreeWidgetItem* doc = w.properties()->rowNamed(QStringLiteral("Documentation"));
+        w.properties()->setCurrentItem(doc);
+        w.properties()->findChild<QAction*>(QStringLiteral("copyValueAction"))->trigger();
+        QCOMPARE(QGuiApplication::clipboard()->text(), w.properties()->fullValue(doc));
+        QVERIFY(QGuiApplication::clipboard()->text().startsWith(QStringLiteral("activation(Conv(X, W, B))")));
+        w.properties()->showValue(doc);
+        auto* viewer = w.properties()->findChild<QDialog*>(QStringLiteral("valueViewer"));
+        QVERIFY(viewer && viewer->isVisible());
+        QCOMPARE(viewer->findChild<QPlainTextEdit*>()->toPlainText(), w.properties()->fullValue(doc));
+        viewer->close();
         // Its weights get statistics and a histogram, computed off the GUI thread.
         QSignalSpy stats(w.properties(), &NodePropertiesView::weightStatsShown);
         QVERIFY(stats.wait(10000));
