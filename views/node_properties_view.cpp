@@ -1,6 +1,9 @@
 #include "views/node_properties_view.h"
 
+#include <algorithm>
+
 #include <QAction>
+#include <QResizeEvent>
 #include <QClipboard>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -51,6 +54,7 @@ NodePropertiesView::NodePropertiesView(JobRunner& jobs, QWidget* parent) : QTree
     setAlternatingRowColors(true);
     setWordWrap(true);
     setTextElideMode(Qt::ElideMiddle);  // scope paths differ at their ends
+    setIndentation(12);                 // nested rows (a weight's statistics) keep their names in a narrow dock
     // A value cut at the dock's edge is still readable: its tooltip, a copy, or a viewer.
     auto* copy = new QAction(tr("Copy value"), this);
     copy->setObjectName(QStringLiteral("copyValueAction"));
@@ -76,6 +80,11 @@ NodePropertiesView::NodePropertiesView(JobRunner& jobs, QWidget* parent) : QTree
         menu.addAction(view);
         menu.exec(viewport()->mapToGlobal(at));
     });
+}
+
+void NodePropertiesView::resizeEvent(QResizeEvent* event) {
+    QTreeWidget::resizeEvent(event);
+    setColumnWidth(0, std::clamp(int(viewport()->width() * 0.42), 60, 260));
 }
 
 QString NodePropertiesView::fullValue(const QTreeWidgetItem* item) const {

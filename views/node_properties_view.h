@@ -40,6 +40,10 @@ public:
     // The value in a read-only, resizable viewer (double-click on a value does the same).
     void showValue(const QTreeWidgetItem* item);
 
+protected:
+    // The names' column takes at most 42% of a narrow dock, so values stay in view.
+    void resizeEvent(QResizeEvent* event) override;
+
 signals:
     void weightStatsShown();      // the statistics of the shown node's weights arrived
     void generatedKernelShown();  // a FusedElementwise's CUDA source (or why none) arrived

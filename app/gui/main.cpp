@@ -179,6 +179,9 @@ void describeCommandLine(QCommandLineParser& parser) {
                       QStringLiteral("N")});
     parser.addOption({QStringLiteral("colour-by"), QStringLiteral("Fill nodes by op 'category' (default) or 'precision'."),
                       QStringLiteral("WHAT")});
+    parser.addOption({QStringLiteral("palette"),
+                      QStringLiteral("Use the 'light' or 'dark' palette (as View > Dark palette; remembered)."),
+                      QStringLiteral("NAME")});
 }
 
 void setApplicationNames() {
@@ -255,6 +258,14 @@ int main(int argc, char** argv) {
         }
         if (QAction* a = window.findChild<QAction*>(QStringLiteral("precisionAction")); a && what == QLatin1String("precision"))
             a->trigger();
+    }
+    if (parser.isSet(QStringLiteral("palette"))) {
+        const QString palette = parser.value(QStringLiteral("palette"));
+        if (palette != QLatin1String("light") && palette != QLatin1String("dark")) {
+            std::fprintf(stderr, "fusescope: --palette needs light or dark\n");
+            return 64;
+        }
+        window.setDarkPalette(palette == QLatin1String("dark"));
     }
     int chapter = 0;  // the walkthrough's, 0: not asked for
     if (parser.isSet(QStringLiteral("walkthrough")) || parser.isSet(QStringLiteral("chapter"))) {

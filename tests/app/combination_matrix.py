@@ -61,7 +61,8 @@ commands += [
 ]
 if GUI != "none":
     for name, extra in (("screenshot", []), ("screenshot --pass imported", ["--pass", "imported"]),
-                        ("screenshot --compare", ["--compare"]), ("screenshot --run", ["--run"])):
+                        ("screenshot --compare", ["--compare"]), ("screenshot --run", ["--run"]),
+                        ("screenshot --palette dark --run", ["--palette", "dark", "--run", "--dock", "timeline"])):
         commands.append((name, [GUI], ["--screenshot", "{out}/shot.png"] + extra))
 
 
