@@ -1,8 +1,12 @@
 #include "views/graph_canvas.h"
+#include "views/label_placement.h"
 
 
 #include <QElapsedTimer>
 #include <QHelpEvent>
+#include <QFontMetricsF>
+#include <algorithm>
+#include <optional>
 #include <QToolTip>
 #include <cmath>
 #include <QKeyEvent>
@@ -247,6 +251,7 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
     const ValueId pickedValue = selectedValue();
     const QPen breakPen(QColor(0xd0, 0x40, 0x10), std::max(1.5, 2.5 * s), Qt::DashLine);
     const bool edgeLabels = s >= 0.9;  // shapes are readable next to the edges
+    LabelPlacement edgeLabelPlaces;  // converging edges' labels never land on each other
     p.setBrush(Qt::NoBrush);
     for (size_t e = 0; e < m_layout.edges.size(); ++e) {
         const auto& path = m_layout.edges[e];
@@ -288,7 +293,11 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
             p.setFont(small);
             p.setPen(isBreak ? breakPen.color() : pal.color(QPalette::PlaceholderText));
             const LayoutResult::Point at = pathMiddle(path);
-            p.drawText(QPointF(view.toScreenX(at.x) + 4, view.toScreenY(at.y) + 4), label);
+            const QFontMetricsF metrics(small);
+            const QRectF wanted(view.toScreenX(at.x) + 4, view.toScreenY(at.y) + 4 - metrics.ascent(),
+                                metrics.horizontalAdvance(label), metrics.height());
+            if (const auto placed = edgeLabelPlaces.place(wanted))
+                p.drawText(QPointF(placed->x(), placed->y() + metrics.ascent()), label);
             p.restore();
         }
     }

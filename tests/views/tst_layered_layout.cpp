@@ -4,6 +4,8 @@
 // in the benchmark, not here).
 #include <QTest>
 
+#include "views/label_placement.h"
+
 #include <random>
 
 #include "views/dot_layout.h"
@@ -48,6 +50,23 @@ LayoutInput randomDag(int n, uint32_t seed) {
 class TestLayeredLayout : public QObject {
     Q_OBJECT
 private slots:
+    // Two edges converging on one node want their labels at almost the same place: the
+    // second goes just below, a third just above, a fourth has no room and is not drawn.
+    void convergingEdgeLabelsNeverOverlap() {
+        fsc::LabelPlacement places;
+        const QRectF wanted(100, 50, 140, 12);
+        const auto first = places.place(wanted);
+        const auto second = places.place(wanted.translated(6, 2));
+        const auto third = places.place(wanted.translated(-4, 0));
+        const auto fourth = places.place(wanted);
+        QVERIFY(first && second && third);
+        QCOMPARE(*first, wanted);
+        QVERIFY(!first->intersects(*second) && !first->intersects(*third) && !second->intersects(*third));
+        QVERIFY(second->top() > first->bottom() && third->bottom() < first->top());
+        QVERIFY(!fourth);
+        QVERIFY(places.place(wanted.translated(400, 0)));  // far away: where it wants
+    }
+
     void chainStacksVertically() {
         LayoutInput in;
         in.nodes.resize(3);
