@@ -1,4 +1,5 @@
 #include "views/graph_canvas.h"
+#include "views/box_neighbours.h"
 #include "views/label_placement.h"
 
 
@@ -712,6 +713,33 @@ void GraphCanvas::mouseDoubleClickEvent(QMouseEvent* event) {
 
 void GraphCanvas::keyPressEvent(QKeyEvent* event) {
     const double step = 60;
+    // With a node selected the arrows walk to its neighbours on the canvas (W/A/S/D pan).
+    if (m_selected.valid() && !(event->modifiers() & Qt::ShiftModifier)) {
+        std::optional<ArrowDirection> direction;
+        switch (event->key()) {
+            case Qt::Key_Up: direction = ArrowDirection::Up; break;
+            case Qt::Key_Down: direction = ArrowDirection::Down; break;
+            case Qt::Key_Left: direction = ArrowDirection::Left; break;
+            case Qt::Key_Right: direction = ArrowDirection::Right; break;
+            default: break;
+        }
+        if (direction) {
+            std::vector<BoxCentre> centres;
+            std::vector<NodeId> nodes;
+            int from = -1;
+            for (const auto& box : m_layout.boxes) {
+                if (!box.node.valid() || box.expanded) continue;
+                if (box.node == m_selected) from = int(nodes.size());
+                centres.push_back({box.rect.x + box.rect.width / 2, box.rect.y + box.rect.height / 2});
+                nodes.push_back(box.node);
+            }
+            if (const int next = nearestInDirection(centres, from, *direction); next >= 0) {
+                selectNode(nodes[size_t(next)]);
+                centreOn(nodes[size_t(next)]);
+            }
+            return;
+        }
+    }
     switch (event->key()) {
         case Qt::Key_Plus: case Qt::Key_Equal: m_view.zoomAt(width() / 2.0, height() / 2.0, 1.25); break;
         case Qt::Key_Minus: m_view.zoomAt(width() / 2.0, height() / 2.0, 0.8); break;

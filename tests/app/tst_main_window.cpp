@@ -195,6 +195,29 @@ private slots:
         QCOMPARE(shownDocks(), before);
     }
 
+    // Keyboard: with a node selected, Down walks to a node below it and Up back; with
+    // nothing selected the arrows pan as before.
+    void arrowKeysWalkBetweenNeighbouringNodes() {
+        MainWindow w;
+        QVERIFY(openCompiled(w, QStringLiteral(FSC_SAMPLE_MODEL), QSize(1280, 800)));
+        GraphCanvas* canvas = w.canvas();
+        const auto& layout = canvas->canvasLayout();
+        NodeId first;
+        double firstY = 1e18;
+        for (const auto& box : layout.boxes)
+            if (box.node.valid() && !box.expanded && box.rect.y < firstY) first = box.node, firstY = box.rect.y;
+        QVERIFY(first.valid());
+        canvas->setFocus();
+        canvas->selectNode(first);
+        QTest::keyClick(canvas, Qt::Key_Down);
+        const NodeId below = canvas->selectedNode();
+        QVERIFY(below.valid() && below != first);
+        QTest::keyClick(canvas, Qt::Key_Up);
+        QCOMPARE(canvas->selectedNode(), first);
+        QCOMPARE(w.properties()->valueOf(QStringLiteral("Name")),
+                 QString::fromStdString(canvas->shownGraph()->node(first).name));
+    }
+
     void opensTheBundledSample() {
         MainWindow w;
         QSignalSpy shown(&w, &MainWindow::modelShown);

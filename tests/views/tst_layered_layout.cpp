@@ -4,6 +4,7 @@
 // in the benchmark, not here).
 #include <QTest>
 
+#include "views/box_neighbours.h"
 #include "views/label_placement.h"
 
 #include <random>
@@ -50,6 +51,23 @@ LayoutInput randomDag(int n, uint32_t seed) {
 class TestLayeredLayout : public QObject {
     Q_OBJECT
 private slots:
+    // Arrow keys on the canvas: Down reaches the next layer, not the box further down
+    // straight below; Left/Right reach the neighbours of a row; nothing beyond the edge.
+    void arrowsFindTheNeighbouringBox() {
+        using fsc::ArrowDirection;
+        //      0
+        //   1     2        5 (far right, slightly lower)
+        //      3
+        const std::vector<fsc::BoxCentre> c = {{100, 0}, {40, 80}, {160, 80}, {100, 160}, {0, 0}, {600, 90}};
+        QCOMPARE(fsc::nearestInDirection(c, 0, ArrowDirection::Down), 1);  // 1 and 2 tie at 80 + 60, before 3 at 160
+        QCOMPARE(fsc::nearestInDirection(c, 1, ArrowDirection::Right), 2);
+        QCOMPARE(fsc::nearestInDirection(c, 2, ArrowDirection::Down), 3);
+        QCOMPARE(fsc::nearestInDirection(c, 3, ArrowDirection::Up), 1);
+        QCOMPARE(fsc::nearestInDirection(c, 3, ArrowDirection::Down), -1);
+        QCOMPARE(fsc::nearestInDirection(c, 2, ArrowDirection::Right), 5);
+        QCOMPARE(fsc::nearestInDirection(c, -1, ArrowDirection::Up), -1);  // the selected node is not on the canvas
+    }
+
     // Two edges converging on one node want their labels at almost the same place: the
     // second goes just below, a third just above, a fourth has no room and is not drawn.
     void convergingEdgeLabelsNeverOverlap() {
