@@ -109,9 +109,8 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
             window.canvas()->revealNode(found);
         }
         if (!dock.isEmpty()) {
-            auto* shown = window.findChild<QDockWidget*>(dock + QStringLiteral("Dock"));
-            if (!shown) return fail(QStringLiteral("--dock %1: no such dock (run, timeline, memory, log, nodes, breaks, changes)").arg(dock), 64);
-            shown->raise();
+            if (!window.raiseDock(dock + QStringLiteral("Dock")))
+                return fail(QStringLiteral("--dock %1: no such dock (run, timeline, memory, log, nodes, breaks, changes)").arg(dock), 64);
         }
         if (chapter > 0) window.showWalkthrough(chapter);  // computed in the background
         // The picture waits for the background work still under way (graph breaks, the left

@@ -151,6 +151,10 @@ public:
     // Every dock hidden (the graph, or both panes of a comparison, take the window), or
     // the docks shown before brought back.
     void setGraphOnly(bool on);
+    // Shows and raises the dock named `name` (its objectName); a chart or table below the
+    // canvas that is still at its small starting height grows to a third of the window,
+    // since the user now asks to read it. False when there is no such dock.
+    bool raiseDock(const QString& name);
 
 private:
     void createDocks();

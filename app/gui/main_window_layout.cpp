@@ -90,6 +90,21 @@ void MainWindow::setGraphOnly(bool on) {
         action->setChecked(on);
 }
 
+bool MainWindow::raiseDock(const QString& name) {
+    auto* dock = findChild<QDockWidget*>(name);
+    if (!dock) return false;
+    dock->show();
+    dock->raise();
+    // A tab raised just now is laid out on the next pass of the event loop; resizing it
+    // before then is ignored.
+    QTimer::singleShot(0, dock, [this, dock] {
+        const int room = height() / 3;
+        if (dockWidgetArea(dock) == Qt::BottomDockWidgetArea && !dock->isFloating() && dock->height() < room)
+            resizeDocks({dock}, {room}, Qt::Vertical);
+    });
+    return true;
+}
+
 void MainWindow::resetLayout() {
     setGraphOnly(false);
     restoreState(m_defaultState);

@@ -290,7 +290,7 @@ void MainWindow::showWalkthrough(int chapter) {
 
 void MainWindow::walkthroughAction(int chapter, const QString& argument) {
     auto raise = [this](const char* name) {
-        if (auto* dock = findChild<QDockWidget*>(QString::fromLatin1(name))) dock->show(), dock->raise();
+        raiseDock(QString::fromLatin1(name));
     };
     switch (chapter) {
         case 1: return raise("summaryDock");

@@ -110,7 +110,7 @@ bool MainWindow::simulateDevices(const QString& interconnect) {
     const SimulatedRun& run = simulated->run;
     const Interconnect* link = &simulated->link;
     m_timeline->setTrace(simulated->trace);
-    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("timelineDock"))) dock->raise();
+    raiseDock(QStringLiteral("timelineDock"));
     log(tr("Simulated (not measured) on %1 devices over %2%3: %4 us against %5 us on one, speed-up %6x; "
            "communication %7 us on the critical path; bubbles %8%")
             .arg(shape.devices)

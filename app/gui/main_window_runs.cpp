@@ -158,7 +158,7 @@ void MainWindow::showRun(ShownRun run, int step) {
     m_timeline->setTrace(trace);
     m_memory->setTrace(trace);
     m_rooflineView->setTrace(trace);
-    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("runDock"))) dock->raise();
+    raiseDock(QStringLiteral("runDock"));
     applyRunHeat();
 }
 
@@ -273,7 +273,7 @@ void MainWindow::openRunStore(const QString& path, int64_t runId) {
             }
             m_canvas->clearHeat();
             showRun(std::move(*stored.run), -1);  // its node ids need not match the graph shown
-            if (auto* dock = findChild<QDockWidget*>(QStringLiteral("timelineDock"))) dock->raise();
+            raiseDock(QStringLiteral("timelineDock"));
             log(tr("Opened run %1 of %2").arg(stored.runId).arg(path));
             emit runStoreOpened(true);
         });

@@ -193,6 +193,13 @@ private slots:
         QVERIFY(w.beforeCanvas()->isVisible() && w.canvas()->isVisible());
         graphOnly->trigger();
         QCOMPARE(shownDocks(), before);
+        // A chart asked for (a run's timeline, a walkthrough button) gets a third of the
+        // window (less its tab strip) instead of its small starting height.
+        QVERIFY(w.raiseDock(QStringLiteral("memoryDock")));
+        QDockWidget* memory = w.findChild<QDockWidget*>(QStringLiteral("memoryDock"));
+        QTest::qWaitFor([&] { return memory->height() >= w.height() * 3 / 10; }, 2000);
+        QVERIFY(memory->height() >= w.height() * 3 / 10);
+        QVERIFY(!w.raiseDock(QStringLiteral("noSuchDock")));
     }
 
     // Keyboard: with a node selected, Down walks to a node below it and Up back; with
