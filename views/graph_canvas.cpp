@@ -1,4 +1,5 @@
 #include "views/graph_canvas.h"
+#include "views/focus_frame.h"
 #include "views/box_neighbours.h"
 #include "views/label_placement.h"
 
@@ -161,6 +162,7 @@ QString GraphCanvas::boxLabel(const CanvasLayout::Box& box) const {
 
 void GraphCanvas::paintEvent(QPaintEvent*) {
     QPainter p(this);
+    const FocusFrame focus(p, *this);
     if (!m_shownGraph || m_layout.boxes.empty()) {
         p.fillRect(rect(), palette().color(QPalette::Base));
         p.setPen(palette().color(QPalette::PlaceholderText));

@@ -1,4 +1,5 @@
 #include "views/memory_view.h"
+#include "views/focus_frame.h"
 #include "views/selection.h"
 
 #include <QHBoxLayout>
@@ -83,6 +84,7 @@ void MemoryChart::keyPressEvent(QKeyEvent* event) {
 
 void MemoryChart::paintEvent(QPaintEvent*) {
     QPainter p(this);
+    const FocusFrame focus(p, *this);
     p.setRenderHint(QPainter::Antialiasing, true);
     const QPalette& pal = palette();
     p.fillRect(rect(), pal.color(QPalette::Base));

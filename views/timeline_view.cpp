@@ -1,4 +1,5 @@
 #include "views/timeline_view.h"
+#include "views/focus_frame.h"
 
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -126,6 +127,7 @@ QColor TimelineView::colourOf(const Activity& a) const {
 
 void TimelineView::paintEvent(QPaintEvent*) {
     QPainter p(this);
+    const FocusFrame focus(p, *this);
     paintTo(p, size());
 }
 

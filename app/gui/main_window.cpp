@@ -198,11 +198,13 @@ void MainWindow::createDocks() {
     passLayout->setContentsMargins(0, 0, 0, 0);
     passLayout->addWidget(m_pipeline);
     passLayout->addWidget(m_passView);
-    // The left column: the passes above, the model, outline and properties as tabs below.
+    // The left column: the passes and the outline as tabs above, the model and the
+    // properties below; two tabs each, so their titles fit a laptop's narrow column.
     QDockWidget* passes = addDock(tr("Passes"), QStringLiteral("passDock"), passPanel, Qt::LeftDockWidgetArea);
     splitDockWidget(passes, summary, Qt::Vertical);  // takes the summary out of its tabs: put them back
-    tabifyDockWidget(summary, outline);
-    tabifyDockWidget(outline, properties);
+    tabifyDockWidget(passes, outline);
+    tabifyDockWidget(summary, properties);
+    passes->raise();
     summary->raise();
     connect(m_pipeline, &QComboBox::currentTextChanged, this, &MainWindow::compileWith);
     connect(m_passView->selectionModel(), &QItemSelectionModel::currentRowChanged, &m_selection,
@@ -390,16 +392,17 @@ void MainWindow::createActions() {
     constants->setObjectName(QStringLiteral("constantsAction"));
     constants->setToolTip(tr("Constant nodes and Identities of weights, hidden by default"));
     QAction* compare =
-        view->addAction(tr("&Compare with the step before"), this, &MainWindow::setCompare);
+        view->addAction(tr("Co&mpare with the step before"), this, &MainWindow::setCompare);
     compare->setCheckable(true);
     compare->setObjectName(QStringLiteral("compareAction"));
     compare->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+    addPaneNavigation(view);
     view->addSeparator();
     auto expandTo = [this](int depth) {
         if (m_canvas->scopeTree())
             m_canvas->setExpanded(expandedToDepth(*m_canvas->scopeTree(), depth));
     };
-    view->addAction(tr("&Collapse all"), this, [expandTo] { expandTo(0); });
+    view->addAction(tr("Co&llapse all"), this, [expandTo] { expandTo(0); });
     for (int depth = 1; depth <= 4; ++depth)
         view->addAction(tr("Expand to depth &%1").arg(depth), this,
                         [expandTo, depth] { expandTo(depth); })
@@ -425,10 +428,11 @@ void MainWindow::createActions() {
     heat->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_H));
     QMenu* heatShows = view->addMenu(tr("Heat &shows"));
     auto* heatUnits = new QActionGroup(this);
+    int number = 0;
     for (HeatUnit unit : {HeatUnit::Share, HeatUnit::Milliseconds, HeatUnit::BytesPerSecond,
                           HeatUnit::FlopsPerSecond}) {
-        QAction* a =
-            heatShows->addAction(tr(heatTitle(unit)), this, [this, unit] { setHeatUnit(unit); });
+        QAction* a = heatShows->addAction(QStringLiteral("&%1  %2").arg(++number).arg(tr(heatTitle(unit))), this,
+                                          [this, unit] { setHeatUnit(unit); });
         a->setCheckable(true);
         a->setChecked(unit == m_heatUnit);
         a->setData(int(unit));
@@ -461,13 +465,13 @@ void MainWindow::createActions() {
            "node "
            "times from the cost model, communication from an NVLink 4 model (simulated, not "
            "measured)"));
-    QMenu* over = runMenu->addMenu(tr("Simulate over"));
+    QMenu* over = runMenu->addMenu(tr("Simulate &over"));
     for (const auto& [key, label] :
-         {std::pair{"nvlink4", "NVLink 4"}, std::pair{"pcie5", "PCIe 5 x16"},
-          std::pair{"ndr", "InfiniBand NDR"}})
+         {std::pair{"nvlink4", "&NVLink 4"}, std::pair{"pcie5", "&PCIe 5 x16"},
+          std::pair{"ndr", "&InfiniBand NDR"}})
         over->addAction(tr(label), this,
                         [this, key = QString::fromLatin1(key)] { simulateDevices(key); });
-    runMenu->addAction(tr("&Cancel"), m_work, &WorkIndicator::cancelAll);
+    runMenu->addAction(tr("Ca&ncel the work under way"), m_work, &WorkIndicator::cancelAll);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     QAction* walk = help->addAction(tr("&Walkthrough: this model, from ONNX to kernels"), this, [this] { showWalkthrough(); });
@@ -526,8 +530,13 @@ void MainWindow::rebuildRecentMenu() {
     if (!m_recentMenu) return;
     m_recentMenu->clear();
     const QStringList recent = recentFiles();
-    for (const QString& path : recent)
-        m_recentMenu->addAction(path, this, [this, path] { openModel(path); });
+    // Numbered, so the keyboard picks one with its digit; a path's own '&' is kept as text.
+    for (qsizetype i = 0; i < recent.size(); ++i) {
+        const QString& path = recent[i];
+        QString label = QString(path).replace(QLatin1Char('&'), QLatin1String("&&"));
+        if (i < 9) label = QStringLiteral("&%1  %2").arg(i + 1).arg(label);
+        m_recentMenu->addAction(label, this, [this, path] { openModel(path); });
+    }
     m_recentMenu->setEnabled(!recent.isEmpty());
 }
 

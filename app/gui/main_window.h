@@ -155,9 +155,15 @@ public:
     // canvas that is still at its small starting height grows to a third of the window,
     // since the user now asks to read it. False when there is no such dock.
     bool raiseDock(const QString& name);
+    // The panes the keyboard moves between with F6 / Shift+F6, in reading order: the
+    // canvas (both panes when comparing), then the docks on screen (the front tab of each).
+    QList<QWidget*> panes() const;
+    // Gives the keys to the next (+1) or previous (-1) pane, wrapping around.
+    void focusPane(int direction);
 
 private:
     void createDocks();
+    void addPaneNavigation(QMenu* view);
     // Layout and sizes per screen size: restored when this screen size was seen before,
     // else the window fits the screen and the docks start small (main_window_layout.cpp).
     void restoreLayout();

@@ -1,16 +1,21 @@
 // The window's layout: it fits the screen it opens on, the graph gets most of it, and what
 // a user arranges is remembered per screen size (a laptop's layout is not a monitor's).
 #include <QAction>
+#include <QApplication>
+#include <QMenu>
 #include <QDockWidget>
 #include <QGuiApplication>
 #include <QLayout>
 #include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QTimer>
 
 #include <algorithm>
+#include <tuple>
 
 #include "app/gui/main_window.h"
+#include "views/graph_canvas.h"
 
 namespace fsc {
 
@@ -20,8 +25,94 @@ namespace {
 // below leave the canvas about two thirds of the window on a 1366x768 laptop.
 constexpr double kLeftColumnShare = 0.16;
 constexpr double kBottomShare = 0.17;
+// Raised whenever the docks' arrangement changes, so a layout saved by an older version is
+// not restored over the new one.
+constexpr int kLayoutVersion = 2;
+
+// The widget that takes the keyboard in a pane: the pane itself when it does (the canvas,
+// the timeline), else its first child that does (a dock's table or tree).
+QWidget* firstFocusable(QWidget* pane) {
+    // A dock's scroll area (the charts below the canvas) only holds the chart that wants
+    // the keys.
+    auto takesFocus = [](const QWidget* w) {
+        return w->isVisible() && w->isEnabled() && (w->focusPolicy() & Qt::TabFocus) && !qobject_cast<const QScrollArea*>(w);
+    };
+    if (takesFocus(pane)) return pane;
+    for (QWidget* child : pane->findChildren<QWidget*>())
+        if (takesFocus(child)) return child;
+    return nullptr;
+}
 
 }  // namespace
+
+QList<QWidget*> MainWindow::panes() const {
+    QList<QWidget*> panes;
+    if (m_before->isVisible()) panes << m_before;
+    panes << m_canvas;
+    QList<QDockWidget*> docks;
+    for (QDockWidget* dock : findChildren<QDockWidget*>())
+        if (dock->isVisible() && !dock->visibleRegion().isEmpty()) docks << dock;  // a front tab
+    // Reading order: the left column top to bottom, then the docks below left to right.
+    auto rank = [this](QDockWidget* dock) {
+        const QPoint at = dock->mapTo(this, QPoint(0, 0));
+        const int area = dockWidgetArea(dock) == Qt::LeftDockWidgetArea ? 0 : 1;
+        return std::tuple(area, area == 0 ? at.y() : at.x(), area == 0 ? at.x() : at.y());
+    };
+    std::stable_sort(docks.begin(), docks.end(), [&](QDockWidget* a, QDockWidget* b) { return rank(a) < rank(b); });
+    for (QDockWidget* dock : docks) panes << dock;
+    return panes;
+}
+
+void MainWindow::focusPane(int direction) {
+    const QList<QWidget*> order = panes();
+    if (order.isEmpty()) return;
+    const QWidget* focused = QApplication::focusWidget();
+    qsizetype at = -1;
+    for (qsizetype i = 0; i < order.size(); ++i)
+        if (focused && (order[i] == focused || order[i]->isAncestorOf(focused))) at = i;
+    // From nowhere in particular (a toolbar, no focus), forward starts at the first pane
+    // and backward at the last.
+    const qsizetype n = order.size();
+    const qsizetype start = at >= 0 ? at : (direction > 0 ? n - 1 : 0);
+    for (qsizetype step = 1; step <= n; ++step) {
+        const qsizetype next = ((start + direction * step) % n + n) % n;
+        if (QWidget* target = firstFocusable(order[next])) {
+            target->setFocus(Qt::ShortcutFocusReason);
+            return;
+        }
+    }
+}
+
+void MainWindow::addPaneNavigation(QMenu* view) {
+    QMenu* go = view->addMenu(tr("Go &to"));
+    go->setObjectName(QStringLiteral("goToMenu"));
+    QAction* next = go->addAction(tr("&Next pane"), this, [this] { focusPane(+1); });
+    next->setShortcut(QKeySequence(Qt::Key_F6));
+    next->setObjectName(QStringLiteral("nextPaneAction"));
+    QAction* previous = go->addAction(tr("&Previous pane"), this, [this] { focusPane(-1); });
+    previous->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F6));
+    previous->setObjectName(QStringLiteral("previousPaneAction"));
+    go->addSeparator();
+    go->addAction(tr("The &graph"), this, [this] { m_canvas->setFocus(Qt::ShortcutFocusReason); });
+    // One entry per dock, by its title, with the first letter not yet taken as its mnemonic:
+    // the entry shows the dock (even a closed one), brings it forward and gives it the keys.
+    QString taken = QStringLiteral("npg");
+    for (QDockWidget* dock : findChildren<QDockWidget*>()) {
+        QString title = dock->windowTitle();
+        for (qsizetype i = 0; i < title.size(); ++i)
+            if (title[i].isLetter() && !taken.contains(title[i].toLower())) {
+                taken += title[i].toLower();
+                title.insert(i, QLatin1Char('&'));
+                break;
+            }
+        go->addAction(title, this, [this, dock] {
+            raiseDock(dock->objectName());
+            QTimer::singleShot(0, dock, [dock] {
+                if (QWidget* target = firstFocusable(dock)) target->setFocus(Qt::ShortcutFocusReason);
+            });
+        });
+    }
+}
 
 QString MainWindow::screenKey() const {
     const QScreen* s = screen();
@@ -33,7 +124,7 @@ void MainWindow::restoreLayout() {
     QSettings settings;
     const QString key = screenKey();
     if (restoreGeometry(settings.value(key + QStringLiteral("geometry")).toByteArray()) &&
-        restoreState(settings.value(key + QStringLiteral("state")).toByteArray()))
+        restoreState(settings.value(key + QStringLiteral("state")).toByteArray(), kLayoutVersion))
         return;
     // First time on this screen size: the window takes at most the screen's free area
     // (never more, whatever the docks would like), at least 1280x800 where there is room.
@@ -55,7 +146,7 @@ void MainWindow::saveLayout() const {
     QSettings settings;
     const QString key = screenKey();
     settings.setValue(key + QStringLiteral("geometry"), saveGeometry());
-    settings.setValue(key + QStringLiteral("state"), saveState());
+    settings.setValue(key + QStringLiteral("state"), saveState(kLayoutVersion));
 }
 
 void MainWindow::showEvent(QShowEvent* event) {

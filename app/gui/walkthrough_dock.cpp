@@ -150,11 +150,16 @@ void WalkthroughDock::render(const WalkthroughChapter& chapter) {
     QTextDocument* doc = m_page->document();
     for (size_t i = 0; i < chapter.charts.size(); ++i) {
         QSvgRenderer svg(QByteArray::fromStdString(chapter.charts[i].svg));
-        QImage image(svg.isValid() ? svg.defaultSize() : QSize(1, 1), QImage::Format_ARGB32_Premultiplied);
+        // Drawn at the screen's pixel density (sharp at a scale factor of 2), laid out at
+        // the chart's own size.
+        const qreal ratio = m_page->devicePixelRatioF();
+        const QSize size = svg.isValid() ? svg.defaultSize() : QSize(1, 1);
+        QImage image(size * ratio, QImage::Format_ARGB32_Premultiplied);
+        image.setDevicePixelRatio(ratio);
         image.fill(Qt::white);
         if (svg.isValid()) {
             QPainter painter(&image);
-            svg.render(&painter);
+            svg.render(&painter, QRectF(QPointF(0, 0), size));
         }
         doc->addResource(QTextDocument::ImageResource, QUrl(chartUrl(chapter.id, i)), image);
     }

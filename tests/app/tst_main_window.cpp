@@ -13,6 +13,8 @@
 #include <QTextDocument>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMenu>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProcess>
@@ -149,8 +151,10 @@ private slots:
         }
         const double share = double(w.centralWidget()->width()) * w.centralWidget()->height() /
                              (double(w.width()) * w.height());
-        qInfo("the canvas has %.1f%% of a %dx%d window on a %dx%d screen", share * 100, w.width(), w.height(),
-              screen.width(), screen.height());
+        qInfo("the canvas has %.1f%% of a %dx%d window on a %dx%d screen (scale %.0f)", share * 100, w.width(),
+              w.height(), screen.width(), screen.height(), w.devicePixelRatioF());
+        if (qEnvironmentVariableIsSet("QT_SCALE_FACTOR"))
+            QCOMPARE(w.devicePixelRatioF(), qEnvironmentVariable("QT_SCALE_FACTOR").toDouble());
         QVERIFY2(share >= 0.6, qPrintable(QStringLiteral("the canvas has %1% of the window; ").arg(share * 100, 0, 'f', 1) + why));
 
         // A user's arrangement is kept for this screen size; View > Reset layout undoes it.
@@ -223,6 +227,74 @@ private slots:
         QCOMPARE(canvas->selectedNode(), first);
         QCOMPARE(w.properties()->valueOf(QStringLiteral("Name")),
                  QString::fromStdString(canvas->shownGraph()->node(first).name));
+    }
+
+    // Keyboard: every menu entry has a mnemonic of its own in its menu, F6 / Shift+F6 walk
+    // the panes in a cycle, View > Go to gives a dock the keys, and the canvas shows that
+    // it has them.
+    void theKeyboardReachesEveryActionAndPane() {
+        MainWindow w;
+        QVERIFY(openCompiled(w, QStringLiteral(FSC_SAMPLE_MODEL), QSize(1280, 800)));
+        QList<QMenu*> menus;
+        for (QAction* top : w.menuBar()->actions())
+            if (top->menu()) menus << top->menu();
+        for (qsizetype m = 0; m < menus.size(); ++m) {
+            QSet<QChar> letters;
+            for (QAction* a : menus[m]->actions()) {
+                if (a->isSeparator()) continue;
+                if (a->menu()) menus << a->menu();
+                const QString text = a->text();
+                const qsizetype amp = text.indexOf(QLatin1Char('&'));
+                QVERIFY2(amp >= 0 && amp + 1 < text.size(), qPrintable(menus[m]->title() + ": " + text));
+                const QChar letter = text[amp + 1].toLower();
+                QVERIFY2(!letters.contains(letter), qPrintable(menus[m]->title() + ": " + text + " shares its mnemonic"));
+                letters.insert(letter);
+            }
+        }
+        QAction* next = w.findChild<QAction*>(QStringLiteral("nextPaneAction"));
+        QAction* previous = w.findChild<QAction*>(QStringLiteral("previousPaneAction"));
+        QCOMPARE(next->shortcut(), QKeySequence(Qt::Key_F6));
+        QCOMPARE(previous->shortcut(), QKeySequence(Qt::SHIFT | Qt::Key_F6));
+        w.activateWindow();
+        w.canvas()->setFocus();
+        QVERIFY(QTest::qWaitFor([&] { return w.canvas()->hasFocus(); }, 2000));
+        const QList<QWidget*> panes = w.panes();
+        QVERIFY2(panes.size() >= 4, "the canvas, the passes, the properties and a dock below");
+        QCOMPARE(panes.front(), static_cast<QWidget*>(w.canvas()));
+        auto paneOfFocus = [&] {
+            const QWidget* focused = QApplication::focusWidget();
+            for (qsizetype i = 0; i < panes.size(); ++i)
+                if (focused && (panes[i] == focused || panes[i]->isAncestorOf(focused))) return i;
+            return qsizetype(-1);
+        };
+        QList<qsizetype> visited;
+        for (qsizetype i = 0; i < panes.size(); ++i) {
+            next->trigger();
+            visited << paneOfFocus();
+        }
+        QList<qsizetype> expected;
+        for (qsizetype i = 1; i <= panes.size(); ++i) expected << i % panes.size();
+        QCOMPARE(visited, expected);
+        previous->trigger();
+        QCOMPARE(paneOfFocus(), panes.size() - 1);
+        // View > Go to > Timeline: the timeline comes forward with the keys.
+        QMenu* go = w.findChild<QMenu*>(QStringLiteral("goToMenu"));
+        QAction* timeline = nullptr;
+        for (QAction* a : go->actions())
+            if (QString(a->text()).remove(QLatin1Char('&')) == QLatin1String("Timeline")) timeline = a;
+        QVERIFY(timeline);
+        timeline->trigger();
+        QVERIFY(QTest::qWaitFor([&] { return qobject_cast<TimelineView*>(QApplication::focusWidget()) != nullptr; }, 2000));
+        // The canvas with the keys has a frame in the highlight colour; without them, none.
+        w.canvas()->setFocus();
+        QVERIFY(QTest::qWaitFor([&] { return w.canvas()->hasFocus(); }, 2000));
+        const QColor highlight = w.canvas()->palette().color(QPalette::Highlight);
+        const QImage focused = w.canvas()->grab().toImage();
+        QCOMPARE(focused.pixelColor(1, focused.height() / 2), highlight);
+        w.properties()->setFocus();
+        QVERIFY(QTest::qWaitFor([&] { return !w.canvas()->hasFocus(); }, 2000));
+        const QImage unfocused = w.canvas()->grab().toImage();
+        QVERIFY(unfocused.pixelColor(1, unfocused.height() / 2) != highlight);
     }
 
     void opensTheBundledSample() {
