@@ -142,6 +142,7 @@ void GraphCanvas::startLayout(bool fit) {
 void GraphCanvas::fitToView() {
     m_view = ViewTransform::fit(m_layout.width, m_layout.height, width(), height());
     update();
+    emit viewChanged(m_view);  // the other pane of a comparison follows
 }
 
 int GraphCanvas::boxAt(QPointF p) const {
@@ -745,7 +746,7 @@ void GraphCanvas::keyPressEvent(QKeyEvent* event) {
     switch (event->key()) {
         case Qt::Key_Plus: case Qt::Key_Equal: m_view.zoomAt(width() / 2.0, height() / 2.0, 1.25); break;
         case Qt::Key_Minus: m_view.zoomAt(width() / 2.0, height() / 2.0, 0.8); break;
-        case Qt::Key_F: fitToView(); return;
+        case Qt::Key_F: case Qt::Key_Home: fitToView(); return;
         case Qt::Key_A: case Qt::Key_Left: m_view.pan(step, 0); break;
         case Qt::Key_D: case Qt::Key_Right: m_view.pan(-step, 0); break;
         case Qt::Key_W: case Qt::Key_Up: m_view.pan(0, step); break;

@@ -1,7 +1,7 @@
 #pragma once
 // The graph canvas: draws a CanvasLayout (group frames, collapsed groups, nodes coloured by
 // op category, edges), with zoom about the cursor (wheel, +/-), pan (drag, W/A/S/D,
-// arrows), fit (F) and level of detail: labels only where they are readable. Layout runs
+// arrows), fit (F, Home) and level of detail: labels only where they are readable. Layout runs
 // off the GUI thread, cancellable; double-clicking a group expands or collapses it and lays
 // out again, reusing the unchanged groups' layouts.
 #include <QWidget>

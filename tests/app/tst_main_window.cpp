@@ -225,6 +225,11 @@ private slots:
         QVERIFY(below.valid() && below != first);
         QTest::keyClick(canvas, Qt::Key_Up);
         QCOMPARE(canvas->selectedNode(), first);
+        // Home fits the whole graph in the view.
+        QTest::keyClick(canvas, Qt::Key_Home);
+        const ViewTransform fit = ViewTransform::fit(layout.width, layout.height, canvas->width(), canvas->height());
+        QCOMPARE(canvas->transform().scale, fit.scale);
+        QCOMPARE(canvas->transform().dx, fit.dx);
         QCOMPARE(w.properties()->valueOf(QStringLiteral("Name")),
                  QString::fromStdString(canvas->shownGraph()->node(first).name));
     }
