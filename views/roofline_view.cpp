@@ -122,8 +122,11 @@ void RooflineView::paintEvent(QPaintEvent*) {
                                   {xOf(x1), yOf(m_roofline.peakFlopsPerSecond)}};
         p.drawPolyline(points, 3);
     }
-    QColor dot(0xe3, 0x1a, 0x1c);
-    dot.setAlpha(150);
+    // Translucent (overlapping nodes show), and lighter on a dark background, where the
+    // light palette's red sinks into the base colour.
+    const bool dark = pal.color(QPalette::Base).lightness() < 128;
+    QColor dot = dark ? QColor(0xff, 0x6b, 0x6b) : QColor(0xe3, 0x1a, 0x1c);
+    dot.setAlpha(dark ? 200 : 150);
     for (const RooflinePoint& point : m_roofline.points) {
         const double radius = 3 + 6 * std::sqrt(point.stat->share);
         p.setPen(Qt::NoPen);

@@ -173,6 +173,7 @@ private:
     void showEvent(QShowEvent* event) override;
     QByteArray m_defaultState;
     QList<QDockWidget*> m_hiddenForGraph;  // what setGraphOnly(true) hid
+    QPointer<QDockWidget> m_dockToGrow;     // raised, to be grown once laid out (raiseDock)
     bool m_defaultSizesPending = false;
     QDockWidget* addDock(const QString& title, const QString& name, QWidget* widget,
                          Qt::DockWidgetArea area, bool shrinkable = false);

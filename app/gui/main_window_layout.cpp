@@ -187,11 +187,17 @@ bool MainWindow::raiseDock(const QString& name) {
     dock->show();
     dock->raise();
     // A tab raised just now is laid out on the next pass of the event loop; resizing it
-    // before then is ignored.
-    QTimer::singleShot(0, dock, [this, dock] {
+    // before then is ignored. Of several raised at once (a run's dock, then the one asked
+    // for) only the last, the one in front, is grown: growing a tab behind it undoes that.
+    const bool scheduled = !m_dockToGrow.isNull();
+    m_dockToGrow = dock;
+    if (scheduled) return true;
+    QTimer::singleShot(0, this, [this] {
+        QDockWidget* grow = m_dockToGrow;
+        m_dockToGrow = nullptr;
         const int room = height() / 3;
-        if (dockWidgetArea(dock) == Qt::BottomDockWidgetArea && !dock->isFloating() && dock->height() < room)
-            resizeDocks({dock}, {room}, Qt::Vertical);
+        if (grow && dockWidgetArea(grow) == Qt::BottomDockWidgetArea && !grow->isFloating() && grow->height() < room)
+            resizeDocks({grow}, {room}, Qt::Vertical);
     });
     return true;
 }
