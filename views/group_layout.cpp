@@ -5,12 +5,21 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <string>
 
 namespace fsc {
 namespace {
 
 constexpr double kHeader = 26;   // an expanded group's title bar
 constexpr double kPadding = 14;  // around its contents
+
+// How wide an expanded group's frame must be for its title ("name  (count)", 11 pt in
+// scene units, about 9 units a character) to fit whole: a narrow group grows rather than
+// cut its title.
+double titleWidth(const ScopeGroup& group) {
+    const size_t chars = group.name.size() + 4 + std::to_string(group.totalNodes).size();
+    return 9.0 * double(chars) + 16;
+}
 
 
 // One expanded group's contents, relative to the top-left of its frame.
@@ -137,7 +146,8 @@ struct Builder {
             itemOfGroup[c] = int(i);
             if (expanded[size_t(c)]) {
                 inner[i] = layout(c);
-                in.nodes.push_back({inner[i]->width + 2 * kPadding, inner[i]->height + kHeader + kPadding});
+                in.nodes.push_back({std::max(inner[i]->width + 2 * kPadding, titleWidth(tree.groups()[size_t(c)])),
+                                    inner[i]->height + kHeader + kPadding});
             } else {
                 const ScopeGroup& cg = tree.groups()[size_t(c)];
                 in.nodes.push_back({std::max(120.0, 8.0 * double(cg.name.size()) + 56), 44});
@@ -212,7 +222,9 @@ struct Builder {
             rect.x += ox;
             rect.y += oy;
             out.boxes.push_back({child.node, child.group, child.expanded, rect});
-            if (child.expanded) place(*layout(child.group), rect.x + kPadding, rect.y + kHeader, out);
+            if (!child.expanded) continue;
+            const auto inner = layout(child.group);  // centred in a frame widened for its title
+            place(*inner, rect.x + (rect.width - inner->width) / 2, rect.y + kHeader, out);
         }
     }
 };

@@ -13,6 +13,8 @@
 #include <QVBoxLayout>
 #include <QHeaderView>
 #include <QPlainTextEdit>
+#include <QStyledItemDelegate>
+#include <QTimer>
 
 #include "compiler/backends/cuda/generated_kernels.h"
 #include "compiler/fused_domain.h"
@@ -47,6 +49,23 @@ QString firstParagraph(const std::string& doc) {
 
 }  // namespace
 
+namespace {
+
+// Names lose their end when cut ("histo…"), values their middle (scope paths and shapes
+// differ at their ends).
+class NameDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override {
+        QStyledItemDelegate::initStyleOption(option, index);
+        option->textElideMode = Qt::ElideRight;
+    }
+};
+
+}  // namespace
+
 NodePropertiesView::NodePropertiesView(JobRunner& jobs, QWidget* parent) : QTreeWidget(parent), m_jobs(jobs) {
     setColumnCount(2);
     setHeaderLabels({tr("Property"), tr("Value")});
@@ -54,7 +73,11 @@ NodePropertiesView::NodePropertiesView(JobRunner& jobs, QWidget* parent) : QTree
     setAlternatingRowColors(true);
     setWordWrap(true);
     setTextElideMode(Qt::ElideMiddle);  // scope paths differ at their ends
+    setItemDelegateForColumn(0, new NameDelegate(this));
     setIndentation(12);                 // nested rows (a weight's statistics) keep their names in a narrow dock
+    connect(model(), &QAbstractItemModel::rowsInserted, this, &NodePropertiesView::fitNamesColumnSoon);
+    connect(this, &QTreeWidget::itemExpanded, this, &NodePropertiesView::fitNamesColumnSoon);
+    connect(this, &QTreeWidget::itemCollapsed, this, &NodePropertiesView::fitNamesColumnSoon);
     // A value cut at the dock's edge is still readable: its tooltip, a copy, or a viewer.
     auto* copy = new QAction(tr("Copy value"), this);
     copy->setObjectName(QStringLiteral("copyValueAction"));
@@ -84,7 +107,24 @@ NodePropertiesView::NodePropertiesView(JobRunner& jobs, QWidget* parent) : QTree
 
 void NodePropertiesView::resizeEvent(QResizeEvent* event) {
     QTreeWidget::resizeEvent(event);
-    setColumnWidth(0, std::clamp(int(viewport()->width() * 0.42), 60, 260));
+    fitNamesColumn();
+}
+
+void NodePropertiesView::fitNamesColumn() {
+    // The rows shown, with their indentation: short names leave the values more room, long
+    // ones (a weight's "histogram" two levels down) are not cut until half the width.
+    const int wanted = sizeHintForColumn(0) + 8;
+    const int most = std::clamp(int(viewport()->width() * 0.45), 60, 260);
+    setColumnWidth(0, std::clamp(wanted, 60, most));
+}
+
+void NodePropertiesView::fitNamesColumnSoon() {
+    if (m_fitPending) return;
+    m_fitPending = true;
+    QTimer::singleShot(0, this, [this] {
+        m_fitPending = false;
+        fitNamesColumn();
+    });
 }
 
 QString NodePropertiesView::fullValue(const QTreeWidgetItem* item) const {

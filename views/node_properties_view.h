@@ -41,7 +41,8 @@ public:
     void showValue(const QTreeWidgetItem* item);
 
 protected:
-    // The names' column takes at most 42% of a narrow dock, so values stay in view.
+    // The names' column takes what its names need, at most 45% of the dock, so values
+    // stay in view.
     void resizeEvent(QResizeEvent* event) override;
 
 signals:
@@ -55,6 +56,9 @@ private:
     void publishCurrentRow(QTreeWidgetItem* item);
     void followValue();
     void followKernel();
+    void fitNamesColumn();
+    void fitNamesColumnSoon();  // once, after the rows now being added
+    bool m_fitPending = false;
     QTreeWidgetItem* childNamed(QTreeWidgetItem* parent, const std::function<bool(QTreeWidgetItem*)>& match) const;
     Selection* m_selection = nullptr;
     std::shared_ptr<const Graph> m_graph;

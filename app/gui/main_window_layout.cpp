@@ -23,8 +23,8 @@ namespace {
 
 // Shares of the window the docks start with: a narrow left column and a short tab strip
 // below leave the canvas about two thirds of the window on a 1366x768 laptop.
-constexpr double kLeftColumnShare = 0.16;
-constexpr double kBottomShare = 0.17;
+constexpr double kLeftColumnShare = 0.18;
+constexpr double kBottomShare = 0.15;
 // Raised whenever the docks' arrangement changes, so a layout saved by an older version is
 // not restored over the new one.
 constexpr int kLayoutVersion = 2;

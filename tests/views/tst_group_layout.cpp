@@ -2,6 +2,8 @@
 // groups as boxes, unchanged groups reused from the cache across snapshots, cancel.
 #include <QTest>
 
+#include <cmath>
+
 #include "core/graph_builder.h"
 #include "views/group_layout.h"
 
@@ -55,6 +57,30 @@ private slots:
         QCOMPARE(frames, 3);  // enc, enc/l0, enc/l1; head holds one node, shown as the node
         QVERIFY(!c.edges.empty());
         QVERIFY(c.width > 0 && c.height > 0);
+    }
+
+    // A group whose nodes are narrower than its title grows to the title's width (about 9
+    // units a character at the canvas's 11 pt) and centres its nodes, so the title is whole.
+    void aNarrowGroupGrowsToItsTitle() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({2, 2}));
+        const std::string scope = "/a_rather_long_module_name/";
+        ValueId p = b.op("Relu", {x}, "p", {}, scope + "Relu");
+        b.output(b.op("Relu", {p}, "y", {}, scope + "Relu_1"));
+        const Graph g = b.graph();
+        const ScopeTree t = ScopeTree::build(g);
+        const CanvasLayout c = layoutCanvas(g, t, expandedToDepth(t, 9));
+        const CanvasLayout::Box* frame = nullptr;
+        for (const auto& box : c.boxes)
+            if (box.expanded) frame = &box;
+        QVERIFY(frame);
+        const std::string title = "a_rather_long_module_name  (2)";
+        QVERIFY2(frame->rect.width >= 9.0 * double(title.size()), qPrintable(QString::number(frame->rect.width)));
+        for (const auto& box : c.boxes) {
+            if (!box.node.valid()) continue;
+            QVERIFY(contains(frame->rect, box.rect));
+            QVERIFY(std::abs(box.rect.centerX() - frame->rect.centerX()) < 1.0);  // centred
+        }
     }
 
     void collapsedGroupsAreSingleBoxes() {
