@@ -36,9 +36,13 @@ struct ViewTransform {
         t.dy = (viewH - sceneH * t.scale) / 2;
         return t;
     }
-    // The first view of a model: readable (at most 1:1, the scene's width in the view) and
-    // starting at the top, where the inputs are; centred when it all fits.
+    // The first view of a model: the whole graph as opened (its top-level groups) when it
+    // fits at a readable scale; else readable (at most 1:1, the scene's width in the view)
+    // and starting at the top, where the inputs are.
+    static constexpr double kReadableScale = 0.6;  // node labels at about 7 pt
     static ViewTransform start(double sceneW, double sceneH, double viewW, double viewH, double margin = 24) {
+        if (const ViewTransform whole = fit(sceneW, sceneH, viewW, viewH, margin); whole.scale >= kReadableScale)
+            return whole;
         ViewTransform t;
         const double w = std::max(1.0, viewW - 2 * margin);
         t.scale = std::clamp(w / std::max(sceneW, 1.0), kMinScale, 1.0);
