@@ -124,6 +124,13 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
         QTimer::singleShot(chapter > 0 ? 300000 : 30000, &settled, &QEventLoop::quit);
         poll.start(5);
         settled.exec();
+        {
+            // A dock grown by raiseDock and the scroll areas inside it settle over a few
+            // passes of the event loop; a picture taken sooner shows them half-way.
+            QEventLoop layoutSettles;
+            QTimer::singleShot(50, &layoutSettles, &QEventLoop::quit);
+            layoutSettles.exec();
+        }
         int panes = 0;
         for (fsc::GraphCanvas* pane : {window.canvas(), window.beforeCanvas()}) {
             if (!pane->isVisible()) continue;
