@@ -82,8 +82,9 @@ private slots:
         fillUnknownTypes(*model.graph);
         auto exec = Executor::create(model, ExecutorOptions{.threads = 2, .backend = Backend::Cpu, .device = nullptr});
         QVERIFY2(exec.isOk(), exec.status().message().c_str());
-        // Twice at one size (cached primitive and weights), then a new size.
-        for (auto [n, h, w] : {std::tuple<int64_t, int64_t, int64_t>{1, 13, 11}, {1, 13, 11}, {2, 8, 17}}) {
+        // Twice at one size (cached primitive and weights), then new sizes.
+        // 7x12: 84 pixels, a 64-wide tile, a 16-wide one and four single columns.
+        for (auto [n, h, w] : {std::tuple<int64_t, int64_t, int64_t>{1, 13, 11}, {1, 13, 11}, {2, 8, 17}, {1, 7, 12}}) {
             const auto input = randomValues(size_t(n * k.c * h * w), rng);
             RtTensor t = allocateTensor(DType::Float32, {n, k.c, h, w});
             std::copy(input.begin(), input.end(), t.as<float>());
@@ -110,9 +111,13 @@ private:
             {"grouped", 6, 9, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
             {"pointwise (GEMM on NCHW)", 9, 5, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, true},
             {"pointwise no bias", 4, 3, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false},
+            {"pointwise 24 to 38 (register tiles, two rows left over)", 24, 38, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, true},
+            {"pointwise 80 to 7 (sgemm)", 80, 7, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, true},
             {"pointwise stride 2", 4, 3, 1, 1, 1, 2, 2, 1, 1, {0, 0, 0, 0}, true},
             {"depthwise 3x3", 6, 6, 6, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
             {"depthwise 3x3 stride 2", 5, 5, 5, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, true},
+            {"depthwise 3x3 stride 2 pads after only", 4, 4, 4, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, true},
+            {"depthwise 3x3 stride 2 no pad", 3, 3, 3, 3, 3, 2, 2, 1, 1, {0, 0, 0, 0}, false},
             {"depthwise 3x3 no pad", 3, 3, 3, 3, 3, 1, 1, 1, 1, {0, 0, 0, 0}, false},
             {"depthwise 5x5 asymmetric pads", 4, 4, 4, 5, 5, 1, 1, 1, 1, {2, 1, 1, 2}, true},
             {"depthwise 3x3 dilated stride 2x1", 3, 3, 3, 3, 3, 2, 1, 2, 2, {2, 2, 2, 2}, true},

@@ -7,6 +7,7 @@
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/activation.h"
 #include "compiler/backends/cpu/conv_onednn.h"
+#include "compiler/backends/cpu/pointwise_conv.h"
 #include "compiler/backends/cpu/fused_kernels.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/gemm.h"
@@ -272,6 +273,13 @@ public:
                 depthwise2d<T>(ctx.pool(), x->as<T>(), w->as<T>(), b ? b->as<T>() : nullptr, py, n * c, *geo, m_act);
                 return Status::ok();
             }
+            if constexpr (std::is_same_v<T, float>) {
+                if (m_group == 1 && isPointwise(*geo, kernel, spatial) && pointwiseTilesPay(c)) {
+                    pointwiseConv(ctx.pool(), x->as<float>(), w->as<float>(), b ? b->as<float>() : nullptr, py, n, c,
+                                  m, outSize, m_act);
+                    return Status::ok();
+                }
+            }
             // The bias goes in first and the products are added to it: one pass fewer.
             if (b) {
                 const T* pb = b->as<T>();
@@ -312,6 +320,12 @@ private:
             ctx.pool().parallelFor(y.numel(), 16384, [&](int64_t i0, int64_t i1) { m_act.apply(py + i0, i1 - i0); });
             return Status::ok();
         });
+    }
+
+    static bool isPointwise(const ConvGeometry& g, const std::vector<int64_t>& kernel, const std::vector<int64_t>& spatial) {
+        for (size_t d = 0; d < kernel.size(); ++d)
+            if (kernel[d] != 1 || g.strides[d] != 1 || g.padBegin[d] != 0 || g.out[d] != spatial[d]) return false;
+        return true;
     }
 
     // Cases faster without oneDNN's layout reorders: a pointwise convolution is one GEMM

@@ -1,0 +1,140 @@
+#include "compiler/backends/cpu/pointwise_conv.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "compiler/runtime/thread_pool.h"
+
+namespace fsc::cpu {
+
+namespace {
+
+// 16 floats: one AVX-512 register, two AVX2 ones, four SSE ones; GCC's vector extension
+// lets the same code fill whichever the build below targets.
+typedef float Vec16 __attribute__((vector_size(64)));
+
+constexpr int64_t kRows = 4;     // output channels per tile
+constexpr int64_t kBlock = 256;  // pixels per block: its outputs stay in cache for the activation
+
+// Always inlined into the target-specific functions below, so no vector crosses a call
+// (GCC's -Wpsabi note about vector arguments is moot).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+[[gnu::always_inline]] inline Vec16 load(const float* p) {
+    Vec16 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+[[gnu::always_inline]] inline void store(float* p, Vec16 v) { std::memcpy(p, &v, sizeof v); }
+
+// Rows [r0, r0 + Rows) by columns [j0, j0 + 16 Vectors) of one image. Unrolled, so the
+// Rows x Vectors accumulators stay in registers through the whole loop over the inputs.
+template <int64_t Rows, int64_t Vectors>
+[[gnu::always_inline]] inline void tile(const float* x, const float* w, const float* bias, float* y, int64_t c,
+                                        int64_t hw, int64_t r0, int64_t j0) {
+    Vec16 acc[Rows][Vectors];
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < Rows; ++i)
+#pragma GCC unroll 8
+        for (int64_t v = 0; v < Vectors; ++v) acc[i][v] = Vec16{} + (bias ? bias[r0 + i] : 0.0f);
+    for (int64_t k = 0; k < c; ++k) {
+        Vec16 in[Vectors];
+#pragma GCC unroll 8
+        for (int64_t v = 0; v < Vectors; ++v) in[v] = load(x + k * hw + j0 + 16 * v);
+#pragma GCC unroll 8
+        for (int64_t i = 0; i < Rows; ++i) {
+            const float s = w[(r0 + i) * c + k];
+#pragma GCC unroll 8
+            for (int64_t v = 0; v < Vectors; ++v) acc[i][v] += s * in[v];
+        }
+    }
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < Rows; ++i)
+#pragma GCC unroll 8
+        for (int64_t v = 0; v < Vectors; ++v) store(y + (r0 + i) * hw + j0 + 16 * v, acc[i][v]);
+}
+
+// Columns from *j while a whole tile of 16 V fits before j1, every row.
+template <int64_t V>
+[[gnu::always_inline]] inline void tiles(const float* x, const float* w, const float* bias, float* y, int64_t c,
+                                         int64_t r0, int64_t r1, int64_t hw, int64_t& j, int64_t j1) {
+    for (; j + 16 * V <= j1; j += 16 * V) {
+        int64_t r = r0;
+        for (; r + kRows <= r1; r += kRows) tile<kRows, V>(x, w, bias, y, c, hw, r, j);
+        for (; r < r1; ++r) tile<1, V>(x, w, bias, y, c, hw, r, j);
+    }
+}
+
+// Output channels [r0, r1) by columns [j0, j1) of one image: full tiles, then single
+// vectors, then the last columns one at a time.
+template <int64_t Vectors>
+[[gnu::always_inline]] inline void blockOf(const float* x, const float* w, const float* bias, float* y, int64_t c,
+                                           int64_t r0, int64_t r1, int64_t hw, int64_t j0, int64_t j1) {
+    int64_t j = j0;
+    tiles<Vectors>(x, w, bias, y, c, r0, r1, hw, j, j1);
+    if constexpr (Vectors > 1) tiles<1>(x, w, bias, y, c, r0, r1, hw, j, j1);
+    for (int64_t r = r0; r < r1; ++r)
+        for (int64_t col = j; col < j1; ++col) {
+            float sum = bias ? bias[r] : 0.0f;
+            for (int64_t k = 0; k < c; ++k) sum += w[r * c + k] * x[k * hw + col];
+            y[r * hw + col] = sum;
+        }
+}
+
+// AVX-512 has 32 registers: 4 x 4 accumulators of 16 floats. AVX2's 16 registers hold 4 x 1
+// (each two halves); more would spill.
+[[gnu::target("avx512f")]] void blockAvx512(const float* x, const float* w, const float* bias, float* y, int64_t c,
+                                            int64_t r0, int64_t r1, int64_t hw, int64_t j0, int64_t j1) {
+    blockOf<4>(x, w, bias, y, c, r0, r1, hw, j0, j1);
+}
+[[gnu::target("avx2,fma")]] void blockAvx2(const float* x, const float* w, const float* bias, float* y, int64_t c,
+                                           int64_t r0, int64_t r1, int64_t hw, int64_t j0, int64_t j1) {
+    blockOf<1>(x, w, bias, y, c, r0, r1, hw, j0, j1);
+}
+void blockBaseline(const float* x, const float* w, const float* bias, float* y, int64_t c, int64_t r0, int64_t r1,
+                   int64_t hw, int64_t j0, int64_t j1) {
+    blockOf<1>(x, w, bias, y, c, r0, r1, hw, j0, j1);
+}
+#pragma GCC diagnostic pop
+
+using BlockFn = void (*)(const float*, const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t, int64_t,
+                        int64_t);
+
+BlockFn blockForThisCpu() {
+    static const BlockFn chosen = __builtin_cpu_supports("avx512f")                                   ? blockAvx512
+                                  : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? blockAvx2
+                                                                                                      : blockBaseline;
+    return chosen;
+}
+
+}  // namespace
+
+bool pointwiseTilesPay(int64_t inChannels) { return inChannels <= 64; }
+
+void pointwiseConv(ThreadPool& pool, const float* x, const float* w, const float* bias, float* y, int64_t images,
+                   int64_t c, int64_t m, int64_t hw, const Activation& act) {
+    const BlockFn block = blockForThisCpu();
+    // Work items are column blocks, and where an image has fewer blocks than the threads
+    // want (late layers: 7x7 or 14x14 pixels) also slices of the output channels, a
+    // multiple of the tile's rows each.
+    const int64_t columnBlocks = (hw + kBlock - 1) / kBlock;
+    const int64_t wanted = 2 * int64_t(pool.size());
+    int64_t rowSlices = 1;
+    if (images * columnBlocks < wanted) rowSlices = std::clamp<int64_t>(wanted / (images * columnBlocks), 1, std::max<int64_t>(1, m / (2 * kRows)));
+    const int64_t sliceRows = ((m + rowSlices - 1) / rowSlices + kRows - 1) / kRows * kRows;
+    rowSlices = (m + sliceRows - 1) / sliceRows;
+    const int64_t perImage = columnBlocks * rowSlices;
+    pool.parallelFor(images * perImage, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+            const int64_t img = b / perImage, slice = (b % perImage) / columnBlocks, column = b % columnBlocks;
+            const int64_t j0 = column * kBlock, j1 = std::min(hw, j0 + kBlock);
+            const int64_t r0 = slice * sliceRows, r1 = std::min(m, r0 + sliceRows);
+            float* out = y + img * m * hw;
+            block(x + img * c * hw, w, bias, out, c, r0, r1, hw, j0, j1);
+            if (act.kind != Activation::Kind::None)
+                for (int64_t r = r0; r < r1; ++r) act.apply(out + r * hw + j0, j1 - j0);
+        }
+    });
+}
+
+}  // namespace fsc::cpu
