@@ -233,6 +233,7 @@ public:
     ConvKernel(const KernelInit& init, Activation act) : m_act(act) {
         m_attrs = readWindowAttrs(init);
         m_group = init.getInt("group", 1);
+        m_oneDnn.setActivation(act);
     }
     ConvKernel(WindowAttrs attrs, int64_t group, ConvPath path)
         : m_attrs(std::move(attrs)), m_group(group), m_path(path) {}
@@ -261,7 +262,7 @@ public:
         RtTensor* y = *out;
         if (m_path == ConvPath::Fastest && !keepsNchw(*geo, c, m) &&
             m_oneDnn.run(*geo, m_group, *x, *w, b, weightsConstant, *y))
-            return applyActivation(ctx, *y);
+            return m_oneDnn.appliesActivation() ? Status::ok() : applyActivation(ctx, *y);
         return dispatchFloat(ctx, x->dtype, [&](auto tag) -> Status {
             using T = decltype(tag);
             const int64_t cg = c / m_group, mg = m / m_group;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
+#include <tuple>
 #include <unordered_map>
 
 namespace fsc::cpu {
@@ -55,6 +57,27 @@ struct OneDnnConv::Primitive {
 OneDnnConv::OneDnnConv() = default;
 OneDnnConv::~OneDnnConv() = default;
 
+namespace {
+
+// oneDNN's eltwise post-op for an activation, when it computes the same function.
+std::optional<std::tuple<dnnl::algorithm, float, float>> postOpOf(const Activation& act) {
+    using K = Activation::Kind;
+    switch (act.kind) {
+        case K::Relu: return std::tuple{dnnl::algorithm::eltwise_relu, 0.0f, 0.0f};
+        case K::LeakyRelu: return std::tuple{dnnl::algorithm::eltwise_relu, act.a, 0.0f};
+        case K::Clip: return std::tuple{dnnl::algorithm::eltwise_clip_v2, act.a, act.b};  // min(max(x, a), b)
+        case K::Swish: return std::tuple{dnnl::algorithm::eltwise_swish, act.a, 0.0f};    // x * sigmoid(a x)
+        default: return std::nullopt;
+    }
+}
+
+}  // namespace
+
+void OneDnnConv::setActivation(const Activation& act) {
+    m_act = act;
+    m_postOp = postOpOf(act).has_value();
+}
+
 bool OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtTensor& x, const RtTensor& w,
                      const RtTensor* b, bool weightsConstant, RtTensor& y) {
     const size_t nd = g.in.size();
@@ -98,7 +121,13 @@ bool OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtTensor& x, co
                                 dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                 any(fresh->userSrc), any(fresh->userWeights), any(fresh->userDst),
                                 strides, dilation, padL, padR);
-            fresh->pd = dnnl::convolution_forward::primitive_desc(desc, engine);
+            dnnl::primitive_attr attr;
+            if (const auto op = postOpOf(m_act)) {
+                dnnl::post_ops ops;
+                ops.append_eltwise(1.0f, std::get<0>(*op), std::get<1>(*op), std::get<2>(*op));
+                attr.set_post_ops(ops);
+            }
+            fresh->pd = dnnl::convolution_forward::primitive_desc(desc, attr, engine);
             fresh->conv = dnnl::convolution_forward(fresh->pd);
             fresh->weights = dnnl::memory(fresh->pd.weights_desc(), engine);
             m_primitive = std::move(fresh);

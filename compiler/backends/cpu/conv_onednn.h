@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "compiler/backends/cpu/activation.h"
 #include "compiler/backends/cpu/conv_geometry.h"
 
 namespace fsc::cpu {
@@ -13,6 +14,12 @@ class OneDnnConv {
 public:
     OneDnnConv();
     ~OneDnnConv();
+    // A FusedConv's activation, applied by the convolution itself as a oneDNN post-op
+    // (on the output while it is in registers) where oneDNN has the same function: ReLU,
+    // LeakyReLU, Clip and Swish. Set before the first run.
+    void setActivation(const Activation& act);
+    // Whether run() applies the activation; otherwise the caller does, after it.
+    bool appliesActivation() const { return m_postOp; }
     // y = conv(x, w) + b for NCHW-style tensors with 1 to 3 spatial dims. `weightsConstant`
     // lets the reordered weights be kept between calls. Returns false (and leaves y
     // untouched) when oneDNN has no primitive for the case; the caller then uses im2col.
@@ -22,6 +29,8 @@ public:
 private:
     struct Primitive;
     std::mutex m_mutex;  // a plan may run on several threads; its kernels are shared
+    Activation m_act;
+    bool m_postOp = false;
     std::unique_ptr<Primitive> m_primitive;
 };
 
