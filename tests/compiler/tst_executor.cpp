@@ -4,6 +4,8 @@
 // and clear errors for bad inputs and unsupported ops.
 #include <QtTest>
 
+#include <random>
+
 #include <bit>
 #include <cmath>
 
@@ -291,6 +293,31 @@ private slots:
             const int8_t wantSigned = std::isnan(qs) ? 0 : int8_t(std::clamp(qs, -128.f, 127.f));
             QVERIFY2(s[i] == wantSigned, qPrintable(QStringLiteral("x = %1: %2, not %3").arg(x[i]).arg(s[i]).arg(wantSigned)));
         }
+    }
+
+    // The vectorized softmax against the definition in double, over lengths with and
+    // without a remainder past the 16 lanes; a NaN makes every output NaN, as before.
+    void vectorSoftmaxMatchesTheDefinition() {
+        std::mt19937 rng(7);
+        std::normal_distribution<float> value(0.f, 6.f);
+        for (int64_t n : {int64_t(1), int64_t(5), int64_t(16), int64_t(49), int64_t(197)}) {
+            std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
+            for (float& v : x) v = value(rng);
+            cpu::softmaxArray(x.data(), y.data(), n);
+            const double best = *std::max_element(x.begin(), x.end());
+            double sum = 0;
+            for (float v : x) sum += std::exp(double(v) - best);
+            for (int64_t i = 0; i < n; ++i) {
+                const double want = std::exp(double(x[size_t(i)]) - best) / sum;
+                QVERIFY2(std::abs(y[size_t(i)] - want) <= 1e-6 * want + 1e-12,
+                         qPrintable(QStringLiteral("n %1, element %2: %3, not %4").arg(n).arg(i).arg(y[size_t(i)]).arg(want)));
+            }
+            cpu::softmaxArray(x.data(), x.data(), n);  // in place
+            QCOMPARE(x, y);
+        }
+        std::vector<float> withNan{1.f, std::numeric_limits<float>::quiet_NaN(), 2.f}, out(3);
+        cpu::softmaxArray(withNan.data(), out.data(), 3);
+        for (float v : out) QVERIFY(std::isnan(v));
     }
 
     void vectorExpMatchesLibm() {

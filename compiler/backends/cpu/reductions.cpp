@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/backends/cpu/vector_math.h"
 
 namespace fsc::cpu {
 namespace {
@@ -222,6 +223,12 @@ KernelFactory softmax(SoftKind kind) {
                         const int64_t o = r / inner, i = r % inner;
                         const T* src = pi + o * len * inner + i;
                         T* dst = po + o * len * inner + i;
+                        if constexpr (std::is_same_v<T, float>) {
+                            if (kind == SoftKind::Softmax && inner == 1) {  // the last axis: vectorized
+                                softmaxArray(src, dst, len);
+                                continue;
+                            }
+                        }
                         T mx = src[0];
                         int64_t arg = 0;
                         for (int64_t k = 1; k < len; ++k)

@@ -21,6 +21,38 @@ namespace fsc::cpu {
     for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.f + erfFast(x[i] * 0.7071067811865476f));
 }
 
+[[gnu::target_clones("avx512f", "avx2", "default")]] void softmaxArray(const float* x, float* y, int64_t n) {
+    if (n <= 0) return;
+    // The maximum and the sum in 16 lanes, as minMaxArray: GCC reassociates neither on its
+    // own. A NaN anywhere makes the sum, and so every output, NaN, as the scalar loop did.
+    using Lanes = float __attribute__((vector_size(64)));
+    constexpr int64_t kLanes = 16;
+    Lanes h;
+    for (int64_t j = 0; j < kLanes; ++j) h[j] = -std::numeric_limits<float>::infinity();
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+        Lanes v;
+        std::memcpy(&v, x + i, sizeof v);
+        h = v > h ? v : h;
+    }
+    float best = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < kLanes; ++j) best = h[j] > best ? h[j] : best;
+    for (; i < n; ++i) best = x[i] > best ? x[i] : best;
+    for (int64_t k = 0; k < n; ++k) y[k] = expFast(x[k] - best);
+    Lanes acc = {};
+    i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+        Lanes v;
+        std::memcpy(&v, y + i, sizeof v);
+        acc += v;
+    }
+    float sum = 0;
+    for (int64_t j = 0; j < kLanes; ++j) sum += acc[j];
+    for (; i < n; ++i) sum += y[i];
+    const float inv = 1.f / sum;
+    for (int64_t k = 0; k < n; ++k) y[k] *= inv;
+}
+
 [[gnu::target_clones("avx512f", "avx2", "default")]] void minMaxArray(const float* x, int64_t n, float& lo, float& hi) {
     // GCC does not vectorize a float min/max reduction without fast-math, so it is written
     // with vector types; the selects skip NaN as std::min(lo, x) does.

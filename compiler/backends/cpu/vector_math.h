@@ -67,6 +67,8 @@ void expArray(const float* x, float* y, int64_t n);
 void sigmoidArray(const float* x, float* y, int64_t n);
 void swishArray(const float* x, float* y, int64_t n, float alpha = 1.f);  // x * sigmoid(alpha x): SiLU, QuickGELU
 void geluArray(const float* x, float* y, int64_t n);   // 0.5 x (1 + erf(x / sqrt 2))
+// y = softmax(x) over n contiguous values (y may be x): e^(x - max) / sum.
+void softmaxArray(const float* x, float* y, int64_t n);
 
 // Widens [lo, hi] to every non-NaN x (as std::min/std::max from those starting values).
 void minMaxArray(const float* x, int64_t n, float& lo, float& hi);
