@@ -296,8 +296,9 @@ private slots:
     }
 
     // The vectorized softmax against the definition in double, over lengths with and
-    // without a remainder past the 16 lanes; a NaN makes every output NaN, as before.
-    void vectorSoftmaxMatchesTheDefinition() {
+    // without a remainder past the 16 lanes; a NaN makes every output NaN, as before. And
+    // the mean and variance the normalizations use, against the scalar loops in double.
+    void vectorSoftmaxAndStatisticsMatchTheDefinition() {
         std::mt19937 rng(7);
         std::normal_distribution<float> value(0.f, 6.f);
         for (int64_t n : {int64_t(1), int64_t(5), int64_t(16), int64_t(49), int64_t(197)}) {
@@ -314,6 +315,20 @@ private slots:
             }
             cpu::softmaxArray(x.data(), x.data(), n);  // in place
             QCOMPARE(x, y);
+        }
+        // The normalizations' statistics: in double lanes, so values far from zero with a
+        // small spread keep their variance.
+        for (int64_t n : {int64_t(0), int64_t(3), int64_t(16), int64_t(768), int64_t(771)}) {
+            std::vector<float> x(static_cast<size_t>(n));
+            for (float& v : x) v = 1000.f + value(rng) * 1e-2f;
+            double mean = -1, variance = -1, wantMean = 0, wantVariance = 0;
+            cpu::meanVariance(x.data(), n, mean, variance);
+            for (float v : x) wantMean += v;
+            wantMean = n ? wantMean / double(n) : 0;
+            for (float v : x) wantVariance += (v - wantMean) * (v - wantMean);
+            wantVariance = n ? wantVariance / double(n) : 0;
+            QVERIFY2(std::abs(mean - wantMean) <= 1e-9 * std::abs(wantMean), qPrintable(QString::number(mean - wantMean)));
+            QVERIFY2(std::abs(variance - wantVariance) <= 1e-9 * wantVariance + 1e-15, qPrintable(QString::number(variance - wantVariance)));
         }
         std::vector<float> withNan{1.f, std::numeric_limits<float>::quiet_NaN(), 2.f}, out(3);
         cpu::softmaxArray(withNan.data(), out.data(), 3);

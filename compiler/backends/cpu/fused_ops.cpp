@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/backends/cpu/vector_math.h"
 #include "compiler/backends/cpu/activation.h"
 #include "compiler/backends/cpu/fused_kernels.h"
 #include "compiler/fused_domain.h"
@@ -167,14 +168,16 @@ KernelFactory skipLayerNorm() {
                 ctx.pool().parallelFor(rows, 1, [&](int64_t r0, int64_t r1) {
                     std::vector<T> sum(static_cast<size_t>(len));
                     for (int64_t r = r0; r < r1; ++r) {
-                        double s = 0;
-                        for (int64_t i = 0; i < len; ++i) {
-                            sum[size_t(i)] = px[r * len + i] + ps[r * len + i];
-                            s += sum[size_t(i)];
+                        for (int64_t i = 0; i < len; ++i) sum[size_t(i)] = px[r * len + i] + ps[r * len + i];
+                        double mu = 0, v = 0;
+                        if constexpr (std::is_same_v<T, float>) {
+                            cpu::meanVariance(sum.data(), len, mu, v);  // in vector lanes
+                            v *= double(len);
+                        } else {
+                            for (int64_t i = 0; i < len; ++i) mu += sum[size_t(i)];
+                            mu /= double(len);
+                            for (int64_t i = 0; i < len; ++i) v += (sum[size_t(i)] - mu) * (sum[size_t(i)] - mu);
                         }
-                        const double mu = s / double(len);
-                        double v = 0;
-                        for (int64_t i = 0; i < len; ++i) v += (sum[size_t(i)] - mu) * (sum[size_t(i)] - mu);
                         const T inv = T(1.0 / std::sqrt(v / double(len) + double(eps)));
                         const T m = T(mu);
                         for (int64_t i = 0; i < len; ++i) {

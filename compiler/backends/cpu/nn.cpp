@@ -4,6 +4,7 @@
 #include <map>
 
 #include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/backends/cpu/vector_math.h"
 #include "compiler/backends/cpu/gemm.h"
 
 namespace fsc::cpu {
@@ -258,11 +259,15 @@ KernelFactory layerNorm() {
                     for (int64_t r = b; r < e; ++r) {
                         const T* src = px + r * len;
                         T* dst = py + r * len;
-                        double s = 0;
-                        for (int64_t i = 0; i < len; ++i) s += src[i];
-                        const double mu = s / double(len);
-                        double v = 0;
-                        for (int64_t i = 0; i < len; ++i) v += (src[i] - mu) * (src[i] - mu);
+                        double mu = 0, v = 0;
+                        if constexpr (std::is_same_v<T, float>) {
+                            meanVariance(src, len, mu, v);  // in vector lanes
+                            v *= double(len);
+                        } else {
+                            for (int64_t i = 0; i < len; ++i) mu += src[i];
+                            mu /= double(len);
+                            for (int64_t i = 0; i < len; ++i) v += (src[i] - mu) * (src[i] - mu);
+                        }
                         const double inv = 1.0 / std::sqrt(v / double(len) + eps);
                         const T m = T(mu), iv = T(inv);
                         for (int64_t i = 0; i < len; ++i) dst[i] = (src[i] - m) * iv * gt[size_t(i)] + bt[size_t(i)];

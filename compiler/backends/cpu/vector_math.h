@@ -69,6 +69,8 @@ void swishArray(const float* x, float* y, int64_t n, float alpha = 1.f);  // x *
 void geluArray(const float* x, float* y, int64_t n);   // 0.5 x (1 + erf(x / sqrt 2))
 // y = softmax(x) over n contiguous values (y may be x): e^(x - max) / sum.
 void softmaxArray(const float* x, float* y, int64_t n);
+// The mean and the (population) variance of n values, in double: normalizations' statistics.
+void meanVariance(const float* x, int64_t n, double& mean, double& variance);
 
 // Widens [lo, hi] to every non-NaN x (as std::min/std::max from those starting values).
 void minMaxArray(const float* x, int64_t n, float& lo, float& hi);
