@@ -82,6 +82,32 @@ template <typename T>
         const int64_t x0 = std::max<int64_t>(0, g.pw), x1 = std::min<int64_t>(g.paddedW, g.iw + g.pw);
         if (x0 < x1) std::memcpy(row + x0, src + sy * g.iw + (x0 - g.pw), size_t(x1 - x0) * sizeof(T));
     }
+    if (g.sh == 2 && g.sw == 2 && g.dh == 1 && g.dw == 1 && g.ow < 16) {
+        // Stride 2 on late, narrow layers (7 or 14 wide): output i = oy P + ox (P the padded
+        // width) reads padded values 2 i + ky P + kx, so all output rows of a kernel row are
+        // one long vector loop at stride 2; the valid columns are kept after.
+        const int64_t pitch = g.paddedW, n = (g.oh - 1) * pitch + g.ow;
+        T* __restrict full = strided;
+        std::fill(full, full + n, bias);
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+            const T* __restrict row = padded + ky * pitch;
+            const T* w = taps + ky * g.kw;
+            if (g.kw == 3) {
+                const T w0 = w[0], w1 = w[1], w2 = w[2];
+                for (int64_t i = 0; i < n; ++i) full[i] += w0 * row[2 * i] + w1 * row[2 * i + 1] + w2 * row[2 * i + 2];
+            } else if (g.kw == 5) {
+                const T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+                for (int64_t i = 0; i < n; ++i)
+                    full[i] += w0 * row[2 * i] + w1 * row[2 * i + 1] + w2 * row[2 * i + 2] + w3 * row[2 * i + 3] +
+                               w4 * row[2 * i + 4];
+            } else {
+                for (int64_t kx = 0; kx < g.kw; ++kx)
+                    for (int64_t i = 0; i < n; ++i) full[i] += w[kx] * row[2 * i + kx];
+            }
+        }
+        for (int64_t oy = 0; oy < g.oh; ++oy) std::memcpy(dst + oy * g.ow, full + oy * pitch, size_t(g.ow) * sizeof(T));
+        return;
+    }
     if (g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1 && (g.sw == 1 || g.sw == 2)) {
         // MobileNet's case: all nine taps per output in registers, one store.
         const T w0 = taps[0], w1 = taps[1], w2 = taps[2], w3 = taps[3], w4 = taps[4], w5 = taps[5],
@@ -141,45 +167,20 @@ template <typename T>
         for (int64_t oy = 0; oy < g.oh; ++oy) std::memcpy(dst + oy * g.ow, full + oy * pw, size_t(g.ow) * sizeof(T));
         return;
     }
-    if (g.sw == 2 && g.dw == 1) {
-        // Stride 2 with a larger kernel (EfficientNet's 5x5): every padded row split once
-        // into its even and odd columns, so each tap reads consecutive values of one half
-        // instead of gathering every other column again for each of the 25 taps.
-        const int64_t evenW = (g.paddedW + 1) / 2;
-        T* __restrict split = strided;
-        for (int64_t r = 0; r < g.paddedH; ++r) {
-            const T* __restrict row = padded + r * g.paddedW;
-            T* __restrict even = split + r * g.paddedW;
-            T* __restrict odd = even + evenW;
-            for (int64_t i = 0; i < evenW; ++i) even[i] = row[2 * i];
-            for (int64_t i = 0; i < g.paddedW / 2; ++i) odd[i] = row[2 * i + 1];
-        }
-        if (g.sh == 2 && g.dh == 1 && g.ow < 16) {
-            // Late layers (7 or 14 wide): output row oy reads split rows 2 oy + ky, so with a
-            // pitch of two split rows all output rows of a tap are one long row, computed
-            // in one vector loop, and the valid columns are kept after.
-            const int64_t pitch = 2 * g.paddedW, n = (g.oh - 1) * pitch + g.ow;
-            T* __restrict full = padded;  // the padded plane is not read again
-            std::fill(full, full + n, bias);
-            for (int64_t ky = 0; ky < g.kh; ++ky)
-                for (int64_t kx = 0; kx < g.kw; ++kx) {
-                    const T wv = taps[ky * g.kw + kx];
-                    const T* __restrict in = split + ky * g.paddedW + (kx % 2 == 0 ? 0 : evenW) + kx / 2;
-                    for (int64_t i = 0; i < n; ++i) full[i] += wv * in[i];
-                }
-            for (int64_t oy = 0; oy < g.oh; ++oy) std::memcpy(dst + oy * g.ow, full + oy * pitch, size_t(g.ow) * sizeof(T));
-            return;
-        }
+    if (g.sw == 2 && g.dw == 1 && g.kw == 5) {
+        // EfficientNet's 5x5 at stride 2 on wide rows: a kernel row's five taps in registers,
+        // read at stride 2 straight from the padded row: one pass over the output per
+        // kernel row (splitting the columns first costs more here).
         for (int64_t oy = 0; oy < g.oh; ++oy) {
             T* __restrict out = dst + oy * g.ow;
             std::fill(out, out + g.ow, bias);
             for (int64_t ky = 0; ky < g.kh; ++ky) {
-                const T* even = split + (oy * g.sh + ky * g.dh) * g.paddedW;
-                for (int64_t kx = 0; kx < g.kw; ++kx) {
-                    const T wv = taps[ky * g.kw + kx];
-                    const T* __restrict in = (kx % 2 == 0 ? even : even + evenW) + kx / 2;
-                    for (int64_t ox = 0; ox < g.ow; ++ox) out[ox] += wv * in[ox];
-                }
+                const T* __restrict row = padded + (oy * g.sh + ky * g.dh) * g.paddedW;
+                const T* w = taps + ky * g.kw;
+                const T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+                for (int64_t ox = 0; ox < g.ow; ++ox)
+                    out[ox] += w0 * row[2 * ox] + w1 * row[2 * ox + 1] + w2 * row[2 * ox + 2] + w3 * row[2 * ox + 3] +
+                               w4 * row[2 * ox + 4];
             }
         }
         return;
@@ -220,9 +221,8 @@ void depthwise2d(ThreadPool& pool, const T* x, const T* w, const T* bias, T* y, 
     g.paddedW = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
     pool.parallelFor(planes, 1, [&](int64_t b, int64_t e) {
         std::vector<T> padded(static_cast<size_t>(g.paddedH * g.paddedW));
-        // Strided columns of one row, a whole output plane at the padded width, or the
-        // padded plane split into even and odd columns.
-        std::vector<T> strided(static_cast<size_t>(std::max({g.ow, g.oh * g.paddedW, g.paddedH * g.paddedW})));
+        // Strided columns of one row, or a whole output plane at the padded width.
+        std::vector<T> strided(static_cast<size_t>(std::max(g.ow, g.oh * g.paddedW)));
         for (int64_t p = b; p < e; ++p) {
             const int64_t channel = p % geo.channels;
             const T* taps = w + channel * g.kh * g.kw;
