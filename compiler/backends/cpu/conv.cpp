@@ -325,14 +325,9 @@ public:
                     return Status::ok();
                 }
             }
-            // The bias goes in first and the products are added to it: one pass fewer.
-            if (b) {
-                const T* pb = b->as<T>();
-                ctx.pool().parallelFor(n * m, 4, [&](int64_t s, int64_t e) {
-                    for (int64_t r = s; r < e; ++r) std::fill(py + r * outSize, py + (r + 1) * outSize, pb[r % m]);
-                });
-            }
-            const T accumulate = b ? T(1) : T(0);
+            // The products first, then the bias and the activation together in one pass over
+            // the output (filling the bias in first and accumulating onto it costs that pass
+            // plus a read of the output inside the GEMM).
             bool direct = true;  // 1x1, stride 1, no pad: the image is its own column matrix
             for (size_t d = 0; d < kernel.size(); ++d)
                 direct = direct && kernel[d] == 1 && geo->strides[d] == 1 && geo->padBegin[d] == 0 && geo->out[d] == spatial[d];
@@ -349,9 +344,19 @@ public:
                         cols = col;
                     }
                     gemm(false, false, mg, outSize, rows, T(1), pw + grp * mg * rows, rows, cols, outSize,
-                         accumulate, py + (img * m + grp * mg) * outSize, outSize);
+                         T(0), py + (img * m + grp * mg) * outSize, outSize);
                 }
-            return applyActivation(ctx, *y);
+            if (!b) return applyActivation(ctx, *y);
+            const T* pb = b->as<T>();
+            ctx.pool().parallelFor(n * m, std::max<int64_t>(1, 16384 / std::max<int64_t>(outSize, 1)), [&](int64_t s, int64_t e) {
+                for (int64_t r = s; r < e; ++r) {
+                    T* plane = py + r * outSize;
+                    const T bias = pb[r % m];
+                    for (int64_t i = 0; i < outSize; ++i) plane[i] += bias;
+                    m_act.apply(plane, outSize);  // while the plane is in cache
+                }
+            });
+            return Status::ok();
         });
     }
 
