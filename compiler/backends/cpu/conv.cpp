@@ -112,7 +112,7 @@ template <typename T>
         // MobileNet's case: all nine taps per output in registers, one store.
         const T w0 = taps[0], w1 = taps[1], w2 = taps[2], w3 = taps[3], w4 = taps[4], w5 = taps[5],
                 w6 = taps[6], w7 = taps[7], w8 = taps[8];
-        if (g.sw == 1 && g.sh == 1) {
+        if (g.sw == 1 && g.sh == 1 && g.ow < 32) {
             // Rows are short on late layers (7 or 14 wide): run over the padded plane as one
             // long row, then keep the valid columns, so the loop fills the vector lanes.
             const int64_t pw = g.paddedW, n = (g.oh - 1) * pw + g.ow;
