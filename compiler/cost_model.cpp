@@ -1,5 +1,7 @@
 #include "compiler/cost_model.h"
 
+#include "core/shape_values.h"
+
 #include <cmath>
 #include <optional>
 
@@ -12,8 +14,8 @@ std::optional<std::vector<int64_t>> sizesOf(const Graph& g, ValueId id, const Di
     if (!t.shape.rankKnown()) return std::nullopt;
     std::vector<int64_t> out;
     for (const Dim& d : t.shape.dims()) {
-        if (d.isKnown()) out.push_back(d.size());
-        else if (auto it = bindings.find(d.symbol()); !d.symbol().empty() && it != bindings.end()) out.push_back(it->second);
+        if (const auto bound = boundSize(d, bindings)) out.push_back(*bound);  // products too: batch*197
+        else if (const auto product = splitProductSymbol(d.symbol())) out.push_back(product->second);
         else if (!d.symbol().empty()) out.push_back(1);  // unbound symbols count as 1, like the memory plan
         else return std::nullopt;
     }

@@ -19,20 +19,12 @@ Result<size_t> bytesOf(const Value& v, const DimBindings& bindings, size_t align
             sizes.push_back(d.size());
             continue;
         }
-        // A named product (batch*64) takes its symbol's value times the factor.
-        std::string symbol = d.symbol();
-        int64_t factor = 1;
-        if (auto product = d.isSymbolic() ? splitProductSymbol(symbol) : std::nullopt) {
-            symbol = product->first;
-            factor = product->second;
-        }
-        auto bound = d.isSymbolic() ? bindings.find(symbol) : bindings.end();
-        if (bound == bindings.end())
+        const auto bound = boundSize(d, bindings);
+        if (!bound)
             return Status(ErrorCode::InvalidArgument,
                           "value '" + v.name + "' has dim '" + d.toString() +
                               "' with no value bound (" + t.toString() + ")");
-        sizes.push_back(bound->second);
-        sizes.push_back(factor);
+        sizes.push_back(*bound);
     }
     auto count = checkedProduct(sizes);
     if (!count) return Status(ErrorCode::InvalidArgument, "value '" + v.name + "' is too large");
@@ -41,6 +33,18 @@ Result<size_t> bytesOf(const Value& v, const DimBindings& bindings, size_t align
 }
 
 }  // namespace
+
+std::optional<int64_t> boundSize(const Dim& dim, const DimBindings& bindings) {
+    if (dim.isKnown()) return dim.size();
+    if (!dim.isSymbolic()) return std::nullopt;
+    if (auto it = bindings.find(dim.symbol()); it != bindings.end()) return it->second;
+    const auto product = splitProductSymbol(dim.symbol());  // batch*197: the symbol's value times 197
+    if (!product) return std::nullopt;
+    const auto it = bindings.find(product->first);
+    if (it == bindings.end()) return std::nullopt;
+    const auto size = checkedProduct({it->second, product->second});
+    return size ? std::optional<int64_t>(int64_t(*size)) : std::nullopt;
+}
 
 Result<std::vector<BufferLifetime>> computeLifetimes(const Graph& graph,
                                                      const DimBindings& bindings,

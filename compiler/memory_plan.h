@@ -5,6 +5,7 @@
 // total of simultaneously live bytes.
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,10 @@ MemoryPlan planMemory(std::vector<BufferLifetime> lifetimes);
 
 // The bytes of one value, rounded up to `alignment`; an error names a dim with no value.
 Result<size_t> valueBytes(const Value& value, const DimBindings& bindings, size_t alignment = 64);
+
+// A symbolic dim's size under `bindings`: its symbol's value, or for a named product
+// (batch*197) the symbol's value times the factor; nothing when the symbol is unbound.
+std::optional<int64_t> boundSize(const Dim& dim, const DimBindings& bindings);
 
 // Every symbol in the graph's shapes bound to `size` (the compiler plans for batch 1 when
 // no input sizes are given).

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "compiler/cost_model.h"
 #include "compiler/memory_plan.h"
 #include "core/graph_builder.h"
 #include "core/onnx_import.h"
@@ -33,6 +34,28 @@ bool collisionFree(const MemoryPlan& plan) {
 class TestMemoryPlan : public QObject {
     Q_OBJECT
 private slots:
+    // A named product dim (batch*197, as shape inference writes a Reshape's folded dims)
+    // is its symbol's value times the factor, for the cost model as for the plan: a ViT's
+    // attention projections were costed as one row instead of 197.
+    void aNamedProductDimIsItsSymbolTimesTheFactor() {
+        const DimBindings bindings{{"batch", 2}};
+        QCOMPARE(boundSize(Dim::symbolic("batch*197"), bindings), std::optional<int64_t>(394));
+        QCOMPARE(boundSize(Dim::symbolic("batch"), bindings), std::optional<int64_t>(2));
+        QCOMPARE(boundSize(Dim::known(7), bindings), std::optional<int64_t>(7));
+        QVERIFY(!boundSize(Dim::symbolic("seq*4"), bindings));
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch*197"), Dim::known(768)}));
+        ValueId y = b.op("MatMul", {x, b.input("w", DType::Float32, Shape::ofSizes({768, 64}))}, "y");
+        b.output(y);
+        Graph g = b.graph();
+        g.value(y).type = ValueType::tensor(DType::Float32, Shape({Dim::symbolic("batch*197"), Dim::known(64)}));
+        const NodeCost cost = estimateNodeCost(g, g.node(g.order()[0]), bindings);
+        QCOMPARE(cost.flops, 2.0 * 394 * 768 * 64);
+        auto bytes = valueBytes(g.value(y), bindings, 1);
+        QVERIFY(bytes.isOk());
+        QCOMPARE(*bytes, size_t(394 * 64 * 4));
+    }
+
     void aChainNeedsTwoBuffers() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 256}));
