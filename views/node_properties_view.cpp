@@ -47,10 +47,6 @@ QString firstParagraph(const std::string& doc) {
     return (end < 0 ? all : all.left(end)).simplified();
 }
 
-}  // namespace
-
-namespace {
-
 // Names lose their end when cut ("histo…"), values their middle (scope paths and shapes
 // differ at their ends).
 class NameDelegate : public QStyledItemDelegate {

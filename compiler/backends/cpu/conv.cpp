@@ -71,17 +71,24 @@ struct DepthwisePlane {
     int64_t paddedH, paddedW;  // the window every output reads: rows [-ph, paddedH - ph)
 };
 
+// The plane `src` copied into `padded` (paddedH x paddedW) with a border of `fill`: zeros
+// for a convolution, -infinity for max pooling.
 template <typename T>
-[[gnu::always_inline]] inline void depthwisePlane(const DepthwisePlane& g, const T* src, const T* taps, T bias,
-                                                  T* dst, T* padded, T* strided) {
+[[gnu::always_inline]] inline void borderedCopy(const DepthwisePlane& g, const T* src, T* padded, T fill) {
     for (int64_t r = 0; r < g.paddedH; ++r) {
         T* row = padded + r * g.paddedW;
         const int64_t sy = r - g.ph;
-        std::fill(row, row + g.paddedW, T(0));
+        std::fill(row, row + g.paddedW, fill);
         if (sy < 0 || sy >= g.ih) continue;
         const int64_t x0 = std::max<int64_t>(0, g.pw), x1 = std::min<int64_t>(g.paddedW, g.iw + g.pw);
         if (x0 < x1) std::memcpy(row + x0, src + sy * g.iw + (x0 - g.pw), size_t(x1 - x0) * sizeof(T));
     }
+}
+
+template <typename T>
+[[gnu::always_inline]] inline void depthwisePlane(const DepthwisePlane& g, const T* src, const T* taps, T bias,
+                                                  T* dst, T* padded, T* strided) {
+    borderedCopy(g, src, padded, T(0));
     if (g.sh == 2 && g.sw == 2 && g.dh == 1 && g.dw == 1 && g.ow < 16) {
         // Stride 2 on late, narrow layers (7 or 14 wide): output i = oy P + ox (P the padded
         // width) reads padded values 2 i + ky P + kx, so all output rows of a kernel row are
@@ -328,9 +335,7 @@ public:
             // The products first, then the bias and the activation together in one pass over
             // the output (filling the bias in first and accumulating onto it costs that pass
             // plus a read of the output inside the GEMM).
-            bool direct = true;  // 1x1, stride 1, no pad: the image is its own column matrix
-            for (size_t d = 0; d < kernel.size(); ++d)
-                direct = direct && kernel[d] == 1 && geo->strides[d] == 1 && geo->padBegin[d] == 0 && geo->out[d] == spatial[d];
+            const bool direct = isPointwise(*geo, kernel, spatial);  // the image is its own column matrix
             if (!direct && m_col.size() < size_t(rows * outSize) * sizeof(T)) m_col.resize(size_t(rows * outSize) * sizeof(T));
             T* col = reinterpret_cast<T*>(m_col.data());
             const T* px = x->as<T>();
@@ -382,10 +387,7 @@ private:
     // on the NCHW image as it is, and depthwise has its own direct loop.
     bool keepsNchw(const ConvGeometry& g, int64_t c, int64_t m) const {
         if (m_group > 1 && m_group == c && m == c && g.in.size() == 2) return true;
-        if (m_group != 1) return false;
-        for (size_t d = 0; d < g.kernel.size(); ++d)
-            if (g.kernel[d] != 1 || g.strides[d] != 1 || g.padBegin[d] != 0 || g.out[d] != g.in[d]) return false;
-        return true;
+        return m_group == 1 && isPointwise(g, g.kernel, g.in);
     }
 
     WindowAttrs m_attrs;
@@ -510,21 +512,10 @@ inline Taps insideTaps(int64_t o, int64_t stride, int64_t pad, int64_t dil, int6
 // down. Every loop runs at full vector width; ResNet's 3x3 stride-2 pool went from a
 // scalar walk over every window to a few passes over the plane. For planes without NaN the
 // result is the generic loop's (max is exact); a NaN is skipped rather than kept.
-struct MaxPlane {
-    int64_t ih, iw, oh, ow, kh, kw, sh, sw, ph, pw, paddedH, paddedW;
-};
-
-[[gnu::target_clones("avx512f", "avx2", "default")]] void maxPoolPlaneFloat(const MaxPlane& g, const float* src,
-                                                                             float* dst, float* padded, float* across) {
-    const float lowest = -std::numeric_limits<float>::infinity();
-    for (int64_t r = 0; r < g.paddedH; ++r) {
-        float* row = padded + r * g.paddedW;
-        const int64_t sy = r - g.ph;
-        std::fill(row, row + g.paddedW, lowest);
-        if (sy < 0 || sy >= g.ih) continue;
-        const int64_t x0 = std::max<int64_t>(0, g.pw), x1 = std::min<int64_t>(g.paddedW, g.iw + g.pw);
-        if (x0 < x1) std::memcpy(row + x0, src + sy * g.iw + (x0 - g.pw), size_t(x1 - x0) * sizeof(float));
-    }
+[[gnu::target_clones("avx512f", "avx2", "default")]] void maxPoolPlaneFloat(const DepthwisePlane& g,
+                                                                             const float* src, float* dst,
+                                                                             float* padded, float* across) {
+    borderedCopy(g, src, padded, -std::numeric_limits<float>::infinity());
     for (int64_t r = 0; r < g.paddedH; ++r) {
         const float* __restrict row = padded + r * g.paddedW;
         float* __restrict out = across + r * g.ow;
@@ -555,7 +546,7 @@ void pool2d(ThreadPool& pool, PoolKind kind, bool countIncludePad, const T* x, T
     const int64_t dh = g.dilations[0], dw = g.dilations[1], ph = g.padBegin[0], pw = g.padBegin[1];
     if constexpr (std::is_same_v<T, float>) {
         if (kind == PoolKind::Max && dh == 1 && dw == 1 && oh > 0 && ow > 0) {
-            MaxPlane m{ih, iw, oh, ow, kh, kw, sh, sw, ph, pw, (oh - 1) * sh + kh, (ow - 1) * sw + kw};
+            const DepthwisePlane m{ih, iw, oh, ow, kh, kw, sh, sw, 1, 1, ph, pw, (oh - 1) * sh + kh, (ow - 1) * sw + kw};
             pool.parallelFor(planes, 1, [&](int64_t b, int64_t e) {
                 std::vector<float> padded(static_cast<size_t>(m.paddedH * m.paddedW));
                 std::vector<float> across(static_cast<size_t>(m.paddedH * m.ow));

@@ -169,16 +169,16 @@ KernelFactory skipLayerNorm() {
                     std::vector<T> sum(static_cast<size_t>(len));
                     for (int64_t r = r0; r < r1; ++r) {
                         for (int64_t i = 0; i < len; ++i) sum[size_t(i)] = px[r * len + i] + ps[r * len + i];
-                        double mu = 0, v = 0;
+                        double mu = 0, variance = 0;
                         if constexpr (std::is_same_v<T, float>) {
-                            cpu::meanVariance(sum.data(), len, mu, v);  // in vector lanes
-                            v *= double(len);
+                            cpu::meanVariance(sum.data(), len, mu, variance);  // in vector lanes
                         } else {
                             for (int64_t i = 0; i < len; ++i) mu += sum[size_t(i)];
                             mu /= double(len);
-                            for (int64_t i = 0; i < len; ++i) v += (sum[size_t(i)] - mu) * (sum[size_t(i)] - mu);
+                            for (int64_t i = 0; i < len; ++i) variance += (sum[size_t(i)] - mu) * (sum[size_t(i)] - mu);
+                            variance /= double(len);
                         }
-                        const T inv = T(1.0 / std::sqrt(v / double(len) + double(eps)));
+                        const T inv = T(1.0 / std::sqrt(variance + double(eps)));
                         const T m = T(mu);
                         for (int64_t i = 0; i < len; ++i) {
                             py[r * len + i] = (sum[size_t(i)] - m) * inv * g[i] + (b ? b[i] : T(0));

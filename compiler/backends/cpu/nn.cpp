@@ -259,16 +259,16 @@ KernelFactory layerNorm() {
                     for (int64_t r = b; r < e; ++r) {
                         const T* src = px + r * len;
                         T* dst = py + r * len;
-                        double mu = 0, v = 0;
+                        double mu = 0, variance = 0;
                         if constexpr (std::is_same_v<T, float>) {
-                            meanVariance(src, len, mu, v);  // in vector lanes
-                            v *= double(len);
+                            meanVariance(src, len, mu, variance);  // in vector lanes
                         } else {
                             for (int64_t i = 0; i < len; ++i) mu += src[i];
                             mu /= double(len);
-                            for (int64_t i = 0; i < len; ++i) v += (src[i] - mu) * (src[i] - mu);
+                            for (int64_t i = 0; i < len; ++i) variance += (src[i] - mu) * (src[i] - mu);
+                            variance /= double(len);
                         }
-                        const double inv = 1.0 / std::sqrt(v / double(len) + eps);
+                        const double inv = 1.0 / std::sqrt(variance + eps);
                         const T m = T(mu), iv = T(inv);
                         for (int64_t i = 0; i < len; ++i) dst[i] = (src[i] - m) * iv * gt[size_t(i)] + bt[size_t(i)];
                         if (meanOut) meanOut->as<float>()[r] = float(mu);

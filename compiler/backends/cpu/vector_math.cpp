@@ -23,24 +23,15 @@ namespace fsc::cpu {
 
 [[gnu::target_clones("avx512f", "avx2", "default")]] void softmaxArray(const float* x, float* y, int64_t n) {
     if (n <= 0) return;
-    // The maximum and the sum in 16 lanes, as minMaxArray: GCC reassociates neither on its
-    // own. A NaN anywhere makes the sum, and so every output, NaN, as the scalar loop did.
+    // The maximum skips NaN (minMaxArray); a NaN still makes the sum, and so every output,
+    // NaN, as the scalar loop did. The sum in 16 lanes: GCC does not reassociate it.
     using Lanes = float __attribute__((vector_size(64)));
     constexpr int64_t kLanes = 16;
-    Lanes h;
-    for (int64_t j = 0; j < kLanes; ++j) h[j] = -std::numeric_limits<float>::infinity();
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-        Lanes v;
-        std::memcpy(&v, x + i, sizeof v);
-        h = v > h ? v : h;
-    }
-    float best = -std::numeric_limits<float>::infinity();
-    for (int64_t j = 0; j < kLanes; ++j) best = h[j] > best ? h[j] : best;
-    for (; i < n; ++i) best = x[i] > best ? x[i] : best;
+    float lowest = std::numeric_limits<float>::infinity(), best = -std::numeric_limits<float>::infinity();
+    minMaxArray(x, n, lowest, best);
     for (int64_t k = 0; k < n; ++k) y[k] = expFast(x[k] - best);
     Lanes acc = {};
-    i = 0;
+    int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
         Lanes v;
         std::memcpy(&v, y + i, sizeof v);
