@@ -30,10 +30,10 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {2, "matmul-add-fusion", "a bias Add after MatMul is a Gemm / epilogue, not a separate pass over memory"},
         {2, "activation-fusion", "activations after Conv/Gemm/MatMul run in the epilogue, while data is in cache"},
         {2, "elementwise-fusion", "last: what no named fusion claimed runs as one generated loop per group"},
+        {2, "channels-last", "after the fusions, so a region's convolutions carry their epilogues"},
+        {2, "cancel-inverse-pairs", "a region's edge Transpose meets an exporter's own (TensorFlow's NHWC)"},
         {2, "eliminate-dead-code", "fusions leave constants and Identity-free shells unread"},
-        // O3: memory. Layout stays as exported: the CPU kernels (oneDNN) choose their own
-        // blocked layouts inside each Conv, so a graph-level NHWC rewrite would only add
-        // Transposes here; it belongs with the CUDA backend's tensor-core convolutions.
+        // O3: memory.
         {3, "schedule-for-memory", "after every fusion, so it orders the nodes that will really run"},
         {3, "plan-memory", "last: the arena for the final schedule, next to the naive sum and the lower bound"},
     };

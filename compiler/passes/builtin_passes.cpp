@@ -21,6 +21,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(fuseActivation);
     registry.add(fuseAttention);
     registry.add(fuseElementwise);
+    registry.add(channelsLast);
     registry.add([] { return convertToFloat16(); });
     registry.add([] { return convertToBFloat16(); });
     registry.add([] { return quantizeInt8(); });

@@ -28,6 +28,8 @@ std::unique_ptr<Pass> fuseActivation();
 std::unique_ptr<Pass> fuseAttention();
 std::unique_ptr<Pass> fuseElementwise();
 std::unique_ptr<Pass> fusePad();
+// Layout (O2, after the fusions): convolution chains in NHWC.
+std::unique_ptr<Pass> channelsLast();
 
 // Precision: float32 work stored in float16 / bfloat16, ops in `keepInFloat32` (by op
 // type; default: norms, softmax, reductions) left in float32.

@@ -26,6 +26,13 @@ dnnl::memory::desc plainDesc(const dnnl::memory::dims& dims) {
     return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
+// [N, C, H, W] as oneDNN names the dims, stored [N, H, W, C].
+dnnl::memory::desc channelsLastDesc(const std::vector<int64_t>& nhwc) {
+    const dnnl::memory::dims dims{nhwc[0], nhwc[3], nhwc[1], nhwc[2]};
+    const dnnl::memory::dims strides{nhwc[1] * nhwc[2] * nhwc[3], 1, nhwc[2] * nhwc[3], nhwc[3]};
+    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
 // Growable 64-byte-aligned scratch for the blocked copies of activations; one per
 // thread, shared by every convolution (they run one after another).
 struct Scratch {
@@ -79,10 +86,11 @@ void OneDnnConv::setActivation(const Activation& act) {
 }
 
 bool OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtTensor& x, const RtTensor& w,
-                     const RtTensor* b, bool weightsConstant, RtTensor& y) {
+                     const RtTensor* b, bool weightsConstant, bool channelsLast, RtTensor& y) {
     const size_t nd = g.in.size();
     if (x.dtype != DType::Float32 || nd < 1 || nd > 3 || x.numel() == 0 || y.numel() == 0)
         return false;
+    if (channelsLast && (nd != 2 || x.rank() != 4 || y.rank() != 4)) return false;
     std::lock_guard lock(m_mutex);
     try {
         dnnl::engine& engine = cpuEngine();
@@ -105,9 +113,9 @@ bool OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtTensor& x, co
                 // Columns past the last window are simply not read.
                 padR[d] = std::max<int64_t>(0, (g.out[d] - 1) * g.strides[d] + span - g.in[d] - g.padBegin[d]);
             }
-            fresh->userSrc = plainDesc(toDims(x.dims));
+            fresh->userSrc = channelsLast ? channelsLastDesc(x.dims) : plainDesc(toDims(x.dims));
             fresh->userWeights = plainDesc(weightDims);
-            fresh->userDst = plainDesc(toDims(y.dims));
+            fresh->userDst = channelsLast ? channelsLastDesc(y.dims) : plainDesc(toDims(y.dims));
             fresh->bias = plainDesc({w.dims[0]});
             using tag = dnnl::memory::format_tag;
             auto any = [](const dnnl::memory::desc& d) {

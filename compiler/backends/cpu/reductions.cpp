@@ -92,6 +92,22 @@ private:
                     acc[size_t(o)] = a;
                 }
             });
+        } else if (int64_t outer, span, inner; inN && middleBlock(x.dims, reduced, outer, span, inner)) {
+            // One block of reduced dims between kept ones ([N, H, W, C] over H and W): whole
+            // rows of `inner` accumulate at once, in vector lanes for sums and means.
+            const bool sum = m_kind == Red::Sum || m_kind == Red::Mean;
+            ctx.pool().parallelFor(outer, 1, [&](int64_t b, int64_t e) {
+                for (int64_t o = b; o < e; ++o) {
+                    double* a = acc.data() + o * inner;
+                    for (int64_t r = 0; r < span; ++r) {
+                        const T* row = pi + (o * span + r) * inner;
+                        if (sum)
+                            for (int64_t i = 0; i < inner; ++i) a[i] += double(row[i]);
+                        else
+                            for (int64_t i = 0; i < inner; ++i) a[i] = step(a[i], double(row[i]));
+                    }
+                }
+            });
         } else {
             const size_t rank = x.dims.size();
             std::vector<int64_t> idx(rank, 0);
@@ -110,6 +126,24 @@ private:
         for (int64_t o = 0; o < outN; ++o) po[o] = T(finish(acc[size_t(o)], count));
         (void)ctx;
         return Status::ok();
+    }
+    // Whether the reduced dims are one run with kept dims on either side: the input is then
+    // [outer, count, inner] reduced over its middle.
+    static bool middleBlock(const std::vector<int64_t>& dims, const std::vector<bool>& reduced, int64_t& outer,
+                            int64_t& count, int64_t& inner) {
+        size_t first = reduced.size(), last = 0;
+        for (size_t d = 0; d < reduced.size(); ++d)
+            if (reduced[d]) {
+                first = std::min(first, d);
+                last = d;
+            }
+        if (first == reduced.size()) return false;
+        outer = count = inner = 1;
+        for (size_t d = 0; d < dims.size(); ++d) {
+            if (d >= first && d <= last && !reduced[d]) return false;
+            (d < first ? outer : d <= last ? count : inner) *= dims[d];
+        }
+        return true;
     }
     double init() const {
         switch (m_kind) {

@@ -126,9 +126,62 @@ KernelFactory squeeze(bool unsqueeze) {
 
 // ---- Transpose -----------------------------------------------------------------------
 
+// Dims that stay neighbours in the same order under `perm` merged into one: NCHW -> NHWC
+// is [N, C, HW] -> [N, HW, C].
+void coalesceTranspose(std::vector<int64_t>& dims, std::vector<int64_t>& perm) {
+    std::vector<int64_t> mergedDims, mergedPerm;
+    std::vector<int64_t> groupOf(dims.size(), -1);
+    for (size_t i = 0; i < perm.size(); ++i) {
+        if (i > 0 && perm[i] == perm[i - 1] + 1) {
+            mergedDims[size_t(groupOf[size_t(perm[i - 1])])] *= dims[size_t(perm[i])];
+            groupOf[size_t(perm[i])] = groupOf[size_t(perm[i - 1])];
+            continue;
+        }
+        groupOf[size_t(perm[i])] = int64_t(mergedDims.size());
+        mergedDims.push_back(dims[size_t(perm[i])]);
+    }
+    // mergedDims is in output order; the input order of the groups is by their first dim.
+    std::vector<std::pair<int64_t, int64_t>> firstDim;  // (first input dim, group)
+    for (size_t d = 0; d < dims.size(); ++d)
+        if (d == 0 || groupOf[d] != groupOf[d - 1]) firstDim.push_back({int64_t(d), groupOf[d]});
+    std::vector<int64_t> inputRank(mergedDims.size());
+    std::vector<int64_t> inDims;
+    for (size_t k = 0; k < firstDim.size(); ++k) {
+        inputRank[size_t(firstDim[k].second)] = int64_t(k);
+        inDims.push_back(mergedDims[size_t(firstDim[k].second)]);
+    }
+    for (size_t g = 0; g < mergedDims.size(); ++g) mergedPerm.push_back(inputRank[g]);
+    dims = std::move(inDims);
+    perm = std::move(mergedPerm);
+}
+
+// out[b][j][i] = in[b][i][j] for `batches` matrices of rows x cols, in square tiles so both
+// sides are read and written a cache line at a time.
 template <typename T>
-void transposeTyped(ThreadPool& pool, const T* in, T* out, const std::vector<int64_t>& dims,
-                    const std::vector<int64_t>& perm) {
+void batchedTranspose(ThreadPool& pool, const T* in, T* out, int64_t batches, int64_t rows, int64_t cols) {
+    constexpr int64_t kTile = 32;
+    const int64_t rowTiles = (rows + kTile - 1) / kTile;
+    pool.parallelFor(batches * rowTiles, std::max<int64_t>(1, 8192 / (kTile * std::max<int64_t>(cols, 1))),
+                     [&](int64_t b, int64_t e) {
+                         for (int64_t t = b; t < e; ++t) {
+                             const int64_t batch = t / rowTiles, i0 = (t % rowTiles) * kTile;
+                             const int64_t i1 = std::min(rows, i0 + kTile);
+                             const T* src = in + batch * rows * cols;
+                             T* dst = out + batch * rows * cols;
+                             for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+                                 const int64_t j1 = std::min(cols, j0 + kTile);
+                                 for (int64_t j = j0; j < j1; ++j)
+                                     for (int64_t i = i0; i < i1; ++i) dst[j * rows + i] = src[i * cols + j];
+                             }
+                         }
+                     });
+}
+
+template <typename T>
+void transposeTyped(ThreadPool& pool, const T* in, T* out, std::vector<int64_t> dims, std::vector<int64_t> perm) {
+    coalesceTranspose(dims, perm);
+    if (perm == std::vector<int64_t>{1, 0}) return batchedTranspose(pool, in, out, 1, dims[0], dims[1]);
+    if (perm == std::vector<int64_t>{0, 2, 1}) return batchedTranspose(pool, in, out, dims[0], dims[1], dims[2]);
     const size_t rank = dims.size();
     const auto inStrides = stridesOf(dims);
     std::vector<int64_t> outDims(rank), srcStride(rank);

@@ -1,0 +1,200 @@
+#include "compiler/backends/cpu/conv_nhwc.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "compiler/runtime/thread_pool.h"
+
+namespace fsc::cpu {
+
+namespace {
+
+// 16 floats: one AVX-512 register, two AVX2 ones, four SSE ones (as in pointwise_conv).
+typedef float Vec16 __attribute__((vector_size(64)));
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+[[gnu::always_inline]] inline Vec16 load(const float* p) {
+    Vec16 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+[[gnu::always_inline]] inline void store(float* p, Vec16 v) { std::memcpy(p, &v, sizeof v); }
+
+// P neighbouring output pixels by 16 V channels from c0, every tap's product accumulated in
+// registers and stored once. `clip` checks each column against the image (border pixels);
+// interior tiles skip it.
+template <int P, int V, bool Clip>
+[[gnu::always_inline]] inline void tile(const DepthwiseNhwcShape& s, const float* img, const float* w,
+                                        const float* bias, float* out, int64_t oy, int64_t ox0, int64_t c0) {
+    Vec16 acc[P][V];
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p)
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) acc[p][v] = bias ? load(bias + c0 + 16 * v) : Vec16{};
+    for (int64_t ky = 0; ky < s.kh; ++ky) {
+        const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
+        if (iy < 0 || iy >= s.ih) continue;
+        const float* row = img + iy * s.iw * s.c + c0;
+        for (int64_t kx = 0; kx < s.kw; ++kx) {
+            const float* tap = w + (ky * s.kw + kx) * s.c + c0;
+            Vec16 wv[V];
+#pragma GCC unroll 4
+            for (int v = 0; v < V; ++v) wv[v] = load(tap + 16 * v);
+#pragma GCC unroll 4
+            for (int p = 0; p < P; ++p) {
+                const int64_t ix = (ox0 + p) * s.sw - s.pw + kx * s.dw;
+                if (Clip && (ix < 0 || ix >= s.iw)) continue;
+                const float* in = row + ix * s.c;
+#pragma GCC unroll 4
+                for (int v = 0; v < V; ++v) acc[p][v] += load(in + 16 * v) * wv[v];
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p)
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) store(out + p * s.c + c0 + 16 * v, acc[p][v]);
+}
+
+// The channels past the last multiple of 16, one at a time.
+inline void tailChannels(const DepthwiseNhwcShape& s, const float* img, const float* w, const float* bias, float* out,
+                         int64_t oy, int64_t ox, int64_t c0) {
+    for (int64_t ch = c0; ch < s.c; ++ch) {
+        float acc = bias ? bias[ch] : 0.f;
+        for (int64_t ky = 0; ky < s.kh; ++ky) {
+            const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
+            if (iy < 0 || iy >= s.ih) continue;
+            for (int64_t kx = 0; kx < s.kw; ++kx) {
+                const int64_t ix = ox * s.sw - s.pw + kx * s.dw;
+                if (ix < 0 || ix >= s.iw) continue;
+                acc += img[(iy * s.iw + ix) * s.c + ch] * w[(ky * s.kw + kx) * s.c + ch];
+            }
+        }
+        out[ch] = acc;
+    }
+}
+
+template <bool Clip>
+[[gnu::always_inline]] inline void onePixel(const DepthwiseNhwcShape& s, const float* img, const float* w,
+                                            const float* bias, float* out, int64_t oy, int64_t ox) {
+    float* o = out + ox * s.c;
+    const float* in = img;
+    int64_t c0 = 0;
+    for (; c0 + 64 <= s.c; c0 += 64) tile<1, 4, Clip>(s, in, w, bias, o, oy, ox, c0);
+    for (; c0 + 16 <= s.c; c0 += 16) tile<1, 1, Clip>(s, in, w, bias, o, oy, ox, c0);
+    tailChannels(s, in, w, bias, o, oy, ox, c0);
+}
+
+// One output row of one image: interior pixels four at a time (32 channels per tile, so
+// four pixels' accumulators and a tap's weights fit the 32 vector registers), the borders
+// and the rest one pixel at a time.
+[[gnu::target_clones("avx512f", "avx2", "default")]] void depthwiseRow(const DepthwiseNhwcShape& s, const float* img,
+                                                                      const float* w, const float* bias, float* out,
+                                                                      int64_t oy) {
+    // Interior columns: every tap inside the image.
+    const int64_t lo = std::min(s.ow, (s.pw + s.sw - 1) / s.sw);
+    const int64_t lastIn = s.iw - 1 - (s.kw - 1) * s.dw + s.pw;  // the largest ox * sw allowed
+    const int64_t hi = std::max(lo, std::min(s.ow, lastIn >= 0 ? lastIn / s.sw + 1 : 0));
+    const int64_t c32 = s.c / 32 * 32;
+    for (int64_t ox = 0; ox < lo; ++ox) onePixel<true>(s, img, w, bias, out, oy, ox);
+    int64_t ox = lo;
+    for (; ox + 4 <= hi; ox += 4) {
+        float* o = out + ox * s.c;
+        for (int64_t c0 = 0; c0 < c32; c0 += 32) tile<4, 2, false>(s, img, w, bias, o, oy, ox, c0);
+        if (c32 < s.c)
+            for (int p = 0; p < 4; ++p) {
+                float* op = out + (ox + p) * s.c;
+                int64_t c0 = c32;
+                for (; c0 + 16 <= s.c; c0 += 16) tile<1, 1, false>(s, img, w, bias, op, oy, ox + p, c0);
+                tailChannels(s, img, w, bias, op, oy, ox + p, c0);
+            }
+    }
+    for (; ox < hi; ++ox) onePixel<false>(s, img, w, bias, out, oy, ox);
+    for (ox = hi; ox < s.ow; ++ox) onePixel<true>(s, img, w, bias, out, oy, ox);
+}
+#pragma GCC diagnostic pop
+
+template <typename E>
+void permute(const E* src, E* dst, int64_t n, int64_t a, int64_t b, int64_t c) {
+    // [n, a, b, c] -> [n, c, a, b]
+    for (int64_t i = 0; i < n; ++i) {
+        const E* s = src + i * a * b * c;
+        E* d = dst + i * a * b * c;
+        for (int64_t ab = 0; ab < a * b; ++ab)
+            for (int64_t k = 0; k < c; ++k) d[k * a * b + ab] = s[ab * c + k];
+    }
+}
+
+template <typename E>
+void unpermute(const E* src, E* dst, int64_t n, int64_t c, int64_t a, int64_t b) {
+    // [n, c, a, b] -> [n, a, b, c]
+    for (int64_t i = 0; i < n; ++i) {
+        const E* s = src + i * a * b * c;
+        E* d = dst + i * a * b * c;
+        for (int64_t k = 0; k < c; ++k)
+            for (int64_t ab = 0; ab < a * b; ++ab) d[ab * c + k] = s[k * a * b + ab];
+    }
+}
+
+template <template <typename> class F, typename... Args>
+void bySize(int bytes, Args... args) {
+    if (bytes == 2) F<uint16_t>::run(args...);
+    else if (bytes == 8) F<uint64_t>::run(args...);
+    else F<uint32_t>::run(args...);
+}
+
+template <typename E>
+struct ToNchw {
+    static void run(const void* s, void* d, int64_t n, int64_t h, int64_t w, int64_t c) {
+        permute(static_cast<const E*>(s), static_cast<E*>(d), n, h, w, c);
+    }
+};
+template <typename E>
+struct ToNhwc {
+    static void run(const void* s, void* d, int64_t n, int64_t c, int64_t h, int64_t w) {
+        unpermute(static_cast<const E*>(s), static_cast<E*>(d), n, c, h, w);
+    }
+};
+
+}  // namespace
+
+void depthwiseNhwc(ThreadPool& pool, const DepthwiseNhwcShape& s, const float* x, const float* w, const float* bias,
+                   float* y, const Activation& act) {
+    const int64_t rowWork = std::max<int64_t>(1, s.ow * s.c * s.kh * s.kw);
+    pool.parallelFor(s.n * s.oh, std::max<int64_t>(1, 262144 / rowWork), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+            const int64_t img = r / s.oh, oy = r % s.oh;
+            float* out = y + r * s.ow * s.c;
+            depthwiseRow(s, x + img * s.ih * s.iw * s.c, w, bias, out, oy);
+            act.apply(out, s.ow * s.c);  // while the row is in cache
+        }
+    });
+}
+
+void depthwiseTapsByChannel(const float* onnxWeights, int64_t c, int64_t taps, float* out) {
+    for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t t = 0; t < taps; ++t) out[t * c + ch] = onnxWeights[ch * taps + t];
+}
+
+void biasActivationRows(ThreadPool& pool, float* y, int64_t rows, int64_t m, const float* bias, const Activation& act) {
+    if (!bias && act.kind == Activation::Kind::None) return;
+    pool.parallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(m, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+            float* row = y + r * m;
+            if (bias)
+                for (int64_t j = 0; j < m; ++j) row[j] += bias[j];
+            act.apply(row, m);
+        }
+    });
+}
+
+void nhwcToNchw(const void* src, void* dst, int64_t n, int64_t h, int64_t w, int64_t c, int bytes) {
+    bySize<ToNchw>(bytes, src, dst, n, h, w, c);
+}
+
+void nchwToNhwc(const void* src, void* dst, int64_t n, int64_t c, int64_t h, int64_t w, int bytes) {
+    bySize<ToNhwc>(bytes, src, dst, n, c, h, w);
+}
+
+}  // namespace fsc::cpu

@@ -1,0 +1,32 @@
+#pragma once
+// The loops of FusedConv with `channels_last` (X [N, H, W, C], Y [N, OH, OW, M]) that are
+// not oneDNN's: depthwise convolution with the channels in the vector lanes, the bias and
+// activation after a pointwise GEMM, and the layout changes the other dtypes fall back on.
+#include <cstdint>
+
+#include "compiler/backends/cpu/activation.h"
+
+namespace fsc {
+class ThreadPool;
+}
+
+namespace fsc::cpu {
+
+struct DepthwiseNhwcShape {
+    int64_t n, c, ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw;
+};
+
+// w is [kh * kw, c]: tap-major, so each tap's weights for neighbouring channels sit
+// together (depthwiseTapsByChannel makes it from ONNX's [c, 1, kh, kw]).
+void depthwiseNhwc(ThreadPool& pool, const DepthwiseNhwcShape& s, const float* x, const float* w, const float* bias,
+                   float* y, const Activation& act);
+void depthwiseTapsByChannel(const float* onnxWeights, int64_t c, int64_t taps, float* out);
+
+// y [rows, m] += bias (if any), then the activation, a block of rows per task.
+void biasActivationRows(ThreadPool& pool, float* y, int64_t rows, int64_t m, const float* bias, const Activation& act);
+
+// [n, a, b, c] -> [n, c, a, b] and back, for elements of `bytes` bytes (2, 4 or 8).
+void nhwcToNchw(const void* src, void* dst, int64_t n, int64_t h, int64_t w, int64_t c, int bytes);
+void nchwToNhwc(const void* src, void* dst, int64_t n, int64_t c, int64_t h, int64_t w, int bytes);
+
+}  // namespace fsc::cpu

@@ -1,0 +1,286 @@
+// channels-last: the convolutions of a CNN, and the element-wise ops and global pools
+// between them, work on NHWC tensors ([N, H, W, C]) instead of NCHW, with a Transpose only
+// where such a region meets the rest of the graph. In NHWC a pointwise convolution is one
+// GEMM with no reorder, a depthwise one puts its channels in the vector lanes (a 7x7 plane
+// no longer runs a loop of 7), and oneDNN's convolutions read and write the layout they
+// compute in, so no call reorders its activations in and out.
+//   Conv, FusedConv:   FusedConv with `channels_last` = 1 (X and Y NHWC, W and B as they are)
+//   GlobalAveragePool: ReduceMean over axes 1 and 2, keeping them ([N, 1, 1, C])
+//   element-wise ops:  the same op on NHWC operands; constants are permuted once here
+// A region is converted only when it holds at least two convolutions and needs no more
+// Transposes at its edges than it holds convolutions: a lone Conv (a ViT's patch
+// embedding) stays as it is.
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "compiler/elementwise_program.h"
+#include "compiler/fused_domain.h"
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/passes.h"
+#include "core/graph_builder.h"
+
+namespace fsc::passes {
+namespace {
+
+const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
+const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
+
+enum class Role { None, Conv, Pool, Elementwise };
+
+bool rank4(const Graph& g, ValueId v) {
+    const ValueType& t = g.value(v).type;
+    return t.kind == ValueType::Kind::Tensor && t.shape.rankKnown() && t.shape.rank() == 4;
+}
+
+bool scalarShaped(const Graph& g, ValueId v) {
+    const Shape& s = g.value(v).type.shape;
+    if (!s.rankKnown()) return false;
+    for (const Dim& d : s.dims())
+        if (!d.isKnown() || d.size() != 1) return false;
+    return true;
+}
+
+// Ops that compute each output element from the same element of each (broadcast) input.
+bool elementwiseKind(const Node& n) {
+    static const std::set<std::string> extra = {"Clip", "LeakyRelu", "HardSigmoid", "HardSwish", "Elu",
+                                                "Selu", "Softplus", "Identity", "Mish", "ThresholdedRelu"};
+    static const std::set<std::string> plain = [] {
+        std::set<std::string> s = elementwiseOpTypes();
+        s.insert(extra.begin(), extra.end());
+        return s;
+    }();
+    if (n.domain == kFusescopeDomain) return n.opType == "FusedElementwise" || n.opType == "Gelu";
+    return n.domain.empty() && plain.count(n.opType);
+}
+
+// What the node becomes in a channels-last region, or None with the reason.
+Role roleOf(const Rewriter& rw, const Node& n, std::string& why) {
+    const Graph& g = rw.graph();
+    if (n.outputs.size() != 1 || !n.outputs[0].valid() || n.inputs.empty() || !n.inputs[0].valid()) return Role::None;
+    const ValueId out = n.outputs[0];
+    const bool conv = (isOp(n, "Conv") || (n.domain == kFusescopeDomain && n.opType == "FusedConv"));
+    if (conv) {
+        if (intAttr(n, "channels_last", 0) != 0) return Role::None;
+        if (!rank4(g, n.inputs[0]) || !rank4(g, out)) {
+            why = "not a 2-D convolution of known rank";
+            return Role::None;
+        }
+        if (dtypeOf(g, out) != DType::Float32) {
+            why = "only float32 convolutions have channels-last kernels";
+            return Role::None;
+        }
+        return Role::Conv;
+    }
+    if (isOp(n, "GlobalAveragePool"))
+        return rank4(g, n.inputs[0]) && dtypeOf(g, out) == DType::Float32 ? Role::Pool : Role::None;
+    if (!elementwiseKind(n) || !rank4(g, out)) return Role::None;
+    for (ValueId in : n.inputs) {
+        if (!in.valid() || rank4(g, in) || scalarShaped(g, in)) continue;
+        const Tensor* c = rw.constant(in);
+        if (!c || c->dims().size() > 4 || c->dtype() == DType::String) {
+            why = "an operand of another rank is computed at run time";
+            return Role::None;
+        }
+    }
+    return Role::Elementwise;
+}
+
+Shape permuted(const Shape& s, const std::vector<int64_t>& perm) {
+    std::vector<Dim> dims;
+    for (int64_t p : perm) dims.push_back(s[size_t(p)]);
+    return Shape(std::move(dims));
+}
+
+// A constant broadcast against NCHW operands, as the same constant against NHWC ones: its
+// dims padded on the left to rank 4, then permuted.
+Tensor toNhwc(const Tensor& t) {
+    std::vector<int64_t> d(4 - t.dims().size(), 1);
+    d.insert(d.end(), t.dims().begin(), t.dims().end());
+    const size_t bytes = size_t(dtypeBits(t.dtype()) / 8);
+    const std::vector<int64_t> out = {d[0], d[2], d[3], d[1]};
+    std::string data(size_t(t.numElements()) * bytes, '\0');
+    const uint8_t* src = t.data();
+    size_t o = 0;
+    for (int64_t n = 0; n < d[0]; ++n)
+        for (int64_t h = 0; h < d[2]; ++h)
+            for (int64_t w = 0; w < d[3]; ++w)
+                for (int64_t c = 0; c < d[1]; ++c, o += bytes)
+                    std::memcpy(data.data() + o, src + size_t(((n * d[1] + c) * d[2] + h) * d[3] + w) * bytes, bytes);
+    return Tensor(t.name() + "_nhwc", t.dtype(), out, makeBuffer(std::move(data)), 0, size_t(t.numElements()) * bytes);
+}
+
+struct Region {
+    std::vector<NodeId> nodes;  // in graph order
+    int convolutions = 0;
+    int entries = 0, exits = 0;  // Transposes it needs at its edges
+};
+
+class ChannelsLastPass : public Pass {
+public:
+    std::string name() const override { return "channels-last"; }
+    std::string description() const override {
+        return "runs convolution chains in NHWC, with Transposes only where they meet the rest of the graph";
+    }
+
+    Status run(PassContext& context) override {
+        Rewriter& rw = context.rewriter;
+        const Graph& g = rw.graph();
+        std::map<uint32_t, Role> roles;
+        for (NodeId id : g.order()) {
+            std::string why;
+            const Role r = roleOf(rw, g.node(id), why);
+            if (r != Role::None) roles[id.index] = r;
+            else if (!why.empty()) context.reject("channels-last-region", id, why);
+        }
+        for (const Region& region : regions(rw, roles)) {
+            if (context.cancelled()) break;
+            ++context.counters.matched;
+            const NodeId first = region.nodes.front();
+            if (region.convolutions < 2) {
+                context.reject("channels-last-region", first, "a lone convolution: the Transposes would cost more than they save");
+                continue;
+            }
+            if (region.entries + region.exits > region.convolutions) {
+                context.reject("channels-last-region", first, "more Transposes at its edges than convolutions inside");
+                continue;
+            }
+            convert(rw, context.model, region, roles);
+            if (rw.commit("channels-last-region",
+                          std::to_string(region.convolutions) + " convolutions and " +
+                              std::to_string(region.nodes.size() - size_t(region.convolutions)) +
+                              " other nodes run in NHWC; " + std::to_string(region.entries + region.exits) +
+                              " Transposes at the edges"))
+                ++context.counters.applied;
+        }
+        rw.finish();
+        return Status::ok();
+    }
+
+private:
+    // Connected groups of convertible nodes, joined through the values they pass each other.
+    static std::vector<Region> regions(const Rewriter& rw, const std::map<uint32_t, Role>& roles) {
+        const Graph& g = rw.graph();
+        std::map<uint32_t, uint32_t> parent;
+        for (const auto& [id, role] : roles) parent[id] = id;
+        auto find = [&](uint32_t x) {
+            while (parent[x] != x) x = parent[x] = parent[parent[x]];
+            return x;
+        };
+        for (const auto& [id, role] : roles)
+            for (ValueId in : g.node(NodeId{id}).inputs) {
+                if (!in.valid()) continue;
+                const NodeId p = rw.producer(in);
+                if (p.valid() && roles.count(p.index) && rank4(g, in)) parent[find(id)] = find(p.index);
+            }
+        std::map<uint32_t, Region> byRoot;
+        std::vector<uint32_t> rootOrder;
+        for (NodeId id : g.order()) {
+            auto it = roles.find(id.index);
+            if (it == roles.end()) continue;
+            const uint32_t root = find(id.index);
+            if (!byRoot.count(root)) rootOrder.push_back(root);
+            Region& r = byRoot[root];
+            r.nodes.push_back(id);
+            r.convolutions += it->second == Role::Conv;
+        }
+        std::vector<Region> out;
+        for (uint32_t root : rootOrder) {
+            Region& r = byRoot[root];
+            std::set<uint32_t> members, entered;
+            for (NodeId id : r.nodes) members.insert(id.index);
+            for (NodeId id : r.nodes) {
+                const Node& n = g.node(id);
+                for (ValueId in : n.inputs)
+                    if (in.valid() && rank4(g, in) && !rw.constant(in)) {
+                        const NodeId p = rw.producer(in);
+                        if ((!p.valid() || !members.count(p.index)) && entered.insert(in.index).second) ++r.entries;
+                    }
+                if (leavesRegion(rw, n.outputs[0], members)) ++r.exits;
+            }
+            out.push_back(std::move(r));
+        }
+        return out;
+    }
+
+    static bool leavesRegion(const Rewriter& rw, ValueId v, const std::set<uint32_t>& members) {
+        if (rw.isGraphOutput(v) || rw.isCaptured(v)) return true;
+        for (NodeId u : rw.users(v))
+            if (!members.count(u.index)) return true;
+        return false;
+    }
+
+    static Node transposeNode(const Node& near, const std::string& name, ValueId in, ValueId out,
+                              const std::vector<int64_t>& perm) {
+        Node t;
+        t.name = name;
+        t.opType = "Transpose";
+        t.scope = near.scope;
+        t.inputs = {in};
+        t.outputs = {out};
+        t.attributes = {fsc::intsAttr("perm", perm)};
+        return t;
+    }
+
+    static void convert(Rewriter& rw, const Model& model, const Region& region, const std::map<uint32_t, Role>& roles) {
+        std::set<uint32_t> members;
+        for (NodeId id : region.nodes) members.insert(id.index);
+        std::map<uint32_t, ValueId> nhwc;  // a value of the region (or entering it) -> its NHWC twin
+        auto typeOf = [&](ValueId v) {
+            ValueType t = rw.graph().value(v).type;
+            t.shape = permuted(t.shape, kToNhwc);
+            return t;
+        };
+        for (NodeId id : region.nodes) {
+            const Node old = rw.graph().node(id);
+            Node made = old;
+            made.origins.clear();
+            for (size_t i = 0; i < made.inputs.size(); ++i) {
+                const ValueId in = made.inputs[i];
+                if (!in.valid()) continue;
+                if (auto it = nhwc.find(in.index); it != nhwc.end()) {
+                    made.inputs[i] = it->second;
+                } else if (const Tensor* c = rw.constant(in); c && !(roles.at(id.index) == Role::Conv && i > 0)) {
+                    if (c->numElements() != 1) made.inputs[i] = rw.addConstant(toNhwc(*c), rw.graph().value(in).name + "_nhwc");
+                } else if (rank4(rw.graph(), in) && !(roles.at(id.index) == Role::Conv && i > 0)) {
+                    const ValueId entered = rw.addIntermediate(typeOf(in), rw.graph().value(in).name + "_nhwc");
+                    rw.addNode(transposeNode(old, rw.graph().value(in).name + "/to_nhwc", in, entered, kToNhwc), id, {id});
+                    nhwc[in.index] = made.inputs[i] = entered;
+                }
+            }
+            const ValueId out = old.outputs[0];
+            const ValueId outNhwc = rw.addIntermediate(typeOf(out), rw.graph().value(out).name + "_nhwc");
+            made.outputs = {outNhwc};
+            const Role role = roles.at(id.index);
+            if (role == Role::Conv) {
+                if (made.domain.empty()) {
+                    made.domain = kFusescopeDomain;
+                    made.opType = "FusedConv";
+                }
+                made.attributes.push_back(fsc::intAttr("channels_last", 1));
+            } else if (role == Role::Pool) {
+                made.opType = "ReduceMean";
+                made.attributes = {fsc::intAttr("keepdims", 1)};
+                if (model.opsetVersion("") >= 18)
+                    made.inputs.push_back(rw.addConstant(int64Tensor("", {2}, {1, 2}), old.name + "_axes"));
+                else
+                    made.attributes.push_back(fsc::intsAttr("axes", {1, 2}));
+            }
+            rw.addNode(std::move(made), id, {id});
+            nhwc[out.index] = outNhwc;
+            if (leavesRegion(rw, out, members)) {
+                const ValueId back = rw.addIntermediate(rw.graph().value(out).type, rw.graph().value(out).name + "_nchw");
+                rw.addNode(transposeNode(old, rw.graph().value(out).name + "/to_nchw", outNhwc, back, kToNchw), id, {id});
+                rw.replaceAllUses(out, back);
+                nhwc[back.index] = outNhwc;  // region nodes still to come now read `back`
+            }
+        }
+        for (auto it = region.nodes.rbegin(); it != region.nodes.rend(); ++it) rw.removeNode(*it);
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> channelsLast() { return std::make_unique<ChannelsLastPass>(); }
+
+}  // namespace fsc::passes
