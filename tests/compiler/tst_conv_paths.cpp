@@ -2,9 +2,11 @@
 // the NCHW image, the direct depthwise loops for 3x3 stride 1 and 2 and for other
 // windows) against a naive loop written from ONNX's definition, on odd sizes, groups,
 // dilations, asymmetric pads and with and without bias; each model runs twice (cached
-// primitives and reordered weights) and then with another input size.
+// primitives and reordered weights) and then with another input size. The same cases run
+// again in channels-last form (FusedConv with `channels_last`).
 #include <QtTest>
 
+#include <cstring>
 #include <random>
 
 #include "compiler/runtime/executor.h"
@@ -105,6 +107,81 @@ private slots:
         }
     }
 
+    // The same cases as FusedConv with `channels_last` (what the channels-last pass makes):
+    // X and Y NHWC, in float32 (the NHWC depthwise loop, oneDNN told the layout) and float64
+    // (NCHW copies around the kernel above).
+    void channelsLastMatchesTheDefinition_data() {
+        QTest::addColumn<int>("index");
+        QTest::addColumn<bool>("doubles");
+        static const std::vector<Case> cases = cases_();
+        for (size_t i = 0; i < cases.size(); ++i) {
+            QTest::newRow(cases[i].name) << int(i) << false;
+            QTest::newRow((std::string(cases[i].name) + ", float64").c_str()) << int(i) << true;
+        }
+    }
+    void channelsLastMatchesTheDefinition() {
+        QFETCH(int, index);
+        QFETCH(bool, doubles);
+        const Case k = cases_()[size_t(index)];
+        const DType type = doubles ? DType::Float64 : DType::Float32;
+        std::mt19937 rng(uint32_t(index) + 101);
+        const auto weights = randomValues(size_t(k.m * (k.c / k.group) * k.kh * k.kw), rng);
+        const auto bias = randomValues(size_t(k.m), rng);
+        auto tensor = [&](const char* name, std::vector<int64_t> dims, const std::vector<float>& v) {
+            if (!doubles) return floatTensor(name, dims, v);
+            std::string bytes(v.size() * sizeof(double), '\0');
+            for (size_t i = 0; i < v.size(); ++i) {
+                const double d = v[i];
+                std::memcpy(bytes.data() + i * sizeof d, &d, sizeof d);
+            }
+            return Tensor(name, DType::Float64, std::move(dims), makeBuffer(std::move(bytes)), 0, v.size() * sizeof(double));
+        };
+        GraphBuilder gb;
+        ValueId x = gb.input("x", type, Shape({Dim::symbolic("n"), Dim::symbolic("h"), Dim::symbolic("w"), Dim::known(k.c)}));
+        std::vector<ValueId> inputs{x, gb.initializer(tensor("W", {k.m, k.c / k.group, k.kh, k.kw}, weights))};
+        if (k.bias) inputs.push_back(gb.initializer(tensor("B", {k.m}, bias)));
+        gb.output(gb.node("FusedConv", inputs, {"y"},
+                          {intAttr("channels_last", 1), intAttr("group", k.group), intsAttr("strides", {k.sh, k.sw}),
+                           intsAttr("dilations", {k.dh, k.dw}), intsAttr("pads", k.pads)},
+                          "conv", "ai.fusescope")[0]);
+        Model model = gb.buildModel();
+        model.opsetImports.push_back({"ai.fusescope", 1});
+        auto exec = Executor::create(model, ExecutorOptions{.threads = 2, .backend = Backend::Cpu, .device = nullptr});
+        QVERIFY2(exec.isOk(), exec.status().message().c_str());
+        for (auto [n, h, w] :
+             {std::tuple<int64_t, int64_t, int64_t>{1, 13, 11}, {1, 13, 11}, {2, 8, 17}, {1, 7, 12}, {1, 9, 40}}) {
+            const auto input = randomValues(size_t(n * k.c * h * w), rng);  // NCHW, for the definition
+            RtTensor t = allocateTensor(type, {n, h, w, k.c});
+            for (int64_t img = 0; img < n; ++img)
+                for (int64_t ch = 0; ch < k.c; ++ch)
+                    for (int64_t p = 0; p < h * w; ++p) {
+                        const float v = input[size_t((img * k.c + ch) * h * w + p)];
+                        const size_t at = size_t((img * h * w + p) * k.c + ch);
+                        if (doubles) t.as<double>()[at] = v;
+                        else t.as<float>()[at] = v;
+                    }
+            auto out = (*exec)->run({t});
+            QVERIFY2(out.isOk(), out.status().message().c_str());
+            const RtTensor& y = (*out)[0];
+            QCOMPARE(y.dims.size(), size_t(4));
+            QCOMPARE(y.dims[3], k.m);
+            const int64_t oh = y.dims[1], ow = y.dims[2];
+            QCOMPARE(oh, (h + k.pads[0] + k.pads[2] - ((k.kh - 1) * k.dh + 1)) / k.sh + 1);
+            QCOMPARE(ow, (w + k.pads[1] + k.pads[3] - ((k.kw - 1) * k.dw + 1)) / k.sw + 1);
+            const auto expected = naiveConv(k, input, n, h, w, weights, bias, oh, ow);
+            for (int64_t img = 0; img < n; ++img)
+                for (int64_t oc = 0; oc < k.m; ++oc)
+                    for (int64_t p = 0; p < oh * ow; ++p) {
+                        const size_t at = size_t((img * oh * ow + p) * k.m + oc);
+                        const double got = doubles ? y.as<double>()[at] : y.as<float>()[at];
+                        const float want = expected[size_t((img * k.m + oc) * oh * ow + p)];
+                        if (std::abs(got - want) > 1e-4 * (1 + std::abs(want)))
+                            QFAIL(qPrintable(QString("image %1 channel %2 pixel %3: %4, expected %5")
+                                                 .arg(img).arg(oc).arg(p).arg(got).arg(want)));
+                    }
+        }
+    }
+
 private:
     static std::vector<Case> cases_() {
         return {
@@ -129,6 +206,11 @@ private:
             {"depthwise 3x3 dilated 2 stride 1 (long-row path)", 3, 3, 3, 3, 3, 1, 1, 2, 2, {2, 2, 2, 2}, true},
             {"depthwise 7x5 stride 1 (long-row path)", 4, 4, 4, 7, 5, 1, 1, 1, 1, {3, 2, 3, 2}, false},
             {"depthwise multiplier 2 (oneDNN)", 3, 6, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
+            // Channel counts that fill the NHWC loop's 64- and 32-channel tiles and leave 16s and single ones.
+            {"depthwise 3x3 70 channels", 70, 70, 70, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
+            {"depthwise 5x5 stride 2 96 channels", 96, 96, 96, 5, 5, 2, 2, 1, 1, {2, 2, 2, 2}, true},
+            {"depthwise 3x3 dilated 37 channels asymmetric pads", 37, 37, 37, 3, 3, 1, 1, 2, 2, {2, 1, 0, 2}, false},
+            {"depthwise 3x3 stride 2 136 channels", 136, 136, 136, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, true},
         };
     }
 };

@@ -395,6 +395,28 @@ private slots:
                                 {stringAttr("activation", "Relu")},
                                 {randomFloatTensor("w", {5, 3, 1, 1}, 25, 0.5f),
                                  randomFloatTensor("b", {5}, 26, 1.f)}});
+        // channels_last: X [N, H, W, C] and Y NHWC; the CPU side runs its NHWC kernels.
+        row("fused conv channels last grouped strided",
+            {"FusedConv",
+             "ai.fusescope",
+             {{2, 9, 8, 4}},
+             {intAttr("channels_last", 1), intAttr("group", 2), intsAttr("strides", {2, 1}),
+              intsAttr("pads", {1, 1, 1, 1}), stringAttr("activation", "Relu")},
+             {randomFloatTensor("w", {6, 2, 3, 3}, 27, 0.5f), randomFloatTensor("b", {6}, 28, 1.f)}});
+        row("fused conv channels last depthwise",
+            {"FusedConv",
+             "ai.fusescope",
+             {{1, 7, 7, 20}},
+             {intAttr("channels_last", 1), intAttr("group", 20), intsAttr("pads", {1, 1, 1, 1})},
+             {randomFloatTensor("w", {20, 1, 3, 3}, 29, 0.5f), randomFloatTensor("b", {20}, 30, 1.f)}});
+        row("fused conv channels last pointwise",
+            {"FusedConv",
+             "ai.fusescope",
+             {{1, 5, 6, 8}},
+             {intAttr("channels_last", 1), stringAttr("activation", "Sigmoid")},
+             {randomFloatTensor("w", {12, 8, 1, 1}, 31, 0.5f), randomFloatTensor("b", {12}, 32, 1.f)}});
+        row("reduce mean middle axes", {"ReduceMean", "", {{2, 5, 4, 6}}, {intsAttr("axes", {1, 2})}});
+        row("transpose to channels last", {"Transpose", "", {{2, 3, 5, 7}}, {intsAttr("perm", {0, 2, 3, 1})}});
         row("fused gemm sigmoid",
             {"FusedGemm",
              "ai.fusescope",

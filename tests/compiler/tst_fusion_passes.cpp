@@ -263,6 +263,76 @@ private slots:
         QVERIFY(maxRelativeError(m, res.model) < 1e-6);
     }
 
+    // channels-last: a MobileNet-style block with a squeeze-and-excitation branch becomes one
+    // NHWC region (three Transposes at its edges for four convolutions); a lone Conv stays.
+    void channelsLastConvertsConvolutionChains_data() {
+        QTest::addColumn<int>("opset");
+        QTest::newRow("opset 17 (ReduceMean's axes an attribute)") << 17;
+        QTest::newRow("opset 18 (axes an input)") << 18;
+    }
+    void channelsLastConvertsConvolutionChains() {
+        QFETCH(int, opset);
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({1, 8, 10, 10}));
+        ValueId zero = b.initializer(floatTensor("zero", {}, {0.0f}));
+        ValueId six = b.initializer(floatTensor("six", {}, {6.0f}));
+        ValueId expand = b.op("Conv", {x, b.initializer(randomFloatTensor("w1", {40, 8, 1, 1}, 31, 0.5f)),
+                                       b.initializer(randomFloatTensor("b1", {40}, 32))}, "expand");
+        ValueId clipped = b.op("Clip", {expand, zero, six}, "clipped");
+        ValueId dw = b.op("Conv", {clipped, b.initializer(randomFloatTensor("wdw", {40, 1, 3, 3}, 33, 0.5f))}, "dw",
+                          {intAttr("group", 40), intsAttr("pads", {1, 1, 1, 1}), intsAttr("strides", {2, 2})});
+        ValueId project = b.op("Conv", {b.op("Relu", {dw}, "dwr"), b.initializer(randomFloatTensor("w3", {8, 40, 1, 1}, 34, 0.5f))},
+                               "project");
+        ValueId shifted = b.op("Add", {project, b.initializer(randomFloatTensor("shift", {8, 1, 1}, 35))}, "shifted");
+        ValueId pooled = b.op("GlobalAveragePool", {shifted}, "pooled");
+        ValueId gate = b.op("Sigmoid", {b.op("Conv", {pooled, b.initializer(randomFloatTensor("wse", {8, 8, 1, 1}, 36, 0.5f))}, "se")},
+                            "gate");
+        b.output(b.op("Mul", {shifted, gate}, "y"));
+        b.output(b.op("Flatten", {pooled}, "features"));
+        ValueId lone = b.input("lone_in", DType::Float32, dims({1, 3, 6, 6}));
+        b.output(b.op("Conv", {lone, b.initializer(randomFloatTensor("wl", {4, 3, 3, 3}, 37, 0.5f))}, "lone"));
+        Model m = withInferredTypes(b, opset);
+        auto res = compileWith(m, {"channels-last"});
+        const Graph& g = *res.model.graph;
+        int channelsLast = 0;
+        for (NodeId id : g.order()) channelsLast += fsc::passes::intAttr(g.node(id), "channels_last", 0) == 1;
+        QCOMPARE(channelsLast, 4);
+        QCOMPARE(countOps(g, "Conv"), 1);  // the lone one
+        QCOMPARE(countOps(g, "Transpose"), 3);  // x in; y and the pooled features out
+        QCOMPARE(countOps(g, "GlobalAveragePool"), 0);
+        QCOMPARE(countOps(g, "ReduceMean"), 1);
+        QVERIFY(rejectedFor(res, "a lone convolution"));
+        for (NodeId id : g.order())
+            if (g.node(id).opType == "Add") {  // its [8, 1, 1] constant permuted to [1, 1, 1, 8]
+                const Tensor* shift = g.value(g.node(id).inputs[1]).initializer.get();
+                QVERIFY(shift);
+                QCOMPARE(shift->dims(), (std::vector<int64_t>{1, 1, 1, 8}));
+            }
+        QVERIFY(maxRelativeError(m, res.model) < 1e-5);
+        // With the fusions before it, as O2 runs it: the Clip and Relu become epilogues.
+        auto o2 = compileWith(m, {"activation-fusion", "elementwise-fusion", "channels-last", "cancel-inverse-pairs"});
+        QCOMPARE(countFused(*o2.model.graph, "FusedConv"), 4);
+        QCOMPARE(countOps(*o2.model.graph, "Clip"), 0);
+        QVERIFY(maxRelativeError(m, o2.model) < 1e-5);
+    }
+
+    // TensorFlow's exports wrap convolutions in NHWC -> NCHW -> NHWC Transposes: the region's
+    // own edge Transposes cancel them, so none is left.
+    void channelsLastCancelsAnExportersTransposes() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({1, 9, 9, 4}));
+        ValueId nchw = b.op("Transpose", {x}, "nchw", {intsAttr("perm", {0, 3, 1, 2})});
+        ValueId c1 = b.op("Relu", {b.op("Conv", {nchw, b.initializer(randomFloatTensor("w1", {6, 4, 3, 3}, 41, 0.5f))}, "c1",
+                                        {intsAttr("pads", {1, 1, 1, 1})})}, "r1");
+        ValueId c2 = b.op("Conv", {c1, b.initializer(randomFloatTensor("w2", {5, 6, 1, 1}, 42, 0.5f))}, "c2");
+        b.output(b.op("Transpose", {c2}, "y", {intsAttr("perm", {0, 2, 3, 1})}));
+        Model m = withInferredTypes(b);
+        auto res = compileWith(m, {"channels-last", "cancel-inverse-pairs"});
+        QCOMPARE(countOps(*res.model.graph, "Transpose"), 0);
+        QCOMPARE(countFused(*res.model.graph, "FusedConv"), 2);
+        QVERIFY(maxRelativeError(m, res.model) < 1e-5);
+    }
+
     void activationGuards() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, dims({2, 4}));

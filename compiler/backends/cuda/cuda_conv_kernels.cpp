@@ -1,6 +1,8 @@
 // Conv and FusedConv on the device: cuDNN's convolution (Device::convolution), then the
-// bias and activation in one BiasActivation launch over the NCHW output. cuDNN pads both
-// sides of a dim alike; a node with other padding, or a device without cuDNN, runs on the CPU.
+// bias and activation in one BiasActivation launch over the output (NCHW, or NHWC for a
+// FusedConv with `channels_last`: cuDNN reads and writes that layout through its strides).
+// cuDNN pads both sides of a dim alike; a node with other padding, or a device without cuDNN,
+// runs on the CPU.
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cuda/cuda_kernel_support.h"
 
@@ -9,16 +11,18 @@ namespace {
 
 class ConvKernel : public Kernel {
 public:
-    ConvKernel(cpu::WindowAttrs attrs, int64_t group, GemmActivation act)
-        : m_attrs(std::move(attrs)), m_group(group), m_act(act) {}
+    ConvKernel(cpu::WindowAttrs attrs, int64_t group, GemmActivation act, bool channelsLast)
+        : m_attrs(std::move(attrs)), m_group(group), m_act(act), m_channelsLast(channelsLast) {}
     Status compute(KernelContext& ctx) override {
         const RtTensor *x = ctx.input(0), *w = ctx.input(1), *b = ctx.input(2);
         if (!x || !w) return bad(ctx, "needs X and W");
         if (x->dtype != w->dtype || (b && b->dtype != x->dtype)) return bad(ctx, "X, W and B differ in dtype");
         if (!isFloatKind(x->dtype)) return unsupported(ctx, "not a float type");
         if (x->rank() < 3 || x->rank() > 5 || w->rank() != x->rank()) return bad(ctx, "X and W need one rank of 3 to 5");
+        if (m_channelsLast && x->rank() != 4) return bad(ctx, "a channels-last convolution needs X [N, H, W, C]");
         const size_t nd = x->rank() - 2;
-        std::vector<int64_t> spatial(x->dims.begin() + 2, x->dims.end());
+        const size_t firstSpatial = m_channelsLast ? 1 : 2;
+        std::vector<int64_t> spatial(x->dims.begin() + firstSpatial, x->dims.begin() + firstSpatial + nd);
         std::vector<int64_t> kernel(w->dims.begin() + 2, w->dims.end());
         if (!m_attrs.kernelShape.empty() && m_attrs.kernelShape != kernel) return bad(ctx, "kernel_shape differs from W's dims");
         auto geo = cpu::convGeometry(ctx, m_attrs, spatial, kernel, false);
@@ -27,7 +31,8 @@ public:
         call.type = *elemType(x->dtype);
         call.spatial = int(nd);
         call.n = x->dims[0];
-        call.c = x->dims[1];
+        call.c = m_channelsLast ? x->dims[3] : x->dims[1];
+        call.channelsLast = m_channelsLast;
         call.k = w->dims[0];
         call.group = m_group;
         if (call.c != w->dims[1] * m_group) return bad(ctx, "W's input channels times group differ from X's channels");
@@ -46,6 +51,7 @@ public:
         }
         std::vector<int64_t> outDims{call.n, call.k};
         outDims.insert(outDims.end(), geo->out.begin(), geo->out.end());
+        if (m_channelsLast) outDims = {call.n, geo->out[0], geo->out[1], call.k};
         auto out = ctx.output(0, x->dtype, outDims);
         if (!out) return out.status();
         RtTensor& y = **out;
@@ -55,13 +61,15 @@ public:
         call.y = y.data;
         FSC_RETURN_IF_ERROR(ctx.device()->convolution(call).withContext(ctx.where()));
         if (!b && m_act.kind == dk::Act::None) return Status::ok();
-        return launchBiasActivation(ctx, y, y, b, m_act, numel(geo->out));
+        // The bias index is (element / biasInner) % channels: 1 when the channel is innermost.
+        return launchBiasActivation(ctx, y, y, b, m_act, m_channelsLast ? 1 : numel(geo->out));
     }
 
 private:
     cpu::WindowAttrs m_attrs;
     int64_t m_group;
     GemmActivation m_act;
+    bool m_channelsLast;  // FusedConv's `channels_last`: X and Y NHWC
 };
 
 // Whether symmetric padding reproduces the node's padding for every input size: explicit
@@ -90,7 +98,9 @@ KernelFactory convOp(bool fused) {
             if (!a) return a.status();
             act = *a;
         }
-        return std::unique_ptr<Kernel>(new ConvKernel(std::move(attrs), init.getInt("group", 1), act));
+        const bool channelsLast = fused && init.getInt("channels_last", 0) != 0;
+        if (channelsLast && rank >= 0 && rank != 4) return declined("a channels-last convolution that is not 2-D");
+        return std::unique_ptr<Kernel>(new ConvKernel(std::move(attrs), init.getInt("group", 1), act, channelsLast));
     };
 }
 

@@ -221,10 +221,13 @@ void referenceConvolution(const ConvCall& c) {
                             off = off * c.inDims[d] + x;
                         }
                         if (!inside) continue;
-                        acc += dk::loadFloat(c.x, c.type, (n * c.c + g * cg + ci) * inPlane + off) *
-                               dk::loadFloat(c.w, c.type, (k * cg + ci) * taps + t);
+                        const int64_t channel = g * cg + ci;
+                        const int64_t xi = c.channelsLast ? (n * inPlane + off) * c.c + channel
+                                                          : (n * c.c + channel) * inPlane + off;
+                        acc += dk::loadFloat(c.x, c.type, xi) * dk::loadFloat(c.w, c.type, (k * cg + ci) * taps + t);
                     }
-                dk::storeFloat(c.y, c.type, (n * c.k + k) * outPlane + o, acc);
+                dk::storeFloat(c.y, c.type, c.channelsLast ? (n * outPlane + o) * c.k + k : (n * c.k + k) * outPlane + o,
+                               acc);
             }
         }
 }
