@@ -417,6 +417,16 @@ private slots:
              {randomFloatTensor("w", {12, 8, 1, 1}, 31, 0.5f), randomFloatTensor("b", {12}, 32, 1.f)}});
         row("reduce mean middle axes", {"ReduceMean", "", {{2, 5, 4, 6}}, {intsAttr("axes", {1, 2})}});
         row("transpose to channels last", {"Transpose", "", {{2, 3, 5, 7}}, {intsAttr("perm", {0, 2, 3, 1})}});
+        // The CPU's Transpose paths: few columns, square tiles with remainders, no merge.
+        row("transpose back to channels first", {"Transpose", "", {{2, 5, 7, 3}}, {intsAttr("perm", {0, 3, 1, 2})}});
+        row("transpose in tiles", {"Transpose", "", {{2, 40, 33}}, {intsAttr("perm", {0, 2, 1})}});
+        row("transpose unmerged", {"Transpose", "", {{2, 3, 4, 5}}, {intsAttr("perm", {1, 0, 3, 2})}});
+        // Reductions over a middle block: summed in float blocks of 64 rows, or kept as is.
+        row("reduce mean middle, many rows", {"ReduceMean", "", {{2, 150, 7, 5}}, {intsAttr("axes", {1, 2})}});
+        row("reduce max middle axes", {"ReduceMax", "", {{2, 5, 4, 6}}, {intsAttr("axes", {1, 2})}});
+        // One operand a row repeated over the other's rows (a channels-last scale), both ways.
+        row("mul per-channel row", {"Mul", "", {{2, 5, 4, 6}, {1, 1, 1, 6}}});
+        row("sub row first", {"Sub", "", {{1, 1, 6}, {3, 5, 6}}});
         row("fused gemm sigmoid",
             {"FusedGemm",
              "ai.fusescope",

@@ -86,6 +86,21 @@ Status runBroadcast2(KernelContext& ctx, const RtTensor& a, const RtTensor& b, D
     const BroadcastRows plan = planBroadcast(*dims, {&a.dims, &b.dims});
     const int64_t len = plan.rowLength;
     const int sa = int(plan.rowStride[0]), sb = int(plan.rowStride[1]);
+    const int64_t total = (*out)->numel();
+    if (sa && sb && len < total && ((a.numel() == total && b.numel() == len) || (b.numel() == total && a.numel() == len))) {
+        // One operand a single row repeated over the other's rows (a per-channel scale on
+        // NHWC): plain pointer steps instead of every short row's offsets worked out anew.
+        const int64_t stepA = a.numel() == total ? len : 0, stepB = b.numel() == total ? len : 0;
+        ctx.pool().parallelFor(total / len, std::max<int64_t>(1, 16384 / len), [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) {
+                const TIn* ra = pa + r * stepA;
+                const TIn* rb = pb + r * stepB;
+                TOut* ro = po + r * len;
+                for (int64_t i = 0; i < len; ++i) ro[i] = op(ra[i], rb[i]);
+            }
+        });
+        return Status::ok();
+    }
     forEachRow(ctx.pool(), plan, [&](int64_t o, const int64_t* off) {
         const TIn* ra = pa + off[0];
         const TIn* rb = pb + off[1];

@@ -96,6 +96,11 @@ private:
             // One block of reduced dims between kept ones ([N, H, W, C] over H and W): whole
             // rows of `inner` accumulate at once, in vector lanes for sums and means.
             const bool sum = m_kind == Red::Sum || m_kind == Red::Mean;
+            if constexpr (std::is_same_v<T, float>)
+                if (sum) {
+                    sumMiddleFloat(ctx.pool(), pi, outer, span, inner, acc.data());
+                    goto written;
+                }
             ctx.pool().parallelFor(outer, 1, [&](int64_t b, int64_t e) {
                 for (int64_t o = b; o < e; ++o) {
                     double* a = acc.data() + o * inner;
@@ -122,11 +127,37 @@ private:
                 }
             }
         }
+    written:
         T* po = out.as<T>();
         for (int64_t o = 0; o < outN; ++o) po[o] = T(finish(acc[size_t(o)], count));
         (void)ctx;
         return Status::ok();
     }
+    // Sums over the middle of [outer, span, inner] in blocks of 64 rows: each block adds in
+    // float vector lanes, blocks add up in double, and the blocks of a wide reduction (a
+    // squeeze-and-excitation pool over 112 x 112 pixels) are spread over the threads.
+    static void sumMiddleFloat(ThreadPool& pool, const float* x, int64_t outer, int64_t span, int64_t inner,
+                               double* acc) {
+        constexpr int64_t kBlock = 64;
+        const int64_t blocks = (span + kBlock - 1) / kBlock;
+        std::vector<double> partial(size_t(outer * blocks * inner));
+        pool.parallelFor(outer * blocks, std::max<int64_t>(1, 16384 / (kBlock * inner)), [&](int64_t b, int64_t e) {
+            std::vector<float> sum(static_cast<size_t>(inner));
+            for (int64_t t = b; t < e; ++t) {
+                const int64_t o = t / blocks, r0 = (t % blocks) * kBlock, r1 = std::min(span, r0 + kBlock);
+                std::fill(sum.begin(), sum.end(), 0.f);
+                for (int64_t r = r0; r < r1; ++r) {
+                    const float* row = x + (o * span + r) * inner;
+                    for (int64_t i = 0; i < inner; ++i) sum[size_t(i)] += row[i];
+                }
+                std::copy(sum.begin(), sum.end(), partial.begin() + t * inner);
+            }
+        });
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t blk = 0; blk < blocks; ++blk)
+                for (int64_t i = 0; i < inner; ++i) acc[o * inner + i] += partial[size_t((o * blocks + blk) * inner + i)];
+    }
+
     // Whether the reduced dims are one run with kept dims on either side: the input is then
     // [outer, count, inner] reduced over its middle.
     static bool middleBlock(const std::vector<int64_t>& dims, const std::vector<bool>& reduced, int64_t& outer,

@@ -157,8 +157,41 @@ void coalesceTranspose(std::vector<int64_t>& dims, std::vector<int64_t>& perm) {
 
 // out[b][j][i] = in[b][i][j] for `batches` matrices of rows x cols, in square tiles so both
 // sides are read and written a cache line at a time.
+// A matrix with R rows (an image's 3 colour planes) interleaved into R columns: the
+// compiler turns the fixed-R inner loop into vector shuffles.
+template <int64_t R, typename T>
+void fewRowsTranspose(const T* __restrict in, T* __restrict out, int64_t cols) {
+    for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < R; ++i) out[j * R + i] = in[i * cols + j];
+}
+// ... and back: R columns spread out into R rows.
+template <int64_t R, typename T>
+void fewColumnsTranspose(const T* __restrict in, T* __restrict out, int64_t rows) {
+    for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < R; ++j) out[j * rows + i] = in[i * R + j];
+}
+
+template <typename T>
+bool narrowTranspose(const T* in, T* out, int64_t batches, int64_t rows, int64_t cols) {
+    using Fn = void (*)(const T*, T*, int64_t);
+    static constexpr Fn byRows[] = {nullptr, nullptr, fewRowsTranspose<2, T>, fewRowsTranspose<3, T>,
+                                    fewRowsTranspose<4, T>};
+    static constexpr Fn byCols[] = {nullptr, nullptr, fewColumnsTranspose<2, T>, fewColumnsTranspose<3, T>,
+                                    fewColumnsTranspose<4, T>};
+    const bool fewRows = rows >= 2 && rows <= 4, fewCols = cols >= 2 && cols <= 4;
+    if (!fewRows && !fewCols) return false;
+    for (int64_t b = 0; b < batches; ++b) {
+        const T* src = in + b * rows * cols;
+        T* dst = out + b * rows * cols;
+        if (fewRows) byRows[rows](src, dst, cols);
+        else byCols[cols](src, dst, rows);
+    }
+    return true;
+}
+
 template <typename T>
 void batchedTranspose(ThreadPool& pool, const T* in, T* out, int64_t batches, int64_t rows, int64_t cols) {
+    if (narrowTranspose(in, out, batches, rows, cols)) return;
     constexpr int64_t kTile = 32;
     const int64_t rowTiles = (rows + kTile - 1) / kTile;
     pool.parallelFor(batches * rowTiles, std::max<int64_t>(1, 8192 / (kTile * std::max<int64_t>(cols, 1))),
