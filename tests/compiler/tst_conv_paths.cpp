@@ -148,8 +148,10 @@ private slots:
         model.opsetImports.push_back({"ai.fusescope", 1});
         auto exec = Executor::create(model, ExecutorOptions{.threads = 2, .backend = Backend::Cpu, .device = nullptr});
         QVERIFY2(exec.isOk(), exec.status().message().c_str());
-        for (auto [n, h, w] :
-             {std::tuple<int64_t, int64_t, int64_t>{1, 13, 11}, {1, 13, 11}, {2, 8, 17}, {1, 7, 12}, {1, 9, 40}}) {
+        std::vector<std::tuple<int64_t, int64_t, int64_t>> sizes{{1, 13, 11}, {1, 13, 11}, {2, 8, 17}, {1, 7, 12}, {1, 9, 40}};
+        const bool pointwise = k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 && k.pads == std::vector<int64_t>{0, 0, 0, 0};
+        if (pointwise) sizes.insert(sizes.end(), {{2, 1, 1}, {1, 2, 2}});  // a pooled image: the dot-product loop
+        for (auto [n, h, w] : sizes) {
             const auto input = randomValues(size_t(n * k.c * h * w), rng);  // NCHW, for the definition
             RtTensor t = allocateTensor(type, {n, h, w, k.c});
             for (int64_t img = 0; img < n; ++img)

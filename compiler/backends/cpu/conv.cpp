@@ -395,15 +395,19 @@ public:
             const float* bias = b ? b->as<float>() : nullptr;
             if (m_group == c && m == c) {
                 const int64_t taps = kernel[0] * kernel[1];
-                if (!weightsConstant || m_tapsFrom != w->data || m_taps.size() != size_t(taps * c)) {
-                    m_taps.resize(size_t(taps * c));
-                    depthwiseTapsByChannel(w->as<float>(), c, taps, m_taps.data());
-                    m_tapsFrom = weightsConstant ? w->data : nullptr;
-                }
                 const DepthwiseNhwcShape s{n, c, h, wd, geo->out[0], geo->out[1], kernel[0], kernel[1],
                                            geo->strides[0], geo->strides[1], geo->dilations[0], geo->dilations[1],
                                            geo->padBegin[0], geo->padBegin[1]};
-                depthwiseNhwc(ctx.pool(), s, x->as<float>(), m_taps.data(), bias, y->as<float>(), m_act);
+                depthwiseNhwc(ctx.pool(), s, x->as<float>(), weightsByInput(*w, c, taps, weightsConstant), bias,
+                              y->as<float>(), m_act);
+                return Status::ok();
+            }
+            const int64_t pixels = n * h * wd;
+            if (m_group == 1 && pixels <= 4 && isPointwise(*geo, kernel, {h, wd})) {
+                // A squeeze-and-excitation layer on a pooled [N, 1, 1, C]: a few dot products,
+                // which a oneDNN call costs more to set up than to compute (4-12 us each).
+                pointwiseDots(ctx.pool(), x->as<float>(), weightsByInput(*w, m, c, weightsConstant), bias,
+                              y->as<float>(), pixels, c, m, m_act);
                 return Status::ok();
             }
             if (m_oneDnn.run(*geo, m_group, *x, *w, b, weightsConstant, true, *y))
@@ -428,6 +432,17 @@ public:
     }
 
 private:
+    // W [rows, cols, ...] as [cols, rows]: a depthwise convolution's taps by channel, a
+    // pointwise one's weights by input channel. Kept while the weights are constant.
+    const float* weightsByInput(const RtTensor& w, int64_t rows, int64_t cols, bool weightsConstant) {
+        if (!weightsConstant || m_transposedFrom != w.data || m_transposed.size() != size_t(rows * cols)) {
+            m_transposed.resize(size_t(rows * cols));
+            depthwiseTapsByChannel(w.as<float>(), rows, cols, m_transposed.data());
+            m_transposedFrom = weightsConstant ? w.data : nullptr;
+        }
+        return m_transposed.data();
+    }
+
     // The epilogue over the whole output, in long flat chunks so its loops run full width.
     Status applyActivation(KernelContext& ctx, RtTensor& y) const {
         if (m_act.kind == Activation::Kind::None) return Status::ok();
@@ -457,8 +472,8 @@ private:
     ConvPath m_path = ConvPath::Fastest;
     Activation m_act;  // FusedConv's; None for Conv
     bool m_channelsLast = false;  // FusedConv's `channels_last`
-    std::vector<float> m_taps;    // depthwise weights tap-major, for the NHWC loop
-    const void* m_tapsFrom = nullptr;
+    std::vector<float> m_transposed;  // weightsByInput's
+    const void* m_transposedFrom = nullptr;
     OneDnnConv m_oneDnn;
     std::vector<uint8_t> m_col;  // im2col scratch, kept across runs
 };

@@ -177,6 +177,29 @@ void depthwiseTapsByChannel(const float* onnxWeights, int64_t c, int64_t taps, f
         for (int64_t t = 0; t < taps; ++t) out[t * c + ch] = onnxWeights[ch * taps + t];
 }
 
+// Row by row of the transposed weights: each input value scales a contiguous row into the
+// outputs, which stay in cache.
+[[gnu::target_clones("avx512f", "avx2", "default")]] static void axpyRows(const float* x, const float* wT, float* y,
+                                                                          int64_t c, int64_t m, int64_t j0, int64_t j1) {
+    for (int64_t k = 0; k < c; ++k) {
+        const float v = x[k];
+        const float* row = wT + k * m;
+        for (int64_t j = j0; j < j1; ++j) y[j] += v * row[j];
+    }
+}
+
+void pointwiseDots(ThreadPool& pool, const float* x, const float* wT, const float* bias, float* y, int64_t pixels,
+                   int64_t c, int64_t m, const Activation& act) {
+    pool.parallelFor(m, std::max<int64_t>(16, 65536 / std::max<int64_t>(1, c * pixels)), [&](int64_t j0, int64_t j1) {
+        for (int64_t p = 0; p < pixels; ++p) {
+            float* out = y + p * m;
+            for (int64_t j = j0; j < j1; ++j) out[j] = bias ? bias[j] : 0.f;
+            axpyRows(x + p * c, wT, out, c, m, j0, j1);
+            act.apply(out + j0, j1 - j0);
+        }
+    });
+}
+
 void biasActivationRows(ThreadPool& pool, float* y, int64_t rows, int64_t m, const float* bias, const Activation& act) {
     if (!bias && act.kind == Activation::Kind::None) return;
     pool.parallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(m, 1)), [&](int64_t b, int64_t e) {

@@ -20,7 +20,13 @@ struct DepthwiseNhwcShape {
 // together (depthwiseTapsByChannel makes it from ONNX's [c, 1, kh, kw]).
 void depthwiseNhwc(ThreadPool& pool, const DepthwiseNhwcShape& s, const float* x, const float* w, const float* bias,
                    float* y, const Activation& act);
+// Also [m, c] -> [c, m] for pointwiseDots (taps = c, c = m).
 void depthwiseTapsByChannel(const float* onnxWeights, int64_t c, int64_t taps, float* out);
+
+// y [pixels, m] = x [pixels, c] . wT [c, m] + bias, then the activation: a pointwise
+// convolution over a handful of pixels, with its weights transposed once.
+void pointwiseDots(ThreadPool& pool, const float* x, const float* wT, const float* bias, float* y, int64_t pixels,
+                   int64_t c, int64_t m, const Activation& act);
 
 // y [rows, m] += bias (if any), then the activation, a block of rows per task.
 void biasActivationRows(ThreadPool& pool, float* y, int64_t rows, int64_t m, const float* bias, const Activation& act);
