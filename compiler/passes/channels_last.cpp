@@ -6,6 +6,7 @@
 // compute in, so no call reorders its activations in and out.
 //   Conv, FusedConv:   FusedConv with `channels_last` = 1 (X and Y NHWC, W and B as they are)
 //   GlobalAveragePool: ReduceMean over axes 1 and 2, keeping them ([N, 1, 1, C])
+//   MaxPool:           ai.fusescope.MaxPool with `channels_last` = 1 (ONNX's attributes)
 //   element-wise ops:  the same op on NHWC operands; constants are permuted once here
 // A region is converted only when it holds at least two convolutions and needs no more
 // Transposes at its edges than it holds convolutions: a lone Conv (a ViT's patch
@@ -26,7 +27,7 @@ namespace {
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 
-enum class Role { None, Conv, Pool, Elementwise };
+enum class Role { None, Conv, Pool, MaxPool, Elementwise };
 
 bool rank4(const Graph& g, ValueId v) {
     const ValueType& t = g.value(v).type;
@@ -74,6 +75,14 @@ Role roleOf(const Rewriter& rw, const Node& n, std::string& why) {
     }
     if (isOp(n, "GlobalAveragePool"))
         return rank4(g, n.inputs[0]) && dtypeOf(g, out) == DType::Float32 ? Role::Pool : Role::None;
+    if (isOp(n, "MaxPool")) {
+        if (!rank4(g, n.inputs[0]) || dtypeOf(g, out) != DType::Float32) return Role::None;
+        if (intAttr(n, "storage_order", 0) != 0) {
+            why = "MaxPool with storage_order 1";
+            return Role::None;
+        }
+        return Role::MaxPool;
+    }
     if (!elementwiseKind(n) || !rank4(g, out)) return Role::None;
     for (ValueId in : n.inputs) {
         if (!in.valid() || rank4(g, in) || scalarShaped(g, in)) continue;
@@ -257,6 +266,9 @@ private:
                     made.domain = kFusescopeDomain;
                     made.opType = "FusedConv";
                 }
+                made.attributes.push_back(fsc::intAttr("channels_last", 1));
+            } else if (role == Role::MaxPool) {
+                made.domain = kFusescopeDomain;
                 made.attributes.push_back(fsc::intAttr("channels_last", 1));
             } else if (role == Role::Pool) {
                 made.opType = "ReduceMean";

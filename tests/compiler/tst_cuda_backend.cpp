@@ -415,6 +415,18 @@ private slots:
              {{1, 5, 6, 8}},
              {intAttr("channels_last", 1), stringAttr("activation", "Sigmoid")},
              {randomFloatTensor("w", {12, 8, 1, 1}, 31, 0.5f), randomFloatTensor("b", {12}, 32, 1.f)}});
+        row("max pool channels last",
+            {"MaxPool",
+             "ai.fusescope",
+             {{2, 9, 9, 20}},
+             {intAttr("channels_last", 1), intsAttr("kernel_shape", {3, 3}), intsAttr("strides", {2, 2}),
+              intsAttr("pads", {1, 1, 1, 1})}});
+        row("max pool channels last ceil, dilation",
+            {"MaxPool",
+             "ai.fusescope",
+             {{1, 10, 10, 3}},
+             {intAttr("channels_last", 1), intsAttr("kernel_shape", {2, 2}), intsAttr("strides", {3, 3}),
+              intsAttr("dilations", {2, 2}), intAttr("ceil_mode", 1)}});
         row("reduce mean middle axes", {"ReduceMean", "", {{2, 5, 4, 6}}, {intsAttr("axes", {1, 2})}});
         row("transpose to channels last", {"Transpose", "", {{2, 3, 5, 7}}, {intsAttr("perm", {0, 2, 3, 1})}});
         // The CPU's Transpose paths: few columns, square tiles with remainders, no merge.

@@ -263,8 +263,9 @@ private slots:
         QVERIFY(maxRelativeError(m, res.model) < 1e-6);
     }
 
-    // channels-last: a MobileNet-style block with a squeeze-and-excitation branch becomes one
-    // NHWC region (three Transposes at its edges for four convolutions); a lone Conv stays.
+    // channels-last: a MobileNet-style block (a MaxPool in it) with a squeeze-and-excitation
+    // branch becomes one NHWC region (three Transposes at its edges for four convolutions);
+    // a lone Conv stays.
     void channelsLastConvertsConvolutionChains_data() {
         QTest::addColumn<int>("opset");
         QTest::newRow("opset 17 (ReduceMean's axes an attribute)") << 17;
@@ -279,7 +280,9 @@ private slots:
         ValueId expand = b.op("Conv", {x, b.initializer(randomFloatTensor("w1", {40, 8, 1, 1}, 31, 0.5f)),
                                        b.initializer(randomFloatTensor("b1", {40}, 32))}, "expand");
         ValueId clipped = b.op("Clip", {expand, zero, six}, "clipped");
-        ValueId dw = b.op("Conv", {clipped, b.initializer(randomFloatTensor("wdw", {40, 1, 3, 3}, 33, 0.5f))}, "dw",
+        ValueId pooled3 = b.op("MaxPool", {clipped}, "pooled3",
+                               {intsAttr("kernel_shape", {3, 3}), intsAttr("pads", {1, 1, 1, 1})});
+        ValueId dw = b.op("Conv", {pooled3, b.initializer(randomFloatTensor("wdw", {40, 1, 3, 3}, 33, 0.5f))}, "dw",
                           {intAttr("group", 40), intsAttr("pads", {1, 1, 1, 1}), intsAttr("strides", {2, 2})});
         ValueId project = b.op("Conv", {b.op("Relu", {dw}, "dwr"), b.initializer(randomFloatTensor("w3", {8, 40, 1, 1}, 34, 0.5f))},
                                "project");
@@ -296,7 +299,8 @@ private slots:
         const Graph& g = *res.model.graph;
         int channelsLast = 0;
         for (NodeId id : g.order()) channelsLast += fsc::passes::intAttr(g.node(id), "channels_last", 0) == 1;
-        QCOMPARE(channelsLast, 4);
+        QCOMPARE(channelsLast, 5);  // four convolutions and the MaxPool
+        QCOMPARE(countFused(g, "MaxPool"), 1);
         QCOMPARE(countOps(g, "Conv"), 1);  // the lone one
         QCOMPARE(countOps(g, "Transpose"), 3);  // x in; y and the pooled features out
         QCOMPARE(countOps(g, "GlobalAveragePool"), 0);

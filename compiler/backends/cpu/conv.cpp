@@ -395,7 +395,7 @@ public:
             const float* bias = b ? b->as<float>() : nullptr;
             if (m_group == c && m == c) {
                 const int64_t taps = kernel[0] * kernel[1];
-                const DepthwiseNhwcShape s{n, c, h, wd, geo->out[0], geo->out[1], kernel[0], kernel[1],
+                const NhwcWindow s{n, c, h, wd, geo->out[0], geo->out[1], kernel[0], kernel[1],
                                            geo->strides[0], geo->strides[1], geo->dilations[0], geo->dilations[1],
                                            geo->padBegin[0], geo->padBegin[1]};
                 depthwiseNhwc(ctx.pool(), s, x->as<float>(), weightsByInput(*w, c, taps, weightsConstant), bias,
@@ -857,11 +857,46 @@ KernelFactory pool(PoolKind kind, bool global) {
 
 }  // namespace
 
+// ai.fusescope.MaxPool: ONNX's MaxPool (its attributes, one output) on X [N, H, W, C].
+class ChannelsLastMaxPool : public Kernel {
+public:
+    explicit ChannelsLastMaxPool(const KernelInit& init) : m_attrs(readWindowAttrs(init)), m_ceil(init.getInt("ceil_mode", 0) != 0) {}
+    Status compute(KernelContext& ctx) override {
+        const RtTensor* x = ctx.input(0);
+        if (!x || x->rank() != 4) return bad(ctx, "a channels-last MaxPool needs X [N, H, W, C]");
+        if (m_attrs.kernelShape.size() != 2) return bad(ctx, "kernel_shape must have 2 dims");
+        const int64_t n = x->dims[0], c = x->dims[3];
+        auto geo = convGeometry(ctx, m_attrs, {x->dims[1], x->dims[2]}, m_attrs.kernelShape, m_ceil);
+        if (!geo) return geo.status();
+        auto out = ctx.output(0, x->dtype, {n, geo->out[0], geo->out[1], c});
+        if (!out) return out.status();
+        const NhwcWindow s{n, c, x->dims[1], x->dims[2], geo->out[0], geo->out[1], geo->kernel[0], geo->kernel[1],
+                           geo->strides[0], geo->strides[1], geo->dilations[0], geo->dilations[1],
+                           geo->padBegin[0], geo->padBegin[1]};
+        if ((*out)->numel() == 0) return Status::ok();
+        if (x->dtype == DType::Float32) maxPoolNhwc(ctx.pool(), s, x->as<float>(), (*out)->as<float>());
+        else if (x->dtype == DType::Float64) maxPoolNhwc(ctx.pool(), s, x->as<double>(), (*out)->as<double>());
+        else return bad(ctx, "a channels-last MaxPool takes float32 or float64");
+        return Status::ok();
+    }
+
+private:
+    WindowAttrs m_attrs;
+    bool m_ceil;
+};
+
 KernelFactory fusedConv() {
     return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         auto act = Activation::fromInit(init);
         if (!act) return act.status();
         return std::unique_ptr<Kernel>(new ConvKernel(init, *act));
+    };
+}
+
+KernelFactory channelsLastMaxPool() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        if (init.getInt("storage_order", 0) != 0) return init.invalid("a channels-last MaxPool has no storage_order");
+        return std::unique_ptr<Kernel>(new ChannelsLastMaxPool(init));
     };
 }
 

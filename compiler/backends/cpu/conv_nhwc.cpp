@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "compiler/runtime/thread_pool.h"
 
@@ -25,7 +26,7 @@ typedef float Vec16 __attribute__((vector_size(64)));
 // registers and stored once. `clip` checks each column against the image (border pixels);
 // interior tiles skip it.
 template <int P, int V, bool Clip>
-[[gnu::always_inline]] inline void tile(const DepthwiseNhwcShape& s, const float* img, const float* w,
+[[gnu::always_inline]] inline void tile(const NhwcWindow& s, const float* img, const float* w,
                                         const float* bias, float* out, int64_t oy, int64_t ox0, int64_t c0) {
     Vec16 acc[P][V];
 #pragma GCC unroll 4
@@ -58,7 +59,7 @@ template <int P, int V, bool Clip>
 }
 
 // The channels past the last multiple of 16, one at a time.
-inline void tailChannels(const DepthwiseNhwcShape& s, const float* img, const float* w, const float* bias, float* out,
+inline void tailChannels(const NhwcWindow& s, const float* img, const float* w, const float* bias, float* out,
                          int64_t oy, int64_t ox, int64_t c0) {
     for (int64_t ch = c0; ch < s.c; ++ch) {
         float acc = bias ? bias[ch] : 0.f;
@@ -76,7 +77,7 @@ inline void tailChannels(const DepthwiseNhwcShape& s, const float* img, const fl
 }
 
 template <bool Clip>
-[[gnu::always_inline]] inline void onePixel(const DepthwiseNhwcShape& s, const float* img, const float* w,
+[[gnu::always_inline]] inline void onePixel(const NhwcWindow& s, const float* img, const float* w,
                                             const float* bias, float* out, int64_t oy, int64_t ox) {
     float* o = out + ox * s.c;
     const float* in = img;
@@ -89,7 +90,7 @@ template <bool Clip>
 // One output row of one image: interior pixels four at a time (32 channels per tile, so
 // four pixels' accumulators and a tap's weights fit the 32 vector registers), the borders
 // and the rest one pixel at a time.
-[[gnu::target_clones("avx512f", "avx2", "default")]] void depthwiseRow(const DepthwiseNhwcShape& s, const float* img,
+[[gnu::target_clones("avx512f", "avx2", "default")]] void depthwiseRow(const NhwcWindow& s, const float* img,
                                                                       const float* w, const float* bias, float* out,
                                                                       int64_t oy) {
     // Interior columns: every tap inside the image.
@@ -159,7 +160,7 @@ struct ToNhwc {
 
 }  // namespace
 
-void depthwiseNhwc(ThreadPool& pool, const DepthwiseNhwcShape& s, const float* x, const float* w, const float* bias,
+void depthwiseNhwc(ThreadPool& pool, const NhwcWindow& s, const float* x, const float* w, const float* bias,
                    float* y, const Activation& act) {
     const int64_t rowWork = std::max<int64_t>(1, s.ow * s.c * s.kh * s.kw);
     pool.parallelFor(s.n * s.oh, std::max<int64_t>(1, 262144 / rowWork), [&](int64_t b, int64_t e) {
@@ -211,6 +212,38 @@ void biasActivationRows(ThreadPool& pool, float* y, int64_t rows, int64_t m, con
         }
     });
 }
+
+template <typename T>
+void maxPoolNhwc(ThreadPool& pool, const NhwcWindow& s, const T* x, T* y) {
+    pool.parallelFor(s.n * s.oh, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, s.ow * s.c * s.kh * s.kw)),
+                     [&](int64_t b, int64_t e) {
+                         for (int64_t r = b; r < e; ++r) {
+                             const int64_t img = r / s.oh, oy = r % s.oh;
+                             const T* image = x + img * s.ih * s.iw * s.c;
+                             for (int64_t ox = 0; ox < s.ow; ++ox) {
+                                 T* __restrict out = y + (r * s.ow + ox) * s.c;
+                                 bool seeded = false;
+                                 for (int64_t ky = 0; ky < s.kh; ++ky) {
+                                     const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
+                                     if (iy < 0 || iy >= s.ih) continue;
+                                     for (int64_t kx = 0; kx < s.kw; ++kx) {
+                                         const int64_t ix = ox * s.sw - s.pw + kx * s.dw;
+                                         if (ix < 0 || ix >= s.iw) continue;
+                                         const T* __restrict in = image + (iy * s.iw + ix) * s.c;
+                                         if (!seeded)
+                                             std::memcpy(out, in, size_t(s.c) * sizeof(T));
+                                         else
+                                             for (int64_t ch = 0; ch < s.c; ++ch) out[ch] = in[ch] > out[ch] ? in[ch] : out[ch];
+                                         seeded = true;
+                                     }
+                                 }
+                                 if (!seeded) std::fill(out, out + s.c, -std::numeric_limits<T>::infinity());
+                             }
+                         }
+                     });
+}
+template void maxPoolNhwc<float>(ThreadPool&, const NhwcWindow&, const float*, float*);
+template void maxPoolNhwc<double>(ThreadPool&, const NhwcWindow&, const double*, double*);
 
 void nhwcToNchw(const void* src, void* dst, int64_t n, int64_t h, int64_t w, int64_t c, int bytes) {
     bySize<ToNchw>(bytes, src, dst, n, h, w, c);

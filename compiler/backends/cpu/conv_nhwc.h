@@ -1,7 +1,8 @@
 #pragma once
 // The loops of FusedConv with `channels_last` (X [N, H, W, C], Y [N, OH, OW, M]) that are
 // not oneDNN's: depthwise convolution with the channels in the vector lanes, the bias and
-// activation after a pointwise GEMM, and the layout changes the other dtypes fall back on.
+// activation after a pointwise GEMM, and the layout changes the other dtypes fall back on;
+// also max pooling on NHWC (the channels-last pass's ai.fusescope.MaxPool).
 #include <cstdint>
 
 #include "compiler/backends/cpu/activation.h"
@@ -12,13 +13,20 @@ class ThreadPool;
 
 namespace fsc::cpu {
 
-struct DepthwiseNhwcShape {
+// A 2-D window sliding over NHWC images: c channels, input ih x iw, output oh x ow,
+// kernel kh x kw, strides, dilations, and the padding before the first row and column.
+struct NhwcWindow {
     int64_t n, c, ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw;
 };
 
+// MaxPool on NHWC: each output pixel the lane-wise maximum over its window's pixels inside
+// the image, seeded by the first of them as the NCHW kernel is (float and double).
+template <typename T>
+void maxPoolNhwc(ThreadPool& pool, const NhwcWindow& s, const T* x, T* y);
+
 // w is [kh * kw, c]: tap-major, so each tap's weights for neighbouring channels sit
 // together (depthwiseTapsByChannel makes it from ONNX's [c, 1, kh, kw]).
-void depthwiseNhwc(ThreadPool& pool, const DepthwiseNhwcShape& s, const float* x, const float* w, const float* bias,
+void depthwiseNhwc(ThreadPool& pool, const NhwcWindow& s, const float* x, const float* w, const float* bias,
                    float* y, const Activation& act);
 // Also [m, c] -> [c, m] for pointwiseDots (taps = c, c = m).
 void depthwiseTapsByChannel(const float* onnxWeights, int64_t c, int64_t taps, float* out);

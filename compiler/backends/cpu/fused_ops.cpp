@@ -214,6 +214,7 @@ void addFused(KernelRegistry& r, const char* op, KernelFactory factory, const ch
 
 void registerFusedKernels(KernelRegistry& registry) {
     addFused(registry, "FusedConv", cpu::fusedConv(), "epilogue");
+    addFused(registry, "MaxPool", cpu::channelsLastMaxPool(), "channels_last");
     addFused(registry, "FusedGemm", withEpilogue("Gemm", -1), "epilogue");
     addFused(registry, "FusedMatMul", withEpilogue("MatMul", 2), "epilogue");
     addFused(registry, "Gelu", sameAs("Gelu"), "ref");

@@ -106,7 +106,7 @@ KernelFactory globalAveragePoolOp() {
 
 class PoolKernel : public Kernel {
 public:
-    PoolKernel(const KernelInit& init, bool max) : m_max(max) {
+    PoolKernel(const KernelInit& init, bool max, bool channelsLast) : m_max(max), m_channelsLast(channelsLast) {
         m_attrs = cpu::readWindowAttrs(init);
         m_ceil = init.getInt("ceil_mode", 0) != 0;
         m_countIncludePad = init.getInt("count_include_pad", 0) != 0;
@@ -117,12 +117,15 @@ public:
         if (!isFloatKind(x->dtype)) return unsupported(ctx, "not a float type");
         const size_t nd = x->rank() - 2;
         if (nd > 3) return unsupported(ctx, "more than 3 spatial dims");
-        std::vector<int64_t> spatial(x->dims.begin() + 2, x->dims.end());
+        if (m_channelsLast && nd != 2) return bad(ctx, "a channels-last MaxPool needs X [N, H, W, C]");
+        const size_t firstSpatial = m_channelsLast ? 1 : 2;
+        std::vector<int64_t> spatial(x->dims.begin() + firstSpatial, x->dims.begin() + firstSpatial + nd);
         if (m_attrs.kernelShape.size() != nd) return bad(ctx, "kernel_shape does not match the input rank");
         auto geo = cpu::convGeometry(ctx, m_attrs, spatial, m_attrs.kernelShape, m_ceil);
         if (!geo) return geo.status();
         std::vector<int64_t> outDims{x->dims[0], x->dims[1]};
         outDims.insert(outDims.end(), geo->out.begin(), geo->out.end());
+        if (m_channelsLast) outDims = {x->dims[0], geo->out[0], geo->out[1], x->dims[3]};
         auto out = ctx.output(0, x->dtype, outDims);
         if (!out) return out.status();
         DeviceLaunch l;
@@ -133,6 +136,8 @@ public:
         p.type = *elemType(x->dtype);
         p.max = m_max;
         p.countIncludePad = m_countIncludePad;
+        p.channelsLast = m_channelsLast;
+        p.channels = m_channelsLast ? x->dims[3] : x->dims[1];
         p.spatial = int(nd);
         p.inPlane = numel(spatial);
         p.outPlane = numel(geo->out);
@@ -155,16 +160,17 @@ public:
 
 private:
     bool m_max;
+    bool m_channelsLast;  // ai.fusescope.MaxPool: X and Y NHWC
     cpu::WindowAttrs m_attrs;
     bool m_ceil = false, m_countIncludePad = false;
 };
 
-KernelFactory poolOp(bool max) {
-    return [max](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+KernelFactory poolOp(bool max, bool channelsLast = false) {
+    return [max, channelsLast](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         FSC_RETURN_IF_ERROR(requireFloatKind(init));
         if (max && !onlyFirstOutputUsed(init)) return declined("MaxPool's Indices output is read");
         if (max && init.getInt("storage_order", 0) != 0) return declined("MaxPool with storage_order 1");
-        return std::unique_ptr<Kernel>(new PoolKernel(init, max));
+        return std::unique_ptr<Kernel>(new PoolKernel(init, max, channelsLast));
     };
 }
 
@@ -218,6 +224,7 @@ void registerReduceKernels(KernelRegistry& r) {
     addKernel(r, "", "ReduceMax", reduceOp(dk::ReduceOp::Max, 18), "reduce", {1});
     addKernel(r, "", "GlobalAveragePool", globalAveragePoolOp(), "reduce");
     addKernel(r, "", "MaxPool", poolOp(true), "pool");
+    addKernel(r, "ai.fusescope", "MaxPool", poolOp(true, true), "pool");
     addKernel(r, "", "AveragePool", poolOp(false), "pool");
     addKernel(r, "", "BatchNormalization", batchNormOp(), "channel_affine");
 }

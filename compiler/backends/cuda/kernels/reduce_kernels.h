@@ -58,11 +58,17 @@ struct PoolParams {
     int64_t inDims[3], outDims[3], kernel[3], strides[3], dilations[3], padBegin[3], padEnd[3];
     int64_t inPlane, outPlane;  // elements per plane
     int64_t count;
+    // ai.fusescope.MaxPool's channels_last: [N, spatial..., channels], the channel innermost.
+    bool channelsLast;
+    int64_t channels;
 };
 
 FSC_HD void poolElement(const PoolParams& p, int64_t i) {
-    const int64_t plane = i / p.outPlane;
-    int64_t pos[3] = {0, 0, 0}, rest = i % p.outPlane;
+    // Channels last: element i is (image, pixel, channel); the input's pixels step by channels.
+    const int64_t channel = p.channelsLast ? i % p.channels : 0;
+    const int64_t pixelIndex = p.channelsLast ? i / p.channels : i;
+    const int64_t plane = pixelIndex / p.outPlane;  // the image when channels last
+    int64_t pos[3] = {0, 0, 0}, rest = pixelIndex % p.outPlane;
     for (int d = p.spatial - 1; d >= 0; --d) {
         pos[d] = rest % p.outDims[d];
         rest /= p.outDims[d];
@@ -90,7 +96,9 @@ FSC_HD void poolElement(const PoolParams& p, int64_t i) {
             off = off * p.inDims[d] + x;
         }
         if (!in) continue;
-        const float v = loadFloat(p.in, p.type, plane * p.inPlane + off);
+        const float v = loadFloat(p.in, p.type,
+                                  p.channelsLast ? (plane * p.inPlane + off) * p.channels + channel
+                                                 : plane * p.inPlane + off);
         if (!p.max) acc += v;
         else if (inside == 0 || v > acc) acc = v;
         ++inside;
