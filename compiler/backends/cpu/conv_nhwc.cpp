@@ -114,10 +114,28 @@ inline void tailChannels(const NhwcWindow& s, const float* img, const float* w, 
     }
 }
 
+// The output row's pixels for the 16 V channels from c0: interior pixels four at a time
+// (four pixels' accumulators and the inputs they share fit the 32 vector registers), the
+// borders one at a time.
+template <int V>
+[[gnu::always_inline]] inline void rowSweep(const NhwcWindow& s, const float* img, const float* w, const float* bias,
+                                            float* out, int64_t oy, int64_t c0, int64_t lo, int64_t hi,
+                                            int kernelWidth) {
+    for (int64_t ox = 0; ox < lo; ++ox) tile<1, V, true>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
+    int64_t ox = lo;
+    for (; ox + 4 <= hi; ox += 4) {
+        float* o = out + ox * s.c;
+        if (kernelWidth == 3) slidingTile<4, V, 3>(s, img, w, bias, o, oy, ox, c0);
+        else if (kernelWidth == 5) slidingTile<4, V, 5>(s, img, w, bias, o, oy, ox, c0);
+        else tile<4, V, false>(s, img, w, bias, o, oy, ox, c0);
+    }
+    for (; ox < hi; ++ox) tile<1, V, false>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
+    for (ox = hi; ox < s.ow; ++ox) tile<1, V, true>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
+}
+
 // One output row of one image, 32 channels at a time across the whole row (so the input
-// rows' slices and the taps it reads stay in L1 from one tile to the next): interior pixels
-// four at a time (four pixels' accumulators and the inputs they share fit the 32 vector
-// registers), the borders one at a time; then the channels past the last 32, per pixel.
+// rows' slices and the taps it reads stay in L1 from one tile to the next), then 16, then
+// the channels past the last 16 one by one.
 [[gnu::target_clones("avx512f", "avx2", "default")]] void depthwiseRow(const NhwcWindow& s, const float* img,
                                                                       const float* w, const float* bias, float* out,
                                                                       int64_t oy) {
@@ -125,27 +143,12 @@ inline void tailChannels(const NhwcWindow& s, const float* img, const float* w, 
     const int64_t lo = std::min(s.ow, (s.pw + s.sw - 1) / s.sw);
     const int64_t lastIn = s.iw - 1 - (s.kw - 1) * s.dw + s.pw;  // the largest ox * sw allowed
     const int64_t hi = std::max(lo, std::min(s.ow, lastIn >= 0 ? lastIn / s.sw + 1 : 0));
-    const int64_t c32 = s.c / 32 * 32;
     const int kernelWidth = s.sw == 1 && s.dw == 1 && (s.kw == 3 || s.kw == 5) ? int(s.kw) : 0;
-    for (int64_t c0 = 0; c0 < c32; c0 += 32) {
-        for (int64_t ox = 0; ox < lo; ++ox) tile<1, 2, true>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
-        int64_t ox = lo;
-        for (; ox + 4 <= hi; ox += 4) {
-            float* o = out + ox * s.c;
-            if (kernelWidth == 3) slidingTile<4, 2, 3>(s, img, w, bias, o, oy, ox, c0);
-            else if (kernelWidth == 5) slidingTile<4, 2, 5>(s, img, w, bias, o, oy, ox, c0);
-            else tile<4, 2, false>(s, img, w, bias, o, oy, ox, c0);
-        }
-        for (; ox < hi; ++ox) tile<1, 2, false>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
-        for (ox = hi; ox < s.ow; ++ox) tile<1, 2, true>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
-    }
-    if (c32 == s.c) return;
-    for (int64_t ox = 0; ox < s.ow; ++ox) {
-        float* o = out + ox * s.c;
-        int64_t c0 = c32;
-        for (; c0 + 16 <= s.c; c0 += 16) tile<1, 1, true>(s, img, w, bias, o, oy, ox, c0);
-        tailChannels(s, img, w, bias, o, oy, ox, c0);
-    }
+    int64_t c0 = 0;
+    for (; c0 + 32 <= s.c; c0 += 32) rowSweep<2>(s, img, w, bias, out, oy, c0, lo, hi, kernelWidth);
+    for (; c0 + 16 <= s.c; c0 += 16) rowSweep<1>(s, img, w, bias, out, oy, c0, lo, hi, kernelWidth);
+    if (c0 < s.c)
+        for (int64_t ox = 0; ox < s.ow; ++ox) tailChannels(s, img, w, bias, out + ox * s.c, oy, ox, c0);
 }
 #pragma GCC diagnostic pop
 
