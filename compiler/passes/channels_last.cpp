@@ -4,11 +4,13 @@
 // GEMM with no reorder, a depthwise one puts its channels in the vector lanes (a 7x7 plane
 // no longer runs a loop of 7), and oneDNN's convolutions read and write the layout they
 // compute in, so no call reorders its activations in and out.
-//   Conv, FusedConv:   FusedConv with `channels_last` = 1 (X and Y NHWC, W and B as they are)
+//   Conv, FusedConv:   FusedConv with `channels_last` = 1 (X and Y NHWC, W and B as they are;
+//                      X stays NCHW, `input_layout` NCHW, where only convolutions read it)
 //   GlobalAveragePool: ReduceMean over axes 1 and 2, keeping them ([N, 1, 1, C])
 //   MaxPool:           ai.fusescope.MaxPool with `channels_last` = 1 (ONNX's attributes)
 //   element-wise ops:  the same op on NHWC operands; constants are permuted once here
-// A region is converted only when it holds at least two convolutions and needs no more
+// A pooled [N, 1, 1, C] that only Flattens read leaves without a Transpose (same memory
+// order as [N, C, 1, 1]). A region is converted only when it holds at least two convolutions and needs no more
 // Transposes at its edges than it holds convolutions: a lone Conv (a ViT's patch
 // embedding) stays as it is.
 #include <algorithm>
@@ -231,9 +233,49 @@ private:
         return t;
     }
 
+    // Values entering the region that only convolutions read, as their X: those read NCHW
+    // themselves (`input_layout`), so the region needs no Transpose in (the graph's input
+    // image into the first convolution).
+    static std::set<uint32_t> readAsNchw(const Rewriter& rw, const std::set<uint32_t>& members,
+                                         const std::map<uint32_t, Role>& roles) {
+        const Graph& g = rw.graph();
+        std::set<uint32_t> absorbed, refused;
+        for (uint32_t id : members) {
+            const Node& n = g.node(NodeId{id});
+            for (size_t i = 0; i < n.inputs.size(); ++i) {
+                const ValueId in = n.inputs[i];
+                if (!in.valid() || !rank4(g, in) || rw.constant(in)) continue;
+                const NodeId p = rw.producer(in);
+                if (p.valid() && members.count(p.index)) continue;
+                // An exporter's own Transpose in front composes with ours (or cancels it).
+                const bool transposed = p.valid() && isOp(g.node(p), "Transpose");
+                if (roles.at(id) == Role::Conv && i == 0 && !transposed) absorbed.insert(in.index);
+                else if (!(roles.at(id) == Role::Conv && i > 0)) refused.insert(in.index);
+            }
+        }
+        for (uint32_t v : refused) absorbed.erase(v);
+        return absorbed;
+    }
+
+    // A pooled [N, 1, 1, C] is laid out as [N, C, 1, 1] is: a Flatten (axis 1) reading it
+    // gives the same [N, C] from either, so it needs no Transpose back.
+    static bool flattenOnly(const Rewriter& rw, ValueId out, ValueId nhwc, const std::set<uint32_t>& members) {
+        const Shape& s = rw.graph().value(nhwc).type.shape;
+        if (rw.isGraphOutput(out) || rw.isCaptured(out) || !s.rankKnown() || s.rank() != 4) return false;
+        for (size_t d : {size_t(1), size_t(2)})
+            if (!s[d].isKnown() || s[d].size() != 1) return false;
+        for (NodeId u : rw.users(out)) {
+            if (members.count(u.index)) continue;
+            const Node& n = rw.graph().node(u);
+            if (!isOp(n, "Flatten") || intAttr(n, "axis", 1) != 1) return false;
+        }
+        return true;
+    }
+
     static void convert(Rewriter& rw, const Model& model, const Region& region, const std::map<uint32_t, Role>& roles) {
         std::set<uint32_t> members;
         for (NodeId id : region.nodes) members.insert(id.index);
+        const std::set<uint32_t> nchwEntries = readAsNchw(rw, members, roles);
         std::map<uint32_t, ValueId> nhwc;  // a value of the region (or entering it) -> its NHWC twin
         auto typeOf = [&](ValueId v) {
             ValueType t = rw.graph().value(v).type;
@@ -247,7 +289,9 @@ private:
             for (size_t i = 0; i < made.inputs.size(); ++i) {
                 const ValueId in = made.inputs[i];
                 if (!in.valid()) continue;
-                if (auto it = nhwc.find(in.index); it != nhwc.end()) {
+                if (nchwEntries.count(in.index)) {
+                    made.attributes.push_back(fsc::stringAttr("input_layout", "NCHW"));
+                } else if (auto it = nhwc.find(in.index); it != nhwc.end()) {
                     made.inputs[i] = it->second;
                 } else if (const Tensor* c = rw.constant(in); c && !(roles.at(id.index) == Role::Conv && i > 0)) {
                     if (c->numElements() != 1) made.inputs[i] = rw.addConstant(toNhwc(*c), rw.graph().value(in).name + "_nhwc");
@@ -280,7 +324,12 @@ private:
             }
             rw.addNode(std::move(made), id, {id});
             nhwc[out.index] = outNhwc;
-            if (leavesRegion(rw, out, members)) {
+            if (leavesRegion(rw, out, members) && flattenOnly(rw, out, outNhwc, members)) {
+                for (NodeId u : std::vector<NodeId>(rw.users(out)))
+                    if (!members.count(u.index))
+                        for (size_t i = 0; i < rw.graph().node(u).inputs.size(); ++i)
+                            if (rw.graph().node(u).inputs[i] == out) rw.setInput(u, i, outNhwc);
+            } else if (leavesRegion(rw, out, members)) {
                 const ValueId back = rw.addIntermediate(rw.graph().value(out).type, rw.graph().value(out).name + "_nchw");
                 rw.addNode(transposeNode(old, rw.graph().value(out).name + "/to_nchw", outNhwc, back, kToNchw), id, {id});
                 rw.replaceAllUses(out, back);

@@ -113,15 +113,18 @@ private slots:
     void channelsLastMatchesTheDefinition_data() {
         QTest::addColumn<int>("index");
         QTest::addColumn<bool>("doubles");
+        QTest::addColumn<bool>("nchwInput");  // `input_layout` NCHW: X as ONNX has it, Y NHWC
         static const std::vector<Case> cases = cases_();
         for (size_t i = 0; i < cases.size(); ++i) {
-            QTest::newRow(cases[i].name) << int(i) << false;
-            QTest::newRow((std::string(cases[i].name) + ", float64").c_str()) << int(i) << true;
+            QTest::newRow(cases[i].name) << int(i) << false << false;
+            QTest::newRow((std::string(cases[i].name) + ", float64").c_str()) << int(i) << true << false;
+            QTest::newRow((std::string(cases[i].name) + ", NCHW input").c_str()) << int(i) << false << true;
         }
     }
     void channelsLastMatchesTheDefinition() {
         QFETCH(int, index);
         QFETCH(bool, doubles);
+        QFETCH(bool, nchwInput);
         const Case k = cases_()[size_t(index)];
         const DType type = doubles ? DType::Float64 : DType::Float32;
         std::mt19937 rng(uint32_t(index) + 101);
@@ -137,13 +140,15 @@ private slots:
             return Tensor(name, DType::Float64, std::move(dims), makeBuffer(std::move(bytes)), 0, v.size() * sizeof(double));
         };
         GraphBuilder gb;
-        ValueId x = gb.input("x", type, Shape({Dim::symbolic("n"), Dim::symbolic("h"), Dim::symbolic("w"), Dim::known(k.c)}));
+        ValueId x = gb.input("x", type,
+                             nchwInput ? Shape({Dim::symbolic("n"), Dim::known(k.c), Dim::symbolic("h"), Dim::symbolic("w")})
+                                       : Shape({Dim::symbolic("n"), Dim::symbolic("h"), Dim::symbolic("w"), Dim::known(k.c)}));
         std::vector<ValueId> inputs{x, gb.initializer(tensor("W", {k.m, k.c / k.group, k.kh, k.kw}, weights))};
         if (k.bias) inputs.push_back(gb.initializer(tensor("B", {k.m}, bias)));
-        gb.output(gb.node("FusedConv", inputs, {"y"},
-                          {intAttr("channels_last", 1), intAttr("group", k.group), intsAttr("strides", {k.sh, k.sw}),
-                           intsAttr("dilations", {k.dh, k.dw}), intsAttr("pads", k.pads)},
-                          "conv", "ai.fusescope")[0]);
+        std::vector<Attribute> attrs{intAttr("channels_last", 1), intAttr("group", k.group), intsAttr("strides", {k.sh, k.sw}),
+                                     intsAttr("dilations", {k.dh, k.dw}), intsAttr("pads", k.pads)};
+        if (nchwInput) attrs.push_back(stringAttr("input_layout", "NCHW"));
+        gb.output(gb.node("FusedConv", inputs, {"y"}, attrs, "conv", "ai.fusescope")[0]);
         Model model = gb.buildModel();
         model.opsetImports.push_back({"ai.fusescope", 1});
         auto exec = Executor::create(model, ExecutorOptions{.threads = 2, .backend = Backend::Cpu, .device = nullptr});
@@ -153,12 +158,12 @@ private slots:
         if (pointwise) sizes.insert(sizes.end(), {{2, 1, 1}, {1, 2, 2}});  // a pooled image: the dot-product loop
         for (auto [n, h, w] : sizes) {
             const auto input = randomValues(size_t(n * k.c * h * w), rng);  // NCHW, for the definition
-            RtTensor t = allocateTensor(type, {n, h, w, k.c});
+            RtTensor t = allocateTensor(type, nchwInput ? std::vector<int64_t>{n, k.c, h, w} : std::vector<int64_t>{n, h, w, k.c});
             for (int64_t img = 0; img < n; ++img)
                 for (int64_t ch = 0; ch < k.c; ++ch)
                     for (int64_t p = 0; p < h * w; ++p) {
                         const float v = input[size_t((img * k.c + ch) * h * w + p)];
-                        const size_t at = size_t((img * h * w + p) * k.c + ch);
+                        const size_t at = nchwInput ? size_t((img * k.c + ch) * h * w + p) : size_t((img * h * w + p) * k.c + ch);
                         if (doubles) t.as<double>()[at] = v;
                         else t.as<float>()[at] = v;
                     }

@@ -409,6 +409,13 @@ private slots:
              {{1, 7, 7, 20}},
              {intAttr("channels_last", 1), intAttr("group", 20), intsAttr("pads", {1, 1, 1, 1})},
              {randomFloatTensor("w", {20, 1, 3, 3}, 29, 0.5f), randomFloatTensor("b", {20}, 30, 1.f)}});
+        row("fused conv channels last, NCHW input",
+            {"FusedConv",
+             "ai.fusescope",
+             {{2, 3, 9, 8}},
+             {intAttr("channels_last", 1), stringAttr("input_layout", "NCHW"), intsAttr("strides", {2, 2}),
+              intsAttr("pads", {1, 1, 1, 1}), stringAttr("activation", "Relu")},
+             {randomFloatTensor("w", {8, 3, 3, 3}, 33, 0.5f), randomFloatTensor("b", {8}, 34, 1.f)}});
         row("fused conv channels last pointwise",
             {"FusedConv",
              "ai.fusescope",

@@ -286,6 +286,7 @@ public:
         m_attrs = readWindowAttrs(init);
         m_group = init.getInt("group", 1);
         m_channelsLast = init.getInt("channels_last", 0) != 0;
+        m_nchwInput = m_channelsLast && init.getString("input_layout", "NHWC") == "NCHW";
         m_oneDnn.setActivation(act);
     }
     ConvKernel(WindowAttrs attrs, int64_t group, ConvPath path)
@@ -315,7 +316,7 @@ public:
         if (!out) return out.status();
         RtTensor* y = *out;
         if (m_path == ConvPath::Fastest && !keepsNchw(*geo, c, m) &&
-            m_oneDnn.run(*geo, m_group, *x, *w, b, weightsConstant, false, *y))
+            m_oneDnn.run(*geo, m_group, *x, *w, b, weightsConstant, false, false, *y))
             return m_oneDnn.appliesActivation() ? Status::ok() : applyActivation(ctx, *y);
         return dispatchFloat(ctx, x->dtype, [&](auto tag) -> Status {
             using T = decltype(tag);
@@ -368,19 +369,23 @@ public:
         });
     }
 
-    // FusedConv with `channels_last`: X [N, H, W, C] and Y [N, OH, OW, M], W and B as ONNX
-    // has them. float32 runs in that layout: depthwise with the channels in the vector lanes,
-    // the rest through oneDNN told the layout (its 1x1 kernels with the bias and activation
-    // inside beat a GEMM plus a pass over the output: MobileNet 5.3 -> 4.1 ms), a pointwise
-    // one it declines as one GEMM; other dtypes go through NCHW copies and the kernel above.
+    // FusedConv with `channels_last`: X [N, H, W, C] (or [N, C, H, W] with `input_layout`
+    // NCHW: a region's first convolution reading the graph's input) and Y [N, OH, OW, M], W
+    // and B as ONNX has them. float32 runs in that layout: depthwise with the channels in the
+    // vector lanes, a pointwise layer over a handful of pixels as dot products, the rest
+    // through oneDNN told the layouts (its 1x1 kernels with the bias and activation inside
+    // beat a GEMM plus a pass over the output: MobileNet 5.3 -> 4.1 ms), a pointwise one it
+    // declines as one GEMM; other dtypes go through NCHW copies and the kernel above.
     Status runChannelsLast(KernelContext& ctx, const RtTensor* x, const RtTensor* w, const RtTensor* b,
                            bool weightsConstant, const OutputAlloc& alloc) {
         if (!x || !w || x->rank() != 4 || w->rank() != 4)
-            return bad(ctx, "a channels-last convolution needs X [N, H, W, C] and W [M, C/group, kH, kW]");
-        const int64_t n = x->dims[0], h = x->dims[1], wd = x->dims[2], c = x->dims[3], m = w->dims[0];
+            return bad(ctx, "a channels-last convolution needs a 4-D X and W [M, C/group, kH, kW]");
+        const bool nchwIn = m_nchwInput;
+        const int64_t n = x->dims[0], c = x->dims[nchwIn ? 1 : 3], m = w->dims[0];
+        const int64_t h = x->dims[nchwIn ? 2 : 1], wd = x->dims[nchwIn ? 3 : 2];
         if (m_group <= 0 || c % m_group || m % m_group || w->dims[1] != c / m_group)
             return bad(ctx, "W " + dimsString(w->dims) + " does not fit X " + dimsString(x->dims) +
-                                " (NHWC) with group " + std::to_string(m_group));
+                                (nchwIn ? " (NCHW)" : " (NHWC)") + " with group " + std::to_string(m_group));
         if (b && b->numel() != m) return bad(ctx, "B must have " + std::to_string(m) + " elements");
         std::vector<int64_t> kernel{w->dims[2], w->dims[3]};
         if (!m_attrs.kernelShape.empty() && m_attrs.kernelShape != kernel) return bad(ctx, "kernel_shape differs from W");
@@ -391,42 +396,52 @@ public:
         if (!out) return out.status();
         RtTensor* y = *out;
         if (y->numel() == 0) return Status::ok();
+        const int bytes = dtypeBits(x->dtype) / 8;
+        const bool depthwise = m_group == c && m == c;
+        const bool dots = m_group == 1 && n * h * wd <= 4 && isPointwise(*geo, kernel, {h, wd});
         if (x->dtype == DType::Float32 && w->dtype == DType::Float32 && m_path == ConvPath::Fastest) {
             const float* bias = b ? b->as<float>() : nullptr;
-            if (m_group == c && m == c) {
-                const int64_t taps = kernel[0] * kernel[1];
+            if (!depthwise && !dots && m_oneDnn.run(*geo, m_group, *x, *w, b, weightsConstant, !nchwIn, true, *y))
+                return m_oneDnn.appliesActivation() ? Status::ok() : applyActivation(ctx, *y);
+            // The loops below read NHWC.
+            RtTensor copy;
+            if (nchwIn) {
+                copy = allocateTensor(x->dtype, {n, h, wd, c});
+                nchwToNhwc(x->data, copy.data, n, c, h, wd, bytes);
+            }
+            const float* px = nchwIn ? copy.as<float>() : x->as<float>();
+            if (depthwise) {
                 const NhwcWindow s{n, c, h, wd, geo->out[0], geo->out[1], kernel[0], kernel[1],
-                                           geo->strides[0], geo->strides[1], geo->dilations[0], geo->dilations[1],
-                                           geo->padBegin[0], geo->padBegin[1]};
-                depthwiseNhwc(ctx.pool(), s, x->as<float>(), weightsByInput(*w, c, taps, weightsConstant), bias,
+                                   geo->strides[0], geo->strides[1], geo->dilations[0], geo->dilations[1],
+                                   geo->padBegin[0], geo->padBegin[1]};
+                depthwiseNhwc(ctx.pool(), s, px, weightsByInput(*w, c, kernel[0] * kernel[1], weightsConstant), bias,
                               y->as<float>(), m_act);
                 return Status::ok();
             }
-            const int64_t pixels = n * h * wd;
-            if (m_group == 1 && pixels <= 4 && isPointwise(*geo, kernel, {h, wd})) {
+            if (dots) {
                 // A squeeze-and-excitation layer on a pooled [N, 1, 1, C]: a few dot products,
                 // which a oneDNN call costs more to set up than to compute (4-12 us each).
-                pointwiseDots(ctx.pool(), x->as<float>(), weightsByInput(*w, m, c, weightsConstant), bias,
-                              y->as<float>(), pixels, c, m, m_act);
+                pointwiseDots(ctx.pool(), px, weightsByInput(*w, m, c, weightsConstant), bias, y->as<float>(),
+                              n * h * wd, c, m, m_act);
                 return Status::ok();
             }
-            if (m_oneDnn.run(*geo, m_group, *x, *w, b, weightsConstant, true, *y))
-                return m_oneDnn.appliesActivation() ? Status::ok() : applyActivation(ctx, *y);
-            // oneDNN declined: the same products as one GEMM.
-            if (m_group == 1 && isPointwise(*geo, kernel, {h, wd})) {
-                gemm(false, true, n * h * wd, m, c, 1.f, x->as<float>(), c, w->as<float>(), c, 0.f, y->as<float>(), m);
+            if (m_group == 1 && isPointwise(*geo, kernel, {h, wd})) {  // oneDNN declined: one GEMM
+                gemm(false, true, n * h * wd, m, c, 1.f, px, c, w->as<float>(), c, 0.f, y->as<float>(), m);
                 biasActivationRows(ctx.pool(), y->as<float>(), n * h * wd, m, bias, m_act);
                 return Status::ok();
             }
         }
-        const int bytes = dtypeBits(x->dtype) / 8;
-        RtTensor xn = allocateTensor(x->dtype, {n, c, h, wd});
-        nhwcToNchw(x->data, xn.data, n, h, wd, c, bytes);
+        RtTensor xn;
+        if (!nchwIn) {
+            xn = allocateTensor(x->dtype, {n, c, h, wd});
+            nhwcToNchw(x->data, xn.data, n, h, wd, c, bytes);
+        }
         RtTensor yn;
-        FSC_RETURN_IF_ERROR(run(ctx, &xn, w, b, weightsConstant, [&](DType t, std::vector<int64_t> d) -> Result<RtTensor*> {
-            yn = allocateTensor(t, std::move(d));
-            return &yn;
-        }));
+        FSC_RETURN_IF_ERROR(run(ctx, nchwIn ? x : &xn, w, b, weightsConstant,
+                                [&](DType t, std::vector<int64_t> d) -> Result<RtTensor*> {
+                                    yn = allocateTensor(t, std::move(d));
+                                    return &yn;
+                                }));
         nchwToNhwc(yn.data, y->data, n, m, geo->out[0], geo->out[1], bytes);
         return Status::ok();
     }
@@ -472,6 +487,7 @@ private:
     ConvPath m_path = ConvPath::Fastest;
     Activation m_act;  // FusedConv's; None for Conv
     bool m_channelsLast = false;  // FusedConv's `channels_last`
+    bool m_nchwInput = false;     // ... with `input_layout` NCHW
     std::vector<float> m_transposed;  // weightsByInput's
     const void* m_transposedFrom = nullptr;
     OneDnnConv m_oneDnn;

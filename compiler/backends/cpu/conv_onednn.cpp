@@ -86,11 +86,12 @@ void OneDnnConv::setActivation(const Activation& act) {
 }
 
 bool OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtTensor& x, const RtTensor& w,
-                     const RtTensor* b, bool weightsConstant, bool channelsLast, RtTensor& y) {
+                     const RtTensor* b, bool weightsConstant, bool xChannelsLast, bool yChannelsLast,
+                     RtTensor& y) {
     const size_t nd = g.in.size();
     if (x.dtype != DType::Float32 || nd < 1 || nd > 3 || x.numel() == 0 || y.numel() == 0)
         return false;
-    if (channelsLast && (nd != 2 || x.rank() != 4 || y.rank() != 4)) return false;
+    if ((xChannelsLast || yChannelsLast) && (nd != 2 || x.rank() != 4 || y.rank() != 4)) return false;
     std::lock_guard lock(m_mutex);
     try {
         dnnl::engine& engine = cpuEngine();
@@ -113,9 +114,9 @@ bool OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtTensor& x, co
                 // Columns past the last window are simply not read.
                 padR[d] = std::max<int64_t>(0, (g.out[d] - 1) * g.strides[d] + span - g.in[d] - g.padBegin[d]);
             }
-            fresh->userSrc = channelsLast ? channelsLastDesc(x.dims) : plainDesc(toDims(x.dims));
+            fresh->userSrc = xChannelsLast ? channelsLastDesc(x.dims) : plainDesc(toDims(x.dims));
             fresh->userWeights = plainDesc(weightDims);
-            fresh->userDst = channelsLast ? channelsLastDesc(y.dims) : plainDesc(toDims(y.dims));
+            fresh->userDst = yChannelsLast ? channelsLastDesc(y.dims) : plainDesc(toDims(y.dims));
             fresh->bias = plainDesc({w.dims[0]});
             using tag = dnnl::memory::format_tag;
             auto any = [](const dnnl::memory::desc& d) {

@@ -20,13 +20,13 @@ public:
     void setActivation(const Activation& act);
     // Whether run() applies the activation; otherwise the caller does, after it.
     bool appliesActivation() const { return m_postOp; }
-    // y = conv(x, w) + b for NCHW-style tensors with 1 to 3 spatial dims, or with
-    // `channelsLast` NHWC ones (2 spatial dims), which oneDNN's convolutions read and write
-    // as they are. `weightsConstant` lets the reordered weights be kept between calls.
-    // Returns false (and leaves y untouched) when oneDNN has no primitive for the case; the
-    // caller then uses im2col.
+    // y = conv(x, w) + b for NCHW-style tensors with 1 to 3 spatial dims; x and y each may
+    // be NHWC instead (2 spatial dims), which oneDNN's convolutions read and write as they
+    // are. `weightsConstant` lets the reordered weights be kept between calls. Returns false
+    // (and leaves y untouched) when oneDNN has no primitive for the case; the caller then
+    // uses im2col.
     bool run(const ConvGeometry& g, int64_t group, const RtTensor& x, const RtTensor& w,
-             const RtTensor* b, bool weightsConstant, bool channelsLast, RtTensor& y);
+             const RtTensor* b, bool weightsConstant, bool xChannelsLast, bool yChannelsLast, RtTensor& y);
 
 private:
     struct Primitive;

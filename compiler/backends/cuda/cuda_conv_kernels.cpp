@@ -11,17 +11,18 @@ namespace {
 
 class ConvKernel : public Kernel {
 public:
-    ConvKernel(cpu::WindowAttrs attrs, int64_t group, GemmActivation act, bool channelsLast)
-        : m_attrs(std::move(attrs)), m_group(group), m_act(act), m_channelsLast(channelsLast) {}
+    ConvKernel(cpu::WindowAttrs attrs, int64_t group, GemmActivation act, bool channelsLast, bool nchwInput)
+        : m_attrs(std::move(attrs)), m_group(group), m_act(act), m_channelsLast(channelsLast), m_nchwInput(nchwInput) {}
     Status compute(KernelContext& ctx) override {
         const RtTensor *x = ctx.input(0), *w = ctx.input(1), *b = ctx.input(2);
         if (!x || !w) return bad(ctx, "needs X and W");
         if (x->dtype != w->dtype || (b && b->dtype != x->dtype)) return bad(ctx, "X, W and B differ in dtype");
         if (!isFloatKind(x->dtype)) return unsupported(ctx, "not a float type");
         if (x->rank() < 3 || x->rank() > 5 || w->rank() != x->rank()) return bad(ctx, "X and W need one rank of 3 to 5");
-        if (m_channelsLast && x->rank() != 4) return bad(ctx, "a channels-last convolution needs X [N, H, W, C]");
+        if (m_channelsLast && x->rank() != 4) return bad(ctx, "a channels-last convolution needs a 4-D X");
         const size_t nd = x->rank() - 2;
-        const size_t firstSpatial = m_channelsLast ? 1 : 2;
+        const bool nhwcIn = m_channelsLast && !m_nchwInput;
+        const size_t firstSpatial = nhwcIn ? 1 : 2;
         std::vector<int64_t> spatial(x->dims.begin() + firstSpatial, x->dims.begin() + firstSpatial + nd);
         std::vector<int64_t> kernel(w->dims.begin() + 2, w->dims.end());
         if (!m_attrs.kernelShape.empty() && m_attrs.kernelShape != kernel) return bad(ctx, "kernel_shape differs from W's dims");
@@ -31,8 +32,9 @@ public:
         call.type = *elemType(x->dtype);
         call.spatial = int(nd);
         call.n = x->dims[0];
-        call.c = m_channelsLast ? x->dims[3] : x->dims[1];
+        call.c = nhwcIn ? x->dims[3] : x->dims[1];
         call.channelsLast = m_channelsLast;
+        call.inputChannelsLast = nhwcIn;
         call.k = w->dims[0];
         call.group = m_group;
         if (call.c != w->dims[1] * m_group) return bad(ctx, "W's input channels times group differ from X's channels");
@@ -69,7 +71,8 @@ private:
     cpu::WindowAttrs m_attrs;
     int64_t m_group;
     GemmActivation m_act;
-    bool m_channelsLast;  // FusedConv's `channels_last`: X and Y NHWC
+    bool m_channelsLast;  // FusedConv's `channels_last`: Y NHWC, and X unless...
+    bool m_nchwInput;     // ... `input_layout` is NCHW
 };
 
 // Whether symmetric padding reproduces the node's padding for every input size: explicit
@@ -100,7 +103,9 @@ KernelFactory convOp(bool fused) {
         }
         const bool channelsLast = fused && init.getInt("channels_last", 0) != 0;
         if (channelsLast && rank >= 0 && rank != 4) return declined("a channels-last convolution that is not 2-D");
-        return std::unique_ptr<Kernel>(new ConvKernel(std::move(attrs), init.getInt("group", 1), act, channelsLast));
+        const bool nchwInput = channelsLast && init.getString("input_layout", "NHWC") == "NCHW";
+        return std::unique_ptr<Kernel>(
+            new ConvKernel(std::move(attrs), init.getInt("group", 1), act, channelsLast, nchwInput));
     };
 }
 

@@ -163,8 +163,8 @@ Status CudnnConvolution::run(const ConvCall& c, bool capturing) {
     FSC_DNN(a.cudnnCreateConvolutionDescriptor(&d.conv));
     // Channels last: the same dims, the channel stride 1 (cuDNN takes any packed order).
     auto channelsLast = [](const std::vector<int>& d) { return std::vector<int>{d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]}; };
-    const bool nhwc = c.channelsLast && xDims.size() == 4;
-    const auto xs = nhwc ? channelsLast(xDims) : packed(xDims), ys = nhwc ? channelsLast(yDims) : packed(yDims);
+    const bool nhwc = c.channelsLast && xDims.size() == 4, nhwcIn = nhwc && c.inputChannelsLast;
+    const auto xs = nhwcIn ? channelsLast(xDims) : packed(xDims), ys = nhwc ? channelsLast(yDims) : packed(yDims);
     FSC_DNN(a.cudnnSetTensorNdDescriptor(d.x, type, int(xDims.size()), xDims.data(), xs.data()));
     FSC_DNN(a.cudnnSetTensorNdDescriptor(d.y, type, int(yDims.size()), yDims.data(), ys.data()));
     FSC_DNN(a.cudnnSetFilterNdDescriptor(d.w, type, CUDNN_TENSOR_NCHW, int(wDims.size()), wDims.data()));
@@ -175,7 +175,7 @@ Status CudnnConvolution::run(const ConvCall& c, bool capturing) {
     FSC_DNN(a.cudnnSetConvolutionGroupCount(d.conv, int(c.group)));
     FSC_DNN(a.cudnnSetConvolutionMathType(d.conv, c.type == dk::ElemType::F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
 
-    std::string key = std::to_string(int(c.type)) + "/" + std::to_string(c.group) + (nhwc ? "/nhwc" : "");
+    std::string key = std::to_string(int(c.type)) + "/" + std::to_string(c.group) + (nhwc ? "/nhwc" : "") + (nhwcIn ? "/in" : "");
     for (const auto* v : {&xDims, &wDims, &pads, &strides, &dilations})
         for (int x : *v) key += "," + std::to_string(x);
     cudnnConvolutionFwdAlgo_t algo;

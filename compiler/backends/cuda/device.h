@@ -117,7 +117,8 @@ struct ConvCall {
     int64_t n = 1, c = 1, k = 1, group = 1;
     int64_t inDims[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, outDims[3] = {1, 1, 1};
     int64_t strides[3] = {1, 1, 1}, dilations[3] = {1, 1, 1}, pads[3] = {0, 0, 0};
-    bool channelsLast = false;  // x and y stored [n, spatial..., c] (2 spatial dims only)
+    bool channelsLast = false;       // y stored [n, spatial..., c] (2 spatial dims only)
+    bool inputChannelsLast = false;  // x too
     const void* x = nullptr;
     const void* w = nullptr;
     void* y = nullptr;

@@ -222,7 +222,7 @@ void referenceConvolution(const ConvCall& c) {
                         }
                         if (!inside) continue;
                         const int64_t channel = g * cg + ci;
-                        const int64_t xi = c.channelsLast ? (n * inPlane + off) * c.c + channel
+                        const int64_t xi = c.channelsLast && c.inputChannelsLast ? (n * inPlane + off) * c.c + channel
                                                           : (n * c.c + channel) * inPlane + off;
                         acc += dk::loadFloat(c.x, c.type, xi) * dk::loadFloat(c.w, c.type, (k * cg + ci) * taps + t);
                     }
