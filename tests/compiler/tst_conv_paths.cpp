@@ -143,7 +143,11 @@ private slots:
         ValueId x = gb.input("x", type,
                              nchwInput ? Shape({Dim::symbolic("n"), Dim::known(k.c), Dim::symbolic("h"), Dim::symbolic("w")})
                                        : Shape({Dim::symbolic("n"), Dim::symbolic("h"), Dim::symbolic("w"), Dim::known(k.c)}));
-        std::vector<ValueId> inputs{x, gb.initializer(tensor("W", {k.m, k.c / k.group, k.kh, k.kw}, weights))};
+        // float32 NHWC rows feed W at run time (transposed per call, not cached).
+        const bool weightsFed = !doubles && !nchwInput;
+        const std::vector<int64_t> wDims{k.m, k.c / k.group, k.kh, k.kw};
+        std::vector<ValueId> inputs{x, weightsFed ? gb.input("W", type, Shape::ofSizes(wDims))
+                                                  : gb.initializer(tensor("W", wDims, weights))};
         if (k.bias) inputs.push_back(gb.initializer(tensor("B", {k.m}, bias)));
         std::vector<Attribute> attrs{intAttr("channels_last", 1), intAttr("group", k.group), intsAttr("strides", {k.sh, k.sw}),
                                      intsAttr("dilations", {k.dh, k.dw}), intsAttr("pads", k.pads)};
@@ -167,7 +171,12 @@ private slots:
                         if (doubles) t.as<double>()[at] = v;
                         else t.as<float>()[at] = v;
                     }
-            auto out = (*exec)->run({t});
+            std::vector<RtTensor> feeds{t};
+            if (weightsFed) {
+                feeds.push_back(allocateTensor(type, wDims));
+                std::copy(weights.begin(), weights.end(), feeds.back().as<float>());
+            }
+            auto out = (*exec)->run(feeds);
             QVERIFY2(out.isOk(), out.status().message().c_str());
             const RtTensor& y = (*out)[0];
             QCOMPARE(y.dims.size(), size_t(4));

@@ -3,6 +3,7 @@
 // dims; pads, strides, dilations, auto_pad and ceil_mode as ONNX defines them.
 #include <cmath>
 #include <limits>
+#include <mutex>
 
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/activation.h"
@@ -403,6 +404,7 @@ public:
             const float* bias = b ? b->as<float>() : nullptr;
             if (!depthwise && !dots && m_oneDnn.run(*geo, m_group, *x, *w, b, weightsConstant, !nchwIn, true, *y))
                 return m_oneDnn.appliesActivation() ? Status::ok() : applyActivation(ctx, *y);
+            std::vector<float> scratch;  // transposed weights that are not constant
             // The loops below read NHWC.
             RtTensor copy;
             if (nchwIn) {
@@ -414,14 +416,14 @@ public:
                 const NhwcWindow s{n, c, h, wd, geo->out[0], geo->out[1], kernel[0], kernel[1],
                                    geo->strides[0], geo->strides[1], geo->dilations[0], geo->dilations[1],
                                    geo->padBegin[0], geo->padBegin[1]};
-                depthwiseNhwc(ctx.pool(), s, px, weightsByInput(*w, c, kernel[0] * kernel[1], weightsConstant), bias,
+                depthwiseNhwc(ctx.pool(), s, px, weightsByInput(*w, c, kernel[0] * kernel[1], weightsConstant, scratch), bias,
                               y->as<float>(), m_act);
                 return Status::ok();
             }
             if (dots) {
                 // A squeeze-and-excitation layer on a pooled [N, 1, 1, C]: a few dot products,
                 // which a oneDNN call costs more to set up than to compute (4-12 us each).
-                pointwiseDots(ctx.pool(), px, weightsByInput(*w, m, c, weightsConstant), bias, y->as<float>(),
+                pointwiseDots(ctx.pool(), px, weightsByInput(*w, m, c, weightsConstant, scratch), bias, y->as<float>(),
                               n * h * wd, c, m, m_act);
                 return Status::ok();
             }
@@ -448,14 +450,21 @@ public:
 
 private:
     // W [rows, cols, ...] as [cols, rows]: a depthwise convolution's taps by channel, a
-    // pointwise one's weights by input channel. Kept while the weights are constant.
-    const float* weightsByInput(const RtTensor& w, int64_t rows, int64_t cols, bool weightsConstant) {
-        if (!weightsConstant || m_transposedFrom != w.data || m_transposed.size() != size_t(rows * cols)) {
-            m_transposed.resize(size_t(rows * cols));
-            depthwiseTapsByChannel(w.as<float>(), rows, cols, m_transposed.data());
-            m_transposedFrom = weightsConstant ? w.data : nullptr;
+    // pointwise one's weights by input channel. Made once for constant weights (a plan may
+    // run on several threads, so under the lock), per call into `scratch` otherwise.
+    const float* weightsByInput(const RtTensor& w, int64_t rows, int64_t cols, bool weightsConstant,
+                                std::vector<float>& scratch) {
+        std::vector<float>* into = &scratch;
+        std::unique_lock lock(m_transposedMutex, std::defer_lock);
+        if (weightsConstant) {
+            lock.lock();
+            if (m_transposedFrom == w.data && m_transposed.size() == size_t(rows * cols)) return m_transposed.data();
+            into = &m_transposed;
+            m_transposedFrom = w.data;
         }
-        return m_transposed.data();
+        into->resize(size_t(rows * cols));
+        depthwiseTapsByChannel(w.as<float>(), rows, cols, into->data());
+        return into->data();
     }
 
     // The epilogue over the whole output, in long flat chunks so its loops run full width.
@@ -488,7 +497,8 @@ private:
     Activation m_act;  // FusedConv's; None for Conv
     bool m_channelsLast = false;  // FusedConv's `channels_last`
     bool m_nchwInput = false;     // ... with `input_layout` NCHW
-    std::vector<float> m_transposed;  // weightsByInput's
+    std::mutex m_transposedMutex;
+    std::vector<float> m_transposed;  // weightsByInput's, for constant weights
     const void* m_transposedFrom = nullptr;
     OneDnnConv m_oneDnn;
     std::vector<uint8_t> m_col;  // im2col scratch, kept across runs
