@@ -7,6 +7,8 @@
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/cpu_common.h"
 
+#include <functional>
+
 namespace fsc::cpu {
 
 bool fitsInt8Gemm(const RtTensor& x, const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero);
@@ -16,8 +18,10 @@ Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTenso
                             const RtTensor* bZero);
 
 // X [N, C, spatial...] by W [M, C/group, kernel...] into int32 [N, M, out...]; needs
-// fitsInt8Gemm(x, xZero, w, wZero).
-Result<RtTensor> int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
-                          const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero);
+// fitsInt8Gemm(x, xZero, w, wZero). `alloc` gives the output's storage (a kernel's output
+// slot, or scratch that is not zeroed first: every element is written).
+using Int32Alloc = std::function<Result<int32_t*>(const std::vector<int64_t>& dims)>;
+Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
+                const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero, const Int32Alloc& alloc);
 
 }  // namespace fsc::cpu

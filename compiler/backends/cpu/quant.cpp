@@ -97,21 +97,43 @@ Status quantizeFloats(KernelContext& ctx, const RtTensor& x, double scale, doubl
 // int32 accumulators (plus an optional int32 bias per channel) requantized to 8 bits:
 // round(acc * x_scale * w_scale[c] / y_scale) + y_zero, saturated; `inner` elements per
 // channel, channels repeating every `channels` rows.
+// One channel's row, in vector lanes: the same double arithmetic in the same order as the
+// scalar definition (so rounding ties land alike), then the clamp; a NaN scale gives 0, as
+// saturate() does.
+template <typename Q>
+[[gnu::always_inline]] inline void requantizeRow(const int32_t* __restrict a, Q* __restrict o, int64_t n, double add,
+                                                 double xScale, double sw, double yScale, double yZero) {
+    constexpr double lo = double(std::numeric_limits<Q>::lowest()), hi = double(std::numeric_limits<Q>::max());
+    for (int64_t i = 0; i < n; ++i) {
+        const double v = std::nearbyint((double(a[i]) + add) * xScale * sw / yScale) + yZero;
+        const double c = v > lo ? (v < hi ? v : hi) : lo;  // NaN compares false both ways: lo
+        o[i] = Q(int32_t(v == v ? c : 0.0));
+    }
+}
+[[gnu::target_clones("avx512f", "avx2", "default")]] void requantizeRowU8(const int32_t* a, uint8_t* o, int64_t n,
+                                                                         double add, double xs, double sw, double ys,
+                                                                         double yz) {
+    requantizeRow(a, o, n, add, xs, sw, ys, yz);
+}
+[[gnu::target_clones("avx512f", "avx2", "default")]] void requantizeRowS8(const int32_t* a, int8_t* o, int64_t n,
+                                                                         double add, double xs, double sw, double ys,
+                                                                         double yz) {
+    requantizeRow(a, o, n, add, xs, sw, ys, yz);
+}
+
 template <typename Q>
 void requantize(KernelContext& ctx, const int32_t* acc, int64_t count, int64_t channels, int64_t inner,
                 const std::vector<double>& wScale, const std::vector<double>& bias, double xScale, double yScale,
                 double yZero, Q* out) {
-    const double lo = double(std::numeric_limits<Q>::lowest()), hi = double(std::numeric_limits<Q>::max());
-    ctx.pool().parallelFor(count / inner, 4, [&](int64_t b, int64_t e) {
+    ctx.pool().parallelFor(count / inner, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
         for (int64_t row = b; row < e; ++row) {
             const int64_t c = row % channels;
-            const double sw = wScale[size_t(c)], add = bias[size_t(c)];
-            const int32_t* a = acc + row * inner;
-            Q* o = out + row * inner;
-            for (int64_t i = 0; i < inner; ++i) {
-                const double v = std::nearbyint((double(a[i]) + add) * xScale * sw / yScale) + yZero;
-                o[i] = std::isnan(v) ? Q(0) : Q(std::clamp(v, lo, hi));  // as saturate()
-            }
+            if constexpr (std::is_same_v<Q, uint8_t>)
+                requantizeRowU8(acc + row * inner, out + row * inner, inner, bias[size_t(c)], xScale, wScale[size_t(c)],
+                                yScale, yZero);
+            else
+                requantizeRowS8(acc + row * inner, out + row * inner, inner, bias[size_t(c)], xScale, wScale[size_t(c)],
+                                yScale, yZero);
         }
     });
 }
@@ -290,20 +312,43 @@ public:
         const RtTensor* w = m_qlinear ? ctx.input(3) : ctx.input(1);
         const RtTensor* wzp = m_qlinear ? ctx.input(5) : ctx.input(3);
         if (!x || !w) return bad(ctx, "missing x or w");
-        auto acc = accumulate(ctx, *x, xzp, *w, wzp);
-        if (!acc) return acc.status();
-        const int32_t* pc = acc->as<int32_t>();
+        const RtTensor* xZero = xzp && xzp->numel() == 1 ? xzp : nullptr;
+        const bool gemmFits = fitsInt8Gemm(*x, xZero, *w, wzp);
+        if (!m_qlinear && gemmFits)  // straight into the output slot
+            return int8Conv(ctx, m_attrs, m_group, *x, xZero, *w, wzp, [&](const std::vector<int64_t>& dims) -> Result<int32_t*> {
+                auto out = ctx.output(0, DType::Int32, dims);
+                if (!out) return out.status();
+                return (*out)->as<int32_t>();
+            });
+        // The accumulators in scratch kept by the thread (not zeroed: every element is written).
+        thread_local std::vector<int32_t> scratch;
+        RtTensor acc;
+        if (gemmFits) {
+            FSC_RETURN_IF_ERROR(int8Conv(ctx, m_attrs, m_group, *x, xZero, *w, wzp,
+                                         [&](const std::vector<int64_t>& dims) -> Result<int32_t*> {
+                                             scratch.resize(size_t(product(dims)));
+                                             acc.dtype = DType::Int32;
+                                             acc.dims = dims;
+                                             acc.data = scratch.data();
+                                             return scratch.data();
+                                         }));
+        } else {
+            auto exact = accumulateExactly(ctx, *x, xZero, *w, wzp);
+            if (!exact) return exact.status();
+            acc = std::move(*exact);
+        }
+        const int32_t* pc = acc.as<int32_t>();
         if (!m_qlinear) {
-            auto out = ctx.output(0, DType::Int32, acc->dims);
+            auto out = ctx.output(0, DType::Int32, acc.dims);
             if (!out) return out.status();
-            std::memcpy((*out)->data, acc->data, acc->bytes());
+            std::memcpy((*out)->data, acc.data, acc.bytes());
             return Status::ok();
         }
         const RtTensor *xs = ctx.input(1), *ws = ctx.input(4), *ys = ctx.input(6), *yzp = ctx.input(7), *bias = ctx.input(8);
         if (!xs || !ws || !ys) return bad(ctx, "missing scales");
-        auto out = ctx.output(0, yzp ? yzp->dtype : x->dtype, acc->dims);
+        auto out = ctx.output(0, yzp ? yzp->dtype : x->dtype, acc.dims);
         if (!out) return out.status();
-        const int64_t m = acc->dims[1], spatial = product(acc->dims, 2);
+        const int64_t m = acc.dims[1], spatial = product(acc.dims, 2);
         const double y0 = yzp ? elementAsDouble(*yzp, 0) : 0.0;
         std::vector<double> wScale(static_cast<size_t>(m)), biasPerChannel(static_cast<size_t>(m), 0.0);
         for (int64_t c = 0; c < m; ++c) {
@@ -312,20 +357,19 @@ public:
         }
         const double xsv = elementAsDouble(*xs, 0), ysv = elementAsDouble(*ys, 0);
         if ((*out)->dtype == DType::UInt8)
-            requantize(ctx, pc, acc->numel(), m, spatial, wScale, biasPerChannel, xsv, ysv, y0, (*out)->as<uint8_t>());
+            requantize(ctx, pc, acc.numel(), m, spatial, wScale, biasPerChannel, xsv, ysv, y0, (*out)->as<uint8_t>());
         else if ((*out)->dtype == DType::Int8)
-            requantize(ctx, pc, acc->numel(), m, spatial, wScale, biasPerChannel, xsv, ysv, y0, (*out)->as<int8_t>());
+            requantize(ctx, pc, acc.numel(), m, spatial, wScale, biasPerChannel, xsv, ysv, y0, (*out)->as<int8_t>());
         else
             return unsupportedType(ctx, (*out)->dtype);
         return Status::ok();
     }
 
 private:
-    // (x - x_zero) conv (w - w_zero) in int32: oneDNN's int8 GEMM where it fits, else exact doubles.
-    Result<RtTensor> accumulate(KernelContext& ctx, const RtTensor& x, const RtTensor* xzp, const RtTensor& w,
-                                const RtTensor* wzp) {
-        const RtTensor* xZero = xzp && xzp->numel() == 1 ? xzp : nullptr;
-        if (fitsInt8Gemm(x, xZero, w, wzp)) return int8Conv(ctx, m_attrs, m_group, x, xZero, w, wzp);
+    // (x - x_zero) conv (w - w_zero) in int32 exactly through doubles, where oneDNN's int8
+    // GEMM does not fit (zero points per channel).
+    Result<RtTensor> accumulateExactly(KernelContext& ctx, const RtTensor& x, const RtTensor* xZero, const RtTensor& w,
+                                       const RtTensor* wzp) {
         auto xd = shifted(ctx, x, xZero, 1);
         if (!xd) return xd.status();
         auto wd = shifted(ctx, w, wzp, 0);
