@@ -146,6 +146,7 @@ public:
         }
         for (const Region& region : regions(rw, roles)) {
             if (context.cancelled()) break;
+            if (region.convolutions == 0) continue;  // element-wise ops alone: nothing to gain
             ++context.counters.matched;
             const NodeId first = region.nodes.front();
             if (region.convolutions < 2) {
