@@ -4,23 +4,36 @@
 #include <cstring>
 #include <limits>
 
+#include "compiler/backends/cpu/vec16.h"
 #include "compiler/runtime/thread_pool.h"
 
 namespace fsc::cpu {
 
 namespace {
 
-// 16 floats: one AVX-512 register, two AVX2 ones, four SSE ones (as in pointwise_conv).
-typedef float Vec16 __attribute__((vector_size(64)));
+using vec16::Vec16;
+using vec16::load;
+using vec16::store;
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
-[[gnu::always_inline]] inline Vec16 load(const float* p) {
-    Vec16 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
+
+// A tile's accumulators start at the bias (or 0) of their channels...
+template <int P, int V>
+[[gnu::always_inline]] inline void seed(Vec16 (&acc)[P][V], const float* bias, int64_t c0) {
+#pragma GCC unroll 8
+    for (int p = 0; p < P; ++p)
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) acc[p][v] = bias ? load(bias + c0 + 16 * v) : Vec16{};
 }
-[[gnu::always_inline]] inline void store(float* p, Vec16 v) { std::memcpy(p, &v, sizeof v); }
+// ... and are stored once, pixel p at out + p * c.
+template <int P, int V>
+[[gnu::always_inline]] inline void storeTile(const Vec16 (&acc)[P][V], float* out, int64_t c, int64_t c0) {
+#pragma GCC unroll 8
+    for (int p = 0; p < P; ++p)
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) store(out + p * c + c0 + 16 * v, acc[p][v]);
+}
 
 // P neighbouring output pixels by 16 V channels from c0, every tap's product accumulated in
 // registers and stored once. `clip` checks each column against the image (border pixels);
@@ -29,10 +42,7 @@ template <int P, int V, bool Clip>
 [[gnu::always_inline]] inline void tile(const NhwcWindow& s, const float* img, const float* w,
                                         const float* bias, float* out, int64_t oy, int64_t ox0, int64_t c0) {
     Vec16 acc[P][V];
-#pragma GCC unroll 4
-    for (int p = 0; p < P; ++p)
-#pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) acc[p][v] = bias ? load(bias + c0 + 16 * v) : Vec16{};
+    seed(acc, bias, c0);
     for (int64_t ky = 0; ky < s.kh; ++ky) {
         const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
         if (iy < 0 || iy >= s.ih) continue;
@@ -52,10 +62,7 @@ template <int P, int V, bool Clip>
             }
         }
     }
-#pragma GCC unroll 4
-    for (int p = 0; p < P; ++p)
-#pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) store(out + p * s.c + c0 + 16 * v, acc[p][v]);
+    storeTile(acc, out, s.c, c0);
 }
 
 // The same tile at stride 1 and no dilation with KW taps per kernel row: the row's P + KW - 1
@@ -65,10 +72,7 @@ template <int P, int V, int KW>
 [[gnu::always_inline]] inline void slidingTile(const NhwcWindow& s, const float* img, const float* w,
                                                const float* bias, float* out, int64_t oy, int64_t ox0, int64_t c0) {
     Vec16 acc[P][V];
-#pragma GCC unroll 8
-    for (int p = 0; p < P; ++p)
-#pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) acc[p][v] = bias ? load(bias + c0 + 16 * v) : Vec16{};
+    seed(acc, bias, c0);
     for (int64_t ky = 0; ky < s.kh; ++ky) {
         const int64_t iy = oy - s.ph + ky * s.dh;
         if (iy < 0 || iy >= s.ih) continue;
@@ -90,10 +94,7 @@ template <int P, int V, int KW>
                 for (int v = 0; v < V; ++v) acc[p][v] += in[p + kx][v] * wv[v];
         }
     }
-#pragma GCC unroll 8
-    for (int p = 0; p < P; ++p)
-#pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) store(out + p * s.c + c0 + 16 * v, acc[p][v]);
+    storeTile(acc, out, s.c, c0);
 }
 
 // The channels past the last multiple of 16, one at a time.

@@ -3,15 +3,16 @@
 #include <algorithm>
 #include <cstring>
 
+#include "compiler/backends/cpu/vec16.h"
 #include "compiler/runtime/thread_pool.h"
 
 namespace fsc::cpu {
 
 namespace {
 
-// 16 floats: one AVX-512 register, two AVX2 ones, four SSE ones; GCC's vector extension
-// lets the same code fill whichever the build below targets.
-typedef float Vec16 __attribute__((vector_size(64)));
+using vec16::Vec16;
+using vec16::load;
+using vec16::store;
 
 constexpr int64_t kRows = 4;     // output channels per tile
 constexpr int64_t kBlock = 256;  // pixels per block: its outputs stay in cache for the activation
@@ -20,12 +21,6 @@ constexpr int64_t kBlock = 256;  // pixels per block: its outputs stay in cache 
 // (GCC's -Wpsabi note about vector arguments is moot).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
-[[gnu::always_inline]] inline Vec16 load(const float* p) {
-    Vec16 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-[[gnu::always_inline]] inline void store(float* p, Vec16 v) { std::memcpy(p, &v, sizeof v); }
 
 // Rows [r0, r0 + Rows) by columns [j0, j0 + 16 Vectors) of one image. Unrolled, so the
 // Rows x Vectors accumulators stay in registers through the whole loop over the inputs.
