@@ -1,18 +1,17 @@
-// channels-last: the convolutions of a CNN, and the element-wise ops and global pools
-// between them, work on NHWC tensors ([N, H, W, C]) instead of NCHW, with a Transpose only
-// where such a region meets the rest of the graph. In NHWC a pointwise convolution is one
-// GEMM with no reorder, a depthwise one puts its channels in the vector lanes (a 7x7 plane
-// no longer runs a loop of 7), and oneDNN's convolutions read and write the layout they
-// compute in, so no call reorders its activations in and out.
+// channels-last: the convolutions of a CNN, and the pools and element-wise ops between
+// them, work on NHWC tensors ([N, H, W, C]) instead of NCHW, with a Transpose only where such
+// a region meets the rest of the graph. oneDNN's convolutions then read and write the layout
+// they compute in (no call reorders its activations in and out), and a depthwise one puts
+// its channels in the vector lanes (a 7x7 plane no longer runs loops of 7).
 //   Conv, FusedConv:   FusedConv with `channels_last` = 1 (X and Y NHWC, W and B as they are;
 //                      X stays NCHW, `input_layout` NCHW, where only convolutions read it)
 //   GlobalAveragePool: ReduceMean over axes 1 and 2, keeping them ([N, 1, 1, C])
 //   MaxPool:           ai.fusescope.MaxPool with `channels_last` = 1 (ONNX's attributes)
 //   element-wise ops:  the same op on NHWC operands; constants are permuted once here
-// A pooled [N, 1, 1, C] that only Flattens read leaves without a Transpose (same memory
-// order as [N, C, 1, 1]). A region is converted only when it holds at least two convolutions and needs no more
-// Transposes at its edges than it holds convolutions: a lone Conv (a ViT's patch
-// embedding) stays as it is.
+// A pooled [N, 1, 1, C] that only Flattens read leaves without a Transpose (its memory order
+// is [N, C, 1, 1]'s). A region is converted only when it holds at least two convolutions
+// and needs no more Transposes at its edges than it holds convolutions: a lone Conv (a ViT's
+// patch embedding) stays as it is.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -29,7 +28,7 @@ namespace {
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 
-enum class Role { None, Conv, Pool, MaxPool, Elementwise };
+enum class Role { None, Conv, GlobalPool, MaxPool, Elementwise };
 
 bool rank4(const Graph& g, ValueId v) {
     const ValueType& t = g.value(v).type;
@@ -76,7 +75,7 @@ Role roleOf(const Rewriter& rw, const Node& n, std::string& why) {
         return Role::Conv;
     }
     if (isOp(n, "GlobalAveragePool"))
-        return rank4(g, n.inputs[0]) && dtypeOf(g, out) == DType::Float32 ? Role::Pool : Role::None;
+        return rank4(g, n.inputs[0]) && dtypeOf(g, out) == DType::Float32 ? Role::GlobalPool : Role::None;
     if (isOp(n, "MaxPool")) {
         if (!rank4(g, n.inputs[0]) || dtypeOf(g, out) != DType::Float32) return Role::None;
         if (intAttr(n, "storage_order", 0) != 0) {
@@ -124,7 +123,7 @@ Tensor toNhwc(const Tensor& t) {
 struct Region {
     std::vector<NodeId> nodes;  // in graph order
     int convolutions = 0;
-    int entries = 0, exits = 0;  // Transposes it needs at its edges
+    int entries = 0, exits = 0;  // values crossing its edges: at most this many Transposes
 };
 
 class ChannelsLastPass : public Pass {
@@ -157,12 +156,11 @@ public:
                 context.reject("channels-last-region", first, "more Transposes at its edges than convolutions inside");
                 continue;
             }
-            convert(rw, context.model, region, roles);
+            const int transposes = convert(rw, context.model, region, roles);
             if (rw.commit("channels-last-region",
                           std::to_string(region.convolutions) + " convolutions and " +
                               std::to_string(region.nodes.size() - size_t(region.convolutions)) +
-                              " other nodes run in NHWC; " + std::to_string(region.entries + region.exits) +
-                              " Transposes at the edges"))
+                              " other nodes run in NHWC; " + std::to_string(transposes) + " Transposes at the edges"))
                 ++context.counters.applied;
         }
         rw.finish();
@@ -273,7 +271,9 @@ private:
         return true;
     }
 
-    static void convert(Rewriter& rw, const Model& model, const Region& region, const std::map<uint32_t, Role>& roles) {
+    // Rewrites the region; returns how many Transposes it placed at the edges.
+    static int convert(Rewriter& rw, const Model& model, const Region& region, const std::map<uint32_t, Role>& roles) {
+        int transposes = 0;
         std::set<uint32_t> members;
         for (NodeId id : region.nodes) members.insert(id.index);
         const std::set<uint32_t> nchwEntries = readAsNchw(rw, members, roles);
@@ -290,7 +290,7 @@ private:
             for (size_t i = 0; i < made.inputs.size(); ++i) {
                 const ValueId in = made.inputs[i];
                 if (!in.valid()) continue;
-                if (nchwEntries.count(in.index)) {
+                if (nchwEntries.count(in.index) && i == 0 && roles.at(id.index) == Role::Conv) {
                     made.attributes.push_back(fsc::stringAttr("input_layout", "NCHW"));
                 } else if (auto it = nhwc.find(in.index); it != nhwc.end()) {
                     made.inputs[i] = it->second;
@@ -299,6 +299,7 @@ private:
                 } else if (rank4(rw.graph(), in) && !(roles.at(id.index) == Role::Conv && i > 0)) {
                     const ValueId entered = rw.addIntermediate(typeOf(in), rw.graph().value(in).name + "_nhwc");
                     rw.addNode(transposeNode(old, rw.graph().value(in).name + "/to_nhwc", in, entered, kToNhwc), id, {id});
+                    ++transposes;
                     nhwc[in.index] = made.inputs[i] = entered;
                 }
             }
@@ -315,7 +316,7 @@ private:
             } else if (role == Role::MaxPool) {
                 made.domain = kFusescopeDomain;
                 made.attributes.push_back(fsc::intAttr("channels_last", 1));
-            } else if (role == Role::Pool) {
+            } else if (role == Role::GlobalPool) {
                 made.opType = "ReduceMean";
                 made.attributes = {fsc::intAttr("keepdims", 1)};
                 if (model.opsetVersion("") >= 18)
@@ -333,11 +334,13 @@ private:
             } else if (leavesRegion(rw, out, members)) {
                 const ValueId back = rw.addIntermediate(rw.graph().value(out).type, rw.graph().value(out).name + "_nchw");
                 rw.addNode(transposeNode(old, rw.graph().value(out).name + "/to_nchw", outNhwc, back, kToNchw), id, {id});
+                ++transposes;
                 rw.replaceAllUses(out, back);
                 nhwc[back.index] = outNhwc;  // region nodes still to come now read `back`
             }
         }
         for (auto it = region.nodes.rbegin(); it != region.nodes.rend(); ++it) rw.removeNode(*it);
+        return transposes;
     }
 };
 

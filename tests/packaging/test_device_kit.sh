@@ -11,6 +11,9 @@ tarball=$(bash "$src/scripts/device-kit.sh" "$work" "$build" | tail -1 | cut -d'
 tar -C "$work/unpacked" -xzf "$tarball"
 kit=$work/unpacked/fusescope-device-kit
 [ -x "$kit/run.sh" ] && [ -x "$kit/fusescope-cli" ] && [ -f "$kit/models/sample.onnx" ] || fail "the kit lacks its parts"
+# Unpacked, the kit must fit a small disk: the huge fixture's hole has to stay a hole.
+used_kib=$(du -sk "$kit" | cut -f1)
+[ "$used_kib" -le $((256 * 1024)) ] || fail "the unpacked kit takes $((used_kib / 1024)) MiB of disk"
 
 set +e
 env -i PATH=/usr/bin:/bin HOME="$work" bash "$kit/run.sh" 1 --out "$work/out"

@@ -398,6 +398,8 @@ public:
         RtTensor* y = *out;
         if (y->numel() == 0) return Status::ok();
         const int bytes = dtypeBits(x->dtype) / 8;
+        if (!isFloatingPoint(x->dtype) || (bytes != 2 && bytes != 4 && bytes != 8))
+            return bad(ctx, "a channels-last convolution takes float data, not " + std::string(dtypeName(x->dtype)));
         const bool depthwise = m_group == c && m == c;
         const bool dots = m_group == 1 && n * h * wd <= 4 && isPointwise(*geo, kernel, {h, wd});
         if (x->dtype == DType::Float32 && w->dtype == DType::Float32 && m_path == ConvPath::Fastest) {
