@@ -351,6 +351,9 @@ private slots:
             }
             const float sigmoid = float(1 / (1 + std::exp(-double(v))));
             QVERIFY2(std::abs(cpu::sigmoidFast(v) - sigmoid) <= 2.5e-7f * sigmoid + 1e-30f, qPrintable(QString::number(v)));
+            const float swish = float(double(v) / (1 + std::exp(-double(v))));
+            QVERIFY2(std::abs(cpu::swishFast(v, 1.f) - swish) <= 2.5e-7f * std::abs(swish) + 1e-30f,
+                     qPrintable(QStringLiteral("swish(%1): %2 vs %3").arg(v).arg(cpu::swishFast(v, 1.f)).arg(swish)));
         }
         qInfo("worst exp error over the sweep: %lld ulp", static_cast<long long>(worst));
         const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
@@ -361,6 +364,9 @@ private slots:
         QCOMPARE(cpu::expFast(-200.f), 0.f);
         QCOMPARE(cpu::sigmoidFast(-inf), 0.f);
         QCOMPARE(cpu::sigmoidFast(inf), 1.f);
+        QVERIFY(std::isnan(cpu::swishFast(nan, 1.f)) && std::isnan(cpu::swishFast(-inf, 1.f)));  // -inf * 0
+        QCOMPARE(cpu::swishFast(inf, 1.f), inf);
+        QCOMPARE(cpu::swishFast(-200.f, 1.702f), -0.f);
         QCOMPARE(cpu::expFast(0.f), 1.f);
 
         // erf: within 4e-7 of libm's everywhere (GELU's error stays below float's own

@@ -14,7 +14,7 @@ namespace fsc::cpu {
 }
 
 [[gnu::target_clones("avx512f", "avx2", "default")]] void swishArray(const float* x, float* y, int64_t n, float alpha) {
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * sigmoidFast(alpha * x[i]);
+    for (int64_t i = 0; i < n; ++i) y[i] = swishFast(x[i], alpha);
 }
 
 [[gnu::target_clones("avx512f", "avx2", "default")]] void geluArray(const float* x, float* y, int64_t n) {

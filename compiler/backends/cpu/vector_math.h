@@ -35,9 +35,39 @@ inline float expFast(float x) {
     return x == x ? y : x;
 }
 
-// 1 / (1 + e^-x): e^-x overflows to infinity for x < -89, giving 0, as it should.
+// e^t as a logistic's denominator needs it: expFast's polynomial, but t clamped to
+// [-87, 89], where one power of two scales it (below -87, 1 + e^t is 1 anyway; from 88.03 on
+// the scale is 2^128, infinity, so 1 / (1 + e^t) is 0 where the true value is below 4e-39),
+// and that power read off the rounding trick's bits instead of converted from float: no
+// NaN selects, no second scale, no conversion. SiLU 0.23 -> 0.16 ns per float here.
+inline float expForLogistic(float t) {
+    const float tc = t < -87.f ? -87.f : (t > 89.f ? 89.f : t);  // NaN stays NaN
+    // 1.5 * 2^23 + n for integral n in [-126, 128]: the float's low bits are n.
+    const float rounded = tc * 1.44269504088896341f + 12582912.f;
+    const float n = rounded - 12582912.f;
+    const float r = (tc - n * 0.693359375f) + n * 2.12194440e-4f;
+    const float r2 = r * r;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r2 + r + 1.f;
+    // (n + 127) << 23 modulo 2^32: the 1.5 * 2^23 part shifts out.
+    const float scale = std::bit_cast<float>((std::bit_cast<uint32_t>(rounded) << 23) + (127u << 23));
+    return p * scale;
+}
+
+// 1 / (1 + e^-x): 0 for x below -88 (where the true value is under 4e-39), 1 for x beyond
+// 17, NaN for NaN.
 inline float sigmoidFast(float x) {
-    return 1.f / (1.f + expFast(-x));
+    return 1.f / (1.f + expForLogistic(-x));
+}
+
+// x * sigmoid(alpha x), as one division (one rounding): SiLU, QuickGELU.
+inline float swishFast(float x, float alpha) {
+    return x / (1.f + expForLogistic(-alpha * x));
 }
 
 // erf(x) as an odd/even rational function on [-4, 4] (beyond which float erf is +-1): the
