@@ -7,7 +7,7 @@ namespace fsc {
 std::string fusedOpSummary(const std::string& opType) {
     // Short forms of the table in docs/fused_ops.md.
     static const std::map<std::string, std::string> kSummaries = {
-        {"FusedConv", "activation(Conv(X, W, B)): the activation runs on each output row while it is in cache"},
+        {"FusedConv", "activation(Conv(X, W, B) + Z): Z (optional) and the activation are applied while the output is in cache"},
         {"FusedGemm", "activation(Gemm(A, B, C)) with the activation as a GEMM epilogue"},
         {"FusedMatMul", "activation(MatMul(A, B) + bias) with bias and activation as a GEMM epilogue"},
         {"Gelu", "ONNX 20's Gelu (approximate: none or tanh) for models of older opsets"},

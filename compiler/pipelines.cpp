@@ -29,6 +29,7 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {2, "attention-fusion", "before matmul-add-fusion, so the mask Add stays with its Softmax"},
         {2, "matmul-add-fusion", "a bias Add after MatMul is a Gemm / epilogue, not a separate pass over memory"},
         {2, "activation-fusion", "activations after Conv/Gemm/MatMul run in the epilogue, while data is in cache"},
+        {2, "residual-fusion", "a ResNet block's Add and ReLU after its last Conv, in that Conv's epilogue"},
         {2, "elementwise-fusion", "last: what no named fusion claimed runs as one generated loop per group"},
         {2, "channels-last", "after the fusions, so a region's convolutions carry their epilogues"},
         {2, "cancel-inverse-pairs", "a region's edge Transpose meets an exporter's own (TensorFlow's NHWC)"},

@@ -19,6 +19,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(fuseRmsNorm);
     registry.add(fuseSkipLayerNorm);
     registry.add(fuseActivation);
+    registry.add(fuseConvResidual);
     registry.add(fuseAttention);
     registry.add(fuseElementwise);
     registry.add(channelsLast);

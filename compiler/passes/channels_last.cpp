@@ -96,6 +96,10 @@ Role roleOf(const Rewriter& rw, const Node& n, std::string& why) {
     return Role::Elementwise;
 }
 
+// Whether input i of a node in `role` is an activation, laid out as the region lays out its
+// tensors: all but a convolution's W and B (its residual Z is one).
+bool carriesActivation(Role role, size_t i) { return role != Role::Conv || i == 0 || i >= 3; }
+
 Shape permuted(const Shape& s, const std::vector<int64_t>& perm) {
     std::vector<Dim> dims;
     for (int64_t p : perm) dims.push_back(s[size_t(p)]);
@@ -178,8 +182,9 @@ private:
             return x;
         };
         for (const auto& [id, role] : roles)
-            for (ValueId in : g.node(NodeId{id}).inputs) {
-                if (!in.valid()) continue;
+            for (size_t i = 0; i < g.node(NodeId{id}).inputs.size(); ++i) {
+                const ValueId in = g.node(NodeId{id}).inputs[i];
+                if (!in.valid() || !carriesActivation(role, i)) continue;
                 const NodeId p = rw.producer(in);
                 if (p.valid() && roles.count(p.index) && rank4(g, in)) parent[find(id)] = find(p.index);
             }
@@ -201,8 +206,9 @@ private:
             for (NodeId id : r.nodes) members.insert(id.index);
             for (NodeId id : r.nodes) {
                 const Node& n = g.node(id);
-                for (ValueId in : n.inputs)
-                    if (in.valid() && rank4(g, in) && !rw.constant(in)) {
+                for (size_t i = 0; i < n.inputs.size(); ++i)
+                    if (const ValueId in = n.inputs[i];
+                        in.valid() && carriesActivation(roles.at(id.index), i) && rank4(g, in) && !rw.constant(in)) {
                         const NodeId p = rw.producer(in);
                         if ((!p.valid() || !members.count(p.index)) && entered.insert(in.index).second) ++r.entries;
                     }
@@ -249,7 +255,7 @@ private:
                 // An exporter's own Transpose in front composes with ours (or cancels it).
                 const bool transposed = p.valid() && isOp(g.node(p), "Transpose");
                 if (roles.at(id) == Role::Conv && i == 0 && !transposed) absorbed.insert(in.index);
-                else if (!(roles.at(id) == Role::Conv && i > 0)) refused.insert(in.index);
+                else if (carriesActivation(roles.at(id), i)) refused.insert(in.index);
             }
         }
         for (uint32_t v : refused) absorbed.erase(v);
@@ -294,9 +300,9 @@ private:
                     made.attributes.push_back(fsc::stringAttr("input_layout", "NCHW"));
                 } else if (auto it = nhwc.find(in.index); it != nhwc.end()) {
                     made.inputs[i] = it->second;
-                } else if (const Tensor* c = rw.constant(in); c && !(roles.at(id.index) == Role::Conv && i > 0)) {
+                } else if (const Tensor* c = rw.constant(in); c && carriesActivation(roles.at(id.index), i)) {
                     if (c->numElements() != 1) made.inputs[i] = rw.addConstant(toNhwc(*c), rw.graph().value(in).name + "_nhwc");
-                } else if (rank4(rw.graph(), in) && !(roles.at(id.index) == Role::Conv && i > 0)) {
+                } else if (rank4(rw.graph(), in) && carriesActivation(roles.at(id.index), i)) {
                     const ValueId entered = rw.addIntermediate(typeOf(in), rw.graph().value(in).name + "_nhwc");
                     rw.addNode(transposeNode(old, rw.graph().value(in).name + "/to_nhwc", in, entered, kToNhwc), id, {id});
                     ++transposes;

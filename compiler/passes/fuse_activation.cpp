@@ -2,20 +2,14 @@
 // MatMul (or of a fused one without an activation yet) is applied in that op's epilogue:
 // FusedConv, FusedGemm, FusedMatMul in the ai.fusescope domain.
 #include "compiler/pass_manager.h"
+#include "compiler/passes/epilogue_activation.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 #include "core/graph_builder.h"
 
 namespace fsc::passes {
-namespace {
 
-struct ActivationSpec {
-    std::string name;  // as FusedConv's `activation` attribute
-    std::vector<float> params;
-};
-
-// The activation a node computes, or a reason it cannot be an epilogue.
-std::optional<ActivationSpec> activationOf(const Rewriter& rw, const Node& n, std::string& why) {
+std::optional<ActivationSpec> epilogueActivationOf(const Rewriter& rw, const Node& n, std::string& why) {
     const bool onnx = n.domain.empty();
     if (onnx && (n.opType == "Relu" || n.opType == "Sigmoid" || n.opType == "Tanh" || n.opType == "HardSwish"))
         return ActivationSpec{n.opType, {}};
@@ -43,6 +37,8 @@ std::optional<ActivationSpec> activationOf(const Rewriter& rw, const Node& n, st
     }
     return std::nullopt;
 }
+
+namespace {
 
 struct Epilogue {
     NodeId producer, activation;
@@ -95,7 +91,7 @@ public:
         const Graph& g = rw.graph();
         const Node& act = g.node(anchor);
         std::string why;
-        auto spec = activationOf(rw, act, why);
+        auto spec = epilogueActivationOf(rw, act, why);
         if (!spec) return why.empty() ? MatchResult::none() : MatchResult::rejected(why);
         NodeId pid = rw.producer(act.inputs[0]);
         if (auto problem = producerProblem(rw, pid)) return *problem;

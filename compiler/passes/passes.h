@@ -25,6 +25,7 @@ std::unique_ptr<Pass> fuseLayerNorm();
 std::unique_ptr<Pass> fuseRmsNorm();
 std::unique_ptr<Pass> fuseSkipLayerNorm();
 std::unique_ptr<Pass> fuseActivation();
+std::unique_ptr<Pass> fuseConvResidual();
 std::unique_ptr<Pass> fuseAttention();
 std::unique_ptr<Pass> fuseElementwise();
 std::unique_ptr<Pass> fusePad();

@@ -653,17 +653,31 @@ Status Executor::layOutSignature(const std::vector<int64_t>& signature, const st
                                  const std::vector<bool>& onDevice) {
     const Graph& g = graph();
     std::vector<BufferLifetime> host, device;
-    for (size_t s = 0; s < m_plan.steps.size(); ++s)
-        for (ValueId out : m_plan.steps[s].outputs) {
+    // A host value whose buffer an in-place step's output takes over shares its lifetime
+    // (extended to the output's last reader) and its slot: sharedWith[output] = that value.
+    std::vector<long> hostLifetime(g.valueCount(), -1);
+    std::vector<std::pair<ValueId, ValueId>> sharedWith;  // (output, the value whose slot it takes)
+    for (size_t s = 0; s < m_plan.steps.size(); ++s) {
+        const PlanStep& step = m_plan.steps[s];
+        const ValueId taken = inPlaceTakeover(step, s, recorded, onDevice);
+        for (ValueId out : step.outputs) {
             if (!out.valid() || !recorded[out.index]) continue;
+            const size_t last = size_t(std::max(m_plan.lastUse[out.index], long(s)));
             if (onDevice[out.index]) {
-                const size_t last = m_isGraphOutput[out.index] ? m_plan.steps.size()
-                                                               : size_t(std::max(m_plan.lastUse[out.index], long(s)));
-                device.push_back({out, recorded[out.index], s, last});
+                device.push_back({out, recorded[out.index], s, m_isGraphOutput[out.index] ? m_plan.steps.size() : last});
             } else if (!m_isGraphOutput[out.index]) {
-                host.push_back({out, recorded[out.index], s, size_t(std::max(m_plan.lastUse[out.index], long(s)))});
+                if (taken.valid() && out == step.outputs[0] && hostLifetime[taken.index] >= 0) {
+                    const long at = hostLifetime[taken.index];
+                    host[size_t(at)].lastStep = std::max(host[size_t(at)].lastStep, last);
+                    hostLifetime[out.index] = at;
+                    sharedWith.emplace_back(out, taken);
+                    continue;
+                }
+                hostLifetime[out.index] = long(host.size());
+                host.push_back({out, recorded[out.index], s, last});
             }
         }
+    }
     auto plan = std::make_unique<SignaturePlan>();
     plan->memory = planMemory(host);
     plan->deviceMemory = planMemory(device);
@@ -673,6 +687,10 @@ Status Executor::layOutSignature(const std::vector<int64_t>& signature, const st
     for (const auto& a : plan->memory.assignments) {
         plan->slotOffset[a.buffer.value.index] = long(a.offset);
         plan->slotBytes[a.buffer.value.index] = a.buffer.bytes;
+    }
+    for (const auto& [out, taken] : sharedWith) {  // in step order: a chain resolves front to back
+        plan->slotOffset[out.index] = plan->slotOffset[taken.index];
+        plan->slotBytes[out.index] = plan->slotBytes[taken.index];
     }
     for (const auto& a : plan->deviceMemory.assignments) {
         plan->slotOffset[a.buffer.value.index] = long(a.offset);
@@ -701,6 +719,21 @@ Status Executor::layOutSignature(const std::vector<int64_t>& signature, const st
     m_last = plan.get();
     m_signatures[signature] = std::move(plan);
     return Status::ok();
+}
+
+// The input whose buffer step s's output 0 may take (Kernel::inPlaceInput): a host
+// intermediate of the output's size that nothing reads after step s; invalid otherwise.
+ValueId Executor::inPlaceTakeover(const PlanStep& step, size_t s, const std::vector<size_t>& recorded,
+                                  const std::vector<bool>& onDevice) const {
+    const int k = step.kernel ? step.kernel->inPlaceInput() : -1;
+    if (k < 0 || size_t(k) >= step.inputs.size() || step.outputs.empty() || step.backend != Backend::Cpu) return {};
+    const ValueId in = step.inputs[size_t(k)], out = step.outputs[0];
+    if (!in.valid() || !out.valid() || m_isGraphOutput[in.index] || m_isGraphOutput[out.index]) return {};
+    if (!recorded[in.index] || onDevice[in.index] || onDevice[out.index]) return {};  // feeds and constants: no slot
+    if (recorded[in.index] != recorded[out.index] || m_plan.lastUse[in.index] != long(s)) return {};
+    for (size_t i = 0; i < step.inputs.size(); ++i)  // read once, as that input only
+        if (i != size_t(k) && step.inputs[i] == in) return {};
+    return in;
 }
 
 // A run as one CUDA Graph. The first time, feeds go into buffers of their own, the steps

@@ -86,6 +86,8 @@ private:
     Result<std::vector<RtTensor>> collectOutputs(Frame& frame);
     Status layOutSignature(const std::vector<int64_t>& signature, const std::vector<size_t>& recorded,
                            const std::vector<bool>& onDevice);
+    ValueId inPlaceTakeover(const PlanStep& step, size_t s, const std::vector<size_t>& recorded,
+                            const std::vector<bool>& onDevice) const;
     // CUDA Graphs: nullopt when this run cannot use one (then it runs step by step).
     std::optional<Result<std::vector<RtTensor>>> runAsGraph(SignaturePlan& sig, const std::vector<RtTensor>& feeds);
     Result<const RtTensor*> deviceConstant(ValueId id);

@@ -50,6 +50,10 @@ class Kernel {
 public:
     virtual ~Kernel() = default;
     virtual Status compute(KernelContext& ctx) = 0;
+    // An input whose buffer output 0 may take over when no later step reads that input and
+    // both have one size (a residual the output accumulates onto); -1 for none. The kernel
+    // must then compute correctly with the output's data the same as that input's.
+    virtual int inPlaceInput() const { return -1; }
 };
 
 // What a kernel factory sees: the node's attributes and opset. Attribute getters take a

@@ -497,13 +497,13 @@ private slots:
                  QStringLiteral("3 imported nodes"));
         QVERIFY(w.properties()
                     ->valueOf(QStringLiteral("Documentation"))
-                    .startsWith(QStringLiteral("activation(Conv(X, W, B))")));
+                    .startsWith(QStringLiteral("activation(Conv(X, W, B) + Z)")));
         // A value cut at the dock's edge: Ctrl+C copies it whole, a double-click opens it.
         QTreeWidgetItem* doc = w.properties()->rowNamed(QStringLiteral("Documentation"));
         w.properties()->setCurrentItem(doc);
         w.properties()->findChild<QAction*>(QStringLiteral("copyValueAction"))->trigger();
         QCOMPARE(QGuiApplication::clipboard()->text(), w.properties()->fullValue(doc));
-        QVERIFY(QGuiApplication::clipboard()->text().startsWith(QStringLiteral("activation(Conv(X, W, B))")));
+        QVERIFY(QGuiApplication::clipboard()->text().startsWith(QStringLiteral("activation(Conv(X, W, B) + Z)")));
         w.properties()->showValue(doc);
         auto* viewer = w.properties()->findChild<QDialog*>(QStringLiteral("valueViewer"));
         QVERIFY(viewer && viewer->isVisible());

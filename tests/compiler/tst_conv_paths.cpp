@@ -109,22 +109,27 @@ private slots:
 
     // The same cases as FusedConv with `channels_last` (what the channels-last pass makes):
     // X and Y NHWC, in float32 (the NHWC depthwise loop, oneDNN told the layout) and float64
-    // (NCHW copies around the kernel above).
+    // (NCHW copies around the kernel above); and with a residual Z and a ReLU after it, as
+    // residual-fusion makes them (oneDNN's binary post-op, or each path's own pass after).
     void channelsLastMatchesTheDefinition_data() {
         QTest::addColumn<int>("index");
         QTest::addColumn<bool>("doubles");
         QTest::addColumn<bool>("nchwInput");  // `input_layout` NCHW: X as ONNX has it, Y NHWC
+        QTest::addColumn<bool>("residual");   // Y = Relu(Conv(X, W, B) + Z)
         static const std::vector<Case> cases = cases_();
         for (size_t i = 0; i < cases.size(); ++i) {
-            QTest::newRow(cases[i].name) << int(i) << false << false;
-            QTest::newRow((std::string(cases[i].name) + ", float64").c_str()) << int(i) << true << false;
-            QTest::newRow((std::string(cases[i].name) + ", NCHW input").c_str()) << int(i) << false << true;
+            QTest::newRow(cases[i].name) << int(i) << false << false << false;
+            QTest::newRow((std::string(cases[i].name) + ", float64").c_str()) << int(i) << true << false << false;
+            QTest::newRow((std::string(cases[i].name) + ", NCHW input").c_str()) << int(i) << false << true << false;
+            QTest::newRow((std::string(cases[i].name) + ", residual").c_str()) << int(i) << false << false << true;
+            QTest::newRow((std::string(cases[i].name) + ", residual, float64").c_str()) << int(i) << true << false << true;
         }
     }
     void channelsLastMatchesTheDefinition() {
         QFETCH(int, index);
         QFETCH(bool, doubles);
         QFETCH(bool, nchwInput);
+        QFETCH(bool, residual);
         const Case k = cases_()[size_t(index)];
         const DType type = doubles ? DType::Float64 : DType::Float32;
         std::mt19937 rng(uint32_t(index) + 101);
@@ -148,10 +153,13 @@ private slots:
         const std::vector<int64_t> wDims{k.m, k.c / k.group, k.kh, k.kw};
         std::vector<ValueId> inputs{x, weightsFed ? gb.input("W", type, Shape::ofSizes(wDims))
                                                   : gb.initializer(tensor("W", wDims, weights))};
-        if (k.bias) inputs.push_back(gb.initializer(tensor("B", {k.m}, bias)));
+        if (k.bias || residual) inputs.push_back(k.bias ? gb.initializer(tensor("B", {k.m}, bias)) : ValueId{});
+        if (residual)
+            inputs.push_back(gb.input("z", type, Shape({Dim::symbolic("n"), Dim::symbolic("oh"), Dim::symbolic("ow"), Dim::known(k.m)})));
         std::vector<Attribute> attrs{intAttr("channels_last", 1), intAttr("group", k.group), intsAttr("strides", {k.sh, k.sw}),
                                      intsAttr("dilations", {k.dh, k.dw}), intsAttr("pads", k.pads)};
         if (nchwInput) attrs.push_back(stringAttr("input_layout", "NCHW"));
+        if (residual) attrs.push_back(stringAttr("activation", "Relu"));
         gb.output(gb.node("FusedConv", inputs, {"y"}, attrs, "conv", "ai.fusescope")[0]);
         Model model = gb.buildModel();
         model.opsetImports.push_back({"ai.fusescope", 1});
@@ -176,6 +184,15 @@ private slots:
                 feeds.push_back(allocateTensor(type, wDims));
                 std::copy(weights.begin(), weights.end(), feeds.back().as<float>());
             }
+            const int64_t ohWant = (h + k.pads[0] + k.pads[2] - ((k.kh - 1) * k.dh + 1)) / k.sh + 1;
+            const int64_t owWant = (w + k.pads[1] + k.pads[3] - ((k.kw - 1) * k.dw + 1)) / k.sw + 1;
+            const auto zValues = randomValues(size_t(n * ohWant * owWant * k.m), rng);  // NHWC
+            if (residual) {
+                feeds.push_back(allocateTensor(type, {n, ohWant, owWant, k.m}));
+                for (size_t i = 0; i < zValues.size(); ++i)
+                    if (doubles) feeds.back().as<double>()[i] = zValues[i];
+                    else feeds.back().as<float>()[i] = zValues[i];
+            }
             auto out = (*exec)->run(feeds);
             QVERIFY2(out.isOk(), out.status().message().c_str());
             const RtTensor& y = (*out)[0];
@@ -190,7 +207,8 @@ private slots:
                     for (int64_t p = 0; p < oh * ow; ++p) {
                         const size_t at = size_t((img * oh * ow + p) * k.m + oc);
                         const double got = doubles ? y.as<double>()[at] : y.as<float>()[at];
-                        const float want = expected[size_t((img * k.m + oc) * oh * ow + p)];
+                        float want = expected[size_t((img * k.m + oc) * oh * ow + p)];
+                        if (residual) want = std::max(0.f, want + zValues[at]);
                         if (std::abs(got - want) > 1e-4 * (1 + std::abs(want)))
                             QFAIL(qPrintable(QString("image %1 channel %2 pixel %3: %4, expected %5")
                                                  .arg(img).arg(oc).arg(p).arg(got).arg(want)));

@@ -395,6 +395,20 @@ private slots:
                                 {stringAttr("activation", "Relu")},
                                 {randomFloatTensor("w", {5, 3, 1, 1}, 25, 0.5f),
                                  randomFloatTensor("b", {5}, 26, 1.f)}});
+        // A residual Z (residual-fusion's fourth input), added before the activation.
+        row("fused conv residual relu", {"FusedConv",
+                                         "ai.fusescope",
+                                         {{1, 3, 6, 6}},
+                                         {stringAttr("activation", "Relu")},
+                                         {randomFloatTensor("w", {5, 3, 1, 1}, 35, 0.5f),
+                                          randomFloatTensor("b", {5}, 36, 1.f), randomFloatTensor("z", {1, 5, 6, 6}, 37, 1.f)}});
+        row("fused conv channels last residual",
+            {"FusedConv",
+             "ai.fusescope",
+             {{1, 7, 7, 4}},
+             {intAttr("channels_last", 1), intsAttr("pads", {1, 1, 1, 1}), stringAttr("activation", "Relu")},
+             {randomFloatTensor("w", {6, 4, 3, 3}, 38, 0.5f), randomFloatTensor("b", {6}, 39, 1.f),
+              randomFloatTensor("z", {1, 7, 7, 6}, 40, 1.f)}});
         // channels_last: X [N, H, W, C] and Y NHWC; the CPU side runs its NHWC kernels.
         row("fused conv channels last grouped strided",
             {"FusedConv",

@@ -341,6 +341,55 @@ private slots:
         QVERIFY(maxRelativeError(m, res.model) < 1e-5);
     }
 
+    // A ResNet block's end, Relu(Conv(..) + shortcut), becomes FusedConv(X, W, B, Z) with the
+    // Relu; an Add of two convolutions gives Z to the later one; guards: a broadcast Add, a
+    // convolution output read twice, an activation before the Add. Numerically checked in
+    // NCHW (oneDNN or the paths' own pass adding Z) and after channels-last, where the
+    // shortcut from the graph's input enters through a Transpose.
+    void residualBecomesAnEpilogue() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({1, 8, 6, 6}));
+        auto conv = [&](ValueId in, uint64_t seed, const char* name) {
+            return b.op("Conv", {in, b.initializer(randomFloatTensor(fresh(), {8, 8, 3, 3}, seed, 0.3f)),
+                                 b.initializer(randomFloatTensor(fresh(), {8}, seed + 1))},
+                        name, {intsAttr("pads", {1, 1, 1, 1})});
+        };
+        ValueId c1 = b.op("Relu", {conv(x, 51, "c1")}, "r1");
+        ValueId block = b.op("Relu", {b.op("Add", {conv(c1, 53, "c2"), x}, "sum")}, "block");
+        ValueId both = b.op("Add", {conv(block, 55, "c3"), conv(block, 57, "c4")}, "both");
+        ValueId bias = b.op("Add", {conv(both, 59, "c5"), b.initializer(randomFloatTensor("row", {8, 1, 1}, 61))}, "broadcast");
+        ValueId c6 = conv(bias, 62, "c6");
+        ValueId twice = b.op("Add", {c6, bias}, "twice");
+        ValueId pre = b.op("Add", {b.op("Relu", {conv(twice, 64, "c7")}, "pre_act"), twice}, "pre");
+        b.output(pre);
+        b.output(c6);  // c6 read twice
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"activation-fusion", "residual-fusion"});
+        const Graph& g = *r.model.graph;
+        int withZ = 0;
+        for (NodeId id : g.order()) {
+            const Node& n = g.node(id);
+            if (n.opType != "FusedConv" || n.inputs.size() < 4) continue;
+            ++withZ;
+            QVERIFY(n.inputs[3].valid());
+        }
+        QCOMPARE(withZ, 2);                 // c2 (with its Relu) and c4 (Z = c3)
+        QCOMPARE(countOps(g, "Add"), 3);    // the broadcast, the twice-read and the pre-activation ones
+        QVERIFY(rejectedFor(r, "the Add broadcasts"));
+        QVERIFY(rejectedFor(r, "other readers"));
+        QVERIFY(rejectedFor(r, "activation comes before the Add"));
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
+        auto o2 = compileWith(m, {"activation-fusion", "residual-fusion", "elementwise-fusion", "channels-last",
+                                  "cancel-inverse-pairs"});
+        int channelsLastWithZ = 0;
+        for (NodeId id : o2.model.graph->order()) {
+            const Node& n = o2.model.graph->node(id);
+            channelsLastWithZ += n.opType == "FusedConv" && n.inputs.size() == 4 && fsc::passes::intAttr(n, "channels_last", 0) == 1;
+        }
+        QCOMPARE(channelsLastWithZ, 2);
+        QVERIFY(maxRelativeError(m, o2.model) < 1e-5);
+    }
+
     void activationGuards() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, dims({2, 4}));

@@ -288,16 +288,20 @@ public:
         m_group = init.getInt("group", 1);
         m_channelsLast = init.getInt("channels_last", 0) != 0;
         m_nchwInput = m_channelsLast && init.getString("input_layout", "NHWC") == "NCHW";
+        m_residual = init.inputPresent(3);
         m_oneDnn.setActivation(act);
     }
+    // Y may take Z's buffer: oneDNN accumulates onto it, the other paths copy Z aside first.
+    int inPlaceInput() const override { return m_residual ? 3 : -1; }
     ConvKernel(WindowAttrs attrs, int64_t group, ConvPath path)
         : m_attrs(std::move(attrs)), m_group(group), m_path(path) {}
     Status compute(KernelContext& ctx) override {
         auto alloc = [&](DType t, std::vector<int64_t> d) { return ctx.output(0, t, std::move(d)); };
-        if (m_channelsLast) return runChannelsLast(ctx, ctx.input(0), ctx.input(1), ctx.input(2), ctx.inputConstant(1), alloc);
-        return run(ctx, ctx.input(0), ctx.input(1), ctx.input(2), ctx.inputConstant(1), alloc);
+        const RtTensor* z = ctx.input(3);  // FusedConv's residual
+        if (m_channelsLast) return runChannelsLast(ctx, ctx.input(0), ctx.input(1), ctx.input(2), z, ctx.inputConstant(1), alloc);
+        return run(ctx, ctx.input(0), ctx.input(1), ctx.input(2), z, ctx.inputConstant(1), alloc);
     }
-    Status run(KernelContext& ctx, const RtTensor* x, const RtTensor* w, const RtTensor* b,
+    Status run(KernelContext& ctx, const RtTensor* x, const RtTensor* w, const RtTensor* b, const RtTensor* z,
                bool weightsConstant, const OutputAlloc& alloc) {
         if (!x || !w || x->rank() < 3 || w->rank() != x->rank())
             return bad(ctx, "X and W must have the same rank >= 3");
@@ -313,12 +317,18 @@ public:
         std::vector<int64_t> outDims{n, m};
         outDims.insert(outDims.end(), geo->out.begin(), geo->out.end());
         if (b && b->numel() != m) return bad(ctx, "B must have " + std::to_string(m) + " elements");
+        FSC_RETURN_IF_ERROR(checkResidual(ctx, z, x->dtype, outDims));
         auto out = alloc(x->dtype, outDims);
         if (!out) return out.status();
         RtTensor* y = *out;
-        if (m_path == ConvPath::Fastest && !keepsNchw(*geo, c, m) &&
-            m_oneDnn.run(*geo, m_group, *x, *w, b, weightsConstant, false, false, *y))
-            return m_oneDnn.appliesActivation() ? Status::ok() : applyActivation(ctx, *y);
+        if (m_path == ConvPath::Fastest && !keepsNchw(*geo, c, m)) {
+            if (const auto done = m_oneDnn.run(*geo, m_group, *x, *w, b, z, weightsConstant, false, false, *y); done.ran)
+                return finishEpilogue(ctx, *y, done.residual ? nullptr : z, done.activation);
+        }
+        RtTensor zAside;  // the paths below write Y before adding Z
+        if (z && z->data == y->data) z = &(zAside = cloneTensor(*z));
+        // With Z the activation waits until Z is added, at the end.
+        const Activation& act = z ? kNoActivation : m_act;
         return dispatchFloat(ctx, x->dtype, [&](auto tag) -> Status {
             using T = decltype(tag);
             const int64_t cg = c / m_group, mg = m / m_group;
@@ -327,14 +337,14 @@ public:
             T* py = y->as<T>();
             const bool depthwise = cg == 1 && mg == 1 && m_group > 1 && kernel.size() == 2;
             if (depthwise) {
-                depthwise2d<T>(ctx.pool(), x->as<T>(), w->as<T>(), b ? b->as<T>() : nullptr, py, n * c, *geo, m_act);
-                return Status::ok();
+                depthwise2d<T>(ctx.pool(), x->as<T>(), w->as<T>(), b ? b->as<T>() : nullptr, py, n * c, *geo, act);
+                return finishEpilogue(ctx, *y, z, true);
             }
             if constexpr (std::is_same_v<T, float>) {
                 if (m_group == 1 && isPointwise(*geo, kernel, spatial) && pointwiseTilesPay(c)) {
                     pointwiseConv(ctx.pool(), x->as<float>(), w->as<float>(), b ? b->as<float>() : nullptr, py, n, c,
-                                  m, outSize, m_act);
-                    return Status::ok();
+                                  m, outSize, act);
+                    return finishEpilogue(ctx, *y, z, true);
                 }
             }
             // The products first, then the bias and the activation together in one pass over
@@ -356,17 +366,17 @@ public:
                     gemm(false, false, mg, outSize, rows, T(1), pw + grp * mg * rows, rows, cols, outSize,
                          T(0), py + (img * m + grp * mg) * outSize, outSize);
                 }
-            if (!b) return applyActivation(ctx, *y);
+            if (!b) return finishEpilogue(ctx, *y, z, false);
             const T* pb = b->as<T>();
             ctx.pool().parallelFor(n * m, std::max<int64_t>(1, 16384 / std::max<int64_t>(outSize, 1)), [&](int64_t s, int64_t e) {
                 for (int64_t r = s; r < e; ++r) {
                     T* plane = py + r * outSize;
                     const T bias = pb[r % m];
                     for (int64_t i = 0; i < outSize; ++i) plane[i] += bias;
-                    m_act.apply(plane, outSize);  // while the plane is in cache
+                    act.apply(plane, outSize);  // while the plane is in cache
                 }
             });
-            return Status::ok();
+            return finishEpilogue(ctx, *y, z, true);
         });
     }
 
@@ -377,7 +387,7 @@ public:
     // through oneDNN told the layouts (its 1x1 kernels with the bias and activation inside
     // beat a GEMM plus a pass over the output: MobileNet 5.3 -> 4.1 ms), a pointwise one it
     // declines as one GEMM; other dtypes go through NCHW copies and the kernel above.
-    Status runChannelsLast(KernelContext& ctx, const RtTensor* x, const RtTensor* w, const RtTensor* b,
+    Status runChannelsLast(KernelContext& ctx, const RtTensor* x, const RtTensor* w, const RtTensor* b, const RtTensor* z,
                            bool weightsConstant, const OutputAlloc& alloc) {
         if (!x || !w || x->rank() != 4 || w->rank() != 4)
             return bad(ctx, "a channels-last convolution needs a 4-D X and W [M, C/group, kH, kW]");
@@ -393,6 +403,7 @@ public:
         auto geo = convGeometry(ctx, m_attrs, {h, wd}, kernel, false);
         if (!geo) return geo.status();
         geo->channels = c;
+        FSC_RETURN_IF_ERROR(checkResidual(ctx, z, x->dtype, {n, geo->out[0], geo->out[1], m}));
         auto out = alloc(x->dtype, {n, geo->out[0], geo->out[1], m});
         if (!out) return out.status();
         RtTensor* y = *out;
@@ -402,10 +413,15 @@ public:
             return bad(ctx, "a channels-last convolution takes float data, not " + std::string(dtypeName(x->dtype)));
         const bool depthwise = m_group == c && m == c;
         const bool dots = m_group == 1 && n * h * wd <= 4 && isPointwise(*geo, kernel, {h, wd});
+        RtTensor zAside;  // Z's contents when Y took its buffer and a path writes Y before adding it
         if (x->dtype == DType::Float32 && w->dtype == DType::Float32 && m_path == ConvPath::Fastest) {
             const float* bias = b ? b->as<float>() : nullptr;
-            if (!depthwise && !dots && m_oneDnn.run(*geo, m_group, *x, *w, b, weightsConstant, !nchwIn, true, *y))
-                return m_oneDnn.appliesActivation() ? Status::ok() : applyActivation(ctx, *y);
+            if (!depthwise && !dots) {
+                const auto done = m_oneDnn.run(*geo, m_group, *x, *w, b, z, weightsConstant, !nchwIn, true, *y);
+                if (done.ran) return finishEpilogue(ctx, *y, done.residual ? nullptr : z, done.activation);
+            }
+            if (z && z->data == y->data) z = &(zAside = cloneTensor(*z));
+            const Activation& act = z ? kNoActivation : m_act;  // with Z, after it
             std::vector<float> scratch;  // transposed weights that are not constant
             // The loops below read NHWC.
             RtTensor copy;
@@ -419,20 +435,20 @@ public:
                                    geo->strides[0], geo->strides[1], geo->dilations[0], geo->dilations[1],
                                    geo->padBegin[0], geo->padBegin[1]};
                 depthwiseNhwc(ctx.pool(), s, px, weightsByInput(*w, c, kernel[0] * kernel[1], weightsConstant, scratch), bias,
-                              y->as<float>(), m_act);
-                return Status::ok();
+                              y->as<float>(), act);
+                return finishEpilogue(ctx, *y, z, true);
             }
             if (dots) {
                 // A squeeze-and-excitation layer on a pooled [N, 1, 1, C]: a few dot products,
                 // which a oneDNN call costs more to set up than to compute (4-12 us each).
                 pointwiseDots(ctx.pool(), px, weightsByInput(*w, m, c, weightsConstant, scratch), bias, y->as<float>(),
-                              n * h * wd, c, m, m_act);
-                return Status::ok();
+                              n * h * wd, c, m, act);
+                return finishEpilogue(ctx, *y, z, true);
             }
             if (m_group == 1 && isPointwise(*geo, kernel, {h, wd})) {  // oneDNN declined: one GEMM
                 gemm(false, true, n * h * wd, m, c, 1.f, px, c, w->as<float>(), c, 0.f, y->as<float>(), m);
-                biasActivationRows(ctx.pool(), y->as<float>(), n * h * wd, m, bias, m_act);
-                return Status::ok();
+                biasActivationRows(ctx.pool(), y->as<float>(), n * h * wd, m, bias, act);
+                return finishEpilogue(ctx, *y, z, true);
             }
         }
         RtTensor xn;
@@ -440,8 +456,14 @@ public:
             xn = allocateTensor(x->dtype, {n, c, h, wd});
             nhwcToNchw(x->data, xn.data, n, h, wd, c, bytes);
         }
+        if (z && z->data == y->data) z = &(zAside = cloneTensor(*z));
+        RtTensor zn;  // Z as the NCHW kernel adds it
+        if (z) {
+            zn = allocateTensor(z->dtype, {n, m, geo->out[0], geo->out[1]});
+            nhwcToNchw(z->data, zn.data, n, geo->out[0], geo->out[1], m, bytes);
+        }
         RtTensor yn;
-        FSC_RETURN_IF_ERROR(run(ctx, nchwIn ? x : &xn, w, b, weightsConstant,
+        FSC_RETURN_IF_ERROR(run(ctx, nchwIn ? x : &xn, w, b, z ? &zn : nullptr, weightsConstant,
                                 [&](DType t, std::vector<int64_t> d) -> Result<RtTensor*> {
                                     yn = allocateTensor(t, std::move(d));
                                     return &yn;
@@ -467,6 +489,31 @@ private:
         into->resize(size_t(rows * cols));
         depthwiseTapsByChannel(w.as<float>(), rows, cols, into->data());
         return into->data();
+    }
+
+    // Z, FusedConv's residual, must be shaped and typed as Y.
+    static Status checkResidual(KernelContext& ctx, const RtTensor* z, DType dtype, const std::vector<int64_t>& yDims) {
+        if (!z) return Status::ok();
+        if (z->dtype != dtype) return bad(ctx, "Z must have X's dtype, not " + std::string(dtypeName(z->dtype)));
+        if (z->dims != yDims) return bad(ctx, "Z " + dimsString(z->dims) + " must have Y's dims " + dimsString(yDims));
+        return Status::ok();
+    }
+
+    // What a path left of the epilogue: with Z (which the paths leave to here), Z added and
+    // then the activation in one pass over the output; without, the activation where the
+    // path did not apply it.
+    Status finishEpilogue(KernelContext& ctx, RtTensor& y, const RtTensor* z, bool activationDone) const {
+        if (!z) return activationDone ? Status::ok() : applyActivation(ctx, y);
+        return dispatchFloat(ctx, y.dtype, [&](auto tag) -> Status {
+            using T = decltype(tag);
+            T* py = y.as<T>();
+            const T* pz = z->as<T>();
+            ctx.pool().parallelFor(y.numel(), 16384, [&](int64_t i0, int64_t i1) {
+                for (int64_t i = i0; i < i1; ++i) py[i] += pz[i];
+                m_act.apply(py + i0, i1 - i0);
+            });
+            return Status::ok();
+        });
     }
 
     // The epilogue over the whole output, in long flat chunks so its loops run full width.
@@ -497,8 +544,10 @@ private:
     int64_t m_group = 1;
     ConvPath m_path = ConvPath::Fastest;
     Activation m_act;  // FusedConv's; None for Conv
+    static inline const Activation kNoActivation{};
     bool m_channelsLast = false;  // FusedConv's `channels_last`
     bool m_nchwInput = false;     // ... with `input_layout` NCHW
+    bool m_residual = false;      // FusedConv with a Z
     std::mutex m_transposedMutex;
     std::vector<float> m_transposed;  // weightsByInput's, for constant weights
     const void* m_transposedFrom = nullptr;
@@ -512,7 +561,7 @@ Result<RtTensor> convToNew(KernelContext& ctx, const WindowAttrs& attrs, int64_t
                            const RtTensor& x, const RtTensor& w, const RtTensor* b, ConvPath path) {
     ConvKernel conv(attrs, group, path);
     RtTensor result;
-    Status s = conv.run(ctx, &x, &w, b, false, [&](DType t, std::vector<int64_t> d) -> Result<RtTensor*> {
+    Status s = conv.run(ctx, &x, &w, b, nullptr, false, [&](DType t, std::vector<int64_t> d) -> Result<RtTensor*> {
         result = allocateTensor(t, std::move(d));
         return &result;
     });

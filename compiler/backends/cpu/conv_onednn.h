@@ -18,21 +18,26 @@ public:
     // (on the output while it is in registers) where oneDNN has the same function: ReLU,
     // LeakyReLU, Clip and Swish. Set before the first run.
     void setActivation(const Activation& act);
-    // Whether run() applies the activation; otherwise the caller does, after it.
-    bool appliesActivation() const { return m_postOp; }
-    // y = conv(x, w) + b for NCHW-style tensors with 1 to 3 spatial dims; x and y each may
-    // be NHWC instead (2 spatial dims), which oneDNN's convolutions read and write as they
-    // are. `weightsConstant` lets the reordered weights be kept between calls. Returns false
-    // (and leaves y untouched) when oneDNN has no primitive for the case; the caller then
-    // uses im2col.
-    bool run(const ConvGeometry& g, int64_t group, const RtTensor& x, const RtTensor& w,
-             const RtTensor* b, bool weightsConstant, bool xChannelsLast, bool yChannelsLast, RtTensor& y);
+    // What a run did of the epilogue; the caller does the rest, after it.
+    struct Done {
+        bool ran = false;         // false: y untouched, oneDNN has no primitive for the case
+        bool activation = false;  // the activation is applied
+        bool residual = false;    // z is added (before the activation)
+    };
+    // y = conv(x, w) + b [+ z] for NCHW-style tensors with 1 to 3 spatial dims; x and y each
+    // may be NHWC instead (2 spatial dims), which oneDNN's convolutions read and write as
+    // they are. z, when given, has y's dims and layout and is accumulated onto (a sum
+    // post-op, before the activation) where y holds it: y may be z's own buffer, else z is
+    // copied in first. Where oneDNN has no fast kernel for that, neither z nor the activation
+    // is applied, and with y in z's buffer nothing runs (y and z untouched, ran false).
+    // `weightsConstant` lets the reordered weights be kept between calls.
+    Done run(const ConvGeometry& g, int64_t group, const RtTensor& x, const RtTensor& w, const RtTensor* b,
+             const RtTensor* z, bool weightsConstant, bool xChannelsLast, bool yChannelsLast, RtTensor& y);
 
 private:
     struct Primitive;
     std::mutex m_mutex;  // a plan may run on several threads; its kernels are shared
     Activation m_act;
-    bool m_postOp = false;
     std::unique_ptr<Primitive> m_primitive;
 };
 

@@ -1,8 +1,8 @@
 // Conv and FusedConv on the device: cuDNN's convolution (Device::convolution), then the
-// bias and activation in one BiasActivation launch over the output (NCHW, or NHWC for a
-// FusedConv with `channels_last`: cuDNN reads and writes that layout through its strides).
-// cuDNN pads both sides of a dim alike; a node with other padding, or a device without cuDNN,
-// runs on the CPU.
+// bias, the residual Z and the activation in one BiasActivation launch over the output
+// (NCHW, or NHWC for a FusedConv with `channels_last`: cuDNN reads and writes that layout
+// through its strides). cuDNN pads both sides of a dim alike; a node with other padding, or a
+// device without cuDNN, runs on the CPU.
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cuda/cuda_kernel_support.h"
 
@@ -14,7 +14,7 @@ public:
     ConvKernel(cpu::WindowAttrs attrs, int64_t group, GemmActivation act, bool channelsLast, bool nchwInput)
         : m_attrs(std::move(attrs)), m_group(group), m_act(act), m_channelsLast(channelsLast), m_nchwInput(nchwInput) {}
     Status compute(KernelContext& ctx) override {
-        const RtTensor *x = ctx.input(0), *w = ctx.input(1), *b = ctx.input(2);
+        const RtTensor *x = ctx.input(0), *w = ctx.input(1), *b = ctx.input(2), *z = ctx.input(3);
         if (!x || !w) return bad(ctx, "needs X and W");
         if (x->dtype != w->dtype || (b && b->dtype != x->dtype)) return bad(ctx, "X, W and B differ in dtype");
         if (!isFloatKind(x->dtype)) return unsupported(ctx, "not a float type");
@@ -57,14 +57,16 @@ public:
         auto out = ctx.output(0, x->dtype, outDims);
         if (!out) return out.status();
         RtTensor& y = **out;
+        if (z && (z->dims != y.dims || z->dtype != y.dtype))
+            return bad(ctx, "Z must have Y's dims and dtype");
         if (y.numel() == 0) return Status::ok();
         call.x = x->data;
         call.w = w->data;
         call.y = y.data;
         FSC_RETURN_IF_ERROR(ctx.device()->convolution(call).withContext(ctx.where()));
-        if (!b && m_act.kind == dk::Act::None) return Status::ok();
+        if (!b && !z && m_act.kind == dk::Act::None) return Status::ok();
         // The bias index is (element / biasInner) % channels: 1 when the channel is innermost.
-        return launchBiasActivation(ctx, y, y, b, m_act, m_channelsLast ? 1 : numel(geo->out));
+        return launchBiasActivation(ctx, y, y, b, m_act, m_channelsLast ? 1 : numel(geo->out), z);
     }
 
 private:

@@ -132,13 +132,14 @@ Status launchCopy(KernelContext& ctx, const RtTensor& src, RtTensor& dst, const 
 }
 
 Status launchBiasActivation(KernelContext& ctx, const RtTensor& in, RtTensor& out, const RtTensor* bias,
-                            const GemmActivation& act, int64_t biasInner) {
+                            const GemmActivation& act, int64_t biasInner, const RtTensor* residual) {
     DeviceLaunch l;
     l.kind = DeviceKernelKind::BiasActivation;
     dk::BiasActParams& p = l.biasAct;
     p.in = in.data;
     p.out = out.data;
     p.bias = bias ? bias->data : nullptr;
+    p.residual = residual ? residual->data : nullptr;
     p.type = *elemType(out.dtype);
     p.act = act.kind;
     p.alpha = act.alpha;
@@ -148,8 +149,11 @@ Status launchBiasActivation(KernelContext& ctx, const RtTensor& in, RtTensor& ou
     p.count = out.numel();
     if (p.count == 0) return Status::ok();
     if (bias && out.numel() % (p.cols * p.biasInner)) return bad(ctx, "the bias does not match the output");
+    if (residual && (residual->numel() != out.numel() || residual->dtype != out.dtype))
+        return bad(ctx, "Z must have as many elements as the output, and its dtype");
     l.extents = {extentOf(in, false, "input"), extentOf(out, true, "output")};
     if (bias) l.extents.push_back(extentOf(*bias, false, "bias"));
+    if (residual) l.extents.push_back(extentOf(*residual, false, "residual"));
     l.geometry = dk::elementGeometry(p.count);
     return launch(ctx, l);
 }

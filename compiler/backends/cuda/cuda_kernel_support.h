@@ -48,10 +48,11 @@ Status launchCopy(KernelContext& ctx, const RtTensor& src, RtTensor& dst, const 
                   const std::vector<int64_t>& srcStrides, int64_t srcOffset, const std::vector<int64_t>& dstStrides,
                   int64_t dstOffset);
 
-// out = act(in + bias), in place when in is out. bias[j] is added to each run of
-// `biasInner` elements j (mod its size): 1 for a GEMM's columns, H*W for NCHW channels.
+// out = act(in + bias + residual), in place when in is out. bias[j] is added to each run of
+// `biasInner` elements j (mod its size): 1 for a GEMM's columns, H*W for NCHW channels; the
+// residual (FusedConv's Z) has out's shape.
 Status launchBiasActivation(KernelContext& ctx, const RtTensor& in, RtTensor& out, const RtTensor* bias,
-                            const GemmActivation& act, int64_t biasInner = 1);
+                            const GemmActivation& act, int64_t biasInner = 1, const RtTensor* residual = nullptr);
 // FusedMatMul/FusedConv/FusedGemm's `activation` and `activation_params`.
 Result<GemmActivation> activationFromInit(const KernelInit& init);
 

@@ -97,7 +97,8 @@ FSC_HD float applyActivation(Act act, float alpha, float beta, float x) {
 struct BiasActParams {
     const void* in;
     void* out;
-    const void* bias;  // null: no bias
+    const void* bias;      // null: no bias
+    const void* residual;  // null: none; else added element by element before the activation
     ElemType type;
     Act act;
     float alpha, beta;
@@ -108,6 +109,7 @@ struct BiasActParams {
 FSC_HD void biasActElement(const BiasActParams& p, int64_t i) {
     float v = loadFloat(p.in, p.type, i);
     if (p.bias) v += loadFloat(p.bias, p.type, (i / p.biasInner) % p.cols);
+    if (p.residual) v += loadFloat(p.residual, p.type, i);
     storeFloat(p.out, p.type, i, applyActivation(p.act, p.alpha, p.beta, v));
 }
 
