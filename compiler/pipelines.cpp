@@ -33,6 +33,7 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {2, "elementwise-fusion", "last: what no named fusion claimed runs as one generated loop per group"},
         {2, "channels-last", "after the fusions, so a region's convolutions carry their epilogues"},
         {2, "cancel-inverse-pairs", "a region's edge Transpose meets an exporter's own (TensorFlow's NHWC)"},
+        {2, "se-pool-fusion", "after channels-last, whose ReduceMean of a depthwise output it folds in"},
         {2, "eliminate-dead-code", "fusions leave constants and Identity-free shells unread"},
         // O3: memory.
         {3, "schedule-for-memory", "after every fusion, so it orders the nodes that will really run"},

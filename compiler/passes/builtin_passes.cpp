@@ -20,6 +20,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(fuseSkipLayerNorm);
     registry.add(fuseActivation);
     registry.add(fuseConvResidual);
+    registry.add(fuseSePool);
     registry.add(fuseAttention);
     registry.add(fuseElementwise);
     registry.add(channelsLast);

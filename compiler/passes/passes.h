@@ -26,6 +26,7 @@ std::unique_ptr<Pass> fuseRmsNorm();
 std::unique_ptr<Pass> fuseSkipLayerNorm();
 std::unique_ptr<Pass> fuseActivation();
 std::unique_ptr<Pass> fuseConvResidual();
+std::unique_ptr<Pass> fuseSePool();
 std::unique_ptr<Pass> fuseAttention();
 std::unique_ptr<Pass> fuseElementwise();
 std::unique_ptr<Pass> fusePad();

@@ -116,13 +116,18 @@ private slots:
         QTest::addColumn<bool>("doubles");
         QTest::addColumn<bool>("nchwInput");  // `input_layout` NCHW: X as ONNX has it, Y NHWC
         QTest::addColumn<bool>("residual");   // Y = Relu(Conv(X, W, B) + Z)
+        QTest::addColumn<bool>("means");      // a second output, Y's mean over H and W (se-pool-fusion)
         static const std::vector<Case> cases = cases_();
         for (size_t i = 0; i < cases.size(); ++i) {
-            QTest::newRow(cases[i].name) << int(i) << false << false << false;
-            QTest::newRow((std::string(cases[i].name) + ", float64").c_str()) << int(i) << true << false << false;
-            QTest::newRow((std::string(cases[i].name) + ", NCHW input").c_str()) << int(i) << false << true << false;
-            QTest::newRow((std::string(cases[i].name) + ", residual").c_str()) << int(i) << false << false << true;
-            QTest::newRow((std::string(cases[i].name) + ", residual, float64").c_str()) << int(i) << true << false << true;
+            const std::string name = cases[i].name;
+            QTest::newRow(name.c_str()) << int(i) << false << false << false << false;
+            QTest::newRow((name + ", float64").c_str()) << int(i) << true << false << false << false;
+            QTest::newRow((name + ", NCHW input").c_str()) << int(i) << false << true << false << false;
+            QTest::newRow((name + ", residual").c_str()) << int(i) << false << false << true << false;
+            QTest::newRow((name + ", residual, float64").c_str()) << int(i) << true << false << true << false;
+            QTest::newRow((name + ", channel means").c_str()) << int(i) << false << false << false << true;
+            QTest::newRow((name + ", channel means, float64").c_str()) << int(i) << true << false << false << true;
+            QTest::newRow((name + ", channel means, residual").c_str()) << int(i) << false << false << true << true;
         }
     }
     void channelsLastMatchesTheDefinition() {
@@ -130,6 +135,7 @@ private slots:
         QFETCH(bool, doubles);
         QFETCH(bool, nchwInput);
         QFETCH(bool, residual);
+        QFETCH(bool, means);
         const Case k = cases_()[size_t(index)];
         const DType type = doubles ? DType::Float64 : DType::Float32;
         std::mt19937 rng(uint32_t(index) + 101);
@@ -160,7 +166,9 @@ private slots:
                                      intsAttr("dilations", {k.dh, k.dw}), intsAttr("pads", k.pads)};
         if (nchwInput) attrs.push_back(stringAttr("input_layout", "NCHW"));
         if (residual) attrs.push_back(stringAttr("activation", "Relu"));
-        gb.output(gb.node("FusedConv", inputs, {"y"}, attrs, "conv", "ai.fusescope")[0]);
+        const auto produced = gb.node("FusedConv", inputs, means ? std::vector<std::string>{"y", "means"} : std::vector<std::string>{"y"},
+                                      attrs, "conv", "ai.fusescope");
+        for (ValueId v : produced) gb.output(v);
         Model model = gb.buildModel();
         model.opsetImports.push_back({"ai.fusescope", 1});
         auto exec = Executor::create(model, ExecutorOptions{.threads = 2, .backend = Backend::Cpu, .device = nullptr});
@@ -198,6 +206,7 @@ private slots:
             const RtTensor& y = (*out)[0];
             QCOMPARE(y.dims.size(), size_t(4));
             QCOMPARE(y.dims[3], k.m);
+            std::vector<double> wantMeans(size_t(n * k.m), 0.0);
             const int64_t oh = y.dims[1], ow = y.dims[2];
             QCOMPARE(oh, (h + k.pads[0] + k.pads[2] - ((k.kh - 1) * k.dh + 1)) / k.sh + 1);
             QCOMPARE(ow, (w + k.pads[1] + k.pads[3] - ((k.kw - 1) * k.dw + 1)) / k.sw + 1);
@@ -209,10 +218,20 @@ private slots:
                         const double got = doubles ? y.as<double>()[at] : y.as<float>()[at];
                         float want = expected[size_t((img * k.m + oc) * oh * ow + p)];
                         if (residual) want = std::max(0.f, want + zValues[at]);
+                        wantMeans[size_t(img * k.m + oc)] += double(want) / double(oh * ow);
                         if (std::abs(got - want) > 1e-4 * (1 + std::abs(want)))
                             QFAIL(qPrintable(QString("image %1 channel %2 pixel %3: %4, expected %5")
                                                  .arg(img).arg(oc).arg(p).arg(got).arg(want)));
                     }
+            if (!means) continue;
+            QCOMPARE(out->size(), size_t(2));
+            const RtTensor& got = (*out)[1];
+            QCOMPARE(got.dims, (std::vector<int64_t>{n, 1, 1, k.m}));
+            for (size_t i = 0; i < wantMeans.size(); ++i) {
+                const double g = doubles ? got.as<double>()[i] : got.as<float>()[i];
+                if (std::abs(g - wantMeans[i]) > 1e-4 * (1 + std::abs(wantMeans[i])))
+                    QFAIL(qPrintable(QString("channel mean %1: %2, expected %3").arg(i).arg(g).arg(wantMeans[i])));
+            }
         }
     }
 

@@ -568,6 +568,30 @@ private slots:
                  qPrintable(QStringLiteral("worst relative error %1").arg(r.worst)));
     }
 
+    // se-pool-fusion's FusedConv: a depthwise channels-last convolution that also gives Y's
+    // mean over H and W as its second output (a Reduce launch on the device).
+    void channelMeansOnTheDevice() {
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape::ofSizes({2, 7, 9, 20}));
+        const auto outs = g.node("FusedConv",
+                                 {x, g.initializer(randomFloatTensor("w", {20, 1, 3, 3}, 41, 0.5f)),
+                                  g.initializer(randomFloatTensor("b", {20}, 42, 1.f))},
+                                 {"y", "means"},
+                                 {intAttr("channels_last", 1), intAttr("group", 20), intsAttr("pads", {1, 1, 1, 1}),
+                                  stringAttr("activation", "Swish")},
+                                 "dw", "ai.fusescope");
+        g.output(outs[0]);
+        g.output(outs[1]);
+        Model m = g.buildModel();
+        m.opsetImports.push_back({"ai.fusescope", 1});
+        std::mt19937_64 rng(3);
+        std::unique_ptr<Executor> cuda;
+        const Comparison r = compareBackends(m, {randomInput(DType::Float32, {2, 7, 9, 20}, rng)}, testDevice(), &cuda);
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QVERIFY2(cuda->plan().steps[0].backend == Backend::Cuda, cuda->plan().steps[0].fallbackReason.c_str());
+        QVERIFY2(r.worst < 1e-5, qPrintable(QStringLiteral("worst relative error %1").arg(r.worst)));
+    }
+
     // An op the table lacks runs on the CPU between device nodes, with the copies counted.
     void fallbackCopiesAreExplicit() {
         GraphBuilder g;

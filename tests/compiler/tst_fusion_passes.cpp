@@ -390,6 +390,35 @@ private slots:
         QVERIFY(maxRelativeError(m, o2.model) < 1e-5);
     }
 
+    // A squeeze-and-excitation block as torchvision exports it (depthwise SiLU, pool, two 1x1
+    // layers, the gate Mul): after channels-last, the pool becomes the depthwise FusedConv's
+    // second output; the classifier's pool of a dense convolution stays a ReduceMean.
+    void sePoolBecomesASecondOutput() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({1, 8, 10, 10}));
+        ValueId expand = b.op("Conv", {x, b.initializer(randomFloatTensor("we", {16, 8, 1, 1}, 71, 0.5f))}, "expand");
+        ValueId dw = b.op("Conv", {expand, b.initializer(randomFloatTensor("wd", {16, 1, 3, 3}, 72, 0.5f)),
+                                   b.initializer(randomFloatTensor("bd", {16}, 73))},
+                          "dw", {intAttr("group", 16), intsAttr("pads", {1, 1, 1, 1})});
+        ValueId silu = b.op("Mul", {dw, b.op("Sigmoid", {dw}, "dws")}, "silu");
+        ValueId pooled = b.op("GlobalAveragePool", {silu}, "pooled");
+        ValueId squeeze = b.op("Relu", {b.op("Conv", {pooled, b.initializer(randomFloatTensor("ws", {4, 16, 1, 1}, 74, 0.5f))}, "sq")}, "sqr");
+        ValueId gate = b.op("Sigmoid", {b.op("Conv", {squeeze, b.initializer(randomFloatTensor("wx", {16, 4, 1, 1}, 75, 0.5f))}, "ex")}, "gate");
+        ValueId scaled = b.op("Mul", {silu, gate}, "scaled");
+        ValueId project = b.op("Conv", {scaled, b.initializer(randomFloatTensor("wp", {8, 16, 1, 1}, 76, 0.5f))}, "project");
+        b.output(b.op("Flatten", {b.op("GlobalAveragePool", {project}, "head")}, "features"));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"activation-fusion", "residual-fusion", "elementwise-fusion", "channels-last",
+                                 "cancel-inverse-pairs", "se-pool-fusion"});
+        const Graph& g = *r.model.graph;
+        int withMeans = 0;
+        for (NodeId id : g.order()) withMeans += g.node(id).opType == "FusedConv" && g.node(id).outputs.size() == 2;
+        QCOMPARE(withMeans, 1);
+        QCOMPARE(countOps(g, "ReduceMean"), 1);  // the head's
+        QVERIFY(rejectedFor(r, "not a depthwise convolution"));
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
+    }
+
     void activationGuards() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, dims({2, 4}));

@@ -298,8 +298,21 @@ public:
     Status compute(KernelContext& ctx) override {
         auto alloc = [&](DType t, std::vector<int64_t> d) { return ctx.output(0, t, std::move(d)); };
         const RtTensor* z = ctx.input(3);  // FusedConv's residual
-        if (m_channelsLast) return runChannelsLast(ctx, ctx.input(0), ctx.input(1), ctx.input(2), z, ctx.inputConstant(1), alloc);
-        return run(ctx, ctx.input(0), ctx.input(1), ctx.input(2), z, ctx.inputConstant(1), alloc);
+        const bool means = ctx.outputCount() > 1 && ctx.outputWanted(1);  // se-pool-fusion's
+        if (!m_channelsLast) {
+            if (means) return bad(ctx, "channel means (a second output) need channels_last");
+            return run(ctx, ctx.input(0), ctx.input(1), ctx.input(2), z, ctx.inputConstant(1), alloc);
+        }
+        RtTensor* y = nullptr;
+        std::vector<float> rowSums;
+        FSC_RETURN_IF_ERROR(runChannelsLast(ctx, ctx.input(0), ctx.input(1), ctx.input(2), z, ctx.inputConstant(1),
+                                            [&](DType t, std::vector<int64_t> d) {
+                                                auto r = alloc(t, std::move(d));
+                                                if (r) y = *r;
+                                                return r;
+                                            },
+                                            means ? &rowSums : nullptr));
+        return means ? writeChannelMeans(ctx, *y, rowSums) : Status::ok();
     }
     Status run(KernelContext& ctx, const RtTensor* x, const RtTensor* w, const RtTensor* b, const RtTensor* z,
                bool weightsConstant, const OutputAlloc& alloc) {
@@ -387,8 +400,10 @@ public:
     // through oneDNN told the layouts (its 1x1 kernels with the bias and activation inside
     // beat a GEMM plus a pass over the output: MobileNet 5.3 -> 4.1 ms), a pointwise one it
     // declines as one GEMM; other dtypes go through NCHW copies and the kernel above.
+    // rowSums, when given, may be filled with each output row's per-channel sums ([N * OH, M],
+    // by the depthwise loop while rows are in cache); left empty, the means come from Y.
     Status runChannelsLast(KernelContext& ctx, const RtTensor* x, const RtTensor* w, const RtTensor* b, const RtTensor* z,
-                           bool weightsConstant, const OutputAlloc& alloc) {
+                           bool weightsConstant, const OutputAlloc& alloc, std::vector<float>* rowSums = nullptr) {
         if (!x || !w || x->rank() != 4 || w->rank() != 4)
             return bad(ctx, "a channels-last convolution needs a 4-D X and W [M, C/group, kH, kW]");
         const bool nchwIn = m_nchwInput;
@@ -434,8 +449,13 @@ public:
                 const NhwcWindow s{n, c, h, wd, geo->out[0], geo->out[1], kernel[0], kernel[1],
                                    geo->strides[0], geo->strides[1], geo->dilations[0], geo->dilations[1],
                                    geo->padBegin[0], geo->padBegin[1]};
+                float* sums = nullptr;
+                if (rowSums && !z) {  // with Z the sums would miss it: taken from Y after
+                    rowSums->assign(size_t(n * geo->out[0] * m), 0.f);
+                    sums = rowSums->data();
+                }
                 depthwiseNhwc(ctx.pool(), s, px, weightsByInput(*w, c, kernel[0] * kernel[1], weightsConstant, scratch), bias,
-                              y->as<float>(), act);
+                              y->as<float>(), act, sums);
                 return finishEpilogue(ctx, *y, z, true);
             }
             if (dots) {
@@ -489,6 +509,32 @@ private:
         into->resize(size_t(rows * cols));
         depthwiseTapsByChannel(w.as<float>(), rows, cols, into->data());
         return into->data();
+    }
+
+    // se-pool-fusion's second output, [N, 1, 1, M]: Y's mean over its pixels, from the row
+    // sums the depthwise loop took, or read off Y (NHWC) by the other paths.
+    static Status writeChannelMeans(KernelContext& ctx, const RtTensor& y, const std::vector<float>& rowSums) {
+        const int64_t n = y.dims[0], oh = y.dims[1], pixels = y.dims[1] * y.dims[2], m = y.dims[3];
+        auto out = ctx.output(1, y.dtype, {n, 1, 1, m});
+        if (!out) return out.status();
+        return dispatchFloat(ctx, y.dtype, [&](auto tag) -> Status {
+            using T = decltype(tag);
+            const T* py = y.as<T>();
+            T* means = (*out)->as<T>();
+            std::vector<double> acc(static_cast<size_t>(m), 0.0);
+            for (int64_t img = 0; img < n; ++img) {
+                std::fill(acc.begin(), acc.end(), 0.0);
+                if (!rowSums.empty()) {
+                    for (int64_t r = img * oh; r < (img + 1) * oh; ++r)
+                        for (int64_t ch = 0; ch < m; ++ch) acc[size_t(ch)] += rowSums[size_t(r * m + ch)];
+                } else {
+                    for (int64_t p = img * pixels; p < (img + 1) * pixels; ++p)
+                        for (int64_t ch = 0; ch < m; ++ch) acc[size_t(ch)] += double(py[p * m + ch]);
+                }
+                for (int64_t ch = 0; ch < m; ++ch) means[img * m + ch] = T(acc[size_t(ch)] / double(pixels));
+            }
+            return Status::ok();
+        });
     }
 
     // Z, FusedConv's residual, must be shaped and typed as Y.

@@ -197,8 +197,16 @@ struct ToNhwc {
 
 }  // namespace
 
+// sums[ch] = the sum over `pixels` NHWC pixels of channel ch.
+[[gnu::target_clones("avx512f", "avx2", "default")]] static void sumPixels(const float* row, int64_t pixels, int64_t c,
+                                                                           float* sums) {
+    for (int64_t ch = 0; ch < c; ++ch) sums[ch] = 0.f;
+    for (int64_t p = 0; p < pixels; ++p)
+        for (int64_t ch = 0; ch < c; ++ch) sums[ch] += row[p * c + ch];
+}
+
 void depthwiseNhwc(ThreadPool& pool, const NhwcWindow& s, const float* x, const float* w, const float* bias,
-                   float* y, const Activation& act) {
+                   float* y, const Activation& act, float* rowSums) {
     const int64_t rowWork = std::max<int64_t>(1, s.ow * s.c * s.kh * s.kw);
     pool.parallelFor(s.n * s.oh, std::max<int64_t>(1, 262144 / rowWork), [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) {
@@ -206,6 +214,7 @@ void depthwiseNhwc(ThreadPool& pool, const NhwcWindow& s, const float* x, const 
             float* out = y + r * s.ow * s.c;
             depthwiseRow(s, x + img * s.ih * s.iw * s.c, w, bias, out, oy);
             act.apply(out, s.ow * s.c);  // while the row is in cache
+            if (rowSums) sumPixels(out, s.ow, s.c, rowSums + r * s.c);
         }
     });
 }

@@ -10,15 +10,10 @@
 
 namespace fsc::cpu {
 
-// e^x by Cody-Waite range reduction, x = n ln2 + r with |r| <= ln2/2, e^r from Cephes'
-// degree-6 expf polynomial, and 2^n applied in two halves so that the scale stays a normal
-// float from e^-104 (below which expf is 0) to e^89 (above which it is infinite).
-inline float expFast(float x) {
-    const float finite = x == x ? x : 0.f;  // NaN is carried past the arithmetic below
-    const float xc = finite < -104.f ? -104.f : (finite > 89.f ? 89.f : finite);
-    // Round to nearest by the 1.5 * 2^23 trick: SSE2 has no vector floor.
-    const float n = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f;
-    const float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;
+// e^r for r = x - n ln2 (Cody-Waite: ln2 in two parts, the first exact times any n here),
+// |r| <= ln2/2, by Cephes' degree-6 expf polynomial.
+inline float expOfRemainder(float x, float n) {
+    const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
     const float r2 = r * r;
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
@@ -26,7 +21,17 @@ inline float expFast(float x) {
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
-    p = p * r2 + r + 1.f;
+    return p * r2 + r + 1.f;
+}
+
+// e^x = 2^n e^r, and 2^n applied in two halves so that the scale stays a normal float from
+// e^-104 (below which expf is 0) to e^89 (above which it is infinite).
+inline float expFast(float x) {
+    const float finite = x == x ? x : 0.f;  // NaN is carried past the arithmetic below
+    const float xc = finite < -104.f ? -104.f : (finite > 89.f ? 89.f : finite);
+    // Round to nearest by the 1.5 * 2^23 trick: SSE2 has no vector floor.
+    const float n = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f;
+    const float p = expOfRemainder(xc, n);
     const int32_t k = int32_t(n);
     const int32_t half = k >> 1;  // floor(k / 2): both halves within [-75, 64]
     const float scaleA = std::bit_cast<float>((half + 127) << 23);
@@ -35,7 +40,7 @@ inline float expFast(float x) {
     return x == x ? y : x;
 }
 
-// e^t as a logistic's denominator needs it: expFast's polynomial, but t clamped to
+// e^t as a logistic's denominator needs it: expFast's remainder polynomial, but t clamped to
 // [-87, 89], where one power of two scales it (below -87, 1 + e^t is 1 anyway; from 88.03 on
 // the scale is 2^128, infinity, so 1 / (1 + e^t) is 0 where the true value is below 4e-39),
 // and that power read off the rounding trick's bits instead of converted from float: no
@@ -44,16 +49,7 @@ inline float expForLogistic(float t) {
     const float tc = t < -87.f ? -87.f : (t > 89.f ? 89.f : t);  // NaN stays NaN
     // 1.5 * 2^23 + n for integral n in [-126, 128]: the float's low bits are n.
     const float rounded = tc * 1.44269504088896341f + 12582912.f;
-    const float n = rounded - 12582912.f;
-    const float r = (tc - n * 0.693359375f) + n * 2.12194440e-4f;
-    const float r2 = r * r;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r2 + r + 1.f;
+    const float p = expOfRemainder(tc, rounded - 12582912.f);
     // (n + 127) << 23 modulo 2^32: the 1.5 * 2^23 part shifts out.
     const float scale = std::bit_cast<float>((std::bit_cast<uint32_t>(rounded) << 23) + (127u << 23));
     return p * scale;

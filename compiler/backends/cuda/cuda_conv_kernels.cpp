@@ -59,14 +59,22 @@ public:
         RtTensor& y = **out;
         if (z && (z->dims != y.dims || z->dtype != y.dtype))
             return bad(ctx, "Z must have Y's dims and dtype");
-        if (y.numel() == 0) return Status::ok();
+        // se-pool-fusion's second output: Y's mean over H and W, [N, 1, 1, M].
+        auto channelMeans = [&]() -> Status {
+            if (ctx.outputCount() < 2 || !ctx.outputWanted(1)) return Status::ok();
+            if (!m_channelsLast) return bad(ctx, "channel means (a second output) need channels_last");
+            auto means = ctx.output(1, y.dtype, {call.n, 1, 1, call.k});
+            if (!means) return means.status();
+            return launchReduce(ctx, y, {false, true, true, false}, dk::ReduceOp::Mean, **means);
+        };
+        if (y.numel() == 0) return channelMeans();
         call.x = x->data;
         call.w = w->data;
         call.y = y.data;
         FSC_RETURN_IF_ERROR(ctx.device()->convolution(call).withContext(ctx.where()));
-        if (!b && !z && m_act.kind == dk::Act::None) return Status::ok();
-        // The bias index is (element / biasInner) % channels: 1 when the channel is innermost.
-        return launchBiasActivation(ctx, y, y, b, m_act, m_channelsLast ? 1 : numel(geo->out), z);
+        if (b || z || m_act.kind != dk::Act::None)  // bias index (element / biasInner) % channels
+            FSC_RETURN_IF_ERROR(launchBiasActivation(ctx, y, y, b, m_act, m_channelsLast ? 1 : numel(geo->out), z));
+        return channelMeans();
     }
 
 private:

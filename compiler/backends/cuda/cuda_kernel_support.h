@@ -53,6 +53,9 @@ Status launchCopy(KernelContext& ctx, const RtTensor& src, RtTensor& dst, const 
 // residual (FusedConv's Z) has out's shape.
 Status launchBiasActivation(KernelContext& ctx, const RtTensor& in, RtTensor& out, const RtTensor* bias,
                             const GemmActivation& act, int64_t biasInner = 1, const RtTensor* residual = nullptr);
+// Reduces x over the marked dims into out (whose element count is the kept dims').
+Status launchReduce(KernelContext& ctx, const RtTensor& x, const std::vector<bool>& reduced, dk::ReduceOp op,
+                    RtTensor& out);
 // FusedMatMul/FusedConv/FusedGemm's `activation` and `activation_params`.
 Result<GemmActivation> activationFromInit(const KernelInit& init);
 

@@ -6,9 +6,7 @@
 #include "compiler/runtime/execution_plan.h"
 
 namespace fsc::cudak {
-namespace {
 
-// Reduces x over the marked dims into out (whose element count is the kept dims').
 Status launchReduce(KernelContext& ctx, const RtTensor& x, const std::vector<bool>& reduced, dk::ReduceOp op,
                     RtTensor& out) {
     DeviceLaunch l;
@@ -36,6 +34,8 @@ Status launchReduce(KernelContext& ctx, const RtTensor& x, const std::vector<boo
     l.geometry = dk::elementGeometry(p.count);
     return launch(ctx, l);
 }
+
+namespace {
 
 class ReduceKernel : public Kernel {
 public:
