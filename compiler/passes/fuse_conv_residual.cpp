@@ -2,7 +2,10 @@
 // with the activation after it, becomes the convolution's epilogue: FusedConv's fourth input
 // Z, so Y = activation(Conv(X, W, B) + Z) (ONNX Runtime's FusedConv has the same input).
 // ResNet's blocks end this way: the Add and the ReLU were a separate pass over memory per
-// block, where oneDNN adds Z as a binary post-op while the output is in registers.
+// block, where oneDNN accumulates the output onto Z in Z's own buffer (a sum post-op).
+#include <algorithm>
+#include <array>
+
 #include "compiler/pass_manager.h"
 #include "compiler/passes/epilogue_activation.h"
 #include "compiler/passes/pass_util.h"

@@ -3,6 +3,8 @@
 // a GlobalAveragePool), becomes that FusedConv's second output. The depthwise loop sums each
 // output row while it is in cache, where the separate ReduceMean read the whole output back
 // from memory (EfficientNet: 17 of them, 0.30 ms at 1 thread).
+#include <algorithm>
+
 #include "compiler/pass_manager.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
