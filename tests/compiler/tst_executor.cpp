@@ -298,6 +298,53 @@ private slots:
     // The vectorized softmax against the definition in double, over lengths with and
     // without a remainder past the 16 lanes; a NaN makes every output NaN, as before. And
     // the mean and variance the normalizations use, against the scalar loops in double.
+    // A constant B with transB = 1 is multiplied from a copy made once in stored order: the
+    // same values as the B fed as an input (which oneDNN reads transposed), on every run.
+    void gemmWithConstantTransposedWeightsMatchesTheDefinition() {
+        const int64_t m = 5, k = 37, n = 29;
+        const Tensor w = randomFloatTensor("W", {n, k}, 3);
+        const Tensor c = randomFloatTensor("C", {n}, 4);
+        auto model = [&](bool weightsConstant, bool transA) {
+            GraphBuilder g;
+            ValueId x = g.input("x", DType::Float32, Shape::ofSizes(transA ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}));
+            ValueId wv = weightsConstant ? g.initializer(w) : g.input("W", DType::Float32, Shape::ofSizes({n, k}));
+            g.output(g.op("Gemm", {x, wv, g.initializer(c)}, "y",
+                          {intAttr("transA", transA), intAttr("transB", 1), floatAttr("alpha", 0.5f), floatAttr("beta", 2.f)}));
+            Model built = g.buildModel();
+            fillUnknownTypes(*built.graph);
+            return built;
+        };
+        const float* pw = w.dataAs<float>();
+        const float* pc = c.dataAs<float>();
+        for (bool transA : {false, true}) {
+            std::mt19937 rng(11);
+            std::uniform_real_distribution<float> value(-1.f, 1.f);
+            RtTensor x = allocateTensor(DType::Float32, transA ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k});
+            for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = value(rng);
+            auto constant = Executor::create(model(true, transA), {});
+            auto fed = Executor::create(model(false, transA), {});
+            QVERIFY(constant.isOk() && fed.isOk());
+            RtTensor wFed = allocateTensor(DType::Float32, {n, k});
+            std::copy(pw, pw + n * k, wFed.as<float>());
+            auto want = (*fed)->run({x, wFed});
+            QVERIFY2(want.isOk(), want.status().message().c_str());
+            for (int run = 0; run < 2; ++run) {
+                auto got = (*constant)->run({x});
+                QVERIFY2(got.isOk(), got.status().message().c_str());
+                for (int64_t i = 0; i < m; ++i)
+                    for (int64_t j = 0; j < n; ++j) {
+                        double exact = 2.0 * pc[j];
+                        for (int64_t p = 0; p < k; ++p)
+                            exact += 0.5 * double(transA ? x.as<float>()[p * m + i] : x.as<float>()[i * k + p]) * pw[j * k + p];
+                        const float y = (*got)[0].as<float>()[i * n + j];
+                        QVERIFY2(std::abs(y - exact) <= 1e-5 * (1 + std::abs(exact)),
+                                 qPrintable(QStringLiteral("transA %1, y[%2, %3] = %4, not %5").arg(transA).arg(i).arg(j).arg(y).arg(exact)));
+                        QVERIFY(std::abs(y - (*want)[0].as<float>()[i * n + j]) <= 1e-5f * (1 + std::abs(y)));
+                    }
+            }
+        }
+    }
+
     void vectorSoftmaxAndStatisticsMatchTheDefinition() {
         std::mt19937 rng(7);
         std::normal_distribution<float> value(0.f, 6.f);

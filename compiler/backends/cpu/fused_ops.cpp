@@ -2,6 +2,7 @@
 // Their semantics are documented in docs/fused_ops.md; each equals the ONNX subgraph it
 // replaces. Conv, Gemm and MatMul with an epilogue run the standard kernel and then apply
 // bias and activation to its output while it is still in cache.
+#include <algorithm>
 #include <cmath>
 
 #include "compiler/backends/cpu/cpu_common.h"
@@ -165,25 +166,29 @@ KernelFactory skipLayerNorm() {
                 T* py = (*out)->template as<T>();
                 T* psum = sumOut ? sumOut->template as<T>() : nullptr;
                 const int64_t rows = len ? x->numel() / len : 0;
-                ctx.pool().parallelFor(rows, 1, [&](int64_t r0, int64_t r1) {
-                    std::vector<T> sum(static_cast<size_t>(len));
+                ctx.pool().parallelFor(rows, std::max<int64_t>(1, 8192 / len), [&](int64_t r0, int64_t r1) {
+                    std::vector<T> scratch(psum ? 0 : static_cast<size_t>(len));
                     for (int64_t r = r0; r < r1; ++r) {
-                        for (int64_t i = 0; i < len; ++i) sum[size_t(i)] = px[r * len + i] + ps[r * len + i];
+                        // The sum goes straight to the second output when it is wanted.
+                        T* sum = psum ? psum + r * len : scratch.data();
+                        const T* xr = px + r * len;
+                        const T* sr = ps + r * len;
+                        T* yr = py + r * len;
                         double mu = 0, variance = 0;
-                        if constexpr (std::is_same_v<T, float>) {
-                            cpu::meanVariance(sum.data(), len, mu, variance);  // in vector lanes
-                        } else {
-                            for (int64_t i = 0; i < len; ++i) mu += sum[size_t(i)];
-                            mu /= double(len);
-                            for (int64_t i = 0; i < len; ++i) variance += (sum[size_t(i)] - mu) * (sum[size_t(i)] - mu);
-                            variance /= double(len);
+                        if constexpr (std::is_same_v<T, float>) {  // in vector lanes
+                            cpu::addArrays(xr, sr, sum, len);
+                            cpu::meanVariance(sum, len, mu, variance);
+                            cpu::normalizeArray(sum, float(mu), float(1.0 / std::sqrt(variance + double(eps))), g, b, yr, len);
+                            continue;
                         }
+                        for (int64_t i = 0; i < len; ++i) sum[i] = xr[i] + sr[i];
+                        for (int64_t i = 0; i < len; ++i) mu += sum[i];
+                        mu /= double(len);
+                        for (int64_t i = 0; i < len; ++i) variance += (sum[i] - mu) * (sum[i] - mu);
+                        variance /= double(len);
                         const T inv = T(1.0 / std::sqrt(variance + double(eps)));
                         const T m = T(mu);
-                        for (int64_t i = 0; i < len; ++i) {
-                            py[r * len + i] = (sum[size_t(i)] - m) * inv * g[i] + (b ? b[i] : T(0));
-                            if (psum) psum[r * len + i] = sum[size_t(i)];
-                        }
+                        for (int64_t i = 0; i < len; ++i) yr[i] = (sum[i] - m) * inv * g[i] + (b ? b[i] : T(0));
                     }
                 });
                 return Status::ok();

@@ -44,6 +44,23 @@ namespace fsc::cpu {
     for (int64_t k = 0; k < n; ++k) y[k] *= inv;
 }
 
+// The layer norms' loops: __restrict and no branch inside, so each vectorizes at full width
+// (SkipLayerNorm's row loop, with a conditional second store and beta, ran scalar).
+[[gnu::target_clones("avx512f", "avx2", "default")]] void normalizeArray(const float* __restrict x, float mean,
+                                                                           float inv, const float* __restrict gamma,
+                                                                           const float* __restrict beta,
+                                                                           float* __restrict y, int64_t n) {
+    if (beta)
+        for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv * gamma[i] + beta[i];
+    else
+        for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv * gamma[i];
+}
+
+[[gnu::target_clones("avx512f", "avx2", "default")]] void addArrays(const float* __restrict a, const float* __restrict b,
+                                                                      float* __restrict y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+
 [[gnu::target_clones("avx512f", "avx2", "default")]] void meanVariance(const float* x, int64_t n, double& mean,
                                                                          double& variance) {
     // In double lanes, as the scalar loops were in double: a normalization's inputs may sit

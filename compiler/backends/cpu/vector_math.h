@@ -97,6 +97,10 @@ void geluArray(const float* x, float* y, int64_t n);   // 0.5 x (1 + erf(x / sqr
 void softmaxArray(const float* x, float* y, int64_t n);
 // The mean and the (population) variance of n values, in double: normalizations' statistics.
 void meanVariance(const float* x, int64_t n, double& mean, double& variance);
+// A normalization's last pass: y = (x - mean) * inv * gamma + beta (beta may be null).
+void normalizeArray(const float* x, float mean, float inv, const float* gamma, const float* beta, float* y, int64_t n);
+// y = a + b, element by element (SkipLayerNormalization's sum).
+void addArrays(const float* a, const float* b, float* y, int64_t n);
 
 // Widens [lo, hi] to every non-NaN x (as std::min/std::max from those starting values).
 void minMaxArray(const float* x, int64_t n, float& lo, float& hi);
