@@ -96,12 +96,13 @@ private:
             // One block of reduced dims between kept ones ([N, H, W, C] over H and W): whole
             // rows of `inner` accumulate at once, in vector lanes for sums and means.
             const bool sum = m_kind == Red::Sum || m_kind == Red::Mean;
+            bool summed = false;
             if constexpr (std::is_same_v<T, float>)
                 if (sum) {
                     sumMiddleFloat(ctx.pool(), pi, outer, span, inner, acc.data());
-                    goto written;
+                    summed = true;
                 }
-            ctx.pool().parallelFor(outer, 1, [&](int64_t b, int64_t e) {
+            if (!summed) ctx.pool().parallelFor(outer, 1, [&](int64_t b, int64_t e) {
                 for (int64_t o = b; o < e; ++o) {
                     double* a = acc.data() + o * inner;
                     for (int64_t r = 0; r < span; ++r) {
@@ -127,7 +128,6 @@ private:
                 }
             }
         }
-    written:
         T* po = out.as<T>();
         for (int64_t o = 0; o < outN; ++o) po[o] = T(finish(acc[size_t(o)], count));
         (void)ctx;
@@ -146,10 +146,7 @@ private:
             for (int64_t t = b; t < e; ++t) {
                 const int64_t o = t / blocks, r0 = (t % blocks) * kBlock, r1 = std::min(span, r0 + kBlock);
                 std::fill(sum.begin(), sum.end(), 0.f);
-                for (int64_t r = r0; r < r1; ++r) {
-                    const float* row = x + (o * span + r) * inner;
-                    for (int64_t i = 0; i < inner; ++i) sum[size_t(i)] += row[i];
-                }
+                for (int64_t r = r0; r < r1; ++r) accumulateArray(x + (o * span + r) * inner, sum.data(), inner);
                 std::copy(sum.begin(), sum.end(), partial.begin() + t * inner);
             }
         });

@@ -61,6 +61,11 @@ namespace fsc::cpu {
     for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
 }
 
+[[gnu::target_clones("avx512f", "avx2", "default")]] void accumulateArray(const float* __restrict x,
+                                                                            float* __restrict sum, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) sum[i] += x[i];
+}
+
 [[gnu::target_clones("avx512f", "avx2", "default")]] void meanVariance(const float* x, int64_t n, double& mean,
                                                                          double& variance) {
     // In double lanes, as the scalar loops were in double: a normalization's inputs may sit

@@ -101,6 +101,8 @@ void meanVariance(const float* x, int64_t n, double& mean, double& variance);
 void normalizeArray(const float* x, float mean, float inv, const float* gamma, const float* beta, float* y, int64_t n);
 // y = a + b, element by element (SkipLayerNormalization's sum).
 void addArrays(const float* a, const float* b, float* y, int64_t n);
+// sum += x, element by element (a pool's rows adding up).
+void accumulateArray(const float* x, float* sum, int64_t n);
 
 // Widens [lo, hi] to every non-NaN x (as std::min/std::max from those starting values).
 void minMaxArray(const float* x, int64_t n, float& lo, float& hi);
