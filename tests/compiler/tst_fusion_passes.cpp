@@ -618,6 +618,8 @@ private slots:
                                 << V{0, 2, 1, 3} << false;
         // K shared across the batch (broadcast), one key, odd sizes
         QTest::newRow("broadcast") << V{3, 70, 5} << V{0, 1, 2} << V{1, 5, 1} << V{0, 1, 2} << V{3, 1, 2} << V{} << true;
+        // one head of 203 queries over 400 keys: blocks of query rows of unequal count
+        QTest::newRow("tall") << V{1, 203, 8} << V{0, 1, 2} << V{1, 8, 400} << V{0, 1, 2} << V{1, 400, 6} << V{} << false;
     }
 
     void attentionKernelLayouts() {

@@ -2,6 +2,7 @@
 // at a time, so the scores never exist as a whole tensor. The operands are read through
 // their permutations (strides, handed to the GEMM as leading dims), which is how the head
 // transposes the pass absorbed cost no copy.
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <type_traits>
@@ -11,6 +12,7 @@
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/vector_math.h"
 #include "compiler/runtime/attention_layout.h"
+#include "compiler/runtime/thread_pool.h"
 
 namespace fsc::cpu {
 namespace {
@@ -56,14 +58,20 @@ void attentionRows(ThreadPool& pool, const T* q, const T* kt, const T* v, const 
                       &M = L.view[AttentionLayout::Mask], &Y = L.view[AttentionLayout::Y];
     const size_t r = Q.dims.size();
     const int64_t lq = Q.dims[r - 2], d = Q.dims[r - 1], lk = K.dims[r - 1], dv = V.dims[r - 1];
-    constexpr int64_t kRowsPerTask = 64;
-    const int64_t blocks = (lq + kRowsPerTask - 1) / kRowsPerTask;
+    // Blocks as tall as the scores allow (64k of them, in L2), so each GEMM is large enough
+    // to run at speed (ViT-B/16's 197 query rows were 64 + 64 + 64 + 5, a GEMM of 5 rows in
+    // every head), split further only to give every thread work, and of equal height.
+    const int64_t tallest = std::max<int64_t>(16, 65536 / std::max<int64_t>(lk, 1));
+    int64_t blocks = (lq + tallest - 1) / tallest;
+    while (L.batchCount * blocks < 2 * pool.size() && (lq + blocks - 1) / blocks > 16) blocks *= 2;
+    const int64_t rowsPerTask = (lq + blocks - 1) / blocks;
+    blocks = (lq + rowsPerTask - 1) / rowsPerTask;
     pool.parallelFor(L.batchCount * blocks, 1, [&](int64_t t0, int64_t t1) {
-        std::vector<T> scores(static_cast<size_t>(kRowsPerTask * lk)), out;
+        std::vector<T> scores(static_cast<size_t>(rowsPerTask * lk)), out;
         int64_t off[5];
         for (int64_t task = t0; task < t1; ++task) {
-            const int64_t b = task / blocks, i0 = (task % blocks) * kRowsPerTask;
-            const int64_t rows = std::min(kRowsPerTask, lq - i0);
+            const int64_t b = task / blocks, i0 = (task % blocks) * rowsPerTask;
+            const int64_t rows = std::min(rowsPerTask, lq - i0);
             L.offsets(b, off);
             Operand<T> qm{q + off[0] + i0 * Q.strides[r - 2], rows, d, Q.strides[r - 2], Q.strides[r - 1]};
             Operand<T> km{kt + off[1], d, lk, K.strides[r - 2], K.strides[r - 1]};
