@@ -197,7 +197,8 @@ int run(const CLI::App& app, const RunArgs& args) {
                                     {"min", s.min}, {"max", s.max}, {"mean", s.mean}});
         }
         j["latency_ms"] = {{"median", latency.median}, {"p90", latency.p90}, {"min", latency.min},
-                           {"max", latency.max}, {"iterations", args.iterations}, {"warmup", args.warmup}};
+                           {"max", latency.max}, {"iterations", args.iterations}, {"warmup", args.warmup},
+                           {"samples", samples}};  // each timed run, in order
         if (memory)
             j["memory"] = {{"arena_bytes", memory->arenaBytes}, {"naive_bytes", memory->naiveBytes},
                            {"lower_bound_bytes", memory->lowerBoundBytes}};

@@ -466,6 +466,12 @@ private slots:
         QCOMPARE(lat[QStringLiteral("iterations")].toInt(), 3);
         QVERIFY(lat[QStringLiteral("median")].toDouble() > 0);
         QVERIFY(lat[QStringLiteral("p90")].toDouble() >= lat[QStringLiteral("median")].toDouble());
+        const QJsonArray samples = lat[QStringLiteral("samples")].toArray();  // the timed runs only
+        QCOMPARE(samples.size(), 3);
+        for (const QJsonValue& s : samples) {
+            QVERIFY(s.toDouble() >= lat[QStringLiteral("min")].toDouble());
+            QVERIFY(s.toDouble() <= lat[QStringLiteral("max")].toDouble());
+        }
         const QJsonObject mem = j[QStringLiteral("memory")].toObject();
         QVERIFY(mem[QStringLiteral("arena_bytes")].toDouble() <= mem[QStringLiteral("naive_bytes")].toDouble());
         QVERIFY(mem[QStringLiteral("arena_bytes")].toDouble() >= mem[QStringLiteral("lower_bound_bytes")].toDouble());

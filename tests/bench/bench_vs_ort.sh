@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# CPU speed against ONNX Runtime: the same models, the same thread count, back to back.
+# CPU speed against ONNX Runtime: the same models, the same thread count, on the same machine.
 # Prints fusescope's median and p90 latency over ORT's for resnet50, mobilenet_v2,
 # efficientnet_b0, vit_b_16, swin_t and a BERT-base encoder (or the MODELs named) at
-# batch 1, at 1 and 2 threads.
-# usage: tests/bench/bench_vs_ort.sh BUILD_DIR [ITERATIONS [MODEL...]]
+# batch 1, at 1 and 2 threads. The iterations run in ROUNDS rounds (default 5) that alternate
+# between the two (each round warms up again), and median and p90 are taken over every
+# sample of each: a noisy stretch of a shared machine then falls on both, not on whichever
+# happened to run during it.
+# usage: [ROUNDS=N] tests/bench/bench_vs_ort.sh BUILD_DIR [ITERATIONS [MODEL...]]
 # Needs: the exported models (ctest -L models), node + npm (onnxruntime-node is installed
 # with --ignore-scripts into BUILD_DIR/ort-node: its CPU library ships in the package).
 set -euo pipefail
@@ -12,6 +15,8 @@ build=$(cd "$1" && pwd)
 iterations=${2:-20}
 shift $(( $# < 2 ? $# : 2 ))
 models=${*:-resnet50 mobilenet_v2 efficientnet_b0 vit_b_16 swin_t bert_base}
+rounds=${ROUNDS:-5}
+per_round=$(( (iterations + rounds - 1) / rounds ))
 cli="$build/app/fusescope-cli"
 cache="$build/model-cache"
 ort="$build/ort-node"
@@ -20,14 +25,27 @@ if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
   (cd "$ort" && npm init -y >/dev/null && npm install --ignore-scripts --no-audit --no-fund onnxruntime-node >/dev/null)
 fi
 [ -f "$cache/bert_base.onnx" ] || /usr/bin/python3 "$here/export_bert_base.py" "$cache/bert_base.onnx" 2>/dev/null
+samples=$(mktemp -d)
+trap 'rm -rf "$samples"' EXIT
 printf "%-16s %7s %12s %12s %8s %9s\n" model threads "fusescope ms" "ort ms" ratio "p90 ratio"
 for model in $models; do
   for threads in 1 2; do
-    ours=$("$cli" run "$cache/$model.onnx" --threads "$threads" --iterations "$iterations" --warmup 3 --json |
-           /usr/bin/python3 -c 'import json,sys; l=json.load(sys.stdin)["latency_ms"]; print(l["median"], l["p90"])')
-    theirs=$(NODE_PATH="$ort/node_modules" node "$here/ort_latency.js" "$cache/$model.onnx" "$threads" "$iterations" 3 |
-             /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["median"], j["p90"])')
-    set -- $ours $theirs
-    /usr/bin/python3 -c "print('%-16s %7s %12.2f %12.2f %7.2fx %8.2fx' % ('$model', $threads, $1, $3, $1 / $3, $2 / $4))"
+    : >"$samples/ours"
+    : >"$samples/ort"
+    for _ in $(seq "$rounds"); do
+      "$cli" run "$cache/$model.onnx" --threads "$threads" --iterations "$per_round" --warmup 3 --json |
+        /usr/bin/python3 -c 'import json,sys; print(*json.load(sys.stdin)["latency_ms"]["samples"])' >>"$samples/ours"
+      NODE_PATH="$ort/node_modules" node "$here/ort_latency.js" "$cache/$model.onnx" "$threads" "$per_round" 3 |
+        /usr/bin/python3 -c 'import json,sys; print(*json.load(sys.stdin)["samples"])' >>"$samples/ort"
+    done
+    /usr/bin/python3 - "$model" "$threads" "$samples/ours" "$samples/ort" <<'PY'
+import math, sys
+def stats(path):
+    s = sorted(float(v) for v in open(path).read().split())
+    rank = lambda q: s[min(len(s), max(1, math.ceil(q * len(s)))) - 1]  # nearest rank, as the CLI
+    return rank(0.5), rank(0.9)
+(om, op), (tm, tp) = stats(sys.argv[3]), stats(sys.argv[4])
+print('%-16s %7s %12.2f %12.2f %7.2fx %8.2fx' % (sys.argv[1], sys.argv[2], om, tm, om / tm, op / tp))
+PY
   done
 done

@@ -30,10 +30,11 @@ async function main() {
     if (i === 0) firstRunMs = ms;
     if (i >= Number(warmup)) samples.push(ms);
   }
+  const timed = samples.slice();  // in run order
   samples.sort((a, b) => a - b);
   const rank = (q) => samples[Math.min(samples.length - 1, Math.max(0, Math.ceil(q * samples.length) - 1))];
   console.log(JSON.stringify({
-    median: rank(0.5), p90: rank(0.9), session_ms: sessionMs, first_run_ms: firstRunMs,
+    median: rank(0.5), p90: rank(0.9), samples: timed, session_ms: sessionMs, first_run_ms: firstRunMs,
     version: require('onnxruntime-node/package.json').version,
   }));
 }
