@@ -98,20 +98,29 @@ template <int P, int V, int KW>
     storeTile(acc, out, s.c, c0);
 }
 
+// fn(pixel, tap) for each tap of output pixel (oy, ox) that falls inside the image: the
+// pixel's index in the image and the tap's, ky * kw + kx. Callers mark fn always_inline, so
+// its loop is built for their clone's vector width (not inlined, MaxPool's ran 0.14 -> 0.18 ms).
+template <typename F>
+[[gnu::always_inline]] inline void forEachTapInside(const NhwcWindow& s, int64_t oy, int64_t ox, F&& fn) {
+    for (int64_t ky = 0; ky < s.kh; ++ky) {
+        const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
+        if (iy < 0 || iy >= s.ih) continue;
+        for (int64_t kx = 0; kx < s.kw; ++kx) {
+            const int64_t ix = ox * s.sw - s.pw + kx * s.dw;
+            if (ix >= 0 && ix < s.iw) fn(iy * s.iw + ix, ky * s.kw + kx);
+        }
+    }
+}
+
 // The channels past the last multiple of 16, one at a time.
 inline void tailChannels(const NhwcWindow& s, const float* img, const float* w, const float* bias, float* out,
                          int64_t oy, int64_t ox, int64_t c0) {
     for (int64_t ch = c0; ch < s.c; ++ch) {
         float acc = bias ? bias[ch] : 0.f;
-        for (int64_t ky = 0; ky < s.kh; ++ky) {
-            const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
-            if (iy < 0 || iy >= s.ih) continue;
-            for (int64_t kx = 0; kx < s.kw; ++kx) {
-                const int64_t ix = ox * s.sw - s.pw + kx * s.dw;
-                if (ix < 0 || ix >= s.iw) continue;
-                acc += img[(iy * s.iw + ix) * s.c + ch] * w[(ky * s.kw + kx) * s.c + ch];
-            }
-        }
+        forEachTapInside(s, oy, ox, [&](int64_t pixel, int64_t tap) __attribute__((always_inline)) {
+            acc += img[pixel * s.c + ch] * w[tap * s.c + ch];
+        });
         out[ch] = acc;
     }
 }
@@ -267,20 +276,14 @@ static inline void maxPoolRow(const NhwcWindow& s, const T* image, T* row, int64
     for (int64_t ox = 0; ox < s.ow; ++ox) {
         T* __restrict out = row + ox * s.c;
         bool seeded = false;
-        for (int64_t ky = 0; ky < s.kh; ++ky) {
-            const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
-            if (iy < 0 || iy >= s.ih) continue;
-            for (int64_t kx = 0; kx < s.kw; ++kx) {
-                const int64_t ix = ox * s.sw - s.pw + kx * s.dw;
-                if (ix < 0 || ix >= s.iw) continue;
-                const T* __restrict in = image + (iy * s.iw + ix) * s.c;
-                if (!seeded)
-                    std::memcpy(out, in, size_t(s.c) * sizeof(T));
-                else
-                    for (int64_t ch = 0; ch < s.c; ++ch) out[ch] = in[ch] > out[ch] ? in[ch] : out[ch];
-                seeded = true;
-            }
-        }
+        forEachTapInside(s, oy, ox, [&](int64_t pixel, int64_t) __attribute__((always_inline)) {
+            const T* __restrict in = image + pixel * s.c;
+            if (!seeded)
+                std::memcpy(out, in, size_t(s.c) * sizeof(T));
+            else
+                for (int64_t ch = 0; ch < s.c; ++ch) out[ch] = in[ch] > out[ch] ? in[ch] : out[ch];
+            seeded = true;
+        });
         if (!seeded) std::fill(out, out + s.c, -std::numeric_limits<T>::infinity());
     }
 }
