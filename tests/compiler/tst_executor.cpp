@@ -117,6 +117,31 @@ private slots:
         QCOMPARE(plan->arenaBytes, size_t(2 * 256));
     }
 
+    // A Reshape takes its input's buffer when nothing reads the input later: a chain of
+    // two shares one slot with the Neg before it, and the values come through unchanged.
+    void reshapeTakesItsInputsBuffer() {
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape::ofSizes({1, 64}));
+        ValueId neg = g.op("Neg", {x}, "neg");
+        ValueId r1 = g.op("Reshape", {neg, g.initializer(int64Tensor("s1", {2}, {8, 8}))}, "r1");
+        ValueId r2 = g.op("Reshape", {r1, g.initializer(int64Tensor("s2", {1}, {64}))}, "r2");
+        g.output(g.op("Abs", {r2}, "y"));
+        Model m = g.buildModel();
+        fillUnknownTypes(*m.graph);
+        auto exec = Executor::create(m, {});
+        QVERIFY(exec.isOk());
+        std::vector<float> in(64);
+        for (size_t i = 0; i < in.size(); ++i) in[i] = float(i) - 30.f;
+        for (int run = 0; run < 3; ++run) {
+            auto out = (*exec)->run({floats({1, 64}, in)});
+            QVERIFY2(out.isOk(), out.status().message().c_str());
+            QCOMPARE((*out)[0].dims, (std::vector<int64_t>{64}));
+            for (size_t i = 0; i < in.size(); ++i) QCOMPARE((*out)[0].as<float>()[i], std::abs(in[i]));
+        }
+        const MemoryPlan* plan = (*exec)->lastMemoryPlan();
+        QCOMPARE(plan->arenaBytes, size_t(256));  // neg, r1 and r2 in one slot (two if copied)
+    }
+
     void nestedControlFlowReadsOuterValues() {
         // Loop (3 trips) whose body holds an If whose branches read `x` from the main
         // graph, two levels up: acc += x when flag, acc -= x otherwise.
