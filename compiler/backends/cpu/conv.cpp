@@ -3,13 +3,13 @@
 // dims; pads, strides, dilations, auto_pad and ceil_mode as ONNX defines them.
 #include <cmath>
 #include <limits>
-#include <mutex>
 
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/activation.h"
 #include "compiler/backends/cpu/conv_nhwc.h"
 #include "compiler/backends/cpu/conv_onednn.h"
 #include "compiler/backends/cpu/pointwise_conv.h"
+#include "compiler/backends/cpu/transposed_constant.h"
 #include "compiler/backends/cpu/fused_kernels.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/gemm.h"
@@ -494,21 +494,14 @@ public:
 
 private:
     // W [rows, cols, ...] as [cols, rows]: a depthwise convolution's taps by channel, a
-    // pointwise one's weights by input channel. Made once for constant weights (a plan may
-    // run on several threads, so under the lock), per call into `scratch` otherwise.
+    // pointwise one's weights by input channel. Kept for constant weights, made per call
+    // into `scratch` otherwise.
     const float* weightsByInput(const RtTensor& w, int64_t rows, int64_t cols, bool weightsConstant,
                                 std::vector<float>& scratch) {
-        std::vector<float>* into = &scratch;
-        std::unique_lock lock(m_transposedMutex, std::defer_lock);
-        if (weightsConstant) {
-            lock.lock();
-            if (m_transposedFrom == w.data && m_transposed.size() == size_t(rows * cols)) return m_transposed.data();
-            into = &m_transposed;
-            m_transposedFrom = w.data;
-        }
-        into->resize(size_t(rows * cols));
-        depthwiseTapsByChannel(w.as<float>(), rows, cols, into->data());
-        return into->data();
+        if (weightsConstant) return m_weightsByInput.of(w.as<float>(), rows, cols);
+        scratch.resize(size_t(rows * cols));
+        transposeMatrix(w.as<float>(), rows, cols, scratch.data());
+        return scratch.data();
     }
 
     // se-pool-fusion's second output, [N, 1, 1, M]: Y's mean over its pixels, from the row
@@ -594,9 +587,7 @@ private:
     bool m_channelsLast = false;  // FusedConv's `channels_last`
     bool m_nchwInput = false;     // ... with `input_layout` NCHW
     bool m_residual = false;      // FusedConv with a Z
-    std::mutex m_transposedMutex;
-    std::vector<float> m_transposed;  // weightsByInput's, for constant weights
-    const void* m_transposedFrom = nullptr;
+    TransposedConstant m_weightsByInput;
     OneDnnConv m_oneDnn;
     std::vector<uint8_t> m_col;  // im2col scratch, kept across runs
 };

@@ -229,11 +229,6 @@ void depthwiseNhwc(ThreadPool& pool, const NhwcWindow& s, const float* x, const 
     });
 }
 
-void depthwiseTapsByChannel(const float* onnxWeights, int64_t c, int64_t taps, float* out) {
-    for (int64_t ch = 0; ch < c; ++ch)
-        for (int64_t t = 0; t < taps; ++t) out[t * c + ch] = onnxWeights[ch * taps + t];
-}
-
 // Row by row of the transposed weights: each input value scales a contiguous row into the
 // outputs, which stay in cache.
 [[gnu::target_clones("avx512f", "avx2", "default")]] static void axpyRows(const float* x, const float* wT, float* y,

@@ -25,16 +25,15 @@ template <typename T>
 void maxPoolNhwc(ThreadPool& pool, const NhwcWindow& s, const T* x, T* y);
 
 // w is [kh * kw, c]: tap-major, so each tap's weights for neighbouring channels sit
-// together (depthwiseTapsByChannel makes it from ONNX's [c, 1, kh, kw]). With rowSums
+// together (transposeMatrix makes it from ONNX's [c, 1, kh, kw]). With rowSums
 // ([n * oh, c]), each output row's per-channel sum after the activation, taken while the
 // row is in cache (a squeeze-and-excitation pool's work, se-pool-fusion).
 void depthwiseNhwc(ThreadPool& pool, const NhwcWindow& s, const float* x, const float* w, const float* bias,
                    float* y, const Activation& act, float* rowSums = nullptr);
-// Also [m, c] -> [c, m] for pointwiseDots (taps = c, c = m).
-void depthwiseTapsByChannel(const float* onnxWeights, int64_t c, int64_t taps, float* out);
 
 // y [pixels, m] = x [pixels, c] . wT [c, m] + bias, then the activation: a pointwise
-// convolution over a handful of pixels, with its weights transposed once.
+// convolution over a handful of pixels, with its weights transposed ([c, m], by
+// transposeMatrix).
 void pointwiseDots(ThreadPool& pool, const float* x, const float* wT, const float* bias, float* y, int64_t pixels,
                    int64_t c, int64_t m, const Activation& act);
 

@@ -179,16 +179,16 @@ KernelFactory skipLayerNorm() {
                             cpu::addArrays(xr, sr, sum, len);
                             cpu::meanVariance(sum, len, mu, variance);
                             cpu::normalizeArray(sum, float(mu), float(1.0 / std::sqrt(variance + double(eps))), g, b, yr, len);
-                            continue;
+                        } else {
+                            for (int64_t i = 0; i < len; ++i) sum[i] = xr[i] + sr[i];
+                            for (int64_t i = 0; i < len; ++i) mu += sum[i];
+                            mu /= double(len);
+                            for (int64_t i = 0; i < len; ++i) variance += (sum[i] - mu) * (sum[i] - mu);
+                            variance /= double(len);
+                            const T inv = T(1.0 / std::sqrt(variance + double(eps)));
+                            const T m = T(mu);
+                            for (int64_t i = 0; i < len; ++i) yr[i] = (sum[i] - m) * inv * g[i] + (b ? b[i] : T(0));
                         }
-                        for (int64_t i = 0; i < len; ++i) sum[i] = xr[i] + sr[i];
-                        for (int64_t i = 0; i < len; ++i) mu += sum[i];
-                        mu /= double(len);
-                        for (int64_t i = 0; i < len; ++i) variance += (sum[i] - mu) * (sum[i] - mu);
-                        variance /= double(len);
-                        const T inv = T(1.0 / std::sqrt(variance + double(eps)));
-                        const T m = T(mu);
-                        for (int64_t i = 0; i < len; ++i) yr[i] = (sum[i] - m) * inv * g[i] + (b ? b[i] : T(0));
                     }
                 });
                 return Status::ok();

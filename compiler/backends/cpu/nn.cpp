@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <mutex>
 
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/vector_math.h"
 #include "compiler/backends/cpu/gemm.h"
+#include "compiler/backends/cpu/transposed_constant.h"
 
 namespace fsc::cpu {
 namespace {
@@ -133,7 +133,7 @@ public:
             }
             if constexpr (std::is_same_v<T, float>) {
                 if (m_tb && ctx.inputConstant(1)) {
-                    const float* stored = untransposed(*b);  // [k, n]
+                    const float* stored = m_untransposed.of(b->as<float>(), n, k);  // [k, n]
                     gemm(m_ta, false, m, n, k, m_alpha, a->as<float>(), a->dims[1], stored, n, betaApplied, py, n);
                     return Status::ok();
                 }
@@ -150,29 +150,9 @@ public:
     }
 
 private:
-    // B [n, k] as [k, n], made on the first run (a plan may run on several threads: under
-    // the lock) and kept while B is the same constant.
-    const float* untransposed(const RtTensor& b) {
-        std::lock_guard lock(m_mutex);
-        if (m_from != b.data || m_stored.size() != size_t(b.numel())) {
-            const int64_t n = b.dims[0], k = b.dims[1];
-            m_stored.resize(size_t(n * k));
-            const float* src = b.as<float>();
-            constexpr int64_t kTile = 32;  // both sides of a tile stay in L1
-            for (int64_t j0 = 0; j0 < n; j0 += kTile)
-                for (int64_t p0 = 0; p0 < k; p0 += kTile)
-                    for (int64_t j = j0; j < std::min(n, j0 + kTile); ++j)
-                        for (int64_t p = p0; p < std::min(k, p0 + kTile); ++p) m_stored[size_t(p * n + j)] = src[j * k + p];
-            m_from = b.data;
-        }
-        return m_stored.data();
-    }
-
     bool m_ta, m_tb;
     float m_alpha, m_beta;
-    std::mutex m_mutex;
-    std::vector<float> m_stored;
-    const void* m_from = nullptr;
+    TransposedConstant m_untransposed;  // B [n, k] as [k, n]
 };
 
 KernelFactory gemmOp() {
