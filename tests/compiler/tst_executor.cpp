@@ -7,8 +7,10 @@
 #include <random>
 
 #include <bit>
+#include <functional>
 #include <cmath>
 
+#include "compiler/backends/cpu/relaid_constant.h"
 #include "compiler/backends/cpu/vector_math.h"
 #include "compiler/runtime/executor.h"
 #include "core/graph_builder.h"
@@ -47,6 +49,108 @@ Model denseModel() {
     Model m = g.buildModel();
     fillUnknownTypes(*m.graph);
     return m;
+}
+
+RtTensor randomInput(std::vector<int64_t> dims, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> value(-1.f, 1.f);
+    RtTensor x = allocateTensor(DType::Float32, std::move(dims));
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = value(rng);
+    return x;
+}
+
+RtTensor copyOf(const Tensor& t) {
+    RtTensor r = allocateTensor(DType::Float32, t.dims());
+    std::copy(t.dataAs<float>(), t.dataAs<float>() + r.numel(), r.as<float>());
+    return r;
+}
+
+// The same model once with W an initializer and once fed: every run of the first (two, the
+// second from the kept copy) equals the definition `exact(i, j)` and the fed model's output.
+void checkConstantAgainstFed(Model (*build)(const Tensor&, bool, const void*), const Tensor& w, const void* shape,
+                             const std::vector<RtTensor>& inputs, int64_t rows, int64_t cols,
+                             const std::function<double(int64_t, int64_t)>& exact, const QString& what) {
+    auto constant = Executor::create(build(w, true, shape), {});
+    auto fed = Executor::create(build(w, false, shape), {});
+    QVERIFY(constant.isOk() && fed.isOk());
+    std::vector<RtTensor> fedInputs = inputs;
+    fedInputs.push_back(copyOf(w));
+    auto want = (*fed)->run(fedInputs);
+    QVERIFY2(want.isOk(), want.status().message().c_str());
+    for (int run = 0; run < 2; ++run) {
+        auto got = (*constant)->run(inputs);
+        QVERIFY2(got.isOk(), got.status().message().c_str());
+        for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < cols; ++j) {
+                const double e = exact(i, j);
+                const float y = (*got)[0].as<float>()[i * cols + j];
+                QVERIFY2(std::abs(y - e) <= 1e-5 * (1 + std::abs(e)),
+                         qPrintable(QStringLiteral("%1: y[%2, %3] = %4, not %5").arg(what).arg(i).arg(j).arg(y).arg(e)));
+                QVERIFY(std::abs(y - (*want)[0].as<float>()[i * cols + j]) <= 1e-5f * (1 + std::abs(y)));
+            }
+    }
+}
+
+struct GemmShape {
+    int64_t m, k, n;
+    bool transA, transB;
+};
+
+Model gemmModel(const Tensor& w, bool weightsConstant, const void* shapePtr) {
+    const GemmShape& s = *static_cast<const GemmShape*>(shapePtr);
+    GraphBuilder g;
+    ValueId x = g.input("x", DType::Float32, Shape::ofSizes(s.transA ? std::vector<int64_t>{s.k, s.m} : std::vector<int64_t>{s.m, s.k}));
+    ValueId wv = weightsConstant ? g.initializer(w) : g.input("W", DType::Float32, Shape::ofSizes(w.dims()));
+    const Tensor c = randomFloatTensor("C", {s.n}, 4);
+    g.output(g.op("Gemm", {x, wv, g.initializer(c)}, "y",
+                  {intAttr("transA", s.transA), intAttr("transB", s.transB), floatAttr("alpha", 0.5f), floatAttr("beta", 2.f)}));
+    Model built = g.buildModel();
+    fillUnknownTypes(*built.graph);
+    return built;
+}
+
+void checkGemmWithConstantWeights(int64_t m, int64_t k, int64_t n, bool transA, bool transB) {
+    const GemmShape shape{m, k, n, transA, transB};
+    const Tensor w = randomFloatTensor("W", transB ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, 3);
+    const Tensor c = randomFloatTensor("C", {n}, 4);
+    const RtTensor x = randomInput(transA ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}, 11);
+    const float *pw = w.dataAs<float>(), *pc = c.dataAs<float>(), *px = x.as<float>();
+    checkConstantAgainstFed(
+        gemmModel, w, &shape, {x}, m, n,
+        [&](int64_t i, int64_t j) {
+            double e = 2.0 * pc[j];
+            for (int64_t p = 0; p < k; ++p)
+                e += 0.5 * double(transA ? px[p * m + i] : px[i * k + p]) * (transB ? pw[j * k + p] : pw[p * n + j]);
+            return e;
+        },
+        QStringLiteral("Gemm n %1 transA %2 transB %3").arg(n).arg(transA).arg(transB));
+}
+
+// x [2, m, k] @ W [k, n]: the batches stacked as rows of one product.
+Model matMulModel(const Tensor& w, bool weightsConstant, const void* shapePtr) {
+    const GemmShape& s = *static_cast<const GemmShape*>(shapePtr);
+    GraphBuilder g;
+    ValueId x = g.input("x", DType::Float32, Shape::ofSizes({2, s.m, s.k}));
+    ValueId wv = weightsConstant ? g.initializer(w) : g.input("W", DType::Float32, Shape::ofSizes(w.dims()));
+    g.output(g.op("MatMul", {x, wv}, "y"));
+    Model built = g.buildModel();
+    fillUnknownTypes(*built.graph);
+    return built;
+}
+
+void checkMatMulWithConstantWeights(int64_t m, int64_t k, int64_t n) {
+    const GemmShape shape{m, k, n, false, false};
+    const Tensor w = randomFloatTensor("W", {k, n}, 5);
+    const RtTensor x = randomInput({2, m, k}, 13);
+    const float *pw = w.dataAs<float>(), *px = x.as<float>();
+    checkConstantAgainstFed(
+        matMulModel, w, &shape, {x}, 2 * m, n,
+        [&](int64_t i, int64_t j) {
+            double e = 0;
+            for (int64_t p = 0; p < k; ++p) e += double(px[i * k + p]) * pw[p * n + j];
+            return e;
+        },
+        QStringLiteral("MatMul n %1").arg(n));
 }
 
 }  // namespace
@@ -325,49 +429,52 @@ private slots:
     // the mean and variance the normalizations use, against the scalar loops in double.
     // A constant B with transB = 1 is multiplied from a copy made once in stored order: the
     // same values as the B fed as an input (which oneDNN reads transposed), on every run.
-    void gemmWithConstantTransposedWeightsMatchesTheDefinition() {
-        const int64_t m = 5, k = 37, n = 29;
-        const Tensor w = randomFloatTensor("W", {n, k}, 3);
-        const Tensor c = randomFloatTensor("C", {n}, 4);
-        auto model = [&](bool weightsConstant, bool transA) {
-            GraphBuilder g;
-            ValueId x = g.input("x", DType::Float32, Shape::ofSizes(transA ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}));
-            ValueId wv = weightsConstant ? g.initializer(w) : g.input("W", DType::Float32, Shape::ofSizes({n, k}));
-            g.output(g.op("Gemm", {x, wv, g.initializer(c)}, "y",
-                          {intAttr("transA", transA), intAttr("transB", 1), floatAttr("alpha", 0.5f), floatAttr("beta", 2.f)}));
-            Model built = g.buildModel();
-            fillUnknownTypes(*built.graph);
-            return built;
-        };
-        const float* pw = w.dataAs<float>();
-        const float* pc = c.dataAs<float>();
-        for (bool transA : {false, true}) {
-            std::mt19937 rng(11);
-            std::uniform_real_distribution<float> value(-1.f, 1.f);
-            RtTensor x = allocateTensor(DType::Float32, transA ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k});
-            for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = value(rng);
-            auto constant = Executor::create(model(true, transA), {});
-            auto fed = Executor::create(model(false, transA), {});
-            QVERIFY(constant.isOk() && fed.isOk());
-            RtTensor wFed = allocateTensor(DType::Float32, {n, k});
-            std::copy(pw, pw + n * k, wFed.as<float>());
-            auto want = (*fed)->run({x, wFed});
-            QVERIFY2(want.isOk(), want.status().message().c_str());
-            for (int run = 0; run < 2; ++run) {
-                auto got = (*constant)->run({x});
-                QVERIFY2(got.isOk(), got.status().message().c_str());
-                for (int64_t i = 0; i < m; ++i)
-                    for (int64_t j = 0; j < n; ++j) {
-                        double exact = 2.0 * pc[j];
-                        for (int64_t p = 0; p < k; ++p)
-                            exact += 0.5 * double(transA ? x.as<float>()[p * m + i] : x.as<float>()[i * k + p]) * pw[j * k + p];
-                        const float y = (*got)[0].as<float>()[i * n + j];
-                        QVERIFY2(std::abs(y - exact) <= 1e-5 * (1 + std::abs(exact)),
-                                 qPrintable(QStringLiteral("transA %1, y[%2, %3] = %4, not %5").arg(transA).arg(i).arg(j).arg(y).arg(exact)));
-                        QVERIFY(std::abs(y - (*want)[0].as<float>()[i * n + j]) <= 1e-5f * (1 + std::abs(y)));
-                    }
-            }
+    // Constant weights are multiplied from a copy laid out for sgemm (untransposed, rows not
+    // 4 KiB apart; 1024 columns are); fed weights are not. Both must equal the definition.
+    void gemmAndMatMulWithConstantWeightsMatchTheDefinition() {
+        const int64_t m = 5, k = 37;
+        for (int64_t n : {int64_t(29), int64_t(1024)})
+            for (bool transB : {false, true})
+                for (bool transA : {false, true}) checkGemmWithConstantWeights(m, k, n, transA, transB);
+        for (int64_t n : {int64_t(29), int64_t(1024)}) checkMatMulWithConstantWeights(m, k, n);
+    }
+
+    void gemmConstantKeepsOneUnaliasedUntransposedCopy() {
+        const int64_t k = 3, n = 1024;
+        RtTensor b = allocateTensor(DType::Float32, {k, n});
+        for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = float(i);
+        const float* pb = b.as<float>();
+        const int64_t before = cpu::GemmConstant::bytesKept();
+        const int64_t padded = k * (n + 16) * int64_t(sizeof(float));
+        {
+            cpu::GemmConstant kept, sameWeights;
+            const cpu::GemmB stored = kept.of(b, k, n, false);
+            QCOMPARE(stored.ld, n + 16);
+            QVERIFY(!stored.transposed && stored.data != pb);
+            for (int64_t r = 0; r < k; ++r)
+                for (int64_t c = 0; c < n; ++c) QCOMPARE(stored.data[r * stored.ld + c], pb[r * n + c]);
+            QCOMPARE(cpu::GemmConstant::bytesKept(), before + padded);
+            QCOMPARE(kept.of(b, k, n, false).data, stored.data);         // kept, not made again
+            QCOMPARE(sameWeights.of(b, k, n, false).data, stored.data);  // shared by a second kernel
+            QCOMPARE(cpu::GemmConstant::bytesKept(), before + padded);
+            // Given transposed as [n', k'] = [3, 1024]: stored [1024, 3], nothing to pad.
+            const cpu::GemmB untransposed = kept.of(b, n, k, true);
+            QCOMPARE(untransposed.ld, k);
+            QVERIFY(!untransposed.transposed);
+            for (int64_t r = 0; r < n; ++r)
+                for (int64_t c = 0; c < k; ++c) QCOMPARE(untransposed.data[r * k + c], pb[c * n + r]);
+            QCOMPARE(cpu::GemmConstant::bytesKept(), before + padded + n * k * int64_t(sizeof(float)));
+            // Rows already fine as given: no copy; the padded one lives while sameWeights holds it.
+            const cpu::GemmB given = kept.of(b, 4, 768, false);
+            QCOMPARE(given.data, pb);
+            QCOMPARE(given.ld, int64_t(768));
+            QCOMPARE(cpu::GemmConstant::bytesKept(), before + padded);
+            // A tensor with no owner could see its address reused: used as given.
+            RtTensor view = b;
+            view.owner.reset();
+            QCOMPARE(kept.of(view, n, k, true).data, pb);
         }
+        QCOMPARE(cpu::GemmConstant::bytesKept(), before);
     }
 
     void vectorSoftmaxAndStatisticsMatchTheDefinition() {

@@ -9,7 +9,7 @@
 #include "compiler/backends/cpu/conv_nhwc.h"
 #include "compiler/backends/cpu/conv_onednn.h"
 #include "compiler/backends/cpu/pointwise_conv.h"
-#include "compiler/backends/cpu/transposed_constant.h"
+#include "compiler/backends/cpu/relaid_constant.h"
 #include "compiler/backends/cpu/fused_kernels.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/gemm.h"

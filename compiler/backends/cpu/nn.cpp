@@ -7,7 +7,7 @@
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/vector_math.h"
 #include "compiler/backends/cpu/gemm.h"
-#include "compiler/backends/cpu/transposed_constant.h"
+#include "compiler/backends/cpu/relaid_constant.h"
 
 namespace fsc::cpu {
 namespace {
@@ -30,7 +30,9 @@ void gemmAny(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int6
     }
 }
 
-Status matMulImpl(KernelContext& ctx, const RtTensor* a, const RtTensor* b, const OutputAlloc& alloc) {
+// keptB, when given, keeps a constant float B in the layout sgemm reads fastest.
+Status matMulImpl(KernelContext& ctx, const RtTensor* a, const RtTensor* b, const OutputAlloc& alloc,
+                  GemmConstant* keptB = nullptr) {
     if (!a || !b || a->dtype != b->dtype) return bad(ctx, "needs two inputs of one dtype");
     if (a->rank() == 0 || b->rank() == 0) return bad(ctx, "inputs must not be scalars");
     // Promote 1-D operands as numpy does, then drop the added dims from the output.
@@ -58,6 +60,13 @@ Status matMulImpl(KernelContext& ctx, const RtTensor* a, const RtTensor* b, cons
         const int64_t batchCount = product(*batch);
         // A weight shared by every batch: one product with the batches stacked as rows.
         if (product(bBatch) == 1 && product(aBatch) == batchCount) {
+            if constexpr (std::is_same_v<T, float>) {
+                if (keptB) {
+                    const GemmB stored = keptB->of(*b, k, n, false);
+                    gemm(false, stored.transposed, batchCount * m, n, k, 1.0f, pa, k, stored.data, stored.ld, 0.0f, po, n);
+                    return Status::ok();
+                }
+            }
             gemmAny<T>(false, false, batchCount * m, n, k, pa, k, pb, n, po, n);
             return Status::ok();
         }
@@ -75,10 +84,20 @@ Status matMulImpl(KernelContext& ctx, const RtTensor* a, const RtTensor* b, cons
     });
 }
 
-Status matMul(KernelContext& ctx) {
-    return matMulImpl(ctx, ctx.input(0), ctx.input(1),
-                      [&](DType t, std::vector<int64_t> d) { return ctx.output(0, t, std::move(d)); });
-}
+class MatMulKernel : public Kernel {
+public:
+    MatMulKernel(const KernelInit&, Status&) {}
+
+    Status compute(KernelContext& ctx) override {
+        return matMulImpl(
+            ctx, ctx.input(0), ctx.input(1),
+            [&](DType t, std::vector<int64_t> d) { return ctx.output(0, t, std::move(d)); },
+            ctx.inputConstant(1) ? &m_b : nullptr);
+    }
+
+private:
+    GemmConstant m_b;
+};
 
 }  // namespace
 
@@ -96,11 +115,9 @@ namespace {
 
 // ---- Gemm ----------------------------------------------------------------------------
 
-// A constant B given transposed (transB = 1, as PyTorch exports every nn.Linear on 2-D
-// input) is transposed once and multiplied as stored: oneDNN's sgemm is slower on a
-// transposed B (ViT-B/16's 197x768x768 attention output projection, 2 threads: 0.53 -> 0.48
-// ms; at M = 49, Swin's windows, 0.19 -> 0.13 ms), and a constant's copy costs its size
-// once, not a transpose per run.
+// A constant B is multiplied from a GemmConstant: untransposed (transB = 1, as PyTorch
+// exports every nn.Linear on 2-D input, costs sgemm time: at M = 49, Swin's windows, 0.19 ->
+// 0.13 ms) and with rows not 4 KiB apart. The copy costs its size once, not a transpose per run.
 class GemmKernel : public Kernel {
 public:
     GemmKernel(bool ta, bool tb, float alpha, float beta) : m_ta(ta), m_tb(tb), m_alpha(alpha), m_beta(beta) {}
@@ -132,9 +149,10 @@ public:
                 betaApplied = T(m_beta);
             }
             if constexpr (std::is_same_v<T, float>) {
-                if (m_tb && ctx.inputConstant(1)) {
-                    const float* stored = m_untransposed.of(b->as<float>(), n, k);  // [k, n]
-                    gemm(m_ta, false, m, n, k, m_alpha, a->as<float>(), a->dims[1], stored, n, betaApplied, py, n);
+                if (ctx.inputConstant(1)) {
+                    const GemmB stored = m_b.of(*b, k, n, m_tb);
+                    gemm(m_ta, stored.transposed, m, n, k, m_alpha, a->as<float>(), a->dims[1], stored.data, stored.ld,
+                         betaApplied, py, n);
                     return Status::ok();
                 }
             }
@@ -152,7 +170,7 @@ public:
 private:
     bool m_ta, m_tb;
     float m_alpha, m_beta;
-    TransposedConstant m_untransposed;  // B [n, k] as [k, n]
+    GemmConstant m_b;
 };
 
 KernelFactory gemmOp() {
@@ -525,7 +543,7 @@ namespace fsc {
 using namespace cpu;
 
 void registerNnKernels(KernelRegistry& r) {
-    r.add("MatMul", functionKernel(matMul), {.variant = "onednn"});
+    r.add("MatMul", factoryOf<MatMulKernel>(), {.variant = "onednn"});
     r.add("Gemm", gemmOp(), {.variant = "onednn"});
     r.add("BatchNormalization", batchNorm());
     r.add("LayerNormalization", layerNorm());
