@@ -63,6 +63,12 @@ struct OneDnnConv::Primitive {
     dnnl::memory::desc userSrc, userWeights, userDst, bias;
     dnnl::memory weights;            // in the primitive's layout
     const void* weightsFrom = nullptr;  // the constant they were reordered from
+    // Made once, pointed at each call's tensors with set_data_handle: making the memory
+    // objects, reorders and argument map per call cost ~5 us of a ResNet-50 1x1
+    // convolution's 0.2 ms.
+    dnnl::memory userSrcMemory, userDstMemory, srcMemory, dstMemory, biasMemory;
+    std::optional<dnnl::reorder> srcToBlocked, dstFromBlocked;
+    std::unordered_map<int, dnnl::memory> args;
 };
 
 OneDnnConv::OneDnnConv() = default;
@@ -166,35 +172,51 @@ OneDnnConv::Done OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtT
             fresh->appliesActivation = activation.has_value() && (!z || fresh->addsResidual);
             fresh->conv = dnnl::convolution_forward(fresh->pd);
             fresh->weights = dnnl::memory(fresh->pd.weights_desc(), engine);
+            fresh->userSrcMemory = dnnl::memory(fresh->userSrc, engine, DNNL_MEMORY_NONE);
+            fresh->userDstMemory = dnnl::memory(fresh->userDst, engine, DNNL_MEMORY_NONE);
+            fresh->srcMemory = fresh->userSrcMemory;
+            fresh->dstMemory = fresh->userDstMemory;
+            if (fresh->pd.src_desc() != fresh->userSrc) {
+                fresh->srcMemory = dnnl::memory(fresh->pd.src_desc(), engine, DNNL_MEMORY_NONE);
+                fresh->srcToBlocked = dnnl::reorder(fresh->userSrcMemory, fresh->srcMemory);
+            }
+            if (fresh->pd.dst_desc() != fresh->userDst) {
+                fresh->dstMemory = dnnl::memory(fresh->pd.dst_desc(), engine, DNNL_MEMORY_NONE);
+                fresh->dstFromBlocked = dnnl::reorder(fresh->dstMemory, fresh->userDstMemory);
+            }
+            fresh->args = {{DNNL_ARG_SRC, fresh->srcMemory}, {DNNL_ARG_WEIGHTS, fresh->weights}, {DNNL_ARG_DST, fresh->dstMemory}};
+            if (b) {
+                fresh->biasMemory = dnnl::memory(fresh->bias, engine, DNNL_MEMORY_NONE);
+                fresh->args[DNNL_ARG_BIAS] = fresh->biasMemory;
+            }
             m_primitive = std::move(fresh);
             p = m_primitive.get();
         }
         if (z && !p->addsResidual && z->data == y.data) return {};  // would overwrite z before it is added
-        dnnl::stream stream(engine);
+        thread_local dnnl::stream stream(engine);
         if (!weightsConstant || p->weightsFrom != w.data) {
             dnnl::memory user(p->userWeights, engine, const_cast<void*>(w.data));
             dnnl::reorder(user, p->weights).execute(stream, user, p->weights);
             p->weightsFrom = weightsConstant ? w.data : nullptr;
         }
         thread_local Scratch srcScratch, dstScratch;
-        dnnl::memory userSrc(p->userSrc, engine, const_cast<void*>(x.data));
-        dnnl::memory userDst(p->userDst, engine, y.data);
-        dnnl::memory src = userSrc, dst = userDst;
-        void* srcBlocked = srcScratch.get(p->pd.src_desc().get_size());
-        void* dstBlocked = dstScratch.get(p->pd.dst_desc().get_size());
-        if (!srcBlocked || !dstBlocked) return {};
-        if (p->pd.src_desc() != p->userSrc) {
-            src = dnnl::memory(p->pd.src_desc(), engine, srcBlocked);
-            dnnl::reorder(userSrc, src).execute(stream, userSrc, src);
+        p->userSrcMemory.set_data_handle(const_cast<void*>(x.data));
+        p->userDstMemory.set_data_handle(y.data);
+        if (p->srcToBlocked) {
+            void* blocked = srcScratch.get(p->srcMemory.get_desc().get_size());
+            if (!blocked) return {};
+            p->srcMemory.set_data_handle(blocked);
+            p->srcToBlocked->execute(stream, p->userSrcMemory, p->srcMemory);
         }
-        if (p->pd.dst_desc() != p->userDst)
-            dst = dnnl::memory(p->pd.dst_desc(), engine, dstBlocked);
-        std::unordered_map<int, dnnl::memory> args{
-            {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, dst}};
-        if (b) args[DNNL_ARG_BIAS] = dnnl::memory(p->bias, engine, const_cast<void*>(b->data));
+        if (p->dstFromBlocked) {
+            void* blocked = dstScratch.get(p->dstMemory.get_desc().get_size());
+            if (!blocked) return {};
+            p->dstMemory.set_data_handle(blocked);
+        }
+        if (b) p->biasMemory.set_data_handle(const_cast<void*>(b->data));
         if (p->addsResidual && z->data != y.data) std::memcpy(y.data, z->data, y.bytes());
-        p->conv.execute(stream, args);
-        if (dst != userDst) dnnl::reorder(dst, userDst).execute(stream, dst, userDst);
+        p->conv.execute(stream, p->args);
+        if (p->dstFromBlocked) p->dstFromBlocked->execute(stream, p->dstMemory, p->userDstMemory);
         stream.wait();
         return {true, p->appliesActivation, p->addsResidual};
     } catch (const dnnl::error&) {
