@@ -217,8 +217,10 @@ struct ToNhwc {
 
 void depthwiseNhwc(ThreadPool& pool, const NhwcWindow& s, const float* x, const float* w, const float* bias,
                    float* y, const Activation& act, float* rowSums) {
+    // 64k multiply-adds a chunk: MobileNetV2's 7x7x960 layers (7 rows of 60k) ran on one
+    // thread at 256k, 0.017 ms; on two, 0.011 ms.
     const int64_t rowWork = std::max<int64_t>(1, s.ow * s.c * s.kh * s.kw);
-    pool.parallelFor(s.n * s.oh, std::max<int64_t>(1, 262144 / rowWork), [&](int64_t b, int64_t e) {
+    pool.parallelFor(s.n * s.oh, std::max<int64_t>(1, 65536 / rowWork), [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) {
             const int64_t img = r / s.oh, oy = r % s.oh;
             float* out = y + r * s.ow * s.c;
