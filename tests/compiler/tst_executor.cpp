@@ -475,6 +475,17 @@ private slots:
             QCOMPARE(kept.of(view, n, k, true).data, pb);
         }
         QCOMPARE(cpu::GemmConstant::bytesKept(), before);
+        // Past the budget a weight is used as given, and asking again does not change that.
+        cpu::GemmConstant::setCopyBudgetBytes(before + padded - 1);
+        cpu::GemmConstant overBudget;
+        for (int run = 0; run < 2; ++run) {
+            const cpu::GemmB given = overBudget.of(b, k, n, false);
+            QCOMPARE(given.data, pb);
+            QCOMPARE(given.ld, n);
+        }
+        QCOMPARE(cpu::GemmConstant::bytesKept(), before);
+        cpu::GemmConstant::setCopyBudgetBytes(cpu::GemmConstant::kDefaultCopyBudgetBytes);
+        QCOMPARE(cpu::GemmConstant().of(b, k, n, false).ld, n + 16);
     }
 
     void vectorSoftmaxAndStatisticsMatchTheDefinition() {

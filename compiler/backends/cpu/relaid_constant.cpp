@@ -10,12 +10,13 @@ namespace fsc::cpu {
 
 namespace {
 std::atomic<int64_t> g_gemmCopyBytes{0};
+std::atomic<int64_t> g_gemmCopyBudget{GemmConstant::kDefaultCopyBudgetBytes};
 
 // Claims bytes of the copy budget; false (and nothing claimed) when they do not fit.
 bool claimCopyBytes(int64_t bytes) {
     int64_t held = g_gemmCopyBytes.load();
     do {
-        if (held + bytes > GemmConstant::kCopyBudgetBytes) return false;
+        if (held + bytes > g_gemmCopyBudget.load()) return false;
     } while (!g_gemmCopyBytes.compare_exchange_weak(held, held + bytes));
     return true;
 }
@@ -87,18 +88,22 @@ const float* TransposedConstant::of(const float* constant, int64_t rows, int64_t
 
 int64_t GemmConstant::bytesKept() { return g_gemmCopyBytes.load(); }
 
+void GemmConstant::setCopyBudgetBytes(int64_t bytes) { g_gemmCopyBudget = bytes; }
+
 GemmB GemmConstant::of(const RtTensor& b, int64_t k, int64_t n, bool transposed) {
     const GemmB given{b.as<float>(), transposed ? k : n, transposed};
     const int64_t ld = unaliasedStride(n);
     std::lock_guard lock(m_mutex);
     if (!transposed && ld == n) {  // as given; a copy of an earlier constant goes
         m_copy.reset();
+        m_keyed = false;
         return given;
     }
     const GemmKey key{b.data, k, n, transposed};
-    if (!m_copy || m_key != key) {
+    if (!m_keyed || m_key != key) {  // once per constant, also when the budget said no
         m_copy = sharedCopy(b, k, n, transposed, ld);
         m_key = key;
+        m_keyed = true;
     }
     if (!m_copy) return given;
     return {m_copy->values.data(), ld, false};

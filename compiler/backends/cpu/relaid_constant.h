@@ -48,21 +48,24 @@ using GemmKey = std::tuple<const void*, int64_t, int64_t, bool>;  // B's address
 // unaliasedStride(n) apart when that differs from how it is given: sgemm is slower on a
 // transposed B too (ViT-B/16's 197x768x768 attention output projection, 2 threads: 0.53 ->
 // 0.48 ms). Kernels reading the same constant share one copy (a model may tie its layers'
-// weights), and all copies together stay under kCopyBudgetBytes, so a model of many
-// gigabytes does not double its memory: past it, B is used as given.
+// weights), and all copies together stay under a budget, so a model of many
+// gigabytes does not double its memory (1 GiB by default): past it, B is used as given.
 class GemmConstant {
 public:
-    static constexpr int64_t kCopyBudgetBytes = int64_t(1) << 30;
+    static constexpr int64_t kDefaultCopyBudgetBytes = int64_t(1) << 30;
 
     GemmB of(const RtTensor& b, int64_t k, int64_t n, bool transposed);
 
     // Bytes held by the copies in this process (for tests and reports).
     static int64_t bytesKept();
+    // Copies asked for after this count against the new budget (tests shrink it).
+    static void setCopyBudgetBytes(int64_t bytes);
 
 private:
     std::mutex m_mutex;
     std::shared_ptr<const KeptGemmB> m_copy;  // null: B as given
     GemmKey m_key;
+    bool m_keyed = false;  // m_key names the constant m_copy was asked for
 };
 
 }  // namespace fsc::cpu
