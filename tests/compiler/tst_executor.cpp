@@ -194,10 +194,11 @@ private slots:
         QCOMPARE((*exec)->cachedSignatures(), size_t(3));
         const MemoryPlan* plan = (*exec)->lastMemoryPlan();
         QVERIFY(plan);
-        // batch 7: mm and add are 84 bytes each, rounded up to 128; both live at the Add.
-        QCOMPARE(plan->naiveBytes, size_t(256));
-        QCOMPARE(plan->lowerBoundBytes, size_t(256));
-        QCOMPARE(plan->arenaBytes, size_t(256));
+        // batch 7: mm and add are 84 bytes each, rounded up to 128; the Add writes over mm,
+        // which nothing reads after it: one slot.
+        QCOMPARE(plan->naiveBytes, size_t(128));
+        QCOMPARE(plan->lowerBoundBytes, size_t(128));
+        QCOMPARE(plan->arenaBytes, size_t(128));
     }
 
     void arenaReusesMemoryAlongAChain() {
@@ -244,6 +245,38 @@ private slots:
         }
         const MemoryPlan* plan = (*exec)->lastMemoryPlan();
         QCOMPARE(plan->arenaBytes, size_t(256));  // neg, r1 and r2 in one slot (two if copied)
+    }
+
+    // A binary op's output takes A's buffer when A is its size and dead after it; an A that
+    // is broadcast (smaller than the output) keeps its own.
+    void binaryOpTakesItsFirstInputsBuffer() {
+        auto run = [](const char* aOp, bool aBroadcast, size_t wantArena) {
+            GraphBuilder g;
+            ValueId x = g.input("x", DType::Float32, Shape::ofSizes({4, 16}));
+            ValueId scale = g.input("scale", DType::Float32, Shape::ofSizes({1, 16}));
+            ValueId full = g.op("Neg", {x}, "full");
+            ValueId small = g.op("Neg", {scale}, "small");
+            ValueId a = aBroadcast ? small : full, b = aBroadcast ? full : small;
+            g.output(g.op("Abs", {g.op(aOp, {a, b}, "ab")}, "y"));
+            Model m = g.buildModel();
+            fillUnknownTypes(*m.graph);
+            auto exec = Executor::create(m, {});
+            QVERIFY(exec.isOk());
+            std::vector<float> in(64), s(16);
+            for (size_t i = 0; i < in.size(); ++i) in[i] = float(i) - 30.f;
+            for (size_t i = 0; i < s.size(); ++i) s[i] = 0.5f + float(i);
+            for (int r = 0; r < 2; ++r) {
+                auto out = (*exec)->run({floats({4, 16}, in), floats({1, 16}, s)});
+                QVERIFY2(out.isOk(), out.status().message().c_str());
+                for (size_t i = 0; i < in.size(); ++i) {
+                    const float want = std::string(aOp) == "Mul" ? std::abs(in[i] * s[i % 16]) : std::abs(in[i] + s[i % 16]);
+                    QCOMPARE((*out)[0].as<float>()[i], want);
+                }
+            }
+            QCOMPARE((*exec)->lastMemoryPlan()->arenaBytes, wantArena);
+        };
+        run("Mul", false, 256 + 64);      // ab in full's slot, small beside (two 256s copied)
+        run("Add", true, 256 + 64 + 256);  // A is small: ab gets a slot of its own
     }
 
     void nestedControlFlowReadsOuterValues() {

@@ -169,13 +169,23 @@ Status binaryArithTyped(KernelContext& ctx, Arith kind, const RtTensor& a, const
     }
 }
 
+// A binary op whose output may take input A's buffer: the memory plan gives it only when A
+// is the output's size and nothing reads A later, and an A of the output's size is read at
+// the output's own index, each element before it is written. Saves a buffer the size of
+// the output (EfficientNet's squeeze-and-excitation scales).
+class InPlaceBinaryKernel : public FunctionKernel {
+public:
+    using FunctionKernel::FunctionKernel;
+    int inPlaceInput() const override { return 0; }
+};
+
 KernelFactory binaryArith(Arith kind) {
     return [kind](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         Arith k = kind;
         if (k == Arith::Mod && init.getInt("fmod", 0)) k = Arith::FMod;
         // Before opset 7 PRelu's 1-D slope applies per channel (axis 1).
         const bool legacyPRelu = k == Arith::PRelu && init.opset() < 7;
-        return std::unique_ptr<Kernel>(new FunctionKernel([k, legacyPRelu](KernelContext& ctx) -> Status {
+        return std::unique_ptr<Kernel>(new InPlaceBinaryKernel([k, legacyPRelu](KernelContext& ctx) -> Status {
             const RtTensor* a = ctx.input(0);
             const RtTensor* b = ctx.input(1);
             if (!a || !b) return bad(ctx, "needs two inputs");
