@@ -3,12 +3,14 @@
 // windows) against a naive loop written from ONNX's definition, on odd sizes, groups,
 // dilations, asymmetric pads and with and without bias; each model runs twice (cached
 // primitives and reordered weights) and then with another input size. The same cases run
-// again in channels-last form (FusedConv with `channels_last`).
+// again in channels-last form (FusedConv with `channels_last`), once with the weight-copy
+// budget spent so the weights are re-laid on every call.
 #include <QtTest>
 
 #include <cstring>
 #include <random>
 
+#include "compiler/backends/cpu/relaid_constant.h"
 #include "compiler/runtime/executor.h"
 #include "core/graph_builder.h"
 #include "core/shape_inference.h"
@@ -117,17 +119,19 @@ private slots:
         QTest::addColumn<bool>("nchwInput");  // `input_layout` NCHW: X as ONNX has it, Y NHWC
         QTest::addColumn<bool>("residual");   // Y = Relu(Conv(X, W, B) + Z)
         QTest::addColumn<bool>("means");      // a second output, Y's mean over H and W (se-pool-fusion)
+        QTest::addColumn<bool>("noCopies");   // the weight-copy budget spent: W re-laid per call
         static const std::vector<Case> cases = cases_();
         for (size_t i = 0; i < cases.size(); ++i) {
             const std::string name = cases[i].name;
-            QTest::newRow(name.c_str()) << int(i) << false << false << false << false;
-            QTest::newRow((name + ", float64").c_str()) << int(i) << true << false << false << false;
-            QTest::newRow((name + ", NCHW input").c_str()) << int(i) << false << true << false << false;
-            QTest::newRow((name + ", residual").c_str()) << int(i) << false << false << true << false;
-            QTest::newRow((name + ", residual, float64").c_str()) << int(i) << true << false << true << false;
-            QTest::newRow((name + ", channel means").c_str()) << int(i) << false << false << false << true;
-            QTest::newRow((name + ", channel means, float64").c_str()) << int(i) << true << false << false << true;
-            QTest::newRow((name + ", channel means, residual").c_str()) << int(i) << false << false << true << true;
+            QTest::newRow(name.c_str()) << int(i) << false << false << false << false << false;
+            QTest::newRow((name + ", float64").c_str()) << int(i) << true << false << false << false << false;
+            QTest::newRow((name + ", NCHW input").c_str()) << int(i) << false << true << false << false << false;
+            QTest::newRow((name + ", NCHW input, no weight copies").c_str()) << int(i) << false << true << false << false << true;
+            QTest::newRow((name + ", residual").c_str()) << int(i) << false << false << true << false << false;
+            QTest::newRow((name + ", residual, float64").c_str()) << int(i) << true << false << true << false << false;
+            QTest::newRow((name + ", channel means").c_str()) << int(i) << false << false << false << true << false;
+            QTest::newRow((name + ", channel means, float64").c_str()) << int(i) << true << false << false << true << false;
+            QTest::newRow((name + ", channel means, residual").c_str()) << int(i) << false << false << true << true << false;
         }
     }
     void channelsLastMatchesTheDefinition() {
@@ -136,6 +140,9 @@ private slots:
         QFETCH(bool, nchwInput);
         QFETCH(bool, residual);
         QFETCH(bool, means);
+        QFETCH(bool, noCopies);
+        cpu::setRelaidCopyBudgetBytes(noCopies ? cpu::relaidBytesKept() : cpu::kDefaultCopyBudgetBytes);
+        const auto restoreBudget = qScopeGuard([] { cpu::setRelaidCopyBudgetBytes(cpu::kDefaultCopyBudgetBytes); });
         const Case k = cases_()[size_t(index)];
         const DType type = doubles ? DType::Float64 : DType::Float32;
         std::mt19937 rng(uint32_t(index) + 101);

@@ -477,7 +477,7 @@ private slots:
         RtTensor b = allocateTensor(DType::Float32, {k, n});
         for (int64_t i = 0; i < b.numel(); ++i) b.as<float>()[i] = float(i);
         const float* pb = b.as<float>();
-        const int64_t before = cpu::GemmConstant::bytesKept();
+        const int64_t before = cpu::relaidBytesKept();
         const int64_t padded = k * (n + 16) * int64_t(sizeof(float));
         {
             cpu::GemmConstant kept, sameWeights;
@@ -486,38 +486,51 @@ private slots:
             QVERIFY(!stored.transposed && stored.data != pb);
             for (int64_t r = 0; r < k; ++r)
                 for (int64_t c = 0; c < n; ++c) QCOMPARE(stored.data[r * stored.ld + c], pb[r * n + c]);
-            QCOMPARE(cpu::GemmConstant::bytesKept(), before + padded);
+            QCOMPARE(cpu::relaidBytesKept(), before + padded);
             QCOMPARE(kept.of(b, k, n, false).data, stored.data);         // kept, not made again
             QCOMPARE(sameWeights.of(b, k, n, false).data, stored.data);  // shared by a second kernel
-            QCOMPARE(cpu::GemmConstant::bytesKept(), before + padded);
+            QCOMPARE(cpu::relaidBytesKept(), before + padded);
             // Given transposed as [n', k'] = [3, 1024]: stored [1024, 3], nothing to pad.
             const cpu::GemmB untransposed = kept.of(b, n, k, true);
             QCOMPARE(untransposed.ld, k);
             QVERIFY(!untransposed.transposed);
             for (int64_t r = 0; r < n; ++r)
                 for (int64_t c = 0; c < k; ++c) QCOMPARE(untransposed.data[r * k + c], pb[c * n + r]);
-            QCOMPARE(cpu::GemmConstant::bytesKept(), before + padded + n * k * int64_t(sizeof(float)));
+            QCOMPARE(cpu::relaidBytesKept(), before + padded + n * k * int64_t(sizeof(float)));
             // Rows already fine as given: no copy; the padded one lives while sameWeights holds it.
             const cpu::GemmB given = kept.of(b, 4, 768, false);
             QCOMPARE(given.data, pb);
             QCOMPARE(given.ld, int64_t(768));
-            QCOMPARE(cpu::GemmConstant::bytesKept(), before + padded);
+            QCOMPARE(cpu::relaidBytesKept(), before + padded);
             // A tensor with no owner could see its address reused: used as given.
             RtTensor view = b;
             view.owner.reset();
             QCOMPARE(kept.of(view, n, k, true).data, pb);
+            // A convolution's weights by input channel: [3, 1024] as [1024, 3], rows 3 apart,
+            // one copy for two kernels, and not the product's copy of another layout.
+            cpu::RelaidConstant byInput, sameByInput;
+            const float* taps = byInput.of(b, n, k, true, k);
+            QVERIFY(taps && taps != pb);
+            QCOMPARE(sameByInput.of(b, n, k, true, k), taps);
+            for (int64_t r = 0; r < n; ++r)
+                for (int64_t c = 0; c < k; ++c) QCOMPARE(taps[r * k + c], pb[c * n + r]);
+            QCOMPARE(cpu::relaidBytesKept(), before + padded + n * k * int64_t(sizeof(float)));
+            QVERIFY(byInput.of(b, n, k, true, k + 1) != taps);
+            byInput.reset();
+            sameByInput.reset();
+            QVERIFY(!byInput.of(view, n, k, true, k));
         }
-        QCOMPARE(cpu::GemmConstant::bytesKept(), before);
+        QCOMPARE(cpu::relaidBytesKept(), before);
         // Past the budget a weight is used as given, and asking again does not change that.
-        cpu::GemmConstant::setCopyBudgetBytes(before + padded - 1);
+        cpu::setRelaidCopyBudgetBytes(before + padded - 1);
         cpu::GemmConstant overBudget;
         for (int run = 0; run < 2; ++run) {
             const cpu::GemmB given = overBudget.of(b, k, n, false);
             QCOMPARE(given.data, pb);
             QCOMPARE(given.ld, n);
         }
-        QCOMPARE(cpu::GemmConstant::bytesKept(), before);
-        cpu::GemmConstant::setCopyBudgetBytes(cpu::GemmConstant::kDefaultCopyBudgetBytes);
+        QCOMPARE(cpu::relaidBytesKept(), before);
+        cpu::setRelaidCopyBudgetBytes(cpu::kDefaultCopyBudgetBytes);
         QCOMPARE(cpu::GemmConstant().of(b, k, n, false).ld, n + 16);
     }
 

@@ -494,11 +494,12 @@ public:
 
 private:
     // W [rows, cols, ...] as [cols, rows]: a depthwise convolution's taps by channel, a
-    // pointwise one's weights by input channel. Kept for constant weights, made per call
-    // into `scratch` otherwise.
+    // pointwise one's weights by input channel. Kept for constant weights (shared, within
+    // the copy budget), made per call into `scratch` otherwise.
     const float* weightsByInput(const RtTensor& w, int64_t rows, int64_t cols, bool weightsConstant,
                                 std::vector<float>& scratch) {
-        if (weightsConstant) return m_weightsByInput.of(w.as<float>(), rows, cols);
+        if (weightsConstant)
+            if (const float* kept = m_weightsByInput.of(w, cols, rows, true, rows)) return kept;
         scratch.resize(size_t(rows * cols));
         transposeMatrix(w.as<float>(), rows, cols, scratch.data());
         return scratch.data();
@@ -587,7 +588,7 @@ private:
     bool m_channelsLast = false;  // FusedConv's `channels_last`
     bool m_nchwInput = false;     // ... with `input_layout` NCHW
     bool m_residual = false;      // FusedConv with a Z
-    TransposedConstant m_weightsByInput;
+    RelaidConstant m_weightsByInput;
     OneDnnConv m_oneDnn;
     std::vector<uint8_t> m_col;  // im2col scratch, kept across runs
 };

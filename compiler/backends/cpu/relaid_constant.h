@@ -1,12 +1,12 @@
 #pragma once
 // Constant matrices kept in another layout for the kernel that reads them: a Gemm's or
 // MatMul's constant B as sgemm reads it fastest, a depthwise convolution's taps and a
-// pointwise one's weights by input channel. Made on first use, kept once per constant.
+// pointwise one's weights by input channel. Made on first use, one copy per constant and
+// layout shared by every kernel reading it, all copies under one budget.
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <tuple>
-#include <vector>
 
 #include "compiler/runtime/rt_tensor.h"
 
@@ -22,16 +22,34 @@ void transposeMatrix(const float* in, int64_t rows, int64_t cols, float* out, in
 // 2.7 -> 1.9 ms with the rows 64 bytes further apart).
 int64_t unaliasedStride(int64_t cols);
 
-// A constant [rows, cols] as [cols, rows], made on first use and kept while the constant
-// is the same (a plan may run on several threads, so under the lock).
-class TransposedConstant {
+// The copies together stay under a budget, so a model of many gigabytes does not double
+// its memory (1 GiB by default): past it a kernel reads the constant as given, or re-lays
+// it per call where it needs the other layout.
+constexpr int64_t kDefaultCopyBudgetBytes = int64_t(1) << 30;
+// Bytes held by the copies in this process (for tests and reports).
+int64_t relaidBytesKept();
+// Copies asked for after this count against the new budget (tests shrink it).
+void setRelaidCopyBudgetBytes(int64_t bytes);
+
+struct RelaidCopy;
+using RelaidKey = std::tuple<const void*, int64_t, int64_t, bool, int64_t>;  // address, k, n, transposed, ld
+
+// One kernel's hold on the shared copy of a constant, asked for once per constant (also
+// when the budget said no). A plan may run on several threads, so under a lock.
+class RelaidConstant {
 public:
-    const float* of(const float* constant, int64_t rows, int64_t cols);
+    // The constant [k, n] (transposed: given [n, k]) as [k, n] with rows ld apart; null
+    // when it has no owner (its address could be reused while the copy lives) or the copy
+    // does not fit the budget.
+    const float* of(const RtTensor& constant, int64_t k, int64_t n, bool transposed, int64_t ld);
+    // Lets go of the copy (a kernel reading the constant as given).
+    void reset();
 
 private:
     std::mutex m_mutex;
-    std::vector<float> m_transposed;
-    const float* m_from = nullptr;
+    std::shared_ptr<const RelaidCopy> m_copy;
+    RelaidKey m_key;
+    bool m_keyed = false;  // m_key names the constant m_copy was asked for
 };
 
 // B of a product with a constant right-hand side, as sgemm reads it.
@@ -41,31 +59,17 @@ struct GemmB {
     bool transposed;  // stored [n, k]
 };
 
-struct KeptGemmB;
-using GemmKey = std::tuple<const void*, int64_t, int64_t, bool>;  // B's address, k, n, transposed
-
 // A constant B, given [k, n] (or [n, k], transposed), kept untransposed with rows
 // unaliasedStride(n) apart when that differs from how it is given: sgemm is slower on a
 // transposed B too (ViT-B/16's 197x768x768 attention output projection, 2 threads: 0.53 ->
 // 0.48 ms). Kernels reading the same constant share one copy (a model may tie its layers'
-// weights), and all copies together stay under a budget, so a model of many
-// gigabytes does not double its memory (1 GiB by default): past it, B is used as given.
+// weights).
 class GemmConstant {
 public:
-    static constexpr int64_t kDefaultCopyBudgetBytes = int64_t(1) << 30;
-
     GemmB of(const RtTensor& b, int64_t k, int64_t n, bool transposed);
 
-    // Bytes held by the copies in this process (for tests and reports).
-    static int64_t bytesKept();
-    // Copies asked for after this count against the new budget (tests shrink it).
-    static void setCopyBudgetBytes(int64_t bytes);
-
 private:
-    std::mutex m_mutex;
-    std::shared_ptr<const KeptGemmB> m_copy;  // null: B as given
-    GemmKey m_key;
-    bool m_keyed = false;  // m_key names the constant m_copy was asked for
+    RelaidConstant m_copy;
 };
 
 }  // namespace fsc::cpu
