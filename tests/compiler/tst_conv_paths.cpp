@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 
+#include "compiler/backends/cpu/conv_onednn.h"
 #include "compiler/backends/cpu/relaid_constant.h"
 #include "compiler/runtime/executor.h"
 #include "core/graph_builder.h"
@@ -120,18 +121,20 @@ private slots:
         QTest::addColumn<bool>("residual");   // Y = Relu(Conv(X, W, B) + Z)
         QTest::addColumn<bool>("means");      // a second output, Y's mean over H and W (se-pool-fusion)
         QTest::addColumn<bool>("noCopies");   // the weight-copy budget spent: W re-laid per call
+        QTest::addColumn<bool>("blocked");    // oneDNN in its own (blocked) layouts, Z reordered in
         static const std::vector<Case> cases = cases_();
         for (size_t i = 0; i < cases.size(); ++i) {
             const std::string name = cases[i].name;
-            QTest::newRow(name.c_str()) << int(i) << false << false << false << false << false;
-            QTest::newRow((name + ", float64").c_str()) << int(i) << true << false << false << false << false;
-            QTest::newRow((name + ", NCHW input").c_str()) << int(i) << false << true << false << false << false;
-            QTest::newRow((name + ", NCHW input, no weight copies").c_str()) << int(i) << false << true << false << false << true;
-            QTest::newRow((name + ", residual").c_str()) << int(i) << false << false << true << false << false;
-            QTest::newRow((name + ", residual, float64").c_str()) << int(i) << true << false << true << false << false;
-            QTest::newRow((name + ", channel means").c_str()) << int(i) << false << false << false << true << false;
-            QTest::newRow((name + ", channel means, float64").c_str()) << int(i) << true << false << false << true << false;
-            QTest::newRow((name + ", channel means, residual").c_str()) << int(i) << false << false << true << true << false;
+            QTest::newRow(name.c_str()) << int(i) << false << false << false << false << false << false;
+            QTest::newRow((name + ", float64").c_str()) << int(i) << true << false << false << false << false << false;
+            QTest::newRow((name + ", NCHW input").c_str()) << int(i) << false << true << false << false << false << false;
+            QTest::newRow((name + ", NCHW input, no weight copies").c_str()) << int(i) << false << true << false << false << true << false;
+            QTest::newRow((name + ", residual").c_str()) << int(i) << false << false << true << false << false << false;
+            QTest::newRow((name + ", residual, blocked").c_str()) << int(i) << false << false << true << false << false << true;
+            QTest::newRow((name + ", residual, float64").c_str()) << int(i) << true << false << true << false << false << false;
+            QTest::newRow((name + ", channel means").c_str()) << int(i) << false << false << false << true << false << false;
+            QTest::newRow((name + ", channel means, float64").c_str()) << int(i) << true << false << false << true << false << false;
+            QTest::newRow((name + ", channel means, residual").c_str()) << int(i) << false << false << true << true << false << false;
         }
     }
     void channelsLastMatchesTheDefinition() {
@@ -141,8 +144,13 @@ private slots:
         QFETCH(bool, residual);
         QFETCH(bool, means);
         QFETCH(bool, noCopies);
+        QFETCH(bool, blocked);
         cpu::setRelaidCopyBudgetBytes(noCopies ? cpu::relaidBytesKept() : cpu::kDefaultCopyBudgetBytes);
-        const auto restoreBudget = qScopeGuard([] { cpu::setRelaidCopyBudgetBytes(cpu::kDefaultCopyBudgetBytes); });
+        cpu::OneDnnConv::useOwnLayoutsOnly(blocked);
+        const auto restore = qScopeGuard([] {
+            cpu::setRelaidCopyBudgetBytes(cpu::kDefaultCopyBudgetBytes);
+            cpu::OneDnnConv::useOwnLayoutsOnly(false);
+        });
         const Case k = cases_()[size_t(index)];
         const DType type = doubles ? DType::Float64 : DType::Float32;
         std::mt19937 rng(uint32_t(index) + 101);

@@ -214,7 +214,7 @@ template <typename T>
 
 // The float version is built for AVX-512, AVX2 and the baseline, picked at load time: the
 // portable build's SSE2 alone leaves three quarters of a modern core's vector width idle.
-[[gnu::target_clones("avx512f", "avx2", "default")]] void depthwisePlaneFloat(
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void depthwisePlaneFloat(
     const DepthwisePlane& g, const float* src, const float* taps, float bias, float* dst, float* padded,
     float* strided) {
     depthwisePlane<float>(g, src, taps, bias, dst, padded, strided);
@@ -707,7 +707,7 @@ inline Taps insideTaps(int64_t o, int64_t stride, int64_t pad, int64_t dil, int6
 // down. Every loop runs at full vector width; ResNet's 3x3 stride-2 pool went from a
 // scalar walk over every window to a few passes over the plane. For planes without NaN the
 // result is the generic loop's (max is exact); a NaN is skipped rather than kept.
-[[gnu::target_clones("avx512f", "avx2", "default")]] void maxPoolPlaneFloat(const DepthwisePlane& g,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void maxPoolPlaneFloat(const DepthwisePlane& g,
                                                                              const float* src, float* dst,
                                                                              float* padded, float* across) {
     borderedCopy(g, src, padded, -std::numeric_limits<float>::infinity());
@@ -802,7 +802,7 @@ void pool2d(ThreadPool& pool, PoolKind kind, bool countIncludePad, const T* x, T
 
 // GlobalAveragePool / GlobalMaxPool over float planes: eight running lanes per plane so the
 // loop vectorizes (the sum widened to double, as the windowed path sums).
-[[gnu::target_clones("avx512f", "avx2", "default")]] void globalPoolPlane(bool average, const float* src, int64_t n,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void globalPoolPlane(bool average, const float* src, int64_t n,
                                                                          float* dst) {
     constexpr int64_t kLanes = 8;
     const int64_t whole = n / kLanes * kLanes;

@@ -12,37 +12,39 @@ namespace fsc::cpu {
 
 namespace {
 
-using vec16::Vec16;
+using vec16::kLanes;
 using vec16::load;
 using vec16::store;
+using vec16::Vec16;
+using vec16::Vec8;
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 // A tile's accumulators start at the bias (or 0) of their channels...
-template <int P, int V>
-[[gnu::always_inline]] inline void seed(Vec16 (&acc)[P][V], const float* bias, int64_t c0) {
+template <typename Vec, int P, int V>
+[[gnu::always_inline]] inline void seed(Vec (&acc)[P][V], const float* bias, int64_t c0) {
 #pragma GCC unroll 8
     for (int p = 0; p < P; ++p)
 #pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) acc[p][v] = bias ? load(bias + c0 + 16 * v) : Vec16{};
+        for (int v = 0; v < V; ++v) acc[p][v] = bias ? load<Vec>(bias + c0 + kLanes<Vec> * v) : Vec{};
 }
 // ... and are stored once, pixel p at out + p * c.
-template <int P, int V>
-[[gnu::always_inline]] inline void storeTile(const Vec16 (&acc)[P][V], float* out, int64_t c, int64_t c0) {
+template <typename Vec, int P, int V>
+[[gnu::always_inline]] inline void storeTile(const Vec (&acc)[P][V], float* out, int64_t c, int64_t c0) {
 #pragma GCC unroll 8
     for (int p = 0; p < P; ++p)
 #pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) store(out + p * c + c0 + 16 * v, acc[p][v]);
+        for (int v = 0; v < V; ++v) store(out + p * c + c0 + kLanes<Vec> * v, acc[p][v]);
 }
 
-// P neighbouring output pixels by 16 V channels from c0, every tap's product accumulated in
-// registers and stored once. `clip` checks each column against the image (border pixels);
-// interior tiles skip it.
-template <int P, int V, bool Clip>
+// P neighbouring output pixels by V vectors of channels from c0, every tap's product
+// accumulated in registers and stored once. `clip` checks each column against the image
+// (border pixels); interior tiles skip it.
+template <typename Vec, int P, int V, bool Clip>
 [[gnu::always_inline]] inline void tile(const NhwcWindow& s, const float* img, const float* w,
                                         const float* bias, float* out, int64_t oy, int64_t ox0, int64_t c0) {
-    Vec16 acc[P][V];
+    Vec acc[P][V];
     seed(acc, bias, c0);
     for (int64_t ky = 0; ky < s.kh; ++ky) {
         const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
@@ -50,16 +52,16 @@ template <int P, int V, bool Clip>
         const float* row = img + iy * s.iw * s.c + c0;
         for (int64_t kx = 0; kx < s.kw; ++kx) {
             const float* tap = w + (ky * s.kw + kx) * s.c + c0;
-            Vec16 wv[V];
+            Vec wv[V];
 #pragma GCC unroll 4
-            for (int v = 0; v < V; ++v) wv[v] = load(tap + 16 * v);
+            for (int v = 0; v < V; ++v) wv[v] = load<Vec>(tap + kLanes<Vec> * v);
 #pragma GCC unroll 4
             for (int p = 0; p < P; ++p) {
                 const int64_t ix = (ox0 + p) * s.sw - s.pw + kx * s.dw;
                 if (Clip && (ix < 0 || ix >= s.iw)) continue;
                 const float* in = row + ix * s.c;
 #pragma GCC unroll 4
-                for (int v = 0; v < V; ++v) acc[p][v] += load(in + 16 * v) * wv[v];
+                for (int v = 0; v < V; ++v) acc[p][v] += load<Vec>(in + kLanes<Vec> * v) * wv[v];
             }
         }
     }
@@ -69,26 +71,26 @@ template <int P, int V, bool Clip>
 // The same tile at stride 1 and no dilation with KW taps per kernel row: the row's P + KW - 1
 // input pixels are loaded once and each serves up to KW taps from registers, instead of
 // every tap loading its own (EfficientNet's 5x5 layers: about half the loads).
-template <int P, int V, int KW>
+template <typename Vec, int P, int V, int KW>
 [[gnu::always_inline]] inline void slidingTile(const NhwcWindow& s, const float* img, const float* w,
                                                const float* bias, float* out, int64_t oy, int64_t ox0, int64_t c0) {
-    Vec16 acc[P][V];
+    Vec acc[P][V];
     seed(acc, bias, c0);
     for (int64_t ky = 0; ky < s.kh; ++ky) {
         const int64_t iy = oy - s.ph + ky * s.dh;
         if (iy < 0 || iy >= s.ih) continue;
         const float* row = img + (iy * s.iw + ox0 - s.pw) * s.c + c0;
-        Vec16 in[P + KW - 1][V];
+        Vec in[P + KW - 1][V];
 #pragma GCC unroll 16
         for (int q = 0; q < P + KW - 1; ++q)
 #pragma GCC unroll 4
-            for (int v = 0; v < V; ++v) in[q][v] = load(row + q * s.c + 16 * v);
+            for (int v = 0; v < V; ++v) in[q][v] = load<Vec>(row + q * s.c + kLanes<Vec> * v);
 #pragma GCC unroll 8
         for (int kx = 0; kx < KW; ++kx) {
             const float* tap = w + (ky * KW + kx) * s.c + c0;
-            Vec16 wv[V];
+            Vec wv[V];
 #pragma GCC unroll 4
-            for (int v = 0; v < V; ++v) wv[v] = load(tap + 16 * v);
+            for (int v = 0; v < V; ++v) wv[v] = load<Vec>(tap + kLanes<Vec> * v);
 #pragma GCC unroll 8
             for (int p = 0; p < P; ++p)
 #pragma GCC unroll 4
@@ -125,41 +127,81 @@ inline void tailChannels(const NhwcWindow& s, const float* img, const float* w, 
     }
 }
 
-// The output row's pixels for the 16 V channels from c0: interior pixels four at a time
-// (four pixels' accumulators and the inputs they share fit the 32 vector registers), the
-// borders one at a time.
-template <int V>
+// How a target tiles an output row: P neighbouring pixels a tile, channels 16 MaxV at a
+// time at most, and whether stride-1 3x3 and 5x5 windows slide (loading the row's P + KW - 1
+// input pixels once for all KW taps, which needs that many more registers).
+template <typename V, int P, int MaxV, bool Slide>
+struct RowTiling {
+    using Vec = V;
+    static constexpr int kPixels = P, kMaxVectors = MaxV;
+    static constexpr bool kSlides = Slide;
+};
+
+// The output row's pixels for the V vectors of channels from c0: interior pixels a tile at
+// a time, the borders one at a time.
+template <typename T, int V>
 [[gnu::always_inline]] inline void rowSweep(const NhwcWindow& s, const float* img, const float* w, const float* bias,
                                             float* out, int64_t oy, int64_t c0, int64_t lo, int64_t hi,
                                             int kernelWidth) {
-    for (int64_t ox = 0; ox < lo; ++ox) tile<1, V, true>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
+    using Vec = typename T::Vec;
+    constexpr int P = T::kPixels;
+    for (int64_t ox = 0; ox < lo; ++ox) tile<Vec, 1, V, true>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
     int64_t ox = lo;
-    for (; ox + 4 <= hi; ox += 4) {
+    for (; ox + P <= hi; ox += P) {
         float* o = out + ox * s.c;
-        if (kernelWidth == 3) slidingTile<4, V, 3>(s, img, w, bias, o, oy, ox, c0);
-        else if (kernelWidth == 5) slidingTile<4, V, 5>(s, img, w, bias, o, oy, ox, c0);
-        else tile<4, V, false>(s, img, w, bias, o, oy, ox, c0);
+        if (T::kSlides && kernelWidth == 3) slidingTile<Vec, P, V, 3>(s, img, w, bias, o, oy, ox, c0);
+        else if (T::kSlides && kernelWidth == 5) slidingTile<Vec, P, V, 5>(s, img, w, bias, o, oy, ox, c0);
+        else tile<Vec, P, V, false>(s, img, w, bias, o, oy, ox, c0);
     }
-    for (; ox < hi; ++ox) tile<1, V, false>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
-    for (ox = hi; ox < s.ow; ++ox) tile<1, V, true>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
+    for (; ox < hi; ++ox) tile<Vec, 1, V, false>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
+    for (ox = hi; ox < s.ow; ++ox) tile<Vec, 1, V, true>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
 }
 
-// One output row of one image, 32 channels at a time across the whole row (so the input
-// rows' slices and the taps it reads stay in L1 from one tile to the next), then 16, then
-// the channels past the last 16 one by one.
-[[gnu::target_clones("avx512f", "avx2", "default")]] void depthwiseRow(const NhwcWindow& s, const float* img,
-                                                                      const float* w, const float* bias, float* out,
-                                                                      int64_t oy) {
+// One output row of one image, MaxV vectors of channels at a time across the whole row (so
+// the input rows' slices and the taps it reads stay in L1 from one tile to the next), then
+// one vector, then the channels past the last vector one by one.
+template <typename T>
+[[gnu::always_inline]] inline void depthwiseRowWith(const NhwcWindow& s, const float* img, const float* w,
+                                                    const float* bias, float* out, int64_t oy) {
     // Interior columns: every tap inside the image.
     const int64_t lo = std::min(s.ow, (s.pw + s.sw - 1) / s.sw);
     const int64_t lastIn = s.iw - 1 - (s.kw - 1) * s.dw + s.pw;  // the largest ox * sw allowed
     const int64_t hi = std::max(lo, std::min(s.ow, lastIn >= 0 ? lastIn / s.sw + 1 : 0));
     const int kernelWidth = s.sw == 1 && s.dw == 1 && (s.kw == 3 || s.kw == 5) ? int(s.kw) : 0;
+    constexpr int64_t L = kLanes<typename T::Vec>, MaxV = T::kMaxVectors;
     int64_t c0 = 0;
-    for (; c0 + 32 <= s.c; c0 += 32) rowSweep<2>(s, img, w, bias, out, oy, c0, lo, hi, kernelWidth);
-    for (; c0 + 16 <= s.c; c0 += 16) rowSweep<1>(s, img, w, bias, out, oy, c0, lo, hi, kernelWidth);
+    if constexpr (MaxV > 1)
+        for (; c0 + L * MaxV <= s.c; c0 += L * MaxV) rowSweep<T, MaxV>(s, img, w, bias, out, oy, c0, lo, hi, kernelWidth);
+    for (; c0 + L <= s.c; c0 += L) rowSweep<T, 1>(s, img, w, bias, out, oy, c0, lo, hi, kernelWidth);
     if (c0 < s.c)
         for (int64_t ox = 0; ox < s.ow; ++ox) tailChannels(s, img, w, bias, out + ox * s.c, oy, ox, c0);
+}
+
+// AVX-512's 32 registers hold four pixels by 32 channels and the inputs they share. AVX2
+// has 16 registers of half the width: four pixels by 16 channels is 8 of them, and sliding
+// would spill (EfficientNet-B0 at 1 thread on a Zen 3 VM, --profile: 26.5 -> 20.0 ms with
+// these tiles of 8-float vectors and FMA, against the AVX-512 tiles built for AVX2, whose
+// 16-float halves GCC kept on the stack).
+using DepthwiseRowFn = void (*)(const NhwcWindow&, const float*, const float*, const float*, float*, int64_t);
+[[gnu::target("avx512f")]] void depthwiseRowAvx512(const NhwcWindow& s, const float* img, const float* w,
+                                                   const float* bias, float* out, int64_t oy) {
+    depthwiseRowWith<RowTiling<Vec16, 4, 2, true>>(s, img, w, bias, out, oy);
+}
+[[gnu::target("avx2,fma")]] void depthwiseRowAvx2(const NhwcWindow& s, const float* img, const float* w,
+                                                  const float* bias, float* out, int64_t oy) {
+    depthwiseRowWith<RowTiling<Vec8, 4, 2, false>>(s, img, w, bias, out, oy);
+}
+void depthwiseRowBaseline(const NhwcWindow& s, const float* img, const float* w, const float* bias, float* out,
+                          int64_t oy) {
+    depthwiseRowWith<RowTiling<Vec16, 1, 1, false>>(s, img, w, bias, out, oy);
+}
+
+DepthwiseRowFn depthwiseRowForThisCpu() {
+    static const DepthwiseRowFn chosen =
+        __builtin_cpu_supports("avx512f")                                   ? depthwiseRowAvx512
+        : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? depthwiseRowAvx2
+                                                                            : depthwiseRowBaseline;
+    return chosen;
 }
 #pragma GCC diagnostic pop
 
@@ -208,7 +250,7 @@ struct ToNhwc {
 }  // namespace
 
 // sums[ch] = the sum over `pixels` NHWC pixels of channel ch.
-[[gnu::target_clones("avx512f", "avx2", "default")]] static void sumPixels(const float* row, int64_t pixels, int64_t c,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] static void sumPixels(const float* row, int64_t pixels, int64_t c,
                                                                            float* sums) {
     for (int64_t ch = 0; ch < c; ++ch) sums[ch] = 0.f;
     for (int64_t p = 0; p < pixels; ++p)
@@ -220,6 +262,7 @@ void depthwiseNhwc(ThreadPool& pool, const NhwcWindow& s, const float* x, const 
     // 64k multiply-adds a chunk: MobileNetV2's 7x7x960 layers (7 rows of 60k) ran on one
     // thread at 256k, 0.017 ms; on two, 0.011 ms.
     const int64_t rowWork = std::max<int64_t>(1, s.ow * s.c * s.kh * s.kw);
+    const DepthwiseRowFn depthwiseRow = depthwiseRowForThisCpu();
     pool.parallelFor(s.n * s.oh, std::max<int64_t>(1, 65536 / rowWork), [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) {
             const int64_t img = r / s.oh, oy = r % s.oh;
@@ -233,7 +276,7 @@ void depthwiseNhwc(ThreadPool& pool, const NhwcWindow& s, const float* x, const 
 
 // Row by row of the transposed weights: each input value scales a contiguous row into the
 // outputs, which stay in cache.
-[[gnu::target_clones("avx512f", "avx2", "default")]] static void axpyRows(const float* x, const float* wT, float* y,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] static void axpyRows(const float* x, const float* wT, float* y,
                                                                           int64_t c, int64_t m, int64_t j0, int64_t j1) {
     for (int64_t k = 0; k < c; ++k) {
         const float v = x[k];
@@ -287,7 +330,7 @@ static inline void maxPoolRow(const NhwcWindow& s, const T* image, T* row, int64
 
 // float at full vector width (ResNet-50's pool over 64 channels: 0.20 -> 0.14 ms at the
 // baseline's 4 lanes).
-[[gnu::target_clones("avx512f", "avx2", "default")]] static void maxPoolRowFloat(const NhwcWindow& s, const float* image,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] static void maxPoolRowFloat(const NhwcWindow& s, const float* image,
                                                                                float* row, int64_t oy) {
     maxPoolRow(s, image, row, oy);
 }

@@ -3,6 +3,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -54,6 +55,7 @@ struct Scratch {
 
 struct OneDnnConv::Primitive {
     std::vector<int64_t> inDims, weightDims;
+    bool xChannelsLast = false, yChannelsLast = false;
     bool hasBias = false;
     bool wantsResidual = false;   // asked for z as a sum post-op...
     bool addsResidual = false;    // ... and got a kernel that adds it
@@ -68,6 +70,8 @@ struct OneDnnConv::Primitive {
     // convolution's 0.2 ms.
     dnnl::memory userSrcMemory, userDstMemory, srcMemory, dstMemory, biasMemory;
     std::optional<dnnl::reorder> srcToBlocked, dstFromBlocked;
+    std::optional<dnnl::reorder> residualToBlocked;  // z into a blocked dst, for the sum post-op
+    dnnl::memory residualMemory;                      // z, as the caller laid it out
     std::unordered_map<int, dnnl::memory> args;
 };
 
@@ -92,7 +96,22 @@ std::optional<std::tuple<dnnl::algorithm, float, float>> postOpOf(const Activati
     }
 }
 
+std::atomic<bool> g_ownLayoutsOnly{false};
+
+bool hasAvx512() {
+    static const bool has = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    return has;
+}
+
+// A JIT kernel, not oneDNN's reference loops or its im2col + GEMM.
+bool isJit(const dnnl::convolution_forward::primitive_desc& pd) {
+    const std::string impl = pd.impl_info_str();
+    return impl.find("ref") == std::string::npos && impl.find("gemm") == std::string::npos;
+}
+
 }  // namespace
+
+void OneDnnConv::useOwnLayoutsOnly(bool only) { g_ownLayoutsOnly = only; }
 
 void OneDnnConv::setActivation(const Activation& act) { m_act = act; }
 
@@ -108,10 +127,12 @@ OneDnnConv::Done OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtT
         dnnl::engine& engine = cpuEngine();
         Primitive* p = m_primitive.get();
         if (!p || p->inDims != x.dims || p->weightDims != w.dims || p->hasBias != (b != nullptr) ||
-            p->wantsResidual != (z != nullptr)) {
+            p->wantsResidual != (z != nullptr) || p->xChannelsLast != xChannelsLast || p->yChannelsLast != yChannelsLast) {
             auto fresh = std::make_unique<Primitive>();
             fresh->inDims = x.dims;
             fresh->weightDims = w.dims;
+            fresh->xChannelsLast = xChannelsLast;
+            fresh->yChannelsLast = yChannelsLast;
             fresh->hasBias = b != nullptr;
             fresh->wantsResidual = z != nullptr;
             dnnl::memory::dims weightDims = toDims(w.dims);
@@ -132,22 +153,40 @@ OneDnnConv::Done OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtT
             fresh->userDst = yChannelsLast ? channelsLastDesc(y.dims) : plainDesc(toDims(y.dims));
             fresh->bias = plainDesc({w.dims[0]});
             using tag = dnnl::memory::format_tag;
+            // Below AVX-512 oneDNN's own choice is a blocked layout (nChw8c), which costs a
+            // reorder of each NHWC activation in and out of every convolution; its AVX2
+            // kernels also read and write NHWC, faster than that round trip (ResNet-50, 1
+            // thread: 1.22x -> 1.12x ONNX Runtime's time). Kept to oneDNN's choice where it
+            // would then fall back to a reference kernel (3-channel stems) and on AVX-512,
+            // where it already picks the NHWC kernels.
+            const bool asGiven = !hasAvx512() && !g_ownLayoutsOnly;
             auto any = [](const dnnl::memory::desc& d) {
                 return dnnl::memory::desc(d.dims(), dnnl::memory::data_type::f32, tag::any);
             };
-            auto desc = b ? dnnl::convolution_forward::desc(
-                                dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                any(fresh->userSrc), any(fresh->userWeights), fresh->bias,
-                                any(fresh->userDst), strides, dilation, padL, padR)
-                          : dnnl::convolution_forward::desc(
-                                dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                any(fresh->userSrc), any(fresh->userWeights), any(fresh->userDst),
-                                strides, dilation, padL, padR);
-            // The residual as a sum post-op (accumulating onto y, which holds z: in place, no
-            // extra read stream; a binary post-op reading z beside took oneDNN off its brgemm
-            // 1x1 kernels, ResNet's layer1 0.40 -> 0.53 ms) needs y in the layout it is given
-            // in and a JIT kernel; otherwise the primitive does neither it nor the activation
-            // (which must come after it), and the caller adds both in one pass.
+            auto srcFor = [&](bool given) { return given && xChannelsLast ? fresh->userSrc : any(fresh->userSrc); };
+            auto dstFor = [&](bool given) { return given && yChannelsLast ? fresh->userDst : any(fresh->userDst); };
+            auto descFor = [&](bool given) {
+                return b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                           dnnl::algorithm::convolution_direct, srcFor(given),
+                                                           any(fresh->userWeights), fresh->bias, dstFor(given),
+                                                           strides, dilation, padL, padR)
+                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                           dnnl::algorithm::convolution_direct, srcFor(given),
+                                                           any(fresh->userWeights), dstFor(given), strides,
+                                                           dilation, padL, padR);
+            };
+            auto desc = descFor(false);
+            if (asGiven && (xChannelsLast || yChannelsLast)) {
+                const auto given = descFor(true);
+                if (isJit(dnnl::convolution_forward::primitive_desc(given, engine))) desc = given;
+            }
+            // The residual as a sum post-op (accumulating onto the destination, which holds z:
+            // no extra read stream; a binary post-op reading z beside took oneDNN off its
+            // brgemm 1x1 kernels, ResNet's layer1 0.40 -> 0.53 ms) needs a JIT kernel. Where
+            // the kernel writes a blocked layout (AVX2 has no NHWC kernels), z is reordered
+            // into the blocked destination first, like the source; without a JIT kernel the
+            // primitive does neither the sum nor the activation (which must come after it),
+            // and the caller adds both in one pass.
             const auto activation = postOpOf(m_act);
             auto withPostOps = [&](bool residual, bool activate) {
                 dnnl::primitive_attr attr;
@@ -160,9 +199,7 @@ OneDnnConv::Done OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtT
             if (z) {
                 try {
                     fresh->pd = withPostOps(true, activation.has_value());
-                    const std::string impl = fresh->pd.impl_info_str();
-                    fresh->addsResidual = fresh->pd.dst_desc() == fresh->userDst && impl.find("ref") == std::string::npos &&
-                                          impl.find("gemm") == std::string::npos;
+                    fresh->addsResidual = isJit(fresh->pd);
                 } catch (const dnnl::error&) {
                     fresh->addsResidual = false;
                 }
@@ -183,6 +220,10 @@ OneDnnConv::Done OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtT
             if (fresh->pd.dst_desc() != fresh->userDst) {
                 fresh->dstMemory = dnnl::memory(fresh->pd.dst_desc(), engine, DNNL_MEMORY_NONE);
                 fresh->dstFromBlocked = dnnl::reorder(fresh->dstMemory, fresh->userDstMemory);
+                if (fresh->addsResidual) {
+                    fresh->residualMemory = dnnl::memory(fresh->userDst, engine, DNNL_MEMORY_NONE);
+                    fresh->residualToBlocked = dnnl::reorder(fresh->residualMemory, fresh->dstMemory);
+                }
             }
             fresh->args = {{DNNL_ARG_SRC, fresh->srcMemory}, {DNNL_ARG_WEIGHTS, fresh->weights}, {DNNL_ARG_DST, fresh->dstMemory}};
             if (b) {
@@ -214,7 +255,12 @@ OneDnnConv::Done OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtT
             p->dstMemory.set_data_handle(blocked);
         }
         if (b) p->biasMemory.set_data_handle(const_cast<void*>(b->data));
-        if (p->addsResidual && z->data != y.data) std::memcpy(y.data, z->data, y.bytes());
+        if (p->addsResidual && p->residualToBlocked) {
+            p->residualMemory.set_data_handle(const_cast<void*>(z->data));
+            p->residualToBlocked->execute(stream, p->residualMemory, p->dstMemory);
+        } else if (p->addsResidual && z->data != y.data) {
+            std::memcpy(y.data, z->data, y.bytes());
+        }
         p->conv.execute(stream, p->args);
         if (p->dstFromBlocked) p->dstFromBlocked->execute(stream, p->dstMemory, p->userDstMemory);
         stream.wait();

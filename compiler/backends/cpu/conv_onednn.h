@@ -18,6 +18,9 @@ public:
     // (on the output while it is in registers) where oneDNN has the same function: ReLU,
     // LeakyReLU, Clip and Swish. Set before the first run.
     void setActivation(const Activation& act);
+    // Primitives made after this take oneDNN's own layout choice even where the NHWC kernels
+    // are faster (tests: the blocked layouts and their reorders on any CPU).
+    static void useOwnLayoutsOnly(bool only);
     // What a run did of the epilogue; the caller does the rest, after it.
     struct Done {
         bool ran = false;         // false: y untouched, oneDNN has no primitive for the case
@@ -28,8 +31,9 @@ public:
     // may be NHWC instead (2 spatial dims), which oneDNN's convolutions read and write as
     // they are. z, when given, has y's dims and layout and is accumulated onto (a sum
     // post-op, before the activation) where y holds it: y may be z's own buffer, else z is
-    // copied in first. Where oneDNN has no fast kernel for that, neither z nor the activation
-    // is applied, and with y in z's buffer nothing runs (y and z untouched, ran false).
+    // copied in first (reordered in, where the kernel writes a blocked layout). Where
+    // oneDNN has no JIT kernel for that, neither z nor the activation is applied, and with
+    // y in z's buffer nothing runs (y and z untouched, ran false).
     // `weightsConstant` lets the reordered weights be kept between calls.
     Done run(const ConvGeometry& g, int64_t group, const RtTensor& x, const RtTensor& w, const RtTensor* b,
              const RtTensor* z, bool weightsConstant, bool xChannelsLast, bool yChannelsLast, RtTensor& y);

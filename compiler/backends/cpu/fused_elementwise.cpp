@@ -53,7 +53,7 @@ template <typename T>
 }
 
 // The float steps built for AVX-512, AVX2 and the baseline, picked at load time.
-[[gnu::target_clones("avx512f", "avx2", "default")]] void stepFloat(EwOp op, const float* __restrict a,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void stepFloat(EwOp op, const float* __restrict a,
                                                                    const float* __restrict b, float* __restrict y,
                                                                    int64_t n) {
     step<float>(op, a, b, y, n);

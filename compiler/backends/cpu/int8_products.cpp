@@ -16,7 +16,7 @@ struct SignedData {
 };
 
 // x - 128 is the top bit flipped; a loop over whole bytes the compiler vectorizes.
-[[gnu::target_clones("avx512f", "avx2", "default")]] void flipTopBits(const uint8_t* in, int8_t* out, int64_t n) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void flipTopBits(const uint8_t* in, int8_t* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = int8_t(in[i] ^ 0x80);
 }
 

@@ -110,12 +110,12 @@ template <typename Q>
         o[i] = Q(int32_t(v == v ? c : 0.0));
     }
 }
-[[gnu::target_clones("avx512f", "avx2", "default")]] void requantizeRowU8(const int32_t* a, uint8_t* o, int64_t n,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void requantizeRowU8(const int32_t* a, uint8_t* o, int64_t n,
                                                                          double add, double xs, double sw, double ys,
                                                                          double yz) {
     requantizeRow(a, o, n, add, xs, sw, ys, yz);
 }
-[[gnu::target_clones("avx512f", "avx2", "default")]] void requantizeRowS8(const int32_t* a, int8_t* o, int64_t n,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void requantizeRowS8(const int32_t* a, int8_t* o, int64_t n,
                                                                          double add, double xs, double sw, double ys,
                                                                          double yz) {
     requantizeRow(a, o, n, add, xs, sw, ys, yz);

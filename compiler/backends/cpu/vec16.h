@@ -1,7 +1,7 @@
 #pragma once
 // 16 floats: one AVX-512 register, two AVX2 ones, four SSE ones. GCC's vector extension lets
-// the same register-tiled loops fill whichever width a target_clones build targets
-// (pointwise_conv, conv_nhwc). The helpers are always inlined into the target-specific
+// the same register-tiled loops fill whichever width a target-specific build targets
+// (pointwise_conv, conv_nhwc); tiles that would spill AVX2's 16 registers use Vec8 there. The helpers are always inlined into the target-specific
 // functions, so no vector crosses a call; the includer silences GCC's -Wpsabi note about
 // vector arguments around its tiles.
 #include <cstring>
@@ -9,15 +9,23 @@
 namespace fsc::cpu::vec16 {
 
 typedef float Vec16 __attribute__((vector_size(64)));
+// One AVX2 register: loops whose tiles of Vec16 would spill AVX2's 16 registers (GCC then
+// keeps the halves on the stack) are built from these for the AVX2 target.
+typedef float Vec8 __attribute__((vector_size(32)));
+
+template <typename Vec>
+inline constexpr int kLanes = int(sizeof(Vec) / sizeof(float));
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
-[[gnu::always_inline]] inline Vec16 load(const float* p) {
-    Vec16 v;
+template <typename Vec = Vec16>
+[[gnu::always_inline]] inline Vec load(const float* p) {
+    Vec v;
     std::memcpy(&v, p, sizeof v);
     return v;
 }
-[[gnu::always_inline]] inline void store(float* p, Vec16 v) { std::memcpy(p, &v, sizeof v); }
+template <typename Vec>
+[[gnu::always_inline]] inline void store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
 #pragma GCC diagnostic pop
 
 }  // namespace fsc::cpu::vec16

@@ -5,23 +5,23 @@
 
 namespace fsc::cpu {
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void expArray(const float* x, float* y, int64_t n) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void expArray(const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = expFast(x[i]);
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void sigmoidArray(const float* x, float* y, int64_t n) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void sigmoidArray(const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = sigmoidFast(x[i]);
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void swishArray(const float* x, float* y, int64_t n, float alpha) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void swishArray(const float* x, float* y, int64_t n, float alpha) {
     for (int64_t i = 0; i < n; ++i) y[i] = swishFast(x[i], alpha);
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void geluArray(const float* x, float* y, int64_t n) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void geluArray(const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.f + erfFast(x[i] * 0.7071067811865476f));
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void softmaxArray(const float* x, float* y, int64_t n) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void softmaxArray(const float* x, float* y, int64_t n) {
     if (n <= 0) return;
     // The maximum skips NaN (minMaxArray); a NaN still makes the sum, and so every output,
     // NaN, as the scalar loop did. The sum in 16 lanes: GCC does not reassociate it.
@@ -46,7 +46,7 @@ namespace fsc::cpu {
 
 // The layer norms' loops: __restrict and no branch inside, so each vectorizes at full width
 // (SkipLayerNorm's row loop, with a conditional second store and beta, ran scalar).
-[[gnu::target_clones("avx512f", "avx2", "default")]] void normalizeArray(const float* __restrict x, float mean,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void normalizeArray(const float* __restrict x, float mean,
                                                                            float inv, const float* __restrict gamma,
                                                                            const float* __restrict beta,
                                                                            float* __restrict y, int64_t n) {
@@ -56,17 +56,17 @@ namespace fsc::cpu {
         for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv * gamma[i];
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void addArrays(const float* __restrict a, const float* __restrict b,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void addArrays(const float* __restrict a, const float* __restrict b,
                                                                       float* __restrict y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void accumulateArray(const float* __restrict x,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void accumulateArray(const float* __restrict x,
                                                                             float* __restrict sum, int64_t n) {
     for (int64_t i = 0; i < n; ++i) sum[i] += x[i];
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void meanVariance(const float* x, int64_t n, double& mean,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void meanVariance(const float* x, int64_t n, double& mean,
                                                                          double& variance) {
     // In double lanes, as the scalar loops were in double: a normalization's inputs may sit
     // far from zero with a small spread. Two lanes of 8 let the adds overlap.
@@ -105,7 +105,7 @@ namespace fsc::cpu {
     variance = squares / double(n);
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void minMaxArray(const float* x, int64_t n, float& lo, float& hi) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void minMaxArray(const float* x, int64_t n, float& lo, float& hi) {
     // GCC does not vectorize a float min/max reduction without fast-math, so it is written
     // with vector types; the selects skip NaN as std::min(lo, x) does.
     using Lanes = float __attribute__((vector_size(64)));
@@ -152,12 +152,12 @@ template <typename Q>
 
 }  // namespace
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void quantizeUint8Array(const float* x, uint8_t* y, int64_t n,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void quantizeUint8Array(const float* x, uint8_t* y, int64_t n,
                                                                              float scale, float zero) {
     quantizeLoop(x, y, n, scale, zero);
 }
 
-[[gnu::target_clones("avx512f", "avx2", "default")]] void quantizeInt8Array(const float* x, int8_t* y, int64_t n,
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void quantizeInt8Array(const float* x, int8_t* y, int64_t n,
                                                                             float scale, float zero) {
     quantizeLoop(x, y, n, scale, zero);
 }
