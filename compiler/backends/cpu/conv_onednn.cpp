@@ -154,12 +154,16 @@ OneDnnConv::Done OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtT
             fresh->bias = plainDesc({w.dims[0]});
             using tag = dnnl::memory::format_tag;
             // Below AVX-512 oneDNN's own choice is a blocked layout (nChw8c), which costs a
-            // reorder of each NHWC activation in and out of every convolution; its AVX2
-            // kernels also read and write NHWC, faster than that round trip (ResNet-50, 1
-            // thread: 1.22x -> 1.12x ONNX Runtime's time). Kept to oneDNN's choice where it
-            // would then fall back to a reference kernel (3-channel stems) and on AVX-512,
-            // where it already picks the NHWC kernels.
-            const bool asGiven = !hasAvx512() && !g_ownLayoutsOnly;
+            // reorder of each NHWC activation in and out of every convolution. Its AVX2 1x1
+            // kernels read and write NHWC as fast as blocked, so those are handed NHWC; its
+            // NHWC kernels for wider windows are slower than the round trip (ResNet-50 at 1
+            // thread on a Zen 3 VM: 1x1 layers 54-58 ms NHWC against 54-60 ms blocked plus
+            // 16 ms of reorders; 3x3 layers 64-82 ms NHWC against 50-53 ms blocked plus
+            // 2.4 ms of reorders). Kept to oneDNN's choice where NHWC would take it to a
+            // reference kernel, and on AVX-512, where it already picks its NHWC kernels.
+            bool pointwise = true;
+            for (int64_t k : g.kernel) pointwise = pointwise && k == 1;
+            const bool asGiven = !hasAvx512() && !g_ownLayoutsOnly && pointwise;
             auto any = [](const dnnl::memory::desc& d) {
                 return dnnl::memory::desc(d.dims(), dnnl::memory::data_type::f32, tag::any);
             };
