@@ -309,10 +309,10 @@ private slots:
             }
     }
 
-    void int8GemmThroughFloatIsExact() {
-        // The route taken without VNNI: exact for any values, zero points and transposes, also
-        // when K is long enough that the float sums must be cut into chunks (K 3000 at the
-        // extremes: 255 * 255 per product).
+    void int8GemmBySplittingIsExact() {
+        // The route taken without VNNI: exact for any values, zero points and transposes, with
+        // the operands mostly at the extremes (pairs of 255 * 255 products would saturate an
+        // int16 sum) and K long (3000).
         std::mt19937 rng(9);
         for (const auto& [m, n, k, transA, transB] : {std::tuple{5, 1500, 3000, false, false}, std::tuple{7, 9, 40, true, true},
                                                       std::tuple{3, 33, 700, false, true}}) {
@@ -321,8 +321,8 @@ private slots:
             for (auto& v : b) v = int8_t(rng() % 4 ? (rng() % 2 ? -128 : 127) : int(rng() % 256) - 128);
             const int8_t aZero = -128, bZero = 127;
             std::vector<int32_t> c(size_t(m * n), 12345);
-            cpu::gemmS8S8ThroughFloat(transA, transB, m, n, k, a.data(), transA ? m : k, aZero, b.data(), transB ? k : n,
-                                      bZero, c.data(), n);
+            cpu::gemmS8S8BySplitting(transA, transB, m, n, k, a.data(), transA ? m : k, aZero, b.data(), transB ? k : n,
+                                     bZero, c.data(), n);
             for (int i = 0; i < m; ++i)
                 for (int j = 0; j < n; ++j) {
                     int64_t exact = 0;

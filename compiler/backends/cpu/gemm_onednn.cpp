@@ -70,42 +70,63 @@ bool int8GemmIsExact() {
 
 }  // namespace
 
-// The product through oneDNN's float GEMM, exactly: the operands are small integers and
-// K is cut into chunks short enough that every partial sum, in any order, stays an integer
-// below 2^24, which float holds without rounding. Columns go in blocks to bound the copies.
-void gemmS8S8ThroughFloat(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
-                          int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc) {
+// The product through oneDNN's u8 x s8 GEMM, exactly without VNNI. Its multiply
+// (vpmaddubsw) adds pairs of products into int16 with saturation, which a u8 operand below
+// 128 cannot reach (2 x 127 x 128 < 32768). So A, shifted to u8 (ua = a + 128), is split
+// into ua = 128 h + l with h in {0, 1} and l below 128: two GEMMs without zero points, and
+// the zero points from A's row sums and B's column sums:
+//   sum_p (ua - az)(b - bz) = sum_p ua b - bz sum_p ua - az sum_p b + k az bz, az = aZero + 128.
+// About half the time of the earlier float route (sgemm in K-chunks short enough for float
+// to hold every partial sum exactly); oneDNN's s8s8s32 with zero points is a reference loop
+// here, 50x slower (docs/benchmarks.md).
+void gemmS8S8BySplitting(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
+                         int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc) {
     if (m == 0 || n == 0) return;
-    std::vector<float> af(size_t(m * k));
-    int maxA = 1;
-    for (int64_t i = 0; i < m; ++i)
+    const int64_t az = int64_t(aZero) + 128, bz = bZero;
+    std::vector<uint8_t> high(size_t(m * k)), low(size_t(m * k));
+    // Per row of C, what the zero points take off: k az bz - bz sum_p ua. The sums below and
+    // the corrections are taken modulo 2^32, which gives C exactly (C fits int32).
+    std::vector<uint32_t> rowTerms(static_cast<size_t>(m)), columnTerms(static_cast<size_t>(n));
+    for (int64_t i = 0; i < m; ++i) {
+        int64_t rowSum = 0;
         for (int64_t p = 0; p < k; ++p) {
-            const int v = int(transA ? a[p * lda + i] : a[i * lda + p]) - aZero;
-            af[size_t(i * k + p)] = float(v);
-            maxA = std::max(maxA, std::abs(v));
+            const uint8_t ua = uint8_t(int(transA ? a[p * lda + i] : a[i * lda + p]) + 128);
+            high[size_t(i * k + p)] = ua >> 7;
+            low[size_t(i * k + p)] = ua & 127;
+            rowSum += ua;
         }
-    constexpr int64_t kBlock = 1024;
-    const int64_t nb = std::min(n, kBlock);
-    std::vector<float> bf(size_t(k * nb)), part(size_t(m * nb));
-    for (int64_t j0 = 0; j0 < n; j0 += nb) {
-        const int64_t cols = std::min(nb, n - j0);
-        int maxB = 1;
-        for (int64_t p = 0; p < k; ++p)
-            for (int64_t j = 0; j < cols; ++j) {
-                const int v = int(transB ? b[(j0 + j) * ldb + p] : b[p * ldb + j0 + j]) - bZero;
-                bf[size_t(p * cols + j)] = float(v);
-                maxB = std::max(maxB, std::abs(v));
+        rowTerms[size_t(i)] = uint32_t(k * az * bz - bz * rowSum);
+    }
+    // B is the large side in a convolution (its im2col columns): the passes over it and over
+    // C run on the threads oneDNN's GEMM uses, in loops the compiler vectorizes.
+    constexpr int64_t kColumns = 256;
+#pragma omp parallel for schedule(static)
+    for (int64_t j0 = 0; j0 < n; j0 += kColumns) {
+        const int64_t j1 = std::min(n, j0 + kColumns);
+        int32_t sums[kColumns] = {};
+        if (transB) {
+            for (int64_t j = j0; j < j1; ++j)
+                for (int64_t p = 0; p < k; ++p) sums[j - j0] += b[j * ldb + p];
+        } else {
+            for (int64_t p = 0; p < k; ++p) {
+                const int8_t* row = b + p * ldb + j0;
+                for (int64_t j = 0; j < j1 - j0; ++j) sums[j] += row[j];
             }
-        const int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 24) / (int64_t(maxA) * maxB));
-        for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < cols; ++j) c[i * ldc + j0 + j] = 0;
-        for (int64_t p0 = 0; p0 < k; p0 += chunk) {
-            const int64_t depth = std::min(chunk, k - p0);
-            dnnl_sgemm('N', 'N', m, cols, depth, 1.0f, af.data() + p0, k, bf.data() + p0 * cols, cols, 0.0f, part.data(),
-                       cols);
-            for (int64_t i = 0; i < m; ++i)
-                for (int64_t j = 0; j < cols; ++j) c[i * ldc + j0 + j] += int32_t(part[size_t(i * cols + j)]);
         }
+        for (int64_t j = j0; j < j1; ++j) columnTerms[size_t(j)] = uint32_t(az * int64_t(sums[j - j0]));
+    }
+    std::vector<int32_t> highProducts(size_t(m * n));
+    const int32_t noOffset = 0;
+    const char tb = transB ? 'T' : 'N';
+    dnnl_gemm_u8s8s32('N', tb, 'F', m, n, k, 1.0f, high.data(), k, 0, b, ldb, 0, 0.0f, highProducts.data(), n, &noOffset);
+    dnnl_gemm_u8s8s32('N', tb, 'F', m, n, k, 1.0f, low.data(), k, 0, b, ldb, 0, 0.0f, c, ldc, &noOffset);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; ++i) {
+        const uint32_t rowTerm = rowTerms[size_t(i)];
+        const int32_t* highRow = highProducts.data() + i * n;
+        int32_t* out = c + i * ldc;
+        for (int64_t j = 0; j < n; ++j)
+            out[j] = int32_t(uint32_t(out[j]) + (uint32_t(highRow[j]) << 7) + rowTerm - columnTerms[size_t(j)]);
     }
 }
 
@@ -113,7 +134,7 @@ void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const i
               int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc) {
     if (m == 0 || n == 0) return;
     if (!int8GemmIsExact())
-        return gemmS8S8ThroughFloat(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc);
+        return gemmS8S8BySplitting(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc);
     const int32_t noOffset = 0;
     dnnl_gemm_s8s8s32(transA ? 'T' : 'N', transB ? 'T' : 'N', 'F', m, n, k, 1.0f, a, lda, aZero, b, ldb, bZero, 0.0f,
                       c, ldc, &noOffset);
