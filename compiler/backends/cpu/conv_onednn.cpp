@@ -187,8 +187,8 @@ OneDnnConv::Done OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtT
             // The residual as a sum post-op (accumulating onto the destination, which holds z:
             // no extra read stream; a binary post-op reading z beside took oneDNN off its
             // brgemm 1x1 kernels, ResNet's layer1 0.40 -> 0.53 ms) needs a JIT kernel. Where
-            // the kernel writes a blocked layout (AVX2 has no NHWC kernels), z is reordered
-            // into the blocked destination first, like the source; without a JIT kernel the
+            // the kernel writes a blocked layout (below AVX-512, windows wider than 1x1), z is
+            // reordered into the blocked destination first, like the source; without one the
             // primitive does neither the sum nor the activation (which must come after it),
             // and the caller adds both in one pass.
             const auto activation = postOpOf(m_act);
