@@ -182,6 +182,44 @@ private slots:
                 "running on the simulated device (set FUSESCOPE_TEST_DEVICE=gpu on a GPU machine)");
     }
 
+    // The generic element-wise and copy kernels index through as few dims as the operands
+    // allow, in 32 bits when every offset fits (singleOps checks the results).
+    void genericKernelsIndexFewDims() {
+        dk::EwParams add{};  // [32, 197, 768] + [768]
+        add.inputs = 2, add.codeLength = 1, add.a[0] = 0, add.b[0] = 1, add.rank = 3;
+        const int64_t dims[] = {32, 197, 768}, full[] = {197 * 768, 768, 1}, row[] = {0, 0, 1};
+        for (int d = 0; d < 3; ++d) add.dims[d] = dims[d], add.strides[0][d] = full[d], add.strides[1][d] = row[d];
+        add.count = 32 * 197 * 768;
+        dk::simplifyElementwise(add);
+        QCOMPARE(add.rank, 2);
+        QCOMPARE(add.dims[0], int64_t(32 * 197));
+        QCOMPARE(add.strides[1][0], int64_t(0));
+        QVERIFY(add.index32 && add.singleOp);
+        dk::EwParams swapped = add;  // y - x: the single-op kernel reads x first, so not it
+        swapped.a[0] = 1, swapped.b[0] = 0;
+        dk::simplifyElementwise(swapped);
+        QVERIFY(!swapped.singleOp);
+        add.count = int64_t(3) << 30;
+        add.rank = 1, add.dims[0] = add.count, add.strides[0][0] = add.strides[1][0] = 1;
+        dk::simplifyElementwise(add);
+        QVERIFY(!add.index32);
+
+        dk::CopyParams transpose{};  // [B, L, H, D] -> [B, H, L, D]: rows of D move whole
+        transpose.rank = 4;
+        const int64_t box[] = {2, 12, 197, 64}, src[] = {197 * 12 * 64, 64, 12 * 64, 1}, dst[] = {12 * 197 * 64, 197 * 64, 64, 1};
+        for (int d = 0; d < 4; ++d) transpose.dims[d] = box[d], transpose.srcStrides[d] = src[d], transpose.dstStrides[d] = dst[d];
+        transpose.count = 2 * 12 * 197 * 64;
+        dk::simplifyCopy(transpose);
+        QCOMPARE(transpose.rank, 4);
+        QVERIFY(transpose.index32);
+        dk::CopyParams slice = transpose;  // a box far into a large source: offsets past 2^31
+        slice.srcOffset = 0, slice.rank = 2, slice.dims[0] = 3, slice.dims[1] = 4;
+        slice.srcStrides[0] = int64_t(1) << 30, slice.srcStrides[1] = 1, slice.dstStrides[0] = 4, slice.dstStrides[1] = 1;
+        slice.count = 12;
+        dk::simplifyCopy(slice);
+        QVERIFY(!slice.index32);
+    }
+
     // Every device kernel, on random, odd, broadcast and empty shapes, against the CPU kernel.
     void singleOps_data() {
         QTest::addColumn<OpCase>("c");

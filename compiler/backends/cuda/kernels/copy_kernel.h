@@ -17,24 +17,72 @@ struct CopyParams {
     int64_t dstStrides[kMaxRank];
     int64_t srcOffset, dstOffset;
     int64_t count;
+    bool index32;  // set by simplifyCopy: every offset fits 32 bits
 };
 
-FSC_HD void copyElement(const CopyParams& p, int64_t i) {
-    int64_t s = p.srcOffset, d = p.dstOffset, rest = i;
+template <typename Index>
+FSC_HD void copyOffsets(const CopyParams& p, Index i, int64_t& s, int64_t& d) {
+    Index src = 0, dst = 0, rest = i;
     for (int k = p.rank - 1; k >= 0; --k) {
-        const int64_t c = rest % p.dims[k];
-        rest /= p.dims[k];
-        s += c * p.srcStrides[k];
-        d += c * p.dstStrides[k];
+        const Index n = Index(p.dims[k]);
+        const Index c = rest % n;
+        rest /= n;
+        src += c * Index(p.srcStrides[k]);
+        dst += c * Index(p.dstStrides[k]);
     }
+    s = p.srcOffset + int64_t(src);
+    d = p.dstOffset + int64_t(dst);
+}
+
+template <typename Word>
+FSC_HD void copyWord(const void* src, int64_t s, void* dst, int64_t d) {
+    static_cast<Word*>(dst)[d] = static_cast<const Word*>(src)[s];
+}
+
+FSC_HD void copyElement(const CopyParams& p, int64_t i) {
+    int64_t s = 0, d = 0;
+    if (p.index32) copyOffsets<uint32_t>(p, uint32_t(i), s, d);
+    else copyOffsets<int64_t>(p, i, s, d);
     if (p.srcType == p.dstType) {
-        const int bytes = elemBytes(p.srcType);
-        const char* from = static_cast<const char*>(p.src) + s * bytes;
-        char* to = static_cast<char*>(p.dst) + d * bytes;
-        for (int b = 0; b < bytes; ++b) to[b] = from[b];
+        switch (elemBytes(p.srcType)) {
+            case 1: copyWord<uint8_t>(p.src, s, p.dst, d); break;
+            case 2: copyWord<uint16_t>(p.src, s, p.dst, d); break;
+            case 8: copyWord<uint64_t>(p.src, s, p.dst, d); break;
+            default: copyWord<uint32_t>(p.src, s, p.dst, d); break;
+        }
     } else {
         storeDouble(p.dst, p.dstType, d, loadDouble(p.src, p.srcType, s));
     }
+}
+
+// Before a launch (host side): merges neighbouring dims that source and destination both
+// step through as one (a Transpose of [B, L, H, D] moves rows of D), drops dims of 1, and
+// sets index32. The elements and their offsets stay the same.
+inline void simplifyCopy(CopyParams& p) {
+    int rank = 0;
+    for (int k = 0; k < p.rank; ++k) {
+        if (p.dims[k] == 1) continue;
+        if (rank > 0 && p.srcStrides[rank - 1] == p.srcStrides[k] * p.dims[k] &&
+            p.dstStrides[rank - 1] == p.dstStrides[k] * p.dims[k]) {
+            p.dims[rank - 1] *= p.dims[k];
+            p.srcStrides[rank - 1] = p.srcStrides[k];
+            p.dstStrides[rank - 1] = p.dstStrides[k];
+            continue;
+        }
+        p.dims[rank] = p.dims[k];
+        p.srcStrides[rank] = p.srcStrides[k];
+        p.dstStrides[rank] = p.dstStrides[k];
+        ++rank;
+    }
+    p.rank = rank;
+    bool fits = p.count < kIndex32Limit;
+    int64_t lastSrc = 0, lastDst = 0;  // offsets of the box's last element, past the base offsets
+    for (int k = 0; k < rank; ++k) {
+        fits = fits && p.srcStrides[k] >= 0 && p.dstStrides[k] >= 0;
+        lastSrc += (p.dims[k] - 1) * p.srcStrides[k];
+        lastDst += (p.dims[k] - 1) * p.dstStrides[k];
+    }
+    p.index32 = fits && lastSrc < kIndex32Limit && lastDst < kIndex32Limit;
 }
 
 // Every element set to one value (Pad's border when it is not zero).

@@ -12,7 +12,11 @@ __device__ __forceinline__ int64_t firstIndex() { return int64_t(blockIdx.x) * b
 __device__ __forceinline__ int64_t gridStride() { return int64_t(gridDim.x) * blockDim.x; }
 
 __global__ void fscElementwise(const EwParams p) {
-    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) elementwiseElement(p, i);
+    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) elementwiseProgramElement(p, i);
+}
+// Its own kernel, so the program's register file (local memory) is not in its frame.
+__global__ void fscElementwiseSingleOp(const EwParams p) {
+    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) elementwiseSingleOpElement(p, i);
 }
 __global__ void fscBiasActivation(const BiasActParams p) {
     for (int64_t i = firstIndex(); i < p.count; i += gridStride()) biasActElement(p, i);
@@ -93,7 +97,8 @@ __global__ void fscAttentionRows(const AttentionParams p) {
 }  // namespace
 
 cudaError_t launchElementwise(const EwParams& p, LaunchGeometry g, cudaStream_t s) {
-    fscElementwise<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    if (p.singleOp) fscElementwiseSingleOp<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
+    else fscElementwise<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
 cudaError_t launchBiasActivation(const BiasActParams& p, LaunchGeometry g, cudaStream_t s) {
@@ -146,7 +151,9 @@ cudaError_t launchQuantize(const QuantizeParams& p, LaunchGeometry g, cudaStream
     return cudaGetLastError();
 }
 cudaError_t launchAttentionRows(const AttentionParams& p, LaunchGeometry g, cudaStream_t s) {
-    const size_t shared = size_t(p.lk > 0 ? p.lk : 1) * sizeof(float);
+    // Rounded up to 16 bytes: nvcc reads the row's last keys as one 16-byte vector (LDS.128)
+    // that may pass its end (compute-sanitizer on an H100 caught it at 6 keys).
+    const size_t shared = (size_t(p.lk > 0 ? p.lk : 1) * sizeof(float) + 15) / 16 * 16;
     fscAttentionRows<<<unsigned(g.grid), unsigned(g.block), shared, s>>>(p);
     return cudaGetLastError();
 }

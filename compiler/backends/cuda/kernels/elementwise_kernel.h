@@ -27,6 +27,11 @@ struct EwParams {
     int64_t strides[kEwMaxInputs][kMaxRank];  // in elements, 0 on broadcast dims
     uint8_t sameAsOutput[kEwMaxInputs];       // the input's offset is the element's own
     int64_t count;
+    // Set by simplifyElementwise: every offset fits 32 bits (a GPU divides those several times
+    // faster), and the program is one op on inputs 0 and 1 (or 0 alone), kept out of the
+    // register file the general program needs.
+    bool index32;
+    bool singleOp;
 };
 
 FSC_HD float ewApply(EwCode op, float x, float y) {
@@ -56,20 +61,81 @@ FSC_HD float ewApply(EwCode op, float x, float y) {
     return 0.f;
 }
 
-FSC_HD void elementwiseElement(const EwParams& p, int64_t i) {
-    float reg[kEwMaxInputs + kEwMaxCode];
-    int64_t offset[kEwMaxInputs];
-    for (int k = 0; k < p.inputs; ++k) offset[k] = 0;
-    int64_t rest = i;
+// Input k's offset for output element i, in the index type the host chose. Each input
+// works out its own (no array of offsets): an array indexed by a loop variable lives in
+// local memory on a GPU, which made the kernel 25x slower than memory allows on an H100.
+template <typename Index>
+FSC_HD int64_t elementwiseOffset(const EwParams& p, int k, Index i) {
+    Index rest = i, offset = 0;
     for (int d = p.rank - 1; d >= 0; --d) {
-        const int64_t c = rest % p.dims[d];
-        rest /= p.dims[d];
-        for (int k = 0; k < p.inputs; ++k) offset[k] += c * p.strides[k][d];
+        const Index n = Index(p.dims[d]);
+        offset += rest % n * Index(p.strides[k][d]);
+        rest /= n;
     }
-    for (int k = 0; k < p.inputs; ++k) reg[k] = loadFloat(p.in[k], p.type, p.sameAsOutput[k] ? i : offset[k]);
+    return int64_t(offset);
+}
+FSC_HD int64_t elementwiseInputOffset(const EwParams& p, int k, int64_t i) {
+    if (p.sameAsOutput[k]) return i;
+    return p.index32 ? elementwiseOffset<uint32_t>(p, k, uint32_t(i)) : elementwiseOffset<int64_t>(p, k, i);
+}
+
+// One op on inputs 0 and 1 (or 0 alone): the common case, all in registers.
+FSC_HD void elementwiseSingleOpElement(const EwParams& p, int64_t i) {
+    const float x = loadFloat(p.in[0], p.type, elementwiseInputOffset(p, 0, i));
+    const float y = p.inputs > 1 ? loadFloat(p.in[1], p.type, elementwiseInputOffset(p, 1, i)) : 0.f;
+    storeFloat(p.out, p.type, i, ewApply(EwCode(p.op[0]), x, y));
+}
+
+// A program of several ops: its values in a register file indexed by the program.
+FSC_HD void elementwiseProgramElement(const EwParams& p, int64_t i) {
+    float reg[kEwMaxInputs + kEwMaxCode];
+    for (int k = 0; k < p.inputs; ++k) reg[k] = loadFloat(p.in[k], p.type, elementwiseInputOffset(p, k, i));
     for (int k = 0; k < p.codeLength; ++k)
         reg[p.inputs + k] = ewApply(EwCode(p.op[k]), reg[p.a[k]], p.b[k] >= 0 ? reg[p.b[k]] : 0.f);
     storeFloat(p.out, p.type, i, reg[p.inputs + p.codeLength - 1]);
+}
+
+FSC_HD void elementwiseElement(const EwParams& p, int64_t i) {
+    if (p.singleOp) elementwiseSingleOpElement(p, i);
+    else elementwiseProgramElement(p, i);
+}
+
+// Before a launch (host side): merges neighbouring dims that every input steps through as
+// one (a row broadcast over [N, L, C] is [N * L, C]), drops dims of 1, and sets index32 and
+// singleOp. The elements and their offsets stay the same.
+inline void simplifyElementwise(EwParams& p) {
+    int rank = 0;
+    int64_t dims[kMaxRank];
+    int64_t strides[kEwMaxInputs][kMaxRank];
+    for (int d = 0; d < p.rank; ++d) {
+        if (p.dims[d] == 1) continue;
+        bool merges = rank > 0;
+        for (int k = 0; k < p.inputs && merges; ++k) merges = strides[k][rank - 1] == p.strides[k][d] * p.dims[d];
+        if (merges) {
+            dims[rank - 1] *= p.dims[d];
+            for (int k = 0; k < p.inputs; ++k) strides[k][rank - 1] = p.strides[k][d];
+            continue;
+        }
+        dims[rank] = p.dims[d];
+        for (int k = 0; k < p.inputs; ++k) strides[k][rank] = p.strides[k][d];
+        ++rank;
+    }
+    p.rank = rank;
+    bool fits = p.count < kIndex32Limit;
+    for (int k = 0; k < p.inputs; ++k) {
+        int64_t lastOffset = 0;  // of the input's last element
+        for (int d = 0; d < rank; ++d) {
+            fits = fits && strides[k][d] >= 0;
+            lastOffset += (dims[d] - 1) * strides[k][d];
+        }
+        fits = fits && lastOffset < kIndex32Limit;
+    }
+    for (int d = 0; d < rank; ++d) {
+        p.dims[d] = dims[d];
+        for (int k = 0; k < p.inputs; ++k) p.strides[k][d] = strides[k][d];
+    }
+    p.index32 = fits;
+    p.singleOp = p.codeLength == 1 && p.a[0] == 0 && (p.inputs == 1 ? p.b[0] < 0 : p.inputs == 2 && p.b[0] == 1);
 }
 
 // Activations a GEMM or convolution epilogue applies (FusedMatMul's `activation`).

@@ -21,6 +21,7 @@
 namespace fsc::dk {
 
 inline constexpr int kMaxRank = 8;
+inline constexpr int64_t kIndex32Limit = int64_t(1) << 31;  // below it, index maths in 32 bits
 
 enum class ElemType : uint8_t { F32, F16, BF16, F64, I8, U8, I32, I64, Bool };
 
