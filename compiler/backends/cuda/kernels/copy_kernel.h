@@ -55,34 +55,13 @@ FSC_HD void copyElement(const CopyParams& p, int64_t i) {
     }
 }
 
-// Before a launch (host side): merges neighbouring dims that source and destination both
-// step through as one (a Transpose of [B, L, H, D] moves rows of D), drops dims of 1, and
-// sets index32. The elements and their offsets stay the same.
+// Before a launch (host side): fewer dims (mergeStridedDims; a Transpose of [B, L, H, D]
+// moves rows of D) and index32 set.
 inline void simplifyCopy(CopyParams& p) {
-    int rank = 0;
-    for (int k = 0; k < p.rank; ++k) {
-        if (p.dims[k] == 1) continue;
-        if (rank > 0 && p.srcStrides[rank - 1] == p.srcStrides[k] * p.dims[k] &&
-            p.dstStrides[rank - 1] == p.dstStrides[k] * p.dims[k]) {
-            p.dims[rank - 1] *= p.dims[k];
-            p.srcStrides[rank - 1] = p.srcStrides[k];
-            p.dstStrides[rank - 1] = p.dstStrides[k];
-            continue;
-        }
-        p.dims[rank] = p.dims[k];
-        p.srcStrides[rank] = p.srcStrides[k];
-        p.dstStrides[rank] = p.dstStrides[k];
-        ++rank;
-    }
-    p.rank = rank;
-    bool fits = p.count < kIndex32Limit;
-    int64_t lastSrc = 0, lastDst = 0;  // offsets of the box's last element, past the base offsets
-    for (int k = 0; k < rank; ++k) {
-        fits = fits && p.srcStrides[k] >= 0 && p.dstStrides[k] >= 0;
-        lastSrc += (p.dims[k] - 1) * p.srcStrides[k];
-        lastDst += (p.dims[k] - 1) * p.dstStrides[k];
-    }
-    p.index32 = fits && lastSrc < kIndex32Limit && lastDst < kIndex32Limit;
+    int64_t* const strides[] = {p.srcStrides, p.dstStrides};
+    p.rank = mergeStridedDims(p.rank, p.dims, strides, 2);
+    p.index32 = p.count < kIndex32Limit && offsetsFit32(p.rank, p.dims, p.srcStrides) &&
+                offsetsFit32(p.rank, p.dims, p.dstStrides);
 }
 
 // Every element set to one value (Pad's border when it is not zero).

@@ -100,41 +100,13 @@ FSC_HD void elementwiseElement(const EwParams& p, int64_t i) {
     else elementwiseProgramElement(p, i);
 }
 
-// Before a launch (host side): merges neighbouring dims that every input steps through as
-// one (a row broadcast over [N, L, C] is [N * L, C]), drops dims of 1, and sets index32 and
-// singleOp. The elements and their offsets stay the same.
+// Before a launch (host side): fewer dims (mergeStridedDims), and index32 and singleOp set.
 inline void simplifyElementwise(EwParams& p) {
-    int rank = 0;
-    int64_t dims[kMaxRank];
-    int64_t strides[kEwMaxInputs][kMaxRank];
-    for (int d = 0; d < p.rank; ++d) {
-        if (p.dims[d] == 1) continue;
-        bool merges = rank > 0;
-        for (int k = 0; k < p.inputs && merges; ++k) merges = strides[k][rank - 1] == p.strides[k][d] * p.dims[d];
-        if (merges) {
-            dims[rank - 1] *= p.dims[d];
-            for (int k = 0; k < p.inputs; ++k) strides[k][rank - 1] = p.strides[k][d];
-            continue;
-        }
-        dims[rank] = p.dims[d];
-        for (int k = 0; k < p.inputs; ++k) strides[k][rank] = p.strides[k][d];
-        ++rank;
-    }
-    p.rank = rank;
-    bool fits = p.count < kIndex32Limit;
-    for (int k = 0; k < p.inputs; ++k) {
-        int64_t lastOffset = 0;  // of the input's last element
-        for (int d = 0; d < rank; ++d) {
-            fits = fits && strides[k][d] >= 0;
-            lastOffset += (dims[d] - 1) * strides[k][d];
-        }
-        fits = fits && lastOffset < kIndex32Limit;
-    }
-    for (int d = 0; d < rank; ++d) {
-        p.dims[d] = dims[d];
-        for (int k = 0; k < p.inputs; ++k) p.strides[k][d] = strides[k][d];
-    }
-    p.index32 = fits;
+    int64_t* strides[kEwMaxInputs];
+    for (int k = 0; k < p.inputs; ++k) strides[k] = p.strides[k];
+    p.rank = mergeStridedDims(p.rank, p.dims, strides, p.inputs);
+    p.index32 = p.count < kIndex32Limit;
+    for (int k = 0; k < p.inputs; ++k) p.index32 = p.index32 && offsetsFit32(p.rank, p.dims, p.strides[k]);
     p.singleOp = p.codeLength == 1 && p.a[0] == 0 && (p.inputs == 1 ? p.b[0] < 0 : p.inputs == 2 && p.b[0] == 1);
 }
 

@@ -23,6 +23,37 @@ namespace fsc::dk {
 inline constexpr int kMaxRank = 8;
 inline constexpr int64_t kIndex32Limit = int64_t(1) << 31;  // below it, index maths in 32 bits
 
+// Host side, before a strided launch: merges neighbouring dims that every one of `arrays`
+// stride arrays steps through as one (a row broadcast over [N, L, C] is [N * L, C]) and drops
+// dims of 1, in place. Returns the new rank; every element keeps its offsets.
+inline int mergeStridedDims(int rank, int64_t* dims, int64_t* const* strides, int arrays) {
+    int merged = 0;
+    for (int d = 0; d < rank; ++d) {
+        if (dims[d] == 1) continue;
+        bool joins = merged > 0;
+        for (int k = 0; k < arrays && joins; ++k) joins = strides[k][merged - 1] == strides[k][d] * dims[d];
+        if (joins) {
+            dims[merged - 1] *= dims[d];
+            for (int k = 0; k < arrays; ++k) strides[k][merged - 1] = strides[k][d];
+            continue;
+        }
+        dims[merged] = dims[d];
+        for (int k = 0; k < arrays; ++k) strides[k][merged] = strides[k][d];
+        ++merged;
+    }
+    return merged;
+}
+
+// Whether every offset a box of `dims` reaches through `strides` fits 32-bit index maths.
+inline bool offsetsFit32(int rank, const int64_t* dims, const int64_t* strides) {
+    int64_t last = 0;  // the box's last element's offset
+    for (int d = 0; d < rank; ++d) {
+        if (strides[d] < 0) return false;
+        last += (dims[d] - 1) * strides[d];
+    }
+    return last < kIndex32Limit;
+}
+
 enum class ElemType : uint8_t { F32, F16, BF16, F64, I8, U8, I32, I64, Bool };
 
 FSC_HD int elemBytes(ElemType t) {
