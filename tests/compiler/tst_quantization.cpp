@@ -309,20 +309,33 @@ private slots:
             }
     }
 
-    void int8GemmBySplittingIsExact() {
-        // The route taken without VNNI: exact for any values, zero points and transposes, with
+    void int8GemmWithoutVnniIsExact_data() {
+        QTest::addColumn<bool>("widening");
+        QTest::newRow("A split into 7-bit halves") << false;
+        QTest::newRow("both widened to int16") << true;
+    }
+
+    void int8GemmWithoutVnniIsExact() {
+        // The routes taken without VNNI: exact for any values, zero points and transposes, with
         // the operands mostly at the extremes (pairs of 255 * 255 products would saturate an
-        // int16 sum) and K long (3000).
+        // int16 sum), K long (3000: several of the widened kernel's blocks) and odd, and rows
+        // and columns off its 6 x 16 tiles (40 x 5: a panel's rows split between threads).
+        QFETCH(bool, widening);
+        if (widening && !__builtin_cpu_supports("avx2")) QSKIP("the widened kernel needs AVX2");
         std::mt19937 rng(9);
-        for (const auto& [m, n, k, transA, transB] : {std::tuple{5, 1500, 3000, false, false}, std::tuple{7, 9, 40, true, true},
-                                                      std::tuple{3, 33, 700, false, true}}) {
+        for (const auto& [m, n, k, transA, transB] :
+             {std::tuple{5, 1500, 3000, false, false}, std::tuple{7, 9, 40, true, true}, std::tuple{3, 33, 700, false, true},
+              std::tuple{40, 5, 301, false, false}, std::tuple{13, 50, 1, true, false}}) {
             std::vector<int8_t> a(size_t(m * k)), b(size_t(k * n));
             for (auto& v : a) v = int8_t(rng() % 4 ? (rng() % 2 ? 127 : -128) : int(rng() % 256) - 128);
             for (auto& v : b) v = int8_t(rng() % 4 ? (rng() % 2 ? -128 : 127) : int(rng() % 256) - 128);
             const int8_t aZero = -128, bZero = 127;
             std::vector<int32_t> c(size_t(m * n), 12345);
-            cpu::gemmS8S8BySplitting(transA, transB, m, n, k, a.data(), transA ? m : k, aZero, b.data(), transB ? k : n,
-                                     bZero, c.data(), n);
+            const int64_t lda = transA ? m : k, ldb = transB ? k : n;
+            if (widening)
+                QVERIFY(cpu::gemmS8S8ByWidening(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb, bZero, c.data(), n));
+            else
+                cpu::gemmS8S8BySplitting(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb, bZero, c.data(), n);
             for (int i = 0; i < m; ++i)
                 for (int j = 0; j < n; ++j) {
                     int64_t exact = 0;

@@ -1,0 +1,105 @@
+// The exact int8 GEMM routes for CPUs without VNNI, on the products of ResNet-50's and the
+// ConvInteger segmentation model's convolutions (A the weights, B the im2col columns) and a
+// BERT-base MatMul: A split into 7-bit halves for two oneDNN u8 x s8 GEMMs against both
+// operands widened to int16 (our AVX2 kernel), alternating, same threads. Prints the median
+// of each and widened / split; where the CPU has VNNI, oneDNN's own GEMM (gemmS8S8) too.
+// Run it with ONEDNN_MAX_CPU_ISA=AVX2 to see oneDNN as an AVX2 machine would run it.
+//
+//   bench_int8_gemm [--threads N] [--repeats R]
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/backends/cpu/gemm.h"
+
+namespace {
+
+struct Shape {
+    const char* what;
+    int64_t m, n, k;
+};
+
+double nowMs() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int threads = 2, repeats = 10;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string flag = argv[i];
+        if (flag == "--threads") threads = std::max(1, std::atoi(argv[i + 1]));
+        else if (flag == "--repeats") repeats = std::max(1, std::atoi(argv[i + 1]));
+        else {
+            std::fprintf(stderr, "usage: bench_int8_gemm [--threads N] [--repeats R]\n");
+            return 64;
+        }
+    }
+    if (!__builtin_cpu_supports("avx2")) {
+        std::printf("this CPU has no AVX2: the widened kernel does not run here\n");
+        return 0;
+    }
+    omp_set_num_threads(threads);
+    const Shape shapes[] = {
+        {"segmentation atrous 3x3, 64 ch, 128x128", 64, 16384, 576},
+        {"segmentation stem 3x3 s2, 3->16, 512x512", 16, 262144, 27},
+        {"resnet50 layer1 1x1, 64 ch, 56x56", 64, 3136, 64},
+        {"resnet50 layer1 3x3, 64 ch, 56x56", 64, 3136, 576},
+        {"resnet50 layer3 3x3, 256 ch, 14x14", 256, 196, 2304},
+        {"resnet50 layer4 3x3, 512 ch, 7x7", 512, 49, 4608},
+        {"resnet50 layer4 1x1, 512->2048, 7x7", 2048, 49, 512},
+        {"BERT-base MatMul 128x768x768", 128, 768, 768},
+    };
+    std::printf("%d thread(s), %d repeats; ratio = widened / split\n", threads, repeats);
+    std::mt19937 rng(3);
+    for (const Shape& s : shapes) {
+        std::vector<int8_t> a(size_t(s.m * s.k)), b(size_t(s.k * s.n));
+        for (auto& v : a) v = int8_t(int(rng() % 256) - 128);
+        for (auto& v : b) v = int8_t(int(rng() % 256) - 128);
+        const int8_t aZero = 3, bZero = -128;  // the weights' own zero point; uint8 activations shifted
+        std::vector<int32_t> split(size_t(s.m * s.n)), widened(split.size()), onednn(split.size());
+        auto runSplit = [&] {
+            fsc::cpu::gemmS8S8BySplitting(false, false, s.m, s.n, s.k, a.data(), s.k, aZero, b.data(), s.n, bZero,
+                                          split.data(), s.n);
+        };
+        auto runWidened = [&] {
+            fsc::cpu::gemmS8S8ByWidening(false, false, s.m, s.n, s.k, a.data(), s.k, aZero, b.data(), s.n, bZero,
+                                         widened.data(), s.n);
+        };
+        auto runOneDnn = [&] {
+            fsc::cpu::gemmS8S8(false, false, s.m, s.n, s.k, a.data(), s.k, aZero, b.data(), s.n, bZero, onednn.data(), s.n);
+        };
+        runSplit(), runWidened(), runOneDnn();  // oneDNN generates its kernels on the first call
+        std::vector<double> splitMs, widenedMs, onednnMs;
+        for (int r = 0; r < repeats; ++r) {
+            double t0 = nowMs();
+            runSplit();
+            splitMs.push_back(nowMs() - t0);
+            t0 = nowMs();
+            runWidened();
+            widenedMs.push_back(nowMs() - t0);
+            t0 = nowMs();
+            runOneDnn();
+            onednnMs.push_back(nowMs() - t0);
+        }
+        if (split != widened || split != onednn) {
+            std::fprintf(stderr, "%s: the routes gave different products\n", s.what);
+            return 1;
+        }
+        std::printf("%-42s split %8.3f ms  widened %8.3f ms  x%.2f   gemmS8S8 as dispatched %8.3f ms\n", s.what,
+                    median(splitMs), median(widenedMs), median(widenedMs) / median(splitMs), median(onednnMs));
+    }
+    return 0;
+}
