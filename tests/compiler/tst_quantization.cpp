@@ -370,12 +370,16 @@ private slots:
         QTest::addColumn<bool>("unsignedWeights");
         QTest::addColumn<int>("weightZero");  // -1000: no zero point input; -2000: six zeros
         QTest::addColumn<int>("dilation");
-        QTest::newRow("int8 weights") << false << -1000 << 1;
+        QTest::addColumn<int>("size");  // of the image's height and width
+        QTest::newRow("int8 weights") << false << -1000 << 1 << 5;
         // ONNX Runtime's quantize_dynamic: uint8 weights with their own zero point.
-        QTest::newRow("uint8 weights, zero point 131") << true << 131 << 1;
-        QTest::newRow("int8 weights, zero point -7, dilated") << false << -7 << 2;
+        QTest::newRow("uint8 weights, zero point 131") << true << 131 << 1 << 5;
+        QTest::newRow("int8 weights, zero point -7, dilated") << false << -7 << 2 << 5;
         // int8-quantization's per-channel weights: one zero point per output channel, all 0.
-        QTest::newRow("int8 weights, per-channel zero points of 0") << false << -2000 << 1;
+        QTest::newRow("int8 weights, per-channel zero points of 0") << false << -2000 << 1 << 5;
+        // Columns over 1 MiB: im2col and the GEMM go a slice of output rows at a time.
+        QTest::newRow("uint8 weights, 700 x 700, in slices") << true << 131 << 1 << 700;
+        QTest::newRow("int8 weights, 700 x 700, dilated, in slices") << false << -7 << 2 << 700;
     }
 
     void int8ConvPadsWithTheZeroPoint() {
@@ -383,8 +387,9 @@ private slots:
         QFETCH(bool, unsignedWeights);
         QFETCH(int, weightZero);
         QFETCH(int, dilation);
+        QFETCH(int, size);
         GraphBuilder b;
-        ValueId x = b.input("x", DType::UInt8, Shape::ofSizes({2, 4, 5, 5}));
+        ValueId x = b.input("x", DType::UInt8, Shape::ofSizes({2, 4, size, size}));
         std::string wb(6 * 2 * 3 * 3, '\0');
         std::mt19937 rng(5);
         for (char& c : wb) c = char(int(rng() % 255) - 127);
@@ -397,7 +402,7 @@ private slots:
             inputs.push_back(b.initializer(Tensor("wz", wType, {6}, makeBuffer(std::string(6, '\0')), 0, 6)));
         else if (weightZero != -1000)
             inputs.push_back(b.initializer(Tensor("wz", wType, {}, makeBuffer(std::string(1, char(weightZero))), 0, 1)));
-        const int pad = dilation;  // keeps the output 3x3
+        const int pad = dilation, outSize = (size - 1) / 2 + 1;  // a 5 x 5 image gives 3 x 3
         ValueId y = b.op("ConvInteger", inputs, "y",
                          {intsAttr("pads", {pad, pad, pad, pad}), intAttr("group", 2), intsAttr("strides", {2, 2}),
                           intsAttr("dilations", {dilation, dilation})},
@@ -406,30 +411,31 @@ private slots:
         Model m = withInferredTypes(b);
         auto exec = Executor::create(m, {});
         QVERIFY(exec);
-        RtTensor in = allocateTensor(DType::UInt8, {2, 4, 5, 5});
+        RtTensor in = allocateTensor(DType::UInt8, {2, 4, size, size});
         for (int64_t i = 0; i < in.numel(); ++i) in.as<uint8_t>()[i] = uint8_t(rng());
         auto out = (*exec)->run({in});
         QVERIFY2(out, out.status().message().c_str());
-        QCOMPARE((*out)[0].dims, (std::vector<int64_t>{2, 6, 3, 3}));
+        QCOMPARE((*out)[0].dims, (std::vector<int64_t>{2, 6, outSize, outSize}));
         auto weightAt = [&](int i) {
             const int v = unsignedWeights ? int(uint8_t(wb[size_t(i)])) : int(int8_t(wb[size_t(i)]));
             return v - (weightZero <= -1000 ? 0 : weightZero);
         };
         for (int n = 0; n < 2; ++n)
             for (int oc = 0; oc < 6; ++oc)
-                for (int oy = 0; oy < 3; ++oy)
-                    for (int ox = 0; ox < 3; ++ox) {
+                for (int oy = 0; oy < outSize; ++oy)
+                    for (int ox = 0; ox < outSize; ++ox) {
                         int64_t exact = 0;
                         const int g = oc / 3;
                         for (int ic = 0; ic < 2; ++ic)
                             for (int ky = 0; ky < 3; ++ky)
                                 for (int kx = 0; kx < 3; ++kx) {
                                     const int iy = oy * 2 + ky * dilation - pad, ix = ox * 2 + kx * dilation - pad;
-                                    if (iy < 0 || iy >= 5 || ix < 0 || ix >= 5) continue;
-                                    const int xv = in.as<uint8_t>()[((n * 4 + g * 2 + ic) * 5 + iy) * 5 + ix];
+                                    if (iy < 0 || iy >= size || ix < 0 || ix >= size) continue;
+                                    const int xv = in.as<uint8_t>()[((n * 4 + g * 2 + ic) * size + iy) * size + ix];
                                     exact += int64_t(xv - 200) * weightAt(((oc * 2 + ic) * 3 + ky) * 3 + kx);
                                 }
-                        QCOMPARE(int64_t((*out)[0].as<int32_t>()[((n * 6 + oc) * 3 + oy) * 3 + ox]), exact);
+                        const int64_t got = (*out)[0].as<int32_t>()[((n * 6 + oc) * outSize + oy) * outSize + ox];
+                        if (got != exact) QCOMPARE(got, exact);  // one QCOMPARE per element is slow at 700 x 700
                     }
     }
 

@@ -1,7 +1,8 @@
 #pragma once
 // im2col for convolutions as GEMM: one image and one group of channels laid out as rows
-// (channel, kernel offset...) by output positions. Positions in the padding take `pad`
-// (0 for floats; the zero point for quantized images, so that x - zero_point is 0 there).
+// (channel, kernel offset...) by output positions, all of them or one slice along the first
+// spatial dim. Positions in the padding take `pad` (0 for floats; the zero point for
+// quantized images, so that x - zero_point is 0 there).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -12,10 +13,20 @@
 
 namespace fsc::cpu {
 
+// Output positions along the first spatial dim: [first, first + count), the columns of one
+// slice; count -1 is every position.
+struct OutputSlice {
+    int64_t first = 0, count = -1;
+};
+
 template <typename T>
-inline void im2col(const T* image, int64_t channels, const ConvGeometry& g, T* col, ThreadPool& pool, T pad = T(0)) {
+inline void im2col(const T* image, int64_t channels, const ConvGeometry& g, T* col, ThreadPool& pool, T pad = T(0),
+                   OutputSlice slice = {}) {
     const size_t nd = g.in.size();
-    const int64_t kSize = product(g.kernel), outSize = product(g.out), inSize = product(g.in);
+    const int64_t kSize = product(g.kernel), inSize = product(g.in);
+    const int64_t firstOut = slice.first, outRows = slice.count < 0 ? g.out[0] : slice.count;
+    int64_t outSize = outRows;  // this slice's columns
+    for (size_t d = 1; d < nd; ++d) outSize *= g.out[d];
     pool.parallelFor(channels * kSize, 4, [&](int64_t b, int64_t e) {
         std::vector<int64_t> kIdx(nd), oIdx(nd);
         for (int64_t row = b; row < e; ++row) {
@@ -28,13 +39,13 @@ inline void im2col(const T* image, int64_t channels, const ConvGeometry& g, T* c
             T* dst = col + row * outSize;
             const T* src = image + c * inSize;
             if (nd == 2) {  // the common case without the generic index walk
-                const int64_t oh = g.out[0], ow = g.out[1], ih = g.in[0], iw = g.in[1];
+                const int64_t ow = g.out[1], ih = g.in[0], iw = g.in[1];
                 const int64_t sh = g.strides[0], sw = g.strides[1];
                 const int64_t y0 = kIdx[0] * g.dilations[0] - g.padBegin[0];
                 const int64_t x0 = kIdx[1] * g.dilations[1] - g.padBegin[1];
-                for (int64_t oy = 0; oy < oh; ++oy) {
+                for (int64_t oy = firstOut; oy < firstOut + outRows; ++oy) {
                     const int64_t y = y0 + oy * sh;
-                    T* d = dst + oy * ow;
+                    T* d = dst + (oy - firstOut) * ow;
                     if (y < 0 || y >= ih) {
                         std::fill(d, d + ow, pad);
                         continue;
@@ -56,6 +67,7 @@ inline void im2col(const T* image, int64_t channels, const ConvGeometry& g, T* c
                 continue;
             }
             std::fill(oIdx.begin(), oIdx.end(), 0);
+            oIdx[0] = firstOut;
             for (int64_t o = 0; o < outSize; ++o) {
                 int64_t off = 0;
                 bool inside = true;
