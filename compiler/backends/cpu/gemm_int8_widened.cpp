@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "compiler/backends/cpu/gemm.h"
@@ -41,13 +42,13 @@ struct Operands {
 // A's rows as int32 words, each two consecutive int16 of one row (an odd K's last pads with 0),
 // so one broadcast feeds vpmaddwd. Rows of an untransposed A are widened 16 bytes at a time:
 // a large layer's weights are millions of bytes per call.
-[[gnu::target("avx2")]] std::vector<int32_t> packRowsOfA(const Operands& o) {
+[[gnu::target("avx2")]] std::unique_ptr<int32_t[]> packRowsOfA(const Operands& o) {
     const int64_t pairs = o.pairs(), whole = o.transA ? 0 : o.k / 16 * 16;
-    std::vector<int32_t> packed(size_t(o.m * pairs));
+    auto packed = std::make_unique_for_overwrite<int32_t[]>(size_t(o.m * pairs));
     const __m256i aOffset = _mm256_set1_epi16(o.aZero);
 #pragma omp parallel for schedule(static) if (o.m * o.k > (1 << 16))
     for (int64_t i = 0; i < o.m; ++i) {
-        int32_t* out = packed.data() + i * pairs;
+        int32_t* out = packed.get() + i * pairs;
         for (int64_t p = 0; p < whole; p += 16) {
             const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(o.a + i * o.lda + p));
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + p / 2),
@@ -84,55 +85,64 @@ struct Operands {
     }
 }
 
-// C's rows [i0, i0 + Rows) x 16 columns from j0, over the packed pairs of one block; the first
-// block writes C, later ones add to it.
-template <int Rows>
+// C's rows [i0, i0 + Rows) x 8 * Vectors columns from j0, over the packed pairs of one block;
+// the first block writes C, later ones add to it. One vector serves a last panel of 8
+// columns or fewer (ResNet-50's 7 x 7 layers: 49 columns).
+template <int Rows, int Vectors>
 [[gnu::target("avx2")]] void multiplyTile(const Operands& o, const int32_t* packedA, int64_t i0, int64_t q0,
                                           int64_t q1, const int16_t* panel, int64_t j0, bool accumulate) {
-    __m256i acc[Rows][2];
-#pragma GCC unroll 6
-    for (int r = 0; r < Rows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    __m256i acc[Rows][Vectors];
+#pragma GCC unroll 12
+    for (int r = 0; r < Rows * Vectors; ++r) acc[r / Vectors][r % Vectors] = _mm256_setzero_si256();
     const int64_t pairs = o.pairs();
     const int32_t* aRow = packedA + i0 * pairs;
     for (int64_t q = q0; q < q1; ++q, panel += 2 * kTileColumns) {
-        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel));
-        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + kTileColumns));
+        __m256i b[Vectors];
+#pragma GCC unroll 2
+        for (int v = 0; v < Vectors; ++v) b[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + v * kTileColumns));
 #pragma GCC unroll 6
         for (int r = 0; r < Rows; ++r) {
             const __m256i a = _mm256_set1_epi32(aRow[r * pairs + q]);
-            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(b0, a));
-            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(b1, a));
+#pragma GCC unroll 2
+            for (int v = 0; v < Vectors; ++v) acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(b[v], a));
         }
     }
-    const int64_t columns = std::min<int64_t>(kTileColumns, o.n - j0);
+    const int64_t columns = std::min<int64_t>(8 * Vectors, o.n - j0);
 #pragma GCC unroll 6
     for (int r = 0; r < Rows; ++r) {
         int32_t* out = o.c + (i0 + r) * o.ldc + j0;
         alignas(32) int32_t sums[kTileColumns];
-        _mm256_store_si256(reinterpret_cast<__m256i*>(sums), acc[r][0]);
-        _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8), acc[r][1]);
+#pragma GCC unroll 2
+        for (int v = 0; v < Vectors; ++v) _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8 * v), acc[r][v]);
         for (int64_t j = 0; j < columns; ++j)  // modulo 2^32, as the vector sums: C is exact when it fits
             out[j] = accumulate ? int32_t(uint32_t(out[j]) + uint32_t(sums[j])) : sums[j];
     }
 }
 
-[[gnu::target("avx2")]] void multiplyRows(const Operands& o, const int32_t* packedA, int64_t i0, int64_t i1,
-                                          int64_t q0, int64_t q1, const int16_t* panel, int64_t j0, bool accumulate) {
+template <int Vectors>
+[[gnu::target("avx2")]] void multiplyRowsOf(const Operands& o, const int32_t* packedA, int64_t i0, int64_t i1,
+                                            int64_t q0, int64_t q1, const int16_t* panel, int64_t j0, bool accumulate) {
     int64_t i = i0;
     for (; i + kTileRows <= i1; i += kTileRows)
-        multiplyTile<kTileRows>(o, packedA, i, q0, q1, panel, j0, accumulate);
+        multiplyTile<kTileRows, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
     switch (i1 - i) {
-    case 5: return multiplyTile<5>(o, packedA, i, q0, q1, panel, j0, accumulate);
-    case 4: return multiplyTile<4>(o, packedA, i, q0, q1, panel, j0, accumulate);
-    case 3: return multiplyTile<3>(o, packedA, i, q0, q1, panel, j0, accumulate);
-    case 2: return multiplyTile<2>(o, packedA, i, q0, q1, panel, j0, accumulate);
-    case 1: return multiplyTile<1>(o, packedA, i, q0, q1, panel, j0, accumulate);
+    case 5: return multiplyTile<5, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
+    case 4: return multiplyTile<4, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
+    case 3: return multiplyTile<3, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
+    case 2: return multiplyTile<2, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
+    case 1: return multiplyTile<1, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
     default: return;
     }
 }
 
+[[gnu::target("avx2")]] void multiplyRows(const Operands& o, const int32_t* packedA, int64_t i0, int64_t i1,
+                                          int64_t q0, int64_t q1, const int16_t* panel, int64_t j0, bool accumulate) {
+    if (o.n - j0 <= 8) return multiplyRowsOf<1>(o, packedA, i0, i1, q0, q1, panel, j0, accumulate);
+    multiplyRowsOf<2>(o, packedA, i0, i1, q0, q1, panel, j0, accumulate);
+}
+
 [[gnu::target("avx2")]] void multiply(const Operands& o) {
-    const std::vector<int32_t> packedA = packRowsOfA(o);
+    const auto packedA = packRowsOfA(o);
     const int64_t pairs = o.pairs(), panels = (o.n + kTileColumns - 1) / kTileColumns;
     // Work items are runs of column panels, about 8 per thread (dynamic, for a busy core), so
     // that threads write apart in C, not to the two halves of one cache line. Where there are
@@ -158,7 +168,7 @@ template <int Rows>
                 for (int64_t q0 = 0; q0 < pairs; q0 += kBlockPairs) {
                     const int64_t q1 = std::min(pairs, q0 + kBlockPairs);
                     packPanelOfB(o, q0, q1, p * kTileColumns, panel.data());
-                    multiplyRows(o, packedA.data(), i0, i1, q0, q1, panel.data(), p * kTileColumns, q0 > 0);
+                    multiplyRows(o, packedA.get(), i0, i1, q0, q1, panel.data(), p * kTileColumns, q0 > 0);
                 }
         }
     }

@@ -1,6 +1,7 @@
 #include "compiler/backends/cpu/int8_products.h"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "compiler/backends/cpu/gemm.h"
@@ -13,7 +14,7 @@ namespace {
 struct SignedData {
     const int8_t* data = nullptr;
     int8_t zero = 0;
-    std::vector<int8_t> storage;
+    std::unique_ptr<int8_t[]> storage;  // not zeroed first: every byte is written
 };
 
 // x - 128 is the top bit flipped; a loop over whole bytes the compiler vectorizes.
@@ -30,9 +31,9 @@ SignedData asSigned(const RtTensor& x, const RtTensor* zero) {
         return s;
     }
     const int64_t n = x.numel();
-    s.storage.resize(size_t(n));
-    flipTopBits(x.as<uint8_t>(), s.storage.data(), n);
-    s.data = s.storage.data();
+    s.storage = std::make_unique_for_overwrite<int8_t[]>(size_t(n));
+    flipTopBits(x.as<uint8_t>(), s.storage.get(), n);
+    s.data = s.storage.get();
     s.zero = int8_t(z - 128);
     return s;
 }
@@ -96,7 +97,7 @@ Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, con
     const int64_t perOutRow = outSize / std::max<int64_t>(geo->out[0], 1);
     const int64_t sliceRows =
         pointwise ? geo->out[0] : std::clamp<int64_t>(kSliceBytes / std::max<int64_t>(rows * perOutRow, 1), 1, geo->out[0]);
-    std::vector<int8_t> col(pointwise ? 0 : static_cast<size_t>(rows * sliceRows * perOutRow));
+    const auto col = std::make_unique_for_overwrite<int8_t[]>(pointwise ? 0 : size_t(rows * sliceRows * perOutRow));
     for (int64_t img = 0; img < n; ++img)
         for (int64_t g = 0; g < group; ++g) {
             const int8_t* image = sx.data + (img * c + g * cg) * inSize;
@@ -108,8 +109,8 @@ Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, con
             }
             for (int64_t first = 0; first < geo->out[0]; first += sliceRows) {
                 const int64_t count = std::min(sliceRows, geo->out[0] - first), columns = count * perOutRow;
-                im2col<int8_t>(image, cg, *geo, col.data(), ctx.pool(), sx.zero, OutputSlice{first, count});
-                gemmS8S8(false, false, mg, columns, rows, weights, rows, sw.zero, col.data(), columns, sx.zero,
+                im2col<int8_t>(image, cg, *geo, col.get(), ctx.pool(), sx.zero, OutputSlice{first, count});
+                gemmS8S8(false, false, mg, columns, rows, weights, rows, sw.zero, col.get(), columns, sx.zero,
                          y + first * perOutRow, outSize);
             }
         }
