@@ -26,7 +26,9 @@ struct Shape {
 };
 
 double nowMs() {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 double median(std::vector<double> v) {
@@ -40,8 +42,10 @@ int main(int argc, char** argv) {
     int threads = 2, repeats = 10;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string flag = argv[i];
-        if (flag == "--threads") threads = std::max(1, std::atoi(argv[i + 1]));
-        else if (flag == "--repeats") repeats = std::max(1, std::atoi(argv[i + 1]));
+        if (flag == "--threads")
+            threads = std::max(1, std::atoi(argv[i + 1]));
+        else if (flag == "--repeats")
+            repeats = std::max(1, std::atoi(argv[i + 1]));
         else {
             std::fprintf(stderr, "usage: bench_int8_gemm [--threads N] [--repeats R]\n");
             return 64;
@@ -68,18 +72,20 @@ int main(int argc, char** argv) {
         std::vector<int8_t> a(size_t(s.m * s.k)), b(size_t(s.k * s.n));
         for (auto& v : a) v = int8_t(int(rng() % 256) - 128);
         for (auto& v : b) v = int8_t(int(rng() % 256) - 128);
-        const int8_t aZero = 3, bZero = -128;  // the weights' own zero point; uint8 activations shifted
+        const int8_t aZero = 3,
+                     bZero = -128;  // the weights' own zero point; uint8 activations shifted
         std::vector<int32_t> split(size_t(s.m * s.n)), widened(split.size()), onednn(split.size());
         auto runSplit = [&] {
-            fsc::cpu::gemmS8S8BySplitting(false, false, s.m, s.n, s.k, a.data(), s.k, aZero, b.data(), s.n, bZero,
-                                          split.data(), s.n);
+            fsc::cpu::gemmS8S8BySplitting(false, false, s.m, s.n, s.k, a.data(), s.k, aZero,
+                                          b.data(), s.n, bZero, split.data(), s.n);
         };
         auto runWidened = [&] {
-            fsc::cpu::gemmS8S8ByWidening(false, false, s.m, s.n, s.k, a.data(), s.k, aZero, b.data(), s.n, bZero,
-                                         widened.data(), s.n);
+            fsc::cpu::gemmS8S8ByWidening(false, false, s.m, s.n, s.k, a.data(), s.k, aZero,
+                                         b.data(), s.n, bZero, widened.data(), s.n);
         };
         auto runOneDnn = [&] {
-            fsc::cpu::gemmS8S8(false, false, s.m, s.n, s.k, a.data(), s.k, aZero, b.data(), s.n, bZero, onednn.data(), s.n);
+            fsc::cpu::gemmS8S8(false, false, s.m, s.n, s.k, a.data(), s.k, aZero, b.data(), s.n,
+                               bZero, onednn.data(), s.n);
         };
         runSplit(), runWidened(), runOneDnn();  // oneDNN generates its kernels on the first call
         std::vector<double> splitMs, widenedMs, onednnMs;
@@ -98,8 +104,10 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "%s: the routes gave different products\n", s.what);
             return 1;
         }
-        std::printf("%-42s split %8.3f ms  widened %8.3f ms  x%.2f   gemmS8S8 as dispatched %8.3f ms\n", s.what,
-                    median(splitMs), median(widenedMs), median(widenedMs) / median(splitMs), median(onednnMs));
+        std::printf(
+            "%-42s split %8.3f ms  widened %8.3f ms  x%.2f   gemmS8S8 as dispatched %8.3f ms\n",
+            s.what, median(splitMs), median(widenedMs), median(widenedMs) / median(splitMs),
+            median(onednnMs));
     }
     return 0;
 }

@@ -19,9 +19,11 @@
 namespace fsc::cpu {
 namespace {
 
-constexpr int kTileRows = 6;        // 6 rows x 2 vectors of accumulators, 2 of B, 1 of A: 15 of 16 registers
-constexpr int kTileColumns = 16;    // two vectors of 8 int32
-constexpr int64_t kBlockPairs = 256;  // K pairs per B panel block: 256 x 16 int32 words = 16 KiB, in L1
+// A tile: 6 rows x 2 vectors of 8 int32 accumulators, 2 vectors of B and 1 of A, 15 of the
+// 16 registers. B is packed 256 K pairs at a time: 256 x 16 int32 words, 16 KiB, in L1.
+constexpr int kTileRows = 6;
+constexpr int kTileColumns = 16;
+constexpr int64_t kBlockPairs = 256;
 
 struct Operands {
     bool transA, transB;
@@ -35,7 +37,8 @@ struct Operands {
         return p < k ? int16_t(int16_t(transA ? a[p * lda + i] : a[i * lda + p]) - aZero) : 0;
     }
     int16_t bAt(int64_t p, int64_t j) const {
-        return p < k && j < n ? int16_t(int16_t(transB ? b[j * ldb + p] : b[p * ldb + j]) - bZero) : 0;
+        return p < k && j < n ? int16_t(int16_t(transB ? b[j * ldb + p] : b[p * ldb + j]) - bZero)
+                              : 0;
     }
 };
 
@@ -50,19 +53,22 @@ struct Operands {
     for (int64_t i = 0; i < o.m; ++i) {
         int32_t* out = packed.get() + i * pairs;
         for (int64_t p = 0; p < whole; p += 16) {
-            const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(o.a + i * o.lda + p));
+            const __m128i bytes =
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(o.a + i * o.lda + p));
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + p / 2),
                                 _mm256_sub_epi16(_mm256_cvtepi8_epi16(bytes), aOffset));
         }
         for (int64_t q = whole / 2; q < pairs; ++q)
-            out[q] = int32_t(uint32_t(uint16_t(o.aAt(i, 2 * q))) | (uint32_t(uint16_t(o.aAt(i, 2 * q + 1))) << 16));
+            out[q] = int32_t(uint32_t(uint16_t(o.aAt(i, 2 * q))) |
+                             (uint32_t(uint16_t(o.aAt(i, 2 * q + 1))) << 16));
     }
     return packed;
 }
 
 // Pairs [q0, q1) of the 16 columns from j0 of B, as the kernel reads them: per pair, columns
 // 0-7 then 8-15, each column's two rows side by side.
-[[gnu::target("avx2")]] void packPanelOfB(const Operands& o, int64_t q0, int64_t q1, int64_t j0, int16_t* out) {
+[[gnu::target("avx2")]] void packPanelOfB(const Operands& o, int64_t q0, int64_t q1, int64_t j0,
+                                          int16_t* out) {
     const bool vectorRows = !o.transB && j0 + kTileColumns <= o.n;
     const __m256i bOffset = _mm256_set1_epi16(o.bZero);
     for (int64_t q = q0; q < q1; ++q, out += 2 * kTileColumns) {
@@ -70,12 +76,16 @@ struct Operands {
         if (vectorRows && p + 1 < o.k) {
             const auto* row0 = reinterpret_cast<const __m128i*>(o.b + p * o.ldb + j0);
             const auto* row1 = reinterpret_cast<const __m128i*>(o.b + (p + 1) * o.ldb + j0);
-            const __m256i x0 = _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(row0)), bOffset);
-            const __m256i x1 = _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(row1)), bOffset);
+            const __m256i x0 =
+                _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(row0)), bOffset);
+            const __m256i x1 =
+                _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(row1)), bOffset);
             const __m256i low = _mm256_unpacklo_epi16(x0, x1);   // columns 0-3 | 8-11
             const __m256i high = _mm256_unpackhi_epi16(x0, x1);  // columns 4-7 | 12-15
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permute2x128_si256(low, high, 0x20));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + kTileColumns), _mm256_permute2x128_si256(low, high, 0x31));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                                _mm256_permute2x128_si256(low, high, 0x20));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + kTileColumns),
+                                _mm256_permute2x128_si256(low, high, 0x31));
             continue;
         }
         for (int j = 0; j < kTileColumns; ++j) {
@@ -89,8 +99,9 @@ struct Operands {
 // the first block writes C, later ones add to it. One vector serves a last panel of 8
 // columns or fewer (ResNet-50's 7 x 7 layers: 49 columns).
 template <int Rows, int Vectors>
-[[gnu::target("avx2")]] void multiplyTile(const Operands& o, const int32_t* packedA, int64_t i0, int64_t q0,
-                                          int64_t q1, const int16_t* panel, int64_t j0, bool accumulate) {
+[[gnu::target("avx2")]] void multiplyTile(const Operands& o, const int32_t* packedA, int64_t i0,
+                                          int64_t q0, int64_t q1, const int16_t* panel, int64_t j0,
+                                          bool accumulate) {
     __m256i acc[Rows][Vectors];
 #pragma GCC unroll 12
     for (int r = 0; r < Rows * Vectors; ++r) acc[r / Vectors][r % Vectors] = _mm256_setzero_si256();
@@ -99,12 +110,14 @@ template <int Rows, int Vectors>
     for (int64_t q = q0; q < q1; ++q, panel += 2 * kTileColumns) {
         __m256i b[Vectors];
 #pragma GCC unroll 2
-        for (int v = 0; v < Vectors; ++v) b[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + v * kTileColumns));
+        for (int v = 0; v < Vectors; ++v)
+            b[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + v * kTileColumns));
 #pragma GCC unroll 6
         for (int r = 0; r < Rows; ++r) {
             const __m256i a = _mm256_set1_epi32(aRow[r * pairs + q]);
 #pragma GCC unroll 2
-            for (int v = 0; v < Vectors; ++v) acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(b[v], a));
+            for (int v = 0; v < Vectors; ++v)
+                acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(b[v], a));
         }
     }
     const int64_t columns = std::min<int64_t>(8 * Vectors, o.n - j0);
@@ -113,30 +126,40 @@ template <int Rows, int Vectors>
         int32_t* out = o.c + (i0 + r) * o.ldc + j0;
         alignas(32) int32_t sums[kTileColumns];
 #pragma GCC unroll 2
-        for (int v = 0; v < Vectors; ++v) _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8 * v), acc[r][v]);
-        for (int64_t j = 0; j < columns; ++j)  // modulo 2^32, as the vector sums: C is exact when it fits
+        for (int v = 0; v < Vectors; ++v)
+            _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8 * v), acc[r][v]);
+        // Modulo 2^32, as the vector sums: C is exact when it fits int32.
+        for (int64_t j = 0; j < columns; ++j)
             out[j] = accumulate ? int32_t(uint32_t(out[j]) + uint32_t(sums[j])) : sums[j];
     }
 }
 
 template <int Vectors>
-[[gnu::target("avx2")]] void multiplyRowsOf(const Operands& o, const int32_t* packedA, int64_t i0, int64_t i1,
-                                            int64_t q0, int64_t q1, const int16_t* panel, int64_t j0, bool accumulate) {
+[[gnu::target("avx2")]] void multiplyRowsOf(const Operands& o, const int32_t* packedA, int64_t i0,
+                                            int64_t i1, int64_t q0, int64_t q1,
+                                            const int16_t* panel, int64_t j0, bool accumulate) {
     int64_t i = i0;
     for (; i + kTileRows <= i1; i += kTileRows)
         multiplyTile<kTileRows, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
     switch (i1 - i) {
-    case 5: return multiplyTile<5, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
-    case 4: return multiplyTile<4, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
-    case 3: return multiplyTile<3, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
-    case 2: return multiplyTile<2, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
-    case 1: return multiplyTile<1, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
-    default: return;
+        case 5:
+            return multiplyTile<5, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
+        case 4:
+            return multiplyTile<4, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
+        case 3:
+            return multiplyTile<3, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
+        case 2:
+            return multiplyTile<2, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
+        case 1:
+            return multiplyTile<1, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
+        default:
+            return;
     }
 }
 
-[[gnu::target("avx2")]] void multiplyRows(const Operands& o, const int32_t* packedA, int64_t i0, int64_t i1,
-                                          int64_t q0, int64_t q1, const int16_t* panel, int64_t j0, bool accumulate) {
+[[gnu::target("avx2")]] void multiplyRows(const Operands& o, const int32_t* packedA, int64_t i0,
+                                          int64_t i1, int64_t q0, int64_t q1, const int16_t* panel,
+                                          int64_t j0, bool accumulate) {
     if (o.n - j0 <= 8) return multiplyRowsOf<1>(o, packedA, i0, i1, q0, q1, panel, j0, accumulate);
     multiplyRowsOf<2>(o, packedA, i0, i1, q0, q1, panel, j0, accumulate);
 }
@@ -168,7 +191,8 @@ template <int Vectors>
                 for (int64_t q0 = 0; q0 < pairs; q0 += kBlockPairs) {
                     const int64_t q1 = std::min(pairs, q0 + kBlockPairs);
                     packPanelOfB(o, q0, q1, p * kTileColumns, panel.data());
-                    multiplyRows(o, packedA.get(), i0, i1, q0, q1, panel.data(), p * kTileColumns, q0 > 0);
+                    multiplyRows(o, packedA.get(), i0, i1, q0, q1, panel.data(), p * kTileColumns,
+                                 q0 > 0);
                 }
         }
     }
@@ -176,8 +200,9 @@ template <int Vectors>
 
 }  // namespace
 
-bool gemmS8S8ByWidening(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
-                        int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc) {
+bool gemmS8S8ByWidening(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a,
+                        int64_t lda, int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero,
+                        int32_t* c, int64_t ldc) {
     if (!__builtin_cpu_supports("avx2")) return false;
     if (m == 0 || n == 0) return true;
     if (k == 0) {
@@ -193,8 +218,8 @@ bool gemmS8S8ByWidening(bool transA, bool transB, int64_t m, int64_t n, int64_t 
 #else
 
 namespace fsc::cpu {
-bool gemmS8S8ByWidening(bool, bool, int64_t, int64_t, int64_t, const int8_t*, int64_t, int8_t, const int8_t*, int64_t,
-                        int8_t, int32_t*, int64_t) {
+bool gemmS8S8ByWidening(bool, bool, int64_t, int64_t, int64_t, const int8_t*, int64_t, int8_t,
+                        const int8_t*, int64_t, int8_t, int32_t*, int64_t) {
     return false;
 }
 }  // namespace fsc::cpu
