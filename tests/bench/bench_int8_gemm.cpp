@@ -51,9 +51,14 @@ int main(int argc, char** argv) {
             return 64;
         }
     }
-    if (!__builtin_cpu_supports("avx2")) {
-        std::printf("this CPU has no AVX2: the widened kernel does not run here\n");
-        return 0;
+    {
+        const int8_t one = 1;
+        int32_t product = 0;
+        if (!fsc::cpu::gemmS8S8ByWidening(false, false, 1, 1, 1, &one, 1, 0, &one, 1, 0, &product,
+                                          1)) {
+            std::printf("the widened kernel does not run here (it needs x86 with AVX2)\n");
+            return 0;
+        }
     }
     omp_set_num_threads(threads);
     const Shape shapes[] = {
