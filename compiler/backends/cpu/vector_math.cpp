@@ -135,7 +135,7 @@ namespace {
 // |q| < 2^22; q is clamped to +-512 first, beyond which every 8-bit result saturates. NaN
 // becomes -zero, so it quantizes to 0.
 // The float arithmetic and the narrowing to 8 bits run as two loops over a block: in one
-// loop, the narrowing made GCC carry 32 floats per iteration and spill them (3x slower).
+// loop, the narrowing made GCC carry 32 floats per iteration and spill them (1.7x slower).
 template <typename Q>
 [[gnu::always_inline]] inline void quantizeLoop(const float* x, Q* y, int64_t n, float scale, float zero) {
     constexpr float kRound = 12582912.0f;
