@@ -77,8 +77,8 @@ int main(int argc, char** argv) {
         std::vector<int8_t> a(size_t(s.m * s.k)), b(size_t(s.k * s.n));
         for (auto& v : a) v = int8_t(int(rng() % 256) - 128);
         for (auto& v : b) v = int8_t(int(rng() % 256) - 128);
-        const int8_t aZero = 3,
-                     bZero = -128;  // the weights' own zero point; uint8 activations shifted
+        // The weights' own zero point, and uint8 activations' zero point shifted to int8.
+        const int8_t aZero = 3, bZero = -128;
         std::vector<int32_t> split(size_t(s.m * s.n)), widened(split.size()), onednn(split.size());
         auto runSplit = [&] {
             fsc::cpu::gemmS8S8BySplitting(false, false, s.m, s.n, s.k, a.data(), s.k, aZero,

@@ -95,8 +95,8 @@ Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, con
     // layer at 128 x 128 has 9 MiB of columns).
     constexpr int64_t kSliceBytes = 1 << 20;
     const int64_t perOutRow = outSize / std::max<int64_t>(geo->out[0], 1);
-    const int64_t sliceRows = pointwise ? geo->out[0]
-                                        : std::min(geo->out[0], std::max<int64_t>(1, kSliceBytes / std::max<int64_t>(rows * perOutRow, 1)));
+    const int64_t bytesPerOutRow = std::max<int64_t>(rows * perOutRow, 1);
+    const int64_t sliceRows = std::min(geo->out[0], std::max<int64_t>(1, kSliceBytes / bytesPerOutRow));
     const auto col = std::make_unique_for_overwrite<int8_t[]>(pointwise ? 0 : size_t(rows * sliceRows * perOutRow));
     for (int64_t img = 0; img < n; ++img)
         for (int64_t g = 0; g < group; ++g) {
