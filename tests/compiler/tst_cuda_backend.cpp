@@ -12,6 +12,7 @@
 #include <cstring>
 #include <random>
 
+#include "compiler/backends/cuda/attention_gemms.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/backends/cuda/gemm_lowering.h"
 #include "compiler/backends/cuda/nvrtc_compiler.h"
@@ -23,6 +24,7 @@
 #include "compiler/pipelines.h"
 #include "compiler/quantization/calibration_data.h"
 #include "compiler/quantization/int8_options.h"
+#include "compiler/runtime/attention_layout.h"
 #include "compiler/runtime/executor.h"
 #include "compiler/runtime/feeds.h"
 #include "compiler/runtime/half.h"
@@ -521,6 +523,15 @@ private slots:
                                           {{1, 2, 3, 4}, {1, 2, 4, 70}, {1, 2, 70, 5}},
                                           {},
                                           {randomFloatTensor("mask", {1, 1, 3, 70}, 29, 4.f)}});
+        // Heads as the last stored dim: no unit stride in Q, so the warp kernel runs it.
+        row("attention strided heads (warp kernel)",
+            {"Attention",
+             "ai.fusescope",
+             {{2, 5, 4, 3}, {2, 4, 6, 3}, {2, 6, 4, 3}},
+             {floatAttr("scale", 0.5f), intsAttr("q_perm", {0, 3, 1, 2}), intsAttr("k_perm", {0, 3, 1, 2}),
+              intsAttr("v_perm", {0, 3, 1, 2})}});
+        row("attention one query, transposed V",
+            {"Attention", "ai.fusescope", {{3, 1, 8}, {3, 8, 9}, {3, 7, 9}}, {intsAttr("v_perm", {0, 2, 1})}});
         // Resize: every mode on scales and sizes, a region of interest, extrapolation.
         auto scales = [](std::vector<float> v) { return floatTensor("scales", {int64_t(v.size())}, v); };
         auto noRoi = floatTensor("roi", {0}, {});
@@ -579,6 +590,14 @@ private slots:
         OpCase halfMm{"MatMul", "", {{4, 16}, {16, 8}}};
         halfMm.dtype = DType::Float16;
         row("matmul float16", halfMm, 1e-2);
+        OpCase halfAttention{"Attention",
+                             "ai.fusescope",
+                             {{2, 5, 3, 8}, {2, 6, 3, 8}, {2, 6, 3, 8}},
+                             {floatAttr("scale", 0.35f), intsAttr("q_perm", {0, 2, 1, 3}),
+                              intsAttr("k_perm", {0, 2, 3, 1}), intsAttr("v_perm", {0, 2, 1, 3}),
+                              intsAttr("out_perm", {0, 2, 1, 3})}};
+        halfAttention.dtype = DType::Float16;
+        row("attention float16", halfAttention, 1e-2);
         OpCase halfConv{"Conv",
                         "",
                         {{1, 4, 6, 6}},
@@ -1017,6 +1036,111 @@ private slots:
     }
 
     // Launch geometry covers every element and row, within the hardware's limits.
+    // The cuBLAS route of Attention: batch dims merged where every operand allows, the largest
+    // one batched by cuBLAS, the rest looped on the host, and the batch cut into chunks when
+    // the scores would pass the scratch; every plan matches a plain reference on the device.
+    void attentionGemmPlans() {
+        // Q, K and V stored [batch, seq, heads, dim], read per head; the mask [heads, 1, keys].
+        const std::vector<int64_t> qDims{2, 5, 3, 4}, kDims{2, 6, 3, 4}, vDims{2, 6, 3, 4}, maskDims{3, 1, 6};
+        const AttentionPerms perms{{0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 2, 1, 3}};
+        auto layout = attentionLayout(qDims, kDims, vDims, &maskDims, perms);
+        QVERIFY2(layout.isOk(), layout.status().message().c_str());
+        const AttentionLayout& L = *layout;
+
+        auto whole = planAttentionGemms(L, dk::ElemType::F32, 0.5f, size_t(1) << 30);
+        QVERIFY2(whole.isOk(), whole.status().message().c_str());
+        QCOMPARE(int(whole->chunks.size()), 1);
+        // [batch 2, heads 3] do not merge (heads sit inside each row): cuBLAS batches the 3
+        // heads, the host loops over the 2 batches.
+        QCOMPARE(int(whole->chunks[0].scores.size()), 2);
+        const PlannedGemm& s1 = whole->chunks[0].scores[1];
+        QCOMPARE(int(s1.call.batch), 3);
+        QCOMPARE(s1.call.strideA, int64_t(4));   // the next head of Q
+        QCOMPARE(s1.call.lda, int64_t(12));      // Q's rows step over all heads
+        QVERIFY(!s1.call.transA && s1.call.transB);  // K^T is K read transposed
+        QCOMPARE(s1.aOffset, int64_t(5 * 3 * 4));  // the second batch of Q
+        QCOMPARE(s1.cOffset, int64_t(3 * 5 * 6));  // its scores, packed
+        const PlannedGemm& o1 = whole->chunks[0].outputs[1];
+        QCOMPARE(o1.call.ldc, int64_t(12));      // the output stored [batch, seq, heads, dim]
+        QCOMPARE(o1.call.strideC, int64_t(4));   // heads side by side within each row
+        QVERIFY(checkGemmCall(o1.call).isOk());
+
+        // Scratch for one batch's scores: two chunks of one call each.
+        const size_t oneBatch = 3 * 5 * 6 * sizeof(float);
+        auto chunked = planAttentionGemms(L, dk::ElemType::F32, 0.5f, oneBatch);
+        QVERIFY2(chunked.isOk(), chunked.status().message().c_str());
+        QCOMPARE(int(chunked->chunks.size()), 2);
+        QCOMPARE(int(chunked->chunks[1].firstBatch), 3);
+        QCOMPARE(int(chunked->chunks[1].scores.size()), 1);
+        QVERIFY(!planAttentionGemms(L, dk::ElemType::F32, 0.5f, oneBatch - 1).isOk());
+
+        // Contiguous [batch, heads, seq, dim] operands merge into one batch of 6: one call.
+        const std::vector<int64_t> flat{2, 3, 5, 4}, flatKt{2, 3, 4, 6}, flatV{2, 3, 6, 4};
+        auto merged = planAttentionGemms(*attentionLayout(flat, flatKt, flatV, nullptr, {}), dk::ElemType::F32, 1.f,
+                                         size_t(1) << 30);
+        QVERIFY(merged.isOk());
+        QCOMPARE(int(merged->chunks[0].scores.size()), 1);
+        QCOMPARE(int(merged->chunks[0].scores[0].call.batch), 6);
+        // Heads as the last stored dim: Q has no unit stride.
+        auto strided = attentionLayout({2, 5, 4, 3}, {2, 4, 6, 3}, {2, 6, 4, 3}, nullptr,
+                                       {{0, 3, 1, 2}, {0, 3, 1, 2}, {0, 3, 1, 2}, {}});
+        QVERIFY(strided.isOk());
+        QCOMPARE(planAttentionGemms(*strided, dk::ElemType::F32, 1.f, size_t(1) << 30).status().code(),
+                 ErrorCode::Unsupported);
+
+        // Both plans on the simulated device against a plain reference.
+        std::mt19937_64 rng(5);
+        std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+        auto values = [&](size_t n) {
+            std::vector<float> v(n);
+            for (float& x : v) x = uniform(rng);
+            return v;
+        };
+        const std::vector<float> q = values(120), k = values(144), v = values(144), mask = values(18);
+        std::vector<float> expected(120);
+        for (int64_t b = 0; b < L.batchCount; ++b) {
+            int64_t off[5];
+            L.offsets(b, off);
+            auto at = [&](int op, int64_t r, int64_t c) {
+                const auto& st = L.view[op].strides;
+                return off[op] + r * st[st.size() - 2] + c * st[st.size() - 1];
+            };
+            for (int64_t i = 0; i < L.lq; ++i) {
+                std::vector<double> w(size_t(L.lk));
+                double top = -1e300, sum = 0;
+                for (int64_t j = 0; j < L.lk; ++j) {
+                    double dot = 0;
+                    for (int64_t c = 0; c < L.d; ++c) dot += double(q[size_t(at(0, i, c))]) * k[size_t(at(1, c, j))];
+                    w[size_t(j)] = 0.5 * dot + mask[size_t(at(3, i, j))];
+                    top = std::max(top, w[size_t(j)]);
+                }
+                for (double& x : w) sum += (x = std::exp(x - top));
+                for (int64_t c = 0; c < L.dv; ++c) {
+                    double acc = 0;
+                    for (int64_t j = 0; j < L.lk; ++j) acc += w[size_t(j)] * v[size_t(at(2, j, c))];
+                    expected[size_t(at(4, i, c))] = float(acc / sum);
+                }
+            }
+        }
+        for (const AttentionGemmPlan* plan : {&*whole, &*chunked}) {
+            SimulatedGpu device(1 << 20);
+            auto upload = [&](const std::vector<float>& host) -> void* {
+                void* p = *device.allocate(host.size() * sizeof(float));
+                return device.copyToDevice(p, host.data(), host.size() * sizeof(float)).isOk() ? p : nullptr;
+            };
+            AttentionOperands x{upload(q), upload(k), upload(v), upload(mask), *device.allocate(120 * sizeof(float)),
+                                mask.size() * sizeof(float)};
+            QVERIFY(x.q && x.kt && x.v && x.mask);
+            const Status run = runAttentionGemms(device, *plan, x);
+            QVERIFY2(run.isOk(), run.message().c_str());
+            std::vector<float> got(120);
+            QVERIFY(device.copyToHost(got.data(), x.out, got.size() * sizeof(float)).isOk());
+            for (size_t i = 0; i < got.size(); ++i)
+                QVERIFY2(std::abs(got[i] - expected[i]) <= 1e-5f,
+                         qPrintable(QStringLiteral("element %1: %2, expected %3").arg(i).arg(got[i]).arg(expected[i])));
+        }
+    }
+
     void launchGeometry() {
         for (int64_t count : {int64_t(1), int64_t(255), int64_t(256), int64_t(257),
                               int64_t(1) << 20, int64_t(3) << 30}) {

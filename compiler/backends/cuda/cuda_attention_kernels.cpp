@@ -1,11 +1,16 @@
-// ai.fusescope.Attention on the device: one fused kernel (kernels/attention_kernel.h) that
-// reads Q, K^T, V, the mask and the output through the node's permutations
-// (runtime/attention_layout.h, shared with the CPU kernel).
+// ai.fusescope.Attention on the device, Q, K^T, V, the mask and the output read through the
+// node's permutations (runtime/attention_layout.h, shared with the CPU kernel): two batched
+// cuBLASLt GEMMs around a softmax (attention_gemms.h) where every operand has a unit stride,
+// else one fused warp-per-row kernel (kernels/attention_kernel.h).
+#include "compiler/backends/cuda/attention_gemms.h"
 #include "compiler/backends/cuda/cuda_kernel_support.h"
 #include "compiler/runtime/attention_layout.h"
 
 namespace fsc::cudak {
 namespace {
+
+// The scores (and probabilities) of one chunk of the batch; larger batches run in chunks.
+constexpr size_t kAttentionScratchBytes = size_t(256) << 20;
 
 KernelFactory attentionOp() {
     return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
@@ -24,13 +29,20 @@ KernelFactory attentionOp() {
             if (!layout) return layout.status().withContext(ctx.where());
             const AttentionLayout& L = *layout;
             if (L.batchDims.size() > size_t(dk::kAttentionMaxBatchRank)) return unsupported(ctx, "more than 6 batch dims");
-            if (L.lk > dk::kAttentionMaxKeys)
-                return unsupported(ctx, "more than " + std::to_string(dk::kAttentionMaxKeys) + " keys per query");
             auto out = ctx.output(0, q->dtype, L.outputDims);
             if (!out) return out.status();
             RtTensor& y = **out;
             if (y.numel() == 0) return Status::ok();
             if (L.lk == 0) return ctx.device()->fill(y.data, 0, y.bytes());  // no keys: an empty sum
+            if (auto plan = planAttentionGemms(L, *elemType(q->dtype), scale, kAttentionScratchBytes)) {
+                auto found = deviceOf(ctx);
+                if (!found) return found.status();
+                const AttentionOperands x{q->data, kt->data, v->data, mask ? mask->data : nullptr, y.data,
+                                          mask ? mask->bytes() : 0};
+                return runAttentionGemms(**found, *plan, x).withContext(ctx.where());
+            }
+            if (L.lk > dk::kAttentionMaxKeys)
+                return unsupported(ctx, "more than " + std::to_string(dk::kAttentionMaxKeys) + " keys per query");
             DeviceLaunch l;
             l.kind = DeviceKernelKind::Attention;
             dk::AttentionParams& p = l.attention;
@@ -66,6 +78,6 @@ KernelFactory attentionOp() {
 
 }  // namespace
 
-void registerAttentionKernels(KernelRegistry& r) { addKernel(r, "ai.fusescope", "Attention", attentionOp(), "warp_rows"); }
+void registerAttentionKernels(KernelRegistry& r) { addKernel(r, "ai.fusescope", "Attention", attentionOp(), "gemm_softmax_gemm"); }
 
 }  // namespace fsc::cudak

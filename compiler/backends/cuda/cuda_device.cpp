@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -42,6 +43,13 @@ cudaDataType_t ltType(dk::ElemType t) {
            : t == dk::ElemType::BF16 ? CUDA_R_16BF
            : t == dk::ElemType::I8   ? CUDA_R_8I
                                      : CUDA_R_32F;
+}
+// The largest power of two up to 256 that divides the address (cuBLASLt's alignment preference).
+uint32_t pointerAlignment(const void* p) {
+    const auto address = reinterpret_cast<uintptr_t>(p);
+    uint32_t align = 256;
+    while (align > 1 && address % align) align /= 2;
+    return align;
 }
 cublasLtEpilogue_t ltEpilogue(LtEpilogue e) {
     switch (e) {
@@ -222,6 +230,9 @@ public:
             case DeviceKernelKind::Attention:
                 e = dk::launchAttentionRows(l.attention, l.geometry, m_stream);
                 break;
+            case DeviceKernelKind::AttentionSoftmax:
+                e = dk::launchAttentionSoftmax(l.attentionSoftmax, l.geometry, m_stream);
+                break;
             case DeviceKernelKind::Fill:
                 e = dk::launchFill(l.fill, l.geometry, m_stream);
                 break;
@@ -279,7 +290,7 @@ public:
 
     Status gemm(const GemmCall& call) override {
         const bool integer = call.type == dk::ElemType::I8;
-        const int64_t cBytes = integer ? 4 : dk::elemBytes(call.type);
+        const int64_t cBytes = integer || call.floatOutput ? 4 : dk::elemBytes(call.type);
         if (call.k == 0) {  // alpha * (empty product) is zero; cuBLASLt wants k >= 1
             if (call.beta != 0.f || call.bias || call.act != dk::Act::None)
                 return Status(ErrorCode::Unsupported, "a GEMM with k = 0 and an epilogue");
@@ -326,11 +337,18 @@ public:
         };
         FSC_RETURN_IF_ERROR(layout(&d.a, plan->a, type));
         FSC_RETURN_IF_ERROR(layout(&d.b, plan->b, type));
-        FSC_RETURN_IF_ERROR(layout(&d.c, plan->c, integer ? CUDA_R_32I : type));
+        FSC_RETURN_IF_ERROR(layout(&d.c, plan->c, integer ? CUDA_R_32I : call.floatOutput ? CUDA_R_32F : type));
+        // cuBLASLt's heuristics assume 256-byte aligned matrices unless told otherwise; a
+        // matrix that starts inside a tensor (a head of Q, a batch of a broadcast MatMul)
+        // may be aligned to less, and an algorithm that relies on more would misread it.
+        const uint32_t alignA = pointerAlignment(call.b), alignB = pointerAlignment(call.a),
+                       alignC = pointerAlignment(call.c);
+        const std::string key = plan->key + ":align" + std::to_string(alignA) + "," +
+                                std::to_string(alignB) + "," + std::to_string(alignC);
         cublasLtMatmulAlgo_t algo{};
         {
             std::lock_guard lock(m_mutex);
-            auto cached = m_algorithms.find(plan->key);
+            auto cached = m_algorithms.find(key);
             if (cached != m_algorithms.end()) {
                 algo = cached->second;
             } else {
@@ -339,6 +357,14 @@ public:
                 const uint64_t workspace = kWorkspaceBytes;
                 cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                      &workspace, sizeof workspace);
+                cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                                     &alignA, sizeof alignA);
+                cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                                     &alignB, sizeof alignB);
+                cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                                     &alignC, sizeof alignC);
+                cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                                     &alignC, sizeof alignC);
                 cublasLtMatmulHeuristicResult_t result{};
                 int found = 0;
                 const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(
@@ -346,9 +372,9 @@ public:
                 cublasLtMatmulPreferenceDestroy(pref);
                 if (s != CUBLAS_STATUS_SUCCESS || found == 0)
                     return Status(ErrorCode::Unsupported,
-                                  "cuBLASLt has no algorithm for the GEMM " + plan->key);
+                                  "cuBLASLt has no algorithm for the GEMM " + key);
                 algo = result.algo;
-                m_algorithms.emplace(plan->key, algo);
+                m_algorithms.emplace(key, algo);
             }
         }
         const float alpha = call.alpha, beta = call.beta;

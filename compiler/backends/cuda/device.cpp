@@ -30,6 +30,8 @@ const char* deviceKernelName(DeviceKernelKind kind) {
             return "fsc_channel_affine";
         case DeviceKernelKind::Attention:
             return "fsc_attention_rows";
+        case DeviceKernelKind::AttentionSoftmax:
+            return "fsc_attention_softmax";
         case DeviceKernelKind::Fill:
             return "fsc_fill";
         case DeviceKernelKind::Resize:
@@ -58,6 +60,8 @@ Status checkGemmCall(const GemmCall& c) {
                c.type != dk::ElemType::BF16) {
         return bad("element type is not float32, float16, bfloat16 or int8");
     }
+    if (c.floatOutput && (c.type == dk::ElemType::I8 || c.bias || c.act != dk::Act::None))
+        return bad("a float32 C is for float GEMMs without an epilogue");
     if (c.lda < std::max<int64_t>(1, c.transA ? c.m : c.k))
         return bad("lda " + std::to_string(c.lda) + " is too small");
     if (c.ldb < std::max<int64_t>(1, c.transB ? c.k : c.n))
@@ -65,7 +69,10 @@ Status checkGemmCall(const GemmCall& c) {
     if (c.ldc < std::max<int64_t>(1, c.n))
         return bad("ldc " + std::to_string(c.ldc) + " is too small");
     if (c.strideA < 0 || c.strideB < 0 || c.strideC < 0) return bad("negative batch stride");
-    if (c.batch > 1 && c.strideC < c.m * c.ldc) return bad("batches of C overlap");
+    // Batches of C follow one another, or sit side by side within each row (the heads of
+    // a [batch, rows, heads, cols] output).
+    const bool stacked = c.strideC >= c.m * c.ldc, interleaved = c.strideC >= c.n && c.ldc >= c.batch * c.strideC;
+    if (c.batch > 1 && !stacked && !interleaved) return bad("batches of C overlap");
     return Status::ok();
 }
 
@@ -82,7 +89,7 @@ std::vector<DeviceExtent> gemmExtents(const GemmCall& c) {
         x.push_back(
             {c.b, span(c.transB ? c.n : c.k, c.transB ? c.k : c.n, c.ldb, c.strideB), false, "B"});
     }
-    const size_t cBytes = c.type == dk::ElemType::I8 ? 4 : e;  // int8 GEMMs write int32
+    const size_t cBytes = c.type == dk::ElemType::I8 || c.floatOutput ? 4 : e;  // int32 or float32
     x.push_back({c.c, span(c.m, c.n, c.ldc, c.strideC) / e * cBytes, true, "C"});
     if (c.bias) x.push_back({c.bias, size_t(c.n) * e, false, "bias"});
     return x;

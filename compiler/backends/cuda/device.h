@@ -45,6 +45,7 @@ enum class DeviceKernelKind {
     Pool,
     ChannelAffine,
     Attention,
+    AttentionSoftmax,
     Fill,
     Resize,
     Quantize
@@ -66,6 +67,7 @@ struct DeviceLaunch {
     dk::PoolParams pool{};
     dk::ChannelAffineParams channelAffine{};
     dk::AttentionParams attention{};
+    dk::AttentionSoftmaxParams attentionSoftmax{};
     dk::FillParams fill{};
     dk::ResizeParams resize{};
     dk::QuantizeParams quantize{};
@@ -103,6 +105,7 @@ struct GemmCall {
     void* c = nullptr;
     int64_t ldc = 0, strideC = 0;
     float alpha = 1.f, beta = 0.f;
+    bool floatOutput = false;    // C is float32 whatever A and B are (no bias, no activation)
     const void* bias = nullptr;  // n values, or null
     dk::Act act = dk::Act::None;
     float actAlpha = 0.f, actBeta = 0.f;

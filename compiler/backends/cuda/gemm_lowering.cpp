@@ -187,7 +187,8 @@ Result<LtMatmulPlan> describeForLt(const GemmCall& call) {
             std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) + ":" + std::to_string(p.a.ld) +
             "," + std::to_string(p.b.ld) + "," + std::to_string(p.c.ld) + ":b" + std::to_string(p.batch) + ":" +
             std::to_string(p.a.batchStride) + "," + std::to_string(p.b.batchStride) + "," + std::to_string(p.c.batchStride) +
-            ":" + ltEpilogueName(p.epilogue) + (call.beta != 0.f ? ":beta" : "");
+            ":" + ltEpilogueName(p.epilogue) + (call.beta != 0.f ? ":beta" : "") +
+            (call.floatOutput ? ":f32out" : "");
     return p;
 }
 

@@ -57,6 +57,17 @@ void runNormRow(const dk::NormParams& p, int64_t row) {
     for (int l = 0; l < dk::kLanes; ++l) dk::normLaneWrite(p, row, l, mean, invStd);
 }
 
+void runAttentionSoftmaxRow(const dk::AttentionSoftmaxParams& p, int64_t row) {
+    float part[dk::kLanes];
+    for (int l = 0; l < dk::kLanes; ++l) part[l] = dk::attentionSoftmaxLaneMax(p, row, l);
+    butterfly(part, fmaxCombine);
+    const float rowMax = part[0];
+    for (int l = 0; l < dk::kLanes; ++l) part[l] = dk::attentionSoftmaxLaneExp(p, row, l, rowMax);
+    butterfly(part, sumCombine);
+    const float rowSum = part[0];
+    for (int l = 0; l < dk::kLanes; ++l) dk::attentionSoftmaxLaneWrite(p, row, l, rowSum);
+}
+
 // A warp's attention row: the lanes' stages in order, the scores in a scratch row as in
 // the block's shared memory.
 void runAttentionRow(const dk::AttentionParams& p, int64_t row, std::vector<float>& scores) {
@@ -138,6 +149,10 @@ void runCpuTwin(const DeviceLaunch& l) {
         case DeviceKernelKind::Quantize:
             gridStride(l.geometry, l.quantize.count, [&](int64_t i) { dk::quantizeElement(l.quantize, i); });
             return;
+        case DeviceKernelKind::AttentionSoftmax:
+            rowWarps(l.geometry, l.attentionSoftmax.rows,
+                     [&](int64_t row) { runAttentionSoftmaxRow(l.attentionSoftmax, row); });
+            return;
         case DeviceKernelKind::Attention: {
             std::vector<float> scores(size_t(std::max<int64_t>(l.attention.lk, 1)));
             rowWarps(l.geometry, l.attention.rows,
@@ -165,6 +180,7 @@ void referenceIntegerGemm(const GemmCall& c) {
 
 void referenceGemm(const GemmCall& c) {
     if (c.type == dk::ElemType::I8) return referenceIntegerGemm(c);
+    const dk::ElemType cType = c.floatOutput ? dk::ElemType::F32 : c.type;
     for (int64_t bi = 0; bi < c.batch; ++bi) {
         const int64_t ao = bi * c.strideA, bo = bi * c.strideB, co = bi * c.strideC;
         for (int64_t r = 0; r < c.m; ++r)
@@ -180,9 +196,9 @@ void referenceGemm(const GemmCall& c) {
                 const int64_t ci = co + r * c.ldc + col;
                 // beta == 0 never reads C (cuBLASLt's rule: C may hold NaNs then).
                 float v =
-                    c.alpha * acc + (c.beta != 0.f ? c.beta * dk::loadFloat(c.c, c.type, ci) : 0.f);
+                    c.alpha * acc + (c.beta != 0.f ? c.beta * dk::loadFloat(c.c, cType, ci) : 0.f);
                 if (c.bias) v += dk::loadFloat(c.bias, c.type, col);
-                dk::storeFloat(c.c, c.type, ci,
+                dk::storeFloat(c.c, cType, ci,
                                dk::applyActivation(c.act, c.actAlpha, c.actBeta, v));
             }
     }

@@ -83,4 +83,66 @@ FSC_HD void attentionLaneWrite(const AttentionParams& p, int64_t row, int lane, 
     }
 }
 
+// The softmax between the two GEMMs of the cuBLAS route (attention_gemms.h): one warp per
+// row of float32 scores S (scale already applied by the first GEMM) adds the row's mask,
+// takes its max and sum, and writes the probabilities P in the operands' type. P may be S
+// itself (float32): each lane reads and writes only its own columns.
+struct AttentionSoftmaxParams {
+    float* scores;  // rows x lk, packed
+    void* probs;    // rows x lk, packed, `type`
+    ElemType type;
+    const void* mask;  // as AttentionParams' mask, or null
+    int batchRank;
+    int64_t batchDims[kAttentionMaxBatchRank];
+    int64_t maskBatchStrides[kAttentionMaxBatchRank];
+    int64_t maskRowStride, maskColStride;
+    int64_t lq, lk;
+    int64_t firstRow;  // the index of scores' row 0 among all batch * lq query rows
+    int64_t rows;
+};
+
+// The mask's element offset for a row of the scores (its query row and batch index).
+FSC_HD int64_t attentionMaskOffset(const AttentionSoftmaxParams& p, int64_t row) {
+    const int64_t all = p.firstRow + row;
+    int64_t b = all / p.lq, off = (all % p.lq) * p.maskRowStride;
+    for (int i = p.batchRank - 1; i >= 0; --i) {
+        off += (b % p.batchDims[i]) * p.maskBatchStrides[i];
+        b /= p.batchDims[i];
+    }
+    return off;
+}
+
+// Adds the mask to this lane's scores in place; returns the lane's max.
+FSC_HD float attentionSoftmaxLaneMax(const AttentionSoftmaxParams& p, int64_t row, int lane) {
+    float* s = p.scores + row * p.lk;
+    const int64_t maskRow = p.mask ? attentionMaskOffset(p, row) : 0;
+    float best = -INFINITY;
+    for (int64_t key = lane; key < p.lk; key += 32) {
+        float x = s[key];
+        if (p.mask) {
+            x += loadFloat(p.mask, p.type, maskRow + key * p.maskColStride);
+            s[key] = x;
+        }
+        best = fmaxf(best, x);
+    }
+    return best;
+}
+
+// exp(score - max) in place for this lane's keys; returns the lane's sum.
+FSC_HD float attentionSoftmaxLaneExp(const AttentionSoftmaxParams& p, int64_t row, int lane, float rowMax) {
+    float* s = p.scores + row * p.lk;
+    float sum = 0.f;
+    for (int64_t key = lane; key < p.lk; key += 32) {
+        s[key] = expf(s[key] - rowMax);
+        sum += s[key];
+    }
+    return sum;
+}
+
+FSC_HD void attentionSoftmaxLaneWrite(const AttentionSoftmaxParams& p, int64_t row, int lane, float rowSum) {
+    const float* s = p.scores + row * p.lk;
+    const float inv = 1.f / rowSum;
+    for (int64_t key = lane; key < p.lk; key += 32) storeFloat(p.probs, p.type, row * p.lk + key, s[key] * inv);
+}
+
 }  // namespace fsc::dk

@@ -94,6 +94,16 @@ __global__ void fscAttentionRows(const AttentionParams p) {
     attentionLaneWrite(p, row, lane, scores, rowSum);
 }
 
+// One warp per row of scores, as fscSoftmaxRows; the lanes' exps stay in the scores row.
+__global__ void fscAttentionSoftmax(const AttentionSoftmaxParams p) {
+    const int lane = threadIdx.x % kLanes;
+    const int64_t row = int64_t(blockIdx.x) * (blockDim.x / kLanes) + threadIdx.x / kLanes;
+    if (row >= p.rows) return;
+    const float rowMax = warpMax(attentionSoftmaxLaneMax(p, row, lane));
+    const float rowSum = warpSum(attentionSoftmaxLaneExp(p, row, lane, rowMax));
+    attentionSoftmaxLaneWrite(p, row, lane, rowSum);
+}
+
 }  // namespace
 
 cudaError_t launchElementwise(const EwParams& p, LaunchGeometry g, cudaStream_t s) {
@@ -155,6 +165,11 @@ cudaError_t launchAttentionRows(const AttentionParams& p, LaunchGeometry g, cuda
     // that may pass its end (compute-sanitizer on an H100 caught it at 6 keys).
     const size_t shared = (size_t(p.lk > 0 ? p.lk : 1) * sizeof(float) + 15) / 16 * 16;
     fscAttentionRows<<<unsigned(g.grid), unsigned(g.block), shared, s>>>(p);
+    return cudaGetLastError();
+}
+
+cudaError_t launchAttentionSoftmax(const AttentionSoftmaxParams& p, LaunchGeometry g, cudaStream_t s) {
+    fscAttentionSoftmax<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
 
