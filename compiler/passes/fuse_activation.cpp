@@ -45,7 +45,7 @@ struct Epilogue {
     ActivationSpec spec;
 };
 
-// A Conv, Gemm or MatMul (or a fused one without an activation yet) of float32 can take an
+// A Conv, Gemm or MatMul (or a fused one without an activation yet) of a float type can take an
 // activation in its epilogue: nothing, or what the match should answer instead.
 std::optional<MatchResult> producerProblem(const Rewriter& rw, NodeId pid) {
     if (!pid.valid()) return MatchResult::none();
@@ -55,7 +55,8 @@ std::optional<MatchResult> producerProblem(const Rewriter& rw, NodeId pid) {
     const bool plainKind = p.domain.empty() && (p.opType == "Conv" || p.opType == "Gemm" || p.opType == "MatMul");
     if (!fusedKind && !plainKind) return MatchResult::none();
     if (fusedKind && p.attribute("activation")) return MatchResult::rejected("the producer already has an activation");
-    if (dtypeOf(rw.graph(), p.outputs[0]) != DType::Float32) return MatchResult::rejected("only float32 is fused");
+    if (!isFusableFloat(dtypeOf(rw.graph(), p.outputs[0])))
+        return MatchResult::rejected("only float32, float16 and bfloat16 are fused");
     return std::nullopt;
 }
 

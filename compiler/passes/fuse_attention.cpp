@@ -165,7 +165,7 @@ public:
         if (mask.valid() && (rankOf(g, mask) < 0 || rankOf(g, mask) > rank))
             return MatchResult::rejected("the mask's rank is unknown or larger than the scores'");
         const DType t = dtypeOf(g, q);
-        if (t != DType::Float32 && t != DType::Float64) return MatchResult::rejected("not float32 or float64");
+        if (!isFusableFloat(t) && t != DType::Float64) return MatchResult::rejected("not a float type");
         for (ValueId x : {kt, v, mask})
             if (x.valid() && dtypeOf(g, x) != t) return MatchResult::rejected("operands differ in dtype");
 

@@ -86,11 +86,11 @@ private:
             return MatchResult::rejected("the convolution's activation comes before the Add");
         if (fused && p.inputs.size() > 3) return MatchResult::rejected("the convolution already adds a residual");
         if (intAttr(p, "channels_last", 0) != 0) return MatchResult::rejected("the convolution already runs channels-last");
-        if (dtypeOf(g, c) != DType::Float32) return MatchResult::rejected("only float32 is fused");
+        if (!isFusableFloat(dtypeOf(g, c))) return MatchResult::rejected("only float32, float16 and bfloat16 are fused");
         if (rw.soleUser(c) != anchor || rw.isCaptured(c))
             return MatchResult::rejected("the convolution's output has other readers");
         const ValueId sum = g.node(anchor).outputs[0];
-        if (!sameShape(g, c, z) || !sameShape(g, c, sum) || dtypeOf(g, z) != DType::Float32)
+        if (!sameShape(g, c, z) || !sameShape(g, c, sum) || dtypeOf(g, z) != dtypeOf(g, c))
             return MatchResult::rejected("the Add broadcasts, or its shapes are not known");
         ResidualMatch m{pid, anchor, NodeId{}, z, {}};
         const NodeId next = rw.soleUser(sum);

@@ -59,7 +59,7 @@ public:
         if (!fusable(last)) return MatchResult::none();
         const ValueId out = last.outputs[0];
         const DType t = dtypeOf(g, out);
-        if (t != DType::Float32 && t != DType::Float64) return MatchResult::none();
+        if (!isFusableFloat(t) && t != DType::Float64) return MatchResult::none();
         auto joins = [&](NodeId p) {
             const Node& n = g.node(p);
             return rw.isLive(p) && fusable(n) && dtypeOf(g, n.outputs[0]) == t && sameShape(g, n.outputs[0], out);

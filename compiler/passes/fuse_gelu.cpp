@@ -36,7 +36,8 @@ std::optional<std::pair<ValueId, NodeId>> scaledBySqrtHalf(const Rewriter& rw, V
     if (n.inputs.size() != 2) return std::nullopt;
     auto c = constantScalar(rw, n.inputs[1]);
     if (!c) return std::nullopt;
-    if ((isOp(n, "Div") && near(*c, kSqrt2)) || (isOp(n, "Mul") && near(*c, 1.0 / kSqrt2)))
+    const double tol = storedPrecision(rw, n.inputs[1]);
+    if ((isOp(n, "Div") && near(*c, kSqrt2, tol)) || (isOp(n, "Mul") && near(*c, 1.0 / kSqrt2, tol)))
         return std::make_pair(n.inputs[0], p);
     return std::nullopt;
 }
@@ -69,7 +70,7 @@ std::optional<Inner> onePlus(const Rewriter& rw, ValueId v) {
             if (!mId.valid() || !isOp(rw.graph().node(mId), "Mul")) return std::nullopt;
             const Node& m = rw.graph().node(mId);
             auto c = constantScalar(rw, m.inputs[1]);
-            if (!c || !near(*c, kSqrt2OverPi)) return std::nullopt;
+            if (!c || !near(*c, kSqrt2OverPi, storedPrecision(rw, m.inputs[1]))) return std::nullopt;
             NodeId sumId = rw.producer(m.inputs[0]);
             if (!sumId.valid() || !isOp(rw.graph().node(sumId), "Add")) return std::nullopt;
             const Node& sum = rw.graph().node(sumId);
@@ -80,7 +81,7 @@ std::optional<Inner> onePlus(const Rewriter& rw, ValueId v) {
                 const Node& cubeMul = rw.graph().node(cubeMulId);
                 auto k3 = constantScalar(rw, cubeMul.inputs[1]);
                 NodeId powId = rw.producer(cubeMul.inputs[0]);
-                if (!k3 || !near(*k3, 0.044715) || !powId.valid()) continue;
+                if (!k3 || !near(*k3, 0.044715, storedPrecision(rw, cubeMul.inputs[1])) || !powId.valid()) continue;
                 const Node& pow = rw.graph().node(powId);
                 auto e = isOp(pow, "Pow") ? constantScalar(rw, pow.inputs[1]) : std::nullopt;
                 if (!e || *e != 3.0 || pow.inputs[0] != x) continue;

@@ -2,6 +2,7 @@
 // becomes Gemm when the activations are 2-D, and ai.fusescope.FusedMatMul (bias in the
 // epilogue) when they have more dims, as transformer activations do.
 #include "compiler/passes/pass_util.h"
+#include "core/buffer.h"
 #include "compiler/passes/passes.h"
 #include "compiler/pass_manager.h"
 
@@ -35,14 +36,15 @@ public:
             // An activation rank the shapes do not tell (Swin's window reshapes) is fine for a
             // 1-D bias: MatMul's output always ends in the weight's columns.
             const bool rankKnown = aType.shape.rankKnown();
-            if (dtypeOf(g, mm.outputs[0]) != DType::Float32) return MatchResult::rejected("only float32 is fused");
+            const DType type = dtypeOf(g, mm.outputs[0]);
+            if (!isFusableFloat(type)) return MatchResult::rejected("only float32, float16 and bfloat16 are fused");
             const Tensor* bias = rw.constant(biasV);
             if (!bias) return MatchResult::rejected("the bias is not a constant");
             const int64_t n = (*wDims)[1];
             for (size_t d = 0; d + 1 < bias->dims().size(); ++d)
                 if (bias->dims()[d] != 1) return MatchResult::rejected("the bias varies along more than the last axis");
-            if (bias->numElements() != n || bias->dtype() != DType::Float32)
-                return MatchResult::rejected("the bias does not have one float32 per output column");
+            if (bias->numElements() != n || bias->dtype() != type)
+                return MatchResult::rejected("the bias does not have one value of the product's type per output column");
             if (!rankKnown && bias->dims().size() > 1)
                 return MatchResult::rejected("the activations' rank is unknown and the bias is not 1-D");
             if (rankKnown && bias->dims().size() > aType.shape.rank()) return MatchResult::rejected("the bias adds dims");
@@ -56,9 +58,10 @@ public:
         const Node add = rw.graph().node(m.add);
         const Tensor& bias = *rw.constant(m.bias);
         ValueId bias1d = m.bias;
-        if (bias.dims().size() != 1) {
-            std::vector<float> values(bias.dataAs<float>(), bias.dataAs<float>() + bias.numElements());
-            bias1d = rw.addConstant(makeFloatTensor({bias.numElements()}, values), rw.graph().value(m.bias).name + "/1d");
+        if (bias.dims().size() != 1) {  // the same bytes as a vector
+            std::string bytes(reinterpret_cast<const char*>(bias.data()), bias.byteSize());
+            Tensor vector("", bias.dtype(), {bias.numElements()}, makeBuffer(std::move(bytes)), 0, bias.byteSize());
+            bias1d = rw.addConstant(std::move(vector), rw.graph().value(m.bias).name + "/1d");
         }
         const bool gemm = m.gemm;
         Node fused = makeNode(gemm ? "Gemm" : "FusedMatMul", gemm ? "" : kFusescopeDomain, mm,

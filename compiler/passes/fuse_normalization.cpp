@@ -238,7 +238,8 @@ public:
         if (!sameShape(g, add.inputs[0], add.inputs[1]))
             return MatchResult::rejected("the Add broadcasts (or its shapes are unknown)");
         if (rw.isCaptured(add.outputs[0])) return MatchResult::rejected("the sum is read by a subgraph");
-        if (dtypeOf(g, add.outputs[0]) != DType::Float32) return MatchResult::rejected("only float32 is fused");
+        if (!isFusableFloat(dtypeOf(g, add.outputs[0])))
+            return MatchResult::rejected("only float32, float16 and bfloat16 are fused");
         for (size_t i = 1; i < 3 && i < ln.inputs.size(); ++i)
             if (ln.inputs[i].valid() && g.value(ln.inputs[i]).type.shape.rank() != 1)
                 return MatchResult::rejected("gamma/beta are not 1-D");

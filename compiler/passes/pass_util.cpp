@@ -63,6 +63,13 @@ bool isConstantSplat(const Rewriter& rw, ValueId v, double x) {
     return true;
 }
 
+double storedPrecision(const Rewriter& rw, ValueId v) {
+    const Tensor* t = rw.constant(v);
+    if (t && t->dtype() == DType::Float16) return 1.0 / 1024;
+    if (t && t->dtype() == DType::BFloat16) return 1.0 / 128;
+    return 1e-4;
+}
+
 std::optional<double> constantScalar(const Rewriter& rw, ValueId v) {
     auto values = constantValues(rw, v);
     if (!values || values->size() != 1) return std::nullopt;

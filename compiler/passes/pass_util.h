@@ -73,4 +73,12 @@ bool internalOnly(const Rewriter& rw, const std::vector<NodeId>& nodes);
 // Float approximately equal (constants exported from Python literals).
 inline bool near(double a, double b, double tol = 1e-4) { return std::abs(a - b) <= tol * std::max(1.0, std::abs(b)); }
 
+// The relative tolerance `near` needs for a constant stored as `v`: float16 keeps 11
+// significant bits and bfloat16 8, so a float16 model's sqrt(2) is 1.4140625.
+double storedPrecision(const Rewriter& rw, ValueId v);
+
+// The types the fused ops take besides float64: float32, and float16 and bfloat16, which
+// their kernels load and store as such but compute in float32 (the CPU widens them).
+inline bool isFusableFloat(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
+
 }  // namespace fsc::passes

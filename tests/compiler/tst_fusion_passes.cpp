@@ -6,6 +6,7 @@
 #include "compiler/elementwise_program.h"
 #include "compiler/pass_manager.h"
 #include "compiler/passes/pass_util.h"
+#include "compiler/passes/passes.h"
 #include "pass_test_support.h"
 
 using namespace fsc;
@@ -600,6 +601,54 @@ private slots:
             if (g.node(id).opType == "Attention") QCOMPARE(g.node(id).origins.size(), size_t(9));
         QVERIFY(maxRelativeError(m, r.model) < 1e-5);
         checkGolden(g, QStringLiteral("attention_fusion"));
+    }
+
+    // A transformer block exported in float16 or bfloat16 (PyTorch's model.half()) fuses as
+    // its float32 export does: attention, bias epilogues, GELU written out with its constants
+    // rounded to the narrow type (float16's sqrt(2) is 1.4140625) and the residual norm.
+    void narrowFloatBlocksFuse_data() {
+        QTest::addColumn<bool>("bfloat16");
+        QTest::addColumn<double>("tolerance");
+        QTest::newRow("float16") << false << 1e-2;
+        QTest::newRow("bfloat16") << true << 5e-2;
+    }
+    void narrowFloatBlocksFuse() {
+        QFETCH(bool, bfloat16);
+        QFETCH(double, tolerance);
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 5, 8}));
+        ValueId mask = b.input("mask", DType::Float32, dims({2, 1, 1, 5}));
+        ValueId y = writtenOutAttention(b, x, mask);
+        ValueId h = b.op("Add", {b.op("MatMul", {y, b.initializer(randomFloatTensor("w1", {8, 16}, 31))}, fresh()),
+                                 b.initializer(randomFloatTensor("b1", {16}, 32))},
+                         fresh());
+        ValueId z = b.op("Add", {b.op("MatMul", {writtenOutGelu(b, h, false), b.initializer(randomFloatTensor("w2", {16, 8}, 33))}, fresh()),
+                                 b.initializer(randomFloatTensor("b2", {8}, 34))},
+                         fresh());
+        ValueId sum = b.op("Add", {z, x}, "sum");
+        b.output(b.op("LayerNormalization", {sum, b.initializer(randomFloatTensor("gamma", {8}, 35, 1.f)),
+                                             b.initializer(randomFloatTensor("beta", {8}, 36))},
+                      "out"));
+        const Model wide = withInferredTypes(b);
+        // Everything narrowed, the norm and the softmax too, as the exporter writes them.
+        std::vector<std::unique_ptr<Pass>> narrowing;
+        narrowing.push_back(bfloat16 ? passes::convertToBFloat16({}) : passes::convertToFloat16({}));
+        auto narrowed = compileModel(wide, std::move(narrowing));
+        QVERIFY2(narrowed.isOk(), narrowed.status().message().c_str());
+        const Model& narrow = narrowed->model;
+        QCOMPARE(countOps(*narrow.graph, "Erf"), 1);
+
+        auto r = compileWith(narrow, {"gelu-fusion", "skip-layer-norm-fusion", "attention-fusion", "matmul-add-fusion",
+                                      "activation-fusion", "elementwise-fusion", "eliminate-dead-code"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countFused(g, "Attention"), 1);
+        QCOMPARE(countFused(g, "SkipLayerNorm"), 1);
+        QCOMPARE(countFused(g, "FusedMatMul"), 2);
+        int geluEpilogues = 0;  // the GELU in the first one's epilogue
+        for (NodeId id : g.order()) geluEpilogues += passes::stringAttr(g.node(id), "activation", "") == "Gelu";
+        QCOMPARE(geluEpilogues, 1);
+        for (const char* op : {"Erf", "Softmax", "Add", "Div", "LayerNormalization"}) QCOMPARE(countOps(g, op), 0);
+        QVERIFY2(maxRelativeError(narrow, r.model) < tolerance, qPrintable(QString::number(maxRelativeError(narrow, r.model))));
     }
 
     void attentionKernelLayouts_data() {
