@@ -172,6 +172,7 @@ Model opModel(const OpCase& c) {
 }  // namespace
 
 Q_DECLARE_METATYPE(OpCase)
+Q_DECLARE_METATYPE(fsc::DType)
 
 class TestCudaBackend : public QObject {
     Q_OBJECT
@@ -211,15 +212,26 @@ private slots:
         const int64_t box[] = {2, 12, 197, 64}, src[] = {197 * 12 * 64, 64, 12 * 64, 1}, dst[] = {12 * 197 * 64, 197 * 64, 64, 1};
         for (int d = 0; d < 4; ++d) transpose.dims[d] = box[d], transpose.srcStrides[d] = src[d], transpose.dstStrides[d] = dst[d];
         transpose.count = 2 * 12 * 197 * 64;
+        dk::CopyParams misaligned = transpose;
         dk::simplifyCopy(transpose);
         QCOMPARE(transpose.rank, 4);
         QVERIFY(transpose.index32);
-        dk::CopyParams slice = transpose;  // a box far into a large source: offsets past 2^31
-        slice.srcOffset = 0, slice.rank = 2, slice.dims[0] = 3, slice.dims[1] = 4;
-        slice.srcStrides[0] = int64_t(1) << 30, slice.srcStrides[1] = 1, slice.dstStrides[0] = 4, slice.dstStrides[1] = 1;
-        slice.count = 12;
+        // Float32 rows of 64 move as 16 words of 16 bytes, every stride in words.
+        QCOMPARE(transpose.wordBytes, 16);
+        QCOMPARE(transpose.dims[3], int64_t(16));
+        QCOMPARE(transpose.srcStrides[2], int64_t(12 * 16));
+        QCOMPARE(transpose.count, int64_t(2 * 12 * 197 * 16));
+        static float storage[8];  // a source 8 bytes past 16-byte alignment: 8-byte words
+        misaligned.src = reinterpret_cast<const char*>(storage) + (16 - reinterpret_cast<uintptr_t>(storage) % 16) % 16 + 8;
+        dk::simplifyCopy(misaligned);
+        QCOMPARE(misaligned.wordBytes, 8);
+        dk::CopyParams slice{};  // a box far into a large source: offsets past 2^31
+        slice.rank = 2, slice.dims[0] = 3, slice.dims[1] = 3;
+        slice.srcStrides[0] = int64_t(1) << 30, slice.srcStrides[1] = 1, slice.dstStrides[0] = 3, slice.dstStrides[1] = 1;
+        slice.count = 9;
         dk::simplifyCopy(slice);
         QVERIFY(!slice.index32);
+        QCOMPARE(slice.wordBytes, 0);  // rows of 3 floats: no wider word divides them
     }
 
     // Every device kernel, on random, odd, broadcast and empty shapes, against the CPU kernel.
@@ -523,6 +535,9 @@ private slots:
                                           {{1, 2, 3, 4}, {1, 2, 4, 70}, {1, 2, 70, 5}},
                                           {},
                                           {randomFloatTensor("mask", {1, 1, 3, 70}, 29, 4.f)}});
+        // The GPU's softmax keeps up to 1024 keys a row in registers, more in the scratch row.
+        row("attention 300 keys", {"Attention", "ai.fusescope", {{1, 2, 3, 8}, {1, 2, 8, 300}, {1, 2, 300, 4}}});
+        row("attention 1100 keys", {"Attention", "ai.fusescope", {{1, 1, 2, 8}, {1, 1, 8, 1100}, {1, 1, 1100, 4}}});
         // Heads as the last stored dim: no unit stride in Q, so the warp kernel runs it.
         row("attention strided heads (warp kernel)",
             {"Attention",
@@ -590,6 +605,21 @@ private slots:
         OpCase halfMm{"MatMul", "", {{4, 16}, {16, 8}}};
         halfMm.dtype = DType::Float16;
         row("matmul float16", halfMm, 1e-2);
+        // What the fusions make of a float16 export (model.half()): epilogues, residual, norm.
+        OpCase halfResidual{"FusedConv",
+                            "ai.fusescope",
+                            {{1, 3, 6, 6}},
+                            {stringAttr("activation", "Relu")},
+                            {halfWeights("w", {5, 3, 1, 1}), halfWeights("b", {5}), halfWeights("z", {1, 5, 6, 6})}};
+        halfResidual.dtype = DType::Float16;
+        row("fused conv residual relu float16", halfResidual, 1e-2);
+        OpCase halfGelu{"FusedMatMul", "ai.fusescope", {{5, 8}, {8, 6}}, {stringAttr("activation", "Gelu")}, {halfWeights("bias", {6})}};
+        halfGelu.dtype = DType::Float16;
+        row("fused matmul gelu float16", halfGelu, 1e-2);
+        OpCase halfSkip{"SkipLayerNorm", "ai.fusescope", {{2, 3, 40}, {2, 3, 40}}, {floatAttr("epsilon", 1e-5f)},
+                        {halfWeights("g", {40}), halfWeights("b", {40})}};
+        halfSkip.dtype = DType::Float16;
+        row("skip layer norm float16", halfSkip, 2e-2);
         OpCase halfAttention{"Attention",
                              "ai.fusescope",
                              {{2, 5, 3, 8}, {2, 6, 3, 8}, {2, 6, 3, 8}},
@@ -718,11 +748,17 @@ private slots:
     }
 
     // A fused element-wise group runs the kernel generated for it (NVRTC's PTX, loaded by
-    // name), broadcasting, and inside a captured CUDA Graph. float32 only: fusion leaves
-    // half-precision groups alone while the CPU oracle has no half FusedElementwise (the
-    // half kernels' sources are compiled by tst_cuda_codegen).
+    // name), broadcasting, and inside a captured CUDA Graph; a float16 group loads and stores
+    // float16 and computes in float32, as the CPU oracle does once it has widened the inputs.
+    void fusedElementwiseRunsTheGeneratedKernel_data() {
+        QTest::addColumn<DType>("t");
+        QTest::addColumn<double>("tolerance");
+        QTest::newRow("float32") << DType::Float32 << 1e-5;
+        QTest::newRow("float16") << DType::Float16 << 2e-3;
+    }
     void fusedElementwiseRunsTheGeneratedKernel() {
-        const DType t = DType::Float32;
+        QFETCH(DType, t);
+        QFETCH(double, tolerance);
         GraphBuilder g;
         ValueId x = g.input("x", t, Shape({Dim::known(4), Dim::known(33)}));
         ValueId y = g.input("y", t, Shape({Dim::known(1), Dim::known(33)}));
@@ -742,7 +778,7 @@ private slots:
             const Comparison r =
                 compareBackends(compiled->model, feeds, device, run == 0 ? &cuda : nullptr);
             QVERIFY2(r.error.empty(), r.error.c_str());
-            QVERIFY2(r.worst <= 1e-5, qPrintable(QString::number(r.worst)));
+            QVERIFY2(r.worst <= tolerance, qPrintable(QString::number(r.worst)));
         }
         if (onGpu()) return;
         const auto* simulated = static_cast<SimulatedGpu*>(device.get());
@@ -1059,14 +1095,15 @@ private slots:
         QCOMPARE(s1.call.lda, int64_t(12));      // Q's rows step over all heads
         QVERIFY(!s1.call.transA && s1.call.transB);  // K^T is K read transposed
         QCOMPARE(s1.aOffset, int64_t(5 * 3 * 4));  // the second batch of Q
-        QCOMPARE(s1.cOffset, int64_t(3 * 5 * 6));  // its scores, packed
+        QCOMPARE(s1.cOffset, int64_t(3 * 5 * 8));  // its scores, rows of 6 keys 8 apart (aligned)
+        QCOMPARE(s1.call.ldc, int64_t(8));
         const PlannedGemm& o1 = whole->chunks[0].outputs[1];
         QCOMPARE(o1.call.ldc, int64_t(12));      // the output stored [batch, seq, heads, dim]
         QCOMPARE(o1.call.strideC, int64_t(4));   // heads side by side within each row
         QVERIFY(checkGemmCall(o1.call).isOk());
 
         // Scratch for one batch's scores: two chunks of one call each.
-        const size_t oneBatch = 3 * 5 * 6 * sizeof(float);
+        const size_t oneBatch = 3 * 5 * 8 * sizeof(float);
         auto chunked = planAttentionGemms(L, dk::ElemType::F32, 0.5f, oneBatch);
         QVERIFY2(chunked.isOk(), chunked.status().message().c_str());
         QCOMPARE(int(chunked->chunks.size()), 2);

@@ -16,10 +16,10 @@ struct BatchDim {
 
 // The layout's batch dims without those of extent 1, neighbours merged where every operand
 // steps through them as through one dim. The flat batch order is unchanged.
-std::vector<BatchDim> gemmBatchDims(const AttentionLayout& L) {
+std::vector<BatchDim> gemmBatchDims(const AttentionLayout& L, int64_t scoreRowStride) {
     const size_t rank = L.batchDims.size();
     std::vector<int64_t> scoreStride(rank);
-    int64_t packed = L.lq * L.lk;
+    int64_t packed = L.lq * scoreRowStride;
     for (size_t i = rank; i-- > 0;) {
         scoreStride[i] = packed;
         packed *= L.batchDims[i];
@@ -37,7 +37,8 @@ std::vector<BatchDim> gemmBatchDims(const AttentionLayout& L) {
         if (!dims.empty()) {
             BatchDim& outer = dims.back();
             bool merges = true;
-            for (int k = 0; k < kBatchOperands; ++k) merges = merges && outer.stride[k] == d.extent * d.stride[k];
+            for (int k = 0; k < kBatchOperands; ++k)
+                merges = merges && outer.stride[k] == d.extent * d.stride[k];
             if (merges) {
                 outer.extent *= d.extent;
                 std::copy(std::begin(d.stride), std::end(d.stride), outer.stride);
@@ -53,9 +54,17 @@ std::vector<BatchDim> gemmBatchDims(const AttentionLayout& L) {
 // More calls than this and the warp kernel's one launch is the better deal.
 constexpr int64_t kMaxCalls = 1024;
 
+// Rows of S and P start 16-byte aligned (8 float16 or bfloat16, 4 float32 values): cuBLASLt
+// picks its vectorised kernels only for aligned rows, and ViT's 197 keys are not (its
+// products of P and V ran at a third of the speed on an H100).
+int64_t scoreRowStride(int64_t lk) {
+    return (lk + 7) / 8 * 8;
+}
+
 }  // namespace
 
-std::optional<GemmOperand> gemmOperand(int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride) {
+std::optional<GemmOperand> gemmOperand(int64_t rows, int64_t cols, int64_t rowStride,
+                                       int64_t colStride) {
     if (cols == 1 || colStride == 1) {
         const int64_t ld = rows == 1 ? cols : rowStride;
         if (ld >= std::max<int64_t>(1, cols)) return GemmOperand{false, ld};
@@ -67,8 +76,8 @@ std::optional<GemmOperand> gemmOperand(int64_t rows, int64_t cols, int64_t rowSt
     return std::nullopt;
 }
 
-Result<AttentionGemmPlan> planAttentionGemms(const AttentionLayout& L, dk::ElemType type, float scale,
-                                             size_t maxScratchBytes) {
+Result<AttentionGemmPlan> planAttentionGemms(const AttentionLayout& L, dk::ElemType type,
+                                             float scale, size_t maxScratchBytes) {
     auto matrix = [&](AttentionLayout::Operand k, int64_t rows, int64_t cols) {
         const StridedView& view = L.view[k];
         const size_t r = view.strides.size();
@@ -78,20 +87,24 @@ Result<AttentionGemmPlan> planAttentionGemms(const AttentionLayout& L, dk::ElemT
     const auto kt = matrix(AttentionLayout::KT, L.d, L.lk);
     const auto v = matrix(AttentionLayout::V, L.lk, L.dv);
     const auto y = matrix(AttentionLayout::Y, L.lq, L.dv);
-    if (!q || !kt || !v) return Status(ErrorCode::Unsupported, "an operand has no unit row or column stride");
-    if (!y || y->trans) return Status(ErrorCode::Unsupported, "the output's rows are not contiguous");
+    if (!q || !kt || !v)
+        return Status(ErrorCode::Unsupported, "an operand has no unit row or column stride");
+    if (!y || y->trans)
+        return Status(ErrorCode::Unsupported, "the output's rows are not contiguous");
 
     const bool separateProbs = type != dk::ElemType::F32;
     const size_t elem = size_t(dk::elemBytes(type));
-    const size_t matrixBytes = size_t(L.lq * L.lk) * (sizeof(float) + (separateProbs ? elem : 0));
-    const std::vector<BatchDim> dims = gemmBatchDims(L);
+    const int64_t ld = scoreRowStride(L.lk);
+    const size_t matrixBytes = size_t(L.lq * ld) * (sizeof(float) + (separateProbs ? elem : 0));
+    const std::vector<BatchDim> dims = gemmBatchDims(L, ld);
     int64_t perSlice = 1;  // batch elements in one index of the outermost dim
     for (size_t j = 1; j < dims.size(); ++j) perSlice *= dims[j].extent;
     const size_t sliceBytes = size_t(perSlice) * matrixBytes;
     if (sliceBytes > maxScratchBytes)
-        return Status(ErrorCode::Unsupported, "one batch slice's scores need " + std::to_string(sliceBytes) + " bytes");
-    const int64_t chunkSlices =
-        std::min<int64_t>(dims[0].extent, sliceBytes ? int64_t(maxScratchBytes / sliceBytes) : dims[0].extent);
+        return Status(ErrorCode::Unsupported,
+                      "one batch slice's scores need " + std::to_string(sliceBytes) + " bytes");
+    const int64_t chunkSlices = std::min<int64_t>(
+        dims[0].extent, sliceBytes ? int64_t(maxScratchBytes / sliceBytes) : dims[0].extent);
 
     AttentionGemmPlan plan;
     int64_t calls = 0;
@@ -103,7 +116,8 @@ Result<AttentionGemmPlan> planAttentionGemms(const AttentionLayout& L, dk::ElemT
         std::vector<int64_t> extent(dims.size());
         for (size_t j = 0; j < dims.size(); ++j) extent[j] = j == 0 ? slices : dims[j].extent;
         // cuBLAS batches the largest dim; the host loops over the rest.
-        const size_t inner = size_t(std::max_element(extent.begin(), extent.end()) - extent.begin());
+        const size_t inner =
+            size_t(std::max_element(extent.begin(), extent.end()) - extent.begin());
         std::vector<int64_t> index(dims.size(), 0);
         for (;;) {
             int64_t off[kBatchOperands] = {};
@@ -125,7 +139,7 @@ Result<AttentionGemmPlan> planAttentionGemms(const AttentionLayout& L, dk::ElemT
             s.call.transB = kt->trans;
             s.call.ldb = kt->ld;
             s.call.strideB = b.stride[BKT];
-            s.call.ldc = L.lk;
+            s.call.ldc = ld;
             s.call.strideC = b.stride[BS];
             s.call.alpha = scale;
             s.call.floatOutput = separateProbs;
@@ -139,7 +153,7 @@ Result<AttentionGemmPlan> planAttentionGemms(const AttentionLayout& L, dk::ElemT
             o.call.n = L.dv;
             o.call.k = L.lk;
             o.call.batch = extent[inner];
-            o.call.lda = L.lk;
+            o.call.lda = ld;
             o.call.strideA = b.stride[BS];
             o.call.transB = v->trans;
             o.call.ldb = v->ld;
@@ -150,7 +164,9 @@ Result<AttentionGemmPlan> planAttentionGemms(const AttentionLayout& L, dk::ElemT
             o.bOffset = off[BV];
             o.cOffset = off[BY];
             chunk.outputs.push_back(o);
-            if (++calls > kMaxCalls) return Status(ErrorCode::Unsupported, "more than " + std::to_string(kMaxCalls) + " GEMM calls");
+            if (++calls > kMaxCalls)
+                return Status(ErrorCode::Unsupported,
+                              "more than " + std::to_string(kMaxCalls) + " GEMM calls");
             // The next index of the dims the host loops over, the last fastest.
             size_t j = dims.size();
             while (j-- > 0) {
@@ -164,8 +180,8 @@ Result<AttentionGemmPlan> planAttentionGemms(const AttentionLayout& L, dk::ElemT
     }
 
     const size_t rows = size_t(chunkSlices * perSlice * L.lq);
-    plan.scoresBytes = (rows * size_t(L.lk) * sizeof(float) + 255) / 256 * 256;  // P starts aligned
-    plan.probsBytes = separateProbs ? rows * size_t(L.lk) * elem : 0;
+    plan.scoresBytes = (rows * size_t(ld) * sizeof(float) + 255) / 256 * 256;  // P starts aligned
+    plan.probsBytes = separateProbs ? rows * size_t(ld) * elem : 0;
     dk::AttentionSoftmaxParams& p = plan.softmax;
     p.type = type;
     p.batchRank = int(L.batchDims.size());
@@ -179,10 +195,12 @@ Result<AttentionGemmPlan> planAttentionGemms(const AttentionLayout& L, dk::ElemT
     p.maskColStride = r >= 1 ? mask.strides[r - 1] : 0;
     p.lq = L.lq;
     p.lk = L.lk;
+    p.ld = ld;
     return plan;
 }
 
-Status runAttentionGemms(Device& device, const AttentionGemmPlan& plan, const AttentionOperands& x) {
+Status runAttentionGemms(Device& device, const AttentionGemmPlan& plan,
+                         const AttentionOperands& x) {
     auto scratch = device.workspace(plan.scoresBytes + plan.probsBytes);
     if (!scratch) return scratch.status();
     const dk::AttentionSoftmaxParams& softmax = plan.softmax;
@@ -209,7 +227,7 @@ Status runAttentionGemms(Device& device, const AttentionGemmPlan& plan, const At
         p.mask = x.mask;
         p.firstRow = chunk.firstBatch * softmax.lq;
         p.rows = chunk.batches * softmax.lq;
-        const size_t cells = size_t(p.rows * p.lk);
+        const size_t cells = size_t(p.rows * p.ld);
         l.extents = {{scores, cells * sizeof(float), true, "scores"}};
         if (plan.probsBytes) l.extents.push_back({probs, cells * elem, true, "probabilities"});
         if (x.mask) l.extents.push_back({x.mask, x.maskBytes, false, "mask"});

@@ -23,7 +23,8 @@ struct GemmOperand {
     bool trans = false;
     int64_t ld = 0;
 };
-std::optional<GemmOperand> gemmOperand(int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride);
+std::optional<GemmOperand> gemmOperand(int64_t rows, int64_t cols, int64_t rowStride,
+                                       int64_t colStride);
 
 // Batch elements whose scores share the scratch at once: flat batch indices
 // [firstBatch, firstBatch + batches). Offsets are in elements: the score calls read Q (a) and
@@ -36,15 +37,15 @@ struct AttentionGemmChunk {
 
 struct AttentionGemmPlan {
     std::vector<AttentionGemmChunk> chunks;
-    size_t scoresBytes = 0;  // float32 S of the largest chunk
+    size_t scoresBytes = 0;  // float32 S of the largest chunk, rows softmax.ld apart
     size_t probsBytes = 0;   // P in the operands' type after S; 0 when P overwrites S (float32)
     dk::AttentionSoftmaxParams softmax{};  // pointers, firstRow and rows are set per chunk
 };
 
 // Unsupported when an operand's matrix has no unit stride, or when one slice of the
 // outermost batch dim needs more than `maxScratchBytes` of scores.
-Result<AttentionGemmPlan> planAttentionGemms(const AttentionLayout& layout, dk::ElemType type, float scale,
-                                             size_t maxScratchBytes);
+Result<AttentionGemmPlan> planAttentionGemms(const AttentionLayout& layout, dk::ElemType type,
+                                             float scale, size_t maxScratchBytes);
 
 struct AttentionOperands {
     const void *q = nullptr, *kt = nullptr, *v = nullptr, *mask = nullptr;

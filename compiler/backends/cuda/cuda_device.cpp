@@ -337,7 +337,10 @@ public:
         };
         FSC_RETURN_IF_ERROR(layout(&d.a, plan->a, type));
         FSC_RETURN_IF_ERROR(layout(&d.b, plan->b, type));
-        FSC_RETURN_IF_ERROR(layout(&d.c, plan->c, integer ? CUDA_R_32I : call.floatOutput ? CUDA_R_32F : type));
+        FSC_RETURN_IF_ERROR(layout(&d.c, plan->c,
+                                   integer            ? CUDA_R_32I
+                                   : call.floatOutput ? CUDA_R_32F
+                                                      : type));
         // cuBLASLt's heuristics assume 256-byte aligned matrices unless told otherwise; a
         // matrix that starts inside a tensor (a head of Q, a batch of a broadcast MatMul)
         // may be aligned to less, and an algorithm that relies on more would misread it.
@@ -357,14 +360,14 @@ public:
                 const uint64_t workspace = kWorkspaceBytes;
                 cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                      &workspace, sizeof workspace);
-                cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                                     &alignA, sizeof alignA);
-                cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                                                     &alignB, sizeof alignB);
-                cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                                     &alignC, sizeof alignC);
-                cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                                     &alignC, sizeof alignC);
+                cublasLtMatmulPreferenceSetAttribute(
+                    pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignA, sizeof alignA);
+                cublasLtMatmulPreferenceSetAttribute(
+                    pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignB, sizeof alignB);
+                cublasLtMatmulPreferenceSetAttribute(
+                    pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignC, sizeof alignC);
+                cublasLtMatmulPreferenceSetAttribute(
+                    pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC, sizeof alignC);
                 cublasLtMatmulHeuristicResult_t result{};
                 int found = 0;
                 const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(

@@ -71,7 +71,8 @@ Status checkGemmCall(const GemmCall& c) {
     if (c.strideA < 0 || c.strideB < 0 || c.strideC < 0) return bad("negative batch stride");
     // Batches of C follow one another, or sit side by side within each row (the heads of
     // a [batch, rows, heads, cols] output).
-    const bool stacked = c.strideC >= c.m * c.ldc, interleaved = c.strideC >= c.n && c.ldc >= c.batch * c.strideC;
+    const bool stacked = c.strideC >= c.m * c.ldc,
+               interleaved = c.strideC >= c.n && c.ldc >= c.batch * c.strideC;
     if (c.batch > 1 && !stacked && !interleaved) return bad("batches of C overlap");
     return Status::ok();
 }

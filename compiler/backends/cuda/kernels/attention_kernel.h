@@ -88,15 +88,15 @@ FSC_HD void attentionLaneWrite(const AttentionParams& p, int64_t row, int lane, 
 // takes its max and sum, and writes the probabilities P in the operands' type. P may be S
 // itself (float32): each lane reads and writes only its own columns.
 struct AttentionSoftmaxParams {
-    float* scores;  // rows x lk, packed
-    void* probs;    // rows x lk, packed, `type`
+    float* scores;  // rows x lk, rows `ld` apart
+    void* probs;    // rows x lk, rows `ld` apart, `type`
     ElemType type;
     const void* mask;  // as AttentionParams' mask, or null
     int batchRank;
     int64_t batchDims[kAttentionMaxBatchRank];
     int64_t maskBatchStrides[kAttentionMaxBatchRank];
     int64_t maskRowStride, maskColStride;
-    int64_t lq, lk;
+    int64_t lq, lk, ld;
     int64_t firstRow;  // the index of scores' row 0 among all batch * lq query rows
     int64_t rows;
 };
@@ -114,7 +114,7 @@ FSC_HD int64_t attentionMaskOffset(const AttentionSoftmaxParams& p, int64_t row)
 
 // Adds the mask to this lane's scores in place; returns the lane's max.
 FSC_HD float attentionSoftmaxLaneMax(const AttentionSoftmaxParams& p, int64_t row, int lane) {
-    float* s = p.scores + row * p.lk;
+    float* s = p.scores + row * p.ld;
     const int64_t maskRow = p.mask ? attentionMaskOffset(p, row) : 0;
     float best = -INFINITY;
     for (int64_t key = lane; key < p.lk; key += 32) {
@@ -130,7 +130,7 @@ FSC_HD float attentionSoftmaxLaneMax(const AttentionSoftmaxParams& p, int64_t ro
 
 // exp(score - max) in place for this lane's keys; returns the lane's sum.
 FSC_HD float attentionSoftmaxLaneExp(const AttentionSoftmaxParams& p, int64_t row, int lane, float rowMax) {
-    float* s = p.scores + row * p.lk;
+    float* s = p.scores + row * p.ld;
     float sum = 0.f;
     for (int64_t key = lane; key < p.lk; key += 32) {
         s[key] = expf(s[key] - rowMax);
@@ -140,9 +140,9 @@ FSC_HD float attentionSoftmaxLaneExp(const AttentionSoftmaxParams& p, int64_t ro
 }
 
 FSC_HD void attentionSoftmaxLaneWrite(const AttentionSoftmaxParams& p, int64_t row, int lane, float rowSum) {
-    const float* s = p.scores + row * p.lk;
+    const float* s = p.scores + row * p.ld;
     const float inv = 1.f / rowSum;
-    for (int64_t key = lane; key < p.lk; key += 32) storeFloat(p.probs, p.type, row * p.lk + key, s[key] * inv);
+    for (int64_t key = lane; key < p.lk; key += 32) storeFloat(p.probs, p.type, row * p.ld + key, s[key] * inv);
 }
 
 }  // namespace fsc::dk

@@ -30,6 +30,7 @@ cudaError_t launchResize(const ResizeParams& p, LaunchGeometry g, cudaStream_t s
 cudaError_t launchQuantize(const QuantizeParams& p, LaunchGeometry g, cudaStream_t s);
 // Dynamic shared memory: one float per key.
 cudaError_t launchAttentionRows(const AttentionParams& p, LaunchGeometry g, cudaStream_t s);
-cudaError_t launchAttentionSoftmax(const AttentionSoftmaxParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launchAttentionSoftmax(const AttentionSoftmaxParams& p, LaunchGeometry g,
+                                   cudaStream_t s);
 
 }  // namespace fsc::dk
