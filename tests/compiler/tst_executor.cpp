@@ -569,6 +569,21 @@ private slots:
         std::vector<float> withNan{1.f, std::numeric_limits<float>::quiet_NaN(), 2.f}, out(3);
         cpu::softmaxArray(withNan.data(), out.data(), 3);
         for (float v : out) QVERIFY(std::isnan(v));
+        // Weights that would be subnormal are 0 (Swin's -100 mask): no output between 0 and
+        // FLT_MIN, each within FLT_MIN * e * n of the exact value.
+        std::vector<float> masked(49, 0.f), weights(49);
+        for (size_t i = 0; i < masked.size(); ++i) masked[i] = i % 2 ? -100.f : float(i % 5) - 88.f;
+        masked[7] = 3.f;
+        cpu::softmaxArray(masked.data(), weights.data(), 49);
+        const double bound = std::numeric_limits<float>::min() * std::exp(1.0) * 49;
+        double sum = 0;
+        for (float v : masked) sum += std::exp(double(v) - 3.0);
+        for (size_t i = 0; i < weights.size(); ++i) {
+            QVERIFY2(weights[i] == 0.f || weights[i] >= std::numeric_limits<float>::min(),
+                     qPrintable(QStringLiteral("element %1 is subnormal: %2").arg(i).arg(weights[i])));
+            QVERIFY(std::abs(weights[i] - std::exp(double(masked[i]) - 3.0) / sum) <= bound * 1.01);
+        }
+        QCOMPARE(weights[7], 1.f);
     }
 
     void vectorExpMatchesLibm() {
