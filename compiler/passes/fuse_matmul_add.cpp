@@ -2,9 +2,9 @@
 // becomes Gemm when the activations are 2-D, and ai.fusescope.FusedMatMul (bias in the
 // epilogue) when they have more dims, as transformer activations do.
 #include "compiler/passes/pass_util.h"
-#include "core/buffer.h"
 #include "compiler/passes/passes.h"
 #include "compiler/pass_manager.h"
+#include "core/buffer.h"
 
 namespace fsc::passes {
 namespace {
