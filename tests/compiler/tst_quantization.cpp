@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "compiler/backends/cpu/gemm.h"
+#include "compiler/backends/cpu/int8_conv_onednn.h"
 #include "compiler/backends/cpu/int8_products.h"
 #include "compiler/pass_manager.h"
 #include "compiler/passes/passes.h"
@@ -437,6 +438,77 @@ private slots:
                         const int64_t got = (*out)[0].as<int32_t>()[((n * 6 + oc) * outSize + oy) * outSize + ox];
                         if (got != exact) QCOMPARE(got, exact);  // one QCOMPARE per element is slow at 700 x 700
                     }
+    }
+
+    void int8ConvPrimitiveMatchesIm2col_data() {
+        QTest::addColumn<bool>("qlinear");
+        QTest::addColumn<int>("group");
+        QTest::addColumn<int>("stride");
+        QTest::newRow("ConvInteger 3x3") << false << 1 << 1;
+        QTest::newRow("ConvInteger, two groups, stride 2") << false << 2 << 2;
+        QTest::newRow("QLinearConv 3x3, per-channel scales, bias") << true << 1 << 1;
+    }
+
+    void int8ConvPrimitiveMatchesIm2col() {
+        // oneDNN's int8 convolution primitive (the route on CPUs with AMX), asked for here on
+        // any CPU: the same int32 sums as im2col + GEMM, padding counted as x == zero point.
+        QFETCH(bool, qlinear);
+        QFETCH(int, group);
+        QFETCH(int, stride);
+        const int64_t c = 64, m = 64, size = 20;
+        std::mt19937 rng(11);
+        auto bytes = [&](size_t n, int lo, int span) {
+            std::string s(n, '\0');
+            for (char& v : s) v = char(lo + int(rng() % unsigned(span)));
+            return s;
+        };
+        auto floats = [](const std::vector<float>& v) {
+            return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+        };
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::UInt8, Shape::ofSizes({1, c, size, size}));
+        const std::string wb = bytes(size_t(m * (c / group) * 9), -127, 255);
+        ValueId w = b.initializer(Tensor("w", DType::Int8, {m, c / group, 3, 3}, makeBuffer(wb), 0, wb.size()));
+        ValueId xz = b.initializer(Tensor("xz", DType::UInt8, {}, makeBuffer(std::string(1, char(117))), 0, 1));
+        const std::vector<Attribute> attrs{intsAttr("pads", {1, 1, 1, 1}), intAttr("group", group),
+                                           intsAttr("strides", {stride, stride})};
+        ValueId y;
+        if (!qlinear) {
+            y = b.op("ConvInteger", {x, w, xz}, "y", attrs, "conv");
+        } else {
+            std::vector<float> wScales(static_cast<size_t>(m));
+            for (float& s : wScales) s = 0.001f * float(1 + rng() % 50);
+            std::vector<int32_t> bias(static_cast<size_t>(m));
+            for (int32_t& v : bias) v = int32_t(rng() % 20001) - 10000;
+            const std::string biasBytes(reinterpret_cast<const char*>(bias.data()), bias.size() * 4);
+            ValueId xs = b.initializer(Tensor("xs", DType::Float32, {}, makeBuffer(floats({0.02f})), 0, 4));
+            ValueId ws = b.initializer(Tensor("ws", DType::Float32, {m}, makeBuffer(floats(wScales)), 0, size_t(m) * 4));
+            ValueId wz = b.initializer(Tensor("wz", DType::Int8, {m}, makeBuffer(std::string(size_t(m), '\0')), 0, size_t(m)));
+            ValueId ys = b.initializer(Tensor("ys", DType::Float32, {}, makeBuffer(floats({0.5f})), 0, 4));
+            ValueId yz = b.initializer(Tensor("yz", DType::UInt8, {}, makeBuffer(std::string(1, char(100))), 0, 1));
+            ValueId bb = b.initializer(Tensor("b", DType::Int32, {m}, makeBuffer(biasBytes), 0, biasBytes.size()));
+            y = b.op("QLinearConv", {x, xs, xz, w, ws, wz, ys, yz, bb}, "y", attrs, "conv");
+        }
+        b.output(y);
+        Model model = withInferredTypes(b);
+        RtTensor in = allocateTensor(DType::UInt8, {1, c, size, size});
+        for (int64_t i = 0; i < in.numel(); ++i) in.as<uint8_t>()[i] = uint8_t(rng());
+        auto runOnce = [&](bool primitive) -> std::vector<RtTensor> {
+            cpu::OneDnnInt8Conv::useEverywhere(primitive);
+            auto exec = Executor::create(model, {});
+            auto out = exec ? (*exec)->run({in}) : Result<std::vector<RtTensor>>(exec.status());
+            cpu::OneDnnInt8Conv::useEverywhere(false);
+            return out ? std::move(*out) : std::vector<RtTensor>{};
+        };
+        const std::vector<RtTensor> im2col = runOnce(false);
+        const uint64_t before = cpu::OneDnnInt8Conv::timesRun();
+        const std::vector<RtTensor> primitive = runOnce(true);
+        QVERIFY2(cpu::OneDnnInt8Conv::timesRun() > before, "the primitive did not run");
+        QCOMPARE(im2col.size(), size_t(1));
+        QCOMPARE(primitive.size(), size_t(1));
+        QCOMPARE(primitive[0].dims, im2col[0].dims);
+        QCOMPARE(primitive[0].dtype, qlinear ? DType::UInt8 : DType::Int32);
+        QVERIFY(std::memcmp(primitive[0].data, im2col[0].data, im2col[0].bytes()) == 0);
     }
 
     void accuracyAndSensitivityAreMeasured() {

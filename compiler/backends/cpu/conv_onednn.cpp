@@ -1,23 +1,17 @@
 #include "compiler/backends/cpu/conv_onednn.h"
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
 
+#include "compiler/backends/cpu/onednn_support.h"
+
 namespace fsc::cpu {
 
 namespace {
-
-dnnl::engine& cpuEngine() {
-    static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-    return engine;
-}
 
 dnnl::memory::dims toDims(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
 
@@ -34,22 +28,6 @@ dnnl::memory::desc channelsLastDesc(const std::vector<int64_t>& nhwc) {
     const dnnl::memory::dims strides{nhwc[1] * nhwc[2] * nhwc[3], 1, nhwc[2] * nhwc[3], nhwc[3]};
     return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
-
-// Growable 64-byte-aligned scratch for the blocked copies of activations; one per
-// thread, shared by every convolution (they run one after another).
-struct Scratch {
-    void* data = nullptr;
-    size_t bytes = 0;
-    ~Scratch() { std::free(data); }
-    void* get(size_t n) {
-        if (n > bytes) {
-            std::free(data);
-            bytes = (n + 63) / 64 * 64;
-            data = std::aligned_alloc(64, bytes);
-        }
-        return data;
-    }
-};
 
 }  // namespace
 
@@ -140,14 +118,7 @@ OneDnnConv::Done OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtT
                 weightDims[0] /= group;
                 weightDims.insert(weightDims.begin(), group);
             }
-            dnnl::memory::dims strides = toDims(g.strides), dilation(nd), padL(nd), padR(nd);
-            for (size_t d = 0; d < nd; ++d) {
-                const int64_t span = (g.kernel[d] - 1) * g.dilations[d] + 1;
-                dilation[d] = g.dilations[d] - 1;  // oneDNN counts the gaps
-                padL[d] = g.padBegin[d];
-                // Columns past the last window are simply not read.
-                padR[d] = std::max<int64_t>(0, (g.out[d] - 1) * g.strides[d] + span - g.in[d] - g.padBegin[d]);
-            }
+            const auto [strides, dilation, padL, padR] = oneDnnWindow(g);
             fresh->userSrc = xChannelsLast ? channelsLastDesc(x.dims) : plainDesc(toDims(x.dims));
             fresh->userWeights = plainDesc(weightDims);
             fresh->userDst = yChannelsLast ? channelsLastDesc(y.dims) : plainDesc(toDims(y.dims));

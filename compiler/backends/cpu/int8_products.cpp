@@ -38,6 +38,13 @@ SignedData asSigned(const RtTensor& x, const RtTensor* zero) {
     return s;
 }
 
+bool allZero(const RtTensor* zero) {
+    if (!zero) return true;
+    for (int64_t i = 0; i < zero->numel(); ++i)
+        if (elementAsInt(*zero, i) != 0) return false;
+    return true;
+}
+
 }  // namespace
 
 bool fitsInt8Gemm(const RtTensor& x, const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero) {
@@ -70,7 +77,8 @@ Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTenso
 }
 
 Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
-                const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero, const Int32Alloc& alloc) {
+                const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero, const Int32Alloc& alloc,
+                OneDnnInt8Conv* primitive, bool weightsConstant) {
     if (x.rank() < 3 || w.rank() != x.rank()) return bad(ctx, "X and W must have the same rank >= 3");
     const int64_t n = x.dims[0], c = x.dims[1], m = w.dims[0];
     if (group <= 0 || c % group || m % group || w.dims[1] != c / group)
@@ -83,6 +91,9 @@ Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, con
     outDims.insert(outDims.end(), geo->out.begin(), geo->out.end());
     auto out = alloc(outDims);
     if (!out) return out.status();
+    if (primitive && OneDnnInt8Conv::preferred() && w.dtype == DType::Int8 && allZero(wZero) &&
+        primitive->run(*geo, group, x, xZero ? int32_t(elementAsInt(*xZero, 0)) : 0, w, weightsConstant, *out))
+        return Status::ok();
     const SignedData sx = asSigned(x, xZero), sw = asSigned(w, wZero);
     const int64_t cg = c / group, mg = m / group, rows = cg * product(kernel);
     const int64_t outSize = product(geo->out), inSize = product(spatial);

@@ -314,12 +314,16 @@ public:
         if (!x || !w) return bad(ctx, "missing x or w");
         const RtTensor* xZero = xzp && xzp->numel() == 1 ? xzp : nullptr;
         const bool gemmFits = fitsInt8Gemm(*x, xZero, *w, wzp);
+        const bool weightsConstant = ctx.inputConstant(m_qlinear ? 3 : 1);
         if (!m_qlinear && gemmFits)  // straight into the output slot
-            return int8Conv(ctx, m_attrs, m_group, *x, xZero, *w, wzp, [&](const std::vector<int64_t>& dims) -> Result<int32_t*> {
-                auto out = ctx.output(0, DType::Int32, dims);
-                if (!out) return out.status();
-                return (*out)->as<int32_t>();
-            });
+            return int8Conv(
+                ctx, m_attrs, m_group, *x, xZero, *w, wzp,
+                [&](const std::vector<int64_t>& dims) -> Result<int32_t*> {
+                    auto out = ctx.output(0, DType::Int32, dims);
+                    if (!out) return out.status();
+                    return (*out)->as<int32_t>();
+                },
+                &m_primitive, weightsConstant);
         // The accumulators in scratch kept by the thread (not zeroed: every element is written).
         thread_local std::vector<int32_t> scratch;
         RtTensor acc;
@@ -331,7 +335,8 @@ public:
                                              acc.dims = dims;
                                              acc.data = scratch.data();
                                              return scratch.data();
-                                         }));
+                                         },
+                                         &m_primitive, weightsConstant));
         } else {
             auto exact = accumulateExactly(ctx, *x, xZero, *w, wzp);
             if (!exact) return exact.status();
@@ -383,6 +388,7 @@ public:
 
 private:
     bool m_qlinear;
+    OneDnnInt8Conv m_primitive;  // used where OneDnnInt8Conv::preferred()
     WindowAttrs m_attrs;
     int64_t m_group = 1;
 };

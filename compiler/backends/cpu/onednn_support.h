@@ -1,0 +1,57 @@
+#pragma once
+// What the oneDNN convolution wrappers share: the CPU engine and growable scratch for the
+// blocked copies of activations.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+
+#include "compiler/backends/cpu/conv_geometry.h"
+
+namespace fsc::cpu {
+
+inline dnnl::engine& cpuEngine() {
+    static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    return engine;
+}
+
+// A convolution's window in oneDNN's terms: it counts dilation as the gaps between taps, and
+// its right padding reaches only as far as the last window does.
+struct OneDnnWindow {
+    dnnl::memory::dims strides, dilation, padL, padR;
+};
+inline OneDnnWindow oneDnnWindow(const ConvGeometry& g) {
+    const size_t nd = g.in.size();
+    OneDnnWindow w{{g.strides.begin(), g.strides.end()}, dnnl::memory::dims(nd), dnnl::memory::dims(nd),
+                   dnnl::memory::dims(nd)};
+    for (size_t d = 0; d < nd; ++d) {
+        const int64_t span = (g.kernel[d] - 1) * g.dilations[d] + 1;
+        w.dilation[d] = g.dilations[d] - 1;
+        w.padL[d] = g.padBegin[d];
+        w.padR[d] = std::max<int64_t>(0, (g.out[d] - 1) * g.strides[d] + span - g.in[d] - g.padBegin[d]);
+    }
+    return w;
+}
+
+// Growable 64-byte-aligned scratch; callers keep one per thread, shared by every
+// convolution (they run one after another).
+struct Scratch {
+    void* data = nullptr;
+    size_t bytes = 0;
+    Scratch() = default;
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+    ~Scratch() { std::free(data); }
+    void* get(size_t n) {
+        if (n > bytes) {
+            std::free(data);
+            bytes = (n + 63) / 64 * 64;
+            data = std::aligned_alloc(64, bytes);
+            if (!data) bytes = 0;
+        }
+        return data;
+    }
+};
+
+}  // namespace fsc::cpu
