@@ -36,9 +36,8 @@ struct OneDnnInt8Conv::Primitive {
     DType xType = DType::UInt8;
     bool usable = false;  // false: oneDNN offers only kernels slower than im2col + GEMM
     dnnl::convolution_forward conv;
-    dnnl::memory::desc userSrc, userDst, userWeights;
-    dnnl::memory weights;                // in the primitive's layout
-    const void* weightsFrom = nullptr;   // the constant they were reordered from
+    dnnl::memory::desc userSrc, userDst;
+    HeldWeights weights;
     dnnl::memory userSrcMemory, userDstMemory, srcMemory, dstMemory, zeroMemory;
     std::optional<dnnl::reorder> srcIn, dstOut;
     int32_t zero = 0;  // what zeroMemory points at
@@ -80,7 +79,7 @@ bool OneDnnInt8Conv::run(const ConvGeometry& g, int64_t group, const RtTensor& x
             const dt srcType = x.dtype == DType::UInt8 ? dt::u8 : dt::s8;
             fresh->userSrc = dnnl::memory::desc(src, srcType, tag::nchw);
             fresh->userDst = dnnl::memory::desc(dst, dt::s32, tag::nchw);
-            fresh->userWeights = dnnl::memory::desc(weightDims, dt::s8, weightTag);
+            fresh->weights.user = dnnl::memory::desc(weightDims, dt::s8, weightTag);
             const auto [strides, dilation, padL, padR] = oneDnnWindow(g);
             const dnnl::convolution_forward::desc desc(
                 dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -103,7 +102,7 @@ bool OneDnnInt8Conv::run(const ConvGeometry& g, int64_t group, const RtTensor& x
                 return false;
             }
             fresh->conv = dnnl::convolution_forward(pd);
-            fresh->weights = dnnl::memory(pd.weights_desc(), engine);
+            fresh->weights.held = dnnl::memory(pd.weights_desc(), engine);
             fresh->userSrcMemory = dnnl::memory(fresh->userSrc, engine, DNNL_MEMORY_NONE);
             fresh->userDstMemory = dnnl::memory(fresh->userDst, engine, DNNL_MEMORY_NONE);
             fresh->srcMemory = fresh->userSrcMemory;
@@ -118,7 +117,7 @@ bool OneDnnInt8Conv::run(const ConvGeometry& g, int64_t group, const RtTensor& x
             }
             fresh->zeroMemory = dnnl::memory(dnnl::memory::desc({1}, dt::s32, tag::x), engine, &fresh->zero);
             fresh->args = {{DNNL_ARG_SRC, fresh->srcMemory},
-                           {DNNL_ARG_WEIGHTS, fresh->weights},
+                           {DNNL_ARG_WEIGHTS, fresh->weights.held},
                            {DNNL_ARG_DST, fresh->dstMemory},
                            {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, fresh->zeroMemory}};
             m_primitive = std::move(fresh);
@@ -126,20 +125,11 @@ bool OneDnnInt8Conv::run(const ConvGeometry& g, int64_t group, const RtTensor& x
         }
         if (!p->usable) return false;
         thread_local dnnl::stream stream(engine);
-        if (!weightsConstant || p->weightsFrom != w.data) {
-            dnnl::memory user(p->userWeights, engine, const_cast<void*>(w.data));
-            dnnl::reorder(user, p->weights).execute(stream, user, p->weights);
-            p->weightsFrom = weightsConstant ? w.data : nullptr;
-        }
+        p->weights.refresh(stream, w.data, weightsConstant);
         thread_local Scratch srcScratch, dstScratch;
         p->userSrcMemory.set_data_handle(const_cast<void*>(x.data));
         p->userDstMemory.set_data_handle(y);
-        if (p->srcIn) {
-            void* blocked = srcScratch.get(p->srcMemory.get_desc().get_size());
-            if (!blocked) return false;
-            p->srcMemory.set_data_handle(blocked);
-            p->srcIn->execute(stream, p->userSrcMemory, p->srcMemory);
-        }
+        if (p->srcIn && !reorderIntoScratch(stream, srcScratch, *p->srcIn, p->userSrcMemory, p->srcMemory)) return false;
         if (p->dstOut) {
             void* blocked = dstScratch.get(p->dstMemory.get_desc().get_size());
             if (!blocked) return false;

@@ -54,4 +54,29 @@ struct Scratch {
     }
 };
 
+// Weights in a primitive's layout: reordered from `data` once when it is a constant (kept
+// while the constant stays where it was), on every call otherwise.
+struct HeldWeights {
+    dnnl::memory::desc user;
+    dnnl::memory held;
+    const void* from = nullptr;
+    void refresh(dnnl::stream& stream, const void* data, bool constant) {
+        if (constant && from == data) return;
+        dnnl::memory given(user, held.get_engine(), const_cast<void*>(data));
+        dnnl::reorder(given, held).execute(stream, given, held);
+        from = constant ? data : nullptr;
+    }
+};
+
+// `user` reordered into `blocked`, which is pointed at the thread's scratch first; false when
+// the scratch cannot be had.
+inline bool reorderIntoScratch(dnnl::stream& stream, Scratch& scratch, const dnnl::reorder& reorder,
+                               dnnl::memory& user, dnnl::memory& blocked) {
+    void* data = scratch.get(blocked.get_desc().get_size());
+    if (!data) return false;
+    blocked.set_data_handle(data);
+    reorder.execute(stream, user, blocked);
+    return true;
+}
+
 }  // namespace fsc::cpu
