@@ -88,10 +88,10 @@ bool OneDnnInt8Conv::run(const ConvGeometry& g, int64_t group, const RtTensor& x
             // x's zero point at run time: oneDNN subtracts it, padding included.
             dnnl::primitive_attr attr;
             attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-            // oneDNN lists its implementations best first, but only its AMX kernels beat
+            // oneDNN's first choice, taken only when it is an AMX kernel: those beat
             // im2col + GEMM (tests take any JIT kernel); its reference loops and its own
-            // im2col + GEMM never do.
-            dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+            // im2col + GEMM never do, and a case it would give to those stays on ours.
+            const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
             auto wanted = [](const std::string& impl) {
                 return impl.find("ref") == std::string::npos && impl.find("gemm") == std::string::npos &&
                        (g_everywhere || impl.find("amx") != std::string::npos);
