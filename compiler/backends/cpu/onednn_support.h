@@ -1,6 +1,7 @@
 #pragma once
-// What the oneDNN convolution wrappers share: the CPU engine and growable scratch for the
-// blocked copies of activations.
+// What the oneDNN convolution wrappers (float and int8) share: the CPU engine, the window
+// in oneDNN's terms, growable scratch for the blocked copies of activations, weights kept in
+// a primitive's layout, and the reorder of a source into scratch.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
