@@ -215,11 +215,7 @@ OneDnnConv::Done OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtT
         p->userDstMemory.set_data_handle(y.data);
         if (p->srcToBlocked && !reorderIntoScratch(stream, srcScratch, *p->srcToBlocked, p->userSrcMemory, p->srcMemory))
             return {};
-        if (p->dstFromBlocked) {
-            void* blocked = dstScratch.get(p->dstMemory.get_desc().get_size());
-            if (!blocked) return {};
-            p->dstMemory.set_data_handle(blocked);
-        }
+        if (p->dstFromBlocked && !pointAtScratch(dstScratch, p->dstMemory)) return {};
         if (b) p->biasMemory.set_data_handle(const_cast<void*>(b->data));
         if (p->addsResidual && p->residualToBlocked) {
             p->residualMemory.set_data_handle(const_cast<void*>(z->data));

@@ -130,11 +130,7 @@ bool OneDnnInt8Conv::run(const ConvGeometry& g, int64_t group, const RtTensor& x
         p->userSrcMemory.set_data_handle(const_cast<void*>(x.data));
         p->userDstMemory.set_data_handle(y);
         if (p->srcIn && !reorderIntoScratch(stream, srcScratch, *p->srcIn, p->userSrcMemory, p->srcMemory)) return false;
-        if (p->dstOut) {
-            void* blocked = dstScratch.get(p->dstMemory.get_desc().get_size());
-            if (!blocked) return false;
-            p->dstMemory.set_data_handle(blocked);
-        }
+        if (p->dstOut && !pointAtScratch(dstScratch, p->dstMemory)) return false;
         p->zero = xZero;
         p->conv.execute(stream, p->args);
         if (p->dstOut) p->dstOut->execute(stream, p->dstMemory, p->userDstMemory);

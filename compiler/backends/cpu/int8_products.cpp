@@ -54,10 +54,7 @@ bool fitsInt8Gemm(const RtTensor& x, const RtTensor* xZero, const RtTensor& w, c
         if (t.dtype != DType::Int8 && t.dtype != DType::UInt8) return false;
         if (!zero || zero->numel() == 0) return true;
         if (zero->dtype != t.dtype) return false;
-        if (zero->numel() == 1) return true;
-        for (int64_t i = 0; i < zero->numel(); ++i)
-            if (elementAsInt(*zero, i) != 0) return false;
-        return true;
+        return zero->numel() == 1 || allZero(zero);
     };
     return eightBit(x, xZero) && eightBit(w, wZero);
 }

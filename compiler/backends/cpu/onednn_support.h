@@ -69,13 +69,19 @@ struct HeldWeights {
     }
 };
 
+// `blocked` pointed at the thread's scratch; false when the scratch cannot be had.
+inline bool pointAtScratch(Scratch& scratch, dnnl::memory& blocked) {
+    void* data = scratch.get(blocked.get_desc().get_size());
+    if (!data) return false;
+    blocked.set_data_handle(data);
+    return true;
+}
+
 // `user` reordered into `blocked`, which is pointed at the thread's scratch first; false when
 // the scratch cannot be had.
 inline bool reorderIntoScratch(dnnl::stream& stream, Scratch& scratch, const dnnl::reorder& reorder,
                                dnnl::memory& user, dnnl::memory& blocked) {
-    void* data = scratch.get(blocked.get_desc().get_size());
-    if (!data) return false;
-    blocked.set_data_handle(data);
+    if (!pointAtScratch(scratch, blocked)) return false;
     reorder.execute(stream, user, blocked);
     return true;
 }
