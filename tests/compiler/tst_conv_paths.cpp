@@ -91,8 +91,10 @@ private slots:
         // 7x12: 84 pixels, a 64-wide tile, a 16-wide one and four single columns. 9x40:
         // rows wide enough for the row-by-row loops (narrow ones at stride 2 run as one
         // long row).
-        for (auto [n, h, w] :
-             {std::tuple<int64_t, int64_t, int64_t>{1, 13, 11}, {1, 13, 11}, {2, 8, 17}, {1, 7, 12}, {1, 9, 40}}) {
+        std::vector<std::tuple<int64_t, int64_t, int64_t>> sizes{{1, 13, 11}, {1, 13, 11}, {2, 8, 17}, {1, 7, 12}, {1, 9, 40}};
+        if (winogradSized(k)) sizes.insert(sizes.end(), {{1, 30, 29}, {1, 30, 29}});
+        const uint64_t winogradBefore = cpu::OneDnnConv::winogradRuns();
+        for (auto [n, h, w] : sizes) {
             const auto input = randomValues(size_t(n * k.c * h * w), rng);
             RtTensor t = allocateTensor(DType::Float32, {n, k.c, h, w});
             std::copy(input.begin(), input.end(), t.as<float>());
@@ -108,6 +110,7 @@ private slots:
                 if (std::abs(y.as<float>()[i] - expected[i]) > 1e-4f * (1 + std::abs(expected[i])))
                     QFAIL(qPrintable(QString("element %1: %2, expected %3").arg(i).arg(y.as<float>()[i]).arg(expected[i])));
         }
+        if (winogradSized(k) && oneDnnHasWinograd()) QCOMPARE(cpu::OneDnnConv::winogradRuns() - winogradBefore, uint64_t(2));
     }
 
     // The same cases as FusedConv with `channels_last` (what the channels-last pass makes):
@@ -191,6 +194,8 @@ private slots:
         std::vector<std::tuple<int64_t, int64_t, int64_t>> sizes{{1, 13, 11}, {1, 13, 11}, {2, 8, 17}, {1, 7, 12}, {1, 9, 40}};
         const bool pointwise = k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 && k.pads == std::vector<int64_t>{0, 0, 0, 0};
         if (pointwise) sizes.insert(sizes.end(), {{2, 1, 1}, {1, 2, 2}});  // a pooled image: the dot-product loop
+        if (winogradSized(k)) sizes.insert(sizes.end(), {{1, 30, 29}, {1, 30, 29}});
+        const uint64_t winogradBefore = cpu::OneDnnConv::winogradRuns();
         for (auto [n, h, w] : sizes) {
             const auto input = randomValues(size_t(n * k.c * h * w), rng);  // NCHW, for the definition
             RtTensor t = allocateTensor(type, nchwInput ? std::vector<int64_t>{n, k.c, h, w} : std::vector<int64_t>{n, h, w, k.c});
@@ -248,12 +253,26 @@ private slots:
                     QFAIL(qPrintable(QString("channel mean %1: %2, expected %3").arg(i).arg(g).arg(wantMeans[i])));
             }
         }
+        // float32 goes through oneDNN, float64 through NCHW copies around the plain loops.
+        if (winogradSized(k) && oneDnnHasWinograd() && !doubles)
+            QCOMPARE(cpu::OneDnnConv::winogradRuns() - winogradBefore, uint64_t(2));
     }
 
 private:
+    // 3x3 at stride 1 with channels oneDNN's Winograd kernel takes: it runs on the 30x29 image
+    // the tests add for these, where the CPU has AVX-512.
+    static bool winogradSized(const Case& k) {
+        return k.kh == 3 && k.kw == 3 && k.sh == 1 && k.sw == 1 && k.dh == 1 && k.dw == 1 && k.group == 1 &&
+               k.c % 16 == 0 && k.m % 16 == 0;
+    }
+    static bool oneDnnHasWinograd() {
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    }
     static std::vector<Case> cases_() {
         return {
             {"dense 3x3 (oneDNN)", 5, 7, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
+            {"dense 3x3, 32 to 48 channels (Winograd at 28x28 and up)", 32, 48, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
             {"dense 3x3 stride 2 asymmetric pads", 4, 6, 1, 3, 3, 2, 2, 1, 1, {0, 1, 2, 0}, false},
             {"dense 5x3 dilated", 3, 4, 1, 5, 3, 1, 2, 2, 1, {2, 1, 2, 1}, true},
             {"grouped", 6, 9, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},

@@ -2,6 +2,7 @@
 // float32 convolution through oneDNN. Its blocked-layout kernels beat im2col + GEMM by
 // 1.5-2.3x on ResNet and MobileNet layers here even counting the layout reorders in and
 // out of each call (docs/benchmarks.md); the channels-last pass removes those reorders.
+#include <cstdint>
 #include <memory>
 #include <mutex>
 
@@ -21,6 +22,9 @@ public:
     // Primitives made after this take oneDNN's own layout choice even where the NHWC kernels
     // are faster (tests: the blocked layouts and their reorders on any CPU).
     static void useOwnLayoutsOnly(bool only);
+    // How many runs took Winograd's F(4x4, 3x3) kernel, which 3x3 windows of stride 1 on
+    // outputs of 28x28 and up get where oneDNN has it (AVX-512); tests see it was taken.
+    static uint64_t winogradRuns();
     // What a run did of the epilogue; the caller does the rest, after it.
     struct Done {
         bool ran = false;         // false: y untouched, oneDNN has no primitive for the case
