@@ -78,30 +78,35 @@ std::optional<std::tuple<dnnl::algorithm, float, float>> postOpOf(const Activati
 std::atomic<bool> g_ownLayoutsOnly{false};
 std::atomic<uint64_t> g_winogradRuns{0};
 
-// Winograd's F(4x4, 3x3) does a 3x3 window of stride 1 in a quarter of the multiplies, but
-// its weights, transformed, are four times the size, and each is used once per 4x4 tile.
-// In a whole ResNet-50 run (Intel Xeon, 1 thread, each layer's weights read from memory) it
-// took 0.48x the direct kernel's time on the 56x56 layers and 0.72x on the 28x28 ones,
-// counting the reorders into and out of its blocked layout, but 1.15x at 14x14 (256
-// channels: 9 MiB of transformed weights for 16 tiles). Its error stays within twice the
-// direct kernel's (1.2e-5 against 6e-6 on outputs up to 4: docs/benchmarks.md).
-bool suitsWinograd(const ConvGeometry& g, int64_t group) {
-    if (g.in.size() != 2 || group != 1) return false;
+// Winograd's algorithm does a 3x3 window of stride 1 in fewer multiplies: F(4x4, 3x3) in a
+// quarter, F(2x2, 3x3) in 0.44x. Their weights, transformed, are 4x and 1.8x the size, each
+// used once per output tile. In whole ResNet-50 runs on an Intel Xeon (each layer's weights
+// read from memory; reorders into and out of the kernels' blocked layout included):
+// - 56x56 and 28x28: F(4x4) took 0.48x and 0.72x the direct kernel's time at 1 thread;
+// - 14x14 (256 channels): F(4x4) took 1.15x (9 MiB of transformed weights for 16 tiles),
+//   F(2x2) 0.94x at 1 thread and 0.73x at 2;
+// - 7x7: both slower than direct.
+// F(4x4)'s error stays within twice the direct kernel's, F(2x2)'s within the direct
+// kernel's (1.2e-5 and 3e-6 against 6e-6 on outputs up to 4: docs/benchmarks.md).
+// Returns the name oneDNN gives the kernel to take, or null for the direct one.
+const char* winogradKernelFor(const ConvGeometry& g, int64_t group) {
+    if (g.in.size() != 2 || group != 1) return nullptr;
     for (size_t d = 0; d < 2; ++d)
-        if (g.kernel[d] != 3 || g.strides[d] != 1 || g.dilations[d] != 1 || g.out[d] < 28) return false;
-    return true;
+        if (g.kernel[d] != 3 || g.strides[d] != 1 || g.dilations[d] != 1) return nullptr;
+    const int64_t side = std::min(g.out[0], g.out[1]);
+    return side >= 28 ? "wino_4x3" : side >= 14 ? "wino_2x3" : nullptr;
 }
 
-// oneDNN's F(4x4, 3x3) kernel for the case, where it has one (AVX-512 only). Its list can
-// put F(2x2, 3x3) first, which gained less (0.64-0.73x at 56x56 and 28x28), so the list is
-// searched.
-std::optional<dnnl::convolution_forward::primitive_desc> winogradFor(const dnnl::convolution_forward::desc& desc,
+// That kernel for the case, where oneDNN has it (AVX-512 only): its list of kernels for
+// the Winograd algorithm is searched, as it does not always put the one wanted first.
+std::optional<dnnl::convolution_forward::primitive_desc> winogradFor(const char* kernel,
+                                                                     const dnnl::convolution_forward::desc& desc,
                                                                      const dnnl::primitive_attr& attr,
                                                                      dnnl::engine& engine) {
     try {
         dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
         do {
-            if (std::string(pd.impl_info_str()).find("wino_4x3") != std::string::npos) return pd;
+            if (std::string(pd.impl_info_str()).find(kernel) != std::string::npos) return pd;
         } while (pd.next_impl());
     } catch (const dnnl::error&) {
     }
@@ -195,7 +200,7 @@ OneDnnConv::Done OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtT
             // primitive does neither the sum nor the activation (which must come after it),
             // and the caller adds both in one pass.
             const auto activation = postOpOf(m_act);
-            const bool winograd = suitsWinograd(g, group);
+            const char* winograd = winogradKernelFor(g, group);
             auto withPostOps = [&](bool residual, bool activate) {
                 dnnl::primitive_attr attr;
                 dnnl::post_ops ops;
@@ -203,7 +208,7 @@ OneDnnConv::Done OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtT
                 if (activate) ops.append_eltwise(1.0f, std::get<0>(*activation), std::get<1>(*activation), std::get<2>(*activation));
                 attr.set_post_ops(ops);
                 if (winograd)
-                    if (auto pd = winogradFor(descFor(false, dnnl::algorithm::convolution_winograd), attr, engine))
+                    if (auto pd = winogradFor(winograd, descFor(false, dnnl::algorithm::convolution_winograd), attr, engine))
                         return *pd;
                 return dnnl::convolution_forward::primitive_desc(desc, attr, engine);
             };

@@ -22,8 +22,8 @@ public:
     // Primitives made after this take oneDNN's own layout choice even where the NHWC kernels
     // are faster (tests: the blocked layouts and their reorders on any CPU).
     static void useOwnLayoutsOnly(bool only);
-    // How many runs took Winograd's F(4x4, 3x3) kernel, which 3x3 windows of stride 1 on
-    // outputs of 28x28 and up get where oneDNN has it (AVX-512); tests see it was taken.
+    // How many runs took a Winograd kernel, which 3x3 windows of stride 1 on outputs of
+    // 14x14 and up get where oneDNN has one (AVX-512); tests see it was taken.
     static uint64_t winogradRuns();
     // What a run did of the epilogue; the caller does the rest, after it.
     struct Done {
