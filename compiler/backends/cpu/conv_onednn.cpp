@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstring>
 #include <optional>
-#include <string>
 #include <tuple>
 #include <unordered_map>
 
@@ -106,7 +105,7 @@ std::optional<dnnl::convolution_forward::primitive_desc> winogradFor(const char*
     try {
         dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
         do {
-            if (std::string(pd.impl_info_str()).find(kernel) != std::string::npos) return pd;
+            if (kernelNamed(pd, kernel)) return pd;
         } while (pd.next_impl());
     } catch (const dnnl::error&) {
     }
@@ -116,12 +115,6 @@ std::optional<dnnl::convolution_forward::primitive_desc> winogradFor(const char*
 bool hasAvx512() {
     static const bool has = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
     return has;
-}
-
-// A JIT kernel, not oneDNN's reference loops or its im2col + GEMM.
-bool isJit(const dnnl::convolution_forward::primitive_desc& pd) {
-    const std::string impl = pd.impl_info_str();
-    return impl.find("ref") == std::string::npos && impl.find("gemm") == std::string::npos;
 }
 
 }  // namespace
@@ -223,7 +216,7 @@ OneDnnConv::Done OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtT
             if (!z) fresh->pd = withPostOps(false, activation.has_value());
             else if (!fresh->addsResidual) fresh->pd = withPostOps(false, false);
             fresh->appliesActivation = activation.has_value() && (!z || fresh->addsResidual);
-            fresh->winograd = std::string(fresh->pd.impl_info_str()).find("wino") != std::string::npos;
+            fresh->winograd = kernelNamed(fresh->pd, "wino");
             fresh->conv = dnnl::convolution_forward(fresh->pd);
             fresh->weights.held = dnnl::memory(fresh->pd.weights_desc(), engine);
             fresh->userSrcMemory = dnnl::memory(fresh->userSrc, engine, DNNL_MEMORY_NONE);

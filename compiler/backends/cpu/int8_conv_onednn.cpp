@@ -3,7 +3,6 @@
 #include <atomic>
 #include <memory>
 #include <optional>
-#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -92,11 +91,7 @@ bool OneDnnInt8Conv::run(const ConvGeometry& g, int64_t group, const RtTensor& x
             // im2col + GEMM (tests take any JIT kernel); its reference loops and its own
             // im2col + GEMM never do, and a case it would give to those stays on ours.
             const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
-            auto wanted = [](const std::string& impl) {
-                return impl.find("ref") == std::string::npos && impl.find("gemm") == std::string::npos &&
-                       (g_everywhere || impl.find("amx") != std::string::npos);
-            };
-            fresh->usable = wanted(pd.impl_info_str());
+            fresh->usable = isJit(pd) && (g_everywhere || kernelNamed(pd, "amx"));
             if (!fresh->usable) {
                 m_primitive = std::move(fresh);
                 return false;

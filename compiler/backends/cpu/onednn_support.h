@@ -1,12 +1,14 @@
 #pragma once
 // What the oneDNN convolution wrappers (float and int8) share: the CPU engine, the window
-// in oneDNN's terms, growable scratch for the blocked copies of activations, weights kept in
-// a primitive's layout, and the reorder of a source into scratch.
+// in oneDNN's terms, tests of the kernel a primitive chose, growable scratch for the blocked
+// copies of activations, weights kept in a primitive's layout, and the reorder of a source
+// into scratch.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
+#include <string_view>
 
 #include "compiler/backends/cpu/conv_geometry.h"
 
@@ -34,6 +36,15 @@ inline OneDnnWindow oneDnnWindow(const ConvGeometry& g) {
     }
     return w;
 }
+
+// Whether the kernel a primitive descriptor chose has `part` in its name (oneDNN names them
+// by algorithm and ISA: "jit_wino_4x3:avx512_core", "brgconv_1x1:avx512_core").
+inline bool kernelNamed(const dnnl::primitive_desc_base& pd, const char* part) {
+    return std::string_view(pd.impl_info_str()).find(part) != std::string_view::npos;
+}
+
+// A JIT kernel, not oneDNN's reference loops or its im2col + GEMM.
+inline bool isJit(const dnnl::primitive_desc_base& pd) { return !kernelNamed(pd, "ref") && !kernelNamed(pd, "gemm"); }
 
 // Growable 64-byte-aligned scratch; callers keep one per thread, shared by every
 // convolution (they run one after another).
