@@ -5,7 +5,7 @@
 // of each and widened / split; where the CPU has VNNI, oneDNN's own GEMM (gemmS8S8) too.
 // Run it with ONEDNN_MAX_CPU_ISA=AVX2 to see oneDNN as an AVX2 machine would run it.
 //
-//   bench_int8_gemm [--threads N] [--repeats R]
+//   bench_int8_gemm [--threads N] [--repeats R] [--only TEXT]   (TEXT: part of a shape's name)
 #include <omp.h>
 
 #include <algorithm>
@@ -40,14 +40,17 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
     int threads = 2, repeats = 10;
+    std::string only;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string flag = argv[i];
         if (flag == "--threads")
             threads = std::max(1, std::atoi(argv[i + 1]));
         else if (flag == "--repeats")
             repeats = std::max(1, std::atoi(argv[i + 1]));
+        else if (flag == "--only")
+            only = argv[i + 1];
         else {
-            std::fprintf(stderr, "usage: bench_int8_gemm [--threads N] [--repeats R]\n");
+            std::fprintf(stderr, "usage: bench_int8_gemm [--threads N] [--repeats R] [--only TEXT]\n");
             return 64;
         }
     }
@@ -74,6 +77,7 @@ int main(int argc, char** argv) {
     std::printf("%d thread(s), %d repeats; ratio = widened / split\n", threads, repeats);
     std::mt19937 rng(3);
     for (const Shape& s : shapes) {
+        if (std::string(s.what).find(only) == std::string::npos) continue;
         std::vector<int8_t> a(size_t(s.m * s.k)), b(size_t(s.k * s.n));
         for (auto& v : a) v = int8_t(int(rng() % 256) - 128);
         for (auto& v : b) v = int8_t(int(rng() % 256) - 128);

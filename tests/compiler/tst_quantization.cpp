@@ -7,7 +7,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <tuple>
 
@@ -509,6 +511,71 @@ private slots:
         QCOMPARE(primitive[0].dims, im2col[0].dims);
         QCOMPARE(primitive[0].dtype, qlinear ? DType::UInt8 : DType::Int32);
         QVERIFY(std::memcmp(primitive[0].data, im2col[0].data, im2col[0].bytes()) == 0);
+    }
+
+    void qlinearConvRequantizesExactly_data() {
+        QTest::addColumn<bool>("signedOutput");
+        QTest::addColumn<float>("yScale");
+        QTest::newRow("uint8 out") << false << 1.0f;
+        QTest::newRow("int8 out") << true << 1.0f;
+        QTest::newRow("NaN scale gives 0") << false << std::numeric_limits<float>::quiet_NaN();
+    }
+
+    void qlinearConvRequantizesExactly() {
+        // QLinearConv's requantization against its definition, round((acc + B) x_scale w_scale
+        // / y_scale) half to even + y_zero, saturated: scales of powers of two, so the halves
+        // are exact ties; a row of 37 so vector tails are checked; sums past both limits.
+        QFETCH(bool, signedOutput);
+        QFETCH(float, yScale);
+        const int64_t width = 37;
+        const std::vector<int8_t> weights{1, -4, 3};
+        const std::vector<float> wScales{1.0f, 1.0f, 4.0f};
+        const std::vector<int32_t> bias{1, -2, 5};
+        const int xZero = 10, yZero = signedOutput ? -3 : 128;
+        auto raw = [](const void* p, size_t n) { return std::string(static_cast<const char*>(p), n); };
+        const float xScale = 0.5f;
+        const int8_t yz8 = int8_t(yZero);
+        const uint8_t yzu = uint8_t(yZero), xz = uint8_t(xZero);
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::UInt8, Shape::ofSizes({1, 1, 1, width}));
+        const std::string zeros(3, '\0');
+        ValueId wz = b.initializer(Tensor("wz", DType::Int8, {3}, makeBuffer(zeros), 0, 3));
+        ValueId xs = b.initializer(Tensor("xs", DType::Float32, {}, makeBuffer(raw(&xScale, 4)), 0, 4));
+        ValueId xzero = b.initializer(Tensor("xz", DType::UInt8, {}, makeBuffer(raw(&xz, 1)), 0, 1));
+        ValueId w = b.initializer(Tensor("w", DType::Int8, {3, 1, 1, 1}, makeBuffer(raw(weights.data(), 3)), 0, 3));
+        ValueId ws = b.initializer(Tensor("ws", DType::Float32, {3}, makeBuffer(raw(wScales.data(), 12)), 0, 12));
+        ValueId ys = b.initializer(Tensor("ys", DType::Float32, {}, makeBuffer(raw(&yScale, 4)), 0, 4));
+        ValueId yzero = signedOutput ? b.initializer(Tensor("yz", DType::Int8, {}, makeBuffer(raw(&yz8, 1)), 0, 1))
+                                   : b.initializer(Tensor("yz", DType::UInt8, {}, makeBuffer(raw(&yzu, 1)), 0, 1));
+        ValueId bb = b.initializer(Tensor("b", DType::Int32, {3}, makeBuffer(raw(bias.data(), 12)), 0, 12));
+        b.output(b.op("QLinearConv", {x, xs, xzero, w, ws, wz, ys, yzero, bb}, "y", {}, "conv"));
+        Model conv = withInferredTypes(b);
+        RtTensor in = allocateTensor(DType::UInt8, {1, 1, 1, width});
+        for (int64_t i = 0; i < width; ++i) in.as<uint8_t>()[i] = uint8_t(i * 7 % 256);
+        auto exec = Executor::create(conv, {});
+        QVERIFY2(exec, exec ? "" : exec.status().message().c_str());
+        auto out = (*exec)->run({in});
+        QVERIFY2(out, out ? "" : out.status().message().c_str());
+        const RtTensor& y = (*out)[0];
+        QCOMPARE(y.dtype, signedOutput ? DType::Int8 : DType::UInt8);
+        QCOMPARE(y.numel(), 3 * width);
+        const double lo = signedOutput ? -128 : 0, hi = signedOutput ? 127 : 255;
+        int ties = 0, clamped = 0;
+        for (int64_t c = 0; c < 3; ++c)
+            for (int64_t i = 0; i < width; ++i) {
+                const int64_t acc = (int64_t(in.as<uint8_t>()[i]) - xZero) * weights[size_t(c)];
+                const double v = double(acc + bias[size_t(c)]) * xScale * wScales[size_t(c)] / yScale;
+                double expected = std::isnan(v) ? 0.0 : std::clamp(std::nearbyint(v) + yZero, lo, hi);
+                ties += !std::isnan(v) && v - std::floor(v) == 0.5;
+                clamped += !std::isnan(v) && (std::nearbyint(v) + yZero < lo || std::nearbyint(v) + yZero > hi);
+                const double got = signedOutput ? y.as<int8_t>()[c * width + i] : y.as<uint8_t>()[c * width + i];
+                if (got != expected)
+                    QFAIL(qPrintable(QString("channel %1, element %2: %3, expected %4").arg(c).arg(i).arg(got).arg(expected)));
+            }
+        if (!std::isnan(yScale)) {
+            QVERIFY(ties > 10);  // the data reaches the cases it is meant to
+            QVERIFY(clamped > 3);
+        }
     }
 
     void accuracyAndSensitivityAreMeasured() {

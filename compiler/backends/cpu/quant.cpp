@@ -1,6 +1,6 @@
 // Quantization kernels: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
-// MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv. Integer products are computed
-// exactly in double (every int8/int32 sum fits in its 53-bit mantissa), then requantized
+// MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv. Integer products are exact (int8
+// GEMMs, or double where every int8/int32 sum fits its 53-bit mantissa), then requantized
 // with round-half-to-even and saturation, as ONNX specifies.
 #include <algorithm>
 #include <cmath>
@@ -95,45 +95,62 @@ Status quantizeFloats(KernelContext& ctx, const RtTensor& x, double scale, doubl
 }
 
 // int32 accumulators (plus an optional int32 bias per channel) requantized to 8 bits:
-// round(acc * x_scale * w_scale[c] / y_scale) + y_zero, saturated; `inner` elements per
-// channel, channels repeating every `channels` rows.
-// One channel's row, in vector lanes: the same double arithmetic in the same order as the
-// scalar definition (so rounding ties land alike), then the clamp; a NaN scale gives 0, as
-// saturate() does.
+// round((acc + bias) * scale[c]) + y_zero, saturated, with scale[c] = x_scale * w_scale[c] /
+// y_scale, all in float32 as ONNX Runtime computes it (its outputs and ours then agree to the
+// bit); `inner` elements per channel, channels repeating every `channels` rows.
+// One channel's row, in vector lanes. The clamp comes before the rounding, so the rounding
+// can add and take away 1.5 x 2^23 (exact for |v| < 2^22, half to even as the CPU rounds).
+// As in quantizeLoop, the float arithmetic and the narrowing run as two loops over a block
+// (in one, GCC did not vectorize it). A scale that is not finite takes the scalar loop,
+// where a NaN gives 0, as saturate() does.
 template <typename Q>
-[[gnu::always_inline]] inline void requantizeRow(const int32_t* __restrict a, Q* __restrict o, int64_t n, double add,
-                                                 double xScale, double sw, double yScale, double yZero) {
-    constexpr double lo = double(std::numeric_limits<Q>::lowest()), hi = double(std::numeric_limits<Q>::max());
-    for (int64_t i = 0; i < n; ++i) {
-        const double v = std::nearbyint((double(a[i]) + add) * xScale * sw / yScale) + yZero;
-        const double c = v > lo ? (v < hi ? v : hi) : lo;  // NaN compares false both ways: lo
-        o[i] = Q(int32_t(v == v ? c : 0.0));
+[[gnu::always_inline]] inline void requantizeRow(const int32_t* __restrict a, Q* __restrict o, int64_t n, int32_t bias,
+                                                 float scale, float yZero) {
+    constexpr float lo = float(std::numeric_limits<Q>::lowest()), hi = float(std::numeric_limits<Q>::max());
+    constexpr float kRound = 12582912.0f;  // 1.5 x 2^23
+    const float below = lo - yZero, above = hi - yZero;
+    // The sum wraps as int32 does in ONNX Runtime's kernels, without signed overflow here.
+    auto scaled = [&](int64_t i) { return float(int32_t(uint32_t(a[i]) + uint32_t(bias))) * scale; };
+    if (!std::isfinite(scale)) {
+        for (int64_t i = 0; i < n; ++i) {
+            const float v = scaled(i);
+            const float c = v > below ? (v < above ? v : above) : below;
+            o[i] = Q(int32_t(v == v ? std::nearbyint(c) + yZero : 0.0f));
+        }
+        return;
+    }
+    constexpr int64_t kBlock = 256;
+    float r[kBlock];
+    for (int64_t b = 0; b < n; b += kBlock) {
+        const int64_t count = n - b < kBlock ? n - b : kBlock;
+        for (int64_t i = 0; i < count; ++i) {
+            float v = scaled(b + i);
+            v = v > below ? v : below;
+            v = v < above ? v : above;
+            r[i] = (v + kRound) - kRound + yZero;
+        }
+        for (int64_t i = 0; i < count; ++i) o[b + i] = Q(int32_t(r[i]));
     }
 }
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void requantizeRowU8(const int32_t* a, uint8_t* o, int64_t n,
-                                                                         double add, double xs, double sw, double ys,
-                                                                         double yz) {
-    requantizeRow(a, o, n, add, xs, sw, ys, yz);
+                                                                         int32_t bias, float scale, float yZero) {
+    requantizeRow(a, o, n, bias, scale, yZero);
 }
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void requantizeRowS8(const int32_t* a, int8_t* o, int64_t n,
-                                                                         double add, double xs, double sw, double ys,
-                                                                         double yz) {
-    requantizeRow(a, o, n, add, xs, sw, ys, yz);
+                                                                         int32_t bias, float scale, float yZero) {
+    requantizeRow(a, o, n, bias, scale, yZero);
 }
 
 template <typename Q>
 void requantize(KernelContext& ctx, const int32_t* acc, int64_t count, int64_t channels, int64_t inner,
-                const std::vector<double>& wScale, const std::vector<double>& bias, double xScale, double yScale,
-                double yZero, Q* out) {
+                const std::vector<float>& scale, const std::vector<int32_t>& bias, float yZero, Q* out) {
     ctx.pool().parallelFor(count / inner, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
         for (int64_t row = b; row < e; ++row) {
-            const int64_t c = row % channels;
+            const size_t c = size_t(row % channels);
             if constexpr (std::is_same_v<Q, uint8_t>)
-                requantizeRowU8(acc + row * inner, out + row * inner, inner, bias[size_t(c)], xScale, wScale[size_t(c)],
-                                yScale, yZero);
+                requantizeRowU8(acc + row * inner, out + row * inner, inner, bias[c], scale[c], yZero);
             else
-                requantizeRowS8(acc + row * inner, out + row * inner, inner, bias[size_t(c)], xScale, wScale[size_t(c)],
-                                yScale, yZero);
+                requantizeRowS8(acc + row * inner, out + row * inner, inner, bias[c], scale[c], yZero);
         }
     });
 }
@@ -354,17 +371,19 @@ public:
         auto out = ctx.output(0, yzp ? yzp->dtype : x->dtype, acc.dims);
         if (!out) return out.status();
         const int64_t m = acc.dims[1], spatial = product(acc.dims, 2);
-        const double y0 = yzp ? elementAsDouble(*yzp, 0) : 0.0;
-        std::vector<double> wScale(static_cast<size_t>(m)), biasPerChannel(static_cast<size_t>(m), 0.0);
+        if (bias && bias->numel() != m) return bad(ctx, "B " + dimsString(bias->dims) + " does not fit " + std::to_string(m) + " channels");
+        const float y0 = yzp ? float(elementAsDouble(*yzp, 0)) : 0.0f;
+        const float xsv = float(elementAsDouble(*xs, 0)), ysv = float(elementAsDouble(*ys, 0));
+        std::vector<float> scale(static_cast<size_t>(m));
+        std::vector<int32_t> biasPerChannel(static_cast<size_t>(m), 0);
         for (int64_t c = 0; c < m; ++c) {
-            wScale[size_t(c)] = elementAsDouble(*ws, ws->numel() > 1 ? c : 0);
-            if (bias) biasPerChannel[size_t(c)] = elementAsDouble(*bias, c);
+            scale[size_t(c)] = xsv * float(elementAsDouble(*ws, ws->numel() > 1 ? c : 0)) / ysv;
+            if (bias) biasPerChannel[size_t(c)] = int32_t(elementAsInt(*bias, c));
         }
-        const double xsv = elementAsDouble(*xs, 0), ysv = elementAsDouble(*ys, 0);
         if ((*out)->dtype == DType::UInt8)
-            requantize(ctx, pc, acc.numel(), m, spatial, wScale, biasPerChannel, xsv, ysv, y0, (*out)->as<uint8_t>());
+            requantize(ctx, pc, acc.numel(), m, spatial, scale, biasPerChannel, y0, (*out)->as<uint8_t>());
         else if ((*out)->dtype == DType::Int8)
-            requantize(ctx, pc, acc.numel(), m, spatial, wScale, biasPerChannel, xsv, ysv, y0, (*out)->as<int8_t>());
+            requantize(ctx, pc, acc.numel(), m, spatial, scale, biasPerChannel, y0, (*out)->as<int8_t>());
         else
             return unsupportedType(ctx, (*out)->dtype);
         return Status::ok();
