@@ -322,12 +322,14 @@ private slots:
         // The routes taken without VNNI: exact for any values, zero points and transposes, with
         // the operands mostly at the extremes (pairs of 255 * 255 products would saturate an
         // int16 sum), K long (3000: several of the widened kernel's blocks) and odd, and rows
-        // and columns off its 6 x 16 tiles (40 x 5: a panel's rows split between threads).
+        // and columns off its 6 x 16 tiles (40 x 5: a panel's rows split between threads; 100 x
+        // 40: three panels, each run's rows in parts of several tiles).
         QFETCH(bool, widening);
         std::mt19937 rng(9);
         for (const auto& [m, n, k, transA, transB] :
              {std::tuple{5, 1500, 3000, false, false}, std::tuple{7, 9, 40, true, true}, std::tuple{3, 33, 700, false, true},
-              std::tuple{40, 5, 301, false, false}, std::tuple{13, 50, 1, true, false}}) {
+              std::tuple{40, 5, 301, false, false}, std::tuple{13, 50, 1, true, false},
+              std::tuple{100, 40, 600, false, false}}) {
             std::vector<int8_t> a(size_t(m * k)), b(size_t(k * n));
             for (auto& v : a) v = int8_t(rng() % 4 ? (rng() % 2 ? 127 : -128) : int(rng() % 256) - 128);
             for (auto& v : b) v = int8_t(rng() % 4 ? (rng() % 2 ? -128 : 127) : int(rng() % 256) - 128);
