@@ -16,6 +16,7 @@
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/int8_conv_onednn.h"
 #include "compiler/backends/cpu/int8_products.h"
+#include "compiler/backends/cpu/widened_rows_cache.h"
 #include "compiler/pass_manager.h"
 #include "compiler/passes/passes.h"
 #include "compiler/quantization/accuracy.h"
@@ -323,9 +324,13 @@ private slots:
         // the operands mostly at the extremes (pairs of 255 * 255 products would saturate an
         // int16 sum), K long (3000: several of the widened kernel's blocks) and odd, and rows
         // and columns off its 6 x 16 tiles (40 x 5: a panel's rows split between threads; 100 x
-        // 40: three panels, each run's rows in parts of several tiles).
+        // 40: three panels, each run's rows in parts of several tiles). The widened route also
+        // runs each product from a cache of A's widened rows: once filling it, once reading
+        // it, and once more with another zero point for A, which must not read the same rows.
         QFETCH(bool, widening);
         std::mt19937 rng(9);
+        cpu::WidenedRowsCache kept;
+        size_t products = 0;
         for (const auto& [m, n, k, transA, transB] :
              {std::tuple{5, 1500, 3000, false, false}, std::tuple{7, 9, 40, true, true}, std::tuple{3, 33, 700, false, true},
               std::tuple{40, 5, 301, false, false}, std::tuple{13, 50, 1, true, false},
@@ -333,27 +338,31 @@ private slots:
             std::vector<int8_t> a(size_t(m * k)), b(size_t(k * n));
             for (auto& v : a) v = int8_t(rng() % 4 ? (rng() % 2 ? 127 : -128) : int(rng() % 256) - 128);
             for (auto& v : b) v = int8_t(rng() % 4 ? (rng() % 2 ? -128 : 127) : int(rng() % 256) - 128);
-            const int8_t aZero = -128, bZero = 127;
-            std::vector<int32_t> c(size_t(m * n), 12345);
+            const int8_t bZero = 127;
             const int64_t lda = transA ? m : k, ldb = transB ? k : n;
-            if (widening) {
-                if (!cpu::gemmS8S8ByWidening(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb, bZero, c.data(), n))
-                    QSKIP("the widened kernel needs x86 with AVX2");
-            } else
-                cpu::gemmS8S8BySplitting(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb, bZero, c.data(), n);
-            for (int i = 0; i < m; ++i)
-                for (int j = 0; j < n; ++j) {
-                    int64_t exact = 0;
-                    for (int p = 0; p < k; ++p)
-                        exact += (int64_t(transA ? a[size_t(p * m + i)] : a[size_t(i * k + p)]) - aZero) *
-                                 (int64_t(transB ? b[size_t(j * k + p)] : b[size_t(p * n + j)]) - bZero);
-                    QCOMPARE(int64_t(c[size_t(i * n + j)]), exact);
-                }
+            for (int8_t aZero : {int8_t(-128), int8_t(-128), int8_t(5)}) {
+                if (!widening && aZero != -128) continue;
+                std::vector<int32_t> c(size_t(m * n), 12345);
+                if (widening) {
+                    if (!cpu::gemmS8S8ByWidening(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb, bZero,
+                                                 c.data(), n, &kept))
+                        QSKIP("the widened kernel needs x86 with AVX2");
+                } else
+                    cpu::gemmS8S8BySplitting(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb, bZero, c.data(), n);
+                ++products;
+                for (int i = 0; i < m; ++i)
+                    for (int j = 0; j < n; ++j) {
+                        int64_t exact = 0;
+                        for (int p = 0; p < k; ++p)
+                            exact += (int64_t(transA ? a[size_t(p * m + i)] : a[size_t(i * k + p)]) - aZero) *
+                                     (int64_t(transB ? b[size_t(j * k + p)] : b[size_t(p * n + j)]) - bZero);
+                        QCOMPARE(int64_t(c[size_t(i * n + j)]), exact);
+                    }
+            }
         }
+        if (widening) QCOMPARE(kept.entries(), products * 2 / 3);  // one per A and zero point
     }
 
-    // Which operands oneDNN's int8 GEMM takes (the others fall back to exact doubles, some
-    // 50x slower on resnet50): one zero point per operand, or per channel when all are 0.
     void int8GemmTakesTheUsualQuantizations() {
         auto tensor = [](DType t, std::vector<int64_t> dims, int fill) {
             RtTensor r = allocateTensor(t, dims);

@@ -17,17 +17,23 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alph
 
 namespace fsc::cpu {
 
+class WidenedRowsCache;  // widened_rows_cache.h
+
 // C[m,n] = (op(A) - aZero) * (op(B) - bZero) in exact int32, row-major: oneDNN's integer
 // GEMM where the CPU has VNNI (AVX-512 VNNI or AVX-VNNI). Elsewhere x86 int8 instructions
 // saturate pairs of products: with AVX2, both operands are widened to int16 (our own kernel);
 // without, A is split into 7-bit halves that cannot saturate (two u8 x s8 GEMMs).
-// tst_quantization checks every route against the exact reference.
+// tst_quantization checks every route against the exact reference. With `constantA`, the
+// widened route keeps A's widened rows there for the next call with the same A (whose bytes
+// must not change while the cache lives: a convolution's constant weights).
 void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
-              int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc);
+              int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
+              WidenedRowsCache* constantA = nullptr);
 // The routes gemmS8S8 takes without VNNI, callable on any machine for their tests and
 // benchmark. Widening returns false, doing nothing, where the CPU lacks AVX2.
 bool gemmS8S8ByWidening(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
-                        int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc);
+                        int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
+                        WidenedRowsCache* constantA = nullptr);
 void gemmS8S8BySplitting(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                          int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc);
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/backends/cpu/gemm.h"
+#include "compiler/backends/cpu/widened_rows_cache.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -175,8 +176,10 @@ template <int Vectors>
     multiplyRowsOf<2>(o, packedA, i0, i1, q0, q1, panel, j0, accumulate);
 }
 
-[[gnu::target("avx2")]] void multiply(const Operands& o) {
-    const auto packedA = packRowsOfA(o);
+[[gnu::target("avx2")]] void multiply(const Operands& o, WidenedRowsCache* constantA) {
+    const WidenedRowsCache::Rows packedA =
+        constantA ? constantA->rowsFor({o.a, o.m, o.k, o.lda, o.transA, o.aZero}, [&] { return WidenedRowsCache::Rows(packRowsOfA(o)); })
+                  : WidenedRowsCache::Rows(packRowsOfA(o));
     const int64_t pairs = o.pairs(), panels = (o.n + kTileColumns - 1) / kTileColumns;
     // Work items are runs of column panels, about 8 per thread (dynamic, for a busy core), so
     // that threads write apart in C, not to the two halves of one cache line. Where there are
@@ -217,14 +220,14 @@ template <int Vectors>
 
 bool gemmS8S8ByWidening(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a,
                         int64_t lda, int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero,
-                        int32_t* c, int64_t ldc) {
+                        int32_t* c, int64_t ldc, WidenedRowsCache* constantA) {
     if (!__builtin_cpu_supports("avx2")) return false;
     if (m == 0 || n == 0) return true;
     if (k == 0) {
         for (int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, 0);
         return true;
     }
-    multiply(Operands{transA, transB, m, n, k, lda, ldb, ldc, a, b, aZero, bZero, c});
+    multiply(Operands{transA, transB, m, n, k, lda, ldb, ldc, a, b, aZero, bZero, c}, constantA);
     return true;
 }
 
@@ -234,7 +237,7 @@ bool gemmS8S8ByWidening(bool transA, bool transB, int64_t m, int64_t n, int64_t 
 
 namespace fsc::cpu {
 bool gemmS8S8ByWidening(bool, bool, int64_t, int64_t, int64_t, const int8_t*, int64_t, int8_t,
-                        const int8_t*, int64_t, int8_t, int32_t*, int64_t) {
+                        const int8_t*, int64_t, int8_t, int32_t*, int64_t, WidenedRowsCache*) {
     return false;
 }
 }  // namespace fsc::cpu

@@ -75,7 +75,7 @@ Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTenso
 
 Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
                 const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero, const Int32Alloc& alloc,
-                OneDnnInt8Conv* primitive, bool weightsConstant) {
+                OneDnnInt8Conv* primitive, bool weightsConstant, WidenedRowsCache* widened) {
     if (x.rank() < 3 || w.rank() != x.rank()) return bad(ctx, "X and W must have the same rank >= 3");
     const int64_t n = x.dims[0], c = x.dims[1], m = w.dims[0];
     if (group <= 0 || c % group || m % group || w.dims[1] != c / group)
@@ -92,6 +92,8 @@ Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, con
         primitive->run(*geo, group, x, xZero ? int32_t(elementAsInt(*xZero, 0)) : 0, w, weightsConstant, *out))
         return Status::ok();
     const SignedData sx = asSigned(x, xZero), sw = asSigned(w, wZero);
+    // uint8 weights are shifted into a fresh copy on each call: nothing to keep.
+    WidenedRowsCache* keep = weightsConstant && w.dtype == DType::Int8 ? widened : nullptr;
     const int64_t cg = c / group, mg = m / group, rows = cg * product(kernel);
     const int64_t outSize = product(geo->out), inSize = product(spatial);
     // A 1x1 convolution with stride 1 and no padding reads the image as its own columns.
@@ -112,14 +114,15 @@ Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, con
             const int8_t* weights = sw.data + g * mg * rows;
             int32_t* y = *out + (img * m + g * mg) * outSize;
             if (pointwise) {
-                gemmS8S8(false, false, mg, outSize, rows, weights, rows, sw.zero, image, outSize, sx.zero, y, outSize);
+                gemmS8S8(false, false, mg, outSize, rows, weights, rows, sw.zero, image, outSize, sx.zero, y, outSize,
+                         keep);
                 continue;
             }
             for (int64_t first = 0; first < geo->out[0]; first += sliceRows) {
                 const int64_t count = std::min(sliceRows, geo->out[0] - first), columns = count * perOutRow;
                 im2col<int8_t>(image, cg, *geo, col.get(), ctx.pool(), sx.zero, OutputSlice{first, count});
                 gemmS8S8(false, false, mg, columns, rows, weights, rows, sw.zero, col.get(), columns, sx.zero,
-                         y + first * perOutRow, outSize);
+                         y + first * perOutRow, outSize, keep);
             }
         }
     return Status::ok();
