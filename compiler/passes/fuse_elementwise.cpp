@@ -2,7 +2,10 @@
 // whose inner values nobody else reads becomes one ai.fusescope.FusedElementwise. The node
 // carries its program (`ops`, `args`) and the C++ loop body generated from it (`source`),
 // so one pass over memory replaces one per op. Every op of a group produces the group's
-// output shape; only the group's inputs broadcast.
+// output shape; only the group's inputs broadcast. A float32 group also takes in a Cast from
+// int32 in front of it that only the group reads (the int32 sums of an INT8 graph's
+// ConvInteger, then scaled): the kernel converts the int32 input as it loads it, and the
+// float copy is never written.
 #include <set>
 
 #include "compiler/elementwise_program.h"
@@ -46,7 +49,20 @@ std::vector<NodeId> orderGroup(const Rewriter& rw, const std::set<uint32_t>& gro
 struct ElementwiseGroup {
     std::vector<NodeId> nodes;
     std::vector<ValueId> inputs;
+    std::vector<NodeId> casts;  // Casts from int32 taken in: their inputs are among `inputs`
 };
+
+// The Cast to float32 of an int32 value that produces `v`, when only `group` reads `v`.
+NodeId castFromInt32(const Rewriter& rw, ValueId v, const std::set<uint32_t>& group) {
+    const NodeId p = rw.producer(v);
+    if (!p.valid() || !rw.isLive(p)) return NodeId{};
+    const Node& n = rw.graph().node(p);
+    if (!isOp(n, "Cast") || n.inputs.size() != 1 || !n.inputs[0].valid() || intAttr(n, "to", 0) != 1) return NodeId{};
+    if (dtypeOf(rw.graph(), n.inputs[0]) != DType::Int32 || rw.isGraphOutput(v) || rw.isCaptured(v)) return NodeId{};
+    for (NodeId u : rw.users(v))
+        if (!group.count(u.index)) return NodeId{};
+    return p;
+}
 
 class ElementwisePattern : public TypedPattern<ElementwiseGroup> {
 public:
@@ -98,8 +114,12 @@ public:
         for (NodeId id : m.nodes)
             for (ValueId in : g.node(id).inputs) {
                 NodeId p = rw.producer(in);
-                const bool internal = p.valid() && group.count(p.index);
-                if (!internal && std::find(m.inputs.begin(), m.inputs.end(), in) == m.inputs.end()) m.inputs.push_back(in);
+                if (p.valid() && group.count(p.index)) continue;
+                if (const NodeId cast = t == DType::Float32 ? castFromInt32(rw, in, group) : NodeId{}; cast.valid()) {
+                    if (std::find(m.casts.begin(), m.casts.end(), cast) == m.casts.end()) m.casts.push_back(cast);
+                    in = g.node(cast).inputs[0];
+                }
+                if (std::find(m.inputs.begin(), m.inputs.end(), in) == m.inputs.end()) m.inputs.push_back(in);
             }
         return MatchResult::matched(std::move(m));
     }
@@ -110,6 +130,8 @@ public:
         program.inputs = int(m.inputs.size());
         std::map<uint32_t, int> registerOf;  // value index -> register
         for (size_t k = 0; k < m.inputs.size(); ++k) registerOf[m.inputs[k].index] = int(k);
+        for (NodeId cast : m.casts)  // the group reads the Cast's float output as its int32 input
+            registerOf[g.node(cast).outputs[0].index] = registerOf.at(g.node(cast).inputs[0].index);
         std::string ops;
         for (NodeId id : m.nodes) {
             const Node& n = g.node(id);
@@ -124,9 +146,14 @@ public:
         Node fused = makeNode("FusedElementwise", kFusescopeDomain, anchor, m.inputs, {anchor.outputs[0]},
                               {fsc::stringsAttr("ops", program.opNames()), fsc::intsAttr("args", program.args()),
                                fsc::stringAttr("source", program.cppLoopBody())});
-        for (NodeId n : m.nodes) rw.removeNode(n);
-        rw.addNode(std::move(fused), m.nodes.back(), m.nodes);
-        return std::to_string(m.nodes.size()) + " element-wise ops in one pass over memory: " + ops;
+        std::vector<NodeId> merged = m.nodes;
+        merged.insert(merged.begin(), m.casts.begin(), m.casts.end());
+        for (NodeId n : merged) rw.removeNode(n);
+        rw.addNode(std::move(fused), m.nodes.back(), merged);
+        std::string said = std::to_string(m.nodes.size()) + " element-wise ops in one pass over memory: " + ops;
+        if (!m.casts.empty())
+            said += "; " + std::to_string(m.casts.size()) + " int32 input(s) converted as they are read, not Cast first";
+        return said;
     }
 };
 

@@ -818,6 +818,64 @@ private slots:
         QVERIFY(maxRelativeError(m, r.model) < 1e-6);
     }
 
+    void elementwiseTakesInCastsFromInt32() {
+        // An INT8 graph's dequantization: ConvInteger's int32 sums -> Cast -> * scale + a Cast
+        // int32 bias (broadcast) + a float residual -> Relu. Both Casts are taken in; the kernel
+        // converts as it loads, to the same floats (sums past 2^24 round as Cast rounds). A
+        // Cast whose float output is also a graph output stays.
+        GraphBuilder b;
+        ValueId acc = b.input("acc", DType::Int32, dims({1, 4, 5, 7}));
+        ValueId row = b.input("row", DType::Int32, dims({1, 4, 1, 1}));
+        ValueId res = b.input("res", DType::Float32, dims({1, 4, 5, 7}));
+        const std::vector<Attribute> toFloat{intAttr("to", 1)};
+        ValueId scaled = b.op("Mul", {b.op("Cast", {acc}, fresh(), toFloat), b.initializer(randomFloatTensor("scale", {4, 1, 1}, 3))},
+                              fresh());
+        ValueId biased = b.op("Add", {scaled, b.op("Cast", {row}, fresh(), toFloat)}, fresh());
+        b.output(b.op("Relu", {b.op("Add", {biased, res}, fresh())}, "y"));
+        ValueId other = b.input("other", DType::Int32, dims({6}));
+        ValueId shown = b.op("Cast", {other}, "shown", toFloat);
+        b.output(shown);
+        b.output(b.op("Neg", {b.op("Abs", {shown}, fresh())}, "z"));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"elementwise-fusion"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countFused(g, "FusedElementwise"), 2);
+        QCOMPARE(countOps(g, "Cast"), 1);
+        int int32Inputs = 0;
+        for (NodeId id : g.order())
+            for (ValueId in : g.node(id).inputs)
+                int32Inputs += g.node(id).opType == "FusedElementwise" && passes::dtypeOf(g, in) == DType::Int32;
+        QCOMPARE(int32Inputs, 2);  // acc and row, read as they are
+
+        std::mt19937 rng(5);
+        auto int32s = [&](std::vector<int64_t> d) {
+            RtTensor t = allocateTensor(DType::Int32, d);
+            for (int64_t i = 0; i < t.numel(); ++i)
+                t.as<int32_t>()[i] = i % 5 == 0 ? int32_t(16777217 + int32_t(rng() % 1000)) * (i % 2 ? 1 : -1)
+                                                : int32_t(rng() % 200001) - 100000;
+            return t;
+        };
+        RtTensor resid = allocateTensor(DType::Float32, {1, 4, 5, 7});
+        for (int64_t i = 0; i < resid.numel(); ++i) resid.as<float>()[i] = float(int(rng() % 2001) - 1000);
+        const std::vector<RtTensor> feeds{int32s({1, 4, 5, 7}), int32s({1, 4, 1, 1}), resid, int32s({6})};
+        auto before = Executor::create(m, {});
+        auto after = Executor::create(r.model, {});
+        QVERIFY(before && after);
+        auto want = (*before)->run(feeds);
+        auto got = (*after)->run(feeds);
+        QVERIFY2(got, got ? "" : got.status().message().c_str());
+        QVERIFY(want);
+        QCOMPARE(got->size(), want->size());
+        for (size_t o = 0; o < want->size(); ++o) {
+            QCOMPARE((*got)[o].dtype, DType::Float32);
+            QCOMPARE((*got)[o].dims, (*want)[o].dims);
+            QVERIFY(std::memcmp((*got)[o].data, (*want)[o].data, (*want)[o].bytes()) == 0);
+        }
+        float largest = 0;
+        for (int64_t i = 0; i < (*want)[0].numel(); ++i) largest = std::max(largest, (*want)[0].as<float>()[i]);
+        QVERIFY(largest > 1e5f);  // the large sums reach the output
+    }
+
     void elementwiseProgramChecks() {
         QVERIFY(ElementwiseProgram::fromAttributes({"Add"}, {0, 1}, 2).isOk());
         auto unknown = ElementwiseProgram::fromAttributes({"Frobnicate"}, {0, -1}, 1);

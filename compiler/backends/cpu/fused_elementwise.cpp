@@ -1,7 +1,9 @@
 // ai.fusescope.FusedElementwise on the CPU: runs the node's program over blocks of output
 // elements, one op at a time over a whole block, so each step is a tight loop the C++
 // compiler vectorizes (exp and sigmoid too: vector_math.h) and the block's registers stay in
-// L1. Inputs broadcast numpy-style.
+// L1. Inputs broadcast numpy-style. A float32 program may read int32 inputs (a Cast to
+// float32 that elementwise-fusion took in: an integer convolution's sums), converted as
+// they are loaded into the block.
 #include <cmath>
 #include <type_traits>
 
@@ -68,9 +70,16 @@ void runStep(EwOp op, const T* a, const T* b, T* y, int64_t n) {
 // Rows of the broadcast plan are cut into chunks so one long row (same-shape inputs merge
 // into one) still spreads over the pool. Contiguous inputs are read in place; a broadcast
 // input is expanded into its register once per block.
+// int32 to float, rounding to nearest as Cast does.
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void convertInt32(const int32_t* __restrict a,
+                                                                       float* __restrict y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = float(a[i]);
+}
+
+// `inputs[k]` is null where input k is int32, read from `integers[k]` instead.
 template <typename T>
 void runProgram(ThreadPool& pool, const ElementwiseProgram& program, const std::vector<const T*>& inputs,
-                T* out, const BroadcastRows& plan) {
+                const std::vector<const int32_t*>& integers, T* out, const BroadcastRows& plan) {
     const size_t registers = size_t(program.outputRegister() + 1);
     // Long blocks amortize the per-op loop; all registers of a block should fit in L2.
     const int64_t kBlock = std::clamp<int64_t>(int64_t(65536 / registers), 128, 1024);
@@ -89,6 +98,15 @@ void runProgram(ThreadPool& pool, const ElementwiseProgram& program, const std::
             for (int64_t start = first; start < last; start += kBlock) {
                 const int64_t n = std::min(kBlock, last - start);
                 for (size_t k = 0; k < inputs.size(); ++k) {
+                    if (!inputs[k]) {
+                        const int32_t* src = integers[k] + off[k];
+                        T* reg0 = regs.data() + k * kBlock;
+                        if (!plan.rowStride[k]) std::fill(reg0, reg0 + n, T(src[0]));
+                        else if constexpr (std::is_same_v<T, float>) convertInt32(src + start, reg0, n);
+                        else std::copy(src + start, src + start + n, reg0);
+                        reg[k] = reg0;
+                        continue;
+                    }
                     const T* src = inputs[k] + off[k];
                     if (plan.rowStride[k]) {
                         reg[k] = src + start;
@@ -116,27 +134,40 @@ KernelFactory fusedElementwise() {
         auto program = ElementwiseProgram::fromAttributes(init.getStrings("ops"), init.getInts("args"),
                                                           int(init.inputCount()));
         if (!program) return init.invalid(program.status().message());
-        return std::unique_ptr<Kernel>(new FunctionKernel([p = *program](KernelContext& ctx) -> Status {
+        const Node& node = init.node();
+        const DType declared = node.outputs.empty() || !node.outputs[0].valid()
+                                   ? DType::Undefined
+                                   : init.graph().value(node.outputs[0]).type.elemType;
+        return std::unique_ptr<Kernel>(new FunctionKernel([p = *program, declared](KernelContext& ctx) -> Status {
             std::vector<const RtTensor*> ins;
             std::vector<const std::vector<int64_t>*> shapes;
+            DType type = DType::Undefined;  // of the float inputs, and the output
             for (size_t k = 0; k < ctx.inputCount(); ++k) {
                 const RtTensor* t = ctx.input(k);
                 if (!t) return bad(ctx, "input " + std::to_string(k) + " is missing");
-                if (t->dtype != ctx.input(0)->dtype) return bad(ctx, "inputs differ in dtype");
+                if (t->dtype != DType::Int32 && type == DType::Undefined) type = t->dtype;
+                else if (t->dtype != DType::Int32 && t->dtype != type) return bad(ctx, "inputs differ in dtype");
                 ins.push_back(t);
                 shapes.push_back(&t->dims);
             }
+            if (type == DType::Undefined)  // int32 inputs only: the fused Cast's type
+                type = declared == DType::Undefined ? DType::Float32 : declared;
             auto dims = broadcastShapes(ctx, shapes);
             if (!dims) return dims.status();
-            auto out = ctx.output(0, ins[0]->dtype, *dims);
+            auto out = ctx.output(0, type, *dims);
             if (!out) return out.status();
             if ((*out)->numel() == 0) return Status::ok();
             const BroadcastRows plan = planBroadcast(*dims, shapes);
-            return dispatchFloat(ctx, ins[0]->dtype, [&](auto tag) -> Status {
+            return dispatchFloat(ctx, type, [&](auto tag) -> Status {
                 using T = decltype(tag);
                 std::vector<const T*> data;
-                for (const RtTensor* t : ins) data.push_back(t->as<T>());
-                runProgram<T>(ctx.pool(), p, data, (*out)->template as<T>(), plan);
+                std::vector<const int32_t*> ints;
+                for (const RtTensor* t : ins) {
+                    const bool integer = t->dtype == DType::Int32;
+                    data.push_back(integer ? nullptr : t->as<T>());
+                    ints.push_back(integer ? t->as<int32_t>() : nullptr);
+                }
+                runProgram<T>(ctx.pool(), p, data, ints, (*out)->template as<T>(), plan);
                 return Status::ok();
             });
         }));

@@ -126,6 +126,12 @@ KernelFactory elementwiseOp(EwOp op, int arity) {
 KernelFactory fusedElementwise() {
     return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         FSC_RETURN_IF_ERROR(requireFloatKind(init));
+        // The generated kernel reads every input as the output's type; an int32 input (a
+        // Cast elementwise-fusion took in, after an integer convolution, itself on the CPU)
+        // stays on the CPU with it.
+        for (ValueId in : init.node().inputs)
+            if (in.valid() && init.graph().value(in).type.elemType == DType::Int32)
+                return declined("FusedElementwise reading int32 inputs (a Cast to float taken in)");
         auto program = ElementwiseProgram::fromAttributes(init.getStrings("ops"), init.getInts("args"),
                                                           int(init.inputCount()));
         if (!program) return program.status();
