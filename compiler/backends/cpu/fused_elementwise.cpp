@@ -67,16 +67,16 @@ void runStep(EwOp op, const T* a, const T* b, T* y, int64_t n) {
     else step<T>(op, a, b, y, n);
 }
 
-// Rows of the broadcast plan are cut into chunks so one long row (same-shape inputs merge
-// into one) still spreads over the pool. Contiguous inputs are read in place; a broadcast
-// input is expanded into its register once per block.
 // int32 to float, rounding to nearest as Cast does.
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void convertInt32(const int32_t* __restrict a,
                                                                        float* __restrict y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = float(a[i]);
 }
 
-// `inputs[k]` is null where input k is int32, read from `integers[k]` instead.
+// Rows of the broadcast plan are cut into chunks so one long row (same-shape inputs merge
+// into one) still spreads over the pool. Contiguous inputs are read in place; a broadcast
+// input is expanded into its register once per block. `inputs[k]` is null where input k is
+// int32, read from `integers[k]` and converted into its register instead.
 template <typename T>
 void runProgram(ThreadPool& pool, const ElementwiseProgram& program, const std::vector<const T*>& inputs,
                 const std::vector<const int32_t*>& integers, T* out, const BroadcastRows& plan) {
