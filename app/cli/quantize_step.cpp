@@ -47,6 +47,10 @@ void addQuantizeOptions(CLI::App& command, QuantizeArgs& a) {
         ->group(group);
     command.add_flag("--per-channel", a.perChannel, "one weight scale per output channel (default: per tensor)")
         ->group(group);
+    command.add_flag("--reduce-range", a.reduceRange,
+                     "weights in [-64, 64] (7 bits): less accurate, but faster on x86 CPUs\n"
+                     "without VNNI (AVX2 alone), as ONNX Runtime's reduce_range")
+        ->group(group);
     command.add_flag("--symmetric-activations", a.symmetricActivations,
                      "int8 activations with zero point 0 (default: asymmetric uint8)")
         ->group(group);
@@ -70,7 +74,7 @@ std::string checkQuantizeArgs(const QuantizeArgs& q) {
     if (q.keepFp32 && q.kind != "fp16" && q.kind != "bf16") return "--keep-fp32 goes with --quantize fp16|bf16";
     if (!q.calibrationDir.empty() && q.kind.empty()) return "--calibration goes with --quantize";
     const bool int8Options =
-        q.calibrator != "minmax" || q.perChannel || q.symmetricActivations || !q.exclude.empty() || !q.sensitivity;
+        q.calibrator != "minmax" || q.perChannel || q.reduceRange || q.symmetricActivations || !q.exclude.empty() || !q.sensitivity;
     if (int8Options && q.kind != "int8") return "calibration options go with --quantize int8";
     return {};
 }

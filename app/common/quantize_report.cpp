@@ -55,6 +55,7 @@ Result<QuantizePlan> planQuantization(const QuantizeArgs& a, const InputChoice& 
     plan.int8.calibration = plan.calibration;
     plan.int8.method = *parseCalibrationMethod(a.calibrator);
     plan.int8.perChannel = a.perChannel;
+    plan.int8.reduceRange = a.reduceRange;
     plan.int8.symmetricActivations = a.symmetricActivations;
     plan.int8.exclude = a.exclude;
     plan.int8.ranges = std::make_shared<ActivationRanges>();

@@ -25,6 +25,7 @@ struct QuantizeArgs {
     std::string calibrationDir;
     std::string calibrator = "minmax";
     bool perChannel = false;
+    bool reduceRange = false;
     bool symmetricActivations = false;
     std::vector<std::string> exclude;
     int samples = 16;  // generated when no --calibration

@@ -46,7 +46,7 @@ public:
         std::string d = "INT8 in QDQ form: Conv/MatMul/Gemm read activations (" +
                         std::string(m_options.symmetricActivations ? "symmetric int8" : "asymmetric uint8") + ", " +
                         calibrationMethodName(m_options.method) + ") and weights (symmetric int8, " +
-                        (m_options.perChannel ? "per channel" : "per tensor") + ") through Quantize/DequantizeLinear";
+                        (m_options.reduceRange ? "7-bit, " : "") + (m_options.perChannel ? "per channel" : "per tensor") + ") through Quantize/DequantizeLinear";
         if (m_options.calibration) d += "; calibrated on " + m_options.calibration->source;
         return d;
     }
@@ -81,7 +81,8 @@ public:
             std::ostringstream why;
             why << "int8: activation range [" << range->second.min << ", " << range->second.max << "] ("
                 << calibrationMethodName(m_options.method) << ") -> scale " << q.scale << ", zero point " << q.zeroPoint
-                << "; weight " << (m_options.perChannel && opset >= 13 ? "per channel" : "per tensor");
+                << "; weight " << (m_options.reduceRange ? "7-bit " : "")
+                << (m_options.perChannel && opset >= 13 ? "per channel" : "per tensor");
             if (rw.commit("qdq", why.str())) ++context.counters.applied;
         }
         context.counters.figures["calibration samples"] =
@@ -171,8 +172,8 @@ private:
         return dequantized;
     }
 
-    // Symmetric int8 in [-127, 127]: one scale, or one per slice of the channel axis. A
-    // weight several layers share is quantized once.
+    // Symmetric int8 in [-127, 127], or [-64, 64] with reduceRange: one scale, or one per
+    // slice of the channel axis. A weight several layers share is quantized once.
     ValueId quantizeWeight(Rewriter& rw, const Target& t, int64_t opset) {
         const auto key = std::make_pair(t.weight.index, t.channelAxis);
         if (auto it = m_weights.find(key); it != m_weights.end()) return it->second;
@@ -187,10 +188,11 @@ private:
         auto channelOf = [&](int64_t i) { return perChannel ? (i / inner) % channels : 0; };
         std::vector<float> scales(size_t(channels), 0.0f);
         for (int64_t i = 0; i < n; ++i) scales[size_t(channelOf(i))] = std::max(scales[size_t(channelOf(i))], std::abs(p[i]));
-        for (float& s : scales) s = s > 0 ? s / 127.0f : 1.0f;
+        const int32_t levels = m_options.reduceRange ? 64 : 127;
+        for (float& s : scales) s = s > 0 ? s / float(levels) : 1.0f;
         std::vector<int32_t> q(static_cast<size_t>(n));
         for (int64_t i = 0; i < n; ++i)
-            q[size_t(i)] = std::clamp(int32_t(std::nearbyint(p[i] / scales[size_t(channelOf(i))])), -127, 127);
+            q[size_t(i)] = std::clamp(int32_t(std::nearbyint(p[i] / scales[size_t(channelOf(i))])), -levels, levels);
         const std::string base = rw.graph().value(t.weight).name;
         const std::vector<int64_t> paramDims = perChannel ? std::vector<int64_t>{channels} : std::vector<int64_t>{};
         const ValueId wq = rw.addConstant(integerTensor(DType::Int8, dims, q), base + "_quantized");

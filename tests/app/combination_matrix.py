@@ -46,6 +46,9 @@ commands = [("inspect", [CLI, "inspect"], []), ("inspect --json", [CLI, "inspect
 for level in ("O0", "O1", "O3"):
     commands.append((f"compile --pipeline {level}", [CLI, "compile"], ["--pipeline", level, "--verify"]))
 commands.append(("compile --quantize bf16", [CLI, "compile"], ["--quantize", "bf16"]))
+commands.append(("compile int8 --per-channel --reduce-range o", [CLI, "compile"],
+                 ["--quantize", "int8", "--calibration-samples", "4", "--per-channel", "--reduce-range",
+                  "-o", "{out}/compiled.onnx"]))
 for base, base_args in compile_bases.items():
     for out, out_args in outputs.items():
         commands.append((f"compile {base} {out}", [CLI, "compile"], base_args + out_args))

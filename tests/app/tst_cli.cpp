@@ -669,10 +669,13 @@ private slots:
         QVERIFY(dump.out.contains(QStringLiteral("= int8[")));
         QCOMPARE(cli({QStringLiteral("run"), out, QStringLiteral("--pipeline"), QStringLiteral("O0")}).exitCode, 0);
 
-        // Text: the data source is said, the table is there; exclusions keep nodes in float.
+        // Text: the data source is said, the table is there; exclusions keep nodes in float;
+        // 7-bit weights are said where asked for.
         Run text = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--quantize"), QStringLiteral("int8"),
-                        QStringLiteral("--exclude"), QStringLiteral("/head/fc/Gemm"), QStringLiteral("--explain")});
+                        QStringLiteral("--exclude"), QStringLiteral("/head/fc/Gemm"), QStringLiteral("--reduce-range"),
+                        QStringLiteral("--explain")});
         QCOMPARE(text.exitCode, 0);
+        QVERIFY(text.out.contains(QStringLiteral("weight 7-bit per tensor")));
         QVERIFY(text.out.contains(QStringLiteral("measured on generated: 16")));
         QVERIFY(text.out.contains(QStringLiteral("per-layer sensitivity")));
         QVERIFY(text.out.contains(QStringLiteral("excluded by '/head/fc/Gemm'")));
@@ -688,6 +691,8 @@ private slots:
         QCOMPARE(calibrator.exitCode, 64);
         Run orphan = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--per-channel")});
         QCOMPARE(orphan.exitCode, 64);
+        Run orphanRange = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--reduce-range")});
+        QCOMPARE(orphanRange.exitCode, 64);
     }
 
     void compilePartitionsAndSimulatesDevices() {

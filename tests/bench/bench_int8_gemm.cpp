@@ -1,8 +1,10 @@
 // The exact int8 GEMM routes for CPUs without VNNI, on the products of ResNet-50's and the
 // ConvInteger segmentation model's convolutions (A the weights, B the im2col columns) and a
 // BERT-base MatMul: A split into 7-bit halves for two oneDNN u8 x s8 GEMMs against both
-// operands widened to int16 (our AVX2 kernel), alternating, same threads. Prints the median
-// of each and widened / split; where the CPU has VNNI, oneDNN's own GEMM (gemmS8S8) too.
+// operands widened to int16 (our AVX2 kernel), alternating, same threads; and, with A halved
+// to 7 bits (`--reduce-range` weights), the narrow kernel (A multiplied as bytes) against the
+// widened one on that A. Prints the median of each, widened / split and narrow / widened;
+// where the CPU has VNNI, oneDNN's own GEMM (gemmS8S8) too.
 // Run it with ONEDNN_MAX_CPU_ISA=AVX2 to see oneDNN as an AVX2 machine would run it.
 //
 //   bench_int8_gemm [--threads N] [--repeats R] [--only TEXT]   (TEXT: part of a shape's name)
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "compiler/backends/cpu/gemm.h"
+#include "compiler/backends/cpu/packed_rows_cache.h"
 
 namespace {
 
@@ -74,7 +77,7 @@ int main(int argc, char** argv) {
         {"resnet50 layer4 1x1, 512->2048, 7x7", 2048, 49, 512},
         {"BERT-base MatMul 128x768x768", 128, 768, 768},
     };
-    std::printf("%d thread(s), %d repeats; ratio = widened / split\n", threads, repeats);
+    std::printf("%d thread(s), %d repeats; ratios: widened / split, narrow / widened\n", threads, repeats);
     std::mt19937 rng(3);
     for (const Shape& s : shapes) {
         if (std::string(s.what).find(only) == std::string::npos) continue;
@@ -83,7 +86,12 @@ int main(int argc, char** argv) {
         for (auto& v : b) v = int8_t(int(rng() % 256) - 128);
         // The weights' own zero point, and uint8 activations' zero point shifted to int8.
         const int8_t aZero = 3, bZero = -128;
+        std::vector<int8_t> a7(a.size());
+        for (size_t i = 0; i < a.size(); ++i) a7[i] = int8_t(a[i] / 2);
         std::vector<int32_t> split(size_t(s.m * s.n)), widened(split.size()), onednn(split.size());
+        std::vector<int32_t> narrow(split.size()), widened7(split.size());
+        // A convolution's weights are packed once (PackedRowsCache), so these two keep A's.
+        fsc::cpu::PackedRowsCache narrowRows, widenedRows;
         auto runSplit = [&] {
             fsc::cpu::gemmS8S8BySplitting(false, false, s.m, s.n, s.k, a.data(), s.k, aZero,
                                           b.data(), s.n, bZero, split.data(), s.n);
@@ -96,8 +104,17 @@ int main(int argc, char** argv) {
             fsc::cpu::gemmS8S8(false, false, s.m, s.n, s.k, a.data(), s.k, aZero, b.data(), s.n,
                                bZero, onednn.data(), s.n);
         };
+        auto runNarrow = [&] {
+            fsc::cpu::gemmS8S8WithNarrowA(false, false, s.m, s.n, s.k, a7.data(), s.k, 0,
+                                          b.data(), s.n, bZero, narrow.data(), s.n, &narrowRows);
+        };
+        auto runWidened7 = [&] {
+            fsc::cpu::gemmS8S8ByWidening(false, false, s.m, s.n, s.k, a7.data(), s.k, 0,
+                                         b.data(), s.n, bZero, widened7.data(), s.n, &widenedRows);
+        };
         runSplit(), runWidened(), runOneDnn();  // oneDNN generates its kernels on the first call
-        std::vector<double> splitMs, widenedMs, onednnMs;
+        runNarrow(), runWidened7();
+        std::vector<double> splitMs, widenedMs, onednnMs, narrowMs, widened7Ms;
         for (int r = 0; r < repeats; ++r) {
             double t0 = nowMs();
             runSplit();
@@ -108,15 +125,23 @@ int main(int argc, char** argv) {
             t0 = nowMs();
             runOneDnn();
             onednnMs.push_back(nowMs() - t0);
+            t0 = nowMs();
+            runNarrow();
+            narrowMs.push_back(nowMs() - t0);
+            t0 = nowMs();
+            runWidened7();
+            widened7Ms.push_back(nowMs() - t0);
         }
-        if (split != widened || split != onednn) {
+        if (split != widened || split != onednn || narrow != widened7) {
             std::fprintf(stderr, "%s: the routes gave different products\n", s.what);
             return 1;
         }
         std::printf(
-            "%-42s split %8.3f ms  widened %8.3f ms  x%.2f   gemmS8S8 as dispatched %8.3f ms\n",
+            "%-42s split %8.3f ms  widened %8.3f ms  x%.2f   gemmS8S8 as dispatched %8.3f ms\n"
+            "%-42s 7-bit A, kept packed: widened %8.3f ms  narrow %8.3f ms  x%.2f\n",
             s.what, median(splitMs), median(widenedMs), median(widenedMs) / median(splitMs),
-            median(onednnMs));
+            median(onednnMs), "", median(widened7Ms), median(narrowMs),
+            median(narrowMs) / median(widened7Ms));
     }
     return 0;
 }

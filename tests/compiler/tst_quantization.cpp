@@ -7,7 +7,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -16,7 +18,7 @@
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/int8_conv_onednn.h"
 #include "compiler/backends/cpu/int8_products.h"
-#include "compiler/backends/cpu/widened_rows_cache.h"
+#include "compiler/backends/cpu/packed_rows_cache.h"
 #include "compiler/pass_manager.h"
 #include "compiler/passes/passes.h"
 #include "compiler/quantization/accuracy.h"
@@ -240,6 +242,30 @@ private slots:
         QVERIFY(maxRelativeError(m, r.model) < 0.05);
     }
 
+    void reducedRangeWeightsFillSevenBits() {
+        // Each channel's largest weight lands on +-64 and none beyond, so that the GEMM without
+        // VNNI can multiply them as bytes; the numbers stay close to float32.
+        Model m = smallCnn();
+        Int8Options o;
+        o.calibration = generated(m, 2);
+        o.perChannel = true;
+        o.reduceRange = true;
+        auto r = quantize(m, o, false);
+        const Graph& g = *r.model.graph;
+        int weights = 0;
+        for (ValueId id : g.initializers) {
+            const Tensor& w = *g.value(id).initializer;
+            if (w.dtype() != DType::Int8 || !g.value(id).name.ends_with("_quantized")) continue;  // not a zero point
+            ++weights;
+            int reach = 0;
+            for (int64_t i = 0; i < w.numElements(); ++i) reach = std::max(reach, std::abs(int(w.dataAs<int8_t>()[i])));
+            QCOMPARE(reach, 64);
+        }
+        QCOMPARE(weights, 4);
+        QVERIFY(r.trace.passes[0].changes[0].reason.find("7-bit") != std::string::npos);
+        QVERIFY(maxRelativeError(m, r.model) < 0.05);
+    }
+
     void exclusionsByNameTypeAndScopeStayFloat() {
         Model m = smallCnn();
         Int8Options o;
@@ -314,39 +340,59 @@ private slots:
     }
 
     void int8GemmWithoutVnniIsExact_data() {
-        QTest::addColumn<bool>("widening");
-        QTest::newRow("A split into 7-bit halves") << false;
-        QTest::newRow("both widened to int16") << true;
+        QTest::addColumn<int>("route");
+        QTest::newRow("A split into 7-bit halves") << 0;
+        QTest::newRow("both widened to int16") << 1;
+        QTest::newRow("A within 7 bits, as bytes") << 2;
     }
 
     void int8GemmWithoutVnniIsExact() {
-        // The routes taken without VNNI: exact for any values, zero points and transposes, with
-        // the operands mostly at the extremes (pairs of 255 * 255 products would saturate an
-        // int16 sum), K long (3000: several of the widened kernel's blocks) and odd, and rows
-        // and columns off its 6 x 16 tiles (40 x 5: a panel's rows split between threads; 100 x
-        // 40: three panels, each run's rows in parts of several tiles). The widened route also
-        // runs each product from a cache of A's widened rows: once filling it, once reading
-        // it, and once more with another zero point for A, which must not read the same rows.
-        QFETCH(bool, widening);
+        // The routes taken without VNNI: exact for any values (the narrow route: A within 64 of
+        // its zero point), zero points and transposes, with the operands mostly at the extremes
+        // (pairs of 255 * 255 products would saturate an int16 sum; of 255 * 64 would not), K
+        // long (3000: several of the kernels' blocks) and odd, and rows and columns off their
+        // 6 x 16 tiles (40 x 5: a panel's rows split between threads; 100 x 40: three panels,
+        // each run's rows in parts of several tiles). The AVX2 routes also run each product
+        // from a cache of A's packed rows: once filling it, once reading it, and once more
+        // with another zero point for A, which must not read the same rows.
+        QFETCH(int, route);
+        enum { Splitting, Widening, Narrow };
         std::mt19937 rng(9);
-        cpu::WidenedRowsCache kept;
+        cpu::PackedRowsCache kept;
         size_t products = 0;
         for (const auto& [m, n, k, transA, transB] :
              {std::tuple{5, 1500, 3000, false, false}, std::tuple{7, 9, 40, true, true}, std::tuple{3, 33, 700, false, true},
               std::tuple{40, 5, 301, false, false}, std::tuple{13, 50, 1, true, false},
               std::tuple{100, 40, 600, false, false}}) {
             std::vector<int8_t> a(size_t(m * k)), b(size_t(k * n));
-            for (auto& v : a) v = int8_t(rng() % 4 ? (rng() % 2 ? 127 : -128) : int(rng() % 256) - 128);
+            const int aCentre = route == Narrow ? 0 : -1, aReach = route == Narrow ? 64 : 128;
+            for (auto& v : a)
+                v = int8_t(std::clamp(aCentre + (rng() % 4 ? (rng() % 2 ? aReach : -aReach) : int(rng() % (2 * aReach + 1)) - aReach), -128, 127));
             for (auto& v : b) v = int8_t(rng() % 4 ? (rng() % 2 ? -128 : 127) : int(rng() % 256) - 128);
             const int8_t bZero = 127;
             const int64_t lda = transA ? m : k, ldb = transB ? k : n;
-            for (int8_t aZero : {int8_t(-128), int8_t(-128), int8_t(5)}) {
-                if (!widening && aZero != -128) continue;
+            // The narrow route's A is within 64 of 0 and of 1 (an element at -64 is not):
+            // with 1, A must not fit, and nothing may be written to C.
+            const std::vector<int8_t> aZeros = route == Splitting ? std::vector<int8_t>{-128}
+                                               : route == Widening ? std::vector<int8_t>{-128, -128, 5}
+                                                                   : std::vector<int8_t>{0, 0, 1};
+            for (int8_t aZero : aZeros) {
                 std::vector<int32_t> c(size_t(m * n), 12345);
-                if (widening) {
+                if (route == Widening) {
                     if (!cpu::gemmS8S8ByWidening(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb, bZero,
                                                  c.data(), n, &kept))
                         QSKIP("the widened kernel needs x86 with AVX2");
+                } else if (route == Narrow) {
+                    const bool fits = std::ranges::all_of(a, [&](int8_t v) { return std::abs(v - aZero) <= 64; });
+                    const bool ran = cpu::gemmS8S8WithNarrowA(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb,
+                                                              bZero, c.data(), n, &kept);
+                    if (!ran && fits) QSKIP("the narrow kernel needs x86 with AVX2");
+                    QCOMPARE(ran, fits);
+                    if (!ran) {
+                        QVERIFY(std::ranges::all_of(c, [](int32_t v) { return v == 12345; }));
+                        ++products;
+                        continue;
+                    }
                 } else
                     cpu::gemmS8S8BySplitting(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb, bZero, c.data(), n);
                 ++products;
@@ -360,7 +406,7 @@ private slots:
                     }
             }
         }
-        if (widening) QCOMPARE(kept.entries(), products * 2 / 3);  // one per A and zero point
+        if (route != Splitting) QCOMPARE(kept.entries(), products * 2 / 3);  // one per A and zero point
     }
 
     void int8GemmTakesTheUsualQuantizations() {

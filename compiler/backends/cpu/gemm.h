@@ -17,23 +17,29 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alph
 
 namespace fsc::cpu {
 
-class WidenedRowsCache;  // widened_rows_cache.h
+class PackedRowsCache;  // packed_rows_cache.h
 
 // C[m,n] = (op(A) - aZero) * (op(B) - bZero) in exact int32, row-major: oneDNN's integer
 // GEMM where the CPU has VNNI (AVX-512 VNNI or AVX-VNNI). Elsewhere x86 int8 instructions
-// saturate pairs of products: with AVX2, both operands are widened to int16 (our own kernel);
-// without, A is split into 7-bit halves that cannot saturate (two u8 x s8 GEMMs).
+// saturate pairs of products: with AVX2, A within 7 bits of its zero point (7-bit weights) is
+// multiplied as bytes, which cannot saturate then, and any other A with both operands widened
+// to int16 (our own kernels); without AVX2, A is split into 7-bit halves that cannot
+// saturate (two u8 x s8 GEMMs).
 // tst_quantization checks every route against the exact reference. With `constantA`, the
-// widened route keeps A's widened rows there for the next call with the same A (whose bytes
-// must not change while the cache lives: a convolution's constant weights).
+// AVX2 routes keep A's packed rows there for the next call with the same A (whose bytes must
+// not change while the cache lives: a convolution's constant weights).
 void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
               int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
-              WidenedRowsCache* constantA = nullptr);
+              PackedRowsCache* constantA = nullptr);
 // The routes gemmS8S8 takes without VNNI, callable on any machine for their tests and
-// benchmark. Widening returns false, doing nothing, where the CPU lacks AVX2.
+// benchmark. Widening returns false, doing nothing, where the CPU lacks AVX2; the narrow
+// route also where some element of A less aZero lies outside [-64, 64].
+bool gemmS8S8WithNarrowA(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
+                         int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
+                         PackedRowsCache* constantA = nullptr);
 bool gemmS8S8ByWidening(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                         int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
-                        WidenedRowsCache* constantA = nullptr);
+                        PackedRowsCache* constantA = nullptr);
 void gemmS8S8BySplitting(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                          int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc);
 

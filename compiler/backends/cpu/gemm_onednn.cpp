@@ -132,9 +132,10 @@ void gemmS8S8BySplitting(bool transA, bool transB, int64_t m, int64_t n, int64_t
 
 void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
               int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
-              WidenedRowsCache* constantA) {
+              PackedRowsCache* constantA) {
     if (m == 0 || n == 0) return;
     if (!int8GemmIsExact()) {
+        if (gemmS8S8WithNarrowA(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc, constantA)) return;
         if (gemmS8S8ByWidening(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc, constantA)) return;
         return gemmS8S8BySplitting(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc);
     }

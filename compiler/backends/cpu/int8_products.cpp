@@ -75,7 +75,7 @@ Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTenso
 
 Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
                 const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero, const Int32Alloc& alloc,
-                OneDnnInt8Conv* primitive, bool weightsConstant, WidenedRowsCache* widened) {
+                OneDnnInt8Conv* primitive, bool weightsConstant, PackedRowsCache* packed) {
     if (x.rank() < 3 || w.rank() != x.rank()) return bad(ctx, "X and W must have the same rank >= 3");
     const int64_t n = x.dims[0], c = x.dims[1], m = w.dims[0];
     if (group <= 0 || c % group || m % group || w.dims[1] != c / group)
@@ -93,7 +93,7 @@ Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, con
         return Status::ok();
     const SignedData sx = asSigned(x, xZero), sw = asSigned(w, wZero);
     // uint8 weights are shifted into a fresh copy on each call: nothing to keep.
-    WidenedRowsCache* keep = weightsConstant && w.dtype == DType::Int8 ? widened : nullptr;
+    PackedRowsCache* keep = weightsConstant && w.dtype == DType::Int8 ? packed : nullptr;
     const int64_t cg = c / group, mg = m / group, rows = cg * product(kernel);
     const int64_t outSize = product(geo->out), inSize = product(spatial);
     // A 1x1 convolution with stride 1 and no padding reads the image as its own columns.

@@ -7,7 +7,7 @@
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/int8_conv_onednn.h"
-#include "compiler/backends/cpu/widened_rows_cache.h"
+#include "compiler/backends/cpu/packed_rows_cache.h"
 
 #include <functional>
 
@@ -24,11 +24,11 @@ Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTenso
 // slot, or scratch that is not zeroed first: every element is written). With `primitive`
 // (the node's own), int8 weights with zero point 0 go through oneDNN's convolution where
 // OneDnnInt8Conv::preferred(); `weightsConstant` lets it keep their reordered copy, and lets
-// the GEMM keep int8 weights widened in `widened` (the node's own) where it widens them.
+// the GEMM keep int8 weights packed in `packed` (the node's own) where it packs them.
 using Int32Alloc = std::function<Result<int32_t*>(const std::vector<int64_t>& dims)>;
 Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
                 const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero, const Int32Alloc& alloc,
                 OneDnnInt8Conv* primitive = nullptr, bool weightsConstant = false,
-                WidenedRowsCache* widened = nullptr);
+                PackedRowsCache* packed = nullptr);
 
 }  // namespace fsc::cpu

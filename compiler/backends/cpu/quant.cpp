@@ -340,7 +340,7 @@ public:
                     if (!out) return out.status();
                     return (*out)->as<int32_t>();
                 },
-                &m_primitive, weightsConstant, &m_widened);
+                &m_primitive, weightsConstant, &m_packedWeights);
         // The accumulators in scratch kept by the thread (not zeroed: every element is written).
         thread_local std::vector<int32_t> scratch;
         RtTensor acc;
@@ -353,7 +353,7 @@ public:
                                              acc.data = scratch.data();
                                              return scratch.data();
                                          },
-                                         &m_primitive, weightsConstant, &m_widened));
+                                         &m_primitive, weightsConstant, &m_packedWeights));
         } else {
             auto exact = accumulateExactly(ctx, *x, xZero, *w, wzp);
             if (!exact) return exact.status();
@@ -408,7 +408,7 @@ public:
 private:
     bool m_qlinear;
     OneDnnInt8Conv m_primitive;  // used where OneDnnInt8Conv::preferred()
-    WidenedRowsCache m_widened;  // constant int8 weights as the widened GEMM reads them
+    PackedRowsCache m_packedWeights;  // constant int8 weights as the GEMM without VNNI reads them
     WindowAttrs m_attrs;
     int64_t m_group = 1;
 };
