@@ -31,6 +31,9 @@ class PackedRowsCache;  // packed_rows_cache.h
 void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
               int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
               PackedRowsCache* constantA = nullptr);
+// Whether oneDNN's int8 kernels (its GEMM, its convolution primitive) are exact here: on x86
+// only with VNNI (AVX-512 VNNI or AVX-VNNI, and so AMX machines), else they saturate.
+bool oneDnnInt8IsExact();
 // The routes gemmS8S8 takes without VNNI, callable on any machine for their tests and
 // benchmark. Widening returns false, doing nothing, where the CPU lacks AVX2; the narrow
 // route also where some element of A less aZero lies outside [-64, 64].

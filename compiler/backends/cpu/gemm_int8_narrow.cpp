@@ -191,11 +191,7 @@ bool gemmS8S8WithNarrowA(bool transA, bool transB, int64_t m, int64_t n, int64_t
                          int64_t lda, int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero,
                          int32_t* c, int64_t ldc, PackedRowsCache* constantA) {
     if (!__builtin_cpu_supports("avx2")) return false;
-    if (m == 0 || n == 0) return true;
-    if (k == 0) {
-        for (int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, 0);
-        return true;
-    }
+    if (int8_tiles::nothingToMultiply(m, n, k, c, ldc)) return true;
     const Operands o{transA, transB, m, n, k, lda, ldb, ldc, a, b, aZero, bZero, c};
     const PackedRowsCache::Rows packedA =
         constantA ? constantA->rowsFor(

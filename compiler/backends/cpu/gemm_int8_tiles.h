@@ -25,6 +25,15 @@ struct Operands {
     int8_t rawB(int64_t p, int64_t j) const { return transB ? b[j * ldb + p] : b[p * ldb + j]; }
 };
 
+// Whether the product has nothing to multiply (no rows, columns or K), C then written:
+// zeros where K is 0.
+inline bool nothingToMultiply(int64_t m, int64_t n, int64_t k, int32_t* c, int64_t ldc) {
+    if (m > 0 && n > 0 && k > 0) return false;
+    if (n > 0)
+        for (int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, 0);
+    return true;
+}
+
 // A part of C: columns of the panels [firstPanel, lastPanel), rows [i0, i1).
 struct WorkItem {
     int64_t firstPanel, lastPanel, i0, i1;

@@ -50,11 +50,9 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alph
 
 namespace fsc::cpu {
 
-namespace {
-
 // x86 int8 instructions without VNNI (vpmaddubsw) add pairs of products into int16 with
-// saturation, so oneDNN's integer GEMM is exact only where VNNI is there.
-bool int8GemmIsExact() {
+// saturation, so oneDNN's integer kernels are exact only where VNNI is there.
+bool oneDnnInt8IsExact() {
 #if defined(__x86_64__) || defined(__i386__)
     static const bool exact = [] {
         const unsigned isa = unsigned(dnnl_get_effective_cpu_isa());
@@ -67,8 +65,6 @@ bool int8GemmIsExact() {
     return true;
 #endif
 }
-
-}  // namespace
 
 // The product through oneDNN's u8 x s8 GEMM, exactly without VNNI. Its multiply
 // (vpmaddubsw) adds pairs of products into int16 with saturation, which a u8 operand below
@@ -134,7 +130,7 @@ void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const i
               int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
               PackedRowsCache* constantA) {
     if (m == 0 || n == 0) return;
-    if (!int8GemmIsExact()) {
+    if (!oneDnnInt8IsExact()) {
         if (gemmS8S8WithNarrowA(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc, constantA)) return;
         if (gemmS8S8ByWidening(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc, constantA)) return;
         return gemmS8S8BySplitting(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc);
