@@ -48,6 +48,7 @@ struct QuantizeReport {
     bool generatedData = false;
     OutputError calibrationError, heldBackError;
     std::vector<LayerSensitivity> sensitivity;
+    std::string advice;  // what would run faster on this machine, if anything
 };
 
 // `progress(layer, layers)` is called as the sensitivity table is measured.

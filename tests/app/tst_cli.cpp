@@ -676,6 +676,24 @@ private slots:
                         QStringLiteral("--explain")});
         QCOMPARE(text.exitCode, 0);
         QVERIFY(text.out.contains(QStringLiteral("weight 7-bit per tensor")));
+
+        // Without VNNI (oneDNN held to AVX2 stands in for such a CPU), 8-bit weights earn a note
+        // that 7-bit ones would run faster; --reduce-range makes none.
+        const QStringList noVnni{QStringLiteral("ONEDNN_MAX_CPU_ISA=AVX2")};
+        const QStringList int8Json{QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--quantize"),
+                                   QStringLiteral("int8"), QStringLiteral("--no-sensitivity"),
+                                   QStringLiteral("--calibration-samples"), QStringLiteral("2"), QStringLiteral("--json")};
+        auto advice = [](const Run& run) {
+            return QJsonDocument::fromJson(run.out.toUtf8()).object()[QStringLiteral("quantization")].toObject()[QStringLiteral("advice")].toString();
+        };
+        Run eightBit = cli(int8Json, noVnni);
+        QCOMPARE(eightBit.exitCode, 0);
+#if defined(__x86_64__) || defined(__i386__)
+        if (__builtin_cpu_supports("avx2")) QVERIFY2(advice(eightBit).contains(QStringLiteral("--reduce-range")), qPrintable(eightBit.out));
+#endif
+        Run sevenBit = cli(int8Json + QStringList{QStringLiteral("--reduce-range")}, noVnni);
+        QCOMPARE(sevenBit.exitCode, 0);
+        QVERIFY(advice(sevenBit).isEmpty());
         QVERIFY(text.out.contains(QStringLiteral("measured on generated: 16")));
         QVERIFY(text.out.contains(QStringLiteral("per-layer sensitivity")));
         QVERIFY(text.out.contains(QStringLiteral("excluded by '/head/fc/Gemm'")));

@@ -34,6 +34,9 @@ void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const i
 // Whether oneDNN's int8 kernels (its GEMM, its convolution primitive) are exact here: on x86
 // only with VNNI (AVX-512 VNNI or AVX-VNNI, and so AMX machines), else they saturate.
 bool oneDnnInt8IsExact();
+// Whether int8 weights within 64 of their zero point (`--reduce-range`) take a faster route
+// here than 8-bit ones: x86 with AVX2 but no VNNI (the narrow kernel against the widened one).
+bool sevenBitWeightsAreFaster();
 // The routes gemmS8S8 takes without VNNI, callable on any machine for their tests and
 // benchmark. Widening returns false, doing nothing, where the CPU lacks AVX2; the narrow
 // route also where some element of A less aZero lies outside [-64, 64].

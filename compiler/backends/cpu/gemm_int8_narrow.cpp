@@ -187,6 +187,8 @@ void multiply(const Operands& o, const PackedRows& packedA) {
 
 }  // namespace
 
+bool sevenBitWeightsAreFaster() { return __builtin_cpu_supports("avx2") && !oneDnnInt8IsExact(); }
+
 bool gemmS8S8WithNarrowA(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a,
                          int64_t lda, int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero,
                          int32_t* c, int64_t ldc, PackedRowsCache* constantA) {
@@ -208,6 +210,7 @@ bool gemmS8S8WithNarrowA(bool transA, bool transB, int64_t m, int64_t n, int64_t
 #else
 
 namespace fsc::cpu {
+bool sevenBitWeightsAreFaster() { return false; }
 bool gemmS8S8WithNarrowA(bool, bool, int64_t, int64_t, int64_t, const int8_t*, int64_t, int8_t,
                          const int8_t*, int64_t, int8_t, int32_t*, int64_t, PackedRowsCache*) {
     return false;
