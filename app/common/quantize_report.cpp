@@ -80,9 +80,18 @@ Result<QuantizeReport> measureQuantization(const QuantizeArgs& a, const Quantize
         if (!onHeldBack) return withSizingHint(onHeldBack.status(), plan.heldBack->sizing).withContext("accuracy");
         r.heldBackError = *onHeldBack;
     }
-    if (a.kind == "int8" && !a.reduceRange && cpu::sevenBitWeightsAreFaster())
+    // The byte kernel takes the weights of integer convolutions; a MatMul's are its other
+    // operand, which that kernel does not take.
+    auto integerConvolution = [&] {
+        const Graph& g = *result.model.graph;
+        const auto order = g.order();
+        return std::any_of(order.begin(), order.end(), [&](NodeId id) {
+            return g.node(id).opType == "ConvInteger" || g.node(id).opType == "QLinearConv";
+        });
+    };
+    if (a.kind == "int8" && !a.reduceRange && cpu::sevenBitWeightsAreFaster() && integerConvolution())
         r.advice = "this CPU has no VNNI: 7-bit weights (--reduce-range) multiply in about 0.75x the time of "
-                   "8-bit ones here, a little less accurately";
+                   "8-bit ones in its integer convolutions, a little less accurately";
     if (a.kind != "int8" || !a.sensitivity) return r;
     // Sensitivity on the graph just before int8-quantization, with the ranges it fitted.
     const auto& passes = result.trace.passes;
