@@ -23,7 +23,7 @@ struct Int8Options {
     double percentile = 99.99;
     bool perChannel = false;            // weights: one scale per output channel, else one per tensor
     // Weights in [-64, 64] (7 bits), as ONNX Runtime's reduce_range: coarser, but multiplied
-    // as bytes without saturating on x86 CPUs without VNNI (gemm_int8_narrow.cpp), else widened.
+    // as bytes without saturating on x86 CPUs without VNNI (gemm_int8_bytes.cpp), else widened.
     bool reduceRange = false;
     bool symmetricActivations = false;  // int8 with zero point 0, else asymmetric uint8
     std::vector<std::string> exclude;   // node name, op type or scope (globs allowed)

@@ -3,11 +3,15 @@
 // BERT-base MatMul: A split into 7-bit halves for two oneDNN u8 x s8 GEMMs against both
 // operands widened to int16 (our AVX2 kernel), alternating, same threads; and, with A halved
 // to 7 bits (`--reduce-range` weights), the narrow kernel (A multiplied as bytes) against the
-// widened one on that A. Prints the median of each, widened / split and narrow / widened;
-// where the CPU has VNNI, oneDNN's own GEMM (gemmS8S8) too.
-// Run it with ONEDNN_MAX_CPU_ISA=AVX2 to see oneDNN as an AVX2 machine would run it.
+// widened one on that A. Prints the median of each, widened / split and narrow / widened,
+// and gemmS8S8 as dispatched here. Where the CPU has AVX-VNNI, also our kernel of vpdpbusd
+// (8-bit A, kept packed) against oneDNN's s8s8s32 GEMM with the same zero points and
+// against its u8s8s32 GEMM without any (not the same product: the least oneDNN could take).
+// Run it with ONEDNN_MAX_CPU_ISA=AVX2 to see oneDNN as an AVX2 machine would run it, and
+// with AVX2_VNNI as an Intel client core (Alder Lake and later) would.
 //
 //   bench_int8_gemm [--threads N] [--repeats R] [--only TEXT]   (TEXT: part of a shape's name)
+#include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -77,7 +81,7 @@ int main(int argc, char** argv) {
         {"resnet50 layer4 1x1, 512->2048, 7x7", 2048, 49, 512},
         {"BERT-base MatMul 128x768x768", 128, 768, 768},
     };
-    std::printf("%d thread(s), %d repeats; ratios: widened / split, narrow / widened\n", threads, repeats);
+    std::printf("%d thread(s), %d repeats; ratios: widened / split, narrow / widened, AVX-VNNI / oneDNN\n", threads, repeats);
     std::mt19937 rng(3);
     for (const Shape& s : shapes) {
         if (std::string(s.what).find(only) == std::string::npos) continue;
@@ -114,7 +118,26 @@ int main(int argc, char** argv) {
         };
         runSplit(), runWidened(), runOneDnn();  // oneDNN generates its kernels on the first call
         runNarrow(), runWidened7();
-        std::vector<double> splitMs, widenedMs, onednnMs, narrowMs, widened7Ms;
+        std::vector<int32_t> vnni(split.size()), onednnS8(split.size()), onednnU8(split.size());
+        std::vector<uint8_t> aShifted(a.size());
+        for (size_t i = 0; i < a.size(); ++i) aShifted[i] = uint8_t(a[i] + 128);
+        fsc::cpu::PackedRowsCache vnniRows;
+        auto runVnni = [&] {
+            return fsc::cpu::gemmS8S8WithAvxVnni(false, false, s.m, s.n, s.k, a.data(), s.k, aZero,
+                                                 b.data(), s.n, bZero, vnni.data(), s.n, &vnniRows);
+        };
+        const int32_t noOffset = 0;
+        auto runOneDnnS8 = [&] {
+            dnnl_gemm_s8s8s32('N', 'N', 'F', s.m, s.n, s.k, 1.0f, a.data(), s.k, aZero, b.data(),
+                              s.n, bZero, 0.0f, onednnS8.data(), s.n, &noOffset);
+        };
+        auto runOneDnnU8 = [&] {
+            dnnl_gemm_u8s8s32('N', 'N', 'F', s.m, s.n, s.k, 1.0f, aShifted.data(), s.k, 0, b.data(),
+                              s.n, 0, 0.0f, onednnU8.data(), s.n, &noOffset);
+        };
+        const bool hasVnni = runVnni();
+        if (hasVnni) runOneDnnS8(), runOneDnnU8();
+        std::vector<double> splitMs, widenedMs, onednnMs, narrowMs, widened7Ms, vnniMs, onednnS8Ms, onednnU8Ms;
         for (int r = 0; r < repeats; ++r) {
             double t0 = nowMs();
             runSplit();
@@ -131,8 +154,18 @@ int main(int argc, char** argv) {
             t0 = nowMs();
             runWidened7();
             widened7Ms.push_back(nowMs() - t0);
+            if (!hasVnni) continue;
+            t0 = nowMs();
+            runVnni();
+            vnniMs.push_back(nowMs() - t0);
+            t0 = nowMs();
+            runOneDnnS8();
+            onednnS8Ms.push_back(nowMs() - t0);
+            t0 = nowMs();
+            runOneDnnU8();
+            onednnU8Ms.push_back(nowMs() - t0);
         }
-        if (split != widened || split != onednn || narrow != widened7) {
+        if (split != widened || split != onednn || narrow != widened7 || (hasVnni && (vnni != split || onednnS8 != split))) {
             std::fprintf(stderr, "%s: the routes gave different products\n", s.what);
             return 1;
         }
@@ -142,6 +175,10 @@ int main(int argc, char** argv) {
             s.what, median(splitMs), median(widenedMs), median(widenedMs) / median(splitMs),
             median(onednnMs), "", median(widened7Ms), median(narrowMs),
             median(narrowMs) / median(widened7Ms));
+        if (hasVnni)
+            std::printf("%-42s AVX-VNNI kernel %8.3f ms  oneDNN s8s8s32 %8.3f ms  x%.2f   u8s8s32 without zero points %8.3f ms  x%.2f\n",
+                        "", median(vnniMs), median(onednnS8Ms), median(vnniMs) / median(onednnS8Ms),
+                        median(onednnU8Ms), median(vnniMs) / median(onednnU8Ms));
     }
     return 0;
 }

@@ -339,31 +339,34 @@ private slots:
             }
     }
 
-    void int8GemmWithoutVnniIsExact_data() {
+    void ownInt8GemmRoutesAreExact_data() {
         QTest::addColumn<int>("route");
         QTest::newRow("A split into 7-bit halves") << 0;
         QTest::newRow("both widened to int16") << 1;
         QTest::newRow("A within 7 bits, as bytes") << 2;
+        QTest::newRow("AVX-VNNI, as bytes") << 3;
     }
 
-    void int8GemmWithoutVnniIsExact() {
-        // The routes taken without VNNI: exact for any values (the narrow route: A within 64 of
-        // its zero point), zero points and transposes, with the operands mostly at the extremes
+    void ownInt8GemmRoutesAreExact() {
+        // The routes taken without AVX-512 VNNI: exact for any values (the narrow route: A
+        // within 64 of its zero point; AVX-VNNI's with A's zero point 0, where only A's row sums
+        // correct, and -128, where B's column sums do too), zero points and transposes, with the operands mostly at the extremes
         // (pairs of 255 * 255 products would saturate an int16 sum; of 255 * 64 would not), K
         // long (3000: several of the kernels' blocks) and odd, and rows and columns off their
         // 6 x 16 tiles (40 x 5: a panel's rows split between threads; 100 x 40: three panels,
-        // each run's rows in parts of several tiles). The AVX2 routes also run each product
+        // each run's rows in parts of several tiles; 9 x 70 x 299: a last quad of K
+        // with a row missing, in whole panels). The AVX2 routes also run each product
         // from a cache of A's packed rows: once filling it, once reading it, and once more
         // with another zero point for A, which must not read the same rows.
         QFETCH(int, route);
-        enum { Splitting, Widening, Narrow };
+        enum { Splitting, Widening, Narrow, AvxVnni };
         std::mt19937 rng(9);
         cpu::PackedRowsCache kept;
         size_t products = 0;
         for (const auto& [m, n, k, transA, transB] :
              {std::tuple{5, 1500, 3000, false, false}, std::tuple{7, 9, 40, true, true}, std::tuple{3, 33, 700, false, true},
               std::tuple{40, 5, 301, false, false}, std::tuple{13, 50, 1, true, false},
-              std::tuple{100, 40, 600, false, false}}) {
+              std::tuple{100, 40, 600, false, false}, std::tuple{9, 70, 299, false, false}}) {
             std::vector<int8_t> a(size_t(m * k)), b(size_t(k * n));
             const int aCentre = route == Narrow ? 0 : -1, aReach = route == Narrow ? 64 : 128;
             for (auto& v : a)
@@ -375,6 +378,7 @@ private slots:
             // with 1, A must not fit, and nothing may be written to C.
             const std::vector<int8_t> aZeros = route == Splitting ? std::vector<int8_t>{-128}
                                                : route == Widening ? std::vector<int8_t>{-128, -128, 5}
+                                               : route == AvxVnni  ? std::vector<int8_t>{0, 0, -128}
                                                                    : std::vector<int8_t>{0, 0, 1};
             for (int8_t aZero : aZeros) {
                 std::vector<int32_t> c(size_t(m * n), 12345);
@@ -382,6 +386,10 @@ private slots:
                     if (!cpu::gemmS8S8ByWidening(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb, bZero,
                                                  c.data(), n, &kept))
                         QSKIP("the widened kernel needs x86 with AVX2");
+                } else if (route == AvxVnni) {
+                    if (!cpu::gemmS8S8WithAvxVnni(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb, bZero,
+                                                  c.data(), n, &kept))
+                        QSKIP("the AVX-VNNI kernel needs x86 with AVX-VNNI");
                 } else if (route == Narrow) {
                     const bool fits = std::ranges::all_of(a, [&](int8_t v) { return std::abs(v - aZero) <= 64; });
                     const bool ran = cpu::gemmS8S8WithNarrowA(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb,

@@ -20,13 +20,14 @@ namespace fsc::cpu {
 class PackedRowsCache;  // packed_rows_cache.h
 
 // C[m,n] = (op(A) - aZero) * (op(B) - bZero) in exact int32, row-major: oneDNN's integer
-// GEMM where the CPU has VNNI (AVX-512 VNNI or AVX-VNNI). Elsewhere x86 int8 instructions
-// saturate pairs of products: with AVX2, A within 7 bits of its zero point (7-bit weights) is
-// multiplied as bytes, which cannot saturate then, and any other A with both operands widened
-// to int16 (our own kernels); without AVX2, A is split into 7-bit halves that cannot
-// saturate (two u8 x s8 GEMMs).
-// tst_quantization checks every route against the exact reference. With `constantA`, the
-// AVX2 routes keep A's packed rows there for the next call with the same A (whose bytes must
+// GEMM where the CPU has AVX-512 VNNI (AMX machines included); with AVX-VNNI alone, where
+// oneDNN's GEMM with zero points is a reference loop, our own kernel of vpdpbusd. Elsewhere
+// x86 int8 instructions saturate pairs of products: with AVX2, A within 7 bits of its zero
+// point (7-bit weights) is multiplied as bytes, which cannot saturate then, and any other A
+// with both operands widened to int16 (our own kernels); without AVX2, A is split into 7-bit
+// halves that cannot saturate (two u8 x s8 GEMMs).
+// tst_quantization checks every route against the exact reference. With `constantA`, our
+// own kernels keep A's packed rows there for the next call with the same A (whose bytes must
 // not change while the cache lives: a convolution's constant weights).
 void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
               int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
@@ -35,11 +36,15 @@ void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const i
 // only with VNNI (AVX-512 VNNI or AVX-VNNI, and so AMX machines), else they saturate.
 bool oneDnnInt8IsExact();
 // Whether int8 weights within 64 of their zero point (`--reduce-range`) take a faster route
-// here than 8-bit ones: x86 with AVX2 but no VNNI (the narrow kernel against the widened one).
+// here than 8-bit ones: x86 with AVX2 but no VNNI (multiplied as bytes, not widened).
 bool sevenBitWeightsAreFaster();
-// The routes gemmS8S8 takes without VNNI, callable on any machine for their tests and
-// benchmark. Widening returns false, doing nothing, where the CPU lacks AVX2; the narrow
-// route also where some element of A less aZero lies outside [-64, 64].
+// The routes gemmS8S8 takes without AVX-512 VNNI, callable on any machine for their tests
+// and benchmark. Each returns false, doing nothing, where the CPU lacks AVX2; AVX-VNNI's
+// also where the CPU lacks that, the narrow route where some element of A less aZero lies
+// outside [-64, 64].
+bool gemmS8S8WithAvxVnni(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
+                         int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
+                         PackedRowsCache* constantA = nullptr);
 bool gemmS8S8WithNarrowA(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                          int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
                          PackedRowsCache* constantA = nullptr);

@@ -1,8 +1,8 @@
 #pragma once
-// What the two int8 GEMM kernels for x86 without VNNI share (gemm_int8_widened.cpp: any
-// operands, both widened to int16; gemm_int8_narrow.cpp: A within 7 bits, multiplied as
-// bytes): the operands, how C is cut into work items for the threads, and how a run of rows
-// is cut into register tiles of at most 6 rows.
+// What our int8 GEMM kernels for x86 share (gemm_int8_widened.cpp: any operands, both
+// widened to int16; gemm_int8_bytes.cpp: B as bytes, with AVX-VNNI or A within 7 bits): the
+// operands, how C is cut into work items for the threads, and how a run of rows is cut into
+// register tiles of at most 6 rows.
 #include <omp.h>
 
 #include <algorithm>

@@ -13,12 +13,12 @@ namespace fsc::cpu {
 
 struct PackedRows {
     std::unique_ptr<int32_t[]> words;  // null: A does not fit that packing
-    std::vector<int32_t> rowSums;      // the narrow packing's: each row's sum
+    std::vector<int32_t> rowSums;      // the quads' packings: each row's sum
 };
 
 class PackedRowsCache {
 public:
-    enum class Packing { WidenedPairs, NarrowQuads };
+    enum class Packing { WidenedPairs, NarrowQuads, VnniQuads };
     struct Key {
         const int8_t* a = nullptr;
         int64_t m = 0, k = 0, lda = 0;
