@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "compiler/backends/cpu/onednn_isa.h"
 #include "compiler/backends/cpu/onednn_support.h"
 
 namespace fsc::cpu {
@@ -112,12 +113,12 @@ std::optional<dnnl::convolution_forward::primitive_desc> winogradFor(const char*
     return std::nullopt;
 }
 
-bool hasAvx512() {
-    static const bool has = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+}  // namespace
+
+bool OneDnnConv::hasAvx512() {
+    static const bool has = oneDnnIsaIncludes(dnnl_cpu_isa_avx512_core);
     return has;
 }
-
-}  // namespace
 
 void OneDnnConv::useOwnLayoutsOnly(bool only) { g_ownLayoutsOnly = only; }
 

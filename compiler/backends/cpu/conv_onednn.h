@@ -25,6 +25,9 @@ public:
     // How many runs took a Winograd kernel, which 3x3 windows of stride 1 on outputs of
     // 14x14 and up get where oneDNN has one (AVX-512); tests see it was taken.
     static uint64_t winogradRuns();
+    // Whether oneDNN runs AVX-512 here: its Winograd kernels, and NHWC kernels as fast as
+    // its blocked ones, need it.
+    static bool hasAvx512();
     // What a run did of the epilogue; the caller does the rest, after it.
     struct Done {
         bool ran = false;         // false: y untouched, oneDNN has no primitive for the case

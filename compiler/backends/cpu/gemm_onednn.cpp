@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler/backends/cpu/gemm.h"
+#include "compiler/backends/cpu/onednn_isa.h"
 
 namespace fsc::cpu {
 
@@ -52,18 +53,10 @@ namespace fsc::cpu {
 
 // x86 int8 instructions without VNNI (vpmaddubsw) add pairs of products into int16 with
 // saturation, so oneDNN's integer kernels are exact only where VNNI is there.
-namespace {
-// The ISA values are bit sets (AVX2-VNNI's is numerically above AMX's): test the bits.
-bool oneDnnHas(dnnl_cpu_isa_t isa, dnnl_cpu_isa_t below) {
-    const unsigned own = unsigned(isa) & ~unsigned(below);
-    return (unsigned(dnnl_get_effective_cpu_isa()) & own) == own;
-}
-}  // namespace
-
 bool oneDnnInt8IsExact() {
 #if defined(__x86_64__) || defined(__i386__)
-    static const bool exact = oneDnnHas(dnnl_cpu_isa_avx512_core_vnni, dnnl_cpu_isa_avx512_core) ||
-                              oneDnnHas(dnnl_cpu_isa_avx2_vnni, dnnl_cpu_isa_avx2);
+    static const bool exact =
+        oneDnnIsaIncludes(dnnl_cpu_isa_avx512_core_vnni) || oneDnnIsaIncludes(dnnl_cpu_isa_avx2_vnni);
     return exact;
 #else
     return true;
@@ -135,8 +128,7 @@ void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const i
               PackedRowsCache* constantA) {
     if (m == 0 || n == 0) return;
     // oneDNN 2.6 runs a reference loop for its GEMM with zero points under AVX-VNNI alone.
-    static const bool avxVnniOnly = oneDnnInt8IsExact() &&
-                                    !oneDnnHas(dnnl_cpu_isa_avx512_core_vnni, dnnl_cpu_isa_avx512_core);
+    static const bool avxVnniOnly = oneDnnInt8IsExact() && !oneDnnIsaIncludes(dnnl_cpu_isa_avx512_core_vnni);
     if (avxVnniOnly && gemmS8S8WithAvxVnni(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc, constantA))
         return;
     if (!oneDnnInt8IsExact()) {

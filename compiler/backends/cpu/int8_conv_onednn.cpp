@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/backends/cpu/onednn_isa.h"
 #include "compiler/backends/cpu/onednn_support.h"
 
 namespace fsc::cpu {
@@ -19,12 +20,7 @@ std::atomic<bool> g_everywhere{false};
 std::atomic<uint64_t> g_runs{0};
 
 bool hasAmx() {
-    // The ISA values are bit sets (AVX2-VNNI's is numerically above AMX's): test the bits.
-    static const bool has = [] {
-        const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-        const auto amx = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_amx);
-        return (isa & amx) == amx;
-    }();
+    static const bool has = oneDnnIsaIncludes(dnnl_cpu_isa_avx512_core_amx);
     return has;
 }
 
