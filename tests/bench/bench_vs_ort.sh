@@ -6,7 +6,8 @@
 # between the two (each round warms up again), and median and p90 are taken over every
 # sample of each: a noisy stretch of a shared machine then falls on both, not on whichever
 # happened to run during it.
-# usage: [ROUNDS=N] tests/bench/bench_vs_ort.sh BUILD_DIR [ITERATIONS [MODEL...]]
+# With CPU_AS=avx2 or avx2-vnni, both run as such a CPU would (cpu_as.sh).
+# usage: [ROUNDS=N] [CPU_AS=MODE] tests/bench/bench_vs_ort.sh BUILD_DIR [ITERATIONS [MODEL...]]
 # Needs: the exported models (ctest -L models), node + npm (onnxruntime-node is installed
 # with --ignore-scripts into BUILD_DIR/ort-node: its CPU library ships in the package).
 set -euo pipefail
@@ -17,6 +18,8 @@ shift $(( $# < 2 ? $# : 2 ))
 models=${*:-resnet50 mobilenet_v2 efficientnet_b0 vit_b_16 swin_t bert_base}
 rounds=${ROUNDS:-5}
 per_round=$(( (iterations + rounds - 1) / rounds ))
+as_cpu=()
+[ -z "${CPU_AS:-}" ] || as_cpu=(bash "$here/cpu_as.sh" "$build" "$CPU_AS")
 cli="$build/app/fusescope-cli"
 cache="$build/model-cache"
 ort="$build/ort-node"
@@ -33,9 +36,9 @@ for model in $models; do
     : >"$samples/ours"
     : >"$samples/ort"
     for _ in $(seq "$rounds"); do
-      "$cli" run "$cache/$model.onnx" --threads "$threads" --iterations "$per_round" --warmup 3 --json |
+      "${as_cpu[@]}" "$cli" run "$cache/$model.onnx" --threads "$threads" --iterations "$per_round" --warmup 3 --json |
         /usr/bin/python3 -c 'import json,sys; print(*json.load(sys.stdin)["latency_ms"]["samples"])' >>"$samples/ours"
-      NODE_PATH="$ort/node_modules" node "$here/ort_latency.js" "$cache/$model.onnx" "$threads" "$per_round" 3 |
+      NODE_PATH="$ort/node_modules" "${as_cpu[@]}" node "$here/ort_latency.js" "$cache/$model.onnx" "$threads" "$per_round" 3 |
         /usr/bin/python3 -c 'import json,sys; print(*json.load(sys.stdin)["samples"])' >>"$samples/ort"
     done
     /usr/bin/python3 - "$model" "$threads" "$samples/ours" "$samples/ort" <<'PY'
