@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <set>
 #include <tuple>
 
 #include "compiler/backends/cpu/gemm.h"
@@ -355,14 +356,16 @@ private slots:
         // long (3000: several of the kernels' blocks) and odd, and rows and columns off their
         // 6 x 16 tiles (40 x 5: a panel's rows split between threads; 100 x 40: three panels,
         // each run's rows in parts of several tiles; 9 x 70 x 299: a last quad of K
-        // with a row missing, in whole panels). The AVX2 routes also run each product
-        // from a cache of A's packed rows: once filling it, once reading it, and once more
-        // with another zero point for A, which must not read the same rows.
+        // with a row missing, in whole panels). Each product runs with both operands stored
+        // as int8, then as uint8 (the same values, read in place less 128), then with A's own
+        // bytes taken as uint8 (other values). The AVX2 routes also run each from a cache of
+        // A's packed rows: filling it, reading it, and with another zero point for A or the same
+        // bytes as uint8, which must not read the same rows.
         QFETCH(int, route);
         enum { Splitting, Widening, Narrow, AvxVnni };
         std::mt19937 rng(9);
         cpu::PackedRowsCache kept;
-        size_t products = 0;
+        std::set<std::tuple<const void*, int, int, int, bool>> packings;  // A's bytes, shape, zero point, storage
         for (const auto& [m, n, k, transA, transB] :
              {std::tuple{5, 1500, 3000, false, false}, std::tuple{7, 9, 40, true, true}, std::tuple{3, 33, 700, false, true},
               std::tuple{40, 5, 301, false, false}, std::tuple{13, 50, 1, true, false},
@@ -372,6 +375,11 @@ private slots:
             for (auto& v : a)
                 v = int8_t(std::clamp(aCentre + (rng() % 4 ? (rng() % 2 ? aReach : -aReach) : int(rng() % (2 * aReach + 1)) - aReach), -128, 127));
             for (auto& v : b) v = int8_t(rng() % 4 ? (rng() % 2 ? -128 : 127) : int(rng() % 256) - 128);
+            auto flipped = [](std::vector<int8_t> v) {
+                for (auto& x : v) x = int8_t(x ^ 0x80);
+                return v;
+            };
+            const std::vector<int8_t> aAsUint8 = flipped(a), bAsUint8 = flipped(b);
             const int8_t bZero = 127;
             const int64_t lda = transA ? m : k, ldb = transB ? k : n;
             // The narrow route's A is within 64 of 0 and of 1 (an element at -64 is not):
@@ -380,41 +388,57 @@ private slots:
                                                : route == Widening ? std::vector<int8_t>{-128, -128, 5}
                                                : route == AvxVnni  ? std::vector<int8_t>{0, 0, -128}
                                                                    : std::vector<int8_t>{0, 0, 1};
-            for (int8_t aZero : aZeros) {
-                std::vector<int32_t> c(size_t(m * n), 12345);
-                if (route == Widening) {
-                    if (!cpu::gemmS8S8ByWidening(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb, bZero,
-                                                 c.data(), n, &kept))
-                        QSKIP("the widened kernel needs x86 with AVX2");
-                } else if (route == AvxVnni) {
-                    if (!cpu::gemmS8S8WithAvxVnni(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb, bZero,
-                                                  c.data(), n, &kept))
-                        QSKIP("the AVX-VNNI kernel needs x86 with AVX-VNNI");
-                } else if (route == Narrow) {
-                    const bool fits = std::ranges::all_of(a, [&](int8_t v) { return std::abs(v - aZero) <= 64; });
-                    const bool ran = cpu::gemmS8S8WithNarrowA(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb,
-                                                              bZero, c.data(), n, &kept);
-                    if (!ran && fits) QSKIP("the narrow kernel needs x86 with AVX2");
-                    QCOMPARE(ran, fits);
-                    if (!ran) {
-                        QVERIFY(std::ranges::all_of(c, [](int32_t v) { return v == 12345; }));
-                        ++products;
-                        continue;
-                    }
-                } else
-                    cpu::gemmS8S8BySplitting(transA, transB, m, n, k, a.data(), lda, aZero, b.data(), ldb, bZero, c.data(), n);
-                ++products;
-                for (int i = 0; i < m; ++i)
-                    for (int j = 0; j < n; ++j) {
-                        int64_t exact = 0;
-                        for (int p = 0; p < k; ++p)
-                            exact += (int64_t(transA ? a[size_t(p * m + i)] : a[size_t(i * k + p)]) - aZero) *
-                                     (int64_t(transB ? b[size_t(j * k + p)] : b[size_t(p * n + j)]) - bZero);
-                        QCOMPARE(int64_t(c[size_t(i * n + j)]), exact);
-                    }
-            }
+            struct Storage {
+                const std::vector<int8_t>& aBytes;
+                const std::vector<int8_t>& bBytes;
+                cpu::Uint8Operands stored;
+                const std::vector<int8_t>& aValues;  // what the GEMM must multiply
+            };
+            for (int8_t aZero : aZeros)
+                for (const Storage& s : {Storage{a, b, {}, a}, Storage{aAsUint8, bAsUint8, {true, true}, a},
+                                         Storage{a, b, {true, false}, aAsUint8}}) {
+                    std::vector<int32_t> c(size_t(m * n), 12345);
+                    const int8_t *pa = s.aBytes.data(), *pb = s.bBytes.data();
+                    if (route != Splitting) packings.insert({pa, m, k, aZero, s.stored.a});
+                    if (route == Widening) {
+                        if (!cpu::gemmS8S8ByWidening(transA, transB, m, n, k, pa, lda, aZero, pb, ldb, bZero, c.data(), n,
+                                                     &kept, s.stored))
+                            QSKIP("the widened kernel needs x86 with AVX2");
+                    } else if (route == AvxVnni) {
+                        if (!cpu::gemmS8S8WithAvxVnni(transA, transB, m, n, k, pa, lda, aZero, pb, ldb, bZero, c.data(),
+                                                      n, &kept, s.stored))
+                            QSKIP("the AVX-VNNI kernel needs x86 with AVX-VNNI");
+                    } else if (route == Narrow) {
+                        const bool fits =
+                            std::ranges::all_of(s.aValues, [&](int8_t v) { return std::abs(v - aZero) <= 64; });
+                        const bool ran = cpu::gemmS8S8WithNarrowA(transA, transB, m, n, k, pa, lda, aZero, pb, ldb, bZero,
+                                                                  c.data(), n, &kept, s.stored);
+                        if (!ran && fits) QSKIP("the narrow kernel needs x86 with AVX2");
+                        QCOMPARE(ran, fits);
+                        if (!ran) {
+                            QVERIFY(std::ranges::all_of(c, [](int32_t v) { return v == 12345; }));
+                            continue;
+                        }
+                    } else if (s.stored.a || s.stored.b) {
+                        // The splitting route and oneDNN's GEMM take int8 alone: gemmS8S8 as
+                        // dispatched here, which gives them a flipped copy.
+                        cpu::gemmS8S8(transA, transB, m, n, k, pa, lda, aZero, pb, ldb, bZero, c.data(), n, nullptr,
+                                      s.stored);
+                    } else
+                        cpu::gemmS8S8BySplitting(transA, transB, m, n, k, pa, lda, aZero, pb, ldb, bZero, c.data(), n);
+                    for (int i = 0; i < m; ++i)
+                        for (int j = 0; j < n; ++j) {
+                            int64_t exact = 0;
+                            for (int p = 0; p < k; ++p)
+                                exact += (int64_t(transA ? s.aValues[size_t(p * m + i)] : s.aValues[size_t(i * k + p)]) - aZero) *
+                                         (int64_t(transB ? b[size_t(j * k + p)] : b[size_t(p * n + j)]) - bZero);
+                            QCOMPARE(int64_t(c[size_t(i * n + j)]), exact);
+                        }
+                }
         }
-        if (route != Splitting) QCOMPARE(kept.entries(), products * 2 / 3);  // one per A and zero point
+        // One entry per A's bytes, shape, zero point and storage (on the narrow route, an
+        // empty one where A does not fit).
+        if (route != Splitting) QCOMPARE(kept.entries(), packings.size());
     }
 
     void int8GemmTakesTheUsualQuantizations() {

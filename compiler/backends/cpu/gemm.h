@@ -19,6 +19,14 @@ namespace fsc::cpu {
 
 class PackedRowsCache;  // packed_rows_cache.h
 
+// Which operands of an int8 GEMM are stored as uint8 (ONNX's uint8 tensors): each such byte
+// less 128 (its top bit flipped) is the int8 value multiplied, and the zero point passed is
+// the uint8 one less 128 too. Our own kernels read such an operand in place, flipping as they
+// pack it; oneDNN's GEMM gets a flipped copy.
+struct Uint8Operands {
+    bool a = false, b = false;
+};
+
 // C[m,n] = (op(A) - aZero) * (op(B) - bZero) in exact int32, row-major: oneDNN's integer
 // GEMM where the CPU has AVX-512 VNNI (AMX machines included); with AVX-VNNI alone, where
 // oneDNN's GEMM with zero points is a reference loop, our own kernel of vpdpbusd. Elsewhere
@@ -31,7 +39,7 @@ class PackedRowsCache;  // packed_rows_cache.h
 // not change while the cache lives: a convolution's constant weights).
 void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
               int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
-              PackedRowsCache* constantA = nullptr);
+              PackedRowsCache* constantA = nullptr, Uint8Operands stored = {});
 // Whether oneDNN's int8 kernels (its GEMM, its convolution primitive) are exact here: on x86
 // only with VNNI (AVX-512 VNNI or AVX-VNNI, and so AMX machines), else they saturate.
 bool oneDnnInt8IsExact();
@@ -44,13 +52,13 @@ bool sevenBitWeightsAreFaster();
 // outside [-64, 64].
 bool gemmS8S8WithAvxVnni(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                          int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
-                         PackedRowsCache* constantA = nullptr);
+                         PackedRowsCache* constantA = nullptr, Uint8Operands stored = {});
 bool gemmS8S8WithNarrowA(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                          int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
-                         PackedRowsCache* constantA = nullptr);
+                         PackedRowsCache* constantA = nullptr, Uint8Operands stored = {});
 bool gemmS8S8ByWidening(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                         int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
-                        PackedRowsCache* constantA = nullptr);
+                        PackedRowsCache* constantA = nullptr, Uint8Operands stored = {});
 void gemmS8S8BySplitting(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
                          int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc);
 

@@ -91,7 +91,8 @@ PackedRowsCache::Rows packRowsOfA(const Operands& o) {
 [[gnu::target("avx2")]] void packPanelOfB(const Operands& o, int64_t q0, int64_t q1, int64_t j0,
                                           uint8_t* out) {
     const bool vectorRows = !o.transB && j0 + kTileColumns <= o.n;
-    const __m128i flip = _mm_set1_epi8(char(0x80));
+    // To uint8: int8 bytes have their top bit flipped, uint8 ones (bFlip) are taken as they are.
+    const __m128i flip = _mm_set1_epi8(char(0x80 ^ uint8_t(o.bFlip)));
     for (int64_t q = q0; q < q1; ++q, out += 4 * kTileColumns) {
         const int64_t p = 4 * q;
         if (vectorRows) {
@@ -294,7 +295,7 @@ bool multiplyAsBytes(const Operands& o, PackedRowsCache* constantA) {
     const auto packing =
         R == Route::Vnni ? PackedRowsCache::Packing::VnniQuads : PackedRowsCache::Packing::NarrowQuads;
     const PackedRowsCache::Rows packedA =
-        constantA ? constantA->rowsFor({o.a, o.m, o.k, o.lda, o.transA, o.aZero, packing},
+        constantA ? constantA->rowsFor({o.a, o.m, o.k, o.lda, o.transA, o.aZero, o.aFlip, packing},
                                        [&] { return packRowsOfA<R>(o); })
                   : packRowsOfA<R>(o);
     if (!packedA->words) return false;
@@ -308,19 +309,19 @@ bool sevenBitWeightsAreFaster() { return __builtin_cpu_supports("avx2") && !oneD
 
 bool gemmS8S8WithNarrowA(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a,
                          int64_t lda, int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero,
-                         int32_t* c, int64_t ldc, PackedRowsCache* constantA) {
+                         int32_t* c, int64_t ldc, PackedRowsCache* constantA, Uint8Operands stored) {
     if (!__builtin_cpu_supports("avx2")) return false;
     if (int8_tiles::nothingToMultiply(m, n, k, c, ldc)) return true;
-    return multiplyAsBytes<Route::Narrow>({transA, transB, m, n, k, lda, ldb, ldc, a, b, aZero, bZero, c},
+    return multiplyAsBytes<Route::Narrow>({transA, transB, m, n, k, lda, ldb, ldc, a, b, aZero, bZero, c, flipOf(stored.a), flipOf(stored.b)},
                                           constantA);
 }
 
 bool gemmS8S8WithAvxVnni(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a,
                          int64_t lda, int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero,
-                         int32_t* c, int64_t ldc, PackedRowsCache* constantA) {
+                         int32_t* c, int64_t ldc, PackedRowsCache* constantA, Uint8Operands stored) {
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("avxvnni")) return false;
     if (int8_tiles::nothingToMultiply(m, n, k, c, ldc)) return true;
-    return multiplyAsBytes<Route::Vnni>({transA, transB, m, n, k, lda, ldb, ldc, a, b, aZero, bZero, c},
+    return multiplyAsBytes<Route::Vnni>({transA, transB, m, n, k, lda, ldb, ldc, a, b, aZero, bZero, c, flipOf(stored.a), flipOf(stored.b)},
                                         constantA);
 }
 
@@ -331,11 +332,11 @@ bool gemmS8S8WithAvxVnni(bool transA, bool transB, int64_t m, int64_t n, int64_t
 namespace fsc::cpu {
 bool sevenBitWeightsAreFaster() { return false; }
 bool gemmS8S8WithNarrowA(bool, bool, int64_t, int64_t, int64_t, const int8_t*, int64_t, int8_t,
-                         const int8_t*, int64_t, int8_t, int32_t*, int64_t, PackedRowsCache*) {
+                         const int8_t*, int64_t, int8_t, int32_t*, int64_t, PackedRowsCache*, Uint8Operands) {
     return false;
 }
 bool gemmS8S8WithAvxVnni(bool, bool, int64_t, int64_t, int64_t, const int8_t*, int64_t, int8_t,
-                         const int8_t*, int64_t, int8_t, int32_t*, int64_t, PackedRowsCache*) {
+                         const int8_t*, int64_t, int8_t, int32_t*, int64_t, PackedRowsCache*, Uint8Operands) {
     return false;
 }
 }  // namespace fsc::cpu

@@ -9,7 +9,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "compiler/backends/cpu/gemm.h"
+
 namespace fsc::cpu::int8_tiles {
+
+constexpr int8_t flipOf(bool storedAsUint8) { return storedAsUint8 ? int8_t(-128) : int8_t(0); }
 
 constexpr int kTileRows = 6;
 constexpr int kTileColumns = 16;
@@ -21,8 +25,11 @@ struct Operands {
     const int8_t* b;
     int16_t aZero, bZero;
     int32_t* c;
-    int8_t rawA(int64_t i, int64_t p) const { return transA ? a[p * lda + i] : a[i * lda + p]; }
-    int8_t rawB(int64_t p, int64_t j) const { return transB ? b[j * ldb + p] : b[p * ldb + j]; }
+    // What each stored byte is XORed with to give its int8 value: 0x80 where the operand is
+    // stored as uint8 (Uint8Operands), else 0.
+    int8_t aFlip = 0, bFlip = 0;
+    int8_t rawA(int64_t i, int64_t p) const { return int8_t((transA ? a[p * lda + i] : a[i * lda + p]) ^ aFlip); }
+    int8_t rawB(int64_t p, int64_t j) const { return int8_t((transB ? b[j * ldb + p] : b[p * ldb + j]) ^ bFlip); }
 };
 
 // Whether the product has nothing to multiply (no rows, columns or K), C then written:

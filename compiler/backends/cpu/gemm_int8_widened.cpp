@@ -42,12 +42,13 @@ int16_t bAt(const Operands& o, int64_t p, int64_t j) {
     rows->words = std::make_unique_for_overwrite<int32_t[]>(size_t(o.m * pairs));
     int32_t* packed = rows->words.get();
     const __m256i aOffset = _mm256_set1_epi16(o.aZero);
+    const __m128i flip = _mm_set1_epi8(o.aFlip);
 #pragma omp parallel for schedule(static) if (o.m * o.k > (1 << 16))
     for (int64_t i = 0; i < o.m; ++i) {
         int32_t* out = packed + i * pairs;
         for (int64_t p = 0; p < whole; p += 16) {
-            const __m128i bytes =
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(o.a + i * o.lda + p));
+            const __m128i bytes = _mm_xor_si128(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(o.a + i * o.lda + p)), flip);
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + p / 2),
                                 _mm256_sub_epi16(_mm256_cvtepi8_epi16(bytes), aOffset));
         }
@@ -64,15 +65,16 @@ int16_t bAt(const Operands& o, int64_t p, int64_t j) {
                                           int16_t* out) {
     const bool vectorRows = !o.transB && j0 + kTileColumns <= o.n;
     const __m256i bOffset = _mm256_set1_epi16(o.bZero);
+    const __m128i flip = _mm_set1_epi8(o.bFlip);
     for (int64_t q = q0; q < q1; ++q, out += 2 * kTileColumns) {
         const int64_t p = 2 * q;
         if (vectorRows && p + 1 < o.k) {
             const auto* row0 = reinterpret_cast<const __m128i*>(o.b + p * o.ldb + j0);
             const auto* row1 = reinterpret_cast<const __m128i*>(o.b + (p + 1) * o.ldb + j0);
-            const __m256i x0 =
-                _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(row0)), bOffset);
-            const __m256i x1 =
-                _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(row1)), bOffset);
+            const __m256i x0 = _mm256_sub_epi16(
+                _mm256_cvtepi8_epi16(_mm_xor_si128(_mm_loadu_si128(row0), flip)), bOffset);
+            const __m256i x1 = _mm256_sub_epi16(
+                _mm256_cvtepi8_epi16(_mm_xor_si128(_mm_loadu_si128(row1), flip)), bOffset);
             const __m256i low = _mm256_unpacklo_epi16(x0, x1);   // columns 0-3 | 8-11
             const __m256i high = _mm256_unpackhi_epi16(x0, x1);  // columns 4-7 | 12-15
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
@@ -148,7 +150,8 @@ void multiplyRowsOf(const Operands& o, const int32_t* packedA, int64_t i0, int64
 
 void multiply(const Operands& o, PackedRowsCache* constantA) {
     const PackedRowsCache::Rows packedA =
-        constantA ? constantA->rowsFor({o.a, o.m, o.k, o.lda, o.transA, o.aZero, PackedRowsCache::Packing::WidenedPairs},
+        constantA ? constantA->rowsFor({o.a, o.m, o.k, o.lda, o.transA, o.aZero, o.aFlip,
+                                        PackedRowsCache::Packing::WidenedPairs},
                                        [&] { return packRowsOfA(o); })
                   : packRowsOfA(o);
     const int64_t pairs = pairsOf(o);
@@ -171,10 +174,12 @@ void multiply(const Operands& o, PackedRowsCache* constantA) {
 
 bool gemmS8S8ByWidening(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a,
                         int64_t lda, int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero,
-                        int32_t* c, int64_t ldc, PackedRowsCache* constantA) {
+                        int32_t* c, int64_t ldc, PackedRowsCache* constantA, Uint8Operands stored) {
     if (!__builtin_cpu_supports("avx2")) return false;
     if (int8_tiles::nothingToMultiply(m, n, k, c, ldc)) return true;
-    multiply(Operands{transA, transB, m, n, k, lda, ldb, ldc, a, b, aZero, bZero, c}, constantA);
+    multiply(Operands{transA, transB, m, n, k, lda, ldb, ldc, a, b, aZero, bZero, c,
+                      flipOf(stored.a), flipOf(stored.b)},
+             constantA);
     return true;
 }
 
@@ -184,7 +189,7 @@ bool gemmS8S8ByWidening(bool transA, bool transB, int64_t m, int64_t n, int64_t 
 
 namespace fsc::cpu {
 bool gemmS8S8ByWidening(bool, bool, int64_t, int64_t, int64_t, const int8_t*, int64_t, int8_t,
-                        const int8_t*, int64_t, int8_t, int32_t*, int64_t, PackedRowsCache*) {
+                        const int8_t*, int64_t, int8_t, int32_t*, int64_t, PackedRowsCache*, Uint8Operands) {
     return false;
 }
 }  // namespace fsc::cpu

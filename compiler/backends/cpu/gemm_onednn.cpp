@@ -123,19 +123,40 @@ void gemmS8S8BySplitting(bool transA, bool transB, int64_t m, int64_t n, int64_t
     }
 }
 
+namespace {
+
+// An operand stored as uint8, as int8 (its top bit flipped), for oneDNN's GEMM.
+std::vector<int8_t> flippedCopy(bool trans, int64_t rows, int64_t columns, const int8_t* x, int64_t ld) {
+    const int64_t outer = trans ? columns : rows, inner = trans ? rows : columns;
+    std::vector<int8_t> copy(size_t(outer * ld));
+#pragma omp parallel for schedule(static) if (outer * inner > (1 << 16))
+    for (int64_t r = 0; r < outer; ++r)
+        for (int64_t i = 0; i < inner; ++i) copy[size_t(r * ld + i)] = int8_t(x[r * ld + i] ^ 0x80);
+    return copy;
+}
+
+}  // namespace
+
 void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
               int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
-              PackedRowsCache* constantA) {
+              PackedRowsCache* constantA, Uint8Operands stored) {
     if (m == 0 || n == 0) return;
     // oneDNN 2.6 runs a reference loop for its GEMM with zero points under AVX-VNNI alone.
     static const bool avxVnniOnly = oneDnnInt8IsExact() && !oneDnnIsaIncludes(dnnl_cpu_isa_avx512_core_vnni);
-    if (avxVnniOnly && gemmS8S8WithAvxVnni(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc, constantA))
+    if (avxVnniOnly &&
+        gemmS8S8WithAvxVnni(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc, constantA, stored))
         return;
     if (!oneDnnInt8IsExact()) {
-        if (gemmS8S8WithNarrowA(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc, constantA)) return;
-        if (gemmS8S8ByWidening(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc, constantA)) return;
-        return gemmS8S8BySplitting(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc);
+        if (gemmS8S8WithNarrowA(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc, constantA, stored))
+            return;
+        if (gemmS8S8ByWidening(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc, constantA, stored))
+            return;
     }
+    std::vector<int8_t> aCopy, bCopy;
+    if (stored.a) a = (aCopy = flippedCopy(transA, m, k, a, lda)).data();
+    if (stored.b) b = (bCopy = flippedCopy(transB, k, n, b, ldb)).data();
+    if (!oneDnnInt8IsExact())
+        return gemmS8S8BySplitting(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc);
     const int32_t noOffset = 0;
     dnnl_gemm_s8s8s32(transA ? 'T' : 'N', transB ? 'T' : 'N', 'F', m, n, k, 1.0f, a, lda, aZero, b, ldb, bZero, 0.0f,
                       c, ldc, &noOffset);

@@ -10,32 +10,20 @@
 namespace fsc::cpu {
 namespace {
 
-// x as int8 (a view, or a shifted copy of uint8 data) and its zero point in the same terms.
-struct SignedData {
+// x's bytes as the GEMM reads them, in place: int8, or uint8 (Uint8Operands), with its zero
+// point in int8 terms (a uint8 one less 128) and the byte that stands for it in x's storage
+// (what padding is filled with).
+struct Int8View {
     const int8_t* data = nullptr;
     int8_t zero = 0;
-    std::unique_ptr<int8_t[]> storage;  // not zeroed first: every byte is written
+    int8_t storedZero = 0;
+    bool isUint8 = false;
 };
 
-// x - 128 is the top bit flipped; a loop over whole bytes the compiler vectorizes.
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void flipTopBits(const uint8_t* in, int8_t* out, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) out[i] = int8_t(in[i] ^ 0x80);
-}
-
-SignedData asSigned(const RtTensor& x, const RtTensor* zero) {
-    SignedData s;
+Int8View int8View(const RtTensor& x, const RtTensor* zero) {
     const int64_t z = zero && zero->numel() == 1 ? elementAsInt(*zero, 0) : 0;
-    if (x.dtype == DType::Int8) {
-        s.data = x.as<int8_t>();
-        s.zero = int8_t(z);
-        return s;
-    }
-    const int64_t n = x.numel();
-    s.storage = std::make_unique_for_overwrite<int8_t[]>(size_t(n));
-    flipTopBits(x.as<uint8_t>(), s.storage.get(), n);
-    s.data = s.storage.get();
-    s.zero = int8_t(z - 128);
-    return s;
+    const bool isUint8 = x.dtype == DType::UInt8;
+    return {static_cast<const int8_t*>(x.data), int8_t(isUint8 ? z - 128 : z), int8_t(z), isUint8};
 }
 
 bool allZero(const RtTensor* zero) {
@@ -68,8 +56,9 @@ Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTenso
     if (dims.size() == 1) dims = {n};
     else dims.back() = n;
     RtTensor out = allocateTensor(DType::Int32, dims);
-    const SignedData sa = asSigned(a, aZero), sb = asSigned(b, bZero);
-    gemmS8S8(false, false, rows, n, k, sa.data, k, sa.zero, sb.data, n, sb.zero, out.as<int32_t>(), n);
+    const Int8View sa = int8View(a, aZero), sb = int8View(b, bZero);
+    gemmS8S8(false, false, rows, n, k, sa.data, k, sa.zero, sb.data, n, sb.zero, out.as<int32_t>(), n, nullptr,
+             {sa.isUint8, sb.isUint8});
     return out;
 }
 
@@ -91,9 +80,9 @@ Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, con
     if (primitive && OneDnnInt8Conv::preferred() && w.dtype == DType::Int8 && allZero(wZero) &&
         primitive->run(*geo, group, x, xZero ? int32_t(elementAsInt(*xZero, 0)) : 0, w, weightsConstant, *out))
         return Status::ok();
-    const SignedData sx = asSigned(x, xZero), sw = asSigned(w, wZero);
-    // uint8 weights are shifted into a fresh copy on each call: nothing to keep.
-    PackedRowsCache* keep = weightsConstant && w.dtype == DType::Int8 ? packed : nullptr;
+    const Int8View sx = int8View(x, xZero), sw = int8View(w, wZero);
+    const Uint8Operands stored{sw.isUint8, sx.isUint8};
+    PackedRowsCache* keep = weightsConstant ? packed : nullptr;
     const int64_t cg = c / group, mg = m / group, rows = cg * product(kernel);
     const int64_t outSize = product(geo->out), inSize = product(spatial);
     // A 1x1 convolution with stride 1 and no padding reads the image as its own columns.
@@ -115,14 +104,14 @@ Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, con
             int32_t* y = *out + (img * m + g * mg) * outSize;
             if (pointwise) {
                 gemmS8S8(false, false, mg, outSize, rows, weights, rows, sw.zero, image, outSize, sx.zero, y, outSize,
-                         keep);
+                         keep, stored);
                 continue;
             }
             for (int64_t first = 0; first < geo->out[0]; first += sliceRows) {
                 const int64_t count = std::min(sliceRows, geo->out[0] - first), columns = count * perOutRow;
-                im2col<int8_t>(image, cg, *geo, col.get(), ctx.pool(), sx.zero, OutputSlice{first, count});
+                im2col<int8_t>(image, cg, *geo, col.get(), ctx.pool(), sx.storedZero, OutputSlice{first, count});
                 gemmS8S8(false, false, mg, columns, rows, weights, rows, sw.zero, col.get(), columns, sx.zero,
-                         y + first * perOutRow, outSize, keep);
+                         y + first * perOutRow, outSize, keep, stored);
             }
         }
     return Status::ok();

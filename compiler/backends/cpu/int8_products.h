@@ -1,9 +1,9 @@
 #pragma once
-// The int32 accumulators of quantized MatMul and Conv, computed by oneDNN's int8 GEMM when
+// The int32 accumulators of quantized MatMul and Conv, computed by the int8 GEMM (gemm.h) when
 // the operands allow it (int8 or uint8 data and weights, each with one zero point: what
 // int8-quantization and ONNX Runtime's quantize_dynamic produce), else exactly in double
-// by the reference path. uint8 operands are shifted to int8 (x - 128, and the zero point
-// with it), which leaves every x - zero_point unchanged.
+// by the reference path. uint8 operands are read in place as int8 less 128, the zero point
+// with them (Uint8Operands), which leaves every x - zero_point unchanged.
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/int8_conv_onednn.h"
@@ -24,7 +24,8 @@ Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTenso
 // slot, or scratch that is not zeroed first: every element is written). With `primitive`
 // (the node's own), int8 weights with zero point 0 go through oneDNN's convolution where
 // OneDnnInt8Conv::preferred(); `weightsConstant` lets it keep their reordered copy, and lets
-// the GEMM keep int8 weights packed in `packed` (the node's own) where it packs them.
+// the GEMM keep the weights (int8 or uint8) packed in `packed` (the node's own) where it packs
+// them.
 using Int32Alloc = std::function<Result<int32_t*>(const std::vector<int64_t>& dims)>;
 Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
                 const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero, const Int32Alloc& alloc,

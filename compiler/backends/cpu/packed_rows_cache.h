@@ -24,6 +24,7 @@ public:
         int64_t m = 0, k = 0, lda = 0;
         bool transA = false;
         int16_t zero = 0;  // the operand's zero point
+        int8_t flip = 0;   // 0x80 where A's bytes are uint8 (Operands::aFlip)
         Packing packing = Packing::WidenedPairs;
         bool operator==(const Key&) const = default;
     };
