@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <tuple>
+#include <utility>
 
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/gemm_int8_tiles.h"
@@ -45,14 +47,39 @@ int64_t quadsOf(const Operands& o) {
     return (o.k + 3) / 4;
 }
 
+// The lowest and highest int8 values of k bytes stored with `flip` (Operands::aFlip).
+[[gnu::target("avx2")]] std::pair<int8_t, int8_t> rangeOf(const int8_t* row, int64_t k, int8_t flip) {
+    const __m256i flips = _mm256_set1_epi8(flip);
+    __m256i lowest = _mm256_set1_epi8(127), highest = _mm256_set1_epi8(-128);
+    int64_t p = 0;
+    for (; p + 32 <= k; p += 32) {
+        const __m256i v =
+            _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + p)), flips);
+        lowest = _mm256_min_epi8(lowest, v);
+        highest = _mm256_max_epi8(highest, v);
+    }
+    alignas(32) int8_t lows[32], highs[32];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lows), lowest);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(highs), highest);
+    int8_t low = *std::min_element(lows, lows + 32), high = *std::max_element(highs, highs + 32);
+    for (; p < k; ++p) {
+        low = std::min(low, int8_t(row[p] ^ flip));
+        high = std::max(high, int8_t(row[p] ^ flip));
+    }
+    return {low, high};
+}
+
 // Row by row, so that an A of 8-bit weights (most rows reach outside) is turned down at once.
 bool aIsNarrow(const Operands& o) {
     for (int64_t i = 0; i < o.m; ++i) {
         int8_t lowest = 127, highest = -128;
-        for (int64_t p = 0; p < o.k; ++p) {
-            const int8_t v = o.rawA(i, p);
-            lowest = std::min(lowest, v);
-            highest = std::max(highest, v);
+        if (o.transA) {
+            for (int64_t p = 0; p < o.k; ++p) {
+                lowest = std::min(lowest, o.rawA(i, p));
+                highest = std::max(highest, o.rawA(i, p));
+            }
+        } else {
+            std::tie(lowest, highest) = rangeOf(o.a + i * o.lda, o.k, o.aFlip);
         }
         if (highest - o.aZero > kNarrowLimit || lowest - o.aZero < -kNarrowLimit) return false;
     }
@@ -63,6 +90,32 @@ bool aIsNarrow(const Operands& o) {
 template <Route R>
 int16_t shiftOf(const Operands& o) {
     return R == Route::Narrow ? o.aZero : 0;
+}
+
+// One row of A, k bytes stored with `flip`, as int8 less `shift` (which must not wrap: on the
+// narrow route every a - az is within 64), into `out`; returns their sum.
+[[gnu::target("avx2")]] int32_t packRowOfA(const int8_t* row, int64_t k, int8_t flip, int8_t shift,
+                                           int8_t* out) {
+    const __m256i flips = _mm256_set1_epi8(flip), shifts = _mm256_set1_epi8(shift),
+                  top = _mm256_set1_epi8(char(0x80));
+    // Sums of the bytes as uint8 (flipped again), 8 at a time; 128 each comes off at the end.
+    __m256i sums = _mm256_setzero_si256();
+    int64_t p = 0;
+    for (; p + 32 <= k; p += 32) {
+        const __m256i v = _mm256_sub_epi8(
+            _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + p)), flips),
+            shifts);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + p), v);
+        sums = _mm256_add_epi64(sums, _mm256_sad_epu8(_mm256_xor_si256(v, top), _mm256_setzero_si256()));
+    }
+    alignas(32) int64_t lanes[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sums);
+    int64_t sum = lanes[0] + lanes[1] + lanes[2] + lanes[3] - 128 * p;
+    for (; p < k; ++p) {
+        out[p] = int8_t(int8_t(row[p] ^ flip) - shift);
+        sum += out[p];
+    }
+    return int32_t(sum);
 }
 
 // A's rows as int32 words of four consecutive a - s bytes (K padded with 0), so one broadcast
@@ -76,8 +129,13 @@ PackedRowsCache::Rows packRowsOfA(const Operands& o) {
     const int16_t shift = shiftOf<R>(o);
     rows->words = std::make_unique<int32_t[]>(size_t(o.m * quads));  // zeroed: K's padding
     rows->rowSums.resize(size_t(o.m));
+#pragma omp parallel for schedule(static) if (o.m * o.k > (1 << 16))
     for (int64_t i = 0; i < o.m; ++i) {
         auto* bytes = reinterpret_cast<int8_t*>(rows->words.get() + i * quads);
+        if (!o.transA) {
+            rows->rowSums[size_t(i)] = packRowOfA(o.a + i * o.lda, o.k, o.aFlip, int8_t(shift), bytes);
+            continue;
+        }
         int32_t sum = 0;
         for (int64_t p = 0; p < o.k; ++p) {
             bytes[p] = int8_t(o.rawA(i, p) - shift);
