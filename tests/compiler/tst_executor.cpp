@@ -435,7 +435,11 @@ private slots:
         for (float& v : x) v = real(rng);
         for (int k = -100; k < 160; ++k) x.push_back((float(k) + 0.5f) * scale);  // ties, as x / scale sees them
         const float nan = std::numeric_limits<float>::quiet_NaN();
-        x.insert(x.end(), {nan, 1e30f, -1e30f, std::numeric_limits<float>::infinity(), 0.f, -0.f});
+        // At both ends: the AVX2 loop takes 32 at a time, the scalar loop the rest.
+        const std::vector<float> special{nan, 1e30f, -1e30f, std::numeric_limits<float>::infinity(),
+                                         -std::numeric_limits<float>::infinity(), 0.f, -0.f};
+        x.insert(x.begin(), special.begin(), special.end());
+        x.insert(x.end(), special.begin(), special.end());
         for (int64_t n : {int64_t(0), int64_t(7), int64_t(16), int64_t(x.size())}) {
             float lo = 0, hi = 0, wantLo = 0, wantHi = 0;
             cpu::minMaxArray(x.data(), n, lo, hi);

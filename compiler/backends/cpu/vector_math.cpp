@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace fsc::cpu {
 
@@ -237,14 +238,63 @@ template <typename Q>
 
 }  // namespace
 
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void quantizeUint8Array(const float* x, uint8_t* y, int64_t n,
+namespace {
+
+// 32 at a time with AVX2: x / scale, NaN to -zero (so that it gives 0), clamped to +-512
+// (beyond which every 8-bit result saturates; within it the conversion is exact), rounded
+// half to even by cvtps2dq (the default rounding mode, as quantizeLoop assumes), plus the zero
+// point, then narrowed with saturation, which is the clamp to the 8-bit range. 0.8 cycles an
+// element on an AVX2 core where quantizeLoop's AVX2 clone took 3.2 (and its AVX-512 clone 1.5):
+// docs/benchmarks.md. The rest of the array goes through quantizeLoop.
+template <typename Q>
+[[gnu::target("avx2")]] void quantizeWithAvx2(const float* x, Q* y, int64_t n, float scale, float zero) {
+    const __m256 scales = _mm256_set1_ps(scale), highest = _mm256_set1_ps(512.f), lowest = _mm256_set1_ps(-512.f),
+                 nanTo = _mm256_set1_ps(-zero);
+    const __m256i zeros = _mm256_set1_epi32(int32_t(zero));
+    // packs works within 128-bit halves: this puts the four vectors' bytes back in order.
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256i q[4];
+        for (int v = 0; v < 4; ++v) {
+            __m256 f = _mm256_div_ps(_mm256_loadu_ps(x + i + 8 * v), scales);
+            f = _mm256_blendv_ps(f, nanTo, _mm256_cmp_ps(f, f, _CMP_UNORD_Q));
+            f = _mm256_min_ps(_mm256_max_ps(f, lowest), highest);
+            q[v] = _mm256_add_epi32(_mm256_cvtps_epi32(f), zeros);
+        }
+        const __m256i low = _mm256_packs_epi32(q[0], q[1]), high = _mm256_packs_epi32(q[2], q[3]);
+        const __m256i bytes =
+            std::is_same_v<Q, uint8_t> ? _mm256_packus_epi16(low, high) : _mm256_packs_epi16(low, high);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm256_permutevar8x32_epi32(bytes, order));
+    }
+    quantizeLoop(x + i, y + i, n - i, scale, zero);
+}
+
+bool hasAvx2() {
+    static const bool has = __builtin_cpu_supports("avx2");
+    return has;
+}
+
+[[gnu::target_clones("arch=x86-64-v2", "default")]] void quantizeUint8Portable(const float* x, uint8_t* y, int64_t n,
                                                                              float scale, float zero) {
     quantizeLoop(x, y, n, scale, zero);
 }
 
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void quantizeInt8Array(const float* x, int8_t* y, int64_t n,
+[[gnu::target_clones("arch=x86-64-v2", "default")]] void quantizeInt8Portable(const float* x, int8_t* y, int64_t n,
                                                                             float scale, float zero) {
     quantizeLoop(x, y, n, scale, zero);
+}
+
+}  // namespace
+
+void quantizeUint8Array(const float* x, uint8_t* y, int64_t n, float scale, float zero) {
+    if (hasAvx2()) quantizeWithAvx2(x, y, n, scale, zero);
+    else quantizeUint8Portable(x, y, n, scale, zero);
+}
+
+void quantizeInt8Array(const float* x, int8_t* y, int64_t n, float scale, float zero) {
+    if (hasAvx2()) quantizeWithAvx2(x, y, n, scale, zero);
+    else quantizeInt8Portable(x, y, n, scale, zero);
 }
 
 }  // namespace fsc::cpu
