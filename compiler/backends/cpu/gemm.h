@@ -40,6 +40,10 @@ struct Uint8Operands {
 void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
               int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
               PackedRowsCache* constantA = nullptr, Uint8Operands stored = {});
+// Whether gemmS8S8 reads uint8 operands in place here (our own kernels); elsewhere it gives
+// oneDNN a flipped copy of each, which a caller may rather make once of a smaller tensor (a
+// convolution's image, not its im2col columns, up to kernel-size times larger).
+bool int8GemmReadsUint8InPlace();
 // Whether oneDNN's int8 kernels (its GEMM, its convolution primitive) are exact here: on x86
 // only with VNNI (AVX-512 VNNI or AVX-VNNI, and so AMX machines), else they saturate.
 bool oneDnnInt8IsExact();

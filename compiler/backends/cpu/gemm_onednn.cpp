@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <vector>
 
 #include "compiler/backends/cpu/gemm.h"
@@ -125,10 +126,11 @@ void gemmS8S8BySplitting(bool transA, bool transB, int64_t m, int64_t n, int64_t
 
 namespace {
 
-// An operand stored as uint8, as int8 (its top bit flipped), for oneDNN's GEMM.
-std::vector<int8_t> flippedCopy(bool trans, int64_t rows, int64_t columns, const int8_t* x, int64_t ld) {
+// An operand stored as uint8, as int8 (its top bit flipped), for oneDNN's GEMM. Bytes between
+// rows (ld past the row's length) are left unwritten: nothing reads them.
+std::unique_ptr<int8_t[]> flippedCopy(bool trans, int64_t rows, int64_t columns, const int8_t* x, int64_t ld) {
     const int64_t outer = trans ? columns : rows, inner = trans ? rows : columns;
-    std::vector<int8_t> copy(size_t(outer * ld));
+    auto copy = std::make_unique_for_overwrite<int8_t[]>(size_t(outer * ld));
 #pragma omp parallel for schedule(static) if (outer * inner > (1 << 16))
     for (int64_t r = 0; r < outer; ++r)
         for (int64_t i = 0; i < inner; ++i) copy[size_t(r * ld + i)] = int8_t(x[r * ld + i] ^ 0x80);
@@ -137,13 +139,31 @@ std::vector<int8_t> flippedCopy(bool trans, int64_t rows, int64_t columns, const
 
 }  // namespace
 
+namespace {
+
+// oneDNN 2.6 runs a reference loop for its GEMM with zero points under AVX-VNNI alone.
+bool avxVnniOnly() {
+    static const bool only = oneDnnInt8IsExact() && !oneDnnIsaIncludes(dnnl_cpu_isa_avx512_core_vnni);
+    return only;
+}
+
+}  // namespace
+
+bool int8GemmReadsUint8InPlace() {
+#if defined(__x86_64__) || defined(__i386__)
+    static const bool inPlace = __builtin_cpu_supports("avx2") &&
+                                (!oneDnnInt8IsExact() || (avxVnniOnly() && __builtin_cpu_supports("avxvnni")));
+    return inPlace;
+#else
+    return false;
+#endif
+}
+
 void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t lda,
               int8_t aZero, const int8_t* b, int64_t ldb, int8_t bZero, int32_t* c, int64_t ldc,
               PackedRowsCache* constantA, Uint8Operands stored) {
     if (m == 0 || n == 0) return;
-    // oneDNN 2.6 runs a reference loop for its GEMM with zero points under AVX-VNNI alone.
-    static const bool avxVnniOnly = oneDnnInt8IsExact() && !oneDnnIsaIncludes(dnnl_cpu_isa_avx512_core_vnni);
-    if (avxVnniOnly &&
+    if (avxVnniOnly() &&
         gemmS8S8WithAvxVnni(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc, constantA, stored))
         return;
     if (!oneDnnInt8IsExact()) {
@@ -152,9 +172,9 @@ void gemmS8S8(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const i
         if (gemmS8S8ByWidening(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc, constantA, stored))
             return;
     }
-    std::vector<int8_t> aCopy, bCopy;
-    if (stored.a) a = (aCopy = flippedCopy(transA, m, k, a, lda)).data();
-    if (stored.b) b = (bCopy = flippedCopy(transB, k, n, b, ldb)).data();
+    std::unique_ptr<int8_t[]> aCopy, bCopy;
+    if (stored.a) a = (aCopy = flippedCopy(transA, m, k, a, lda)).get();
+    if (stored.b) b = (bCopy = flippedCopy(transB, k, n, b, ldb)).get();
     if (!oneDnnInt8IsExact())
         return gemmS8S8BySplitting(transA, transB, m, n, k, a, lda, aZero, b, ldb, bZero, c, ldc);
     const int32_t noOffset = 0;

@@ -26,6 +26,20 @@ Int8View int8View(const RtTensor& x, const RtTensor* zero) {
     return {static_cast<const int8_t*>(x.data), int8_t(isUint8 ? z - 128 : z), int8_t(z), isUint8};
 }
 
+// The same values as int8 bytes: uint8 ones flipped into `copy` (x - 128, the zero point with
+// it), across the pool; int8 ones as they are.
+Int8View signedView(ThreadPool& pool, const RtTensor& x, const RtTensor* zero, std::unique_ptr<int8_t[]>& copy) {
+    Int8View view = int8View(x, zero);
+    if (!view.isUint8) return view;
+    copy = std::make_unique_for_overwrite<int8_t[]>(size_t(x.numel()));
+    pool.parallelFor(x.numel(), 1 << 16, [&](int64_t b, int64_t e) {
+        const int8_t* __restrict in = view.data;
+        int8_t* __restrict out = copy.get();
+        for (int64_t i = b; i < e; ++i) out[i] = int8_t(in[i] ^ 0x80);
+    });
+    return {copy.get(), view.zero, view.zero, false};
+}
+
 bool allZero(const RtTensor* zero) {
     if (!zero) return true;
     for (int64_t i = 0; i < zero->numel(); ++i)
@@ -80,9 +94,14 @@ Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, con
     if (primitive && OneDnnInt8Conv::preferred() && w.dtype == DType::Int8 && allZero(wZero) &&
         primitive->run(*geo, group, x, xZero ? int32_t(elementAsInt(*xZero, 0)) : 0, w, weightsConstant, *out))
         return Status::ok();
-    const Int8View sx = int8View(x, xZero), sw = int8View(w, wZero);
+    // Where the GEMM would flip a copy of each uint8 operand (oneDNN's), the image and W are
+    // flipped once here instead: the im2col columns are up to kernel-size times the image.
+    std::unique_ptr<int8_t[]> xCopy, wCopy;
+    const bool inPlace = int8GemmReadsUint8InPlace();
+    const Int8View sx = inPlace ? int8View(x, xZero) : signedView(ctx.pool(), x, xZero, xCopy);
+    const Int8View sw = inPlace ? int8View(w, wZero) : signedView(ctx.pool(), w, wZero, wCopy);
     const Uint8Operands stored{sw.isUint8, sx.isUint8};
-    PackedRowsCache* keep = weightsConstant ? packed : nullptr;
+    PackedRowsCache* keep = weightsConstant && !wCopy ? packed : nullptr;  // a copy's address is new each call
     const int64_t cg = c / group, mg = m / group, rows = cg * product(kernel);
     const int64_t outSize = product(geo->out), inSize = product(spatial);
     // A 1x1 convolution with stride 1 and no padding reads the image as its own columns.
