@@ -11,8 +11,10 @@
 #include <random>
 
 #include "compiler/backends/cpu/conv_onednn.h"
+#include "compiler/backends/cpu/conv_winograd.h"
 #include "compiler/backends/cpu/relaid_constant.h"
 #include "compiler/runtime/executor.h"
+#include "compiler/runtime/thread_pool.h"
 #include "core/graph_builder.h"
 #include "core/shape_inference.h"
 
@@ -195,7 +197,7 @@ private slots:
         const bool pointwise = k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 && k.pads == std::vector<int64_t>{0, 0, 0, 0};
         if (pointwise) sizes.insert(sizes.end(), {{2, 1, 1}, {1, 2, 2}});  // a pooled image: the dot-product loop
         if (winogradSized(k)) sizes.insert(sizes.end(), {{1, 30, 29}, {1, 30, 29}, {1, 16, 15}, {1, 16, 15}});
-        const uint64_t winogradBefore = cpu::OneDnnConv::winogradRuns();
+        const uint64_t winogradBefore = cpu::OneDnnConv::winogradRuns(), oursBefore = cpu::WinogradConv::runs();
         for (auto [n, h, w] : sizes) {
             const auto input = randomValues(size_t(n * k.c * h * w), rng);  // NCHW, for the definition
             RtTensor t = allocateTensor(type, nchwInput ? std::vector<int64_t>{n, k.c, h, w} : std::vector<int64_t>{n, h, w, k.c});
@@ -253,9 +255,101 @@ private slots:
                     QFAIL(qPrintable(QString("channel mean %1: %2, expected %3").arg(i).arg(g).arg(wantMeans[i])));
             }
         }
-        // float32 goes through oneDNN, float64 through NCHW copies around the plain loops.
+        // float32 goes through oneDNN or our Winograd route (NHWC input only), float64
+        // through NCHW copies around the plain loops.
         if (winogradSized(k) && oneDnnHasWinograd() && !doubles)
             QCOMPARE(cpu::OneDnnConv::winogradRuns() - winogradBefore, uint64_t(4));
+        if (winogradSized(k) && ourWinogradRuns() && !doubles)
+            QCOMPARE(cpu::WinogradConv::runs() - oursBefore, uint64_t(nchwInput ? 0 : 4));
+    }
+
+    // Our Winograd route called directly, as it runs wherever oneDNN has no Winograd kernel
+    // (below AVX-512; this CPU may have it): both tile sizes against a double-precision loop
+    // on sizes that leave partial tiles, every padding from 0 to 2 on each side, a batch, the
+    // residual (also in Y's own buffer), the activations done in the vector loop and one done
+    // after (Sigmoid), constant weights kept and fed ones transformed per call, images wide
+    // enough to take several chunks, one of them spanning images, and enough threads that the
+    // products are split into blocks of rows.
+    void winogradMatchesTheDefinition_data() {
+        QTest::addColumn<int>("tile");
+        QTest::addColumn<int>("n");
+        QTest::addColumn<int>("h");
+        QTest::addColumn<int>("w");
+        QTest::addColumn<int>("c");
+        QTest::addColumn<int>("k");
+        QTest::addColumn<QList<int>>("pads");  // top, left, bottom, right
+        QTest::addColumn<QString>("epilogue");  // bias, z, z in y, relu, clip, leaky, sigmoid, fed
+        QTest::addColumn<int>("threads");        // many: the products split into row blocks
+        QTest::newRow("F4 30x29 pads 1") << 4 << 1 << 30 << 29 << 32 << 48 << QList<int>{1, 1, 1, 1} << "bias,relu" << 2;
+        QTest::newRow("F2 16x15 pads 1") << 2 << 1 << 16 << 15 << 32 << 48 << QList<int>{1, 1, 1, 1} << "bias,relu" << 2;
+        QTest::newRow("F4 no pads, no bias") << 4 << 1 << 19 << 23 << 8 << 16 << QList<int>{0, 0, 0, 0} << "" << 2;
+        QTest::newRow("F2 asymmetric pads") << 2 << 2 << 13 << 17 << 16 << 8 << QList<int>{2, 0, 1, 2} << "bias,clip" << 2;
+        QTest::newRow("F4 asymmetric pads, batch") << 4 << 3 << 11 << 14 << 24 << 8 << QList<int>{0, 2, 2, 1} << "bias,leaky" << 2;
+        QTest::newRow("F4 residual") << 4 << 2 << 17 << 9 << 8 << 24 << QList<int>{1, 1, 1, 1} << "bias,z,relu" << 2;
+        QTest::newRow("F2 residual in Y's buffer") << 2 << 1 << 15 << 22 << 16 << 16 << QList<int>{1, 1, 1, 1} << "z in y,relu" << 2;
+        QTest::newRow("F4 sigmoid after, fed weights") << 4 << 2 << 12 << 21 << 8 << 8 << QList<int>{1, 2, 1, 0} << "bias,sigmoid,fed" << 2;
+        QTest::newRow("F4 chunks of a wide image") << 4 << 1 << 40 << 1100 << 8 << 8 << QList<int>{1, 1, 1, 1} << "bias,relu" << 16;
+        QTest::newRow("F2 chunks spanning images, sigmoid") << 2 << 4 << 6 << 1000 << 8 << 8 << QList<int>{1, 1, 1, 1} << "bias,z,sigmoid" << 8;
+    }
+    void winogradMatchesTheDefinition() {
+        QFETCH(int, tile);
+        QFETCH(int, n);
+        QFETCH(int, h);
+        QFETCH(int, w);
+        QFETCH(int, c);
+        QFETCH(int, k);
+        QFETCH(QList<int>, pads);
+        QFETCH(QString, epilogue);
+        QFETCH(int, threads);
+        if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) QSKIP("the route needs AVX2 and FMA");
+        const QStringList parts = epilogue.split(',', Qt::SkipEmptyParts);
+        const int64_t oh = h + pads[0] + pads[2] - 2, ow = w + pads[1] + pads[3] - 2;
+        std::mt19937 rng(uint32_t(tile * 1000 + h * 7 + w));
+        const auto x = randomValues(size_t(n * h * w * c), rng);  // NHWC
+        auto weights = randomValues(size_t(k * c * 9), rng);
+        const auto bias = randomValues(size_t(k), rng);
+        const auto z = randomValues(size_t(n * oh * ow * k), rng);
+        cpu::Activation act;
+        if (parts.contains("relu")) act.kind = cpu::Activation::Kind::Relu;
+        if (parts.contains("clip")) act = {cpu::Activation::Kind::Clip, -0.5f, 0.75f};
+        if (parts.contains("leaky")) act = {cpu::Activation::Kind::LeakyRelu, 0.1f, 0};
+        if (parts.contains("sigmoid")) act.kind = cpu::Activation::Kind::Sigmoid;
+        const bool withZ = parts.contains("z") || parts.contains("z in y"), inY = parts.contains("z in y");
+        const bool fed = parts.contains("fed");
+        const cpu::NhwcWindow s{n, c, h, w, oh, ow, 3, 3, 1, 1, 1, 1, pads[0], pads[1]};
+        ThreadPool pool(threads);
+        cpu::WinogradConv conv;
+        for (int call = 0; call < 2; ++call) {  // the second with kept weights, or new fed ones
+            if (call == 1 && fed) {  // new values at the same address
+                const auto fresh = randomValues(weights.size(), rng);
+                std::copy(fresh.begin(), fresh.end(), weights.begin());
+            }
+            std::vector<float> y(size_t(n * oh * ow * k), 0.f);
+            if (inY) y = z;
+            QVERIFY(conv.run(pool, s, k, tile, x.data(), weights.data(), !fed, parts.contains("bias") ? bias.data() : nullptr,
+                             withZ ? (inY ? y.data() : z.data()) : nullptr, y.data(), act));
+            for (int64_t img = 0; img < n; ++img)
+                for (int64_t oy = 0; oy < oh; ++oy)
+                    for (int64_t ox = 0; ox < ow; ++ox)
+                        for (int64_t oc = 0; oc < k; ++oc) {
+                            double acc = parts.contains("bias") ? bias[size_t(oc)] : 0.0;
+                            for (int64_t ky = 0; ky < 3; ++ky)
+                                for (int64_t kx = 0; kx < 3; ++kx) {
+                                    const int64_t iy = oy + ky - pads[0], ix = ox + kx - pads[1];
+                                    if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                                    for (int64_t ic = 0; ic < c; ++ic)
+                                        acc += double(x[size_t(((img * h + iy) * w + ix) * c + ic)]) *
+                                               weights[size_t(((oc * c + ic) * 3 + ky) * 3 + kx)];
+                                }
+                            const size_t at = size_t(((img * oh + oy) * ow + ox) * k + oc);
+                            if (withZ) acc += z[at];
+                            float want = float(acc);
+                            act.apply(&want, 1);
+                            if (std::abs(y[at] - want) > 1e-4f * (1 + std::abs(want)))
+                                QFAIL(qPrintable(QString("call %1, image %2, (%3, %4) channel %5: %6, expected %7")
+                                                     .arg(call).arg(img).arg(oy).arg(ox).arg(oc).arg(y[at]).arg(want)));
+                        }
+        }
     }
 
 private:
@@ -267,6 +361,10 @@ private:
                k.c % 16 == 0 && k.m % 16 == 0;
     }
     static bool oneDnnHasWinograd() { return cpu::OneDnnConv::hasAvx512(); }
+    // Where oneDNN has none, our route takes those sizes (with AVX2 and FMA).
+    static bool ourWinogradRuns() {
+        return cpu::WinogradConv::tileFor({1, 32, 30, 29, 30, 29, 3, 3, 1, 1, 1, 1, 1, 1}, 48, 1) != 0;
+    }
     static std::vector<Case> cases_() {
         return {
             {"dense 3x3 (oneDNN)", 5, 7, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},

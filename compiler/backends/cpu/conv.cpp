@@ -8,6 +8,7 @@
 #include "compiler/backends/cpu/activation.h"
 #include "compiler/backends/cpu/conv_nhwc.h"
 #include "compiler/backends/cpu/conv_onednn.h"
+#include "compiler/backends/cpu/conv_winograd.h"
 #include "compiler/backends/cpu/pointwise_conv.h"
 #include "compiler/backends/cpu/relaid_constant.h"
 #include "compiler/backends/cpu/fused_kernels.h"
@@ -431,6 +432,14 @@ public:
         RtTensor zAside;  // Z's contents when Y took its buffer and a path writes Y before adding it
         if (x->dtype == DType::Float32 && w->dtype == DType::Float32 && m_path == ConvPath::Fastest) {
             const float* bias = b ? b->as<float>() : nullptr;
+            const NhwcWindow s{n, c, h, wd, geo->out[0], geo->out[1], kernel[0], kernel[1],
+                               geo->strides[0], geo->strides[1], geo->dilations[0], geo->dilations[1],
+                               geo->padBegin[0], geo->padBegin[1]};
+            if (!nchwIn && !depthwise && !dots)
+                if (const int tile = WinogradConv::tileFor(s, m, m_group))
+                    if (m_winograd.run(ctx.pool(), s, m, tile, x->as<float>(), w->as<float>(), weightsConstant, bias,
+                                       z ? z->as<float>() : nullptr, y->as<float>(), m_act))
+                        return Status::ok();
             if (!depthwise && !dots) {
                 const auto done = m_oneDnn.run(*geo, m_group, *x, *w, b, z, weightsConstant, !nchwIn, true, *y);
                 if (done.ran) return finishEpilogue(ctx, *y, done.residual ? nullptr : z, done.activation);
@@ -446,9 +455,6 @@ public:
             }
             const float* px = nchwIn ? copy.as<float>() : x->as<float>();
             if (depthwise) {
-                const NhwcWindow s{n, c, h, wd, geo->out[0], geo->out[1], kernel[0], kernel[1],
-                                   geo->strides[0], geo->strides[1], geo->dilations[0], geo->dilations[1],
-                                   geo->padBegin[0], geo->padBegin[1]};
                 float* sums = nullptr;
                 if (rowSums && !z) {  // with Z the sums would miss it: taken from Y after
                     rowSums->assign(size_t(n * geo->out[0] * m), 0.f);
@@ -590,6 +596,7 @@ private:
     bool m_residual = false;      // FusedConv with a Z
     RelaidConstant m_weightsByInput;
     OneDnnConv m_oneDnn;
+    WinogradConv m_winograd;  // 3x3 layers where oneDNN has no Winograd kernel
     std::vector<uint8_t> m_col;  // im2col scratch, kept across runs
 };
 
