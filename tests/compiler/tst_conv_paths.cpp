@@ -352,6 +352,23 @@ private slots:
         }
     }
 
+    // Layers whose buffers would be too large are left to oneDNN: y untouched.
+    void winogradDeclinesHugeBuffers() {
+        if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) QSKIP("the route needs AVX2 and FMA");
+        ThreadPool pool(2);
+        cpu::WinogradConv conv;
+        const int64_t wide = 500000;  // one tile row of F(4x4) at 8 channels: 69 MiB
+        std::vector<float> x(size_t(wide * 8), 1.f), w(8 * 8 * 9, 1.f), y(x.size(), -7.f);
+        QVERIFY(!conv.run(pool, {1, 8, 1, wide, 1, wide, 3, 3, 1, 1, 1, 1, 1, 1}, 8, 4, x.data(), w.data(), true, nullptr,
+                          nullptr, y.data(), {}));
+        QVERIFY(std::all_of(y.begin(), y.end(), [](float v) { return v == -7.f; }));
+        const int64_t channels = 1536;  // F(4x4) weights: 36 x 1536 x 1536 floats, 324 MiB
+        std::vector<float> x2(size_t(16 * 16 * channels), 1.f), y2(x2.size(), -7.f);
+        QVERIFY(!conv.run(pool, {1, channels, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1}, channels, 4, x2.data(), w.data(),
+                          true, nullptr, nullptr, y2.data(), {}));
+        QVERIFY(std::all_of(y2.begin(), y2.end(), [](float v) { return v == -7.f; }));
+    }
+
 private:
     // 3x3 at stride 1 with channels oneDNN's Winograd kernels take: F(4x4, 3x3) runs on the
     // 30x29 image the tests add for these and F(2x2, 3x3) on the 16x15 one, where oneDNN

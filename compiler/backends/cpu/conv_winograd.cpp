@@ -197,15 +197,23 @@ bool cpuHasIt() {
 // A chunk's transformed inputs and products together stay within about this many bytes,
 // about an L2's worth: ResNet-50's layers each take one chunk, a 1024 x 1024 image many.
 constexpr int64_t kChunkBytes = int64_t(4) << 20;
+// Past these the buffers grow too large to be worth it, and oneDNN's direct kernel takes the
+// layer: one tile row's chunk (an image hundreds of thousands of pixels wide) or the
+// transformed weights (thousands of channels).
+constexpr int64_t kMostChunkBytes = int64_t(64) << 20, kMostWeightBytes = int64_t(256) << 20;
+
+// A chunk of one tile row: its transformed inputs and products.
+int64_t tileRowBytes(const Plan& p, int t) {
+    return int64_t(t * t) * p.tilesW * (p.c + p.k) * int64_t(sizeof(float));
+}
 
 template <int M>
 void runTiles(ThreadPool& pool, const Plan& p, const float* x, const float* u, const float* bias,
               const float* z, float* y, const Activation& act, std::vector<float>& inputs,
               std::vector<float>& products) {
     constexpr int T = Transform<M>::kT;
-    const int64_t rowBytes = int64_t(T * T) * p.tilesW * (p.c + p.k) * int64_t(sizeof(float));
     const int64_t tileRows = p.n * p.tilesH;
-    const int64_t rowsPerChunk = std::clamp<int64_t>(kChunkBytes / rowBytes, 1, tileRows);
+    const int64_t rowsPerChunk = std::clamp<int64_t>(kChunkBytes / tileRowBytes(p, T), 1, tileRows);
     inputs.resize(size_t(T * T * rowsPerChunk * p.tilesW * p.c));
     products.resize(size_t(T * T * rowsPerChunk * p.tilesW * p.k));
     const int64_t tileGrain = std::max<int64_t>(1, 4096 / (T * T * std::max(p.c, p.k)));
@@ -271,18 +279,20 @@ bool WinogradConv::run(ThreadPool& pool, const NhwcWindow& s, int64_t outChannel
         return false;
     if (s.n * s.oh * s.ow * outChannels == 0) return true;
     const int t = tile + 2;
-    const Plan p{s.n,
-                 s.c,
-                 outChannels,
-                 s.ih,
-                 s.iw,
-                 s.oh,
-                 s.ow,
-                 s.ph,
-                 s.pw,
-                 (s.oh + tile - 1) / tile,
-                 (s.ow + tile - 1) / tile,
-                 unaliasedStride(outChannels)};
+    const Plan p{.n = s.n,
+                 .c = s.c,
+                 .k = outChannels,
+                 .ih = s.ih,
+                 .iw = s.iw,
+                 .oh = s.oh,
+                 .ow = s.ow,
+                 .ph = s.ph,
+                 .pw = s.pw,
+                 .tilesH = (s.oh + tile - 1) / tile,
+                 .tilesW = (s.ow + tile - 1) / tile,
+                 .ldu = unaliasedStride(outChannels)};
+    if (tileRowBytes(p, t) > kMostChunkBytes || int64_t(t * t) * p.c * p.ldu * 4 > kMostWeightBytes)
+        return false;
     std::lock_guard lock(m_mutex);
     const bool kept = weightsConstant && m_uOf == w && m_uTile == tile &&
                       m_u.size() == size_t(t * t * p.c * p.ldu);

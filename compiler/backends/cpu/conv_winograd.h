@@ -33,7 +33,8 @@ public:
     // w [k, c, 3, 3] as ONNX has it; bias [k] and z (y's layout; may be y's own buffer) when
     // not null. With `weightsConstant` the transformed weights are kept for the next call
     // with the same w. tile is m, 2 or 4. Returns false, y untouched, where the window, the
-    // channels or the CPU do not fit (see tileFor: all but the output size).
+    // channels or the CPU do not fit (see tileFor: all but the output size), or its buffers
+    // would be too large (a tile row's over 64 MiB, the transformed weights over 256 MiB).
     bool run(ThreadPool& pool, const NhwcWindow& s, int64_t outChannels, int tile, const float* x,
              const float* w, bool weightsConstant, const float* bias, const float* z, float* y,
              const Activation& act);
