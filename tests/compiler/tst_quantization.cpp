@@ -18,6 +18,7 @@
 
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/int8_conv_onednn.h"
+#include "compiler/backends/cpu/int8_conv_winograd.h"
 #include "compiler/backends/cpu/int8_products.h"
 #include "compiler/backends/cpu/packed_rows_cache.h"
 #include "compiler/pass_manager.h"
@@ -25,6 +26,7 @@
 #include "compiler/quantization/accuracy.h"
 #include "compiler/quantization/calibration_data.h"
 #include "compiler/quantization/range_calibrator.h"
+#include "compiler/runtime/thread_pool.h"
 #include "core/tensor_io.h"
 #include "pass_test_support.h"
 
@@ -338,6 +340,143 @@ private slots:
                 for (int64_t k = 0; k < 300; ++k) exact += (int64_t(in.as<uint8_t>()[r * 300 + k]) - 7) * wp[k * 17 + j];
                 QCOMPARE(int64_t((*out)[0].as<int32_t>()[r * 17 + j]), exact);
             }
+    }
+
+    // The integer Winograd route of int8 3x3 convolutions (CPUs without VNNI; called here
+    // whatever this CPU has) against int64 sums straight from the definition: uint8 and int8
+    // images and weights with and without zero points, the extremes that reach the int32
+    // bound, partial tiles, every padding from 0 to 2, a batch; it must decline weights within
+    // 7 bits and channel counts past the bound, and keep constant weights between calls only.
+    void int8WinogradIsExact_data() {
+        QTest::addColumn<bool>("xUint8");
+        QTest::addColumn<bool>("wUint8");
+        QTest::addColumn<int>("xZero");
+        QTest::addColumn<int>("wZero");
+        QTest::addColumn<int>("n");
+        QTest::addColumn<int>("h");
+        QTest::addColumn<int>("w");
+        QTest::addColumn<int>("c");
+        QTest::addColumn<int>("k");
+        QTest::addColumn<QList<int>>("pads");
+        QTest::addColumn<bool>("extremes");  // x and w at the ends of their range
+        QTest::newRow("uint8 x, int8 w, pads 1") << true << false << 131 << 0 << 1 << 16 << 15 << 32 << 16 << QList<int>{1, 1, 1, 1} << false;
+        QTest::newRow("int8 x and w, zero points") << false << false << -5 << 3 << 2 << 13 << 18 << 16 << 32 << QList<int>{0, 2, 1, 0} << false;
+        QTest::newRow("uint8 both, no pads") << true << true << 0 << 128 << 1 << 19 << 20 << 48 << 16 << QList<int>{0, 0, 0, 0} << false;
+        QTest::newRow("extremes at 896 channels") << true << true << 255 << 0 << 1 << 6 << 7 << 896 << 16 << QList<int>{2, 1, 0, 2} << true;
+        QTest::newRow("extremes int8, 64 channels") << false << false << 127 << -128 << 1 << 9 << 9 << 64 << 16 << QList<int>{1, 1, 1, 1} << true;
+    }
+    void int8WinogradIsExact() {
+        QFETCH(bool, xUint8);
+        QFETCH(bool, wUint8);
+        QFETCH(int, xZero);
+        QFETCH(int, wZero);
+        QFETCH(int, n);
+        QFETCH(int, h);
+        QFETCH(int, w);
+        QFETCH(int, c);
+        QFETCH(int, k);
+        QFETCH(QList<int>, pads);
+        QFETCH(bool, extremes);
+        if (!__builtin_cpu_supports("avx2")) QSKIP("the route needs AVX2");
+        std::mt19937 rng(uint32_t(c * 131 + h));
+        const DType xType = xUint8 ? DType::UInt8 : DType::Int8, wType = wUint8 ? DType::UInt8 : DType::Int8;
+        RtTensor x = allocateTensor(xType, {n, c, h, w}), wt = allocateTensor(wType, {k, c, 3, 3});
+        // Extremes: x at the far end from its zero point, w at both ends (so that the
+        // transformed weights reach 9 x 255 and the sums their bound).
+        auto fill = [&](RtTensor& t, bool isUint8, int zero, bool far, bool alternate) {
+            std::uniform_int_distribution<int> u(isUint8 ? 0 : -128, isUint8 ? 255 : 127);
+            for (int64_t i = 0; i < t.numel(); ++i) {
+                int v = u(rng);
+                if (far) v = zero > (isUint8 ? 127 : 0) ? (isUint8 ? 0 : -128) : (isUint8 ? 255 : 127);
+                if (alternate) v = ((i / 9) % 2) ? (isUint8 ? 255 : 127) : (isUint8 ? 0 : -128);
+                if (isUint8) t.as<uint8_t>()[i] = uint8_t(v);
+                else t.as<int8_t>()[i] = int8_t(v);
+            }
+        };
+        fill(x, xUint8, xZero, extremes, false);
+        fill(wt, wUint8, wZero, false, extremes);
+        RtTensor xz = allocateTensor(xType, {}), wz = allocateTensor(wType, {});
+        if (xUint8) xz.as<uint8_t>()[0] = uint8_t(xZero);
+        else xz.as<int8_t>()[0] = int8_t(xZero);
+        if (wUint8) wz.as<uint8_t>()[0] = uint8_t(wZero);
+        else wz.as<int8_t>()[0] = int8_t(wZero);
+        auto value = [](const RtTensor& t, int64_t i) {
+            return t.dtype == DType::UInt8 ? int64_t(t.as<uint8_t>()[i]) : int64_t(t.as<int8_t>()[i]);
+        };
+        cpu::ConvGeometry g;
+        g.in = {h, w};
+        g.kernel = {3, 3};
+        g.strides = {1, 1};
+        g.dilations = {1, 1};
+        g.padBegin = {pads[0], pads[1]};
+        g.out = {h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2};
+        g.channels = c;
+        const int64_t oh = g.out[0], ow = g.out[1];
+        std::vector<int32_t> want(size_t(n * k * oh * ow));
+        for (int64_t img = 0; img < n; ++img)
+            for (int64_t o = 0; o < k; ++o)
+                for (int64_t oy = 0; oy < oh; ++oy)
+                    for (int64_t ox = 0; ox < ow; ++ox) {
+                        int64_t acc = 0;
+                        for (int64_t ic = 0; ic < c; ++ic)
+                            for (int64_t ky = 0; ky < 3; ++ky)
+                                for (int64_t kx = 0; kx < 3; ++kx) {
+                                    const int64_t iy = oy + ky - pads[0], ix = ox + kx - pads[1];
+                                    if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                                    acc += (value(x, ((img * c + ic) * h + iy) * w + ix) - xZero) *
+                                           (value(wt, ((o * c + ic) * 3 + ky) * 3 + kx) - wZero);
+                                }
+                        QVERIFY(acc >= INT32_MIN && acc <= INT32_MAX);
+                        want[size_t(((img * k + o) * oh + oy) * ow + ox)] = int32_t(acc);
+                    }
+        ThreadPool pool(2);
+        cpu::Int8Winograd route;
+        for (int call = 0; call < 2; ++call) {  // the second with the kept weights
+            std::vector<int32_t> got(want.size(), 12345);
+            QVERIFY(route.runAnywhere(pool, g, 1, x, &xz, wt, &wz, true, got.data()));
+            for (size_t i = 0; i < want.size(); ++i)
+                if (got[i] != want[i]) QFAIL(qPrintable(QString("call %1, element %2: %3, expected %4").arg(call).arg(i).arg(got[i]).arg(want[i])));
+        }
+        // New values at the same address, not constant: transformed again.
+        for (int64_t i = 0; i < wt.numel(); ++i)
+            if (wUint8) wt.as<uint8_t>()[i] = uint8_t(wt.as<uint8_t>()[i] ^ 0x5a);
+            else wt.as<int8_t>()[i] = int8_t(wt.as<int8_t>()[i] ^ 0x5a);
+        std::vector<int32_t> got(want.size());
+        QVERIFY(route.runAnywhere(pool, g, 1, x, &xz, wt, &wz, false, got.data()));
+        int64_t acc = 0;  // output (0, 0, oy0, ox0) of the first image and channel, by the definition
+        for (int64_t ic = 0; ic < c; ++ic)
+            for (int64_t ky = 0; ky < 3; ++ky)
+                for (int64_t kx = 0; kx < 3; ++kx) {
+                    const int64_t iy = ky - pads[0], ix = kx - pads[1];
+                    if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                    acc += (value(x, (ic * h + iy) * w + ix) - xZero) * (value(wt, (ic * 3 + ky) * 3 + kx) - wZero);
+                }
+        QCOMPARE(int64_t(got[0]), acc);
+    }
+
+    void int8WinogradDeclines() {
+        if (!__builtin_cpu_supports("avx2")) QSKIP("the route needs AVX2");
+        ThreadPool pool(2);
+        cpu::ConvGeometry g;
+        g.in = {16, 16};
+        g.kernel = {3, 3};
+        g.strides = {1, 1};
+        g.dilations = {1, 1};
+        g.padBegin = {1, 1};
+        g.out = {16, 16};
+        auto attempt = [&](int64_t c, int lo, int hi) {
+            RtTensor x = allocateTensor(DType::UInt8, {1, c, 16, 16}), wt = allocateTensor(DType::Int8, {16, c, 3, 3});
+            std::fill_n(x.as<uint8_t>(), x.numel(), uint8_t(255));
+            for (int64_t i = 0; i < wt.numel(); ++i) wt.as<int8_t>()[i] = int8_t(i % 2 ? hi : lo);
+            std::vector<int32_t> y(size_t(16 * 16 * 16), 7);
+            cpu::Int8Winograd route;
+            const bool ran = route.runAnywhere(pool, g, 1, x, nullptr, wt, nullptr, true, y.data());
+            if (!ran && std::any_of(y.begin(), y.end(), [](int32_t v) { return v != 7; })) return -1;  // touched
+            return ran ? 1 : 0;
+        };
+        QCOMPARE(attempt(64, -64, 64), 0);      // 7-bit weights ([-64, 64]): the byte kernel's
+        QCOMPARE(attempt(64, -65, 63), 1);      // one past
+        QCOMPARE(attempt(2048, -128, -128), 0);  // transformed weights up to 9 x 128: 2048 x 1020 x 1152 is past int32
     }
 
     void ownInt8GemmRoutesAreExact_data() {

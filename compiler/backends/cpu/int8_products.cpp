@@ -78,7 +78,7 @@ Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTenso
 
 Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
                 const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero, const Int32Alloc& alloc,
-                OneDnnInt8Conv* primitive, bool weightsConstant, PackedRowsCache* packed) {
+                OneDnnInt8Conv* primitive, bool weightsConstant, PackedRowsCache* packed, Int8Winograd* winograd) {
     if (x.rank() < 3 || w.rank() != x.rank()) return bad(ctx, "X and W must have the same rank >= 3");
     const int64_t n = x.dims[0], c = x.dims[1], m = w.dims[0];
     if (group <= 0 || c % group || m % group || w.dims[1] != c / group)
@@ -93,6 +93,8 @@ Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, con
     if (!out) return out.status();
     if (primitive && OneDnnInt8Conv::preferred() && w.dtype == DType::Int8 && allZero(wZero) &&
         primitive->run(*geo, group, x, xZero ? int32_t(elementAsInt(*xZero, 0)) : 0, w, weightsConstant, *out))
+        return Status::ok();
+    if (winograd && winograd->run(ctx.pool(), *geo, group, x, xZero, w, wZero, weightsConstant, *out))
         return Status::ok();
     // Where the GEMM would flip a copy of each uint8 operand (oneDNN's), the image and W are
     // flipped once here instead: the im2col columns are up to kernel-size times the image.

@@ -7,6 +7,7 @@
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/int8_conv_onednn.h"
+#include "compiler/backends/cpu/int8_conv_winograd.h"
 #include "compiler/backends/cpu/packed_rows_cache.h"
 
 #include <functional>
@@ -25,11 +26,12 @@ Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTenso
 // (the node's own), int8 weights with zero point 0 go through oneDNN's convolution where
 // OneDnnInt8Conv::preferred(); `weightsConstant` lets it keep their reordered copy, and lets
 // the GEMM keep the weights (int8 or uint8) packed in `packed` (the node's own) where it packs
-// them.
+// them. With `winograd` (the node's own), 3x3 layers go through it where it takes them
+// (CPUs without VNNI), keeping its transformed weights likewise.
 using Int32Alloc = std::function<Result<int32_t*>(const std::vector<int64_t>& dims)>;
 Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
                 const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero, const Int32Alloc& alloc,
                 OneDnnInt8Conv* primitive = nullptr, bool weightsConstant = false,
-                PackedRowsCache* packed = nullptr);
+                PackedRowsCache* packed = nullptr, Int8Winograd* winograd = nullptr);
 
 }  // namespace fsc::cpu

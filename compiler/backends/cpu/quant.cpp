@@ -340,7 +340,7 @@ public:
                     if (!out) return out.status();
                     return (*out)->as<int32_t>();
                 },
-                &m_primitive, weightsConstant, &m_packedWeights);
+                &m_primitive, weightsConstant, &m_packedWeights, &m_winograd);
         // The accumulators in scratch kept by the thread (not zeroed: every element is written).
         thread_local std::vector<int32_t> scratch;
         RtTensor acc;
@@ -353,7 +353,7 @@ public:
                                              acc.data = scratch.data();
                                              return scratch.data();
                                          },
-                                         &m_primitive, weightsConstant, &m_packedWeights));
+                                         &m_primitive, weightsConstant, &m_packedWeights, &m_winograd));
         } else {
             auto exact = accumulateExactly(ctx, *x, xZero, *w, wzp);
             if (!exact) return exact.status();
@@ -409,6 +409,7 @@ private:
     bool m_qlinear;
     OneDnnInt8Conv m_primitive;  // used where OneDnnInt8Conv::preferred()
     PackedRowsCache m_packedWeights;  // constant int8 weights as the GEMM without VNNI reads them
+    Int8Winograd m_winograd;          // 3x3 layers without VNNI
     WindowAttrs m_attrs;
     int64_t m_group = 1;
 };
