@@ -793,6 +793,30 @@ private slots:
         QVERIFY(maxRelativeError(m, r.model) < 1e-6);
     }
 
+    void elementwiseScalarOperands() {
+        // Inputs broadcast along the row (per-channel s and t, a scalar one) are used by the
+        // kernel as one value per row: on either side of Sub and Div, and expanded for Pow,
+        // which has no scalar form.
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 3, 37}));
+        ValueId s = b.input("s", DType::Float32, dims({2, 3, 1}));
+        ValueId t = b.initializer(randomFloatTensor("t", {1, 3, 1}, 17));
+        ValueId one = b.initializer(floatTensor(fresh(), {}, {1.0f}));
+        ValueId a1 = b.op("Add", {b.op("Abs", {x}, fresh()), one}, fresh());
+        ValueId d = b.op("Sub", {s, x}, fresh());
+        ValueId q = b.op("Div", {t, a1}, fresh());
+        ValueId p = b.op("Pow", {a1, s}, fresh());
+        ValueId sum = b.op("Add", {b.op("Mul", {d, q}, fresh()), p}, fresh());
+        ValueId bounded = b.op("Add", {b.op("Max", {x, s}, fresh()), b.op("Min", {t, x}, fresh())}, fresh());
+        ValueId all = b.op("Add", {sum, b.op("Mul", {bounded, t}, fresh())}, fresh());
+        b.output(b.op("Sub", {b.op("Div", {all, s}, fresh()), t}, "y"));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"elementwise-fusion"});
+        QCOMPARE(countFused(*r.model.graph, "FusedElementwise"), 1);
+        QCOMPARE(int(r.model.graph->nodeCount()), 1);
+        QVERIFY(maxRelativeError(m, r.model) < 1e-6);
+    }
+
     void elementwiseGuards() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, dims({2, 1, 8}));
