@@ -62,6 +62,7 @@ public:
         }
         FSC_RETURN_IF_ERROR(calibrate(context, targets));
         std::map<uint32_t, ValueId> dequantized;  // activation -> its Q -> DQ output
+        std::vector<NodeId> movedPools;            // float MaxPools now run on the quantized input
         for (const Target& t : targets) {
             if (context.cancelled()) return {ErrorCode::Cancelled, "cancelled"};
             const std::string& name = rw.graph().value(t.activation).name;
@@ -73,8 +74,10 @@ public:
             ++context.counters.matched;
             auto [it, first] = dequantized.try_emplace(t.activation.index);
             const QuantParams q = activationParams(range->second, m_options.symmetricActivations);
-            if (first) it->second = quantizeActivation(rw, t, q);
+            const NodeId pool = first ? movableMaxPool(rw, t.activation, targets, opset) : NodeId();
+            if (first) it->second = quantizeActivation(rw, t, q, pool);
             rw.setInput(t.node, 0, it->second);
+            if (pool.valid()) movedPools.push_back(pool);
             const int64_t slot = std::find(rw.graph().node(t.node).inputs.begin(), rw.graph().node(t.node).inputs.end(), t.weight) -
                                  rw.graph().node(t.node).inputs.begin();
             rw.setInput(t.node, size_t(slot), quantizeWeight(rw, t, opset));
@@ -84,6 +87,10 @@ public:
                 << "; weight " << (m_options.reduceRange ? "7-bit " : "")
                 << (m_options.perChannel && opset >= 13 ? "per channel" : "per tensor");
             if (rw.commit("qdq", why.str())) ++context.counters.applied;
+        }
+        for (NodeId pool : movedPools) {
+            removeIfUnread(rw, pool);
+            rw.commit("qdq", "the MaxPool runs on the quantized values: QuantizeLinear moved in front of it");
         }
         context.counters.figures["calibration samples"] =
             m_options.calibration ? double(m_options.calibration->samples.size()) : 0.0;
@@ -152,7 +159,29 @@ private:
         return Status::ok();
     }
 
-    ValueId quantizeActivation(Rewriter& rw, const Target& t, const QuantParams& q) {
+    // A MaxPool whose output only quantization targets read (as their activation), in an
+    // opset whose MaxPool takes 8-bit integers: its QuantizeLinear can go before it. Rounding
+    // and saturation never reorder values, so the max of the quantized window is the
+    // quantized max, and the pool then reads and writes a quarter of the bytes; the Conv in
+    // front of it (ResNet's stem: Conv, Relu, MaxPool) then ends in a QuantizeLinear and
+    // becomes a QLinearConv.
+    NodeId movableMaxPool(const Rewriter& rw, ValueId activation, const std::vector<Target>& targets,
+                          int64_t opset) const {
+        const NodeId id = rw.producer(activation);
+        if (opset < 12 || !id.valid() || rw.isGraphOutput(activation)) return {};
+        const Node& pool = rw.graph().node(id);
+        if (!isOp(pool, "MaxPool") || pool.inputs.empty() || !isFloat32(rw.graph(), pool.inputs[0])) return {};
+        if (pool.outputs.size() > 1 && pool.outputs[1].valid()) return {};  // Indices
+        for (NodeId reader : rw.users(activation)) {
+            const bool target = std::any_of(targets.begin(), targets.end(), [&](const Target& t) {
+                return t.node == reader && t.activation == activation;
+            });
+            if (!target || rw.graph().node(reader).inputs[0] != activation) return {};
+        }
+        return id;
+    }
+
+    ValueId quantizeActivation(Rewriter& rw, const Target& t, const QuantParams& q, NodeId movedPool) {
         const ValueType type = rw.graph().value(t.activation).type;  // copied: adding values moves them
         const std::string base = rw.graph().value(t.activation).name;
         const DType qtype = q.isSigned ? DType::Int8 : DType::UInt8;
@@ -163,9 +192,22 @@ private:
         const ValueId quantized = rw.addIntermediate(qt, base + "_quantized");
         const ValueId dequantized = rw.addIntermediate(type, base + "_dequantized");
         const Node& reader = rw.graph().node(t.node);
-        Node quant = makeNode("QuantizeLinear", "", reader, {t.activation, scale, zero}, {quantized});
-        quant.name = rw.uniqueName(base + "/QuantizeLinear");
-        rw.addNode(std::move(quant), t.node, {t.node});
+        if (movedPool.valid()) {
+            const Node pool = rw.graph().node(movedPool);  // copied: adding nodes moves them
+            ValueType poolIn = rw.graph().value(pool.inputs[0]).type;
+            poolIn.elemType = qtype;
+            const ValueId before = rw.addIntermediate(poolIn, rw.graph().value(pool.inputs[0]).name + "_quantized");
+            Node quant = makeNode("QuantizeLinear", "", pool, {pool.inputs[0], scale, zero}, {before});
+            quant.name = rw.uniqueName(base + "/QuantizeLinear");
+            rw.addNode(std::move(quant), movedPool, {movedPool});
+            Node integerPool = makeNode("MaxPool", "", pool, {before}, {quantized}, pool.attributes);
+            integerPool.name = pool.name;
+            rw.addNode(std::move(integerPool), movedPool, {movedPool});
+        } else {
+            Node quant = makeNode("QuantizeLinear", "", reader, {t.activation, scale, zero}, {quantized});
+            quant.name = rw.uniqueName(base + "/QuantizeLinear");
+            rw.addNode(std::move(quant), t.node, {t.node});
+        }
         Node dequant = makeNode("DequantizeLinear", "", rw.graph().node(t.node), {quantized, scale, zero}, {dequantized});
         dequant.name = rw.uniqueName(base + "/DequantizeLinear");
         rw.addNode(std::move(dequant), t.node, {t.node});

@@ -313,6 +313,92 @@ private slots:
             }
     }
 
+    void maxPoolRunsOnQuantizedValues() {
+        // ResNet's stem: conv -> relu -> MaxPool -> conv. The QuantizeLinear of the pool's
+        // output goes in front of the pool, which then pools bytes; the stem conv ends in a
+        // QuantizeLinear and folds into a QLinearConv. `shown` also makes the pool's float
+        // output a graph output, which keeps the pool in float.
+        auto stem = [](bool shown, int64_t opset) {
+            GraphBuilder b;
+            ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 3, 13, 11}));
+            ValueId w1 = b.initializer(randomFloatTensor("w1", {8, 3, 3, 3}, 1, 0.4f));
+            ValueId w2 = b.initializer(randomFloatTensor("w2", {4, 8, 1, 1}, 3, 0.3f));
+            const std::vector<Attribute> pad1{intsAttr("pads", {1, 1, 1, 1})};
+            ValueId r = b.op("Relu", {b.op("Conv", {x, w1}, "c1", pad1, "conv1")}, "r", {}, "relu");
+            ValueId p = b.op("MaxPool", {r}, "p",
+                             {intsAttr("kernel_shape", {3, 3}), intsAttr("strides", {2, 2}), intsAttr("pads", {1, 1, 1, 1})},
+                             "maxpool");
+            b.output(b.op("Conv", {p, w2}, "y", {}, "conv2"));
+            if (shown) b.output(p);
+            return withInferredTypes(b, opset);
+        };
+        Int8Options o;
+        const Model moved = stem(false, 17), kept = stem(true, 17);
+        o.calibration = generated(moved, 4);
+        o.ranges = std::make_shared<ActivationRanges>();  // shared: the same scales for all
+        auto pooled = quantize(moved, o, false);
+        auto floatPool = quantize(kept, o, false);
+        auto poolInput = [](const Graph& g) {
+            for (NodeId id : g.order())
+                if (g.node(id).opType == "MaxPool") return g.value(g.node(id).inputs[0]).type.elemType;
+            return DType::Undefined;
+        };
+        QCOMPARE(poolInput(*pooled.model.graph), DType::UInt8);
+        QCOMPARE(poolInput(*floatPool.model.graph), DType::Float32);
+        QCOMPARE(poolInput(*quantize(stem(false, 11), o, false).model.graph), DType::Float32);  // no 8-bit MaxPool
+        // Rounding keeps the order of values, so the max of bytes is the byte of the max.
+        QCOMPARE(maxRelativeError(pooled.model, floatPool.model), 0.0);
+        auto folded = quantize(moved, o, true);
+        QCOMPARE(count(*folded.model.graph, "QLinearConv"), 1);
+        QCOMPARE(count(*folded.model.graph, "ConvInteger"), 1);
+        QVERIFY(maxRelativeError(pooled.model, folded.model) < 0.02);  // as any folding: a rounding step
+    }
+
+    void byteMaxPoolMatchesFloat_data() {
+        QTest::addColumn<int>("kernel");
+        QTest::addColumn<int>("stride");
+        QTest::addColumn<int>("pad");
+        QTest::addColumn<int>("ceil");
+        QTest::newRow("3x3 s2 p1") << 3 << 2 << 1 << 0;
+        QTest::newRow("2x2 s2") << 2 << 2 << 0 << 0;
+        QTest::newRow("3x3 s1 p1") << 3 << 1 << 1 << 0;
+        QTest::newRow("3x3 s3 ceil") << 3 << 3 << 0 << 1;
+        QTest::newRow("5x5 s2 p2") << 5 << 2 << 2 << 0;
+    }
+
+    void byteMaxPoolMatchesFloat() {
+        // uint8 and int8 MaxPool against the float pool of the same values: padding is
+        // never a value, whatever the type's lowest is.
+        QFETCH(int, kernel);
+        QFETCH(int, stride);
+        QFETCH(int, pad);
+        QFETCH(int, ceil);
+        const std::vector<Attribute> attrs{intsAttr("kernel_shape", {kernel, kernel}), intsAttr("strides", {stride, stride}),
+                                           intsAttr("pads", {pad, pad, pad, pad}), intAttr("ceil_mode", ceil)};
+        auto pooling = [&](DType type) {
+            GraphBuilder b;
+            b.output(b.op("MaxPool", {b.input("x", type, Shape::ofSizes({2, 3, 19, 13}))}, "y", attrs));
+            auto e = Executor::create(withInferredTypes(b), {});
+            if (!e) qFatal("%s", e.status().message().c_str());
+            return std::move(*e);
+        };
+        std::mt19937 rng(9);
+        for (DType type : {DType::UInt8, DType::Int8}) {
+            RtTensor bytes = allocateTensor(type, {2, 3, 19, 13}), floats = allocateTensor(DType::Float32, {2, 3, 19, 13});
+            for (int64_t i = 0; i < bytes.numel(); ++i) {
+                const int v = int(rng() % 256);
+                static_cast<uint8_t*>(bytes.data)[i] = uint8_t(v);
+                floats.as<float>()[i] = type == DType::UInt8 ? float(v) : float(int8_t(uint8_t(v)));
+            }
+            auto got = pooling(type)->run({bytes});
+            auto want = pooling(DType::Float32)->run({floats});
+            QVERIFY(got && want);
+            QCOMPARE((*got)[0].dims, (*want)[0].dims);
+            for (int64_t i = 0; i < (*want)[0].numel(); ++i)
+                QCOMPARE(elementAsDouble((*got)[0], i), double((*want)[0].as<float>()[i]));
+        }
+    }
+
     void oneDnnInt8ProductsAreExact() {
         // Extreme values (255 x -128 at every position) where int16 pair sums would saturate.
         GraphBuilder b;

@@ -709,33 +709,87 @@ inline Taps insideTaps(int64_t o, int64_t stride, int64_t pad, int64_t dil, int6
     return {first, std::max(first, last)};
 }
 
-// Max pooling of one float plane without dilation, separably: the plane copied into a
-// -infinity border, each row's windows reduced across (at the stride), then each column's
-// down. Every loop runs at full vector width; ResNet's 3x3 stride-2 pool went from a
+// Max pooling of one plane without dilation, separably: the plane copied into a border of
+// the type's lowest value, each row's windows reduced across (at the stride), then each
+// column's down. Every loop runs at full vector width; ResNet's 3x3 stride-2 pool went from a
 // scalar walk over every window to a few passes over the plane. For planes without NaN the
-// result is the generic loop's (max is exact); a NaN is skipped rather than kept.
+// result is the generic loop's (max is exact); a NaN is skipped rather than kept. INT8
+// graphs pool their quantized bytes the same way.
+template <typename T>
+[[gnu::always_inline]] inline void maxPoolPlane(const DepthwisePlane& g, const T* src, T* dst, T* padded, T* across) {
+    borderedCopy(g, src, padded,
+                 T(std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                        : std::numeric_limits<T>::lowest()));
+    // The sizes in locals: a store through a byte pointer may alias g, which would reload
+    // them on every element and keep the byte loops scalar.
+    const int64_t paddedH = g.paddedH, paddedW = g.paddedW, oh = g.oh, ow = g.ow, kh = g.kh, kw = g.kw, sh = g.sh;
+    // Across each row at a stride known to the compiler where it is 2 (ResNet's stem pool):
+    // at a run-time stride only floats vectorize (by gathers), bytes not at all.
+    auto acrossRows = [&]<int64_t Stride>(std::integral_constant<int64_t, Stride>) {
+        const int64_t sw = Stride ? Stride : g.sw;
+        for (int64_t r = 0; r < paddedH; ++r) {
+            const T* __restrict row = padded + r * paddedW;
+            T* __restrict out = across + r * ow;
+            for (int64_t ox = 0; ox < ow; ++ox) out[ox] = row[ox * sw];
+            for (int64_t kx = 1; kx < kw; ++kx)
+                for (int64_t ox = 0; ox < ow; ++ox) {
+                    const T v = row[ox * sw + kx];
+                    out[ox] = v > out[ox] ? v : out[ox];
+                }
+        }
+    };
+    if (g.sw == 2) acrossRows(std::integral_constant<int64_t, 2>());
+    else acrossRows(std::integral_constant<int64_t, 0>());
+    for (int64_t oy = 0; oy < oh; ++oy) {
+        T* __restrict out = dst + oy * ow;
+        std::memcpy(out, across + oy * sh * ow, size_t(ow) * sizeof(T));
+        for (int64_t ky = 1; ky < kh; ++ky) {
+            const T* __restrict in = across + (oy * sh + ky) * ow;
+            for (int64_t ox = 0; ox < ow; ++ox) out[ox] = in[ox] > out[ox] ? in[ox] : out[ox];
+        }
+    }
+}
+
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void maxPoolPlaneFloat(const DepthwisePlane& g,
                                                                              const float* src, float* dst,
                                                                              float* padded, float* across) {
-    borderedCopy(g, src, padded, -std::numeric_limits<float>::infinity());
-    for (int64_t r = 0; r < g.paddedH; ++r) {
-        const float* __restrict row = padded + r * g.paddedW;
-        float* __restrict out = across + r * g.ow;
-        for (int64_t ox = 0; ox < g.ow; ++ox) out[ox] = row[ox * g.sw];
-        for (int64_t kx = 1; kx < g.kw; ++kx)
-            for (int64_t ox = 0; ox < g.ow; ++ox) {
-                const float v = row[ox * g.sw + kx];
-                out[ox] = v > out[ox] ? v : out[ox];
-            }
-    }
-    for (int64_t oy = 0; oy < g.oh; ++oy) {
-        float* __restrict out = dst + oy * g.ow;
-        std::memcpy(out, across + oy * g.sh * g.ow, size_t(g.ow) * sizeof(float));
-        for (int64_t ky = 1; ky < g.kh; ++ky) {
-            const float* __restrict in = across + (oy * g.sh + ky) * g.ow;
-            for (int64_t ox = 0; ox < g.ow; ++ox) out[ox] = in[ox] > out[ox] ? in[ox] : out[ox];
+    maxPoolPlane(g, src, dst, padded, across);
+}
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] void maxPoolPlaneU8(const DepthwisePlane& g,
+                                                                           const uint8_t* src, uint8_t* dst,
+                                                                           uint8_t* padded, uint8_t* across) {
+    maxPoolPlane(g, src, dst, padded, across);
+}
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] void maxPoolPlaneS8(const DepthwisePlane& g,
+                                                                           const int8_t* src, int8_t* dst,
+                                                                           int8_t* padded, int8_t* across) {
+    maxPoolPlane(g, src, dst, padded, across);
+}
+
+// Whether maxPoolPlanes takes a 2-D max pool of this type and these dilations.
+template <typename T>
+constexpr bool hasMaxPoolPlane() {
+    return std::is_same_v<T, float> || std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t>;
+}
+
+// Every plane of a 2-D max pool without dilation through maxPoolPlane.
+template <typename T>
+void maxPoolPlanes(ThreadPool& pool, const T* x, T* y, int64_t planes, const ConvGeometry& g) {
+    const int64_t ih = g.in[0], iw = g.in[1], oh = g.out[0], ow = g.out[1];
+    const int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
+    const DepthwisePlane m{ih, iw, oh, ow, kh, kw, sh, sw, 1, 1, g.padBegin[0], g.padBegin[1], (oh - 1) * sh + kh,
+                           (ow - 1) * sw + kw};
+    pool.parallelFor(planes, 1, [&](int64_t b, int64_t e) {
+        std::vector<T> padded(static_cast<size_t>(m.paddedH * m.paddedW));
+        std::vector<T> across(static_cast<size_t>(m.paddedH * m.ow));
+        for (int64_t p = b; p < e; ++p) {
+            const T* src = x + p * ih * iw;
+            T* dst = y + p * oh * ow;
+            if constexpr (std::is_same_v<T, float>) maxPoolPlaneFloat(m, src, dst, padded.data(), across.data());
+            else if constexpr (std::is_same_v<T, uint8_t>) maxPoolPlaneU8(m, src, dst, padded.data(), across.data());
+            else maxPoolPlaneS8(m, src, dst, padded.data(), across.data());
         }
-    }
+    });
 }
 
 // Max and average pooling over 2-D planes without the generic index walk: each window is
@@ -746,15 +800,9 @@ void pool2d(ThreadPool& pool, PoolKind kind, bool countIncludePad, const T* x, T
     const int64_t ih = g.in[0], iw = g.in[1], oh = g.out[0], ow = g.out[1];
     const int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
     const int64_t dh = g.dilations[0], dw = g.dilations[1], ph = g.padBegin[0], pw = g.padBegin[1];
-    if constexpr (std::is_same_v<T, float>) {
+    if constexpr (hasMaxPoolPlane<T>()) {
         if (kind == PoolKind::Max && dh == 1 && dw == 1 && oh > 0 && ow > 0) {
-            const DepthwisePlane m{ih, iw, oh, ow, kh, kw, sh, sw, 1, 1, ph, pw, (oh - 1) * sh + kh, (ow - 1) * sw + kw};
-            pool.parallelFor(planes, 1, [&](int64_t b, int64_t e) {
-                std::vector<float> padded(static_cast<size_t>(m.paddedH * m.paddedW));
-                std::vector<float> across(static_cast<size_t>(m.paddedH * m.ow));
-                for (int64_t p = b; p < e; ++p)
-                    maxPoolPlaneFloat(m, x + p * ih * iw, y + p * oh * ow, padded.data(), across.data());
-            });
+            maxPoolPlanes(pool, x, y, planes, g);
             return;
         }
     }
@@ -892,8 +940,8 @@ public:
                     return Status::ok();
                 }
             }
-            if constexpr (std::is_floating_point_v<T>) {
-                if (nd == 2 && !indices && m_kind != PoolKind::Lp) {
+            if constexpr (std::is_floating_point_v<T> || hasMaxPoolPlane<T>()) {
+                if (nd == 2 && !indices && (std::is_floating_point_v<T> ? m_kind != PoolKind::Lp : m_kind == PoolKind::Max)) {
                     pool2d<T>(ctx.pool(), m_kind, m_countIncludePad, px, py, n * c, *geo, padEnd);
                     return Status::ok();
                 }
