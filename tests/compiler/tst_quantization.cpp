@@ -581,7 +581,9 @@ private slots:
         // long (3000: several of the kernels' blocks) and odd, and rows and columns off their
         // 6 x 16 tiles (40 x 5: a panel's rows split between threads; 100 x 40: three panels,
         // each run's rows in parts of several tiles; 9 x 70 x 299: a last quad of K
-        // with a row missing, in whole panels). Each product runs with both operands stored
+        // with a row missing, in whole panels). The widened kernel takes most of these few-
+        // column products with all of B packed at once; 20 x 40 x 12001 (B past 1 MiB packed)
+        // and 5 x 1500 go through its work items, the first with its rows split. Each product runs with both operands stored
         // as int8, then as uint8 (the same values, read in place less 128), then with A's own
         // bytes taken as uint8 (other values). The AVX2 routes also run each from a cache of
         // A's packed rows: filling it, reading it, and with another zero point for A or the same
@@ -594,7 +596,8 @@ private slots:
         for (const auto& [m, n, k, transA, transB] :
              {std::tuple{5, 1500, 3000, false, false}, std::tuple{7, 9, 40, true, true}, std::tuple{3, 33, 700, false, true},
               std::tuple{40, 5, 301, false, false}, std::tuple{13, 50, 1, true, false},
-              std::tuple{100, 40, 600, false, false}, std::tuple{9, 70, 299, false, false}}) {
+              std::tuple{100, 40, 600, false, false}, std::tuple{9, 70, 299, false, false},
+              std::tuple{20, 40, 12001, false, true}}) {
             std::vector<int8_t> a(size_t(m * k)), b(size_t(k * n));
             const int aCentre = route == Narrow ? 0 : -1, aReach = route == Narrow ? 64 : 128;
             for (auto& v : a)
