@@ -766,7 +766,7 @@ template <typename T>
     maxPoolPlane(g, src, dst, padded, across);
 }
 
-// Whether maxPoolPlanes takes a 2-D max pool of this type and these dilations.
+// Whether maxPoolPlanes takes a 2-D max pool of this element type.
 template <typename T>
 constexpr bool hasMaxPoolPlane() {
     return std::is_same_v<T, float> || std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t>;

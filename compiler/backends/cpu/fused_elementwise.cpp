@@ -2,9 +2,9 @@
 // elements, one op at a time over a whole block, so each step is a tight loop the C++
 // compiler vectorizes (exp and sigmoid too: vector_math.h) and the block's registers stay in
 // L1. Inputs broadcast numpy-style; one broadcast along the row (a per-channel scale) is a
-// single value per row, never expanded where the step has a scalar form. A float32 program may read int32 inputs (a Cast to
-// float32 that elementwise-fusion took in: an integer convolution's sums), converted as
-// they are loaded into the block.
+// single value per row, never expanded where the step has a scalar form. A float32 program
+// may read int32 inputs (a Cast to float32 that elementwise-fusion took in: an integer
+// convolution's sums), converted as they are loaded into the block.
 #include <cmath>
 #include <type_traits>
 
