@@ -450,6 +450,8 @@ private slots:
         QTest::newRow("uint8 both, no pads") << true << true << 0 << 128 << 1 << 19 << 20 << 48 << 16 << QList<int>{0, 0, 0, 0} << false;
         QTest::newRow("extremes at 896 channels") << true << true << 255 << 0 << 1 << 6 << 7 << 896 << 16 << QList<int>{2, 1, 0, 2} << true;
         QTest::newRow("extremes int8, 64 channels") << false << false << 127 << -128 << 1 << 9 << 9 << 64 << 16 << QList<int>{1, 1, 1, 1} << true;
+        // 441 tiles in 4 chunks of 111 (2 per thread), the last one short.
+        QTest::newRow("chunks of tiles per thread") << true << false << 100 << 0 << 1 << 41 << 41 << 64 << 64 << QList<int>{1, 1, 1, 1} << false;
     }
     void int8WinogradIsExact() {
         QFETCH(bool, xUint8);

@@ -60,10 +60,11 @@ void widenImage(ThreadPool& pool, const Plan& p, const ConvGeometry& g, const Rt
     });
 }
 
-// inputs [16, tiles, c] = B^T d B for tiles [begin, end), 16 channels per vector.
+// inputs [16, tiles, c] = B^T d B for tiles [begin, end), 16 channels per vector; `inputs`
+// holds tiles from `first` on, `plane` values per transform point.
 [[gnu::target("avx2")]] void transformInputs(const Plan& p, const int16_t* image, int64_t begin,
-                                             int64_t end, int16_t* inputs) {
-    const int64_t perImage = p.tilesH * p.tilesW, plane = p.tiles() * p.c;
+                                             int64_t end, int16_t* inputs, int64_t first, int64_t plane) {
+    const int64_t perImage = p.tilesH * p.tilesW;
     for (int64_t tile = begin; tile < end; ++tile) {
         const int64_t img = tile / perImage, ty = tile % perImage / p.tilesW, tx = tile % p.tilesW;
         const int16_t* origin = image + ((img * p.paddedH + 2 * ty) * p.paddedW + 2 * tx) * p.c;
@@ -85,7 +86,7 @@ void widenImage(ThreadPool& pool, const Plan& p, const ConvGeometry& g, const Rt
                 d[i * kT + 2] = q[2] - q[1];
                 d[i * kT + 3] = q[1] - q[3];
             }
-            int16_t* out = inputs + tile * p.c + ch;
+            int16_t* out = inputs + (tile - first) * p.c + ch;
             for (int e = 0; e < kPoints; ++e) std::memcpy(out + e * plane, &d[e], 32);
         }
     }
@@ -147,11 +148,12 @@ template <int R>
     }
 }
 
-// y's 2x2 outputs of tiles [begin, end) from products [16, tiles, k]: A^T P A (rows 1 1 1 0,
-// 0 1 -1 -1) in wrapping arithmetic, then / 4, written into NCHW planes.
+// y's 2x2 outputs of tiles [begin, end) from products [16, tiles, k] (tiles from `first`
+// on, `plane` values per transform point): A^T P A (rows 1 1 1 0, 0 1 -1 -1) in wrapping
+// arithmetic, then / 4, written into NCHW planes.
 [[gnu::target("avx2")]] void transformOutputs(const Plan& p, const int32_t* products, int64_t begin,
-                                              int64_t end, int32_t* y) {
-    const int64_t perImage = p.tilesH * p.tilesW, plane = p.tiles() * p.k, outPlane = p.oh * p.ow;
+                                              int64_t end, int32_t* y, int64_t first, int64_t plane) {
+    const int64_t perImage = p.tilesH * p.tilesW, outPlane = p.oh * p.ow;
     for (int64_t tile = begin; tile < end; ++tile) {
         const int64_t img = tile / perImage, ty = tile % perImage / p.tilesW, tx = tile % p.tilesW;
         const int rows = int(std::min<int64_t>(2, p.oh - 2 * ty)),
@@ -159,7 +161,7 @@ template <int R>
         for (int64_t ch = 0; ch < p.k; ch += 8) {
             U32x8 q[kPoints], half[2 * kT];
             for (int e = 0; e < kPoints; ++e)
-                std::memcpy(&q[e], products + e * plane + tile * p.k + ch, 32);
+                std::memcpy(&q[e], products + e * plane + (tile - first) * p.k + ch, 32);
             for (int j = 0; j < kT; ++j) {
                 half[j] = q[j] + q[kT + j] + q[2 * kT + j];
                 half[kT + j] = q[kT + j] - q[2 * kT + j] - q[3 * kT + j];
@@ -298,29 +300,65 @@ bool Int8Winograd::runAnywhere(ThreadPool& pool, const ConvGeometry& g, int64_t 
     const int64_t imageSize = p.n * p.paddedH * p.paddedW * c, inputsSize = kPoints * p.tiles() * c;
     const int64_t productsSize = kPoints * p.tiles() * k;
     if ((imageSize + inputsSize) * 2 + productsSize * 4 > (int64_t(64) << 20)) return false;
-    thread_local std::vector<int16_t> imageBuffer, inputsBuffer;
-    thread_local std::vector<int32_t> productsBuffer;
+    thread_local std::vector<int16_t> imageBuffer;
     imageBuffer.resize(size_t(imageSize));
+    // The pool's threads see their own thread_locals: they get this pointer.
+    int16_t* image = imageBuffer.data();
+    widenImage(pool, p, g, x, xz, image);
+    const int64_t panels = k / 16;
+    const int32_t* weights = m_weights->words.data();
+    // Tiles [t0, t1) start to finish: transformed, multiplied at every point, transformed back.
+    auto runTiles = [&](int64_t t0, int64_t t1, int16_t* in, int32_t* prod) {
+        const int64_t n = t1 - t0;
+        transformInputs(p, image, t0, t1, in, t0, n * c);
+        for (int64_t point = 0; point < kPoints; ++point)
+            for (int64_t k0 = 0; k0 < k; k0 += 16)
+                multiplyPanel(in + point * n * c, n, c, weights + point * (c / 2) * k + k0, k, prod + point * n * k + k0);
+        transformOutputs(p, prod, t0, t1, y, t0, n * k);
+    };
+    // Where there are tiles enough and the transformed weights are small, each thread runs
+    // whole chunks of tiles in buffers of its own that stay in its L2 (up to 1 MiB of
+    // transformed inputs and products), the same number of chunks each. Otherwise the whole
+    // layer's buffers go through memory between the steps, shared by the threads.
+    constexpr int64_t kChunkBytes = int64_t(1) << 20, kMinChunkTiles = 16;
+    const int64_t perTile = kPoints * (c * int64_t(sizeof(int16_t)) + k * int64_t(sizeof(int32_t)));
+    const int64_t threads = pool.size();
+    const int64_t chunks = ((p.tiles() * perTile + kChunkBytes - 1) / kChunkBytes + threads - 1) / threads * threads;
+    const int64_t chunkTiles = (p.tiles() + chunks - 1) / chunks;
+    const bool smallWeights = kPoints * c * k * int64_t(sizeof(int16_t)) <= kChunkBytes;
+    if (smallWeights && chunkTiles >= kMinChunkTiles) {
+        pool.parallelFor(chunks, 1, [&](int64_t b, int64_t e) {
+            thread_local std::vector<int16_t> chunkInputs;
+            thread_local std::vector<int32_t> chunkProducts;
+            chunkInputs.resize(size_t(kPoints * chunkTiles * c));
+            chunkProducts.resize(size_t(kPoints * chunkTiles * k));
+            for (int64_t chunk = b; chunk < e; ++chunk)
+                runTiles(chunk * chunkTiles, std::min(p.tiles(), (chunk + 1) * chunkTiles), chunkInputs.data(),
+                         chunkProducts.data());
+        });
+        ++g_runs;
+        return true;
+    }
+    // Few tiles or large weights (layer 3's 14 x 14 outputs, 256 channels): each step across
+    // the threads over all the tiles.
+    thread_local std::vector<int16_t> inputsBuffer;
+    thread_local std::vector<int32_t> productsBuffer;
     inputsBuffer.resize(size_t(inputsSize));
     productsBuffer.resize(size_t(productsSize));
-    // The pool's threads see their own thread_locals: they get these.
-    int16_t *image = imageBuffer.data(), *inputs = inputsBuffer.data();
+    int16_t* inputs = inputsBuffer.data();
     int32_t* products = productsBuffer.data();
-    widenImage(pool, p, g, x, xz, image);
-    const int64_t grain = std::max<int64_t>(1, 2048 / c);
+    const int64_t grain = std::max<int64_t>(1, 2048 / c), plane = p.tiles();
     pool.parallelFor(p.tiles(), grain,
-                     [&](int64_t b, int64_t e) { transformInputs(p, image, b, e, inputs); });
-    const int64_t panels = k / 16;
+                     [&](int64_t b, int64_t e) { transformInputs(p, image, b, e, inputs, 0, plane * c); });
     pool.parallelFor(kPoints * panels, 1, [&](int64_t b, int64_t e) {
         for (int64_t item = b; item < e; ++item) {
             const int64_t point = item / panels, k0 = item % panels * 16;
-            multiplyPanel(inputs + point * p.tiles() * c, p.tiles(), c,
-                          m_weights->words.data() + point * (c / 2) * k + k0, k,
-                          products + point * p.tiles() * k + k0);
+            multiplyPanel(inputs + point * plane * c, plane, c, weights + point * (c / 2) * k + k0, k,
+                          products + point * plane * k + k0);
         }
     });
     pool.parallelFor(p.tiles(), grain,
-                     [&](int64_t b, int64_t e) { transformOutputs(p, products, b, e, y); });
+                     [&](int64_t b, int64_t e) { transformOutputs(p, products, b, e, y, 0, plane * k); });
     ++g_runs;
     return true;
 }
