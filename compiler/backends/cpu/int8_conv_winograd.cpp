@@ -295,8 +295,8 @@ bool Int8Winograd::runAnywhere(ThreadPool& pool, const ConvGeometry& g, int64_t 
     p.tilesW = (p.ow + 1) / 2;
     p.paddedH = 2 * p.tilesH + 2;
     p.paddedW = 2 * p.tilesW + 2;
-    // Buffers of the calling thread, shared by every layer it runs (not chunked: a layer whose
-    // buffers would pass 64 MiB is left to the GEMM).
+    // The image and the whole-layer route's buffers are the calling thread's, shared by every
+    // layer it runs; a layer whose buffers would pass 64 MiB is left to the GEMM.
     const int64_t imageSize = p.n * p.paddedH * p.paddedW * c, inputsSize = kPoints * p.tiles() * c;
     const int64_t productsSize = kPoints * p.tiles() * k;
     if ((imageSize + inputsSize) * 2 + productsSize * 4 > (int64_t(64) << 20)) return false;
