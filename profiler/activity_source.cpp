@@ -48,6 +48,15 @@ void RecordedActivitySource::launch(DeviceRecord record) {
     m_records.push_back(std::move(record));
 }
 
+void RecordedActivitySource::graphNodeCreated(uint64_t graphNodeId) {
+    if (m_stack.empty()) return;
+    DeviceRecord node;
+    node.kind = DeviceRecordKind::GraphNode;
+    node.graphNodeId = graphNodeId;
+    node.externalId = m_stack.back();
+    m_records.push_back(node);
+}
+
 Status RecordedActivitySource::drain(std::vector<DeviceRecord>& out, int64_t& dropped) {
     if (!m_started) return Status(ErrorCode::InvalidArgument, "the activity source was not started");
     out.insert(out.end(), m_records.begin(), m_records.end());

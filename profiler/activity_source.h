@@ -19,6 +19,10 @@ public:
     // Around each plan node's launches: the id its kernels will carry.
     virtual void pushExternalId(uint64_t id) = 0;
     virtual void popExternalId() = 0;
+    // Whether work replayed from a CUDA Graph captured while recording reaches its plan node:
+    // the source then adds a GraphNode record for each graph node made while an id was pushed
+    // (and for each copy of it an instantiated graph makes).
+    virtual bool attributesGraphReplays() const { return false; }
     // Waits for the device's records so far and hands them over, with how many were lost.
     virtual Status drain(std::vector<DeviceRecord>& out, int64_t& dropped) = 0;
     virtual void stop() = 0;
@@ -50,6 +54,8 @@ public:
     explicit RecordedActivitySource(std::vector<DeviceRecord> records = {}, int64_t dropped = 0)
         : m_records(std::move(records)), m_dropped(dropped) {}
     void launch(DeviceRecord record);
+    // A graph node made now, as CUPTI reports one: a GraphNode record with the id on top.
+    void graphNodeCreated(uint64_t graphNodeId);
     Status start() override;
     void pushExternalId(uint64_t id) override { m_stack.push_back(id); }
     void popExternalId() override {
@@ -57,6 +63,7 @@ public:
     }
     // The id on top now (0: none): what a launch made now would be correlated with.
     uint64_t currentExternalId() const { return m_stack.empty() ? 0 : m_stack.back(); }
+    bool attributesGraphReplays() const override { return true; }
     Status drain(std::vector<DeviceRecord>& out, int64_t& dropped) override;
     void stop() override { m_started = false; }
 

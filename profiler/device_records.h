@@ -16,6 +16,7 @@ enum class DeviceRecordKind {
     Correlation,  // CUPTI correlation id -> our external id (pushed per plan node)
     RangeStart,   // NVTX push/start (id pairs the two)
     RangeEnd,
+    GraphNode,    // a CUDA Graph node made while a plan node's id was pushed: graphNodeId -> externalId
 };
 
 struct DeviceRecord {
@@ -25,11 +26,11 @@ struct DeviceRecord {
     uint64_t endNs = 0;
     uint32_t stream = 0;
     uint32_t correlationId = 0;  // ties a kernel, copy or allocation to its API call
-    uint64_t externalId = 0;     // Correlation records: what the plan node pushed
+    uint64_t externalId = 0;     // Correlation and GraphNode records: what the plan node pushed
     uint64_t bytes = 0;
     uint64_t address = 0;
     uint32_t rangeId = 0;
-    uint64_t graphNodeId = 0;    // kernels replayed from a CUDA Graph: their graph node
+    uint64_t graphNodeId = 0;    // work replayed from a CUDA Graph: its graph node (0: none)
     int grid[3] = {0, 0, 0};
     int block[3] = {0, 0, 0};
     int registers = 0;

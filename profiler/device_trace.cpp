@@ -43,6 +43,7 @@ DeviceTraceCounts DeviceTraceBuilder::finish(Trace& trace) {
     uint64_t origin = std::numeric_limits<uint64_t>::max();
     for (const DeviceRecord& r : m_records) {
         if (r.kind == DeviceRecordKind::Correlation) owners[r.correlationId] = ExternalId::decode(r.externalId);
+        else if (r.kind == DeviceRecordKind::GraphNode) mapGraphNode(r.graphNodeId, ExternalId::decode(r.externalId));
         else origin = std::min(origin, r.startNs);
     }
     if (origin == std::numeric_limits<uint64_t>::max()) origin = 0;
@@ -53,7 +54,8 @@ DeviceTraceCounts DeviceTraceBuilder::finish(Trace& trace) {
     std::vector<const DeviceRecord*> memory;
     for (const DeviceRecord& r : m_records) {
         switch (r.kind) {
-            case DeviceRecordKind::Correlation: break;
+            case DeviceRecordKind::Correlation:
+            case DeviceRecordKind::GraphNode: break;
             case DeviceRecordKind::Allocation:
             case DeviceRecordKind::Release: memory.push_back(&r); break;
             case DeviceRecordKind::RangeStart: openRanges[r.rangeId] = &r; break;

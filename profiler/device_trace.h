@@ -23,7 +23,8 @@ struct DeviceTraceCounts {
 class DeviceTraceBuilder {
 public:
     // Kernels replayed from a CUDA Graph share the graph launch's correlation (which gives
-    // the iteration): the backend records at capture which plan node each graph node ran.
+    // the iteration): GraphNode records, made at capture, say which plan node each graph
+    // node ran; this maps one directly.
     void mapGraphNode(uint64_t graphNodeId, ExternalId owner) { m_graphNodes[graphNodeId] = owner; }
     void add(std::vector<DeviceRecord> records);
     void addDropped(int64_t records) { m_dropped += records; }

@@ -1,5 +1,7 @@
 #include "app/common/device_profiler.h"
 
+#include <atomic>
+
 #include "compiler/backends/cuda/device.h"
 #include "profiler/cupti/cupti_source.h"
 
@@ -13,6 +15,7 @@ public:
     void onOperation(const DeviceOperation& op) override {
         DeviceRecord r;
         switch (op.kind) {
+            case DeviceOpKind::GraphNode: m_source.graphNodeCreated(op.graphNode); return;
             case DeviceOpKind::Kernel: r.kind = DeviceRecordKind::Kernel; break;
             case DeviceOpKind::Memcpy: r.kind = DeviceRecordKind::Memcpy; break;
             case DeviceOpKind::Memset: r.kind = DeviceRecordKind::Memset; break;
@@ -25,6 +28,7 @@ public:
         r.stream = 7;  // the legacy default stream's id in CUPTI's records
         r.bytes = op.bytes;
         r.address = op.address;
+        r.graphNodeId = op.graphNode;
         r.grid[0] = int(op.grid), r.grid[1] = r.grid[2] = op.grid ? 1 : 0;
         r.block[0] = int(op.block), r.block[1] = r.block[2] = op.block ? 1 : 0;
         m_source.launch(std::move(r));
@@ -53,6 +57,8 @@ Status DeviceProfiler::start() {
     FSC_RETURN_IF_ERROR(m_source->start());
     if (m_feed) m_device->setObserver(m_feed.get());
     m_started = true;
+    static std::atomic<uint64_t> starts{0};
+    m_scope = m_source->attributesGraphReplays() ? ++starts : 0;
     return Status::ok();
 }
 
@@ -79,6 +85,7 @@ void DeviceProfiler::stop() {
     if (m_feed) m_device->setObserver(nullptr);
     m_source->stop();
     m_started = false;
+    m_scope = 0;
 }
 
 DeviceTraceCounts DeviceProfiler::finish(Trace& trace, int64_t originNs) {

@@ -28,6 +28,9 @@ public:
     Status start();
     void pushNode(int64_t node, int iteration, int depth);
     void popNode();
+    // While recording, when replayed CUDA Graphs reach their plan nodes: nonzero, and
+    // different for each start (graph nodes made in an earlier recording are not mapped).
+    uint64_t graphReplayScope() const { return m_scope; }
     // After a profiled run: waits for the device and takes its records so far.
     Status drain();
     void stop();
@@ -41,6 +44,7 @@ private:
     std::unique_ptr<SimulatedFeed> m_feed;  // the simulated device's reports, when it is one
     DeviceTraceBuilder m_builder;
     bool m_started = false;
+    uint64_t m_scope = 0;
 };
 
 }  // namespace fsc

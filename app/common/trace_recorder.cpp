@@ -20,6 +20,10 @@ void TraceRecorder::onBegin(const LaunchEvent& e) {
     if (m_device) m_device->pushNode(int64_t(e.node.index), iteration, e.depth);
 }
 
+uint64_t TraceRecorder::graphReplayScope() const {
+    return recording && m_device ? m_device->graphReplayScope() : 0;
+}
+
 void TraceRecorder::onLaunch(const LaunchEvent& e) {
     if (!recording) return;
     nvtxPop();

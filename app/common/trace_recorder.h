@@ -25,6 +25,7 @@ public:
     void onBegin(const LaunchEvent& e) override;
     void onLaunch(const LaunchEvent& e) override;
     bool timesDeviceWorkOnHost() const override { return m_device == nullptr; }
+    uint64_t graphReplayScope() const override;
     static int64_t nowNs();  // the steady clock the activities are timed on
 
     bool recording = false;  // off for warm-up and unprofiled runs

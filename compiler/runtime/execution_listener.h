@@ -33,6 +33,12 @@ public:
     // one to finish before onLaunch. A device profiler (CUPTI) takes the device's own times and
     // says no: the launches then stay asynchronous, as in an unprofiled run.
     virtual bool timesDeviceWorkOnHost() const { return true; }
+    // Nonzero when this listener ties work replayed from a CUDA Graph to its plan node, for
+    // graphs captured while it listened with this same value: the executor then captures one
+    // under the listener (onBegin/onLaunch around each node's recorded launches) and replays
+    // it, as an unprofiled run does, instead of launching node by node. A new value (a new
+    // profiling session) makes it capture again.
+    virtual uint64_t graphReplayScope() const { return 0; }
 };
 
 }  // namespace fsc

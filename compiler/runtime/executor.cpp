@@ -61,6 +61,11 @@ struct Executor::SignaturePlan {
     // the graph replays, and `outputs` (arena slots) are copied back.
     int graph = 0;
     bool graphFailed = false;
+    // The same, captured under a listener that ties replayed work to plan nodes (a profiler),
+    // for its graphReplayScope(): the plain graph was made without the listener watching.
+    int listenedGraph = 0;
+    uint64_t listenedScope = 0;
+    bool listenedFailed = false;
     std::vector<RtTensor> feedBuffers;
     std::vector<RtTensor> graphOutputs;
 };
@@ -315,7 +320,8 @@ Executor::~Executor() {
     // Captured graphs belong to the device; the arenas release themselves.
     if (m_context && m_context->device)
         for (auto& [signature, sig] : m_signatures)
-            if (sig->graph) m_context->device->dropGraph(sig->graph);
+            for (int graph : {sig->graph, sig->listenedGraph})
+                if (graph) m_context->device->dropGraph(graph);
 }
 
 Device* Executor::device() const { return m_context ? m_context->device.get() : nullptr; }
@@ -520,10 +526,10 @@ Result<std::vector<RtTensor>> Executor::runUnguarded(std::vector<RtTensor> feeds
     }
     auto cached = m_signatures.find(signature);
     SignaturePlan* sig = cached == m_signatures.end() ? nullptr : cached->second.get();
-    if (sig && m_allOnDevice && m_options.cudaGraphs && !options.listener && !sig->graphFailed &&
-        m_context->depth == 0) {
+    const bool listenerReplays = !options.listener || options.listener->graphReplayScope() != 0;
+    if (sig && m_allOnDevice && m_options.cudaGraphs && listenerReplays && !sig->graphFailed && m_context->depth == 0) {
         if (options.cancel && options.cancel->load()) return Status(ErrorCode::Cancelled, "run cancelled");
-        if (auto result = runAsGraph(*sig, feeds)) {
+        if (auto result = runAsGraph(*sig, feeds, options.listener)) {
             m_last = sig;
             return std::move(*result);
         }
@@ -740,12 +746,21 @@ ValueId Executor::inPlaceTakeover(const PlanStep& step, size_t s, const std::vec
 // run under capture (their launches are recorded, not run), and the graph replays; then
 // every run copies its feeds in, replays, and copies the outputs out. A capture that fails
 // (a shape the plan did not foresee needs an allocation) marks the signature and the run
-// goes step by step.
-std::optional<Result<std::vector<RtTensor>>> Executor::runAsGraph(SignaturePlan& sig,
-                                                                  const std::vector<RtTensor>& feeds) {
+// goes step by step. A listener that ties replays to plan nodes gets a graph of its own,
+// captured while it listens.
+std::optional<Result<std::vector<RtTensor>>> Executor::runAsGraph(SignaturePlan& sig, const std::vector<RtTensor>& feeds,
+                                                                  ExecutionListener* listener) {
     Device& device = *m_context->device;
     const Graph& g = graph();
-    if (!sig.graph) {
+    int& graphId = listener ? sig.listenedGraph : sig.graph;
+    if (listener && sig.listenedScope != listener->graphReplayScope()) {
+        if (sig.listenedGraph) device.dropGraph(sig.listenedGraph);
+        sig.listenedGraph = 0;
+        sig.listenedScope = listener->graphReplayScope();
+        sig.listenedFailed = false;
+    }
+    if (listener && sig.listenedFailed) return std::nullopt;
+    if (sig.feedBuffers.size() != feeds.size()) {
         sig.feedBuffers.clear();
         for (const RtTensor& feed : feeds) {
             auto buffer = allocateDeviceTensor(device, feed.dtype, feed.dims);
@@ -759,7 +774,7 @@ std::optional<Result<std::vector<RtTensor>>> Executor::runAsGraph(SignaturePlan&
         m_transfers.hostToDeviceBytes += int64_t(feeds[i].bytes());
         ++m_transfers.copies;
     }
-    if (!sig.graph) {
+    if (!graphId) {
         Frame frame(g, nullptr, &device);
         for (uint32_t i = 0; i < g.valueCount(); ++i)
             if (m_constants[i].defined()) frame.ptr[i] = &m_constants[i];
@@ -780,26 +795,27 @@ std::optional<Result<std::vector<RtTensor>>> Executor::runAsGraph(SignaturePlan&
             }
         Status began = device.beginCapture();
         if (!began.isOk()) return Result<std::vector<RtTensor>>(began);
-        RunOptions quiet;
-        Status ran = runSteps(frame, &sig, quiet, nullptr, nullptr);
+        RunOptions capturing;
+        capturing.listener = listener;  // its node ids are pushed around the launches recorded
+        Status ran = runSteps(frame, &sig, capturing, nullptr, nullptr);
         auto captured = device.endCapture();
         bool fixed = ran.isOk() && captured.isOk();
-        sig.graphOutputs.clear();
+        std::vector<RtTensor> outputs;
         for (ValueId id : g.outputs) {
             const RtTensor* t = frame.ptr[id.index];
             // An output outside the arena was allocated during capture: its address is not fixed.
             fixed = fixed && t && t->onDevice && !t->owner;
-            if (fixed) sig.graphOutputs.push_back(*t);
+            if (fixed) outputs.push_back(*t);
         }
         if (!fixed) {
             if (captured) device.dropGraph(*captured);
-            sig.graphFailed = true;
-            sig.graphOutputs.clear();
+            (listener ? sig.listenedFailed : sig.graphFailed) = true;
             return std::nullopt;
         }
-        sig.graph = *captured;
+        graphId = *captured;
+        sig.graphOutputs = std::move(outputs);
     }
-    Status replayed = device.replay(sig.graph);
+    Status replayed = device.replay(graphId);
     if (!replayed.isOk()) return Result<std::vector<RtTensor>>(replayed.withContext("CUDA Graph replay"));
     std::vector<RtTensor> outputs;
     for (size_t i = 0; i < sig.graphOutputs.size(); ++i) {

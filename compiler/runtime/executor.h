@@ -89,7 +89,8 @@ private:
     ValueId inPlaceTakeover(const PlanStep& step, size_t s, const std::vector<size_t>& recorded,
                             const std::vector<bool>& onDevice) const;
     // CUDA Graphs: nullopt when this run cannot use one (then it runs step by step).
-    std::optional<Result<std::vector<RtTensor>>> runAsGraph(SignaturePlan& sig, const std::vector<RtTensor>& feeds);
+    std::optional<Result<std::vector<RtTensor>>> runAsGraph(SignaturePlan& sig, const std::vector<RtTensor>& feeds,
+                                                            ExecutionListener* listener);
     Result<const RtTensor*> deviceConstant(ValueId id);
 
     ExecutionPlan m_plan;

@@ -4,6 +4,9 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
 #include <ctime>
 #include <cstdlib>
 #include <string>
@@ -24,6 +27,11 @@ struct Api {
     CUptiResult (*resultString)(CUptiResult, const char**) = nullptr;
     CUptiResult (*version)(uint32_t*) = nullptr;
     CUptiResult (*registerTimestamp)(CUpti_TimestampCallbackFunc) = nullptr;  // optional
+    // Optional: graph nodes' owners, so replayed CUDA Graphs are profiled (else node by node).
+    CUptiResult (*subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*) = nullptr;
+    CUptiResult (*unsubscribe)(CUpti_SubscriberHandle) = nullptr;
+    CUptiResult (*enableCallback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId) = nullptr;
+    CUptiResult (*graphNodeId)(CUgraphNode, uint64_t*) = nullptr;
     std::string whyMissing;
 };
 
@@ -58,6 +66,9 @@ const Api& api() {
                         load(a.popExternal, "cuptiActivityPopExternalCorrelationId") && load(a.resultString, "cuptiGetResultString") &&
                         load(a.version, "cuptiGetVersion");
         load(a.registerTimestamp, "cuptiActivityRegisterTimestampCallback");
+        if (!(load(a.subscribe, "cuptiSubscribe") && load(a.unsubscribe, "cuptiUnsubscribe") &&
+              load(a.enableCallback, "cuptiEnableCallback") && load(a.graphNodeId, "cuptiGetGraphNodeId")))
+            a.subscribe = nullptr;
         if (!ok) {
             a.enable = nullptr;
             a.whyMissing = "the CUPTI library found lacks the activity functions Fusescope needs";
@@ -209,15 +220,23 @@ public:
         for (CUpti_ActivityKind kind : kKinds)
             if (CUptiResult r = api().enable(kind); r != CUPTI_SUCCESS) return fail(r, "enabling activity records");
         m_started = true;
+        subscribeToGraphNodes();
         return Status::ok();
     }
     void pushExternalId(uint64_t id) override {
-        if (m_started) api().pushExternal(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+        if (!m_started) return;
+        api().pushExternal(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+        std::lock_guard lock(m_graphMutex);
+        m_pushed.push_back(id);
     }
     void popExternalId() override {
         uint64_t last = 0;
-        if (m_started) api().popExternal(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+        if (!m_started) return;
+        api().popExternal(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+        std::lock_guard lock(m_graphMutex);
+        if (!m_pushed.empty()) m_pushed.pop_back();
     }
+    bool attributesGraphReplays() const override { return m_subscriber != nullptr; }
     Status drain(std::vector<DeviceRecord>& out, int64_t& dropped) override {
         if (!m_started) return Status(ErrorCode::InvalidArgument, "CUPTI is not recording");
         // Forced: hands over buffers still being filled too (the device is synchronised first by the caller).
@@ -228,6 +247,8 @@ public:
     }
     void stop() override {
         if (!m_started) return;
+        if (m_subscriber) api().unsubscribe(m_subscriber);
+        m_subscriber = nullptr;
         api().flushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         for (CUpti_ActivityKind kind : kKinds) api().disable(kind);
         m_started = false;
@@ -236,6 +257,52 @@ public:
     }
 
 private:
+    // Graph nodes made under capture, and their copies in an instantiated graph (whose ids
+    // replayed kernels carry), belong to the plan node whose id was pushed at the time. Only
+    // one subscriber per process is allowed (Nsight Systems may hold it): without it,
+    // profiled runs go node by node.
+    void subscribeToGraphNodes() {
+        if (!api().subscribe) return;
+        CUpti_SubscriberHandle handle = nullptr;
+        if (api().subscribe(&handle, onResource, this) != CUPTI_SUCCESS) return;
+        if (api().enableCallback(1, handle, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) != CUPTI_SUCCESS ||
+            api().enableCallback(1, handle, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) != CUPTI_SUCCESS) {
+            api().unsubscribe(handle);
+            return;
+        }
+        m_subscriber = handle;
+    }
+    static void CUPTIAPI onResource(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
+        if (domain != CUPTI_CB_DOMAIN_RESOURCE || !data) return;
+        const auto* graph = static_cast<const CUpti_GraphData*>(static_cast<const CUpti_ResourceData*>(data)->resourceDescriptor);
+        if (!graph) return;
+        auto* source = static_cast<CuptiActivitySource*>(self);
+        if (id == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) source->graphNodeMade(graph->node, nullptr);
+        else if (id == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) source->graphNodeMade(graph->node, graph->originalNode);
+    }
+    void graphNodeMade(CUgraphNode node, CUgraphNode original) {
+        uint64_t nodeId = 0, originalId = 0;
+        if (api().graphNodeId(node, &nodeId) != CUPTI_SUCCESS) return;
+        if (original && api().graphNodeId(original, &originalId) != CUPTI_SUCCESS) return;
+        DeviceRecord record;
+        {
+            std::lock_guard lock(m_graphMutex);
+            uint64_t owner = 0;
+            if (original) {
+                auto found = m_graphOwners.find(originalId);
+                if (found != m_graphOwners.end()) owner = found->second;
+            } else if (!m_pushed.empty()) {
+                owner = m_pushed.back();
+            }
+            if (!owner) return;
+            m_graphOwners[nodeId] = owner;
+            record.kind = DeviceRecordKind::GraphNode;
+            record.graphNodeId = nodeId;
+            record.externalId = owner;
+        }
+        m_queue.push({record});
+    }
+
     Status fail(CUptiResult r, const char* what) {
         for (CUpti_ActivityKind kind : kKinds) api().disable(kind);
         RecordQueue* mine = &m_queue;
@@ -250,6 +317,10 @@ private:
     }
     RecordQueue m_queue;
     bool m_started = false;
+    CUpti_SubscriberHandle m_subscriber = nullptr;
+    std::mutex m_graphMutex;  // CUPTI calls onResource on the thread that made the node
+    std::vector<uint64_t> m_pushed;
+    std::unordered_map<uint64_t, uint64_t> m_graphOwners;  // graph node id -> external id
 };
 
 }  // namespace

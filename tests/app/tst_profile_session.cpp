@@ -1,7 +1,7 @@
 // A CUDA profile end to end on the simulated device: the device's own records (as CUPTI
 // reports them on a GPU) become the timeline, every kernel tied to its plan node through
-// the external correlation ids, copies to their iteration; and the GPU roofs from a device
-// query.
+// the graph nodes of the CUDA Graph it replays, copies to their iteration; and the GPU
+// roofs from a device query.
 #include <QtTest>
 
 #include <map>
@@ -10,6 +10,7 @@
 #include "app/common/device_peaks.h"
 #include "app/common/profile_session.h"
 #include "compiler/backends/cuda/device.h"
+#include "compiler/backends/cuda/simulated_gpu.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipelines.h"
 #include "core/onnx_import.h"
@@ -40,6 +41,10 @@ private slots:
         ProfileRequest request = sampleRequest(3);
         request.device = makeSimulatedGpu();
         auto trace = profileGraph(request);
+        // Profiled runs replay a CUDA Graph as unprofiled ones do (the first run lays out the
+        // plan, the next captures): 3 unprofiled replays, then 3 of the graph captured under
+        // the profiler, whose graph nodes tie each replayed kernel to its plan node.
+        QCOMPARE(dynamic_cast<SimulatedGpu&>(*request.device).counters().replays, int64_t(6));
         QVERIFY2(trace.isOk(), trace.isOk() ? "" : trace.status().message().c_str());
         QCOMPARE(QString::fromStdString(trace->backend), QStringLiteral("cuda"));
         std::set<int64_t> nodes;

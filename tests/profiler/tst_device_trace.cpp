@@ -144,8 +144,14 @@ private slots:
             k.graphNodeId = 1000 + g;
             records.push_back(k);
         }
+        // Node 1001 mapped by the record the activity source made at capture (after the
+        // kernels: records come in any order), 1002 directly.
+        DeviceRecord made;
+        made.kind = DeviceRecordKind::GraphNode;
+        made.graphNodeId = 1001;
+        made.externalId = ExternalId{2, 0, 0}.encode();
+        records.push_back(made);
         DeviceTraceBuilder builder;
-        builder.mapGraphNode(1001, ExternalId{2, 0, 0});
         builder.mapGraphNode(1002, ExternalId{0, 0, 0});
         // 1003 unmapped: unattributed, still drawn.
         builder.add(records);

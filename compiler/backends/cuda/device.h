@@ -131,9 +131,11 @@ struct ConvCall {
 // The simulated device reports these to an observer, so profiling a CUDA run (external
 // correlation, the timeline, the memory records) is tested end to end without a GPU; the GPU
 // device leaves this to CUPTI and ignores the observer. Times are steady-clock nanoseconds.
-enum class DeviceOpKind { Kernel, Memcpy, Memset, Allocation, Release };
+// GraphNode: a launch recorded into a CUDA Graph under capture (it runs at each replay).
+enum class DeviceOpKind { Kernel, Memcpy, Memset, Allocation, Release, GraphNode };
 struct DeviceOperation {
     DeviceOpKind kind = DeviceOpKind::Kernel;
+    uint64_t graphNode = 0;  // GraphNode's id, and that of a replayed operation's graph node
     std::string name;  // the kernel's name; for copies CUPTI's direction ("HtoD", "DtoH", "DtoD")
     int64_t startNs = 0, endNs = 0;
     uint64_t bytes = 0;

@@ -250,6 +250,10 @@ void referenceConvolution(const ConvCall& c) {
 
 namespace {
 
+// The graph node a replay is running now, so its operations report it (as CUPTI's records
+// carry graphNodeId); 0 outside replays.
+thread_local uint64_t t_replayingNode = 0;
+
 int64_t steadyNs() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
@@ -275,6 +279,7 @@ void SimulatedGpu::setObserver(DeviceObserver* observer) {
 Status SimulatedGpu::observed(DeviceOperation what, const Op& op) {
     DeviceObserver* observer = m_observer.load();
     if (!observer) return op();
+    what.graphNode = t_replayingNode;
     what.startNs = steadyNs();
     Status status = op();
     what.endNs = steadyNs();
@@ -383,14 +388,27 @@ Status SimulatedGpu::checkExtents(const std::vector<DeviceExtent>& extents,
 }
 
 Status SimulatedGpu::run(Op op) {
+    uint64_t node = 0;
     {
         std::lock_guard lock(m_mutex);
         if (m_capturing) {
-            m_recording.push_back(std::move(op));
-            return Status::ok();
+            node = m_nextGraphNode++;
+            m_recording.push_back([node, op = std::move(op)] {
+                t_replayingNode = node;
+                Status status = op();
+                t_replayingNode = 0;
+                return status;
+            });
         }
     }
-    return op();
+    if (!node) return op();
+    if (DeviceObserver* observer = m_observer.load()) {
+        DeviceOperation made;
+        made.kind = DeviceOpKind::GraphNode;
+        made.graphNode = node;
+        observer->onOperation(made);
+    }
+    return Status::ok();
 }
 
 Status SimulatedGpu::copyToDevice(void* dst, const void* src, size_t bytes) {

@@ -69,6 +69,7 @@ private:
     std::vector<Op> m_recording;
     std::map<int, std::vector<Op>> m_graphs;
     int m_nextGraph = 1;
+    uint64_t m_nextGraphNode = 1;  // graph node ids, as CUPTI gives each node its own
     std::atomic<DeviceObserver*> m_observer{nullptr};
     std::vector<void*> m_workspaces;  // the newest last; older ones stay for captured graphs
     size_t m_workspaceBytes = 0;
