@@ -402,6 +402,23 @@ private slots:
              {{2, 1, 7, 6}},
              {intsAttr("kernel_shape", {3, 2}), intsAttr("pads", {1, 0, 1, 1}),
               intAttr("count_include_pad", 1)}});
+        row("average pool leaves pads out, ceil",
+            {"AveragePool",
+             "",
+             {{1, 3, 8, 7}},
+             {intsAttr("kernel_shape", {3, 3}), intsAttr("strides", {2, 2}), intsAttr("pads", {1, 1, 1, 0}),
+              intAttr("ceil_mode", 1)}});
+        row("max pool, each axis its own window",
+            {"MaxPool",
+             "",
+             {{2, 2, 9, 11}},
+             {intsAttr("kernel_shape", {3, 2}), intsAttr("strides", {2, 1}), intsAttr("dilations", {1, 3}),
+              intsAttr("pads", {1, 0, 0, 2})}});
+        row("max pool 3-D", {"MaxPool",
+                             "",
+                             {{1, 2, 5, 6, 7}},
+                             {intsAttr("kernel_shape", {2, 3, 2}), intsAttr("strides", {1, 2, 2}),
+                              intsAttr("pads", {0, 1, 1, 1, 1, 0})}});
         row("average pool 1-D", {"AveragePool",
                                  "",
                                  {{2, 3, 11}},

@@ -153,6 +153,7 @@ public:
         }
         p.count = (*out)->numel();
         if (p.count == 0) return Status::ok();
+        p.narrowIndex = std::max(p.count, x->numel()) < (int64_t(1) << 31);
         l.extents = {extentOf(*x, false, "input"), extentOf(**out, true, "output")};
         l.geometry = dk::elementGeometry(p.count);
         return launch(ctx, l);

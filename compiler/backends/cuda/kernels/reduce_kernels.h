@@ -61,9 +61,57 @@ struct PoolParams {
     // ai.fusescope.MaxPool's channels_last: [N, spatial..., channels], the channel innermost.
     bool channelsLast;
     int64_t channels;
+    bool narrowIndex;  // every index into X and Y fits in 32 bits
 };
 
+// The 2-D window (nearly every pool) with nested loops over it: no division per tap, and
+// 32-bit index maths where it fits (64-bit division costs dozens of instructions per tap).
+template <typename Index>
+FSC_HD void pool2dElement(const PoolParams& p, Index i) {
+    const Index channels = p.channelsLast ? Index(p.channels) : Index(1);
+    const Index channel = p.channelsLast ? i % channels : Index(0);
+    const Index pixel = p.channelsLast ? i / channels : i;
+    const Index outH = Index(p.outDims[0]), outW = Index(p.outDims[1]);
+    const Index inH = Index(p.inDims[0]), inW = Index(p.inDims[1]);
+    const Index ox = pixel % outW, oy = (pixel / outW) % outH, plane = pixel / (outW * outH);
+    const Index y0 = oy * Index(p.strides[0]) - Index(p.padBegin[0]);
+    const Index x0 = ox * Index(p.strides[1]) - Index(p.padBegin[1]);
+    const Index kH = Index(p.kernel[0]), kW = Index(p.kernel[1]);
+    const Index dH = Index(p.dilations[0]), dW = Index(p.dilations[1]);
+    const Index base = plane * Index(p.inPlane);
+    float acc = p.max ? -INFINITY : 0.f;
+    Index inside = 0;
+    for (Index ky = 0; ky < kH; ++ky) {
+        const Index y = y0 + ky * dH;
+        if (y < 0 || y >= inH) continue;
+        for (Index kx = 0; kx < kW; ++kx) {
+            const Index x = x0 + kx * dW;
+            if (x < 0 || x >= inW) continue;
+            const Index at = base + y * inW + x;
+            const float v = loadFloat(p.in, p.type, p.channelsLast ? at * channels + channel : at);
+            if (!p.max) acc += v;
+            else if (inside == 0 || v > acc) acc = v;
+            ++inside;
+        }
+    }
+    if (!p.max) {
+        Index padCount = inside;
+        if (p.countIncludePad) {
+            const Index endY = y0 + (kH - 1) * dH + 1, endX = x0 + (kW - 1) * dW + 1;
+            const Index limitY = inH + Index(p.padEnd[0]), limitX = inW + Index(p.padEnd[1]);
+            padCount = ((endY < limitY ? endY : limitY) - y0 + dH - 1) / dH * (((endX < limitX ? endX : limitX) - x0 + dW - 1) / dW);
+        }
+        acc /= float(padCount ? padCount : 1);
+    }
+    storeFloat(p.out, p.type, i, acc);
+}
+
 FSC_HD void poolElement(const PoolParams& p, int64_t i) {
+    if (p.spatial == 2) {
+        if (p.narrowIndex) pool2dElement<int32_t>(p, int32_t(i));
+        else pool2dElement<int64_t>(p, i);
+        return;
+    }
     // Channels last: element i is (image, pixel, channel); the input's pixels step by channels.
     const int64_t channel = p.channelsLast ? i % p.channels : 0;
     const int64_t pixelIndex = p.channelsLast ? i / p.channels : i;
