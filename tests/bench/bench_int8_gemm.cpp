@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
         {"resnet50 layer4 3x3, 512 ch, 7x7", 512, 49, 4608},
         {"resnet50 layer4 1x1, 512->2048, 7x7", 2048, 49, 512},
         {"BERT-base MatMul 128x768x768", 128, 768, 768},
+        {"resnet50 fc at batch 1, 2048->1000", 1, 1000, 2048},
     };
     std::printf("%d thread(s), %d repeats; ratios: widened / split, narrow / widened, AVX-VNNI / oneDNN\n", threads, repeats);
     std::mt19937 rng(3);

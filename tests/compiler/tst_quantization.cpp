@@ -585,7 +585,9 @@ private slots:
         // each run's rows in parts of several tiles; 9 x 70 x 299: a last quad of K
         // with a row missing, in whole panels). The widened kernel takes most of these few-
         // column products with all of B packed at once; 20 x 40 x 12001 (B past 1 MiB packed)
-        // and 5 x 1500 go through its work items, the first with its rows split. Each product runs with both operands stored
+        // and 5 x 1500 go through its work items, the first with its rows split; one row of A
+        // (1 x 1000 x 301: blocks of 64 columns, then 40 in panels, an odd K; 1 x 128 x 2:
+        // blocks only) is a row of dot products on B's bytes. Each product runs with both operands stored
         // as int8, then as uint8 (the same values, read in place less 128), then with A's own
         // bytes taken as uint8 (other values). The AVX2 routes also run each from a cache of
         // A's packed rows: filling it, reading it, and with another zero point for A or the same
@@ -599,7 +601,8 @@ private slots:
              {std::tuple{5, 1500, 3000, false, false}, std::tuple{7, 9, 40, true, true}, std::tuple{3, 33, 700, false, true},
               std::tuple{40, 5, 301, false, false}, std::tuple{13, 50, 1, true, false},
               std::tuple{100, 40, 600, false, false}, std::tuple{9, 70, 299, false, false},
-              std::tuple{20, 40, 12001, false, true}}) {
+              std::tuple{20, 40, 12001, false, true}, std::tuple{1, 1000, 301, false, false},
+              std::tuple{1, 128, 2, true, false}, std::tuple{1, 20, 7, false, true}}) {
             std::vector<int8_t> a(size_t(m * k)), b(size_t(k * n));
             const int aCentre = route == Narrow ? 0 : -1, aReach = route == Narrow ? 64 : 128;
             for (auto& v : a)

@@ -187,12 +187,69 @@ void multiplyFewColumns(const Operands& o, const int32_t* packedA) {
     }
 }
 
+// 16 bytes as int16 less the zero point.
+[[gnu::target("avx2")]] inline __m256i widenedBytes(const int8_t* bytes, __m128i flip, __m256i offset) {
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
+    return _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_xor_si128(raw, flip)), offset);
+}
+
+// One row of A (a classifier's last layer at batch 1): C is a row of dot products, and B,
+// used once, is read straight from its bytes, each pair of its rows widened and interleaved
+// in registers 64 columns (a cache line) at a time. Packed first, as for more rows, B was
+// written out at twice its size and read back, for 2 MB of weights every run.
+[[gnu::target("avx2")]] void multiplyOneRow(const Operands& o, const int32_t* packedA) {
+    constexpr int64_t kBlock = 4 * kTileColumns, kAhead = 8;
+    const int64_t blocks = o.n / kBlock, pairs = pairsOf(o);
+    const __m256i bOffset = _mm256_set1_epi16(o.bZero);
+    const __m128i flip = _mm_set1_epi8(o.bFlip);
+#pragma omp parallel for schedule(static) if (blocks > 1 && o.k * o.n > (1 << 16))
+    for (int64_t block = 0; block < blocks; ++block) {
+        const int64_t j0 = block * kBlock;
+        __m256i low[4], high[4];  // per 16 columns: columns 0-3 | 8-11 and 4-7 | 12-15
+        for (int s = 0; s < 4; ++s) low[s] = high[s] = _mm256_setzero_si256();
+        for (int64_t q = 0; q < pairs; ++q) {
+            const int8_t* row0 = o.b + 2 * q * o.ldb + j0;
+            const bool second = 2 * q + 1 < o.k;  // an odd K's last row pairs with zeros
+            // Rows a stride apart defeat the hardware's prefetcher: B comes from memory (it is
+            // read once a run), so ask for the rows some pairs ahead.
+            if (q + kAhead < pairs)
+                for (int r = 0; r < 2; ++r) {
+                    const int8_t* ahead = row0 + (2 * kAhead + r) * o.ldb;
+                    _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+                    _mm_prefetch(reinterpret_cast<const char*>(ahead + kBlock - 1), _MM_HINT_T0);
+                }
+            const __m256i a = _mm256_set1_epi32(packedA[q]);
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; ++s) {
+                const __m256i x0 = widenedBytes(row0 + s * kTileColumns, flip, bOffset);
+                const __m256i x1 = second ? widenedBytes(row0 + o.ldb + s * kTileColumns, flip, bOffset)
+                                          : _mm256_setzero_si256();
+                low[s] = _mm256_add_epi32(low[s], _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), a));
+                high[s] = _mm256_add_epi32(high[s], _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), a));
+            }
+        }
+        for (int s = 0; s < 4; ++s) {
+            auto* out = reinterpret_cast<__m256i*>(o.c + j0 + s * kTileColumns);
+            _mm256_storeu_si256(out, _mm256_permute2x128_si256(low[s], high[s], 0x20));
+            _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(low[s], high[s], 0x31));
+        }
+    }
+    // The last columns, fewer than a block, as panels packed the usual way.
+    std::vector<int16_t> panel(size_t(pairs * 2 * kTileColumns));
+    for (int64_t j0 = blocks * kBlock; j0 < o.n; j0 += kTileColumns) {
+        packPanelOfB(o, 0, pairs, j0, panel.data());
+        if (o.n - j0 <= 8) multiplyTile<1, 1>(o, packedA, 0, 0, pairs, panel.data(), j0, false);
+        else multiplyTile<1, 2>(o, packedA, 0, 0, pairs, panel.data(), j0, false);
+    }
+}
+
 void multiply(const Operands& o, PackedRowsCache* constantA) {
     const PackedRowsCache::Rows packedA =
         constantA ? constantA->rowsFor({o.a, o.m, o.k, o.lda, o.transA, o.aZero, o.aFlip,
                                         PackedRowsCache::Packing::WidenedPairs},
                                        [&] { return packRowsOfA(o); })
                   : packRowsOfA(o);
+    if (o.m == 1 && !o.transB) return multiplyOneRow(o, packedA->words.get());
     if (fewColumns(o)) return multiplyFewColumns(o, packedA->words.get());
     const int64_t pairs = pairsOf(o);
     forEachWorkItem<int16_t>(o, kTileRows, size_t(std::min(pairs, kBlockPairs) * 2 * kTileColumns),
