@@ -91,8 +91,7 @@ int16_t bAt(const Operands& o, int64_t p, int64_t j) {
 }
 
 // C's rows [i0, i0 + Rows) x 8 * Vectors columns from j0, over the packed pairs of one block;
-// the first block writes C, later ones add to it. One vector serves a last panel of 8
-// columns or fewer (ResNet-50's 7 x 7 layers: 49 columns).
+// the first block writes C, later ones add to it.
 template <int Rows, int Vectors>
 [[gnu::target("avx2")]] void multiplyTile(const Operands& o, const int32_t* packedA, int64_t i0,
                                           int64_t q0, int64_t q1, const int16_t* panel, int64_t j0,
@@ -140,11 +139,19 @@ template <int Rows, int Vectors>
     }
 }
 
-template <int Vectors>
+// One tile of rows against the panel from j0: one vector serves a last panel of 8 columns
+// or fewer (ResNet-50's 7 x 7 layers: 49 columns).
+template <int Rows>
+void multiplyPanelTile(const Operands& o, const int32_t* packedA, int64_t i0, int64_t q0, int64_t q1,
+                       const int16_t* panel, int64_t j0, bool accumulate) {
+    if (o.n - j0 <= 8) multiplyTile<Rows, 1>(o, packedA, i0, q0, q1, panel, j0, accumulate);
+    else multiplyTile<Rows, 2>(o, packedA, i0, q0, q1, panel, j0, accumulate);
+}
+
 void multiplyRowsOf(const Operands& o, const int32_t* packedA, int64_t i0, int64_t i1, int64_t q0,
                     int64_t q1, const int16_t* panel, int64_t j0, bool accumulate) {
     forEachRowTile<kTileRows>(i0, i1, [&]<int Rows>(int64_t i) {
-        multiplyTile<Rows, Vectors>(o, packedA, i, q0, q1, panel, j0, accumulate);
+        multiplyPanelTile<Rows>(o, packedA, i, q0, q1, panel, j0, accumulate);
     });
 }
 
@@ -176,12 +183,8 @@ void multiplyFewColumns(const Operands& o, const int32_t* packedA) {
         for (int64_t part = 0; part < parts; ++part) {
             const int64_t i1 = std::min(o.m, (part + 1) * tilesPerPart * kTileRows);
             forEachRowTile<kTileRows>(part * tilesPerPart * kTileRows, i1, [&]<int Rows>(int64_t i) {
-                for (int64_t p = 0; p < panels; ++p) {
-                    const int64_t j0 = p * kTileColumns;
-                    const int16_t* panel = packedB.get() + p * panelWords;
-                    if (o.n - j0 <= 8) multiplyTile<Rows, 1>(o, packedA, i, 0, pairs, panel, j0, false);
-                    else multiplyTile<Rows, 2>(o, packedA, i, 0, pairs, panel, j0, false);
-                }
+                for (int64_t p = 0; p < panels; ++p)
+                    multiplyPanelTile<Rows>(o, packedA, i, 0, pairs, packedB.get() + p * panelWords, p * kTileColumns, false);
             });
         }
     }
@@ -238,8 +241,7 @@ void multiplyFewColumns(const Operands& o, const int32_t* packedA) {
     std::vector<int16_t> panel(size_t(pairs * 2 * kTileColumns));
     for (int64_t j0 = blocks * kBlock; j0 < o.n; j0 += kTileColumns) {
         packPanelOfB(o, 0, pairs, j0, panel.data());
-        if (o.n - j0 <= 8) multiplyTile<1, 1>(o, packedA, 0, 0, pairs, panel.data(), j0, false);
-        else multiplyTile<1, 2>(o, packedA, 0, 0, pairs, panel.data(), j0, false);
+        multiplyPanelTile<1>(o, packedA, 0, 0, pairs, panel.data(), j0, false);
     }
 }
 
@@ -258,11 +260,7 @@ void multiply(const Operands& o, PackedRowsCache* constantA) {
             for (int64_t q0 = 0; q0 < pairs; q0 += kBlockPairs) {
                 const int64_t q1 = std::min(pairs, q0 + kBlockPairs), j0 = p * kTileColumns;
                 packPanelOfB(o, q0, q1, j0, panel);
-                // One vector serves a last panel of 8 columns or fewer.
-                if (o.n - j0 <= 8)
-                    multiplyRowsOf<1>(o, packedA->words.get(), item.i0, item.i1, q0, q1, panel, j0, q0 > 0);
-                else
-                    multiplyRowsOf<2>(o, packedA->words.get(), item.i0, item.i1, q0, q1, panel, j0, q0 > 0);
+                multiplyRowsOf(o, packedA->words.get(), item.i0, item.i1, q0, q1, panel, j0, q0 > 0);
             }
     });
 }
