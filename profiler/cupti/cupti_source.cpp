@@ -4,12 +4,12 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <ctime>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
-#include <ctime>
-#include <cstdlib>
-#include <string>
 
 namespace fsc {
 namespace {
@@ -265,8 +265,10 @@ private:
         if (!api().subscribe) return;
         CUpti_SubscriberHandle handle = nullptr;
         if (api().subscribe(&handle, onResource, this) != CUPTI_SUCCESS) return;
-        if (api().enableCallback(1, handle, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) != CUPTI_SUCCESS ||
-            api().enableCallback(1, handle, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) != CUPTI_SUCCESS) {
+        auto enable = [&](CUpti_CallbackId id) {
+            return api().enableCallback(1, handle, CUPTI_CB_DOMAIN_RESOURCE, id) == CUPTI_SUCCESS;
+        };
+        if (!enable(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) || !enable(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) {
             api().unsubscribe(handle);
             return;
         }
@@ -274,7 +276,8 @@ private:
     }
     static void CUPTIAPI onResource(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
         if (domain != CUPTI_CB_DOMAIN_RESOURCE || !data) return;
-        const auto* graph = static_cast<const CUpti_GraphData*>(static_cast<const CUpti_ResourceData*>(data)->resourceDescriptor);
+        const auto* resource = static_cast<const CUpti_ResourceData*>(data);
+        const auto* graph = static_cast<const CUpti_GraphData*>(resource->resourceDescriptor);
         if (!graph) return;
         auto* source = static_cast<CuptiActivitySource*>(self);
         if (id == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) source->graphNodeMade(graph->node, nullptr);

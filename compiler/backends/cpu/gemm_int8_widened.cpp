@@ -183,8 +183,10 @@ void multiplyFewColumns(const Operands& o, const int32_t* packedA) {
         for (int64_t part = 0; part < parts; ++part) {
             const int64_t i1 = std::min(o.m, (part + 1) * tilesPerPart * kTileRows);
             forEachRowTile<kTileRows>(part * tilesPerPart * kTileRows, i1, [&]<int Rows>(int64_t i) {
-                for (int64_t p = 0; p < panels; ++p)
-                    multiplyPanelTile<Rows>(o, packedA, i, 0, pairs, packedB.get() + p * panelWords, p * kTileColumns, false);
+                for (int64_t p = 0; p < panels; ++p) {
+                    const int16_t* panel = packedB.get() + p * panelWords;
+                    multiplyPanelTile<Rows>(o, packedA, i, 0, pairs, panel, p * kTileColumns, false);
+                }
             });
         }
     }

@@ -95,12 +95,15 @@ FSC_HD void pool2dElement(const PoolParams& p, Index i) {
         }
     }
     if (!p.max) {
-        Index padCount = inside;
-        if (p.countIncludePad) {
-            const Index endY = y0 + (kH - 1) * dH + 1, endX = x0 + (kW - 1) * dW + 1;
-            const Index limitY = inH + Index(p.padEnd[0]), limitX = inW + Index(p.padEnd[1]);
-            padCount = ((endY < limitY ? endY : limitY) - y0 + dH - 1) / dH * (((endX < limitX ? endX : limitX) - x0 + dW - 1) / dW);
-        }
+        // count_include_pad: the taps inside [-padBegin, in + padEnd) along each axis.
+        auto tapsInPadded = [](Index start, Index kernel, Index dilation, Index limit) {
+            Index end = start + (kernel - 1) * dilation + 1;
+            if (end > limit) end = limit;
+            return (end - start + dilation - 1) / dilation;
+        };
+        const Index padCount = p.countIncludePad ? tapsInPadded(y0, kH, dH, inH + Index(p.padEnd[0])) *
+                                                       tapsInPadded(x0, kW, dW, inW + Index(p.padEnd[1]))
+                                                 : inside;
         acc /= float(padCount ? padCount : 1);
     }
     storeFloat(p.out, p.type, i, acc);
