@@ -4,6 +4,7 @@
 // and clear errors for bad inputs and unsupported ops.
 #include <QtTest>
 
+#include <cstring>
 #include <random>
 
 #include <bit>
@@ -425,6 +426,34 @@ private slots:
     // The vectorizable exp and sigmoid against libm over the whole float range: within 2 ulp
     // where the result is a normal float, within one denormal step below, and NaN, the
     // infinities, overflow and underflow exactly as expf.
+    // The epilogue activations at full vector width against their scalar definitions, bit for
+    // bit: Relu takes NaN to 0, Clip keeps it, -0 and the infinities as the comparisons give
+    // them, over lengths with and without a remainder past 16 lanes.
+    void epilogueActivationsMatchTheDefinition() {
+        const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+        std::vector<float> x{nan, -0.f, 0.f, inf, -inf, 6.f, 6.5f, -1e-40f, 1e-40f, 1e30f, -3.f};
+        std::mt19937 rng(5);
+        std::uniform_real_distribution<float> real(-8.f, 8.f);
+        while (x.size() < 70) x.push_back(real(rng));
+        const auto same = [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+        for (int64_t n : {int64_t(0), int64_t(5), int64_t(16), int64_t(33), int64_t(x.size())}) {
+            std::vector<float> relu(x), leaky(x), clip(x);
+            cpu::reluArray(relu.data(), n);
+            cpu::leakyReluArray(leaky.data(), n, 0.1f);
+            cpu::clampArray(clip.data(), n, 0.f, 6.f);
+            for (size_t i = 0; i < x.size(); ++i) {
+                const bool inside = int64_t(i) < n;
+                const float v = x[i];
+                const float wantRelu = inside ? (v > 0.f ? v : 0.f) : v;
+                const float wantLeaky = inside ? (v >= 0.f ? v : 0.1f * v) : v;
+                const float wantClip = inside ? std::min(std::max(v, 0.f), 6.f) : v;
+                QVERIFY2(same(relu[i], wantRelu), qPrintable(QStringLiteral("relu(%1) = %2").arg(v).arg(relu[i])));
+                QVERIFY2(same(leaky[i], wantLeaky), qPrintable(QStringLiteral("leaky(%1) = %2").arg(v).arg(leaky[i])));
+                QVERIFY2(same(clip[i], wantClip), qPrintable(QStringLiteral("clip(%1) = %2").arg(v).arg(clip[i])));
+            }
+        }
+    }
+
     // DynamicQuantizeLinear's vector loops against the scalar definition: the range skips
     // NaN, ties round to even (q = k + 0.5 exactly), NaN quantizes to 0, far values saturate.
     void vectorQuantizeMatchesTheDefinition() {

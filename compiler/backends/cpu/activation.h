@@ -43,12 +43,18 @@ struct Activation {
         switch (kind) {
             case Kind::None: return;
             case Kind::Relu:
+                if constexpr (std::is_same_v<T, float>)
+                    return reluArray(x, n);
                 for (int64_t i = 0; i < n; ++i) x[i] = x[i] > T(0) ? x[i] : T(0);
                 return;
             case Kind::LeakyRelu:
+                if constexpr (std::is_same_v<T, float>)
+                    return leakyReluArray(x, n, a);
                 for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= T(0) ? x[i] : T(a) * x[i];
                 return;
             case Kind::Clip:
+                if constexpr (std::is_same_v<T, float>)
+                    return clampArray(x, n, a, b);
                 for (int64_t i = 0; i < n; ++i) x[i] = std::min(std::max(x[i], T(a)), T(b));
                 return;
             case Kind::Sigmoid:

@@ -59,6 +59,12 @@ int16_t bAt(const Operands& o, int64_t p, int64_t j) {
     return rows;
 }
 
+// 16 bytes as int16 less the zero point.
+[[gnu::target("avx2")]] inline __m256i widenedBytes(const int8_t* bytes, __m128i flip, __m256i offset) {
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
+    return _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_xor_si128(raw, flip)), offset);
+}
+
 // Pairs [q0, q1) of the 16 columns from j0 of B, as the kernel reads them: per pair, columns
 // 0-7 then 8-15, each column's two rows side by side.
 [[gnu::target("avx2")]] void packPanelOfB(const Operands& o, int64_t q0, int64_t q1, int64_t j0,
@@ -69,12 +75,8 @@ int16_t bAt(const Operands& o, int64_t p, int64_t j) {
     for (int64_t q = q0; q < q1; ++q, out += 2 * kTileColumns) {
         const int64_t p = 2 * q;
         if (vectorRows && p + 1 < o.k) {
-            const auto* row0 = reinterpret_cast<const __m128i*>(o.b + p * o.ldb + j0);
-            const auto* row1 = reinterpret_cast<const __m128i*>(o.b + (p + 1) * o.ldb + j0);
-            const __m256i x0 = _mm256_sub_epi16(
-                _mm256_cvtepi8_epi16(_mm_xor_si128(_mm_loadu_si128(row0), flip)), bOffset);
-            const __m256i x1 = _mm256_sub_epi16(
-                _mm256_cvtepi8_epi16(_mm_xor_si128(_mm_loadu_si128(row1), flip)), bOffset);
+            const __m256i x0 = widenedBytes(o.b + p * o.ldb + j0, flip, bOffset);
+            const __m256i x1 = widenedBytes(o.b + (p + 1) * o.ldb + j0, flip, bOffset);
             const __m256i low = _mm256_unpacklo_epi16(x0, x1);   // columns 0-3 | 8-11
             const __m256i high = _mm256_unpackhi_epi16(x0, x1);  // columns 4-7 | 12-15
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
@@ -190,12 +192,6 @@ void multiplyFewColumns(const Operands& o, const int32_t* packedA) {
             });
         }
     }
-}
-
-// 16 bytes as int16 less the zero point.
-[[gnu::target("avx2")]] inline __m256i widenedBytes(const int8_t* bytes, __m128i flip, __m256i offset) {
-    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
-    return _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_xor_si128(raw, flip)), offset);
 }
 
 // One row of A (a classifier's last layer at batch 1): C is a row of dot products, and B,

@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -143,6 +144,20 @@ void swishArray(const float* x, float* y, int64_t n, float alpha) {
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void accumulateArray(const float* __restrict x,
                                                                             float* __restrict sum, int64_t n) {
     for (int64_t i = 0; i < n; ++i) sum[i] += x[i];
+}
+
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void reluArray(float* __restrict x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) x[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void leakyReluArray(float* __restrict x, int64_t n,
+                                                                           float alpha) {
+    for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0.f ? x[i] : alpha * x[i];
+}
+
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void clampArray(float* __restrict x, int64_t n, float lo,
+                                                                       float hi) {
+    for (int64_t i = 0; i < n; ++i) x[i] = std::min(std::max(x[i], lo), hi);
 }
 
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void meanVariance(const float* x, int64_t n, double& mean,

@@ -103,6 +103,12 @@ void normalizeArray(const float* x, float mean, float inv, const float* gamma, c
 void addArrays(const float* a, const float* b, float* y, int64_t n);
 // sum += x, element by element (a pool's rows adding up).
 void accumulateArray(const float* x, float* sum, int64_t n);
+// Epilogue activations in place, at the CPU's full vector width (inline in a caller built
+// for the baseline they ran four lanes wide): x > 0 ? x : 0 (NaN to 0); x >= 0 ? x : alpha x;
+// min(max(x, lo), hi) as std::min/std::max take them (NaN stays NaN).
+void reluArray(float* x, int64_t n);
+void leakyReluArray(float* x, int64_t n, float alpha);
+void clampArray(float* x, int64_t n, float lo, float hi);
 
 // Widens [lo, hi] to every non-NaN x (as std::min/std::max from those starting values).
 void minMaxArray(const float* x, int64_t n, float& lo, float& hi);
