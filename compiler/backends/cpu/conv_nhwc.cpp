@@ -68,21 +68,23 @@ template <typename Vec, int P, int V, bool Clip>
     storeTile(acc, out, s.c, c0);
 }
 
-// The same tile at stride 1 and no dilation with KW taps per kernel row: the row's P + KW - 1
-// input pixels are loaded once and each serves up to KW taps from registers, instead of
-// every tap loading its own (EfficientNet's 5x5 layers: about half the loads).
-template <typename Vec, int P, int V, int KW>
+// The same tile at stride S (1 or 2) and no dilation with KW taps per kernel row: the row's
+// (P - 1) S + KW input pixels are loaded once and each serves up to KW taps from registers,
+// instead of every tap loading its own (EfficientNet's 5x5 layers: about half the loads;
+// MobileNetV2's stride-2 3x3 layers: 9 loads a row where there were 12).
+template <typename Vec, int P, int V, int KW, int S>
 [[gnu::always_inline]] inline void slidingTile(const NhwcWindow& s, const float* img, const float* w,
                                                const float* bias, float* out, int64_t oy, int64_t ox0, int64_t c0) {
+    constexpr int kInputs = (P - 1) * S + KW;
     Vec acc[P][V];
     seed(acc, bias, c0);
     for (int64_t ky = 0; ky < s.kh; ++ky) {
-        const int64_t iy = oy - s.ph + ky * s.dh;
+        const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
         if (iy < 0 || iy >= s.ih) continue;
-        const float* row = img + (iy * s.iw + ox0 - s.pw) * s.c + c0;
-        Vec in[P + KW - 1][V];
+        const float* row = img + (iy * s.iw + ox0 * S - s.pw) * s.c + c0;
+        Vec in[kInputs][V];
 #pragma GCC unroll 16
-        for (int q = 0; q < P + KW - 1; ++q)
+        for (int q = 0; q < kInputs; ++q)
 #pragma GCC unroll 4
             for (int v = 0; v < V; ++v) in[q][v] = load<Vec>(row + q * s.c + kLanes<Vec> * v);
 #pragma GCC unroll 8
@@ -94,7 +96,7 @@ template <typename Vec, int P, int V, int KW>
 #pragma GCC unroll 8
             for (int p = 0; p < P; ++p)
 #pragma GCC unroll 4
-                for (int v = 0; v < V; ++v) acc[p][v] += in[p + kx][v] * wv[v];
+                for (int v = 0; v < V; ++v) acc[p][v] += in[p * S + kx][v] * wv[v];
         }
     }
     storeTile(acc, out, s.c, c0);
@@ -128,8 +130,8 @@ inline void tailChannels(const NhwcWindow& s, const float* img, const float* w, 
 }
 
 // How a target tiles an output row: P neighbouring pixels a tile, channels 16 MaxV at a
-// time at most, and whether stride-1 3x3 and 5x5 windows slide (loading the row's P + KW - 1
-// input pixels once for all KW taps, which needs that many more registers).
+// time at most, and whether windows slide (stride-1 3x3 and 5x5, stride-2 3x3: loading the
+// row's (P - 1) S + KW input pixels once for all KW taps, which needs that many more registers).
 template <typename V, int P, int MaxV, bool Slide>
 struct RowTiling {
     using Vec = V;
@@ -149,8 +151,9 @@ template <typename T, int V>
     int64_t ox = lo;
     for (; ox + P <= hi; ox += P) {
         float* o = out + ox * s.c;
-        if (T::kSlides && kernelWidth == 3) slidingTile<Vec, P, V, 3>(s, img, w, bias, o, oy, ox, c0);
-        else if (T::kSlides && kernelWidth == 5) slidingTile<Vec, P, V, 5>(s, img, w, bias, o, oy, ox, c0);
+        if (T::kSlides && kernelWidth == 3 && s.sw == 1) slidingTile<Vec, P, V, 3, 1>(s, img, w, bias, o, oy, ox, c0);
+        else if (T::kSlides && kernelWidth == 3) slidingTile<Vec, P, V, 3, 2>(s, img, w, bias, o, oy, ox, c0);
+        else if (T::kSlides && kernelWidth == 5) slidingTile<Vec, P, V, 5, 1>(s, img, w, bias, o, oy, ox, c0);
         else tile<Vec, P, V, false>(s, img, w, bias, o, oy, ox, c0);
     }
     for (; ox < hi; ++ox) tile<Vec, 1, V, false>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
@@ -167,7 +170,9 @@ template <typename T>
     const int64_t lo = std::min(s.ow, (s.pw + s.sw - 1) / s.sw);
     const int64_t lastIn = s.iw - 1 - (s.kw - 1) * s.dw + s.pw;  // the largest ox * sw allowed
     const int64_t hi = std::max(lo, std::min(s.ow, lastIn >= 0 ? lastIn / s.sw + 1 : 0));
-    const int kernelWidth = s.sw == 1 && s.dw == 1 && (s.kw == 3 || s.kw == 5) ? int(s.kw) : 0;
+    // Windows that slide: 3x3 and 5x5 at stride 1, 3x3 at stride 2, without dilation.
+    const bool slides = s.dw == 1 && ((s.sw == 1 && (s.kw == 3 || s.kw == 5)) || (s.sw == 2 && s.kw == 3));
+    const int kernelWidth = slides ? int(s.kw) : 0;
     constexpr int64_t L = kLanes<typename T::Vec>, MaxV = T::kMaxVectors;
     int64_t c0 = 0;
     if constexpr (MaxV > 1)
