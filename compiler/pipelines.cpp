@@ -98,6 +98,11 @@ PassList::iterator insertBefore(PassList& list, std::unique_ptr<Pass> pass, Pred
 
 }  // namespace
 
+std::vector<std::string> float32PassesForCuda(std::vector<std::string> passes) {
+    std::erase(passes, std::string("channels-last"));
+    return passes;
+}
+
 Result<std::vector<std::unique_ptr<Pass>>> buildPipeline(const PipelineSpec& spec) {
     PassList list;
     for (const std::string& name : spec.passes) {

@@ -54,7 +54,7 @@ void addOptions(CLI::App& app, ProfileArgs& a) {
         ->type_name("R.html")
         ->group(outputs);
     const std::string running = "the run";
-    addBackendOption(app, a.backend, running, "default cpu");
+    addBackendOption(app, a.backend, running, "default cpu (cuda: a named pipeline leaves channels-last out)");
     addIterationOptions(app, a.iterations, a.warmup, running,
                         "profiled iterations (default 20), each also timed without the profiler\n"
                         "to measure its overhead",
@@ -156,6 +156,7 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
     }
     auto passes = args.pipeline.resolve();
     if (!passes) return usageError(app, passes.status().message());
+    if (device && args.pipeline.passes.empty()) *passes = float32PassesForCuda(std::move(*passes));
     Session session;
     if (Status s = session.open(model); !s) return fail(s.message());
     if (Status s = session.compile({.passes = std::move(*passes)}); !s) return fail(s.message());

@@ -57,7 +57,8 @@ void addOptions(CLI::App& app, RunArgs& a) {
     const std::string execution = "execution";
     addBackendOption(app, a.backend, execution,
                      "default cpu; cuda runs what the CUDA capability table claims on the first\n"
-                     "GPU and the rest on the CPU, with explicit copies");
+                     "GPU and the rest on the CPU, with explicit copies (a named pipeline then\n"
+                     "leaves channels-last out: cuDNN's float32 kernels read NCHW)");
     app.add_option("--cuda-graphs", a.cudaGraphs,
                    "capture a run as a CUDA Graph and replay it (default on; used only when\n"
                    "every node runs on the GPU and --profile is off)")
@@ -102,6 +103,7 @@ int run(const CLI::App& app, const RunArgs& args) {
 
     auto passes = args.pipeline.resolve();
     if (!passes) return usageError(app, passes.status().message());
+    if (options.backend == Backend::Cuda && args.pipeline.passes.empty()) *passes = float32PassesForCuda(std::move(*passes));
     Session session;
     if (Status s = session.open(args.model); !s) return fail(s.message());
     if (Status s = session.compile({.passes = std::move(*passes)}); !s) return fail(s.message());

@@ -171,6 +171,22 @@ private slots:
         QVERIFY(!buildPipeline(spec).isOk());
     }
 
+    // The CUDA backend's float32 graphs keep NCHW: every other pass of the pipeline stays,
+    // in order.
+    void cudaFloat32PipelinesLeaveChannelsLastOut() {
+        for (const char* level : {"O2", "O3"}) {
+            const std::vector<std::string> all = *pipelinePasses(level);
+            QVERIFY(std::count(all.begin(), all.end(), "channels-last") == 1);
+            const std::vector<std::string> cuda = float32PassesForCuda(all);
+            QCOMPARE(cuda.size(), all.size() - 1);
+            std::vector<std::string> expected = all;
+            expected.erase(std::find(expected.begin(), expected.end(), "channels-last"));
+            QCOMPARE(cuda, expected);
+        }
+        const std::vector<std::string> o1 = *pipelinePasses("O1");
+        QCOMPARE(float32PassesForCuda(o1), o1);
+    }
+
     void snapshotsMaterializeWhatTheyCaptured() {
         Model m = bigGraph(20);
         auto passes = pipelinePasses("O1");
