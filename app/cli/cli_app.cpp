@@ -89,9 +89,11 @@ std::string PipelineChoice::name() const {
     return !passes.empty() ? "custom" : pipeline.empty() ? "O2" : pipeline;
 }
 
-Result<std::vector<std::string>> PipelineChoice::resolve() const {
+Result<std::vector<std::string>> PipelineChoice::resolve(const std::string& backend) const {
     if (std::string why = conflict(); !why.empty()) return Status(ErrorCode::InvalidArgument, why);
-    return resolvePipeline(pipeline, passes, disabled);
+    auto resolved = resolvePipeline(pipeline, passes, disabled);
+    if (resolved && backend == "cuda" && passes.empty()) *resolved = float32PassesForCuda(std::move(*resolved));
+    return resolved;
 }
 
 void addPipelineOptions(CLI::App& command, PipelineChoice& choice, const std::string& group) {

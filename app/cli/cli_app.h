@@ -57,8 +57,9 @@ struct PipelineChoice {
     std::string conflict() const;
     // What reports call it: "custom" for a pass list, else the pipeline (O2 by default).
     std::string name() const;
-    // The passes to run, in order (an unknown pipeline or pass, or a conflict, is an error).
-    Result<std::vector<std::string>> resolve() const;
+    // The passes to run, in order (an unknown pipeline or pass, or a conflict, is an error);
+    // for the cuda backend a named pipeline's as float32PassesForCuda gives them.
+    Result<std::vector<std::string>> resolve(const std::string& backend = "cpu") const;
 };
 void addPipelineOptions(CLI::App& command, PipelineChoice& choice, const std::string& group);
 // --dim NAME=VALUE, --input-dir DIR, --input NAME=FILE (repeatable).

@@ -154,9 +154,8 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
         if (!opened) return fail(model + ": --backend cuda: " + opened.status().message() + "; use --backend cpu");
         device = *opened;
     }
-    auto passes = args.pipeline.resolve();
+    auto passes = args.pipeline.resolve(backend);
     if (!passes) return usageError(app, passes.status().message());
-    if (device && args.pipeline.passes.empty()) *passes = float32PassesForCuda(std::move(*passes));
     Session session;
     if (Status s = session.open(model); !s) return fail(s.message());
     if (Status s = session.compile({.passes = std::move(*passes)}); !s) return fail(s.message());

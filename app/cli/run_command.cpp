@@ -101,9 +101,8 @@ int run(const CLI::App& app, const RunArgs& args) {
         options.cudaGraphs = args.cudaGraphs == "on";
     }
 
-    auto passes = args.pipeline.resolve();
+    auto passes = args.pipeline.resolve(args.backend);
     if (!passes) return usageError(app, passes.status().message());
-    if (options.backend == Backend::Cuda && args.pipeline.passes.empty()) *passes = float32PassesForCuda(std::move(*passes));
     Session session;
     if (Status s = session.open(args.model); !s) return fail(s.message());
     if (Status s = session.compile({.passes = std::move(*passes)}); !s) return fail(s.message());
