@@ -104,7 +104,8 @@ def profile(cli, model_path, iterations, out_dir, env, extra=()):
     os.makedirs(out_dir, exist_ok=True)
     text = run_cli(cli, ["profile", model_path, "--backend", "cuda", "--iterations", str(iterations),
                          "--warmup", "3", "--csv", out_dir] + list(extra), env)
-    overhead = re.search(r"profiler overhead (-?[0-9.]+)%", text)
+    # "overhead 9.9%", or "overhead within noise (measured 7.3%, while ...)"
+    overhead = re.search(r"profiler overhead (?:within noise \(measured )?(-?[0-9.]+)%", text)
     latency = re.search(r"median ([0-9.]+) ms unprofiled, ([0-9.]+) ms profiled", text)
     with open(os.path.join(out_dir, "kernels.csv")) as f:
         kernels = [row for row in csv.DictReader(f) if row["kind"] == "kernel"]
