@@ -17,22 +17,17 @@
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/relaid_constant.h"
 #include "compiler/runtime/thread_pool.h"
+#include "tests/bench/bench_timing.h"
 
 namespace {
+
+using fsc::bench::median;
+using fsc::bench::nowMs;
 
 struct Shape {
     const char* what;
     int64_t m, k, n;
 };
-
-double nowMs() {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
 
 }  // namespace
 

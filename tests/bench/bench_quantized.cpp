@@ -20,8 +20,11 @@
 #include "compiler/quantization/calibration_data.h"
 #include "compiler/runtime/executor.h"
 #include "core/onnx_import.h"
+#include "tests/bench/bench_timing.h"
 
 using namespace fsc;
+using bench::median;
+using bench::nowMs;
 
 namespace {
 
@@ -39,11 +42,6 @@ double weightBytes(const Graph& g) {
     for (ValueId id : g.initializers)
         if (g.value(id).initializer) b += double(g.value(id).initializer->numElements()) * dtypeBits(g.value(id).initializer->dtype()) / 8;
     return b;
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
 }
 
 }  // namespace

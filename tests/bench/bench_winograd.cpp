@@ -20,8 +20,11 @@
 #include "compiler/backends/cpu/conv_winograd.h"
 #include "compiler/runtime/rt_tensor.h"
 #include "compiler/runtime/thread_pool.h"
+#include "tests/bench/bench_timing.h"
 
 using namespace fsc;
+using bench::median;
+using bench::nowMs;
 
 namespace {
 
@@ -29,17 +32,6 @@ struct Layer {
     const char* what;
     int64_t side, c, k;
 };
-
-double nowMs() {
-    return std::chrono::duration<double, std::milli>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
 
 RtTensor randomTensor(std::vector<int64_t> dims, std::mt19937& rng, float scale) {
     RtTensor t = allocateTensor(DType::Float32, std::move(dims));
