@@ -24,7 +24,6 @@
 
 using namespace fsc;
 using bench::median;
-using bench::nowMs;
 
 namespace {
 
