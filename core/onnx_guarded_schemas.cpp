@@ -32,10 +32,20 @@ void checkConvTranspose(onnx::InferenceContext& ctx) {
                              x->dim_size());
 }
 
+// libonnx 1.12's rule for RNN, GRU and LSTM before opset 7 reads X's first two dims without
+// checking its rank: an X of rank 1 reads past the end (found by the importer fuzzer). Every
+// version's X is [seq_length, batch_size, input_size].
+void checkRecurrent(onnx::InferenceContext& ctx) {
+    const onnx::TensorShapeProto* x = inputShape(ctx, 0);
+    if (x && x->dim_size() != 3) fail_shape_inference("X has rank ", x->dim_size(), ", not 3");
+}
+
 using Check = void (*)(onnx::InferenceContext&);
 
 Check checkFor(const onnx::OpSchema& schema) {
-    if (schema.domain().empty() && schema.Name() == "ConvTranspose") return &checkConvTranspose;
+    if (!schema.domain().empty()) return nullptr;
+    if (schema.Name() == "ConvTranspose") return &checkConvTranspose;
+    if (schema.Name() == "RNN" || schema.Name() == "GRU" || schema.Name() == "LSTM") return &checkRecurrent;
     return nullptr;
 }
 
