@@ -13,15 +13,12 @@
 #include "compiler/memory_plan.h"
 #include "compiler/pipelines.h"
 #include "core/onnx_import.h"
+#include "tests/bench/bench_timing.h"
 
 using namespace fsc;
+using bench::median;
 
 namespace {
-
-double medianMs(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
 
 template <typename F>
 double timeMs(F&& f) {
@@ -54,7 +51,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "error: %s\n", model.status().message().c_str());
             return 2;
         }
-        const double importMs = medianMs(importTimes);
+        const double importMs = median(importTimes);
         for (const char* level : {"O0", "O1", "O2", "O3"}) {
             const auto passes = *pipelinePasses(level);
             std::vector<double> times;
@@ -74,7 +71,7 @@ int main(int argc, char** argv) {
             std::string fusedText;
             for (const auto& [op, count] : fused) fusedText += op + "=" + std::to_string(count) + " ";
             const size_t before = model->graph->nodeCount(), after = g.nodeCount();
-            const double ms = medianMs(times);
+            const double ms = median(times);
             // The arena each pipeline's graph needs at batch 1, against the naive sum and
             // the lower bound.
             double arena = -1, naive = -1, bound = -1;
