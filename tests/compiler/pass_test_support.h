@@ -11,6 +11,7 @@
 
 #include "compiler/pass_manager.h"
 #include "compiler/runtime/executor.h"
+#include "compiler/runtime/half.h"
 #include "core/graph_builder.h"
 #include "core/onnx_export.h"
 #include "core/onnx_import.h"
@@ -43,6 +44,9 @@ inline int countOps(const Graph& g, const std::string& op) {
     return n;
 }
 
+// Random inputs for every dtype a graph input can have: reals in [-1, 1), small integers
+// (valid indices for the Gather-style tests), both booleans. A dtype left at zero would hide
+// any pass that mishandles it, so an unknown one stops the test.
 inline std::vector<RtTensor> randomFeeds(const Executor& exec, uint64_t seed) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<float> real(-1.0f, 1.0f);
@@ -53,15 +57,47 @@ inline std::vector<RtTensor> randomFeeds(const Executor& exec, uint64_t seed) {
         for (const Dim& d : t.shape.dims()) dims.push_back(d.isKnown() ? d.size() : 2);
         RtTensor x = allocateTensor(t.elemType, dims);
         for (int64_t i = 0; i < x.numel(); ++i) {
-            if (t.elemType == DType::Float32) x.as<float>()[i] = real(rng);
-            else if (t.elemType == DType::Int64) x.as<int64_t>()[i] = int64_t(rng() % 4);
+            switch (t.elemType) {
+                case DType::Float32: x.as<float>()[i] = real(rng); break;
+                case DType::Float64: x.as<double>()[i] = real(rng); break;
+                case DType::Float16: x.as<uint16_t>()[i] = floatToHalf(real(rng)); break;
+                case DType::BFloat16: x.as<uint16_t>()[i] = floatToBfloat16(real(rng)); break;
+                case DType::Int64: x.as<int64_t>()[i] = int64_t(rng() % 4); break;
+                case DType::Int32: x.as<int32_t>()[i] = int32_t(rng() % 4); break;
+                case DType::Int8: x.as<int8_t>()[i] = int8_t(int(rng() % 9) - 4); break;
+                case DType::UInt8: x.as<uint8_t>()[i] = uint8_t(rng() % 9); break;
+                case DType::Bool: x.as<bool>()[i] = (rng() & 1) != 0; break;
+                default: qFatal("randomFeeds: no random values for input dtype %d", int(t.elemType));
+            }
         }
         feeds.push_back(std::move(x));
     }
     return feeds;
 }
 
-// Largest max|a - b| / max|a| over the outputs of both models on the same random inputs.
+// max|a - b| / max|a| of one output pair; NaN in one and not the other, or a different
+// dtype or shape, is an infinite error (std::max would drop a NaN silently).
+inline double relativeError(const RtTensor& x, const RtTensor& y) {
+    if (x.dtype != y.dtype || x.dims != y.dims) return INFINITY;
+    double diff = 0, scale = 1e-30;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+        const double a = elementAsDouble(x, i), b = elementAsDouble(y, i);
+        if (std::isnan(a) || std::isnan(b)) {
+            if (std::isnan(a) != std::isnan(b)) return INFINITY;
+            continue;
+        }
+        if (std::isinf(a) || std::isinf(b)) {
+            if (a != b) return INFINITY;
+            continue;
+        }
+        diff = std::max(diff, std::abs(a - b));
+        scale = std::max(scale, std::abs(a));
+    }
+    return diff / scale;
+}
+
+// Largest relative error (above) over the outputs of both models on the same random
+// inputs; a different number of outputs is an infinite error.
 inline double maxRelativeError(const Model& reference, const Model& candidate, uint64_t seed = 7) {
     auto a = Executor::create(reference, {});
     auto b = Executor::create(candidate, {});
@@ -76,16 +112,8 @@ inline double maxRelativeError(const Model& reference, const Model& candidate, u
     for (int pass = 0; pass < 2; ++pass) {
         auto rb = (*b)->run(feeds);
         if (!rb) qFatal("candidate run failed: %s", rb.status().message().c_str());
-        for (size_t o = 0; o < ra->size(); ++o) {
-            const RtTensor &x = (*ra)[o], &y = (*rb)[o];
-            if (x.dims != y.dims) return INFINITY;
-            double diff = 0, scale = 1e-30;
-            for (int64_t i = 0; i < x.numel(); ++i) {
-                diff = std::max(diff, std::abs(elementAsDouble(x, i) - elementAsDouble(y, i)));
-                scale = std::max(scale, std::abs(elementAsDouble(x, i)));
-            }
-            worst = std::max(worst, diff / scale);
-        }
+        if (ra->size() != rb->size()) return INFINITY;
+        for (size_t o = 0; o < ra->size(); ++o) worst = std::max(worst, relativeError((*ra)[o], (*rb)[o]));
     }
     return worst;
 }
