@@ -109,7 +109,7 @@ private slots:
             const auto expected = naiveConv(k, input, n, h, w, weights, bias, oh, ow);
             QCOMPARE(size_t(y.numel()), expected.size());
             for (size_t i = 0; i < expected.size(); ++i)
-                if (std::abs(y.as<float>()[i] - expected[i]) > 1e-4f * (1 + std::abs(expected[i])))
+                if (!(std::abs(y.as<float>()[i] - expected[i]) <= 1e-4f * (1 + std::abs(expected[i]))))
                     QFAIL(qPrintable(QString("element %1: %2, expected %3").arg(i).arg(y.as<float>()[i]).arg(expected[i])));
         }
         if (winogradSized(k) && oneDnnHasWinograd()) QCOMPARE(cpu::OneDnnConv::winogradRuns() - winogradBefore, uint64_t(4));
@@ -241,7 +241,7 @@ private slots:
                         float want = expected[size_t((img * k.m + oc) * oh * ow + p)];
                         if (residual) want = std::max(0.f, want + zValues[at]);
                         wantMeans[size_t(img * k.m + oc)] += double(want) / double(oh * ow);
-                        if (std::abs(got - want) > 1e-4 * (1 + std::abs(want)))
+                        if (!(std::abs(got - want) <= 1e-4 * (1 + std::abs(want))))
                             QFAIL(qPrintable(QString("image %1 channel %2 pixel %3: %4, expected %5")
                                                  .arg(img).arg(oc).arg(p).arg(got).arg(want)));
                     }
@@ -251,7 +251,7 @@ private slots:
             QCOMPARE(got.dims, (std::vector<int64_t>{n, 1, 1, k.m}));
             for (size_t i = 0; i < wantMeans.size(); ++i) {
                 const double g = doubles ? got.as<double>()[i] : got.as<float>()[i];
-                if (std::abs(g - wantMeans[i]) > 1e-4 * (1 + std::abs(wantMeans[i])))
+                if (!(std::abs(g - wantMeans[i]) <= 1e-4 * (1 + std::abs(wantMeans[i]))))
                     QFAIL(qPrintable(QString("channel mean %1: %2, expected %3").arg(i).arg(g).arg(wantMeans[i])));
             }
         }
@@ -345,7 +345,7 @@ private slots:
                             if (withZ) acc += z[at];
                             float want = float(acc);
                             act.apply(&want, 1);
-                            if (std::abs(y[at] - want) > 1e-4f * (1 + std::abs(want)))
+                            if (!(std::abs(y[at] - want) <= 1e-4f * (1 + std::abs(want))))
                                 QFAIL(qPrintable(QString("call %1, image %2, (%3, %4) channel %5: %6, expected %7")
                                                      .arg(call).arg(img).arg(oy).arg(ox).arg(oc).arg(y[at]).arg(want)));
                         }
