@@ -9,32 +9,31 @@ struct OpInfo {
     EwOp op;
     const char* name;
     int arity;
-    const char* cpp;   // expression over {a} (and {b}), host C++
-    const char* cuda;  // the same in CUDA C++ (single-precision math functions)
+    const char* cpp;  // expression over {a} (and {b}), host C++
 };
 
 constexpr std::array kOps = {
-    OpInfo{EwOp::Add, "Add", 2, "{a} + {b}", "{a} + {b}"},
-    OpInfo{EwOp::Sub, "Sub", 2, "{a} - {b}", "{a} - {b}"},
-    OpInfo{EwOp::Mul, "Mul", 2, "{a} * {b}", "{a} * {b}"},
-    OpInfo{EwOp::Div, "Div", 2, "{a} / {b}", "{a} / {b}"},
-    OpInfo{EwOp::Pow, "Pow", 2, "std::pow({a}, {b})", "powf({a}, {b})"},
-    OpInfo{EwOp::Max, "Max", 2, "std::max({a}, {b})", "fmaxf({a}, {b})"},
-    OpInfo{EwOp::Min, "Min", 2, "std::min({a}, {b})", "fminf({a}, {b})"},
-    OpInfo{EwOp::Relu, "Relu", 1, "{a} > 0.0f ? {a} : 0.0f", "{a} > 0.0f ? {a} : 0.0f"},
-    OpInfo{EwOp::Sigmoid, "Sigmoid", 1, "1.0f / (1.0f + std::exp(-{a}))", "1.0f / (1.0f + expf(-{a}))"},
-    OpInfo{EwOp::Tanh, "Tanh", 1, "std::tanh({a})", "tanhf({a})"},
-    OpInfo{EwOp::Exp, "Exp", 1, "std::exp({a})", "expf({a})"},
-    OpInfo{EwOp::Log, "Log", 1, "std::log({a})", "logf({a})"},
-    OpInfo{EwOp::Sqrt, "Sqrt", 1, "std::sqrt({a})", "sqrtf({a})"},
-    OpInfo{EwOp::Neg, "Neg", 1, "-{a}", "-{a}"},
-    OpInfo{EwOp::Abs, "Abs", 1, "std::abs({a})", "fabsf({a})"},
-    OpInfo{EwOp::Erf, "Erf", 1, "std::erf({a})", "erff({a})"},
-    OpInfo{EwOp::Reciprocal, "Reciprocal", 1, "1.0f / {a}", "1.0f / {a}"},
-    OpInfo{EwOp::Floor, "Floor", 1, "std::floor({a})", "floorf({a})"},
-    OpInfo{EwOp::Ceil, "Ceil", 1, "std::ceil({a})", "ceilf({a})"},
-    OpInfo{EwOp::Sin, "Sin", 1, "std::sin({a})", "sinf({a})"},
-    OpInfo{EwOp::Cos, "Cos", 1, "std::cos({a})", "cosf({a})"},
+    OpInfo{EwOp::Add, "Add", 2, "{a} + {b}"},
+    OpInfo{EwOp::Sub, "Sub", 2, "{a} - {b}"},
+    OpInfo{EwOp::Mul, "Mul", 2, "{a} * {b}"},
+    OpInfo{EwOp::Div, "Div", 2, "{a} / {b}"},
+    OpInfo{EwOp::Pow, "Pow", 2, "std::pow({a}, {b})"},
+    OpInfo{EwOp::Max, "Max", 2, "std::max({a}, {b})"},
+    OpInfo{EwOp::Min, "Min", 2, "std::min({a}, {b})"},
+    OpInfo{EwOp::Relu, "Relu", 1, "{a} > 0.0f ? {a} : 0.0f"},
+    OpInfo{EwOp::Sigmoid, "Sigmoid", 1, "1.0f / (1.0f + std::exp(-{a}))"},
+    OpInfo{EwOp::Tanh, "Tanh", 1, "std::tanh({a})"},
+    OpInfo{EwOp::Exp, "Exp", 1, "std::exp({a})"},
+    OpInfo{EwOp::Log, "Log", 1, "std::log({a})"},
+    OpInfo{EwOp::Sqrt, "Sqrt", 1, "std::sqrt({a})"},
+    OpInfo{EwOp::Neg, "Neg", 1, "-{a}"},
+    OpInfo{EwOp::Abs, "Abs", 1, "std::abs({a})"},
+    OpInfo{EwOp::Erf, "Erf", 1, "std::erf({a})"},
+    OpInfo{EwOp::Reciprocal, "Reciprocal", 1, "1.0f / {a}"},
+    OpInfo{EwOp::Floor, "Floor", 1, "std::floor({a})"},
+    OpInfo{EwOp::Ceil, "Ceil", 1, "std::ceil({a})"},
+    OpInfo{EwOp::Sin, "Sin", 1, "std::sin({a})"},
+    OpInfo{EwOp::Cos, "Cos", 1, "std::cos({a})"},
 };
 
 const OpInfo& info(EwOp op) {
@@ -115,7 +114,11 @@ std::string ElementwiseProgram::statements(bool cuda) const {
     std::string s;
     for (size_t k = 0; k < code.size(); ++k) {
         const Instruction& in = code[k];
-        std::string expr = cuda ? info(in.op).cuda : info(in.op).cpp;
+        // CUDA: the op's code in the device's shared op table (kernels/ew_ops.h), which the
+        // kernel source carries; the simulated device runs the same function.
+        std::string expr = cuda ? std::string("ewApply(EwCode::") + info(in.op).name + ", {a}, " +
+                                      (info(in.op).arity == 2 ? "{b}" : "0.0f") + ")"
+                                : info(in.op).cpp;
         for (const auto& [mark, r] : {std::pair{std::string("{a}"), in.a}, std::pair{std::string("{b}"), in.b}})
             for (size_t at = expr.find(mark); at != std::string::npos; at = expr.find(mark))
                 expr.replace(at, mark.size(), reg(*this, r));

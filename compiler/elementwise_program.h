@@ -44,7 +44,9 @@ struct ElementwiseProgram {
     // the element's broadcast offset and `out[i]` the output.
     std::string cppLoopBody() const;
     // One `const float tK = ...;` statement per instruction over registers x0.. (the inputs,
-    // as float) in host C++ or CUDA C++; the output is register `outputRegisterName()`.
+    // as float) in host C++, or in CUDA C++ as calls of the device's op table
+    // (`ewApply(EwCode::Max, x0, x1)`, backends/cuda/kernels/ew_ops.h); the output is
+    // register `outputRegisterName()`.
     std::string statements(bool cuda) const;
     std::string outputRegisterName() const { return "t" + std::to_string(outputRegister()); }
 };

@@ -5,10 +5,14 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
+#include <cstring>
+#include <map>
 #include <regex>
 
 #include "compiler/backends/cuda/elementwise_codegen.h"
 #include "compiler/backends/cuda/generated_kernels.h"
+#include "compiler/backends/cuda/kernels/ew_ops.h"
 #include "compiler/backends/cuda/kernels/generated_args.h"
 #include "compiler/backends/cuda/nvrtc_compiler.h"
 #include "compiler/fused_domain.h"
@@ -65,8 +69,10 @@ private slots:
         QVERIFY(k->name.rfind("fsc_ew_", 0) == 0);
         const QString src = QString::fromStdString(k->source);
         QVERIFY(src.contains(QStringLiteral("extern \"C\" __global__ void %1(").arg(QString::fromStdString(k->name))));
-        QVERIFY(src.contains(QStringLiteral("const float t2 = x0 + x1;")));
-        QVERIFY(src.contains(QStringLiteral("const float t3 = t2 > 0.0f ? t2 : 0.0f;")));
+        QVERIFY(src.contains(QStringLiteral("const float t2 = ewApply(EwCode::Add, x0, x1);")));
+        QVERIFY(src.contains(QStringLiteral("const float t3 = ewApply(EwCode::Relu, t2, 0.0f);")));
+        // The op table the simulated device runs, carried verbatim.
+        QVERIFY(src.contains(QString::fromUtf8(std::strstr(elementwiseOpsSource(), "FSC_HD float ewApply("))));
         QVERIFY(src.contains(QStringLiteral("fsc_store(out + i, t3);")));
         QVERIFY(src.contains(QStringLiteral("typedef float T;")));
         // Another element type is another kernel; the same program and type, the same name.
@@ -77,6 +83,84 @@ private slots:
         const auto ints = elementwiseCudaKernel(p, DType::Int64);
         QVERIFY(!ints);
         QVERIFY(QString::fromStdString(ints.status().message()).contains(QStringLiteral("no kernel for int64")));
+    }
+
+    // Every op of the table becomes the call of its own code in the device's op table: a
+    // table written here, so a swapped or renamed op fails by name.
+    void everyOpCallsItsOwnCode() {
+        const std::map<std::string, std::string> expected = {
+            {"Add", "ewApply(EwCode::Add, x0, x1)"},         {"Sub", "ewApply(EwCode::Sub, x0, x1)"},
+            {"Mul", "ewApply(EwCode::Mul, x0, x1)"},         {"Div", "ewApply(EwCode::Div, x0, x1)"},
+            {"Pow", "ewApply(EwCode::Pow, x0, x1)"},         {"Max", "ewApply(EwCode::Max, x0, x1)"},
+            {"Min", "ewApply(EwCode::Min, x0, x1)"},         {"Relu", "ewApply(EwCode::Relu, x0, 0.0f)"},
+            {"Sigmoid", "ewApply(EwCode::Sigmoid, x0, 0.0f)"}, {"Tanh", "ewApply(EwCode::Tanh, x0, 0.0f)"},
+            {"Exp", "ewApply(EwCode::Exp, x0, 0.0f)"},       {"Log", "ewApply(EwCode::Log, x0, 0.0f)"},
+            {"Sqrt", "ewApply(EwCode::Sqrt, x0, 0.0f)"},     {"Neg", "ewApply(EwCode::Neg, x0, 0.0f)"},
+            {"Abs", "ewApply(EwCode::Abs, x0, 0.0f)"},       {"Erf", "ewApply(EwCode::Erf, x0, 0.0f)"},
+            {"Reciprocal", "ewApply(EwCode::Reciprocal, x0, 0.0f)"}, {"Floor", "ewApply(EwCode::Floor, x0, 0.0f)"},
+            {"Ceil", "ewApply(EwCode::Ceil, x0, 0.0f)"},     {"Sin", "ewApply(EwCode::Sin, x0, 0.0f)"},
+            {"Cos", "ewApply(EwCode::Cos, x0, 0.0f)"}};
+        const auto types = elementwiseOpTypes();
+        QCOMPARE(types.size(), expected.size());
+        for (const std::string& op : types) {
+            QVERIFY2(expected.count(op), op.c_str());
+            const int arity = elementwiseArity(elementwiseOp(op, 2) ? *elementwiseOp(op, 2) : *elementwiseOp(op, 1));
+            const auto p = ElementwiseProgram::fromAttributes({op}, {0, arity == 2 ? 1 : -1}, 2);
+            QVERIFY(p);
+            QCOMPARE(p->statements(true), "const float t2 = " + expected.at(op) + ";\n");
+        }
+    }
+
+    // The device's maths of every op, run here as the simulated device and NVRTC's kernels
+    // run it, against the op's definition in double precision, NaN and infinities included.
+    void everyOpsDeviceMathsMatchItsDefinition() {
+        const double nan = std::nan("");
+        const std::map<std::string, double (*)(double, double)> definition = {
+            {"Add", [](double a, double b) { return a + b; }},
+            {"Sub", [](double a, double b) { return a - b; }},
+            {"Mul", [](double a, double b) { return a * b; }},
+            {"Div", [](double a, double b) { return a / b; }},
+            {"Pow", [](double a, double b) { return std::pow(a, b); }},
+            {"Max", [](double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : a > b ? a : b; }},
+            {"Min", [](double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : a < b ? a : b; }},
+            {"Relu", [](double a, double) { return std::isnan(a) ? 0.0 : a > 0 ? a : 0.0; }},
+            {"Sigmoid", [](double a, double) { return 1 / (1 + std::exp(-a)); }},
+            {"Tanh", [](double a, double) { return std::tanh(a); }},
+            {"Exp", [](double a, double) { return std::exp(a); }},
+            {"Log", [](double a, double) { return std::log(a); }},
+            {"Sqrt", [](double a, double) { return std::sqrt(a); }},
+            {"Neg", [](double a, double) { return -a; }},
+            {"Abs", [](double a, double) { return std::abs(a); }},
+            {"Erf", [](double a, double) { return std::erf(a); }},
+            {"Reciprocal", [](double a, double) { return 1 / a; }},
+            {"Floor", [](double a, double) { return std::floor(a); }},
+            {"Ceil", [](double a, double) { return std::ceil(a); }},
+            {"Sin", [](double a, double) { return std::sin(a); }},
+            {"Cos", [](double a, double) { return std::cos(a); }}};
+        const std::vector<double> xs = {-7.5, -2.25, -1, -0.3, 0, 0.3, 1, 2.25, 7.5, 90, -90};
+        const std::vector<double> ys = {-1.5, 0.5, 2, 3};
+        for (const std::string& op : elementwiseOpTypes()) {
+            QVERIFY2(definition.count(op), op.c_str());
+            const auto ewOp = elementwiseOp(op, 2) ? *elementwiseOp(op, 2) : *elementwiseOp(op, 1);
+            const auto code = dk::EwCode(int(ewOp));
+            for (double x : xs) {
+                for (double y : ys) {
+                    const double got = dk::ewApply(code, float(x), float(y));
+                    const double want = float(definition.at(op)(float(x), float(y)));  // overflows as float does
+                    const bool same = std::isnan(want)   ? std::isnan(got)
+                                      : std::isinf(want) ? got == want
+                                                         : std::abs(got - want) <= 2e-6 * std::abs(want) + 1e-7;
+                    QVERIFY2(same, qPrintable(QStringLiteral("%1(%2, %3): %4, expected %5")
+                                                  .arg(QString::fromStdString(op)).arg(x).arg(y).arg(got).arg(want)));
+                }
+            }
+        }
+        // NaN goes through Max and Min whichever side it is on (fmaxf would drop it).
+        for (auto op : {dk::EwCode::Max, dk::EwCode::Min}) {
+            QVERIFY(std::isnan(dk::ewApply(op, float(nan), 1.f)));
+            QVERIFY(std::isnan(dk::ewApply(op, 1.f, float(nan))));
+        }
+        QCOMPARE(dk::ewApply(dk::EwCode::Sigmoid, -200.f, 0.f), 0.f);  // no inf / inf
     }
 
     void kernelsOfAGraph() {
@@ -92,7 +176,7 @@ private slots:
         QCOMPARE(kernels.size(), size_t(1));
         QCOMPARE(kernels[0].nodeName, std::string("/ew"));
         QVERIFY(kernels[0].error.empty());
-        QVERIFY(kernels[0].kernel.source.find("const float t2 = x0 * x1;") != std::string::npos);
+        QVERIFY(kernels[0].kernel.source.find("const float t2 = ewApply(EwCode::Mul, x0, x1);") != std::string::npos);
         // Not a FusedElementwise: an error naming the node.
         for (NodeId id : g.order())
             if (g.node(id).opType == "Relu") {

@@ -15,8 +15,30 @@
 namespace fsc::cudak {
 namespace {
 
-static_assert(int(dk::EwCode::Cos) == int(EwOp::Cos) && int(dk::EwCode::Relu) == int(EwOp::Relu),
-              "dk::EwCode mirrors fsc::EwOp");
+// Launches pass an EwOp as its dk::EwCode number; the generated kernels name the code.
+#define FSC_SAME_CODE(op) static_assert(int(dk::EwCode::op) == int(EwOp::op), "dk::EwCode mirrors fsc::EwOp")
+FSC_SAME_CODE(Add);
+FSC_SAME_CODE(Sub);
+FSC_SAME_CODE(Mul);
+FSC_SAME_CODE(Div);
+FSC_SAME_CODE(Pow);
+FSC_SAME_CODE(Max);
+FSC_SAME_CODE(Min);
+FSC_SAME_CODE(Relu);
+FSC_SAME_CODE(Sigmoid);
+FSC_SAME_CODE(Tanh);
+FSC_SAME_CODE(Exp);
+FSC_SAME_CODE(Log);
+FSC_SAME_CODE(Sqrt);
+FSC_SAME_CODE(Neg);
+FSC_SAME_CODE(Abs);
+FSC_SAME_CODE(Erf);
+FSC_SAME_CODE(Reciprocal);
+FSC_SAME_CODE(Floor);
+FSC_SAME_CODE(Ceil);
+FSC_SAME_CODE(Sin);
+FSC_SAME_CODE(Cos);
+#undef FSC_SAME_CODE
 
 // ---- element-wise ------------------------------------------------------------------
 

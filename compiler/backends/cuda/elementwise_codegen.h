@@ -22,7 +22,11 @@ struct CudaKernelSource {
 // `FscBroadcast<n> b` (rank, output dims, per-input strides in elements with 0 on broadcast
 // dims, a per-input flag for inputs that index like the output, and a flag for all of them),
 // then `long long count`.
-// T is float, __half or __nv_bfloat16 by `dtype`; unsupported dtypes are an error.
+// T is float, __half or __nv_bfloat16 by `dtype`; unsupported dtypes are an error. Each
+// statement calls ewApply of kernels/ew_ops.h, whose text the source carries.
 Result<CudaKernelSource> elementwiseCudaKernel(const ElementwiseProgram& program, DType dtype);
+
+// The text of kernels/ew_ops.h, built into the binary by CMake.
+const char* elementwiseOpsSource();
 
 }  // namespace fsc

@@ -57,7 +57,29 @@ void runNormRow(const dk::NormParams& p, int64_t row) {
     for (int l = 0; l < dk::kLanes; ++l) dk::normLaneWrite(p, row, l, mean, invStd);
 }
 
+// A warp of the register route: each lane's N registers, the warp's reductions between.
+template <int N>
+void runAttentionSoftmaxRowInRegisters(const dk::AttentionSoftmaxParams& p, int64_t row) {
+    float x[dk::kLanes][N];
+    float part[dk::kLanes];
+    for (int l = 0; l < dk::kLanes; ++l) part[l] = dk::attentionRegistersLoad<N>(p, row, l, x[l]);
+    butterfly(part, fmaxCombine);
+    const float rowMax = part[0];
+    for (int l = 0; l < dk::kLanes; ++l) part[l] = dk::attentionRegistersExp<N>(p, l, x[l], rowMax);
+    butterfly(part, sumCombine);
+    const float rowSum = part[0];
+    for (int l = 0; l < dk::kLanes; ++l) dk::attentionRegistersWrite<N>(p, row, l, x[l], rowSum);
+}
+
+// The route the GPU's launcher picks for the row's length (launchAttentionSoftmax).
 void runAttentionSoftmaxRow(const dk::AttentionSoftmaxParams& p, int64_t row) {
+    switch (dk::attentionRegistersPerLane(p.lk)) {
+        case 4: return runAttentionSoftmaxRowInRegisters<4>(p, row);
+        case 8: return runAttentionSoftmaxRowInRegisters<8>(p, row);
+        case 16: return runAttentionSoftmaxRowInRegisters<16>(p, row);
+        case 32: return runAttentionSoftmaxRowInRegisters<32>(p, row);
+        default: break;
+    }
     float part[dk::kLanes];
     for (int l = 0; l < dk::kLanes; ++l) part[l] = dk::attentionSoftmaxLaneMax(p, row, l);
     butterfly(part, fmaxCombine);

@@ -145,4 +145,60 @@ FSC_HD void attentionSoftmaxLaneWrite(const AttentionSoftmaxParams& p, int64_t r
     for (int64_t key = lane; key < p.lk; key += 32) storeFloat(p.probs, p.type, row * p.ld + key, s[key] * inv);
 }
 
+// The register route for rows of at most 32 * N keys: each lane keeps its N scores in
+// registers, so the row is read once and P written once (the lane functions above read S
+// three times and write it once; on an H100 that was ViT's largest attention kernel). The
+// GPU kernel and the simulated device both run these three steps, with the warp's max and
+// sum between them.
+// The N a launch picks for `lk` keys, or 0 where the row is longer: the lane functions run.
+FSC_HD int attentionRegistersPerLane(int64_t lk) {
+    for (int n = 4; n <= 32; n *= 2)
+        if (lk <= int64_t(n) * 32) return n;
+    return 0;
+}
+
+// This lane's keys (masked) into x; returns the lane's max.
+template <int N>
+FSC_HD float attentionRegistersLoad(const AttentionSoftmaxParams& p, int64_t row, int lane, float (&x)[N]) {
+    const float* s = p.scores + row * p.ld;
+    const int64_t maskRow = p.mask ? attentionMaskOffset(p, row) : 0;
+    float best = -INFINITY;
+    FSC_UNROLL
+    for (int j = 0; j < N; ++j) {
+        const int64_t key = lane + int64_t(j) * 32;
+        x[j] = -INFINITY;
+        if (key < p.lk) {
+            x[j] = s[key];
+            if (p.mask) x[j] += loadFloat(p.mask, p.type, maskRow + key * p.maskColStride);
+            best = fmaxf(best, x[j]);
+        }
+    }
+    return best;
+}
+
+// exp(x - max) in place; returns the lane's sum.
+template <int N>
+FSC_HD float attentionRegistersExp(const AttentionSoftmaxParams& p, int lane, float (&x)[N], float rowMax) {
+    float sum = 0.f;
+    FSC_UNROLL
+    for (int j = 0; j < N; ++j) {
+        if (lane + int64_t(j) * 32 < p.lk) {
+            x[j] = expf(x[j] - rowMax);
+            sum += x[j];
+        }
+    }
+    return sum;
+}
+
+template <int N>
+FSC_HD void attentionRegistersWrite(const AttentionSoftmaxParams& p, int64_t row, int lane, const float (&x)[N],
+                                    float rowSum) {
+    const float inv = 1.f / rowSum;
+    FSC_UNROLL
+    for (int j = 0; j < N; ++j) {
+        const int64_t key = lane + int64_t(j) * 32;
+        if (key < p.lk) storeFloat(p.probs, p.type, row * p.ld + key, x[j] * inv);
+    }
+}
+
 }  // namespace fsc::dk

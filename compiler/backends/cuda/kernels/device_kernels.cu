@@ -94,44 +94,17 @@ __global__ void fscAttentionRows(const AttentionParams p) {
     attentionLaneWrite(p, row, lane, scores, rowSum);
 }
 
-// Rows of at most 32 * N keys: each lane keeps its N scores in registers, so the row is read
-// once and P written once (the generic kernel reads S three times and writes it once; on an
-// H100 that was ViT's largest attention kernel). The same sums in the same order as the
-// lane functions the CPU twin runs.
+// Rows of at most 32 * N keys, scores in registers (attention_kernel.h's register route:
+// the simulated device runs the same three steps).
 template <int N>
 __global__ void fscAttentionSoftmaxInRegisters(const AttentionSoftmaxParams p) {
     const int lane = threadIdx.x % kLanes;
     const int64_t row = int64_t(blockIdx.x) * (blockDim.x / kLanes) + threadIdx.x / kLanes;
     if (row >= p.rows) return;
-    const float* s = p.scores + row * p.ld;
-    const int64_t maskRow = p.mask ? attentionMaskOffset(p, row) : 0;
     float x[N];
-    float best = -INFINITY;
-#pragma unroll
-    for (int j = 0; j < N; ++j) {
-        const int64_t key = lane + int64_t(j) * kLanes;
-        x[j] = -INFINITY;
-        if (key < p.lk) {
-            x[j] = s[key];
-            if (p.mask) x[j] += loadFloat(p.mask, p.type, maskRow + key * p.maskColStride);
-            best = fmaxf(best, x[j]);
-        }
-    }
-    const float rowMax = warpMax(best);
-    float sum = 0.f;
-#pragma unroll
-    for (int j = 0; j < N; ++j) {
-        if (lane + int64_t(j) * kLanes < p.lk) {
-            x[j] = expf(x[j] - rowMax);
-            sum += x[j];
-        }
-    }
-    const float inv = 1.f / warpSum(sum);
-#pragma unroll
-    for (int j = 0; j < N; ++j) {
-        const int64_t key = lane + int64_t(j) * kLanes;
-        if (key < p.lk) storeFloat(p.probs, p.type, row * p.ld + key, x[j] * inv);
-    }
+    const float rowMax = warpMax(attentionRegistersLoad<N>(p, row, lane, x));
+    const float rowSum = warpSum(attentionRegistersExp<N>(p, lane, x, rowMax));
+    attentionRegistersWrite<N>(p, row, lane, x, rowSum);
 }
 
 // One warp per row of scores, as fscSoftmaxRows; the lanes' exps stay in the scores row.
@@ -210,11 +183,13 @@ cudaError_t launchAttentionRows(const AttentionParams& p, LaunchGeometry g, cuda
 
 cudaError_t launchAttentionSoftmax(const AttentionSoftmaxParams& p, LaunchGeometry g, cudaStream_t s) {
     const dim3 grid(unsigned(g.grid)), block(unsigned(g.block));
-    if (p.lk <= 4 * kLanes) fscAttentionSoftmaxInRegisters<4><<<grid, block, 0, s>>>(p);
-    else if (p.lk <= 8 * kLanes) fscAttentionSoftmaxInRegisters<8><<<grid, block, 0, s>>>(p);
-    else if (p.lk <= 16 * kLanes) fscAttentionSoftmaxInRegisters<16><<<grid, block, 0, s>>>(p);
-    else if (p.lk <= 32 * kLanes) fscAttentionSoftmaxInRegisters<32><<<grid, block, 0, s>>>(p);
-    else fscAttentionSoftmax<<<grid, block, 0, s>>>(p);
+    switch (attentionRegistersPerLane(p.lk)) {
+        case 4: fscAttentionSoftmaxInRegisters<4><<<grid, block, 0, s>>>(p); break;
+        case 8: fscAttentionSoftmaxInRegisters<8><<<grid, block, 0, s>>>(p); break;
+        case 16: fscAttentionSoftmaxInRegisters<16><<<grid, block, 0, s>>>(p); break;
+        case 32: fscAttentionSoftmaxInRegisters<32><<<grid, block, 0, s>>>(p); break;
+        default: fscAttentionSoftmax<<<grid, block, 0, s>>>(p); break;
+    }
     return cudaGetLastError();
 }
 

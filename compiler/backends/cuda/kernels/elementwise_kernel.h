@@ -2,17 +2,15 @@
 // One element-wise kernel for every element-wise ONNX op and every FusedElementwise node
 // with a program of at most kEwMaxCode ops over at most kEwMaxInputs inputs: each thread
 // reads its element of every input at the broadcast offset, runs the program in registers
-// (float maths) and stores once. The same function is the GPU thread's body and the CPU
-// twin's loop body. An activation epilogue (GEMM outputs) has its own small kernel.
+// (float maths, ew_ops.h) and stores once. The same function is the GPU thread's body and the
+// CPU twin's loop body. An activation epilogue (GEMM outputs) has its own small kernel.
+#include "compiler/backends/cuda/kernels/ew_ops.h"
 #include "compiler/backends/cuda/kernels/hd.h"
 
 namespace fsc::dk {
 
 inline constexpr int kEwMaxInputs = 8;
 inline constexpr int kEwMaxCode = 32;
-
-// The same order as fsc::EwOp (elementwise_program.h); cuda_kernels.cpp checks it.
-enum class EwCode : uint8_t { Add, Sub, Mul, Div, Pow, Max, Min, Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf, Reciprocal, Floor, Ceil, Sin, Cos };
 
 struct EwParams {
     const void* in[kEwMaxInputs];
@@ -33,33 +31,6 @@ struct EwParams {
     bool index32;
     bool singleOp;
 };
-
-FSC_HD float ewApply(EwCode op, float x, float y) {
-    switch (op) {
-        case EwCode::Add: return x + y;
-        case EwCode::Sub: return x - y;
-        case EwCode::Mul: return x * y;
-        case EwCode::Div: return x / y;
-        case EwCode::Pow: return powf(x, y);
-        case EwCode::Max: return x > y || x != x ? x : y;  // NaN propagates, as std::max(a, b) with a NaN does not
-        case EwCode::Min: return x < y || x != x ? x : y;
-        case EwCode::Relu: return x > 0.f ? x : 0.f;
-        case EwCode::Sigmoid: return x >= 0.f ? 1.f / (1.f + expf(-x)) : expf(x) / (1.f + expf(x));
-        case EwCode::Tanh: return tanhf(x);
-        case EwCode::Exp: return expf(x);
-        case EwCode::Log: return logf(x);
-        case EwCode::Sqrt: return sqrtf(x);
-        case EwCode::Neg: return -x;
-        case EwCode::Abs: return fabsf(x);
-        case EwCode::Erf: return erff(x);
-        case EwCode::Reciprocal: return 1.f / x;
-        case EwCode::Floor: return floorf(x);
-        case EwCode::Ceil: return ceilf(x);
-        case EwCode::Sin: return sinf(x);
-        case EwCode::Cos: return cosf(x);
-    }
-    return 0.f;
-}
 
 // Input k's offset for output element i, in the index type the host chose. Each input
 // works out its own (no array of offsets): an array indexed by a loop variable lives in

@@ -14,8 +14,10 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #define FSC_HD __host__ __device__ __forceinline__
+#define FSC_UNROLL _Pragma("unroll")
 #else
 #define FSC_HD inline
+#define FSC_UNROLL
 #endif
 
 namespace fsc::dk {
