@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
+#include <set>
 
 #include "compiler/backends/cuda/attention_gemms.h"
 #include "compiler/backends/cuda/device.h"
@@ -71,14 +73,25 @@ RtTensor randomInput(DType dtype, const std::vector<int64_t>& dims, std::mt19937
     return t;
 }
 
-// max |a - b| / max(1, |a|) over every element.
+// The worst error of b against a, element by element relative to a's own value, with a
+// floor of 1% of a's largest magnitude for values near zero (an rtol with a small atol):
+// a probability of 0.025 is judged against 0.025, not against 1. A NaN or infinity in one
+// and not the other is an infinite error.
 double worstError(const RtTensor& a, const RtTensor& b) {
     if (a.dims != b.dims || a.dtype != b.dtype) return INFINITY;
+    double largest = 0;
+    for (int64_t i = 0; i < a.numel(); ++i)
+        if (const double x = std::abs(elementAsDouble(a, i)); std::isfinite(x)) largest = std::max(largest, x);
+    const double floor = std::max(0.01 * largest, 1e-30);
     double worst = 0;
     for (int64_t i = 0; i < a.numel(); ++i) {
         const double x = elementAsDouble(a, i), y = elementAsDouble(b, i);
-        if (std::isnan(x) != std::isnan(y)) return INFINITY;
-        if (!std::isnan(x)) worst = std::max(worst, std::abs(x - y) / std::max(1.0, std::abs(x)));
+        if (std::isnan(x) || std::isnan(y) || std::isinf(x) || std::isinf(y)) {
+            if (!(x == y || (std::isnan(x) && std::isnan(y)))) return INFINITY;
+            continue;
+        }
+        const double error = std::abs(x - y) / std::max(std::abs(x), floor);
+        if (!(error <= worst)) worst = error;
     }
     return worst;
 }
@@ -107,8 +120,10 @@ Comparison compareBackends(const Model& model, const std::vector<RtTensor>& feed
     auto got = (*cuda)->run(feeds);
     if (!got) return {0, "cuda run: " + got.status().message()};
     if (got->size() != expected->size()) return {0, "output count differs"};
-    for (size_t i = 0; i < got->size(); ++i)
-        c.worst = std::max(c.worst, worstError((*expected)[i], (*got)[i]));
+    for (size_t i = 0; i < got->size(); ++i) {
+        const double error = worstError((*expected)[i], (*got)[i]);
+        if (!(error <= c.worst)) c.worst = error;
+    }
     c.device = cuda->get();
     if (keep) *keep = std::move(*cuda);
     return c;
@@ -168,6 +183,28 @@ Model opModel(const OpCase& c) {
     }
     return m;
 }
+
+// Fixtures the CPU backend, the oracle, refuses by design: the words its refusal must contain
+// (a fixture missing from this list must import, compile, run on the CPU and match on the
+// device; one on it that starts to run must come off it).
+const std::map<std::string, std::string> kExpectedSkips = {
+    {"breaks.onnx", "no cpu kernel for com.microsoft.Gelu"},       // graph-break analysis' fixture
+    {"domains.onnx", "no cpu kernel for com.microsoft.Gelu"},      // a contrib-domain import fixture
+    {"functions.onnx", "no cpu kernel for local.fns.DoubleRelu"},  // model-local functions, not inlined
+    {"new_dtypes_ir10.onnx", "has dtype int4"},                    // IR 10's dtypes import; int4 does not run
+    {"sparse.onnx", "Constant has no value attribute this runtime reads"},  // sparse_value imports only
+};
+
+// Fixtures whose steps run on the host by design, with the least share of their steps
+// expected on the device (every other fixture: half).
+const std::map<std::string, double> kDeviceShareFloor = {
+    {"nested.onnx", 0.0},  // one top-level If: the host decides, as capabilities.txt says
+};
+
+// Fixtures wholly on the device that are not captured as a CUDA Graph: their graph outputs
+// are constants (Constant nodes, Identity of initializers), which live outside the arena,
+// so the capture declines and the run goes step by step.
+const std::set<std::string> kNotReplayed = {"all_dtypes.onnx", "constants.onnx"};
 
 }  // namespace
 
@@ -644,7 +681,9 @@ private slots:
                               intsAttr("k_perm", {0, 2, 3, 1}), intsAttr("v_perm", {0, 2, 1, 3}),
                               intsAttr("out_perm", {0, 2, 1, 3})}};
         halfAttention.dtype = DType::Float16;
-        row("attention float16", halfAttention, 1e-2);
+        // The device rounds the probabilities to float16 between its GEMMs (as fp16 attention
+        // kernels do); the CPU keeps them in float32: up to 2^-11 of sum |P V|.
+        row("attention float16", halfAttention, 2e-2);
         OpCase halfConv{"Conv",
                         "",
                         {{1, 4, 6, 6}},
@@ -727,7 +766,10 @@ private slots:
         QVERIFY(!t.graphReplayed);
     }
 
-    // Every fixture model and the sample, compiled at O2, matches the CPU backend.
+    // Every fixture model and the sample, compiled at O2, matches the CPU backend on three
+    // runs of one executor (measured; captured and replayed; replayed from the planned
+    // arena), with at least the expected share of its steps on the device. A fixture that
+    // does not import, compile or run fails, unless kExpectedSkips says why it cannot.
     void fixtureModelsMatchCpu_data() {
         QTest::addColumn<QString>("path");
         for (const QString& p : test::goodFixtures())
@@ -736,32 +778,58 @@ private slots:
     }
     void fixtureModelsMatchCpu() {
         QFETCH(QString, path);
+        const std::string name = QFileInfo(path).fileName().toStdString();
+        const auto skip = kExpectedSkips.find(name);
         auto imported = importModel(path.toStdString());
-        if (!imported)
-            QSKIP(qPrintable(QStringLiteral("does not import: ") +
-                             QString::fromStdString(imported.status().message())));
+        QVERIFY2(imported, imported ? "" : imported.status().message().c_str());
         auto passes = resolvePipeline("O2", "", {});
         QVERIFY(passes.isOk());
         auto compiled = compileModel(*imported, *passes);
-        if (!compiled) QSKIP("does not compile at O2");
+        QVERIFY2(compiled, compiled ? "" : compiled.status().message().c_str());
         const Model& model = compiled->model;
         auto cpu = Executor::create(model, {});
-        if (!cpu)
-            QSKIP(qPrintable(QStringLiteral("the CPU backend refuses it: ") +
+        if (skip != kExpectedSkips.end()) {
+            QVERIFY2(!cpu, "the CPU backend runs it now: take it off kExpectedSkips");
+            QVERIFY2(cpu.status().message().find(skip->second) != std::string::npos, cpu.status().message().c_str());
+            QSKIP(qPrintable(QStringLiteral("the CPU backend refuses it by design: ") +
                              QString::fromStdString(cpu.status().message())));
-        auto feeds = buildFeeds(**cpu, {});
-        if (!feeds) QSKIP("no feeds");
-        if (!(*cpu)->run(feeds->tensors)) QSKIP("the CPU backend cannot run it");
-        std::unique_ptr<Executor> cuda;
-        // Twice: the second run uses the planned arena (and a CUDA Graph where it can).
-        for (int run = 0; run < 2; ++run) {
-            const Comparison r = compareBackends(model, feeds->tensors, testDevice(), &cuda);
-            QVERIFY2(r.error.empty(), r.error.c_str());
-            QVERIFY2(r.worst <= 1e-4,
-                     qPrintable(QStringLiteral("worst relative error %1").arg(r.worst)));
         }
-        auto again = cuda->run(feeds->tensors);
-        QVERIFY2(again.isOk(), again.status().message().c_str());
+        QVERIFY2(cpu, cpu ? "" : cpu.status().message().c_str());
+
+        ExecutorOptions options;
+        options.backend = Backend::Cuda;
+        options.device = testDevice();
+        auto cuda = Executor::create(model, options);
+        QVERIFY2(cuda, cuda ? "" : cuda.status().message().c_str());
+        // Other inputs each run: a replay that read stale inputs or left stale outputs fails.
+        for (int run = 0; run < 3; ++run) {
+            FeedOptions seeded;
+            seeded.seed = uint64_t(run);
+            auto feeds = buildFeeds(**cpu, seeded);
+            QVERIFY2(feeds, feeds ? "" : feeds.status().message().c_str());
+            auto expected = (*cpu)->run(feeds->tensors);
+            QVERIFY2(expected, expected ? "" : expected.status().message().c_str());
+            auto got = (*cuda)->run(feeds->tensors);
+            QVERIFY2(got, got ? "" : got.status().message().c_str());
+            QCOMPARE(got->size(), expected->size());
+            for (size_t i = 0; i < got->size(); ++i) {
+                const double error = worstError((*expected)[i], (*got)[i]);
+                QVERIFY2(error <= 1e-4, qPrintable(QStringLiteral("run %1, output %2: worst relative error %3")
+                                                       .arg(run + 1).arg(i).arg(error)));
+            }
+        }
+        int onDevice = 0;
+        const auto& steps = (*cuda)->plan().steps;
+        for (const auto& step : steps) onDevice += step.backend == Backend::Cuda;
+        const double share = steps.empty() ? 0.0 : double(onDevice) / double(steps.size());
+        const auto floor = kDeviceShareFloor.find(name);
+        const double least = floor == kDeviceShareFloor.end() ? 0.5 : floor->second;
+        qInfo("%s: %d of %zu steps on the device", name.c_str(), onDevice, steps.size());
+        QVERIFY2(share >= least, qPrintable(QStringLiteral("%1 of %2 steps on the device, expected at least %3%")
+                                                .arg(onDevice).arg(steps.size()).arg(100 * least)));
+        // A plan wholly on the device is replayed as a CUDA Graph by its third run.
+        if (onDevice == int(steps.size()) && !kNotReplayed.count(name))
+            QVERIFY2((*cuda)->lastTransfers().graphReplayed, "the third run did not replay a CUDA Graph");
     }
 
     // A fused element-wise group runs the kernel generated for it (NVRTC's PTX, loaded by
