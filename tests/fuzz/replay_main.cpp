@@ -15,6 +15,8 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+// A target may count what its inputs did and judge the run (fuzz_compile.cpp does).
+extern "C" [[gnu::weak]] int FscFuzzSummary(long long inputs);
 
 namespace {
 
@@ -76,5 +78,6 @@ int main(int argc, char** argv) {
         LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
     }
     std::printf("%zu files and %lld random inputs (seed %llu): no finding\n", files.size(), randomInputs, seed);
+    if (FscFuzzSummary) return FscFuzzSummary((long long)files.size() + randomInputs);
     return 0;
 }
