@@ -99,7 +99,7 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
     });
     QObject::connect(&window, &fsc::MainWindow::runFinished, &window, [run, &window, file, fail, select, dock, chapter](bool ok) {
         if (run->stage != ScreenshotRun::Stage::Running) return;
-        if (!ok) return fail(QStringLiteral("--run: the run stopped (see the log)"), 2);
+        if (!ok) return fail(QStringLiteral("--run: the run stopped: %1").arg(window.lastRunError()), 2);
         if (!select.isEmpty()) {
             const fsc::Graph* graph = window.canvas()->shownGraph();
             fsc::NodeId found;

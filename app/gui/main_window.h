@@ -104,6 +104,8 @@ public:
     // Runs the graph shown on the CPU with the Run dock's inputs and iterations, off the GUI
     // thread; ranFinished() follows. Per-node times fill the Run table and heat the canvas.
     void runShownGraph();
+    // Why the last run stopped (runFinished(false)), one line naming the file, node and cause.
+    QString lastRunError() const { return m_lastRunError; }
     void showCpuFallback(const QString& title, const QString& why);
     void cancelWork();  // what the status bar's Cancel does: stops everything under way
     QString logText() const;
@@ -269,6 +271,7 @@ private:
     NodeTableModel* m_nodeTable;
     SummaryView* m_summary;
     StatusLine* m_status;  // never re-lays out the window when its text changes
+    QString m_lastRunError;
     WorkIndicator* m_work;  // long work in the status bar, with Cancel
 };
 

@@ -129,7 +129,8 @@ void MainWindow::runShownGraph() {
             m_runPanel->setRunning(false);
             if (!ran.gpuError.isEmpty()) showCpuFallback(tr("The CUDA run failed"), ran.gpuError);
             if (!ran.status.isOk()) {
-                m_status->setText(tr("Run stopped: %1").arg(QString::fromStdString(ran.status.message())));
+                m_lastRunError = QString::fromStdString(ran.status.message());
+                m_status->setText(tr("Run stopped: %1").arg(m_lastRunError));
                 log(m_status->text());
                 emit runFinished(false);
                 return;

@@ -3,21 +3,28 @@
 
 usage: combination_matrix.py CLI GUI|none FIXTURE_DIR SAMPLE_MODEL WORK_DIR
 
-Each invocation must end with exit 0, or exit 2 with exactly one "error: ..." line on
-stderr; never a signal, never a hang (a time limit per command), never another code.
+Each invocation must end with exit 0; exit 2 with exactly one "error: ..." line on stderr
+only where expected_refusals.txt (beside this script) lists the model, the command and the
+words of the error; never a signal, never a hang (a time limit per command), never another
+code. A listed refusal that no longer happens fails too, so the list stays exact. CUDA
+commands run on the simulated device (FUSESCOPE_DEVICE=simulated), and `run --backend cuda`
+must write the CPU backend's outputs for the same seeded inputs.
 Prints one line per failure and a count per command; exits 1 when anything failed.
 The models: the hand-built fixtures (good/*.onnx, good/external), the exporter-style ones
 (styles/*.onnx) and the bundled sample. Options that only pick a file name are run once per
 model with each output flag (-o, --dump-dir, --json, --explain) rather than all products.
 """
 import concurrent.futures
+import fnmatch
 import glob
 import os
 import shutil
 import subprocess
 import sys
 
+import numpy as np
 import onnx
+from onnx import numpy_helper
 
 CLI, GUI, FIXTURES, SAMPLE, WORK = sys.argv[1:6]
 TIME_LIMIT = 300
@@ -55,7 +62,7 @@ for base, base_args in compile_bases.items():
 commands += [
     ("run", [CLI, "run"], ["--output-dir", "{out}/outputs"]),
     ("run --json --pipeline O0", [CLI, "run"], ["--json", "--pipeline", "O0"]),
-    ("run --backend cuda", [CLI, "run"], ["--backend", "cuda"]),
+    ("run --backend cuda", [CLI, "run"], ["--backend", "cuda", "--output-dir", "{out}/cuda"]),
     ("walkthrough", [CLI, "walkthrough"], ["--json", "-o", "{out}/walk.html"]),
     ("walkthrough --backend cuda --pipeline O1", [CLI, "walkthrough"],
      ["--backend", "cuda", "--pipeline", "O1", "--chapters", "4,9", "--json"]),
@@ -67,6 +74,58 @@ if GUI != "none":
                         ("screenshot --compare", ["--compare"]), ("screenshot --run", ["--run"]),
                         ("screenshot --palette dark --run", ["--palette", "dark", "--run", "--dock", "timeline"])):
         commands.append((name, [GUI], ["--screenshot", "{out}/shot.png"] + extra))
+
+
+
+
+def model_name(model):
+    return "sample" if model == SAMPLE else os.path.relpath(model, FIXTURES)
+
+
+def load_refusals(path):
+    """expected_refusals.txt: MODEL<TAB>COMMAND-PATTERN<TAB>WORDS OF THE ERROR  # why"""
+    entries = []
+    for line in open(path, encoding="utf-8"):
+        line = line.split("#", 1)[0].rstrip()
+        if not line:
+            continue
+        model, pattern, words = [part.strip() for part in line.split("\t") if part.strip()]
+        entries.append((model, pattern, words))
+    return entries
+
+
+REFUSALS = load_refusals(os.path.join(os.path.dirname(os.path.abspath(__file__)), "expected_refusals.txt"))
+
+
+def expected_refusal(name, model, error):
+    for entry in REFUSALS:
+        m, pattern, words = entry
+        if m == model_name(model) and fnmatch.fnmatchcase(name, pattern) and words in error:
+            return entry
+    return None
+
+
+def outputs_differ(cuda_dir, cpu_dir):
+    """The CUDA run's outputs against the CPU's: relative 1e-4 per element, floor 1% of the largest."""
+    names = sorted(f for f in os.listdir(cpu_dir) if f.endswith(".pb"))
+    if not names or names != sorted(f for f in os.listdir(cuda_dir) if f.endswith(".pb")):
+        return f"outputs {sorted(os.listdir(cuda_dir))} against the CPU's {names}"
+    for name in names:
+        want = numpy_helper.to_array(onnx.load_tensor(os.path.join(cpu_dir, name)))
+        got = numpy_helper.to_array(onnx.load_tensor(os.path.join(cuda_dir, name)))
+        if want.dtype != got.dtype or want.shape != got.shape:
+            return f"{name}: {got.dtype}{list(got.shape)} against the CPU's {want.dtype}{list(want.shape)}"
+        if want.dtype.kind not in "fiub":
+            continue
+        a, b = want.astype(np.float64), got.astype(np.float64)
+        both_nan = np.isnan(a) & np.isnan(b)
+        finite = np.abs(a[np.isfinite(a)])
+        floor = max(0.01 * (finite.max() if finite.size else 0.0), 1e-30)
+        error = np.where(both_nan | (a == b), 0.0, np.abs(a - b) / np.maximum(np.abs(a), floor))
+        worst = float(np.nan_to_num(error, nan=np.inf).max()) if error.size else 0.0
+        if not worst <= 1e-4:
+            return f"{name}: worst relative error {worst:.3g} against the CPU backend"
+    return None
 
 
 checked = {}
@@ -89,7 +148,7 @@ def check(job):
     out = os.path.join(WORK, f"{index:05d}")
     os.makedirs(out, exist_ok=True)
     argv = prefix + [model] + [a.replace("{out}", out) for a in args]
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", FUSESCOPE_DEVICE="simulated")
     try:
         p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=TIME_LIMIT, env=env)
         written = os.path.join(out, "compiled.onnx")
@@ -97,9 +156,17 @@ def check(job):
             try:  # what compile writes, ONNX's own checker accepts
                 onnx.checker.check_model(onnx.load(written), full_check=True)
             except Exception as e:  # noqa: BLE001 - any refusal is the finding
-                return name, model, f"the ONNX checker refuses the compiled model: {str(e).splitlines()[0]}"
+                return name, model, f"the ONNX checker refuses the compiled model: {str(e).splitlines()[0]}", None
+        if p.returncode == 0 and os.path.isdir(os.path.join(out, "cuda")):
+            cpu = subprocess.run([CLI, "run", model, "--output-dir", os.path.join(out, "cpu")], stdin=subprocess.DEVNULL,
+                                 capture_output=True, timeout=TIME_LIMIT, env=env)
+            if cpu.returncode != 0:
+                return name, model, f"the CPU run to compare with exits {cpu.returncode}", None
+            differ = outputs_differ(os.path.join(out, "cuda"), os.path.join(out, "cpu"))
+            if differ:
+                return name, model, differ, None
     except subprocess.TimeoutExpired:
-        return name, model, f"hung (over {TIME_LIMIT} s)"
+        return name, model, f"hung (over {TIME_LIMIT} s)", None
     finally:
         shutil.rmtree(out, ignore_errors=True)
     err = p.stderr.decode("utf-8", "replace")
@@ -107,29 +174,44 @@ def check(job):
     lines = [line.split("\r")[-1] for line in err.split("\n")]
     errors = [line for line in lines if line.startswith("error:")]
     if p.returncode < 0:
-        return name, model, f"killed by signal {-p.returncode}: {err.strip()[-300:]}"
+        return name, model, f"killed by signal {-p.returncode}: {err.strip()[-300:]}", None
     if p.returncode == 0:
-        return name, model, None
+        return name, model, None, None
     if p.returncode != 2:
-        return name, model, f"exit {p.returncode}: {err.strip()[-300:]}"
+        return name, model, f"exit {p.returncode}: {err.strip()[-300:]}", None
     if len(errors) != 1:
-        return name, model, f"exit 2 with {len(errors)} error lines: {err.strip()[-300:]}"
-    return name, model, None
+        return name, model, f"exit 2 with {len(errors)} error lines: {err.strip()[-300:]}", None
+    entry = expected_refusal(name, model, errors[0])
+    if entry is None:
+        return name, model, f"refused, and expected_refusals.txt does not list it: {errors[0][:300]}", None
+    return name, model, None, entry
 
 
 jobs = [(i, m, c) for i, (m, c) in enumerate((m, c) for m in models for c in commands)]
 os.makedirs(WORK, exist_ok=True)
 failures = []
 per_command = {}
+used = set()
+refused = 0
 with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-    for name, model, problem in pool.map(check, jobs):
+    for name, model, problem, entry in pool.map(check, jobs):
         ok, bad = per_command.get(name, (0, 0))
         per_command[name] = (ok + (problem is None), bad + (problem is not None))
+        if entry:
+            used.add(entry)
+            refused += 1
         if problem:
-            failures.append(f"FAIL {name} {os.path.relpath(model, FIXTURES) if model != SAMPLE else 'sample'}: {problem}")
+            failures.append(f"FAIL {name} {model_name(model)}: {problem}")
+# A listed refusal of a command and model this run tried that did not happen: the list is stale.
+tried = {(name, model_name(model)) for model in models for name, _, _ in commands}
+for entry in REFUSALS:
+    m, pattern, words = entry
+    applies = any(mm == m and fnmatch.fnmatchcase(n, pattern) for n, mm in tried)
+    if applies and entry not in used:
+        failures.append(f"FAIL expected_refusals.txt: {m} '{pattern}' no longer refuses with '{words}': remove the line")
 for line in failures:
     print(line)
 for name, (ok, bad) in per_command.items():
     print(f"{name:32s} {ok:3d} ok {bad:3d} failed")
-print(f"{len(jobs)} invocations over {len(models)} models, {len(failures)} failed")
+print(f"{len(jobs)} invocations over {len(models)} models, {refused} expected refusals, {len(failures)} failed")
 sys.exit(1 if failures else 0)
