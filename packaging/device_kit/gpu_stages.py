@@ -49,10 +49,26 @@ def build_model(torch, name):
     if name == "bert_base":
         layer = torch.nn.TransformerEncoderLayer(d_model=768, nhead=12, dim_feedforward=3072,
                                                  activation="gelu", batch_first=True)
-        return torch.nn.TransformerEncoder(layer, num_layers=12).eval(), (128, 768)
+        return distinct_layers(torch, torch.nn.TransformerEncoder(layer, num_layers=12)).eval(), (128, 768)
     if name == "tiny_mlp":
         return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 64)).eval(), (64,)
     raise ValueError("unknown model " + name)
+
+
+def distinct_layers(torch, encoder):
+    """nn.TransformerEncoder deep-copies one layer, and the exporter stores identical weights
+    once: the model would hold one layer's weights (1/12 of BERT-base's, which stay in L2).
+    Each layer gets its own (tests/models/distinct_layers.py does the same for the tests)."""
+    for layer in encoder.layers:
+        for module in layer.modules():
+            reset = getattr(module, "_reset_parameters", None) or getattr(module, "reset_parameters", None)
+            if reset is not None and module is not layer:
+                reset()
+        with torch.no_grad():
+            for norm in (layer.norm1, layer.norm2):
+                norm.weight.normal_(1.0, 0.02)
+                norm.bias.normal_(0.0, 0.02)
+    return encoder
 
 
 def export(torch, model, example, path):

@@ -17,6 +17,9 @@ import numpy as np
 import torch
 import torchvision
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from distinct_layers import distinct_layers  # noqa: E402
+
 CACHE = sys.argv[1]
 os.makedirs(CACHE, exist_ok=True)
 torch.manual_seed(0)
@@ -26,7 +29,7 @@ class Encoder(torch.nn.Module):
     def __init__(self):
         super().__init__()
         layer = torch.nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=256, batch_first=True)
-        self.encoder = torch.nn.TransformerEncoder(layer, num_layers=2)
+        self.encoder = distinct_layers(torch, torch.nn.TransformerEncoder(layer, num_layers=2))
 
     def forward(self, x):
         return self.encoder(x)
@@ -65,7 +68,7 @@ MODELS = {
     "lstm": (Lstm, lambda: torch.randn(1, 12, 32)),
 }
 
-stamp = f"torch {torch.__version__}, torchvision {torchvision.__version__}, reference io 2\n"
+stamp = f"torch {torch.__version__}, torchvision {torchvision.__version__}, reference io 2, distinct layers\n"
 for name, (make, example) in MODELS.items():
     path = os.path.join(CACHE, name + ".onnx")
     stamp_path = path + ".stamp"
