@@ -17,9 +17,17 @@ kernels' GB/s against a device-to-device copy, from `fusescope-cli profile`.
 PyTorch's times keep inputs and outputs on the device; fusescope-cli's include copying the
 inputs in and the outputs out (its run is host to host), which the summary says.
 
-Each stage writes DIR/stageN.json and DIR/stageN.txt and exits 0 (passed), 1 (failed) or
-3 (skipped: no CUDA in this PyTorch). Cases not started within --budget seconds are listed
-as not run. --self-test runs the plumbing on a tiny model on the CPU and the simulated
+Every stage 4 case feeds PyTorch and fusescope-cli the same input and compares the whole
+output tensors (float32: max |ours - torch| within 1e-3 of the output's largest magnitude;
+float16 and bfloat16: 2e-2 and a cosine of at least 0.9995).
+
+Correctness and goals are kept apart. A stage fails (exit 1) on an error or a wrong output;
+its goals (stage 3's profiler overhead, stage 4's latency and memory against PyTorch) are
+listed in DIR/stageN.json's "goals", each with its figure and target, and the summary's
+first line says `GOALS k/n met` with every missed goal. A case that did not run (an error,
+or not started within --budget seconds) misses every goal it has. Each stage writes
+DIR/stageN.json and DIR/stageN.txt and exits 0 (passed), 1 (failed) or 3 (skipped: no CUDA
+in this PyTorch). --self-test runs the plumbing on a tiny model on the CPU and the simulated
 device, for CI, where there is no GPU.
 """
 import argparse
@@ -28,6 +36,7 @@ import json
 import os
 import re
 import statistics
+import struct
 import subprocess
 import sys
 import time
@@ -97,6 +106,101 @@ def time_torch(torch, fn, x, iterations, warmup, device):
     return {"median_ms": statistics.median(times), "p90_ms": percentile(times, 0.9), "peak_bytes": peak}
 
 
+NPY_DESCR = {"float32": "<f4", "float16": "<f2"}
+ONNX_TO_TORCH = {1: "float32", 10: "float16", 16: "bfloat16", 11: "float64", 7: "int64", 6: "int32"}
+
+
+def save_npy(torch, tensor, path):
+    """A tensor as a .npy file (version 1.0), without numpy: what `run --input` reads."""
+    t = tensor.detach().to("cpu").contiguous()
+    dtype = str(t.dtype).replace("torch.", "")
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        NPY_DESCR[dtype], "".join("%d, " % d for d in t.shape))
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
+        try:
+            f.write(t.numpy().tobytes())
+        except Exception:  # a PyTorch without numpy
+            f.write(bytes(t.untyped_storage()))
+
+
+def read_tensor_proto(torch, path):
+    """dims, data_type and raw_data of the TensorProto `run --output-dir` writes (protobuf
+    wire format: field 1 dims, 2 data_type, 9 raw_data), as a torch tensor on the CPU."""
+    data = open(path, "rb").read()
+    dims, dtype, raw, at = [], None, b"", 0
+
+    def varint():
+        nonlocal at
+        value, shift = 0, 0
+        while True:
+            byte = data[at]
+            at += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value
+
+    while at < len(data):
+        key = varint()
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value = varint()
+            if field == 1:
+                dims.append(value)
+            elif field == 2:
+                dtype = value
+        elif wire == 2:
+            length = varint()
+            chunk = data[at:at + length]
+            at += length
+            if field == 1:  # packed dims
+                inner, at_outer, data_outer = chunk, at, data
+                data, at = inner, 0
+                while at < len(data):
+                    dims.append(varint())
+                data, at = data_outer, at_outer
+            elif field == 9:
+                raw = chunk
+        elif wire == 5:
+            at += 4
+        elif wire == 1:
+            at += 8
+        else:
+            raise ValueError("%s: wire type %d" % (path, wire))
+    if dtype not in ONNX_TO_TORCH:
+        raise ValueError("%s: data type %s" % (path, dtype))
+    t = torch.frombuffer(bytearray(raw), dtype=getattr(torch, ONNX_TO_TORCH[dtype])) if raw else torch.empty(0)
+    return t.reshape(dims)
+
+
+def compare_outputs(torch, ours, reference, dtype_name, tf32=False):
+    """Whole tensors: the largest error against the reference's largest magnitude, and (for
+    half types) the cosine between them."""
+    a = reference.detach().to("cpu", torch.float64).flatten()
+    b = ours.detach().to("cpu", torch.float64).flatten()
+    limit = 2e-2 if dtype_name in ("float16", "bfloat16") else 5e-3 if tf32 else 1e-3
+    result = {"limit": limit}
+    if a.shape != b.shape:
+        result.update(ok=False, why="%d elements against PyTorch's %d" % (b.numel(), a.numel()))
+        return result
+    scale = max(float(a.abs().max()) if a.numel() else 0.0, 1e-30)
+    error = float((a - b).abs().max()) / scale if a.numel() else 0.0
+    error = float("inf") if error != error else error
+    cosine = float(torch.dot(a, b) / max(float(a.norm() * b.norm()), 1e-300)) if a.numel() else 1.0
+    result.update(max_rel_error=error, cosine=cosine)
+    result["ok"] = error <= limit and (limit < 2e-2 or cosine >= 0.9995)
+    if not result["ok"]:
+        result["why"] = "max error %.3g of the largest magnitude (limit %.0e), cosine %.6f" % (error, limit, cosine)
+    return result
+
+
+def goal(name, figure, target, unit, met):
+    """One goal of a case: its figure against its target; None as the figure: not measured."""
+    return {"goal": name, "figure": figure, "target": target, "unit": unit, "met": bool(met) and figure is not None}
+
+
 def run_cli(cli, args, env, timeout=300):
     done = subprocess.run([cli] + args, capture_output=True, text=True, env=env, timeout=timeout)
     if done.returncode != 0:
@@ -104,9 +208,9 @@ def run_cli(cli, args, env, timeout=300):
     return done.stdout
 
 
-def fusescope_run(cli, model_path, iterations, warmup, env):
+def fusescope_run(cli, model_path, iterations, warmup, env, extra=()):
     out = run_cli(cli, ["run", model_path, "--backend", "cuda", "--iterations", str(iterations),
-                        "--warmup", str(warmup), "--json"], env)
+                        "--warmup", str(warmup), "--json"] + list(extra), env)
     j = json.loads(out)
     device = j.get("device", {})
     return {"median_ms": j["latency_ms"]["median"], "p90_ms": j["latency_ms"]["p90"],
@@ -152,9 +256,11 @@ def stage3(torch, args, env, device, dtype):
                               "--trace", base + ".json"])
             del result["nodes"]
             case.update(result)
-            goal = 15.0 if batch == 1 else 5.0
-            case["overhead_goal_percent"] = goal
-            case["overhead_goal_met"] = result["overhead_percent"] is not None and result["overhead_percent"] <= goal
+            target = 15.0 if batch == 1 else 5.0
+            case["overhead_goal_percent"] = target
+            case["overhead_goal_met"] = result["overhead_percent"] is not None and result["overhead_percent"] <= target
+            case["goals"] = [goal("profiler overhead", result["overhead_percent"], target, "%",
+                                  case["overhead_goal_met"])]
             trace = json.load(open(base + ".json"))
             events = trace["traceEvents"] if isinstance(trace, dict) else trace
             case["trace_kernel_events"] = sum(1 for e in events if e.get("cat") == "kernel")
@@ -165,6 +271,7 @@ def stage3(torch, args, env, device, dtype):
                 failures.append("b%d: %d kernels tied to no plan node" % (batch, result["unattributed_kernels"]))
         except Exception as e:  # one line per case; the stage goes on
             case["error"] = str(e)
+            case["goals"] = [goal("profiler overhead", None, 15.0 if batch == 1 else 5.0, "%", False)]
             failures.append("b%d: %s" % (batch, e))
     return cases, failures
 
@@ -196,31 +303,51 @@ def stage4(torch, args, env, device, _dtype):
             for batch in (1, 32):
                 case = {"model": model_name, "batch": batch, "dtype": str(dtype).replace("torch.", "")}
                 cases.append(case)
+                # Until measured, every goal of the case is a miss.
+                case["goals"] = [goal("latency against eager", None, 1.0, "x", False),
+                                 goal("latency against torch.compile", None, 1.2, "x", False),
+                                 goal("peak memory against eager", None, 1.0, "x", False)]
                 if time.monotonic() > deadline:
                     case["error"] = "not run: the stage's time budget was spent (run.sh 4 --cases %s)" % model_name
+                    failures.append("%s %s b%d: %s" % (model_name, case["dtype"], batch, case["error"]))
                     continue
                 try:
                     model, shape = build_model(torch, model_name)
                     model = model.to(device=device, dtype=dtype)
                     x = torch.randn(batch, *shape, device=device, dtype=dtype)
-                    path = os.path.join(args.out, "models", "%s-%s-b%d.onnx" % (model_name, case["dtype"], batch))
+                    name = "%s-%s-b%d" % (model_name, case["dtype"], batch)
+                    path = os.path.join(args.out, "models", name + ".onnx")
                     os.makedirs(os.path.dirname(path), exist_ok=True)
                     export(torch, model, x, path)
+                    # The same input through both; the outputs compared whole.
+                    with torch.inference_mode():
+                        reference = model(x)
+                    x_file = os.path.join(args.out, "models", name + ".input.npy")
+                    save_npy(torch, x, x_file)
+                    outputs = os.path.join(args.out, "stage4-%s-outputs" % name)
                     case["eager"] = time_torch(torch, model, x, iterations, warmup, device)
                     if hasattr(torch, "compile") and not args.self_test:
                         compiled = torch.compile(model)
                         case["torch_compile"] = time_torch(torch, compiled, x, iterations, warmup, device)
                     else:
                         case["torch_compile"] = None
-                    ours = fusescope_run(args.cli, path, iterations, warmup, env)
+                    ours = fusescope_run(args.cli, path, iterations, warmup, env,
+                                         ["--input", "input=" + x_file, "--output-dir", outputs])
                     case["fusescope"] = ours
+                    case["output"] = compare_outputs(torch, read_tensor_proto(torch, os.path.join(outputs, "output_0.pb")),
+                                                     reference, case["dtype"])
+                    if not case["output"]["ok"]:
+                        failures.append("%s %s b%d: output differs from PyTorch's: %s" % (
+                            model_name, case["dtype"], batch, case["output"]["why"]))
                     case["vs_eager"] = ours["median_ms"] / case["eager"]["median_ms"]
                     if case["torch_compile"]:
                         case["vs_compile"] = ours["median_ms"] / case["torch_compile"]["median_ms"]
-                    case["goals"] = {
-                        "at_or_below_eager": case["vs_eager"] <= 1.0,
-                        "within_1.2x_of_compile": case.get("vs_compile", 99) <= 1.2,
-                        "memory_at_or_below_eager": ours["peak_bytes"] <= case["eager"]["peak_bytes"] if device == "cuda" else None}
+                    memory = ours["peak_bytes"] / case["eager"]["peak_bytes"] if case["eager"]["peak_bytes"] else None
+                    case["goals"] = [goal("latency against eager", case["vs_eager"], 1.0, "x", case["vs_eager"] <= 1.0),
+                                     goal("latency against torch.compile", case.get("vs_compile"), 1.2, "x",
+                                          case.get("vs_compile", 99) <= 1.2),
+                                     goal("peak memory against eager", memory, 1.0, "x",
+                                          memory is not None and memory <= 1.0)]
                     # Per kernel: the largest GEMM and the generated element-wise kernels.
                     prof = profile(args.cli, path, 5 if args.self_test else 20,
                                    os.path.join(args.out, "stage4-%s-%s-b%d-csv" % (model_name, case["dtype"], batch)), env)
@@ -243,10 +370,25 @@ def stage4(torch, args, env, device, _dtype):
     return cases, failures
 
 
+def case_label(c):
+    return "%s b%d%s" % (c["model"], c["batch"], " " + c["dtype"] if "dtype" in c else "")
+
+
+def goals_line(cases):
+    """GOALS k/n met, then each missed goal with its figure."""
+    goals = [(case_label(c), g) for c in cases for g in c.get("goals", [])]
+    met = sum(1 for _, g in goals if g["met"])
+    missed = ["%s %s %s (target %s%s)" % (label, g["goal"],
+                                         "not measured" if g["figure"] is None else "%.3g%s" % (g["figure"], g["unit"]),
+                                         g["target"], g["unit"]) for label, g in goals if not g["met"]]
+    return "GOALS %d/%d met%s" % (met, len(goals), "; missed: " + "; ".join(missed) if missed else "")
+
+
 def summary_text(stage, status, reason, cases):
-    lines = ["stage %d, %s: %s%s" % (stage, STAGE_NAMES[stage], status, " (%s)" % reason if reason else "")]
+    lines = [goals_line(cases),
+             "stage %d, %s: %s%s" % (stage, STAGE_NAMES[stage], status, " (%s)" % reason if reason else "")]
     for c in cases:
-        label = "  %s b%d%s" % (c["model"], c["batch"], " " + c["dtype"] if "dtype" in c else "")
+        label = "  " + case_label(c)
         if "error" in c:
             lines.append("%s: %s" % (label, c["error"]))
         elif stage == 3:
@@ -269,6 +411,10 @@ def summary_text(stage, status, reason, cases):
                     text += " (cuBLAS alone %.1f)" % g["cublas_tflops"]
             if "elementwise" in c:
                 text += "; element-wise %.0f GB/s (D2D copy %.0f)" % (c["elementwise"]["gbps"], c["elementwise"]["copy_gbps"])
+            if "output" in c:
+                o = c["output"]
+                text += "; output %s PyTorch's (max error %.2g, cosine %.6f)" % (
+                    "matches" if o["ok"] else "DIFFERS FROM", o.get("max_rel_error", float("nan")), o.get("cosine", float("nan")))
             lines.append(text)
     if stage == 4:
         lines.append("  (fusescope-cli's times include copying inputs in and outputs out; PyTorch's keep them on the device)")
@@ -305,8 +451,10 @@ def main():
         if failures:
             status, reason = "failed", "; ".join(failures)[:2000]
     with open(os.path.join(args.out, "stage%d.json" % args.stage), "w") as f:
+        goals = [g for c in cases for g in c.get("goals", [])]
         json.dump({"stage": args.stage, "name": STAGE_NAMES[args.stage], "status": status, "reason": reason,
-                   "self_test": args.self_test, "cases": cases}, f, indent=1)
+                   "self_test": args.self_test, "goals_met": sum(1 for g in goals if g["met"]), "goals": len(goals),
+                   "cases": cases}, f, indent=1)
     with open(os.path.join(args.out, "stage%d.txt" % args.stage), "w") as f:
         f.write(summary_text(args.stage, status, reason, cases))
     return {"passed": 0, "failed": 1, "skipped": 3}[status]

@@ -13,9 +13,12 @@
 #      Perfetto trace, every kernel tied to a plan node), profiler overhead against its goals.
 #   4  the benchmark: resnet50, vit_b_16, a BERT-base encoder, batch 1 and 32, float32 and
 #      float16, fusescope-cli run --backend cuda against PyTorch eager and torch.compile in
-#      the same run (gpu_stages.py says how); --cases a,b limits it to those models.
-# Exit status: 0 when every stage run passed, 1 when one failed, 3 when there is no usable
-# CUDA device (no driver, no GPU): the summary says why. 64 for a bad command line.
+#      the same run, the same input through both and the outputs compared whole
+#      (gpu_stages.py says how); --cases a,b limits it to those models.
+# Exit status: 0 when every stage run passed, 1 when one failed (an error, a wrong output, a
+# case that did not run), 3 when there is no usable CUDA device (no driver, no GPU): the
+# summary says why. 64 for a bad command line. Goals (speed, memory, profiler overhead) do
+# not change it: summary.txt's first line says `GOALS k/n met` and lists each missed goal.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 stage="" out=$here cases=""
@@ -206,6 +209,20 @@ done
   done
   echo "]}"
 } >"$out/summary.json"
-for n in "${ran[@]}"; do cat "$out/stage$n.txt"; done >"$out/summary.txt"
+# The first line: every goal of the stages that ran (3 and 4 have them), met or missed with
+# its figure; the stages' own lines follow. Goals never change the exit status.
+goals=$(python3 - "$out/summary.json" <<'PY' 2>/dev/null || echo "GOALS ? (python3 could not read summary.json)"
+import json, sys
+stages = json.load(open(sys.argv[1]))["stages"]
+goals = [(c, g) for s in stages for c in s.get("cases", []) for g in c.get("goals", [])]
+met = sum(1 for _, g in goals if g["met"])
+missed = ["%s b%s%s %s %s (target %s%s)" % (c.get("model"), c.get("batch"), " " + c["dtype"] if "dtype" in c else "",
+                                          g["goal"], "not measured" if g["figure"] is None else "%.3g%s" % (g["figure"], g["unit"]),
+                                          g["target"], g["unit"]) for c, g in goals if not g["met"]]
+print("GOALS %d/%d met%s" % (met, len(goals), "; missed: " + "; ".join(missed) if missed else
+                             (" (no stage with goals ran)" if not goals else "")))
+PY
+)
+{ echo "$goals"; for n in "${ran[@]}"; do grep -v '^GOALS ' "$out/stage$n.txt"; done; } >"$out/summary.txt"
 cat "$out/summary.txt"
 exit "$rc"

@@ -34,6 +34,7 @@ else:
 print("device kit stage 1:", stage["status"], "-", stage["reason"] or stage["devices"])
 PY
 grep -q "stage 1, device and libraries: " "$work/out/summary.txt" || fail "summary.txt"
+head -1 "$work/out/summary.txt" | grep -qE '^GOALS [0-9]+/[0-9]+ met' || fail "summary.txt's first line is not the goals"
 set +e
 bash "$kit/run.sh" 9 >/dev/null 2>&1
 [ $? = 64 ] || fail "an unknown stage is not a usage error"
@@ -92,11 +93,17 @@ if s["status"] == "skipped":  # no PyTorch here
 else:
     assert s["status"] == "passed" and status == 0, s
     assert len(s["cases"]) == 2 and all("error" not in c for c in s["cases"]), s["cases"]
+    # Goals are counted apart from correctness, each with its figure and target.
+    assert s["goals"] == sum(len(c["goals"]) for c in s["cases"]) > 0, s
+    assert all({"goal", "figure", "target", "met"} <= set(g) for c in s["cases"] for g in c["goals"]), s["cases"]
     for c in s["cases"]:
         if s["stage"] == 3:
             assert c["kernels"] > 0 and c["unattributed_kernels"] == 0 and c["report_bytes"] > 1000, c
         else:
             assert c["fusescope"]["median_ms"] > 0 and c["eager"]["median_ms"] > 0 and c["fusescope"]["steps_on_device"] > 0, c
-print("device kit stage %d self-test: %s" % (s["stage"], s["status"]))
+            # The same input through PyTorch and Fusescope, the whole outputs compared.
+            assert c["output"]["ok"] and c["output"]["max_rel_error"] <= 1e-3, c["output"]
+print("device kit stage %d self-test: %s, %d/%d goals met" % (s["stage"], s["status"], s["goals_met"], s["goals"]))
 PY
+  head -1 "$work/self-test/stage$n.txt" | grep -qE '^GOALS [0-9]+/[0-9]+ met' || fail "stage $n's summary does not open with its goals"
 done
