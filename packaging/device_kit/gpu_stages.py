@@ -2,6 +2,7 @@
 """The device kit's stages that need PyTorch, run by run.sh on the GPU machine.
 
   gpu_stages.py 3|4 --cli FUSESCOPE_CLI --out DIR [--cases a,b] [--budget SECONDS] [--self-test]
+  gpu_stages.py compare-outputs OURS_DIR REFERENCE_DIR   (stage 2: two `run --output-dir` folders)
 
 Stage 3, CUPTI: resnet50 (random weights) exported by PyTorch at batch 1 and 32, each
 profiled with `fusescope-cli profile --backend cuda`: the run stored, the HTML report and the
@@ -173,6 +174,59 @@ def read_tensor_proto(torch, path):
         raise ValueError("%s: data type %s" % (path, dtype))
     t = torch.frombuffer(bytearray(raw), dtype=getattr(torch, ONNX_TO_TORCH[dtype])) if raw else torch.empty(0)
     return t.reshape(dims)
+
+
+def read_tensor_values(path):
+    """A TensorProto file's values as Python floats, without torch or numpy (stage 2)."""
+    data = open(path, "rb").read()
+    fields, at = {}, 0
+
+    def varint():
+        nonlocal at
+        value, shift = 0, 0
+        while True:
+            byte = data[at]
+            at += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value
+
+    while at < len(data):
+        key = varint()
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            fields.setdefault(field, varint())
+        elif wire == 2:
+            length = varint()
+            fields[field] = data[at:at + length]
+            at += length
+        else:
+            at += 4 if wire == 5 else 8
+    formats = {1: "f", 10: "e", 11: "d", 7: "q", 6: "i"}
+    fmt = formats.get(fields.get(2))
+    if fmt is None:
+        raise ValueError("%s: data type %s" % (path, fields.get(2)))
+    raw = fields.get(9, b"")
+    return list(struct.unpack("<%d%s" % (len(raw) // struct.calcsize(fmt), fmt), raw))
+
+
+def compare_output_dirs(ours_dir, reference_dir, limit=1e-4):
+    """Every output_N.pb of two `run --output-dir` folders, whole: the largest error within
+    `limit` of the reference's largest magnitude. Returns (worst, problem or None)."""
+    names = sorted(f for f in os.listdir(reference_dir) if f.endswith(".pb"))
+    if not names or names != sorted(f for f in os.listdir(ours_dir) if f.endswith(".pb")):
+        return None, "outputs %s against %s" % (sorted(os.listdir(ours_dir)), names)
+    worst = 0.0
+    for name in names:
+        a, b = read_tensor_values(os.path.join(reference_dir, name)), read_tensor_values(os.path.join(ours_dir, name))
+        if len(a) != len(b):
+            return None, "%s: %d values against %d" % (name, len(b), len(a))
+        scale = max([abs(x) for x in a if x == x] + [1e-30])
+        for x, y in zip(a, b):
+            error = 0.0 if x == y or (x != x and y != y) else abs(x - y) / scale
+            worst = error if not error <= worst else worst  # a NaN error sticks
+    return worst, None if worst <= limit else "largest error %.3g of the largest magnitude (limit %.0e)" % (worst, limit)
 
 
 def compare_outputs(torch, ours, reference, dtype_name, tf32=False):
@@ -422,6 +476,10 @@ def summary_text(stage, status, reason, cases):
 
 
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "compare-outputs":  # run.sh stage 2: OURS REFERENCE
+        worst, problem = compare_output_dirs(sys.argv[2], sys.argv[3])
+        print("outputs within %.2g of the CPU's" % worst if problem is None else "outputs differ: " + problem)
+        return 0 if problem is None else 1
     parser = argparse.ArgumentParser()
     parser.add_argument("stage", type=int, choices=[3, 4])
     parser.add_argument("--cli", required=True)

@@ -70,6 +70,24 @@ contains() { grep "$@" >/dev/null; }
 contains -E '^Totals: [0-9]+ passed, 0 failed' "$work/kit-tests.txt" || fail "no totals from the kit's tests"
 echo "device kit: $(grep '^Totals' "$work/kit-tests.txt")"
 
+# Stage 2's end-to-end check compares whole outputs: the simulated device's against the CPU's
+# pass, and one value changed fails.
+FUSESCOPE_DEVICE=simulated "$kit/fusescope-cli" run "$kit/models/sample.onnx" --backend cuda --output-dir "$work/e2e-cuda" >/dev/null
+"$kit/fusescope-cli" run "$kit/models/sample.onnx" --output-dir "$work/e2e-cpu" >/dev/null
+python3 "$kit/gpu_stages.py" compare-outputs "$work/e2e-cuda" "$work/e2e-cpu" >/dev/null || fail "compare-outputs: the simulated device's sample outputs differ"
+python3 - "$work/e2e-cuda/output_0.pb" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+at = len(data) - 4  # the last float32 of raw_data, the file's last field
+value = struct.unpack_from("<f", data, at)[0]
+struct.pack_into("<f", data, at, value + 1.0)
+open(sys.argv[1], "wb").write(bytes(data))
+PY
+set +e
+python3 "$kit/gpu_stages.py" compare-outputs "$work/e2e-cuda" "$work/e2e-cpu" >/dev/null
+[ $? = 1 ] || fail "compare-outputs accepts a changed output value"
+set -e
+
 # Stage 3 without a device is not attempted: exit 3, stage 1's reason.
 if [ "$rc" = 3 ]; then
   set +e
