@@ -126,50 +126,54 @@ def save_npy(torch, tensor, path):
             f.write(bytes(t.untyped_storage()))
 
 
-def read_tensor_proto(torch, path):
-    """dims, data_type and raw_data of the TensorProto `run --output-dir` writes (protobuf
-    wire format: field 1 dims, 2 data_type, 9 raw_data), as a torch tensor on the CPU."""
+def parse_tensor_proto(path):
+    """dims, data_type and raw_data of the TensorProto `run --output-dir` writes, read from the
+    protobuf wire format (field 1 dims, 2 data_type, 9 raw_data): the GPU machine has no onnx."""
     data = open(path, "rb").read()
+
+    def varints(buf):
+        at = 0
+        while at < len(buf):
+            value, shift = 0, 0
+            while True:
+                byte = buf[at]
+                at += 1
+                value |= (byte & 0x7F) << shift
+                shift += 7
+                if byte < 0x80:
+                    break
+            yield value, at
+
     dims, dtype, raw, at = [], None, b"", 0
-
-    def varint():
-        nonlocal at
-        value, shift = 0, 0
-        while True:
-            byte = data[at]
-            at += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                return value
-
     while at < len(data):
-        key = varint()
+        key, used = next(varints(data[at:at + 10]))
+        at += used
         field, wire = key >> 3, key & 7
         if wire == 0:
-            value = varint()
+            value, used = next(varints(data[at:at + 10]))
+            at += used
             if field == 1:
                 dims.append(value)
             elif field == 2:
                 dtype = value
         elif wire == 2:
-            length = varint()
-            chunk = data[at:at + length]
-            at += length
+            length, used = next(varints(data[at:at + 10]))
+            chunk = data[at + used:at + used + length]
+            at += used + length
             if field == 1:  # packed dims
-                inner, at_outer, data_outer = chunk, at, data
-                data, at = inner, 0
-                while at < len(data):
-                    dims.append(varint())
-                data, at = data_outer, at_outer
+                dims += [v for v, _ in varints(chunk)]
             elif field == 9:
                 raw = chunk
-        elif wire == 5:
-            at += 4
-        elif wire == 1:
-            at += 8
+        elif wire in (1, 5):
+            at += 8 if wire == 1 else 4
         else:
             raise ValueError("%s: wire type %d" % (path, wire))
+    return dims, dtype, raw
+
+
+def read_tensor_proto(torch, path):
+    """The file's tensor as a torch tensor on the CPU."""
+    dims, dtype, raw = parse_tensor_proto(path)
     if dtype not in ONNX_TO_TORCH:
         raise ValueError("%s: data type %s" % (path, dtype))
     t = torch.frombuffer(bytearray(raw), dtype=getattr(torch, ONNX_TO_TORCH[dtype])) if raw else torch.empty(0)
@@ -177,37 +181,11 @@ def read_tensor_proto(torch, path):
 
 
 def read_tensor_values(path):
-    """A TensorProto file's values as Python floats, without torch or numpy (stage 2)."""
-    data = open(path, "rb").read()
-    fields, at = {}, 0
-
-    def varint():
-        nonlocal at
-        value, shift = 0, 0
-        while True:
-            byte = data[at]
-            at += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                return value
-
-    while at < len(data):
-        key = varint()
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            fields.setdefault(field, varint())
-        elif wire == 2:
-            length = varint()
-            fields[field] = data[at:at + length]
-            at += length
-        else:
-            at += 4 if wire == 5 else 8
-    formats = {1: "f", 10: "e", 11: "d", 7: "q", 6: "i"}
-    fmt = formats.get(fields.get(2))
+    """The file's values as Python floats, without torch or numpy (stage 2)."""
+    _, dtype, raw = parse_tensor_proto(path)
+    fmt = {1: "f", 10: "e", 11: "d", 7: "q", 6: "i"}.get(dtype)
     if fmt is None:
-        raise ValueError("%s: data type %s" % (path, fields.get(2)))
-    raw = fields.get(9, b"")
+        raise ValueError("%s: data type %s" % (path, dtype))
     return list(struct.unpack("<%d%s" % (len(raw) // struct.calcsize(fmt), fmt), raw))
 
 
