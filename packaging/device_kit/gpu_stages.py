@@ -3,6 +3,7 @@
 
   gpu_stages.py 3|4 --cli FUSESCOPE_CLI --out DIR [--cases a,b] [--budget SECONDS] [--self-test]
   gpu_stages.py compare-outputs OURS_DIR REFERENCE_DIR   (stage 2: two `run --output-dir` folders)
+  gpu_stages.py export MODEL BATCH OUT.onnx               (stage 2: resnet50 at batch 1)
 
 Stage 3, CUPTI: resnet50 (random weights) exported by PyTorch at batch 1 and 32, each
 profiled with `fusescope-cli profile --backend cuda`: the run stored, the HTML report and the
@@ -458,6 +459,12 @@ def main():
         worst, problem = compare_output_dirs(sys.argv[2], sys.argv[3])
         print("outputs within %.2g of the CPU's" % worst if problem is None else "outputs differ: " + problem)
         return 0 if problem is None else 1
+    if len(sys.argv) == 5 and sys.argv[1] == "export":  # run.sh stage 2: MODEL BATCH OUT.onnx
+        import torch
+        model, shape = build_model(torch, sys.argv[2])
+        os.makedirs(os.path.dirname(os.path.abspath(sys.argv[4])), exist_ok=True)
+        export(torch, model, torch.randn(int(sys.argv[3]), *shape), sys.argv[4])
+        return 0
     parser = argparse.ArgumentParser()
     parser.add_argument("stage", type=int, choices=[3, 4])
     parser.add_argument("--cli", required=True)

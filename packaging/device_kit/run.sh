@@ -7,8 +7,10 @@
 #      PyTorch's nvidia/*/lib folders), what fusescope-cli sees.
 #   2  correctness: every CUDA kernel against the CPU backend on random, odd, broadcast and
 #      empty shapes, every fixture model CUDA against CPU (tests/tst_cuda_backend on the GPU),
-#      the kernels again under compute-sanitizer memcheck, and the sample model through
-#      fusescope-cli run --backend cuda against --backend cpu.
+#      the kernels, the NVRTC kernels and a CUDA Graph replay again under compute-sanitizer
+#      memcheck (its absence is a failure), and the sample and resnet50 at batch 1 (exported
+#      here by PyTorch; also under memcheck) through fusescope-cli run --backend cuda
+#      against the CPU, every output value compared.
 #   3  CUPTI: resnet50 exported by PyTorch, profiled at batch 1 and 32 (stored, HTML report,
 #      Perfetto trace, every kernel tied to a plan node), profiler overhead against its goals.
 #   4  the benchmark: resnet50, vit_b_16, a BERT-base encoder, batch 1 and 32, float32 and
@@ -104,6 +106,29 @@ stage1() {
   case "$status" in passed) return 0 ;; no_device) return 3 ;; *) return 1 ;; esac
 }
 
+# One model through `run --backend cuda` and on the CPU with the same seeded inputs, every
+# output value compared: one line, and a failing status when anything differs or errs.
+end_to_end() {
+  local model=$1 name
+  name=$(basename "$model" .onnx)
+  rm -rf "$out/stage2-$name-cuda" "$out/stage2-$name-cpu"
+  local compared summary
+  if ! "$cli" run "$model" --backend cuda --iterations 20 --warmup 3 --json --output-dir "$out/stage2-$name-cuda" \
+         >"$out/stage2-$name-cuda.json" 2>"$out/stage2-$name.err" ||
+     ! "$cli" run "$model" --output-dir "$out/stage2-$name-cpu" >/dev/null 2>>"$out/stage2-$name.err"; then
+    echo "$name: $(tail -1 "$out/stage2-$name.err" | head -c 300)"
+    return 1
+  fi
+  compared=$(python3 "$here/gpu_stages.py" compare-outputs "$out/stage2-$name-cuda" "$out/stage2-$name-cpu")
+  local rc=$?
+  summary=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); dev = d.get("device", {})
+print("%s steps on %s, graph replayed: %s, median %.3f ms" % (dev.get("steps_on_device"), dev.get("name"),
+      dev.get("cuda_graph_replayed"), d["latency_ms"]["median"]))' "$out/stage2-$name-cuda.json")
+  echo "$name: $compared; $summary"
+  return $rc
+}
+
 stage2() {
   local tests=$here/tests/tst_cuda_backend status=passed reason="" totals sanitizer="not run" cli_check
   export FUSESCOPE_FIXTURE_DIR=$here/models/fixtures FUSESCOPE_SAMPLE_MODEL=$here/models/sample.onnx
@@ -114,37 +139,48 @@ stage2() {
     status=failed
     reason="tst_cuda_backend: $totals; first failures: $(grep -m3 '^FAIL!' "$out/stage2-tests.txt" | tr '\n' ' ')"
   fi
+  # resnet50 at batch 1, exported here by PyTorch: end to end and under memcheck below.
+  local resnet=$out/models/resnet50-b1.onnx have_resnet=1
+  python3 "$here/gpu_stages.py" export resnet50 1 "$resnet" >"$out/stage2-export.txt" 2>&1 || {
+    have_resnet=0
+    status=failed
+    reason="${reason:+$reason; }resnet50 could not be exported: $(tail -1 "$out/stage2-export.txt")"
+  }
   # The kernels once more under memcheck: out-of-bounds and misaligned accesses, leaks of
-  # device memory, errors the launches returned.
+  # device memory, errors the launches returned. Every kernel kind (singleOps), the NVRTC
+  # kernels, CUDA Graph capture and replay, then resnet50 through the CLI (a graph replayed).
   local cs
   cs=$(command -v compute-sanitizer || ls "${CUDA_HOME:-/usr/local/cuda}"/bin/compute-sanitizer 2>/dev/null || true)
   if [ -n "$cs" ]; then
     FUSESCOPE_TEST_DEVICE=gpu timeout 300 "$cs" --tool memcheck --leak-check full --error-exitcode 9 \
-      "$tests" singleOps fallbackCopiesAreExplicit >"$out/stage2-memcheck.txt" 2>&1
+      "$tests" singleOps fallbackCopiesAreExplicit fusedElementwiseRunsTheGeneratedKernel \
+      cudaGraphCapturedAndReplayed >"$out/stage2-memcheck.txt" 2>&1
     local cs_rc=$?
     sanitizer=$(grep -m1 'ERROR SUMMARY' "$out/stage2-memcheck.txt" || echo "exit $cs_rc")
     if [ "$cs_rc" -ne 0 ]; then status=failed; reason="${reason:+$reason; }compute-sanitizer: $sanitizer"; fi
+    if [ "$have_resnet" = 1 ]; then
+      timeout 300 "$cs" --tool memcheck --error-exitcode 9 "$cli" run "$resnet" --backend cuda --iterations 2 \
+        --warmup 1 >"$out/stage2-memcheck-resnet50.txt" 2>&1
+      cs_rc=$?
+      local resnet_sanitizer
+      resnet_sanitizer=$(grep -m1 'ERROR SUMMARY' "$out/stage2-memcheck-resnet50.txt" || echo "exit $cs_rc")
+      sanitizer="$sanitizer; resnet50 b1: $resnet_sanitizer"
+      if [ "$cs_rc" -ne 0 ]; then status=failed; reason="${reason:+$reason; }compute-sanitizer on resnet50: $resnet_sanitizer"; fi
+    fi
   else  # an unchecked kernel is not a pass
     sanitizer="compute-sanitizer not found"
     status=failed
     reason="${reason:+$reason; }compute-sanitizer not found (PATH, \$CUDA_HOME/bin, /usr/local/cuda/bin)"
   fi
   # The CLI end to end: the plugin found beside it, the whole outputs as the CPU's for the
-  # same seeded inputs.
-  rm -rf "$out/stage2-cli-cuda" "$out/stage2-cli-cpu"
-  cli_check=$("$cli" run "$here/models/sample.onnx" --backend cuda --iterations 20 --warmup 3 --json \
-                --output-dir "$out/stage2-cli-cuda" >"$out/stage2-cli-cuda.json" 2>"$out/stage2-cli.err" &&
-              "$cli" run "$here/models/sample.onnx" --output-dir "$out/stage2-cli-cpu" >/dev/null 2>>"$out/stage2-cli.err" &&
-              python3 "$here/gpu_stages.py" compare-outputs "$out/stage2-cli-cuda" "$out/stage2-cli-cpu" &&
-              python3 - "$out/stage2-cli-cuda.json" <<'PY'
-import json, sys
-cuda = json.load(open(sys.argv[1]))
-dev = cuda.get("device", {})
-print("sample.onnx: %s steps on %s, graph replayed: %s, median %.3f ms" %
-      (dev.get("steps_on_device"), dev.get("name"), dev.get("cuda_graph_replayed"), cuda["latency_ms"]["median"]))
-PY
-  ) || { status=failed; reason="${reason:+$reason; }fusescope-cli run --backend cuda: $(head -c 300 "$out/stage2-cli.err") $cli_check"; }
-  cli_check=${cli_check//$'\n'/; }
+  # same seeded inputs, for the sample and resnet50.
+  cli_check=""
+  local models=("$here/models/sample.onnx") model line
+  [ "$have_resnet" = 1 ] && models+=("$resnet")
+  for model in "${models[@]}"; do
+    line=$(end_to_end "$model") || { status=failed; reason="${reason:+$reason; }fusescope-cli run --backend cuda: $line"; }
+    cli_check="${cli_check:+$cli_check | }$line"
+  done
   {
     printf '{"stage": 2, "name": "kernels and models against the CPU", "status": "%s", "reason": %s,\n' "$status" "$(json_string "$reason")"
     printf ' "tests": %s,\n "memcheck": %s,\n "cli": %s}\n' "$(json_string "$totals")" "$(json_string "$sanitizer")" "$(json_string "$cli_check")"
