@@ -265,4 +265,18 @@ PY
 )
 { echo "$goals"; for n in "${ran[@]}"; do grep -v '^GOALS ' "$out/stage$n.txt"; done; } >"$out/summary.txt"
 cat "$out/summary.txt"
+# A run on a GPU is the raw record of every figure it gives: a copy named for
+# docs/gpu-runs/DATE-DEVICE-COMMIT.json, to be committed beside the figures quoted from it.
+if [ "$rc" != 3 ]; then
+  gpu_name=$("$cli" devices 2>/dev/null | grep -m1 '^cuda:' | awk -F'  ' '{print $2}')
+  record=$(python3 -c 'import re, sys, time
+commit = re.search(r"commit ([0-9a-f]+)", sys.argv[1])
+device = re.sub(r"[^a-z0-9]+", "-", sys.argv[2].lower()).strip("-") or "gpu"
+print("%s-%s-%s.json" % (time.strftime("%Y-%m-%d"), device, commit.group(1) if commit else "unknown"))' \
+    "$(cat "$here/VERSION" 2>/dev/null)" "$gpu_name" 2>/dev/null)
+  if [ -n "$record" ]; then
+    mkdir -p "$out/gpu-runs" && cp "$out/summary.json" "$out/gpu-runs/$record"
+    echo "raw record: $out/gpu-runs/$record (commit it as docs/gpu-runs/$record)"
+  fi
+fi
 exit "$rc"
