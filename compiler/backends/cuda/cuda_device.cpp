@@ -394,7 +394,7 @@ public:
     Status convolution(const ConvCall& call) override {
         if (!m_dnn)
             return Status(ErrorCode::Unsupported, "no convolutions on this GPU: " + m_dnnMissing);
-        return m_dnn->run(call, m_capturing);
+        return m_dnn->run(call, [this](size_t bytes) { return workspace(bytes); });
     }
 
     Status synchronize() override {

@@ -114,7 +114,6 @@ std::unique_ptr<CudnnConvolution> CudnnConvolution::open(cudaStream_t stream, st
 }
 
 CudnnConvolution::~CudnnConvolution() {
-    if (m_workspace) cudaFree(m_workspace);
     if (m_handle) m_api->cudnnDestroy(static_cast<cudnnHandle_t>(m_handle));
     if (m_library) dlclose(m_library);
 }
@@ -124,7 +123,7 @@ std::string CudnnConvolution::version() const {
     return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
 }
 
-Status CudnnConvolution::run(const ConvCall& c, bool capturing) {
+Status CudnnConvolution::run(const ConvCall& c, const Workspace& workspace) {
     FSC_RETURN_IF_ERROR(checkConvCall(c));
     const Api& a = *m_api;
     auto failed = [&](const char* what, cudnnStatus_t s) {
@@ -195,20 +194,17 @@ Status CudnnConvolution::run(const ConvCall& c, bool capturing) {
     }
     size_t bytes = 0;
     FSC_DNN(a.cudnnGetConvolutionForwardWorkspaceSize(handle, d.x, d.w, d.conv, d.y, algo, &bytes));
-    if (bytes > m_workspaceBytes) {
-        if (capturing)
-            return Status(ErrorCode::Internal, "cuDNN asked for a larger workspace while capturing a CUDA graph");
-        if (m_workspace) cudaFree(m_workspace);
-        m_workspace = nullptr;
-        m_workspaceBytes = 0;
-        if (cudaError_t e = cudaMalloc(&m_workspace, bytes); e != cudaSuccess) {
-            cudaGetLastError();
-            return Status(ErrorCode::Unsupported, "out of device memory: cuDNN's workspace of " + std::to_string(bytes) + " bytes");
-        }
-        m_workspaceBytes = bytes;
+    // The device's workspace, not one of cuDNN's own: freeing a smaller one when a larger shape
+    // came along left CUDA Graphs captured for earlier shapes pointing into freed memory, and
+    // it was missing from the device's peak.
+    void* scratch = nullptr;
+    if (bytes) {
+        auto got = workspace(bytes);
+        if (!got) return got.status().withContext("cuDNN's workspace of " + std::to_string(bytes) + " bytes");
+        scratch = *got;
     }
     const float alpha = 1.f, beta = 0.f;
-    FSC_DNN(a.cudnnConvolutionForward(handle, &alpha, d.x, c.x, d.w, c.w, d.conv, algo, m_workspace, bytes, &beta, d.y, c.y));
+    FSC_DNN(a.cudnnConvolutionForward(handle, &alpha, d.x, c.x, d.w, c.w, d.conv, algo, scratch, bytes, &beta, d.y, c.y));
 #undef FSC_DNN
     return Status::ok();
 }

@@ -4,6 +4,7 @@
 // convolutions on the CPU. Part of the CUDA device plugin only.
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,9 +20,12 @@ public:
     static std::unique_ptr<CudnnConvolution> open(cudaStream_t stream, std::string* why);
     ~CudnnConvolution();
     std::string version() const;
-    // Runs on the stream; the workspace grows outside graph capture only (the first run of a
-    // shape is never captured).
-    Status run(const ConvCall& call, bool capturing);
+    // The device's scratch memory of at least `bytes`: counted in its peak, never freed while
+    // a captured CUDA Graph may point into it, and refused while capturing would grow it.
+    using Workspace = std::function<Result<void*>(size_t bytes)>;
+    // Runs on the stream with scratch memory from `workspace` (the first run of a shape is
+    // never captured, so it grows outside capture).
+    Status run(const ConvCall& call, const Workspace& workspace);
 
     struct Api;  // the resolved entry points
 
@@ -30,8 +34,6 @@ private:
     std::unique_ptr<Api> m_api;
     void* m_library = nullptr;
     void* m_handle = nullptr;  // cudnnHandle_t
-    void* m_workspace = nullptr;
-    size_t m_workspaceBytes = 0;
     std::map<std::string, int> m_algorithms;  // shape key -> cudnnConvolutionFwdAlgo_t
     std::mutex m_mutex;
 };
