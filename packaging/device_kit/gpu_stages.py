@@ -4,6 +4,7 @@
   gpu_stages.py 3|4 --cli FUSESCOPE_CLI --out DIR [--cases a,b] [--budget SECONDS] [--self-test]
   gpu_stages.py compare-outputs OURS_DIR REFERENCE_DIR   (stage 2: two `run --output-dir` folders)
   gpu_stages.py export MODEL BATCH OUT.onnx               (stage 2: resnet50 at batch 1)
+  gpu_stages.py goals-line SUMMARY_JSON                   (run.sh: every stage's goals in one line)
 
 Stage 3, CUPTI: resnet50 (random weights) exported by PyTorch at batch 1 and 32, each
 profiled with `fusescope-cli profile --backend cuda`: the run stored, the HTML report and the
@@ -514,6 +515,11 @@ def main():
         worst, problem = compare_output_dirs(sys.argv[2], sys.argv[3])
         print("outputs within %.2g of the CPU's" % worst if problem is None else "outputs differ: " + problem)
         return 0 if problem is None else 1
+    if len(sys.argv) == 3 and sys.argv[1] == "goals-line":  # run.sh: summary.txt's first line
+        cases = [c for stage in json.load(open(sys.argv[2]))["stages"] for c in stage.get("cases", [])]
+        line = goals_line(cases)
+        print(line + (" (no stage with goals ran)" if line == "GOALS 0/0 met" else ""))
+        return 0
     if len(sys.argv) == 5 and sys.argv[1] == "export":  # run.sh stage 2: MODEL BATCH OUT.onnx
         import torch
         model, shape = build_model(torch, sys.argv[2])

@@ -251,18 +251,8 @@ done
 } >"$out/summary.json"
 # The first line: every goal of the stages that ran (3 and 4 have them), met or missed with
 # its figure; the stages' own lines follow. Goals never change the exit status.
-goals=$(python3 - "$out/summary.json" <<'PY' 2>/dev/null || echo "GOALS ? (python3 could not read summary.json)"
-import json, sys
-stages = json.load(open(sys.argv[1]))["stages"]
-goals = [(c, g) for s in stages for c in s.get("cases", []) for g in c.get("goals", [])]
-met = sum(1 for _, g in goals if g["met"])
-missed = ["%s b%s%s %s %s (target %s%s)" % (c.get("model"), c.get("batch"), " " + c["dtype"] if "dtype" in c else "",
-                                          g["goal"], "not measured" if g["figure"] is None else "%.3g%s" % (g["figure"], g["unit"]),
-                                          g["target"], g["unit"]) for c, g in goals if not g["met"]]
-print("GOALS %d/%d met%s" % (met, len(goals), "; missed: " + "; ".join(missed) if missed else
-                             (" (no stage with goals ran)" if not goals else "")))
-PY
-)
+goals=$(python3 "$here/gpu_stages.py" goals-line "$out/summary.json" 2>/dev/null ||
+        echo "GOALS ? (python3 could not read summary.json)")
 { echo "$goals"; for n in "${ran[@]}"; do grep -v '^GOALS ' "$out/stage$n.txt"; done; } >"$out/summary.txt"
 cat "$out/summary.txt"
 # A run on a GPU is the raw record of every figure it gives: a copy named for

@@ -9,7 +9,7 @@
 
 #include "test_support.h"
 #include "core/tensor_io.h"
-#include "compiler/runtime/rt_tensor.h"
+#include "tensor_compare.h"
 
 namespace {
 
@@ -995,22 +995,17 @@ private slots:
     void cudaRunsOnEveryFixture() {
         QFETCH(QString, path);
         QFETCH(QStringList, flags);
-        static const QMap<QString, QString> expectedRefusals{
-            {QStringLiteral("breaks.onnx"), QStringLiteral("no cpu kernel for com.microsoft.Gelu")},
-            {QStringLiteral("domains.onnx"), QStringLiteral("no cpu kernel for com.microsoft.Gelu")},
-            {QStringLiteral("functions.onnx"), QStringLiteral("no cpu kernel for local.fns.DoubleRelu")},
-            {QStringLiteral("new_dtypes_ir10.onnx"), QStringLiteral("has dtype int4")},
-            {QStringLiteral("sparse.onnx"), QStringLiteral("Constant has no value attribute this runtime reads")}};
         const QString name = QFileInfo(path).fileName();
         QTemporaryDir dir;
         const QString outputs = dir.filePath(QStringLiteral("cuda"));
         QStringList args{QStringLiteral("run"), path, QStringLiteral("--backend"), QStringLiteral("cuda"), QStringLiteral("--json"),
                          QStringLiteral("--output-dir"), outputs};
         Run r = cli(args + flags, {QStringLiteral("FUSESCOPE_DEVICE=simulated")});
-        if (expectedRefusals.contains(name)) {
+        if (const auto refused = fsc::test::fixturesTheCpuRefuses().find(name.toStdString());
+            refused != fsc::test::fixturesTheCpuRefuses().end()) {
             QCOMPARE(r.exitCode, 2);
             QVERIFY2(r.err.trimmed().count('\n') == 0 && r.err.startsWith(QStringLiteral("error: ")), qPrintable(r.err));
-            QVERIFY2(r.err.contains(expectedRefusals[name]), qPrintable(r.err));
+            QVERIFY2(r.err.contains(QString::fromStdString(refused->second)), qPrintable(r.err));
             return;
         }
         QVERIFY2(r.exitCode == 0, qPrintable(QStringLiteral("exit %1: %2").arg(r.exitCode).arg(r.err)));
@@ -1045,15 +1040,7 @@ private slots:
             auto a = fsc::tensorFromConstant(*want);
             auto b = fsc::tensorFromConstant(*got);
             QVERIFY(a && b);
-            double largest = 0, worst = 0;
-            for (int64_t i = 0; i < a->numel(); ++i)
-                if (const double x = std::abs(fsc::elementAsDouble(*a, i)); std::isfinite(x)) largest = std::max(largest, x);
-            for (int64_t i = 0; i < a->numel(); ++i) {
-                const double x = fsc::elementAsDouble(*a, i), y = fsc::elementAsDouble(*b, i);
-                if (std::isnan(x) && std::isnan(y)) continue;
-                const double error = x == y ? 0.0 : std::abs(x - y) / std::max(std::abs(x), std::max(0.01 * largest, 1e-30));
-                if (!(error <= worst)) worst = error;
-            }
+            const double worst = fsc::test::worstRelativeError(*a, *b);
             QVERIFY2(worst <= 1e-4, qPrintable(QStringLiteral("%1: worst relative error %2").arg(f).arg(worst)));
         }
     }

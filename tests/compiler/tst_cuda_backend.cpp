@@ -34,6 +34,7 @@
 #include "core/onnx_export.h"
 #include "core/onnx_import.h"
 #include "core/shape_inference.h"
+#include "tensor_compare.h"
 #include "test_support.h"
 
 using namespace fsc;
@@ -75,27 +76,9 @@ RtTensor randomInput(DType dtype, const std::vector<int64_t>& dims, std::mt19937
     return t;
 }
 
-// The worst error of b against a, element by element relative to a's own value, with a
-// floor of 1% of a's largest magnitude for values near zero (an rtol with a small atol):
-// a probability of 0.025 is judged against 0.025, not against 1. A NaN or infinity in one
-// and not the other is an infinite error.
+// The CPU's result against the device's (tensor_compare.h).
 double worstError(const RtTensor& a, const RtTensor& b) {
-    if (a.dims != b.dims || a.dtype != b.dtype) return INFINITY;
-    double largest = 0;
-    for (int64_t i = 0; i < a.numel(); ++i)
-        if (const double x = std::abs(elementAsDouble(a, i)); std::isfinite(x)) largest = std::max(largest, x);
-    const double floor = std::max(0.01 * largest, 1e-30);
-    double worst = 0;
-    for (int64_t i = 0; i < a.numel(); ++i) {
-        const double x = elementAsDouble(a, i), y = elementAsDouble(b, i);
-        if (std::isnan(x) || std::isnan(y) || std::isinf(x) || std::isinf(y)) {
-            if (!(x == y || (std::isnan(x) && std::isnan(y)))) return INFINITY;
-            continue;
-        }
-        const double error = std::abs(x - y) / std::max(std::abs(x), floor);
-        if (!(error <= worst)) worst = error;
-    }
-    return worst;
+    return test::worstRelativeError(a, b);
 }
 
 struct Comparison {
@@ -185,6 +168,9 @@ Model opModel(const OpCase& c) {
     }
     return m;
 }
+
+// Table entries the host runs by design (shapes and control flow): no device kernel.
+const std::set<std::string> kHostByDesign{"Constant", "ConstantOfShape", "If", "Loop", "NonZero", "Scan", "Shape"};
 
 // How KernelRegistry and the capability table name a case's op, and its output's dtype.
 std::string caseKey(const OpCase& c) {
@@ -701,7 +687,6 @@ std::vector<OpRow> singleOpCases() {
     // The claimed (op, dtype) pairs without a case above: the op's first float32 case in
     // that dtype (float inputs and float constants converted; Resize's scales and roi stay
     // float32, as ONNX has them).
-    const std::set<std::string> hostByDesign{"Constant", "ConstantOfShape", "If", "Loop", "NonZero", "Scan", "Shape"};
     std::set<std::pair<std::string, DType>> have;
     std::vector<DType> outputs;
     for (const OpRow& r : rows) {
@@ -711,7 +696,7 @@ std::vector<OpRow> singleOpCases() {
     const CapabilityTable& table = CapabilityTable::cuda();
     const size_t written = rows.size();
     for (const std::string& entry : table.entries()) {
-        if (hostByDesign.count(entry)) continue;
+        if (kHostByDesign.count(entry)) continue;
         for (DType t : claimedDTypes(table, entry)) {
             if (have.count({entry, t})) continue;
             for (size_t i = 0; i < written; ++i) {
@@ -726,17 +711,6 @@ std::vector<OpRow> singleOpCases() {
     }
     return rows;
 }
-
-// Fixtures the CPU backend, the oracle, refuses by design: the words its refusal must contain
-// (a fixture missing from this list must import, compile, run on the CPU and match on the
-// device; one on it that starts to run must come off it).
-const std::map<std::string, std::string> kExpectedSkips = {
-    {"breaks.onnx", "no cpu kernel for com.microsoft.Gelu"},       // graph-break analysis' fixture
-    {"domains.onnx", "no cpu kernel for com.microsoft.Gelu"},      // a contrib-domain import fixture
-    {"functions.onnx", "no cpu kernel for local.fns.DoubleRelu"},  // model-local functions, not inlined
-    {"new_dtypes_ir10.onnx", "has dtype int4"},                    // IR 10's dtypes import; int4 does not run
-    {"sparse.onnx", "Constant has no value attribute this runtime reads"},  // sparse_value imports only
-};
 
 // Fixtures whose steps run on the host by design, with the least share of their steps
 // expected on the device (every other fixture: half).
@@ -897,7 +871,7 @@ private slots:
     // Every fixture model and the sample, compiled at O2, matches the CPU backend on three
     // runs of one executor (measured; captured and replayed; replayed from the planned
     // arena), with at least the expected share of its steps on the device. A fixture that
-    // does not import, compile or run fails, unless kExpectedSkips says why it cannot.
+    // does not import, compile or run fails, unless fixturesTheCpuRefuses() says why.
     void fixtureModelsMatchCpu_data() {
         QTest::addColumn<QString>("path");
         for (const QString& p : test::goodFixtures())
@@ -907,7 +881,7 @@ private slots:
     void fixtureModelsMatchCpu() {
         QFETCH(QString, path);
         const std::string name = QFileInfo(path).fileName().toStdString();
-        const auto skip = kExpectedSkips.find(name);
+        const auto skip = test::fixturesTheCpuRefuses().find(name);
         auto imported = importModel(path.toStdString());
         QVERIFY2(imported, imported ? "" : imported.status().message().c_str());
         auto passes = resolvePipeline("O2", "", {});
@@ -916,8 +890,8 @@ private slots:
         QVERIFY2(compiled, compiled ? "" : compiled.status().message().c_str());
         const Model& model = compiled->model;
         auto cpu = Executor::create(model, {});
-        if (skip != kExpectedSkips.end()) {
-            QVERIFY2(!cpu, "the CPU backend runs it now: take it off kExpectedSkips");
+        if (skip != test::fixturesTheCpuRefuses().end()) {
+            QVERIFY2(!cpu, "the CPU backend runs it now: take it off fixturesTheCpuRefuses()");
             QVERIFY2(cpu.status().message().find(skip->second) != std::string::npos, cpu.status().message().c_str());
             QSKIP(qPrintable(QStringLiteral("the CPU backend refuses it by design: ") +
                              QString::fromStdString(cpu.status().message())));
@@ -1417,16 +1391,13 @@ private slots:
             const std::string name = dot == std::string::npos ? op : op.substr(dot + 1);
             QVERIFY2(table.find(domain, name), ("kernel without a table entry: " + op).c_str());
         }
-        // The host runs these by design: shapes and control flow.
-        const std::set<std::string> notYet{
-            "Constant", "ConstantOfShape", "If", "Loop", "NonZero", "Scan", "Shape"};
         std::set<std::string> missing;
         for (const std::string& entry : table.entries())
             if (std::find(ops.begin(), ops.end(), entry) == ops.end()) missing.insert(entry);
         std::string diff;
         for (const auto& m : missing)
-            if (!notYet.count(m)) diff += " +" + m;
-        for (const auto& n : notYet)
+            if (!kHostByDesign.count(m)) diff += " +" + m;
+        for (const auto& n : kHostByDesign)
             if (!missing.count(n)) diff += " -" + n;
         QVERIFY2(diff.empty(), ("table ops without a kernel differ from the list:" + diff).c_str());
     }
@@ -1438,11 +1409,10 @@ private slots:
     void everyClaimedOpAndDtypeHasACase() {
         std::set<std::pair<std::string, DType>> covered;
         for (const OpRow& r : singleOpCases()) covered.insert({caseKey(r.c), caseOutputType(r.c)});
-        const std::set<std::string> hostByDesign{"Constant", "ConstantOfShape", "If", "Loop", "NonZero", "Scan", "Shape"};
         const CapabilityTable& table = CapabilityTable::cuda();
         QStringList missing;
         for (const std::string& entry : table.entries()) {
-            if (hostByDesign.count(entry)) continue;
+            if (kHostByDesign.count(entry)) continue;
             const std::set<DType> claimed = claimedDTypes(table, entry);
             QVERIFY2(!claimed.empty(), entry.c_str());
             for (DType t : claimed)
