@@ -194,6 +194,21 @@ void addIterationOptions(CLI::App& command, int& iterations, int& warmup, const 
         ->group(group);
 }
 
+void addTf32Option(CLI::App& command, bool& tf32, const std::string& group) {
+    command.add_flag("--tf32", tf32,
+                     "float32 GEMMs and convolutions on tensor cores from TF32-rounded inputs\n"
+                     "(cuBLASLt's FAST_TF32, cuDNN's default math): faster, within about 5e-3 of\n"
+                     "strict float32 (needs --backend cuda)")
+        ->group(group);
+}
+
+Status checkCudaOnlyFlags(const std::string& backend, bool tf32, bool deviceIo) {
+    if (backend == "cuda") return Status::ok();
+    if (tf32) return Status(ErrorCode::InvalidArgument, "--tf32 needs --backend cuda (TF32 is a GPU tensor-core format)");
+    if (deviceIo) return Status(ErrorCode::InvalidArgument, "--device-io needs --backend cuda");
+    return Status::ok();
+}
+
 void addBackendOption(CLI::App& command, std::string& backend, const std::string& group, const std::string& help) {
     command.add_option("--backend", backend, help)
         ->type_name("cpu|cuda")

@@ -68,6 +68,9 @@ void addSeedOption(CLI::App& command, uint64_t& seed, const std::string& group);
 void addThreadsOption(CLI::App& command, int& threads, const std::string& group);
 void addIterationOptions(CLI::App& command, int& iterations, int& warmup, const std::string& group,
                          const std::string& iterationsHelp, const std::string& warmupHelp);
+void addTf32Option(CLI::App& command, bool& tf32, const std::string& group);
+// --tf32 and --device-io mean something on the GPU only: a usage error's reason otherwise.
+Status checkCudaOnlyFlags(const std::string& backend, bool tf32, bool deviceIo = false);
 void addBackendOption(CLI::App& command, std::string& backend, const std::string& group, const std::string& help);
 
 }  // namespace fsc::cli

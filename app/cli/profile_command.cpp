@@ -32,6 +32,7 @@ struct ProfileArgs {
     std::string model, store, tracePath, csvDir, reportPath, backend = "cpu";
     PipelineChoice pipeline;
     int iterations = 20, warmup = 2, threads = 0;
+    bool tf32 = false;
     uint64_t seed = 0;
     InputChoice input;
     std::string list;                  // --list RUN.fsdb
@@ -60,6 +61,7 @@ void addOptions(CLI::App& app, ProfileArgs& a) {
                         "to measure its overhead",
                         "untimed runs first (default 2)");
     addThreadsOption(app, a.threads, running);
+    addTf32Option(app, a.tf32, running);
     addPipelineOptions(app, a.pipeline, "compilation (run before profiling)");
     const std::string inputs = "inputs (otherwise random from --seed)";
     addInputOptions(app, a.input, inputs);
@@ -141,6 +143,7 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
     }
     if (args.model.empty()) return usageError(app, "profile needs a MODEL");
     if (std::string why = args.pipeline.conflict(); !why.empty()) return usageError(app, why);
+    if (Status s = checkCudaOnlyFlags(args.backend, args.tf32); !s) return usageError(app, s.message());
     const std::string& model = args.model;
     const std::string &store = args.store, &tracePath = args.tracePath, &csvDir = args.csvDir,
                       &reportPath = args.reportPath, &backend = args.backend;
@@ -169,6 +172,7 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
     feeds.dims = input.dims;
     request.feeds = feeds;
     request.device = device;
+    request.tf32 = args.tf32;
     request.iterations = int(iterations);
     request.warmup = int(warmup);
     request.threads = int(threads);

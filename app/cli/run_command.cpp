@@ -34,7 +34,7 @@ struct RunArgs {
     uint64_t seed = 0;
     int iterations = 1, warmup = 0;
     int threads = 0;
-    bool json = false, profile = false;
+    bool json = false, profile = false, tf32 = false, deviceIo = false;
     std::string backend = "cpu";
     std::string cudaGraphs = "on";
     PipelineChoice pipeline;
@@ -65,6 +65,12 @@ void addOptions(CLI::App& app, RunArgs& a) {
         ->type_name("on|off")
         ->check(oneOf({"on", "off"}, "on or off"))
         ->group(execution);
+    addTf32Option(app, a.tf32, execution);
+    app.add_flag("--device-io", a.deviceIo,
+                 "device-resident timing: inputs copied to the GPU once before the timed runs,\n"
+                 "outputs left there (read back once after them), as PyTorch's are (needs\n"
+                 "--backend cuda)")
+        ->group(timing);
     addThreadsOption(app, a.threads, execution);
     app.footer("Without --input-dir or --input, inputs are random from a fixed seed: floats uniform in\n"
                "[-1, 1), integers uniform in [0, 10), bools fair coins.");
@@ -90,6 +96,7 @@ std::string mib(size_t bytes) {
 int run(const CLI::App& app, const RunArgs& args) {
     if (args.model.empty()) return usageError(app, "run needs a MODEL");
     if (std::string why = args.pipeline.conflict(); !why.empty()) return usageError(app, why);
+    if (Status s = checkCudaOnlyFlags(args.backend, args.tf32, args.deviceIo); !s) return usageError(app, s.message());
 
     ExecutorOptions options;
     if (args.backend == "cuda") {
@@ -99,6 +106,7 @@ int run(const CLI::App& app, const RunArgs& args) {
         options.backend = Backend::Cuda;
         options.device = *device;
         options.cudaGraphs = args.cudaGraphs == "on";
+        options.tf32 = args.tf32;
     }
 
     auto passes = args.pipeline.resolve(args.backend);
@@ -123,6 +131,14 @@ int run(const CLI::App& app, const RunArgs& args) {
     if (!built) return fail(args.model + ": " + built.status().message());
     const std::vector<RtTensor>& feeds = built->tensors;
     const std::vector<std::string>& sources = built->sources;
+    // --device-io: the feeds cross to the device once, before any timed run.
+    std::vector<RtTensor> runFeeds = feeds;
+    if (args.deviceIo)
+        for (RtTensor& feed : runFeeds) {
+            auto uploaded = uploadToDevice(*exec.device(), feed);
+            if (!uploaded) return fail(args.model + ": copying the inputs to the device: " + uploaded.status().message());
+            feed = std::move(*uploaded);
+        }
 
     // --profile: the profile command's recorder, on the timed runs only.
     Trace trace;
@@ -130,20 +146,32 @@ int run(const CLI::App& app, const RunArgs& args) {
     recorder.originNs = TraceRecorder::nowNs();
     RunOptions runOptions;
     runOptions.listener = args.profile ? &recorder : nullptr;
+    runOptions.outputsOnDevice = args.deviceIo;
     std::vector<RtTensor> outputs;
     std::vector<double> samples;
     for (int i = 0; i < args.warmup + args.iterations; ++i) {
-        std::vector<RtTensor> copy = feeds;
+        std::vector<RtTensor> copy = runFeeds;
         recorder.recording = i >= args.warmup;
         recorder.iteration = i - args.warmup;
         Stopwatch watch;
         auto result = exec.run(std::move(copy), runOptions);
+        // Outputs left on the device: the time counts until the device's work is done.
+        if (result && args.deviceIo) {
+            if (Status s = exec.device()->synchronize(); !s) result = s;
+        }
         const double ms = watch.elapsedMs();
         if (!result) return fail(args.model + ": " + result.status().message() + sizesNote(result.status(), args.input.dims, built->sizing));
         if (i >= args.warmup) samples.push_back(ms);
         outputs = std::move(*result);
     }
     const SampleStats latency = computeStats(samples);
+    const TransferStats lastRun = exec.lastTransfers();  // before reading device outputs back
+    if (args.deviceIo)
+        for (RtTensor& out : outputs) {
+            auto host = downloadToHost(*exec.device(), out);
+            if (!host) return fail(args.model + ": reading the outputs back: " + host.status().message());
+            out = std::move(*host);
+        }
 
     if (!args.outputDir.empty()) {
         std::error_code ec;
@@ -168,8 +196,10 @@ int run(const CLI::App& app, const RunArgs& args) {
         j["pipeline"] = pipelineName;
         j["nodes"] = model->graph->nodeCount();
         j["threads"] = options.threads;
+        j["tf32"] = args.tf32;
+        j["timing"] = args.deviceIo ? "device-resident" : "host to host";
         if (Device* device = exec.device()) {
-            const TransferStats& t = exec.lastTransfers();
+            const TransferStats& t = lastRun;
             int onDevice = 0;
             nlohmann::json fallbacks = nlohmann::json::array();
             for (const PlanStep& step : exec.plan().steps) {
@@ -223,7 +253,7 @@ int run(const CLI::App& app, const RunArgs& args) {
             if (step.backend == Backend::Cuda) ++onDevice;
             else ++fallbackOps[step.opType];
         }
-        const TransferStats& t = exec.lastTransfers();
+        const TransferStats& t = lastRun;
         std::cout << "device: " << device->name() << "  steps on the device: " << onDevice << " of "
                   << exec.plan().steps.size();
         if (!fallbackOps.empty()) {
@@ -243,7 +273,9 @@ int run(const CLI::App& app, const RunArgs& args) {
                   << s.min << "  max " << s.max << "  mean " << s.mean << "\n";
     }
     std::cout << std::fixed << std::setprecision(3) << "latency: median " << latency.median << " ms, p90 "
-              << latency.p90 << " ms over " << args.iterations << " iteration(s) after " << args.warmup << " warmup\n";
+              << latency.p90 << " ms over " << args.iterations << " iteration(s) after " << args.warmup << " warmup"
+              << (args.deviceIo ? " (device-resident: inputs and outputs stay on the device)" : "")
+              << (args.tf32 ? ", TF32" : "") << "\n";
     if (memory)
         std::cout << "memory plan: arena " << mib(memory->arenaBytes) << ", naive sum " << mib(memory->naiveBytes)
                   << ", lower bound " << mib(memory->lowerBoundBytes) << "\n";

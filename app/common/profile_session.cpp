@@ -67,6 +67,7 @@ Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::at
     if (request.device) {
         options.backend = Backend::Cuda;
         options.device = request.device;
+        options.tf32 = request.tf32;
     }
     auto executor = Executor::create(request.graph, request.opsets, options);
     if (!executor) return executor.status();

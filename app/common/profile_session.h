@@ -28,6 +28,7 @@ struct ProfileRequest {
     // The CUDA backend's device; null runs on the CPU. Without CUPTI a device node's time is
     // taken on the host with a synchronisation after it (launch and kernel together).
     std::shared_ptr<Device> device;
+    bool tf32 = false;  // ExecutorOptions::tf32
     std::string model;
     std::string pipeline;
     std::vector<PassSummary> passes;

@@ -29,6 +29,7 @@ struct LoweringContext {
     std::shared_ptr<Device> device;
     const CapabilityTable* capabilities = nullptr;
     std::shared_ptr<const LoweringContext> host;
+    bool tf32 = false;  // ExecutorOptions::tf32
     int64_t opsetFor(const std::string& domain) const;
 };
 

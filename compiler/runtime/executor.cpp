@@ -88,6 +88,22 @@ Result<RtTensor> allocateDeviceTensor(Device& device, DType dtype, std::vector<i
 
 }  // namespace
 
+Result<RtTensor> uploadToDevice(Device& device, const RtTensor& host) {
+    if (host.onDevice) return host;
+    if (host.dtype == DType::String) return Status(ErrorCode::Unsupported, "a string tensor cannot go to the device");
+    auto t = allocateDeviceTensor(device, host.dtype, host.dims);
+    if (!t) return t.status();
+    FSC_RETURN_IF_ERROR(device.copyToDevice(t->data, host.data, host.bytes()));
+    return t;
+}
+
+Result<RtTensor> downloadToHost(Device& device, const RtTensor& onDevice) {
+    if (!onDevice.onDevice) return onDevice;
+    RtTensor host = allocateTensor(onDevice.dtype, onDevice.dims);
+    FSC_RETURN_IF_ERROR(device.copyToHost(host.data, onDevice.data, onDevice.bytes()));
+    return host;
+}
+
 // The values of one run of one graph. On the CUDA backend a value lives where its producer
 // ran; `mirror` holds its copy on the other side once a reader there asked for it.
 class Executor::Frame : public ValueScope {
@@ -237,6 +253,7 @@ public:
     ThreadPool& pool() override { return m_pool; }
     const ValueScope* scope() const override { return &m_frame; }
     Device* device() override { return m_frame.m_device; }
+    bool tf32() const override { return m_executor.m_context->tf32; }
     std::string where() const override {
         return "node '" + m_step.nodeName + "' (" + m_step.opType + ")";
     }
@@ -341,6 +358,7 @@ Result<std::unique_ptr<Executor>> Executor::create(
     context->registry = &KernelRegistry::cpu();
     context->backend = Backend::Cpu;
     context->pool = std::make_shared<ThreadPool>(options.threads);
+    context->tf32 = options.tf32;
     if (options.backend == Backend::Cuda) {
         std::shared_ptr<Device> device = options.device;
         if (!device) {
@@ -494,6 +512,8 @@ Status Executor::checkFeeds(const std::vector<RtTensor>& feeds) const {
         };
         if (declared.elemType != DType::Undefined && t.dtype != declared.elemType)
             return mismatch("wrong dtype");
+        if (t.onDevice && !(m_context && m_context->device))
+            return Status(ErrorCode::InvalidArgument, "input '" + v.name + "' is on a device, and this run has none");
         if (!declared.shape.rankKnown()) continue;
         if (declared.shape.rank() != t.rank()) return mismatch("wrong rank");
         for (size_t d = 0; d < t.rank(); ++d)
@@ -529,7 +549,7 @@ Result<std::vector<RtTensor>> Executor::runUnguarded(std::vector<RtTensor> feeds
     const bool listenerReplays = !options.listener || options.listener->graphReplayScope() != 0;
     if (sig && m_allOnDevice && m_options.cudaGraphs && listenerReplays && !sig->graphFailed && m_context->depth == 0) {
         if (options.cancel && options.cancel->load()) return Status(ErrorCode::Cancelled, "run cancelled");
-        if (auto result = runAsGraph(*sig, feeds, options.listener)) {
+        if (auto result = runAsGraph(*sig, feeds, options.listener, options.outputsOnDevice)) {
             m_last = sig;
             return std::move(*result);
         }
@@ -558,7 +578,7 @@ Result<std::vector<RtTensor>> Executor::runUnguarded(std::vector<RtTensor> feeds
         frame.ptr[id.index] = t;
     }
     FSC_RETURN_IF_ERROR(runSteps(frame, sig, options, sig ? nullptr : &recorded, sig ? nullptr : &recordedOnDevice));
-    auto outputs = collectOutputs(frame);
+    auto outputs = collectOutputs(frame, options.outputsOnDevice);
     if (!outputs) return outputs.status();
     if (!sig) {
         FSC_RETURN_IF_ERROR(layOutSignature(signature, recorded, recordedOnDevice));
@@ -627,7 +647,7 @@ Status Executor::runSteps(Frame& frame, const SignaturePlan* sig, const RunOptio
     return Status::ok();
 }
 
-Result<std::vector<RtTensor>> Executor::collectOutputs(Frame& frame) {
+Result<std::vector<RtTensor>> Executor::collectOutputs(Frame& frame, bool outputsOnDevice) {
     const Graph& g = graph();
     std::vector<RtTensor> outputs;
     for (ValueId id : g.outputs) {
@@ -636,7 +656,9 @@ Result<std::vector<RtTensor>> Executor::collectOutputs(Frame& frame) {
             return Status(ErrorCode::InvalidModel,
                           "graph output '" + g.value(id).name + "' was never computed");
         RtTensor& owned = frame.owned[id.index];
-        if (t->onDevice) {
+        if (t->onDevice && outputsOnDevice) {
+            outputs.push_back(*t);  // an arena slot, or its own block kept alive by `owner`
+        } else if (t->onDevice) {
             RtTensor host = allocateTensor(t->dtype, t->dims);
             FSC_RETURN_IF_ERROR(m_context->device->copyToHost(host.data, t->data, t->bytes())
                                     .withContext("graph output '" + g.value(id).name + "'"));
@@ -749,7 +771,7 @@ ValueId Executor::inPlaceTakeover(const PlanStep& step, size_t s, const std::vec
 // goes step by step. A listener that ties replays to plan nodes gets a graph of its own,
 // captured while it listens.
 std::optional<Result<std::vector<RtTensor>>> Executor::runAsGraph(SignaturePlan& sig, const std::vector<RtTensor>& feeds,
-                                                                  ExecutionListener* listener) {
+                                                                  ExecutionListener* listener, bool outputsOnDevice) {
     Device& device = *m_context->device;
     const Graph& g = graph();
     int& graphId = listener ? sig.listenedGraph : sig.graph;
@@ -769,8 +791,14 @@ std::optional<Result<std::vector<RtTensor>>> Executor::runAsGraph(SignaturePlan&
         }
     }
     for (size_t i = 0; i < feeds.size(); ++i) {
-        Status copied = device.copyToDevice(sig.feedBuffers[i].data, feeds[i].data, feeds[i].bytes());
+        // The graph reads its inputs from fixed buffers: a device feed elsewhere is copied there
+        // on the device, a host feed crosses over.
+        if (feeds[i].onDevice && feeds[i].data == sig.feedBuffers[i].data) continue;
+        Status copied = feeds[i].onDevice
+                            ? device.copyOnDevice(sig.feedBuffers[i].data, feeds[i].data, feeds[i].bytes())
+                            : device.copyToDevice(sig.feedBuffers[i].data, feeds[i].data, feeds[i].bytes());
         if (!copied.isOk()) return Result<std::vector<RtTensor>>(copied.withContext("input '" + g.value(m_feeds[i]).name + "'"));
+        if (feeds[i].onDevice) continue;
         m_transfers.hostToDeviceBytes += int64_t(feeds[i].bytes());
         ++m_transfers.copies;
     }
@@ -817,6 +845,8 @@ std::optional<Result<std::vector<RtTensor>>> Executor::runAsGraph(SignaturePlan&
     }
     Status replayed = device.replay(graphId);
     if (!replayed.isOk()) return Result<std::vector<RtTensor>>(replayed.withContext("CUDA Graph replay"));
+    m_transfers.graphReplayed = true;
+    if (outputsOnDevice) return Result<std::vector<RtTensor>>(sig.graphOutputs);
     std::vector<RtTensor> outputs;
     for (size_t i = 0; i < sig.graphOutputs.size(); ++i) {
         const RtTensor& t = sig.graphOutputs[i];

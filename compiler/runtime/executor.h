@@ -27,6 +27,9 @@ struct ExecutorOptions {
     // Capture a run whose shapes the plan knows as a CUDA Graph and replay it from then on
     // (only when every step runs on the device and nobody listens to individual launches).
     bool cudaGraphs = true;
+    // float32 GEMMs and convolutions on tensor cores from inputs rounded to TF32 (10-bit
+    // mantissa): faster, and within about 5e-3 of strict float32 instead of 1e-4. Off by default.
+    bool tf32 = false;
 };
 
 // What crossed between host and device in the most recent run.
@@ -39,7 +42,16 @@ struct TransferStats {
 struct RunOptions {
     ExecutionListener* listener = nullptr;
     const std::atomic<bool>* cancel = nullptr;
+    // Device-resident outputs: a graph output made on the device comes back as a device tensor
+    // (RtTensor::onDevice), not copied to the host; it stays valid until this executor's next
+    // run. Feeds may be device tensors whatever this says (uploadToDevice).
+    bool outputsOnDevice = false;
 };
+
+// A host tensor copied to the device (its own allocation), to feed runs without a copy each.
+Result<RtTensor> uploadToDevice(Device& device, const RtTensor& host);
+// A device tensor copied into a new host tensor.
+Result<RtTensor> downloadToHost(Device& device, const RtTensor& onDevice);
 
 class Executor {
 public:
@@ -83,14 +95,14 @@ private:
                                                const ValueScope* outer);
     Status runSteps(Frame& frame, const SignaturePlan* sig, const RunOptions& options,
                     std::vector<size_t>* recorded, std::vector<bool>* recordedOnDevice);
-    Result<std::vector<RtTensor>> collectOutputs(Frame& frame);
+    Result<std::vector<RtTensor>> collectOutputs(Frame& frame, bool outputsOnDevice);
     Status layOutSignature(const std::vector<int64_t>& signature, const std::vector<size_t>& recorded,
                            const std::vector<bool>& onDevice);
     ValueId inPlaceTakeover(const PlanStep& step, size_t s, const std::vector<size_t>& recorded,
                             const std::vector<bool>& onDevice) const;
     // CUDA Graphs: nullopt when this run cannot use one (then it runs step by step).
     std::optional<Result<std::vector<RtTensor>>> runAsGraph(SignaturePlan& sig, const std::vector<RtTensor>& feeds,
-                                                            ExecutionListener* listener);
+                                                            ExecutionListener* listener, bool outputsOnDevice);
     Result<const RtTensor*> deviceConstant(ValueId id);
 
     ExecutionPlan m_plan;

@@ -44,6 +44,9 @@ public:
     // The device a CUDA backend kernel launches on (its inputs and outputs live there);
     // null for CPU kernels.
     virtual Device* device() { return nullptr; }
+    // float32 GEMMs and convolutions may run on tensor cores from TF32-rounded inputs
+    // (ExecutorOptions::tf32; the CUDA backend's kernels pass it to the device).
+    virtual bool tf32() const { return false; }
 };
 
 class Kernel {

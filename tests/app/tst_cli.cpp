@@ -131,6 +131,14 @@ private slots:
         QVERIFY(r.err.contains(QStringLiteral("unknown option --jsn")));
         r = cli({QStringLiteral("frobnicate")});
         QCOMPARE(r.exitCode, 64);
+        // GPU-only flags on the CPU backend: a usage error naming the flag, not a silent no-op.
+        for (const QStringList& flags : {QStringList{QStringLiteral("run"), QStringLiteral("--tf32")},
+                                         QStringList{QStringLiteral("run"), QStringLiteral("--device-io")},
+                                         QStringList{QStringLiteral("profile"), QStringLiteral("--tf32")}}) {
+            r = cli(flags + QStringList{QStringLiteral(FSC_SAMPLE_MODEL)});
+            QCOMPARE(r.exitCode, 64);
+            QVERIFY2(r.err.contains(flags[1] + QStringLiteral(" needs --backend cuda")), qPrintable(r.err));
+        }
     }
 
     // The walkthrough's figures are what inspect, compile (--quantize, --tp, --pp) and run
@@ -984,7 +992,8 @@ private slots:
             {QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--warmup"), QStringLiteral("1")},
             {QStringLiteral("--profile"), QStringLiteral("--pipeline"), QStringLiteral("O0")},
             {QStringLiteral("--pipeline"), QStringLiteral("O3"), QStringLiteral("--iterations"), QStringLiteral("2"),
-             QStringLiteral("--cuda-graphs"), QStringLiteral("on")}};
+             QStringLiteral("--cuda-graphs"), QStringLiteral("on")},
+            {QStringLiteral("--device-io"), QStringLiteral("--iterations"), QStringLiteral("3")}};
         for (const QString& m : models)
             for (const QStringList& c : combos)
                 QTest::newRow(qPrintable(QFileInfo(m).fileName() + " " + c.join(' '))) << m << c;
@@ -1023,6 +1032,12 @@ private slots:
         // fixtures whose outputs are constants (outside the arena, so capture declines).
         const bool constantOutputs = name == QStringLiteral("all_dtypes.onnx") || name == QStringLiteral("constants.onnx");
         if (flags.contains(QStringLiteral("O3")) && fallbacks == 0 && !constantOutputs) QVERIFY(replayed);
+        // Device-resident: nothing crosses to the host inside the timed runs when all is on the device.
+        if (flags.contains(QStringLiteral("--device-io"))) {
+            QCOMPARE(j[QStringLiteral("timing")].toString(), QStringLiteral("device-resident"));
+            if (fallbacks == 0 && !constantOutputs)
+                QCOMPARE(device[QStringLiteral("last_run_copies")].toObject()[QStringLiteral("count")].toInt(), 0);
+        }
 
         // The same outputs as the CPU backend on the same (seeded) inputs.
         const QString cpuOutputs = dir.filePath(QStringLiteral("cpu"));

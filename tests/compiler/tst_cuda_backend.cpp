@@ -1013,6 +1013,143 @@ private slots:
         QCOMPARE(device->counters().replays, int64_t(3));
     }
 
+    // --device-io: feeds already on the device, outputs left there; each run's outputs read
+    // back equal the host-to-host run's, the graph replays with no host copy at all, and a
+    // CPU executor refuses a device feed.
+    void deviceResidentRuns() {
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape({Dim::known(3), Dim::known(16)}));
+        ValueId w = g.initializer(randomFloatTensor("w", {16, 8}, 3, 1.f));
+        g.output(g.op("Relu", {g.op("MatMul", {x, w}, "mm")}, "y"));
+        const Model m = test::withInferredTypes(g, 17);
+        auto device = std::make_shared<SimulatedGpu>(uint64_t(1) << 30);
+        ExecutorOptions options;
+        options.backend = Backend::Cuda;
+        options.device = device;
+        auto cuda = Executor::create(m, options);
+        QVERIFY2(cuda.isOk(), cuda.status().message().c_str());
+        auto cpu = Executor::create(m, {});
+        std::mt19937_64 rng(9);
+        const RtTensor x0 = randomInput(DType::Float32, {3, 16}, rng);
+        auto want = (*cpu)->run({x0});
+        auto onDevice = uploadToDevice(*device, x0);
+        QVERIFY(onDevice.isOk() && onDevice->onDevice);
+        RunOptions resident;
+        resident.outputsOnDevice = true;
+        for (int run = 0; run < 3; ++run) {  // measured, captured, replayed
+            auto got = (*cuda)->run({*onDevice}, resident);
+            QVERIFY2(got.isOk(), got.status().message().c_str());
+            QVERIFY((*got)[0].onDevice);
+            auto host = downloadToHost(*device, (*got)[0]);
+            QVERIFY(host.isOk() && !host->onDevice);
+            QVERIFY2(worstError((*want)[0], *host) < 1e-5, ("run " + std::to_string(run)).c_str());
+            QCOMPARE((*cuda)->lastTransfers().hostToDeviceBytes, int64_t(run == 0 ? 16 * 8 * 4 : 0));  // weights once
+            QCOMPARE((*cuda)->lastTransfers().deviceToHostBytes, int64_t(0));
+        }
+        QVERIFY((*cuda)->lastTransfers().graphReplayed);
+        auto refused = (*cpu)->run({*onDevice});
+        QVERIFY(!refused.isOk());
+        QVERIFY2(refused.status().message().find("is on a device, and this run has none") != std::string::npos,
+                 refused.status().message().c_str());
+    }
+
+    // TF32: the device rounds float32 inputs to 10 mantissa bits before multiplying
+    // (nearest, ties away); results move by more than strict float32's noise and stay within
+    // the 5e-3 the device kit allows TF32; half types ignore the flag.
+    void tf32RoundsFloat32Inputs() {
+        QCOMPARE(roundToTf32(1.f + std::ldexp(1.f, -12)), 1.f);
+        QCOMPARE(roundToTf32(1.f + 3 * std::ldexp(1.f, -12)), 1.f + std::ldexp(1.f, -10));
+        QCOMPARE(roundToTf32(1.f + std::ldexp(1.f, -11)), 1.f + std::ldexp(1.f, -10));  // a tie goes away from zero
+        QCOMPARE(roundToTf32(-1.f - std::ldexp(1.f, -11)), -1.f - std::ldexp(1.f, -10));
+        QVERIFY(std::isnan(roundToTf32(std::nanf(""))));
+        QCOMPARE(roundToTf32(INFINITY), INFINITY);
+
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape({Dim::known(8), Dim::known(64)}));
+        ValueId w = g.initializer(randomFloatTensor("w", {64, 32}, 5, 1.f));
+        g.output(g.op("MatMul", {x, w}, "y"));
+        const Model m = test::withInferredTypes(g, 17);
+        std::mt19937_64 rng(4);
+        const RtTensor x0 = randomInput(DType::Float32, {8, 64}, rng);
+        auto strictCpu = Executor::create(m, {});
+        auto want = (*strictCpu)->run({x0});
+        ExecutorOptions options;
+        options.backend = Backend::Cuda;
+        options.device = makeSimulatedGpu();
+        auto strict = Executor::create(m, options);
+        options.tf32 = true;
+        auto tf32 = Executor::create(m, options);
+        // The kit's measure: the largest difference against the output's largest magnitude.
+        auto errorOfLargest = [&](const RtTensor& got) {
+            double diff = 0, largest = 0;
+            for (int64_t i = 0; i < got.numel(); ++i) {
+                const double a = (*want)[0].as<float>()[i];
+                largest = std::max(largest, std::abs(a));
+                diff = std::max(diff, std::abs(a - double(got.as<float>()[i])));
+            }
+            return diff / largest;
+        };
+        const double strictError = errorOfLargest((*(*strict)->run({x0}))[0]);
+        const double tf32Error = errorOfLargest((*(*tf32)->run({x0}))[0]);
+        QVERIFY2(strictError < 1e-5, std::to_string(strictError).c_str());
+        QVERIFY2(tf32Error > 1e-5 && tf32Error < 5e-3, std::to_string(tf32Error).c_str());
+    }
+
+    // FusedConv's bias, residual and activation travel with the convolution (one device call,
+    // no BiasActivation launch); the result against sums done here in double, in both layouts.
+    void convolutionCarriesItsEpilogue() {
+        for (bool nhwc : {false, true}) {
+            auto device = std::make_shared<SimulatedGpu>(uint64_t(1) << 30);
+            const int64_t n = 2, c = 3, k = 4, h = 5, w = 5;
+            std::mt19937_64 rng(11);
+            RtTensor x = randomInput(DType::Float32, nhwc ? std::vector<int64_t>{n, h, w, c} : std::vector<int64_t>{n, c, h, w}, rng);
+            RtTensor wt = randomInput(DType::Float32, {k, c, 3, 3}, rng);
+            RtTensor bias = randomInput(DType::Float32, {k}, rng);
+            RtTensor z = randomInput(DType::Float32, nhwc ? std::vector<int64_t>{n, h, w, k} : std::vector<int64_t>{n, k, h, w}, rng);
+            auto dx = uploadToDevice(*device, x), dw = uploadToDevice(*device, wt), db = uploadToDevice(*device, bias),
+                 dz = uploadToDevice(*device, z), dy = uploadToDevice(*device, allocateTensor(DType::Float32, z.dims));
+            ConvCall call;
+            call.n = n;
+            call.c = c;
+            call.k = k;
+            call.channelsLast = call.inputChannelsLast = nhwc;
+            for (int d = 0; d < 2; ++d) {
+                call.inDims[d] = call.outDims[d] = h;
+                call.kernel[d] = 3;
+                call.pads[d] = 1;
+            }
+            call.x = dx->data;
+            call.w = dw->data;
+            call.y = dy->data;
+            call.bias = db->data;
+            call.z = dz->data;
+            call.act = dk::Act::Relu;
+            const int64_t launchesBefore = device->counters().launches;
+            QVERIFY(device->convolution(call).isOk());
+            QCOMPARE(device->counters().launches, launchesBefore);  // no separate epilogue launch
+            auto y = downloadToHost(*device, *dy);
+            auto at = [&](const RtTensor& t, int64_t b, int64_t ch, int64_t i, int64_t j, int64_t channels) {
+                return double(t.as<float>()[nhwc ? ((b * h + i) * w + j) * channels + ch : ((b * channels + ch) * h + i) * w + j]);
+            };
+            double worst = 0;
+            for (int64_t b = 0; b < n; ++b)
+                for (int64_t o = 0; o < k; ++o)
+                    for (int64_t i = 0; i < h; ++i)
+                        for (int64_t j = 0; j < w; ++j) {
+                            double acc = double(bias.as<float>()[o]) + at(z, b, o, i, j, k);
+                            for (int64_t ci = 0; ci < c; ++ci)
+                                for (int64_t r = 0; r < 3; ++r)
+                                    for (int64_t q = 0; q < 3; ++q) {
+                                        const int64_t ii = i + r - 1, jj = j + q - 1;
+                                        if (ii < 0 || jj < 0 || ii >= h || jj >= w) continue;
+                                        acc += at(x, b, ci, ii, jj, c) * double(wt.as<float>()[((o * c + ci) * 3 + r) * 3 + q]);
+                                    }
+                            worst = std::max(worst, std::abs(std::max(acc, 0.0) - at(*y, b, o, i, j, k)));
+                        }
+            QVERIFY2(worst < 1e-4, (std::string(nhwc ? "NHWC " : "NCHW ") + std::to_string(worst)).c_str());
+        }
+    }
+
     // Out of device memory names the node and the bytes; nothing crashes.
     void outOfDeviceMemoryIsOneLine() {
         GraphBuilder g;

@@ -200,7 +200,7 @@ Result<AttentionGemmPlan> planAttentionGemms(const AttentionLayout& L, dk::ElemT
 }
 
 Status runAttentionGemms(Device& device, const AttentionGemmPlan& plan,
-                         const AttentionOperands& x) {
+                         const AttentionOperands& x, bool tf32) {
     auto scratch = device.workspace(plan.scoresBytes + plan.probsBytes);
     if (!scratch) return scratch.status();
     const dk::AttentionSoftmaxParams& softmax = plan.softmax;
@@ -216,6 +216,7 @@ Status runAttentionGemms(Device& device, const AttentionGemmPlan& plan,
             call.a = at(x.q, s.aOffset);
             call.b = at(x.kt, s.bOffset);
             call.c = scores + s.cOffset;
+            call.tf32 = tf32;
             FSC_RETURN_IF_ERROR(device.gemm(call));
         }
         DeviceLaunch l;
@@ -238,6 +239,7 @@ Status runAttentionGemms(Device& device, const AttentionGemmPlan& plan,
             call.a = at(probs, o.aOffset);
             call.b = at(x.v, o.bOffset);
             call.c = at(x.out, o.cOffset);
+            call.tf32 = tf32;
             FSC_RETURN_IF_ERROR(device.gemm(call));
         }
     }

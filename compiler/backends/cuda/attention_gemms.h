@@ -54,6 +54,7 @@ struct AttentionOperands {
 };
 
 // Runs the plan's calls in order, with the device's kernel workspace as the scratch.
-Status runAttentionGemms(Device& device, const AttentionGemmPlan& plan, const AttentionOperands& x);
+// tf32: float32 GEMMs from TF32-rounded inputs (GemmCall::tf32).
+Status runAttentionGemms(Device& device, const AttentionGemmPlan& plan, const AttentionOperands& x, bool tf32 = false);
 
 }  // namespace fsc

@@ -39,7 +39,7 @@ KernelFactory attentionOp() {
                 if (!found) return found.status();
                 const AttentionOperands x{q->data, kt->data, v->data, mask ? mask->data : nullptr, y.data,
                                           mask ? mask->bytes() : 0};
-                return runAttentionGemms(**found, *plan, x).withContext(ctx.where());
+                return runAttentionGemms(**found, *plan, x, ctx.tf32()).withContext(ctx.where());
             }
             if (L.lk > dk::kAttentionMaxKeys)
                 return unsupported(ctx, "more than " + std::to_string(dk::kAttentionMaxKeys) + " keys per query");

@@ -1,7 +1,7 @@
-// Conv and FusedConv on the device: cuDNN's convolution (Device::convolution), then the
-// bias, the residual Z and the activation in one BiasActivation launch over the output
-// (NCHW, or NHWC for a FusedConv with `channels_last`: cuDNN reads and writes that layout
-// through its strides). cuDNN pads both sides of a dim alike; a node with other padding, or a
+// Conv and FusedConv on the device: one Device::convolution with the bias, the residual Z
+// and the activation as its epilogue (cuDNN's operation graph fuses them where it has an
+// engine; else the device adds one BiasActivation launch) over NCHW, or NHWC for a
+// FusedConv with `channels_last`: cuDNN reads and writes that layout through its strides. cuDNN pads both sides of a dim alike; a node with other padding, or a
 // device without cuDNN, runs on the CPU.
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cuda/cuda_kernel_support.h"
@@ -71,9 +71,13 @@ public:
         call.x = x->data;
         call.w = w->data;
         call.y = y.data;
+        call.bias = b ? b->data : nullptr;
+        call.z = z ? z->data : nullptr;
+        call.act = m_act.kind;
+        call.actAlpha = m_act.alpha;
+        call.actBeta = m_act.beta;
+        call.tf32 = ctx.tf32();
         FSC_RETURN_IF_ERROR(ctx.device()->convolution(call).withContext(ctx.where()));
-        if (b || z || m_act.kind != dk::Act::None)  // bias index (element / biasInner) % channels
-            FSC_RETURN_IF_ERROR(launchBiasActivation(ctx, y, y, b, m_act, m_channelsLast ? 1 : numel(geo->out), z));
         return channelMeans();
     }
 

@@ -304,12 +304,13 @@ public:
         if (!plan) return plan.status();
         const cudaDataType_t type = ltType(call.type);
         LtDescriptors d;
-        // float32 accumulates in float32 (no TF32: results match the CPU to 1e-4); the half types
-        // on tensor cores; int8 exactly in int32, with int32 alpha and beta.
+        // float32 accumulates in float32 (strict unless asked for TF32: results match the CPU
+        // to 1e-4); the half types on tensor cores; int8 exactly in int32, with int32 alpha and beta.
+        const bool tf32 = call.tf32 && call.type == dk::ElemType::F32;
         if (integer)
             FSC_LT(cublasLtMatmulDescCreate(&d.op, CUBLAS_COMPUTE_32I, CUDA_R_32I));
         else
-            FSC_LT(cublasLtMatmulDescCreate(&d.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+            FSC_LT(cublasLtMatmulDescCreate(&d.op, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
         const cublasOperation_t opA = plan->transA ? CUBLAS_OP_T : CUBLAS_OP_N,
                                 opB = plan->transB ? CUBLAS_OP_T : CUBLAS_OP_N;
         FSC_LT(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA));
@@ -346,7 +347,7 @@ public:
         // may be aligned to less, and an algorithm that relies on more would misread it.
         const uint32_t alignA = pointerAlignment(call.b), alignB = pointerAlignment(call.a),
                        alignC = pointerAlignment(call.c);
-        const std::string key = plan->key + ":align" + std::to_string(alignA) + "," +
+        const std::string key = plan->key + (tf32 ? ":tf32" : "") + ":align" + std::to_string(alignA) + "," +
                                 std::to_string(alignB) + "," + std::to_string(alignC);
         cublasLtMatmulAlgo_t algo{};
         {
@@ -394,7 +395,9 @@ public:
     Status convolution(const ConvCall& call) override {
         if (!m_dnn)
             return Status(ErrorCode::Unsupported, "no convolutions on this GPU: " + m_dnnMissing);
-        return m_dnn->run(call, [this](size_t bytes) { return workspace(bytes); });
+        return m_dnn->run(
+            call, [this](size_t bytes) { return workspace(bytes); },
+            [this](const DeviceLaunch& l) { return launch(l); }, m_capturing);
     }
 
     Status synchronize() override {

@@ -66,6 +66,7 @@ public:
             call.b = static_cast<const char*>(b->data) + planned.bOffset * e;
             call.c = static_cast<char*>(y.data) + planned.cOffset * e;
             if (plan->biasInEpilogue) call.bias = bias->data;
+            call.tf32 = ctx.tf32();
             FSC_RETURN_IF_ERROR(device->gemm(call));
         }
         if (plan->separateEpilogue)

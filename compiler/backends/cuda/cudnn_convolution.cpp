@@ -1,37 +1,15 @@
 #include "compiler/backends/cuda/cudnn_convolution.h"
 
-#include <cudnn.h>
 #include <dlfcn.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
-namespace fsc {
+#include "compiler/backends/cuda/cudnn_api.h"
+#include "compiler/backends/cuda/cudnn_conv_graph.h"
 
-// The cuDNN entry points used, resolved from libcudnn.so.9 (whose shim forwards to the
-// convolution and ops sub-libraries).
-struct CudnnConvolution::Api {
-#define FSC_DNN_FN(name) decltype(&::name) name = nullptr;
-    FSC_DNN_FN(cudnnCreate)
-    FSC_DNN_FN(cudnnDestroy)
-    FSC_DNN_FN(cudnnSetStream)
-    FSC_DNN_FN(cudnnGetErrorString)
-    FSC_DNN_FN(cudnnGetVersion)
-    FSC_DNN_FN(cudnnCreateTensorDescriptor)
-    FSC_DNN_FN(cudnnDestroyTensorDescriptor)
-    FSC_DNN_FN(cudnnSetTensorNdDescriptor)
-    FSC_DNN_FN(cudnnCreateFilterDescriptor)
-    FSC_DNN_FN(cudnnDestroyFilterDescriptor)
-    FSC_DNN_FN(cudnnSetFilterNdDescriptor)
-    FSC_DNN_FN(cudnnCreateConvolutionDescriptor)
-    FSC_DNN_FN(cudnnDestroyConvolutionDescriptor)
-    FSC_DNN_FN(cudnnSetConvolutionNdDescriptor)
-    FSC_DNN_FN(cudnnSetConvolutionGroupCount)
-    FSC_DNN_FN(cudnnSetConvolutionMathType)
-    FSC_DNN_FN(cudnnGetConvolutionForwardAlgorithm_v7)
-    FSC_DNN_FN(cudnnGetConvolutionForwardWorkspaceSize)
-    FSC_DNN_FN(cudnnConvolutionForward)
-#undef FSC_DNN_FN
-};
+namespace fsc {
 
 namespace {
 
@@ -76,25 +54,7 @@ std::unique_ptr<CudnnConvolution> CudnnConvolution::open(cudaStream_t stream, st
     Api& a = *conv->m_api;
     std::string missing;
 #define FSC_DNN_RESOLVE(name) resolve(library, #name, a.name, &missing);
-    FSC_DNN_RESOLVE(cudnnCreate)
-    FSC_DNN_RESOLVE(cudnnDestroy)
-    FSC_DNN_RESOLVE(cudnnSetStream)
-    FSC_DNN_RESOLVE(cudnnGetErrorString)
-    FSC_DNN_RESOLVE(cudnnGetVersion)
-    FSC_DNN_RESOLVE(cudnnCreateTensorDescriptor)
-    FSC_DNN_RESOLVE(cudnnDestroyTensorDescriptor)
-    FSC_DNN_RESOLVE(cudnnSetTensorNdDescriptor)
-    FSC_DNN_RESOLVE(cudnnCreateFilterDescriptor)
-    FSC_DNN_RESOLVE(cudnnDestroyFilterDescriptor)
-    FSC_DNN_RESOLVE(cudnnSetFilterNdDescriptor)
-    FSC_DNN_RESOLVE(cudnnCreateConvolutionDescriptor)
-    FSC_DNN_RESOLVE(cudnnDestroyConvolutionDescriptor)
-    FSC_DNN_RESOLVE(cudnnSetConvolutionNdDescriptor)
-    FSC_DNN_RESOLVE(cudnnSetConvolutionGroupCount)
-    FSC_DNN_RESOLVE(cudnnSetConvolutionMathType)
-    FSC_DNN_RESOLVE(cudnnGetConvolutionForwardAlgorithm_v7)
-    FSC_DNN_RESOLVE(cudnnGetConvolutionForwardWorkspaceSize)
-    FSC_DNN_RESOLVE(cudnnConvolutionForward)
+    FSC_CUDNN_ENTRY_POINTS(FSC_DNN_RESOLVE)
 #undef FSC_DNN_RESOLVE
     if (!missing.empty()) {
         *why = "cuDNN lacks " + missing;
@@ -106,6 +66,7 @@ std::unique_ptr<CudnnConvolution> CudnnConvolution::open(cudaStream_t stream, st
         return nullptr;
     }
     conv->m_handle = handle;
+    conv->m_stream = stream;
     if (cudnnStatus_t s = a.cudnnSetStream(handle, stream); s != CUDNN_STATUS_SUCCESS) {
         *why = std::string("cudnnSetStream: ") + a.cudnnGetErrorString(s);
         return nullptr;
@@ -114,6 +75,7 @@ std::unique_ptr<CudnnConvolution> CudnnConvolution::open(cudaStream_t stream, st
 }
 
 CudnnConvolution::~CudnnConvolution() {
+    m_graphs.clear();  // their plans before the handle
     if (m_handle) m_api->cudnnDestroy(static_cast<cudnnHandle_t>(m_handle));
     if (m_library) dlclose(m_library);
 }
@@ -123,8 +85,53 @@ std::string CudnnConvolution::version() const {
     return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
 }
 
-Status CudnnConvolution::run(const ConvCall& c, const Workspace& workspace) {
+namespace {
+
+// One key per shape, layout, type, math and epilogue: what a plan or an algorithm is chosen for.
+std::string shapeKey(const ConvCall& c) {
+    std::string key = std::to_string(int(c.type)) + "/g" + std::to_string(c.group) + (c.channelsLast ? "/nhwc" : "") +
+                      (c.inputChannelsLast ? "/in" : "") + (c.tf32 ? "/tf32" : "") + "/n" + std::to_string(c.n) + "c" +
+                      std::to_string(c.c) + "k" + std::to_string(c.k);
+    for (int d = 0; d < c.spatial; ++d)
+        key += "," + std::to_string(c.inDims[d]) + "x" + std::to_string(c.kernel[d]) + "s" + std::to_string(c.strides[d]) +
+               "d" + std::to_string(c.dilations[d]) + "p" + std::to_string(c.pads[d]);
+    key += std::string(c.bias ? "/bias" : "") + (c.z ? "/z" : "") + "/act" + std::to_string(int(c.act));
+    return key;
+}
+
+}  // namespace
+
+Status CudnnConvolution::run(const ConvCall& c, const Workspace& workspace, const Launcher& launch, bool capturing) {
     FSC_RETURN_IF_ERROR(checkConvCall(c));
+    const std::string key = shapeKey(c);
+    const CudnnConvGraph* graph = nullptr;
+    {
+        std::lock_guard lock(m_mutex);
+        auto it = m_graphs.find(key);
+        if (it == m_graphs.end() && !capturing) {
+            std::string why;
+            auto built = CudnnConvGraph::build(*m_api, m_handle, m_stream, c, workspace, &why);
+            ++(built ? m_routes.graphs : m_routes.legacy);
+            if (!built) m_routes.lastLegacyReason = why;
+            // FUSESCOPE_CUDNN_LOG=1: each shape's route on stderr, for the device kit's logs.
+            if (std::getenv("FUSESCOPE_CUDNN_LOG"))
+                std::fprintf(stderr, "cuDNN %s: %s\n", key.c_str(),
+                             built ? ("operation graph, " + built->choice()).c_str() : ("legacy call: " + why).c_str());
+            it = m_graphs.emplace(key, std::move(built)).first;
+        }
+        if (it != m_graphs.end()) graph = it->second.get();
+    }
+    if (graph && CudnnConvGraph::aligned(c)) return graph->execute(c, workspace);
+    FSC_RETURN_IF_ERROR(runLegacy(c, workspace));
+    return c.hasEpilogue() ? launch(convEpilogueLaunch(c)) : Status::ok();
+}
+
+CudnnConvolution::Routes CudnnConvolution::routes() const {
+    std::lock_guard lock(m_mutex);
+    return m_routes;
+}
+
+Status CudnnConvolution::runLegacy(const ConvCall& c, const Workspace& workspace) {
     const Api& a = *m_api;
     auto failed = [&](const char* what, cudnnStatus_t s) {
         return Status(ErrorCode::Internal, std::string(what) + ": " + a.cudnnGetErrorString(s));
@@ -167,14 +174,15 @@ Status CudnnConvolution::run(const ConvCall& c, const Workspace& workspace) {
     FSC_DNN(a.cudnnSetTensorNdDescriptor(d.x, type, int(xDims.size()), xDims.data(), xs.data()));
     FSC_DNN(a.cudnnSetTensorNdDescriptor(d.y, type, int(yDims.size()), yDims.data(), ys.data()));
     FSC_DNN(a.cudnnSetFilterNdDescriptor(d.w, type, CUDNN_TENSOR_NCHW, int(wDims.size()), wDims.data()));
-    // Products accumulate in float32 for every type; float32 stays off TF32 so results
-    // match the CPU backend to 1e-4, the half types use tensor cores.
+    // Products accumulate in float32 for every type; float32 stays off TF32 unless asked (so
+    // results match the CPU backend to 1e-4): CUDNN_DEFAULT_MATH lets it use TF32, as PyTorch
+    // sets it; ALLOW_CONVERSION would also let cuDNN convert float32 down to float16.
     FSC_DNN(a.cudnnSetConvolutionNdDescriptor(d.conv, spatial, pads.data(), strides.data(), dilations.data(),
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     FSC_DNN(a.cudnnSetConvolutionGroupCount(d.conv, int(c.group)));
-    FSC_DNN(a.cudnnSetConvolutionMathType(d.conv, c.type == dk::ElemType::F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+    FSC_DNN(a.cudnnSetConvolutionMathType(d.conv, c.type != dk::ElemType::F32 ? CUDNN_TENSOR_OP_MATH : c.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
 
-    std::string key = std::to_string(int(c.type)) + "/" + std::to_string(c.group) + (nhwc ? "/nhwc" : "") + (nhwcIn ? "/in" : "");
+    std::string key = std::to_string(int(c.type)) + "/" + std::to_string(c.group) + (nhwc ? "/nhwc" : "") + (nhwcIn ? "/in" : "") + (c.tf32 ? "/tf32" : "");
     for (const auto* v : {&xDims, &wDims, &pads, &strides, &dilations})
         for (int x : *v) key += "," + std::to_string(x);
     cudnnConvolutionFwdAlgo_t algo;

@@ -14,6 +14,8 @@
 
 namespace fsc {
 
+class CudnnConvGraph;
+
 class CudnnConvolution {
 public:
     // Null, with `why` set, when cuDNN 9 cannot be opened.
@@ -23,9 +25,19 @@ public:
     // The device's scratch memory of at least `bytes`: counted in its peak, never freed while
     // a captured CUDA Graph may point into it, and refused while capturing would grow it.
     using Workspace = std::function<Result<void*>(size_t bytes)>;
-    // Runs on the stream with scratch memory from `workspace` (the first run of a shape is
-    // never captured, so it grows outside capture).
-    Status run(const ConvCall& call, const Workspace& workspace);
+    // A launch on the device's stream: the epilogue when cuDNN does not fuse it.
+    using Launcher = std::function<Status(const DeviceLaunch&)>;
+    // Runs the whole call (epilogue included) on the stream with scratch memory from
+    // `workspace`: as an operation graph where cuDNN has an engine for it (planned on a shape's
+    // first call, which is never captured), else the legacy convolution then `launch` of
+    // convEpilogueLaunch. `capturing`: a CUDA Graph is being captured, so nothing is planned.
+    Status run(const ConvCall& call, const Workspace& workspace, const Launcher& launch, bool capturing);
+    // How many shapes run as an operation graph and how many the legacy way, and why the last did.
+    struct Routes {
+        int graphs = 0, legacy = 0;
+        std::string lastLegacyReason;
+    };
+    Routes routes() const;
 
     struct Api;  // the resolved entry points
 
@@ -34,8 +46,13 @@ private:
     std::unique_ptr<Api> m_api;
     void* m_library = nullptr;
     void* m_handle = nullptr;  // cudnnHandle_t
+    cudaStream_t m_stream = nullptr;
+    Status runLegacy(const ConvCall& call, const Workspace& workspace);
     std::map<std::string, int> m_algorithms;  // shape key -> cudnnConvolutionFwdAlgo_t
-    std::mutex m_mutex;
+    // Shape key -> its operation graph's plan, or null where cuDNN has none (then legacy).
+    std::map<std::string, std::unique_ptr<CudnnConvGraph>> m_graphs;
+    Routes m_routes;
+    mutable std::mutex m_mutex;
 };
 
 }  // namespace fsc

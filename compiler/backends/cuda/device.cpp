@@ -2,6 +2,8 @@
 // description. Built into the CUDA device plugin too.
 #include "compiler/backends/cuda/device.h"
 
+#include <cstring>
+
 #include <algorithm>
 
 namespace fsc {
@@ -126,9 +128,46 @@ std::vector<DeviceExtent> convExtents(const ConvCall& c) {
         w *= c.kernel[d];
         out *= c.outDims[d];
     }
-    return {{c.x, size_t(in) * e, false, "X"},
-            {c.w, size_t(w) * e, false, "W"},
-            {c.y, size_t(out) * e, true, "Y"}};
+    std::vector<DeviceExtent> extents{{c.x, size_t(in) * e, false, "X"},
+                                      {c.w, size_t(w) * e, false, "W"},
+                                      {c.y, size_t(out) * e, true, "Y"}};
+    if (c.bias) extents.push_back({c.bias, size_t(c.k) * e, false, "bias"});
+    if (c.z) extents.push_back({c.z, size_t(out) * e, false, "Z"});
+    return extents;
+}
+
+DeviceLaunch convEpilogueLaunch(const ConvCall& c) {
+    int64_t plane = 1;
+    for (int d = 0; d < c.spatial; ++d) plane *= c.outDims[d];
+    DeviceLaunch l;
+    l.kind = DeviceKernelKind::BiasActivation;
+    dk::BiasActParams& p = l.biasAct;
+    p.in = c.y;
+    p.out = c.y;
+    p.bias = c.bias;
+    p.residual = c.z;
+    p.type = c.type;
+    p.act = c.act;
+    p.alpha = c.actAlpha;
+    p.beta = c.actBeta;
+    // The bias index is (element / biasInner) % k: channels innermost in NHWC, planes in NCHW.
+    p.biasInner = c.channelsLast ? 1 : plane;
+    p.cols = c.k;
+    p.count = c.n * c.k * plane;
+    const auto all = convExtents(c);
+    l.extents = {{c.y, all[2].bytes, false, "input"}, {c.y, all[2].bytes, true, "output"}};
+    for (size_t i = 3; i < all.size(); ++i) l.extents.push_back(all[i]);
+    l.geometry = dk::elementGeometry(p.count);
+    return l;
+}
+
+float roundToTf32(float v) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    if ((bits & 0x7f800000u) == 0x7f800000u) return v;  // inf and NaN as they are
+    bits = (bits + 0x1000u) & ~0x1fffu;  // add half of the dropped 13 bits' unit, then drop them
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
 }
 
 }  // namespace fsc

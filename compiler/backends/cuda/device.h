@@ -105,6 +105,9 @@ struct GemmCall {
     void* c = nullptr;
     int64_t ldc = 0, strideC = 0;
     float alpha = 1.f, beta = 0.f;
+    // float32 products on tensor cores from inputs rounded to TF32 (10-bit mantissa), as
+    // cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32 does; float32 accumulation either way.
+    bool tf32 = false;
     bool floatOutput = false;    // C is float32 whatever A and B are (no bias, no activation)
     const void* bias = nullptr;  // n values, or null
     dk::Act act = dk::Act::None;
@@ -112,8 +115,11 @@ struct GemmCall {
 };
 
 // A convolution with cuDNN's semantics (cross-correlation, NCHW input and output, weights
-// [K, C / group, kernel...], symmetric zero padding): y = conv(x, w). 1 to 3 spatial dims.
-// Bias and activation run after it as a BiasActivation launch.
+// [K, C / group, kernel...], symmetric zero padding), with FusedConv's epilogue:
+//   y = act(conv(x, w) + bias[channel] + z)
+// 1 to 3 spatial dims. A device runs the epilogue in the convolution where its library can
+// (cuDNN's operation graph) and else as one BiasActivation launch after it
+// (convEpilogueLaunch), so every device gives the whole result.
 struct ConvCall {
     dk::ElemType type = dk::ElemType::F32;
     int spatial = 2;
@@ -122,9 +128,16 @@ struct ConvCall {
     int64_t strides[3] = {1, 1, 1}, dilations[3] = {1, 1, 1}, pads[3] = {0, 0, 0};
     bool channelsLast = false;       // y stored [n, spatial..., c] (2 spatial dims only)
     bool inputChannelsLast = false;  // x too
+    bool tf32 = false;  // float32 on tensor cores from TF32-rounded inputs (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
     const void* x = nullptr;
     const void* w = nullptr;
     void* y = nullptr;
+    // The epilogue: k bias values or null, a residual of y's shape and layout or null.
+    const void* bias = nullptr;
+    const void* z = nullptr;
+    dk::Act act = dk::Act::None;
+    float actAlpha = 0.f, actBeta = 0.f;
+    bool hasEpilogue() const { return bias || z || act != dk::Act::None; }
 };
 
 // One operation a device ran, described as CUPTI's activity records describe it on a GPU.
@@ -214,5 +227,11 @@ std::vector<DeviceExtent> gemmExtents(const GemmCall& call);
 // The same for a convolution; checkConvCall also checks the output size follows from the rest.
 Status checkConvCall(const ConvCall& call);
 std::vector<DeviceExtent> convExtents(const ConvCall& call);
+// The convolution's epilogue as one BiasActivation launch over y, in place: what a device
+// runs after the convolution when its library cannot fuse it.
+DeviceLaunch convEpilogueLaunch(const ConvCall& call);
+// A float rounded to TF32 (1 sign, 8 exponent, 10 mantissa bits; nearest, ties away from
+// zero, as the tensor cores' conversion does): the simulated device's inputs under tf32.
+float roundToTf32(float v);
 
 }  // namespace fsc

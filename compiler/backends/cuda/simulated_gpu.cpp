@@ -203,6 +203,7 @@ void referenceIntegerGemm(const GemmCall& c) {
 void referenceGemm(const GemmCall& c) {
     if (c.type == dk::ElemType::I8) return referenceIntegerGemm(c);
     const dk::ElemType cType = c.floatOutput ? dk::ElemType::F32 : c.type;
+    const bool tf32 = c.tf32 && c.type == dk::ElemType::F32;
     for (int64_t bi = 0; bi < c.batch; ++bi) {
         const int64_t ao = bi * c.strideA, bo = bi * c.strideB, co = bi * c.strideC;
         for (int64_t r = 0; r < c.m; ++r)
@@ -213,7 +214,7 @@ void referenceGemm(const GemmCall& c) {
                         c.a, c.type, ao + (c.transA ? kk * c.lda + r : r * c.lda + kk));
                     const float y = dk::loadFloat(
                         c.b, c.type, bo + (c.transB ? col * c.ldb + kk : kk * c.ldb + col));
-                    acc += x * y;
+                    acc += tf32 ? roundToTf32(x) * roundToTf32(y) : x * y;
                 }
                 const int64_t ci = co + r * c.ldc + col;
                 // beta == 0 never reads C (cuBLASLt's rule: C may hold NaNs then).
@@ -227,6 +228,7 @@ void referenceGemm(const GemmCall& c) {
 }
 
 void referenceConvolution(const ConvCall& c) {
+    const bool tf32 = c.tf32 && c.type == dk::ElemType::F32;
     const int64_t cg = c.c / c.group, kg = c.k / c.group;
     int64_t inPlane = 1, outPlane = 1, taps = 1;
     for (int d = 0; d < c.spatial; ++d) {
@@ -262,12 +264,17 @@ void referenceConvolution(const ConvCall& c) {
                         const int64_t channel = g * cg + ci;
                         const int64_t xi = c.channelsLast && c.inputChannelsLast ? (n * inPlane + off) * c.c + channel
                                                           : (n * c.c + channel) * inPlane + off;
-                        acc += dk::loadFloat(c.x, c.type, xi) * dk::loadFloat(c.w, c.type, (k * cg + ci) * taps + t);
+                        const float x = dk::loadFloat(c.x, c.type, xi), w = dk::loadFloat(c.w, c.type, (k * cg + ci) * taps + t);
+                        acc += tf32 ? roundToTf32(x) * roundToTf32(w) : x * w;
                     }
                 dk::storeFloat(c.y, c.type, c.channelsLast ? (n * outPlane + o) * c.k + k : (n * c.k + k) * outPlane + o,
                                acc);
             }
         }
+    if (c.hasEpilogue()) {  // the same per-element code as the BiasActivation kernel
+        const DeviceLaunch epilogue = convEpilogueLaunch(c);
+        for (int64_t i = 0; i < epilogue.biasAct.count; ++i) dk::biasActElement(epilogue.biasAct, i);
+    }
 }
 
 namespace {
