@@ -113,7 +113,8 @@ end_to_end() {
   name=$(basename "$model" .onnx)
   rm -rf "$out/stage2-$name-cuda" "$out/stage2-$name-cpu"
   local compared summary
-  if ! "$cli" run "$model" --backend cuda --iterations 20 --warmup 3 --json --output-dir "$out/stage2-$name-cuda" \
+  # FUSESCOPE_CUDNN_LOG: each convolution shape's route (operation graph or legacy call, and why).
+  if ! FUSESCOPE_CUDNN_LOG=1 "$cli" run "$model" --backend cuda --iterations 20 --warmup 3 --json --output-dir "$out/stage2-$name-cuda" \
          >"$out/stage2-$name-cuda.json" 2>"$out/stage2-$name.err" ||
      ! "$cli" run "$model" --output-dir "$out/stage2-$name-cpu" >/dev/null 2>>"$out/stage2-$name.err"; then
     echo "$name: $(tail -1 "$out/stage2-$name.err" | head -c 300)"
@@ -125,7 +126,10 @@ end_to_end() {
 d = json.load(open(sys.argv[1])); dev = d.get("device", {})
 print("%s steps on %s, graph replayed: %s, median %.3f ms" % (dev.get("steps_on_device"), dev.get("name"),
       dev.get("cuda_graph_replayed"), d["latency_ms"]["median"]))' "$out/stage2-$name-cuda.json")
-  echo "$name: $compared; $summary"
+  local graphs legacy
+  graphs=$(grep -c '^cuDNN .*: operation graph' "$out/stage2-$name.err")
+  legacy=$(grep -c '^cuDNN .*: legacy call' "$out/stage2-$name.err")
+  echo "$name: $compared; $summary; cuDNN shapes: $graphs as operation graphs, $legacy legacy (stage2-$name.err says why)"
   return $rc
 }
 

@@ -75,6 +75,10 @@ private slots:
         QVERIFY(src.contains(QString::fromUtf8(std::strstr(elementwiseOpsSource(), "FSC_HD float ewApply("))));
         QVERIFY(src.contains(QStringLiteral("fsc_store(out + i, t3);")));
         QVERIFY(src.contains(QStringLiteral("typedef float T;")));
+        // 16-byte loads where nothing broadcasts, 32-bit offsets below 2^31 elements, 64-bit past.
+        QVERIFY(src.contains(QStringLiteral("fsc_vector(in0, in1, out, (unsigned)v);")));
+        QVERIFY(src.contains(QStringLiteral("fsc_element<unsigned>(in0, in1, out, b, (unsigned)i);")));
+        QVERIFY(src.contains(QStringLiteral("fsc_element<long long>(in0, in1, out, b, i);")));
         // Another element type is another kernel; the same program and type, the same name.
         const auto half = elementwiseCudaKernel(p, DType::Float16);
         QVERIFY(half && half->name != k->name);
