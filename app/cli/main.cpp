@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "app/cli/cli_app.h"
+#include "app/common/openmp_waiting.h"
 #include "app/cli/compile_command.h"
 #include "app/cli/profile_command.h"
 #include "app/cli/run_command.h"
@@ -128,6 +129,7 @@ std::string parseErrorMessage(const CLI::ParseError& e, const CLI::App& command)
 }  // namespace
 
 int main(int argc, char** argv) {
+    fsc::boundOpenMpSpinning(argv);
     CLI::App cli("", "fusescope-cli");
     configureApp(cli);
     cli.footer("Errors print one line naming the file and the cause and exit with status 2; a bad command\n"

@@ -1,4 +1,5 @@
 #include "app/cli/run_command.h"
+#include "compiler/runtime/thread_pool.h"
 
 #include <cmath>
 #include <filesystem>
@@ -116,7 +117,7 @@ int run(const CLI::App& app, const RunArgs& args) {
     if (Status s = session.compile({.passes = std::move(*passes)}); !s) return fail(s.message());
     const Model* model = session.compiledModel().get();
     const std::string pipelineName = args.pipeline.name();
-    options.threads = args.threads ? args.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    options.threads = args.threads ? args.threads : ThreadPool::kAutomatic;
     auto executor = Executor::create(*model, options);
     if (!executor) return fail(executor.status().message());
     Executor& exec = **executor;
@@ -195,7 +196,8 @@ int run(const CLI::App& app, const RunArgs& args) {
         j["backend"] = args.backend;
         j["pipeline"] = pipelineName;
         j["nodes"] = model->graph->nodeCount();
-        j["threads"] = options.threads;
+        j["threads"] = exec.threadsInUse();
+        j["threads_automatic"] = options.threads == ThreadPool::kAutomatic;
         j["tf32"] = args.tf32;
         j["timing"] = args.deviceIo ? "device-resident" : "host to host";
         if (Device* device = exec.device()) {
@@ -245,7 +247,8 @@ int run(const CLI::App& app, const RunArgs& args) {
         return kExitOk;
     }
     std::cout << "model: " << args.model << "  pipeline: " << pipelineName << " (" << model->graph->nodeCount()
-              << " nodes)  backend: " << args.backend << "  threads: " << options.threads << "\n";
+              << " nodes)  backend: " << args.backend << "  threads: " << exec.threadsInUse()
+              << (options.threads == ThreadPool::kAutomatic ? " (automatic: the cores other programs leave free)" : "") << "\n";
     if (Device* device = exec.device()) {
         int onDevice = 0;
         std::map<std::string, int> fallbackOps;

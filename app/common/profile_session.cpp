@@ -1,4 +1,5 @@
 #include "app/common/profile_session.h"
+#include "compiler/runtime/thread_pool.h"
 
 #include "compiler/backends/cuda/device.h"
 
@@ -63,7 +64,7 @@ DevicePeaks peaksFor(const Device* device, const Graph& graph) {
 Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::atomic<bool>* cancel,
                                     const std::function<void(int, int)>& progress) {
     ExecutorOptions options;
-    options.threads = request.threads > 0 ? request.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    options.threads = request.threads > 0 ? request.threads : ThreadPool::kAutomatic;
     if (request.device) {
         options.backend = Backend::Cuda;
         options.device = request.device;
@@ -79,7 +80,7 @@ Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::at
     trace.model = request.model;
     trace.pipeline = request.pipeline;
     trace.backend = request.device ? "cuda" : "cpu";
-    trace.device = request.device ? request.device->name() : cpuName(options.threads);
+    trace.device = request.device ? request.device->name() : cpuName(exec.threadsInUse());
     trace.iterations = request.iterations;
     trace.warmup = request.warmup;
     trace.startedAt = utcNow();
@@ -210,6 +211,8 @@ Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::at
         // One arena per input-shape signature, allocated once before the timed runs.
         trace.measuredMemory.insert(trace.measuredMemory.begin(), {0, int64_t(plan->arenaBytes), "arena (allocated once)"});
     }
+    // An automatic pool chose its threads per run: name what the last runs used.
+    if (!request.device) trace.device = cpuName(exec.threadsInUse());
     return trace;
 }
 

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "app/common/walkthrough_chapters.h"
+#include "compiler/runtime/thread_pool.h"
 #include "app/common/trace_recorder.h"
 #include "profiler/cpu_timer.h"
 #include "profiler/report_charts.h"
@@ -15,7 +16,7 @@ const char* backendOf(const WalkthroughInput& in) {
 
 Result<TimedSide> prepareSide(const Model& model, const WalkthroughInput& in) {
     ExecutorOptions options;
-    options.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    options.threads = ThreadPool::kAutomatic;
     if (in.device) options.backend = Backend::Cuda, options.device = in.device;
     auto exec = Executor::create(model, options);
     if (!exec) return exec.status();

@@ -22,6 +22,7 @@
 #include <memory>
 
 #include "app/common/build_info.h"
+#include "app/common/openmp_waiting.h"
 #include "app/gui/main_window.h"
 #include "views/graph_canvas.h"
 #include "views/node_properties_view.h"
@@ -227,6 +228,7 @@ bool chooseDisplay(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    fsc::boundOpenMpSpinning(argv);
     if (asksForHelpOrVersion(argc, argv)) {
         // Answered without a display: help2man, package builders and headless servers ask.
         QCoreApplication app(argc, argv);

@@ -1,4 +1,5 @@
 #include "compiler/quantization/accuracy.h"
+#include "compiler/runtime/thread_pool.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +14,7 @@ namespace {
 
 Result<std::unique_ptr<Executor>> executorFor(const Model& model) {
     ExecutorOptions options;
-    options.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    options.threads = ThreadPool::kAutomatic;
     return Executor::create(model, options);
 }
 

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "compiler/quantization/int8_options.h"
+#include "compiler/runtime/thread_pool.h"
 #include "compiler/runtime/executor.h"
 
 namespace fsc {
@@ -28,7 +29,7 @@ Result<ActivationRanges> calibrateRanges(const Graph& graph, const std::vector<s
     for (ValueId v : values)
         if (graph.value(v).kind == Value::Kind::NodeOutput) observed->outputs.push_back(v);
     ExecutorOptions options;
-    options.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    options.threads = ThreadPool::kAutomatic;
     auto executor = Executor::create(observed, opsets, options);
     if (!executor) return executor.status().withContext("calibration");
 

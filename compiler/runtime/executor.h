@@ -20,7 +20,7 @@ namespace fsc {
 class Device;
 
 struct ExecutorOptions {
-    int threads = 1;
+    int threads = 1;  // ThreadPool::kAutomatic (0): every core, fewer while other programs hold some
     Backend backend = Backend::Cpu;
     // The CUDA backend's device; null opens the first GPU (openCudaDevice()).
     std::shared_ptr<Device> device;
@@ -83,6 +83,8 @@ public:
     const TransferStats& lastTransfers() const { return m_transfers; }
     // The CUDA backend's device, or null.
     Device* device() const;
+    // The CPU threads the most recent run used (an automatic pool's choice for that run).
+    int threadsInUse() const;
 
 private:
     struct SignaturePlan;

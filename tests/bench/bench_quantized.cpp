@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/pass_manager.h"
+#include "compiler/runtime/thread_pool.h"
 #include "compiler/pass_registry.h"
 #include "compiler/passes/passes.h"
 #include "compiler/pipelines.h"
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
     }
     variants.push_back({"float16", o2At(Precision::Float16), {}, {}, 0});
     ExecutorOptions exec;
-    exec.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    exec.threads = ThreadPool::kAutomatic;
     for (Variant& v : variants) {
         auto compiled = compileModel(*model, std::move(v.passes), options);
         if (!compiled) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/common/session.h"
+#include "compiler/runtime/thread_pool.h"
 #include "app/common/walkthrough.h"
 #include "compiler/pipelines.h"
 #include "compiler/runtime/executor.h"
@@ -56,7 +57,7 @@ int main(int argc, char** argv) {
     });
     // The reference: one warmed inference of the compiled model on every core.
     ExecutorOptions options;
-    options.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    options.threads = ThreadPool::kAutomatic;
     auto exec = Executor::create(*session.compiledModel(), options);
     auto feeds = exec ? buildFeeds(**exec, FeedOptions{}) : Result<Feeds>(exec.status());
     double inference = 0;
