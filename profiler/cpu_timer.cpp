@@ -1,6 +1,8 @@
 #include "profiler/cpu_timer.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace fsc {
 
@@ -19,6 +21,24 @@ SampleStats computeStats(std::vector<double> samples) {
     s.median = rank(0.5);
     s.p90 = rank(0.9);
     s.p99 = rank(0.99);
+    double sum = 0, squares = 0;
+    for (double v : samples) sum += v;
+    s.mean = sum / double(samples.size());
+    for (double v : samples) squares += (v - s.mean) * (v - s.mean);
+    s.coefficientOfVariation = s.mean > 0 ? std::sqrt(squares / double(samples.size())) / s.mean : 0;
+    if (samples.size() >= 3 && s.median > 0) {
+        char text[200];
+        if (s.p90 > 1.5 * s.median)
+            std::snprintf(text, sizeof text,
+                          "timings unreliable: p90 is %.1fx the median (other programs on the cores?)", s.p90 / s.median);
+        else if (s.coefficientOfVariation > 0.2)
+            std::snprintf(text, sizeof text,
+                          "timings unreliable: the runs vary by %.0f%% of their mean (other programs on the cores?)",
+                          100 * s.coefficientOfVariation);
+        else
+            text[0] = '\0';
+        s.disturbed = text;
+    }
     return s;
 }
 

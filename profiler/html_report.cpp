@@ -48,7 +48,9 @@ std::string htmlReport(const Trace& t, const ReportExtras& extras) {
     card("plan nodes", std::to_string(t.nodes.size()));
     card("iterations", std::to_string(t.iterations) + " (+" + std::to_string(t.warmup) + " warm-up)");
     card("dropped records", std::to_string(t.droppedRecords));
-    s << "</div>\n<p class=\"note\">Latency is the median per iteration of the same plan run without the profiler; the "
+    s << "</div>\n";
+    if (!t.timingWarning.empty()) s << "<p class=\"note\"><b>Warning: " << escapeXml(t.timingWarning) << ".</b></p>\n";
+    s << "<p class=\"note\">Latency is the median per iteration of the same plan run without the profiler; the "
          "overhead compares it with the profiled runs, alternated in one process.</p>\n";
 
     s << "<h2>Pipeline</h2><table><tr><th>pass</th><th>nodes before</th><th>after</th><th>ms</th><th>changes</th>"

@@ -85,6 +85,8 @@ struct Trace {
     double peakFlopsPerSecond = 0, peakBytesPerSecond = 0;
     std::string peaksSource;
     double unprofiledMs = -1, profiledMs = -1;  // median per iteration, same plan, same process
+    // The unprofiled runs' spread says the figures are unreliable, and why (SampleStats::disturbed).
+    std::string timingWarning;
     double unprofiledSpreadPercent = -1;       // (p90 - min) / median of the unprofiled runs; -1: not measured
     double overheadPercent() const;            // -1 when not measured
     // "overhead 3.2%", or, when the difference is smaller than the runs' own spread (or

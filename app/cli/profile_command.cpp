@@ -192,6 +192,7 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
     std::cout << std::fixed << std::setprecision(3) << "latency: median " << trace->unprofiledMs << " ms unprofiled, "
               << trace->profiledMs << " ms profiled over " << iterations << " iteration(s); profiler "
               << trace->overheadText() << "\n";
+    if (!trace->timingWarning.empty()) std::cout << "warning: " << trace->timingWarning << "\n";
     const std::vector<NodeStat> stats = computeNodeStats(*trace);
     std::cout << "\n  ms/iter   share   GFLOP/s    GB/s  node (op)\n";
     for (size_t i = 0; i < stats.size() && i < 15; ++i) {

@@ -232,6 +232,7 @@ int run(const CLI::App& app, const RunArgs& args) {
         j["latency_ms"] = {{"median", latency.median}, {"p90", latency.p90}, {"min", latency.min},
                            {"max", latency.max}, {"iterations", args.iterations}, {"warmup", args.warmup},
                            {"samples", samples}};  // each timed run, in order
+        if (!latency.disturbed.empty()) j["latency_ms"]["warning"] = latency.disturbed;
         if (memory)
             j["memory"] = {{"arena_bytes", memory->arenaBytes}, {"naive_bytes", memory->naiveBytes},
                            {"lower_bound_bytes", memory->lowerBoundBytes}};
@@ -279,6 +280,7 @@ int run(const CLI::App& app, const RunArgs& args) {
               << latency.p90 << " ms over " << args.iterations << " iteration(s) after " << args.warmup << " warmup"
               << (args.deviceIo ? " (device-resident: inputs and outputs stay on the device)" : "")
               << (args.tf32 ? ", TF32" : "") << "\n";
+    if (!latency.disturbed.empty()) std::cout << "warning: " << latency.disturbed << "\n";
     if (memory)
         std::cout << "memory plan: arena " << mib(memory->arenaBytes) << ", naive sum " << mib(memory->naiveBytes)
                   << ", lower bound " << mib(memory->lowerBoundBytes) << "\n";

@@ -167,6 +167,7 @@ Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::at
     trace.peaksSource = peaks.source;
     const SampleStats plainStats = computeStats(plain);
     trace.unprofiledMs = plainStats.median;
+    trace.timingWarning = plainStats.disturbed;
     if (plainStats.median > 0) trace.unprofiledSpreadPercent = 100.0 * (plainStats.p90 - plainStats.min) / plainStats.median;
     trace.profiledMs = computeStats(profiled).median;
     addPlanNodes(exec, feeds->tensors, trace);

@@ -154,7 +154,9 @@ void MainWindow::showRun(ShownRun run, int step) {
                                 .arg(trace->iterations)
                                 .arg(QString::fromStdString(trace->device))
                                 .arg(double(arena) / (1024.0 * 1024.0), 0, 'f', 2)
-                                .arg(joined(trace->inputs));
+                                .arg(joined(trace->inputs)) +
+                          (trace->timingWarning.empty() ? QString()
+                                                        : QStringLiteral("\n") + tr("Warning: %1.").arg(QString::fromStdString(trace->timingWarning)));
     m_runPanel->showTimes(summary, std::move(run.times), run.topLevelNs, trace->iterations);
     m_timeline->setTrace(trace);
     m_memory->setTrace(trace);

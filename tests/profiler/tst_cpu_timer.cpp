@@ -18,6 +18,17 @@ private slots:
         QCOMPARE(s.p90, 9.0);
         QCOMPARE(s.max, 10.0);
     }
+    // A disturbed set of runs says so, with the figure that gave it away; a steady one does not.
+    void disturbedRunsAreTold() {
+        QVERIFY(computeStats({10, 10.2, 9.9, 10.1, 10, 10.3, 9.8, 10, 10.1, 10}).disturbed.empty());
+        const SampleStats tail = computeStats({10, 10, 10, 10, 10, 10, 10, 10, 31, 40});
+        QVERIFY2(tail.disturbed.find("p90 is 3.1x the median") != std::string::npos, tail.disturbed.c_str());
+        // p90 within 1.5x, but the runs spread widely.
+        const SampleStats spread = computeStats({6, 7, 8, 9, 10, 11, 12, 13, 14, 14});
+        QVERIFY(spread.coefficientOfVariation > 0.2);
+        QVERIFY2(spread.disturbed.find("vary by 26% of their mean") != std::string::npos, spread.disturbed.c_str());
+        QVERIFY(computeStats({1, 50}).disturbed.empty());  // two runs say too little
+    }
     void emptySamplesGiveZeros() {
         SampleStats s = computeStats({});
         QCOMPARE(s.count, size_t(0));
