@@ -176,7 +176,9 @@ void addSeedOption(CLI::App& command, uint64_t& seed, const std::string& group) 
 }
 
 void addThreadsOption(CLI::App& command, int& threads, const std::string& group) {
-    command.add_option("--threads", threads, "worker threads (default: all cores)")
+    command.add_option("--threads", threads,
+                       "CPU threads (default: automatic, every core that other programs leave free,\n"
+                       "looked at as each run starts)")
         ->type_name("N")
         ->check(integerIn(1, 1024, "a number >= 1"))
         ->group(group);

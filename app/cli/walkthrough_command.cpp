@@ -15,6 +15,7 @@ struct WalkthroughArgs {
     std::string model, output, chapters;
     std::string backend = "cpu";
     bool json = false;
+    int threads = 0;  // ThreadPool::kAutomatic
     PipelineChoice pipeline;
 };
 
@@ -50,6 +51,7 @@ int walkthrough(const CLI::App& app, const WalkthroughArgs& a) {
     const WalkthroughInput input{.session = session,
                                  .pipelineName = a.pipeline.name(),
                                  .device = device,
+                                 .threads = a.threads,
                                  .progress = [](const std::string& what) { std::cerr << "walkthrough:   " << what << "\n"; }};
     for (size_t i = 0; i < ids.size(); ++i) {
         std::cerr << "walkthrough: chapter " << ids[i] << " (" << i + 1 << " of " << ids.size() << ")\n";
@@ -85,6 +87,7 @@ Command walkthroughCommand(CLI::App& cli) {
     addBackendOption(*app, a->backend, "execution",
                      "where the timed chapters run: cpu (default) or cuda (the first GPU; accuracy is always\n"
                      "measured against the CPU's float32 run)");
+    addThreadsOption(*app, a->threads, "execution");
     return {app, [app, a] { return walkthrough(*app, *a); }};
 }
 

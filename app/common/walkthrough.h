@@ -51,6 +51,8 @@ struct WalkthroughInput {
     std::string pipelineName;
     // The CUDA backend's device the timed chapters run on; null: the CPU.
     std::shared_ptr<Device> device;
+    // CPU threads of the timed chapters: ThreadPool::kAutomatic (0), or a count (--threads).
+    int threads = 0;
     const std::atomic<bool>* cancel = nullptr;  // checked between runs
     // What the chapter is doing now ("compiling int8", "profiling the compiled graph").
     std::function<void(const std::string&)> progress;

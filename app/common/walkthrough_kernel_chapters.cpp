@@ -29,6 +29,7 @@ Result<Trace> profileRun(const WalkthroughInput& in, std::shared_ptr<const Graph
     request.model = in.session.model()->path;
     request.pipeline = in.pipelineName;
     request.device = in.device;
+    request.threads = in.threads;
     return profileGraph(request, in.cancel);
 }
 

@@ -16,13 +16,14 @@ const char* backendOf(const WalkthroughInput& in) {
 
 Result<TimedSide> prepareSide(const Model& model, const WalkthroughInput& in) {
     ExecutorOptions options;
-    options.threads = ThreadPool::kAutomatic;
+    options.threads = in.threads;
     if (in.device) options.backend = Backend::Cuda, options.device = in.device;
     auto exec = Executor::create(model, options);
     if (!exec) return exec.status();
     auto feeds = buildFeeds(**exec, FeedOptions{});
     if (!feeds) return feeds.status();
-    TimedSide side{std::move(*exec), std::move(*feeds), {}, {}, options.threads};
+    const int threads = (*exec)->threadsInUse();
+    TimedSide side{std::move(*exec), std::move(*feeds), {}, {}, threads};
     addPlanNodes(*side.exec, side.feeds.tensors, side.plan);
     return side;
 }
