@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QTableView>
@@ -22,6 +23,7 @@ RunPanel::RunPanel(QWidget* parent)
       m_seed(new QSpinBox(this)),
       m_iterations(new QSpinBox(this)),
       m_warmup(new QSpinBox(this)),
+      m_threads(new QSpinBox(this)),
       m_backend(new QComboBox(this)),
       m_run(new QPushButton(tr("Run on CPU"), this)),
       m_summary(new QLabel(this)),
@@ -39,6 +41,14 @@ RunPanel::RunPanel(QWidget* parent)
     m_warmup->setRange(0, 1000);
     m_warmup->setValue(1);
     m_warmup->setPrefix(tr("warm-up "));
+    m_threads->setRange(0, 1024);
+    m_threads->setPrefix(tr("threads "));
+    m_threads->setSpecialValueText(tr("threads: automatic"));
+    m_threads->setToolTip(tr("CPU threads of the run; automatic: every core that other programs leave free "
+                             "(as fusescope-cli's --threads)"));
+    m_threads->setValue(QSettings().value(QStringLiteral("run/threads"), 0).toInt());
+    connect(m_threads, &QSpinBox::valueChanged, this,
+            [](int value) { QSettings().setValue(QStringLiteral("run/threads"), value); });
     m_backend->addItem(tr("CPU"));
     m_backend->addItem(tr("CUDA GPU"));
     m_backend->setToolTip(
@@ -83,6 +93,7 @@ RunPanel::RunPanel(QWidget* parent)
     controls->addWidget(m_seed);
     controls->addWidget(m_warmup);
     controls->addWidget(m_iterations);
+    controls->addWidget(m_threads);
     controls->addWidget(m_backend);
     controls->addStretch(1);
     controls->addWidget(m_run);
@@ -102,6 +113,9 @@ FeedOptions RunPanel::feedOptions() const {
     options.seed = uint64_t(m_seed->value());
     return options;
 }
+
+int RunPanel::threads() const { return m_threads->value(); }
+void RunPanel::setThreads(int threads) { m_threads->setValue(threads); }
 
 void RunPanel::setInputDir(const QString& dir) {
     m_inputDir = dir;

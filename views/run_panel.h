@@ -31,6 +31,10 @@ public:
     void setInputDir(const QString& dir);  // empty: random inputs
     int iterations() const;
     int warmup() const;
+    // CPU threads: 0 is automatic (the cores other programs leave free); remembered in the
+    // settings ("run/threads") across sessions.
+    int threads() const;
+    void setThreads(int threads);
     void setIterations(int iterations);
     // Whether the run is asked of the CUDA backend (the window falls back to the CPU, and
     // says why, when there is no usable GPU).
@@ -57,6 +61,7 @@ private:
     QSpinBox* m_seed;
     QSpinBox* m_iterations;
     QSpinBox* m_warmup;
+    QSpinBox* m_threads;
     QComboBox* m_backend;
     QPushButton* m_run;
     QLabel* m_summary;

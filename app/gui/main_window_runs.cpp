@@ -82,6 +82,7 @@ void MainWindow::runShownGraph() {
     request.feeds = m_runPanel->feedOptions();
     request.warmup = m_runPanel->warmup();
     request.iterations = m_runPanel->iterations();
+    request.threads = m_runPanel->threads();
     request.model = model.path;
     const QString stepName = QString::fromStdString(m_session.stepLabel(step));
     request.pipeline = stepName.toStdString();

@@ -734,10 +734,15 @@ private slots:
         QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1400, 900)));
         QVERIFY(!w.canvas()->hasHeat());
         w.runPanel()->setIterations(3);
+        QCOMPARE(w.runPanel()->threads(), 0);  // automatic unless the user chose
+        w.runPanel()->setThreads(1);
         QSignalSpy finished(&w, &MainWindow::runFinished);
         w.runShownGraph();
         QVERIFY(finished.wait(60000));
         QCOMPARE(finished.first().first().toBool(), true);
+        // The run used the threads asked for, and the choice outlives the window.
+        QVERIFY2(w.runPanel()->summary().contains(QStringLiteral(", 1 thread;")), qPrintable(w.runPanel()->summary()));
+        QCOMPARE(QSettings().value(QStringLiteral("run/threads")).toInt(), 1);
         const Graph* shown = w.canvas()->shownGraph();
         RunTableModel* table = w.runPanel()->table();
         QAbstractItemModelTester tester(table,

@@ -7,7 +7,10 @@
 # sample of each: a noisy stretch of a shared machine then falls on both, not on whichever
 # happened to run during it.
 # With CPU_AS=avx2 or avx2-vnni, both run as such a CPU would (cpu_as.sh).
-# usage: [ROUNDS=N] [CPU_AS=MODE] tests/bench/bench_vs_ort.sh BUILD_DIR [ITERATIONS [MODEL...]]
+# With LOAD=busy (one spinning process per core) or LOAD=pinned (one spinning process pinned to
+# the last core), both run under that load, at their default threads ("default": Fusescope's
+# automatic count, ONNX Runtime's intra-op default) and at 1 thread; THREADS overrides the list.
+# usage: [ROUNDS=N] [CPU_AS=MODE] [LOAD=busy|pinned] [THREADS="1 2"] tests/bench/bench_vs_ort.sh BUILD_DIR [ITERATIONS [MODEL...]]
 # Needs: the exported models (ctest -L models), node + npm (onnxruntime-node is installed
 # with --ignore-scripts into BUILD_DIR/ort-node: its CPU library ships in the package).
 set -euo pipefail
@@ -31,16 +34,31 @@ fi
 [ -f "$cache/bert_base.onnx.distinct" ] ||
   { /usr/bin/python3 "$here/export_bert_base.py" "$cache/bert_base.onnx" 2>/dev/null && touch "$cache/bert_base.onnx.distinct"; }
 samples=$(mktemp -d)
-trap 'rm -rf "$samples"' EXIT
+spinners=()
+trap 'rm -rf "$samples"; [ ${#spinners[@]} = 0 ] || kill "${spinners[@]}" 2>/dev/null' EXIT
+thread_list=${THREADS:-1 2}
+case "${LOAD:-}" in
+  "") ;;
+  busy)
+    for _ in $(seq "$(nproc)"); do sh -c 'while :; do :; done' & spinners+=($!); done
+    thread_list=${THREADS:-default 1} ;;
+  pinned)
+    taskset -c $(( $(nproc) - 1 )) sh -c 'while :; do :; done' & spinners+=($!)
+    thread_list=${THREADS:-default 1} ;;
+  *) echo "LOAD must be busy or pinned" >&2; exit 64 ;;
+esac
+[ -z "${LOAD:-}" ] || echo "load: $LOAD (${#spinners[@]} spinning process(es))"
 printf "%-16s %7s %12s %12s %8s %9s\n" model threads "fusescope ms" "ort ms" ratio "p90 ratio"
 for model in $models; do
-  for threads in 1 2; do
+  for threads in $thread_list; do
+    ours_threads=(--threads "$threads") ort_threads=$threads
+    [ "$threads" != default ] || { ours_threads=(); ort_threads=0; }
     : >"$samples/ours"
     : >"$samples/ort"
     for _ in $(seq "$rounds"); do
-      "${as_cpu[@]}" "$cli" run "$cache/$model.onnx" --threads "$threads" --iterations "$per_round" --warmup 3 --json |
+      "${as_cpu[@]}" "$cli" run "$cache/$model.onnx" "${ours_threads[@]}" --iterations "$per_round" --warmup 3 --json |
         /usr/bin/python3 -c 'import json,sys; print(*json.load(sys.stdin)["latency_ms"]["samples"])' >>"$samples/ours"
-      NODE_PATH="$ort/node_modules" "${as_cpu[@]}" node "$here/ort_latency.js" "$cache/$model.onnx" "$threads" "$per_round" 3 |
+      NODE_PATH="$ort/node_modules" "${as_cpu[@]}" node "$here/ort_latency.js" "$cache/$model.onnx" "$ort_threads" "$per_round" 3 |
         /usr/bin/python3 -c 'import json,sys; print(*json.load(sys.stdin)["samples"])' >>"$samples/ort"
     done
     /usr/bin/python3 - "$model" "$threads" "$samples/ours" "$samples/ort" <<'PY'
