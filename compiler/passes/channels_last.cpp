@@ -8,11 +8,17 @@
 //   GlobalAveragePool: ReduceMean over axes 1 and 2, keeping them ([N, 1, 1, C])
 //   MaxPool:           ai.fusescope.MaxPool with `channels_last` = 1 (ONNX's attributes)
 //   element-wise ops:  the same op on NHWC operands; constants are permuted once here
+//   Concat of channels: the same Concat over NHWC's last axis (DenseNet's dense blocks,
+//                      Inception's branches join inside the region)
+//   BatchNormalization: Mul and Add by per-channel constants ([C], which broadcast over NHWC's
+//                      last axis): a pre-activation block's BatchNormalization + Relu before a
+//                      convolution (DenseNet's, after a Concat) no longer ends the region
 // A pooled [N, 1, 1, C] that only Flattens read leaves without a Transpose (its memory order
 // is [N, C, 1, 1]'s). A region is converted only when it holds at least two convolutions
 // and needs no more Transposes at its edges than it holds convolutions: a lone Conv (a ViT's
 // patch embedding) stays as it is.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -28,7 +34,7 @@ namespace {
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 
-enum class Role { None, Conv, GlobalPool, MaxPool, Elementwise };
+enum class Role { None, Conv, GlobalPool, MaxPool, Elementwise, BatchNorm, ChannelConcat };
 
 bool rank4(const Graph& g, ValueId v) {
     const ValueType& t = g.value(v).type;
@@ -84,6 +90,24 @@ Role roleOf(const Rewriter& rw, const Node& n, std::string& why) {
         }
         return Role::MaxPool;
     }
+    if (isOp(n, "Concat")) {
+        const int64_t axis = intAttr(n, "axis", 1);
+        if ((axis != 1 && axis != -3) || !rank4(g, out) || dtypeOf(g, out) != DType::Float32) return Role::None;
+        for (ValueId in : n.inputs)
+            if (!in.valid() || !rank4(g, in)) return Role::None;
+        return Role::ChannelConcat;
+    }
+    if (isOp(n, "BatchNormalization")) {
+        if (!rank4(g, n.inputs[0]) || dtypeOf(g, out) != DType::Float32 || n.inputs.size() != 5) return Role::None;
+        for (size_t i = 1; i < 5; ++i) {
+            const Tensor* c = n.inputs[i].valid() ? rw.constant(n.inputs[i]) : nullptr;
+            if (!c || c->dtype() != DType::Float32 || c->dims().size() != 1) {
+                why = "a BatchNormalization whose statistics are not constant float32 vectors";
+                return Role::None;
+            }
+        }
+        return Role::BatchNorm;
+    }
     if (!elementwiseKind(n) || !rank4(g, out)) return Role::None;
     for (ValueId in : n.inputs) {
         if (!in.valid() || rank4(g, in) || scalarShaped(g, in)) continue;
@@ -98,7 +122,26 @@ Role roleOf(const Rewriter& rw, const Node& n, std::string& why) {
 
 // Whether input i of a node in `role` is an activation, laid out as the region lays out its
 // tensors: all but a convolution's W and B (its residual Z is one).
-bool carriesActivation(Role role, size_t i) { return role != Role::Conv || i == 0 || i >= 3; }
+bool carriesActivation(Role role, size_t i) {
+    if (role == Role::BatchNorm) return i == 0;
+    return role != Role::Conv || i == 0 || i >= 3;
+}
+
+// y = x * scale + shift per channel: BatchNormalization's inference form, folded from its
+// constants (scale = gamma / sqrt(var + epsilon), shift = beta - mean * scale).
+std::pair<Tensor, Tensor> batchNormAffine(const Rewriter& rw, const Node& n) {
+    const Tensor &gamma = *rw.constant(n.inputs[1]), &beta = *rw.constant(n.inputs[2]),
+                 &mean = *rw.constant(n.inputs[3]), &var = *rw.constant(n.inputs[4]);
+    const double epsilon = floatAttr(n, "epsilon", 1e-5f);
+    const int64_t c = gamma.dims()[0];
+    std::vector<float> scale(static_cast<size_t>(c)), shift(static_cast<size_t>(c));
+    for (int64_t i = 0; i < c; ++i) {
+        const double s = double(gamma.dataAs<float>()[i]) / std::sqrt(double(var.dataAs<float>()[i]) + epsilon);
+        scale[size_t(i)] = float(s);
+        shift[size_t(i)] = float(double(beta.dataAs<float>()[i]) - double(mean.dataAs<float>()[i]) * s);
+    }
+    return {floatTensor(n.name + "_scale", {c}, scale), floatTensor(n.name + "_shift", {c}, shift)};
+}
 
 Shape permuted(const Shape& s, const std::vector<int64_t>& perm) {
     std::vector<Dim> dims;
@@ -319,6 +362,8 @@ private:
                     made.opType = "FusedConv";
                 }
                 made.attributes.push_back(fsc::intAttr("channels_last", 1));
+            } else if (role == Role::ChannelConcat) {
+                made.attributes = {fsc::intAttr("axis", 3)};
             } else if (role == Role::MaxPool) {
                 made.domain = kFusescopeDomain;
                 made.attributes.push_back(fsc::intAttr("channels_last", 1));
@@ -330,7 +375,25 @@ private:
                 else
                     made.attributes.push_back(fsc::intsAttr("axes", {1, 2}));
             }
-            rw.addNode(std::move(made), id, {id});
+            if (role == Role::BatchNorm) {  // Mul then Add, by the folded per-channel constants
+                const auto [scale, shift] = batchNormAffine(rw, old);
+                const std::string base = rw.graph().value(out).name;
+                const ValueId scaled = rw.addIntermediate(typeOf(out), base + "_scaled");
+                Node mul = made, add = made;
+                mul.name = old.name + "/scale";
+                mul.opType = "Mul";
+                mul.attributes.clear();
+                mul.inputs = {made.inputs[0], rw.addConstant(scale, base + "_scale")};
+                mul.outputs = {scaled};
+                add.name = old.name + "/shift";
+                add.opType = "Add";
+                add.attributes.clear();
+                add.inputs = {scaled, rw.addConstant(shift, base + "_shift")};
+                rw.addNode(std::move(mul), id, {id});
+                rw.addNode(std::move(add), id, {id});
+            } else {
+                rw.addNode(std::move(made), id, {id});
+            }
             nhwc[out.index] = outNhwc;
             if (leavesRegion(rw, out, members) && flattenOnly(rw, out, outNhwc, members)) {
                 for (NodeId u : std::vector<NodeId>(rw.users(out)))

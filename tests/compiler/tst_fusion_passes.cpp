@@ -325,6 +325,44 @@ private slots:
         QVERIFY(maxRelativeError(m, o2.model) < 1e-5);
     }
 
+    // A pre-activation block (DenseNet's): Concat, BatchNormalization, Relu, Conv. The Concat
+    // joins channels over NHWC's last axis and the BatchNormalization becomes a per-channel Mul
+    // and Add, both inside the region instead of breaking it with Transpose pairs; the numbers stay.
+    void channelsLastKeepsPreActivationBatchNorms() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({1, 6, 8, 8}));
+        ValueId c1 = b.op("Conv", {x, b.initializer(randomFloatTensor("w1", {8, 6, 3, 3}, 51, 0.5f))}, "c1",
+                          {intsAttr("pads", {1, 1, 1, 1})});
+        ValueId joined = b.op("Concat", {x, c1}, "joined", {intAttr("axis", 1)});
+        std::vector<float> gamma(14), beta(14), mean(14), var(14);
+        for (int i = 0; i < 14; ++i) {
+            gamma[i] = 0.5f + 0.1f * float(i);
+            beta[i] = 0.05f * float(i) - 0.3f;
+            mean[i] = 0.02f * float(i);
+            var[i] = 0.3f + 0.07f * float(i);
+        }
+        ValueId bn = b.op("BatchNormalization", {joined, b.initializer(floatTensor("gamma", {14}, gamma)),
+                                                 b.initializer(floatTensor("beta", {14}, beta)),
+                                                 b.initializer(floatTensor("mean", {14}, mean)),
+                                                 b.initializer(floatTensor("var", {14}, var))},
+                          "bn", {floatAttr("epsilon", 1e-3f)});
+        ValueId c2 = b.op("Conv", {b.op("Relu", {bn}, "r"), b.initializer(randomFloatTensor("w2", {4, 14, 1, 1}, 52, 0.5f))}, "c2");
+        b.output(b.op("Conv", {c2, b.initializer(randomFloatTensor("w3", {4, 4, 3, 3}, 53, 0.5f))}, "y",
+                      {intsAttr("pads", {1, 1, 1, 1})}));
+        Model m = withInferredTypes(b);
+        auto res = compileWith(m, {"channels-last", "cancel-inverse-pairs"});
+        const Graph& g = *res.model.graph;
+        QCOMPARE(countOps(g, "BatchNormalization"), 0);
+        QCOMPARE(countFused(g, "FusedConv"), 3);
+        QCOMPARE(countOps(g, "Conv"), 0);
+        // In: x for the Concat (c1 reads it as NCHW itself); out: y. None around the
+        // Concat or the BatchNormalization.
+        QCOMPARE(countOps(g, "Transpose"), 2);
+        for (NodeId id : g.order())
+            if (g.node(id).opType == "Concat") QCOMPARE(fsc::passes::intAttr(g.node(id), "axis", 1), int64_t(3));
+        QVERIFY(maxRelativeError(m, res.model) < 1e-5);
+    }
+
     // TensorFlow's exports wrap convolutions in NHWC -> NCHW -> NHWC Transposes: the region's
     // own edge Transposes cancel them, so none is left.
     void channelsLastCancelsAnExportersTransposes() {
