@@ -30,8 +30,9 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {2, "matmul-add-fusion", "a bias Add after MatMul is a Gemm / epilogue, not a separate pass over memory"},
         {2, "activation-fusion", "activations after Conv/Gemm/MatMul run in the epilogue, while data is in cache"},
         {2, "residual-fusion", "a ResNet block's Add and ReLU after its last Conv, in that Conv's epilogue"},
-        {2, "elementwise-fusion", "last: what no named fusion claimed runs as one generated loop per group"},
-        {2, "channels-last", "after the fusions, so a region's convolutions carry their epilogues"},
+        {2, "channels-last", "after the named fusions, so a region's convolutions carry their epilogues"},
+        {2, "elementwise-fusion", "last: what no named fusion claimed (channels-last's BatchNormalization Mul/Add "
+                                  "and the Relu after it, say) runs as one generated loop per group"},
         {2, "cancel-inverse-pairs", "a region's edge Transpose meets an exporter's own (TensorFlow's NHWC)"},
         {2, "se-pool-fusion", "after channels-last, whose ReduceMean of a depthwise output it folds in"},
         {2, "eliminate-dead-code", "fusions leave constants and Identity-free shells unread"},
