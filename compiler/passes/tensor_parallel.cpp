@@ -8,6 +8,7 @@
 // that would mix the shards (a norm over the split axis, a value read outside the pair)
 // rejects the pair with its reason.
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <map>
 #include <optional>
@@ -28,6 +29,11 @@ using Segments = std::vector<std::pair<int64_t, int64_t>>;  // [begin, end) alon
 struct Split {
     int axis = -1;
     Segments segments;
+    // 0: the axis itself is divided across devices. Otherwise the axis merges an outer factor
+    // with the divided one, of `factor` elements, innermost (nn.MultiheadAttention's batch x
+    // heads): each shard holds its share of the inner factor for every outer index, which it
+    // keeps in the same order, so per shard the axis is still one axis, `devices` times shorter.
+    int64_t factor = 0;
 };
 
 // A pair and everything between its two layers, with how each inside value is split.
@@ -98,17 +104,6 @@ std::optional<std::vector<int64_t>> shapeDims(const Graph& g, ValueId v) {
         else return std::nullopt;
     }
     return dims;
-}
-
-// The elements before axis `k`, as a known product and the symbolic dims among them.
-std::pair<int64_t, std::vector<int64_t>> outerExtent(const std::vector<int64_t>& dims, size_t k) {
-    std::pair<int64_t, std::vector<int64_t>> e{1, {}};
-    for (size_t i = 0; i < k && i < dims.size(); ++i) {
-        if (dims[i] >= 0) e.first *= dims[i];
-        else e.second.push_back(dims[i]);
-    }
-    std::sort(e.second.begin(), e.second.end());
-    return e;
 }
 
 // Concatenation of device d's share of every segment along `axis` of a constant.
@@ -189,9 +184,9 @@ std::string elementwiseBinary(const SplitStep& s, Split& out) {
         if (!dims) return "no static shape into " + s.n.name;
         const int aligned = out.axis - (s.rank - int(dims->size()));
         if (auto it = s.region.split.find(input.index); it != s.region.split.end()) {
-            if (it->second.axis != aligned || it->second.segments != s.in.segments)
+            if (it->second.axis != aligned || it->second.segments != s.in.segments || it->second.factor != s.in.factor)
                 return s.n.name + " combines differently split values";
-        } else if (aligned >= 0 && (*dims)[size_t(aligned)] != 1 && !s.rw.constant(input)) {
+        } else if (aligned >= 0 && (*dims)[size_t(aligned)] != 1 && (!s.rw.constant(input) || s.in.factor)) {
             return s.n.name + " combines a split value with a whole one";
         }
     }
@@ -212,18 +207,83 @@ std::string transpose(const SplitStep& s, Split& out) {
     return {};
 }
 
-// The split lands on the output axis whose outer extent equals the input's before its split
-// axis; each shard's target shape divides that entry.
+// A product of dims: its known part and the symbols of its dynamic ones ("batch*8" is 8 and
+// {batch}), so products over a dynamic batch compare and divide exactly.
+struct Extent {
+    int64_t known = 1;
+    std::vector<std::string> symbols;  // sorted
+    bool operator==(const Extent&) const = default;
+};
+
+std::optional<Extent> extentOf(const Shape& shape, size_t from, size_t to) {
+    Extent e;
+    for (size_t i = from; i < to && i < shape.rank(); ++i) {
+        const Dim& d = shape[i];
+        if (d.isKnown()) {
+            e.known *= d.size();
+            continue;
+        }
+        if (!d.isSymbolic()) return std::nullopt;
+        std::string factor;
+        std::istringstream parts(d.symbol());
+        while (std::getline(parts, factor, '*')) {
+            if (!factor.empty() && std::all_of(factor.begin(), factor.end(), ::isdigit)) e.known *= std::stoll(factor);
+            else e.symbols.push_back(factor);
+        }
+    }
+    std::sort(e.symbols.begin(), e.symbols.end());
+    return e;
+}
+
+// a / b when it divides exactly.
+std::optional<Extent> divided(const Extent& a, const Extent& b) {
+    if (b.known == 0 || a.known % b.known) return std::nullopt;
+    Extent q{a.known / b.known, {}};
+    std::vector<std::string> rest = a.symbols;
+    for (const std::string& sym : b.symbols) {
+        auto it = std::find(rest.begin(), rest.end(), sym);
+        if (it == rest.end()) return std::nullopt;
+        rest.erase(it);
+    }
+    q.symbols = std::move(rest);
+    return q;
+}
+
+Extent times(Extent a, const Extent& b) {
+    a.known *= b.known;
+    a.symbols.insert(a.symbols.end(), b.symbols.begin(), b.symbols.end());
+    std::sort(a.symbols.begin(), a.symbols.end());
+    return a;
+}
+
+// The split lands on the output axis that holds the divided factor innermost: everything of
+// the input before that factor is the output's outer dims times the axis's outer part, and the
+// factor with the input's inner dims is the axis's inner part with the output's inner dims
+// (the factor whole, as [L, N, E] -> [L, N, H, D] keeps heads whole in one axis; or merged
+// under an outer part, as [L, N, E] -> [L, N x H, D] and back to [L x N, E]). Each shard's
+// target shape divides that entry.
 std::string reshape(const SplitStep& s, Split& out) {
     if (s.in.segments.size() != 1) return "Reshape of a packed value";
-    const auto outer = outerExtent(s.inDims, size_t(s.in.axis));
+    const Graph& g = s.rw.graph();
+    const Shape &inShape = g.value(s.n.inputs[0]).type.shape, &outShape = g.value(s.n.outputs[0]).type.shape;
+    const size_t axis = size_t(s.in.axis);
+    const auto whole = extentOf(inShape, axis, axis + 1);
+    const auto before = extentOf(inShape, 0, axis), innerIn = extentOf(inShape, axis + 1, inShape.rank());
+    const Extent factor = s.in.factor ? Extent{s.in.factor, {}} : whole.value_or(Extent{});
+    const auto axisOuter = whole ? divided(*whole, factor) : std::nullopt;
     out.axis = -1;
-    for (int k = 0; k < s.rank; ++k) {
-        const int64_t size = s.outDims[size_t(k)];
-        if (outerExtent(s.outDims, size_t(k)) == outer && size > 1 && size % s.devices == 0) {
-            out.axis = k;
-            break;
-        }
+    for (int k = 0; k < s.rank && before && innerIn && axisOuter; ++k) {
+        const auto prefix = extentOf(outShape, 0, size_t(k)), size = extentOf(outShape, size_t(k), size_t(k) + 1),
+                   innerOut = extentOf(outShape, size_t(k) + 1, outShape.rank());
+        if (!prefix || !size || !innerOut) continue;
+        const auto outerPart = divided(times(*before, *axisOuter), *prefix);
+        const auto innerPart = divided(times(factor, *innerIn), *innerOut);
+        if (!outerPart || !innerPart || !innerPart->symbols.empty() || innerPart->known <= 1 ||
+            innerPart->known % s.devices || !(times(*outerPart, *innerPart) == *size))
+            continue;
+        out.axis = k;
+        out.factor = *outerPart == Extent{} ? 0 : innerPart->known;
+        break;
     }
     if (out.axis < 0) return "Reshape of " + s.n.name + " does not keep the split in one axis";
     if (auto shape = constantInts(s.rw, s.n.inputs[1])) {
@@ -249,6 +309,7 @@ std::string slice(const SplitStep& s, Split& out) {
     int64_t axis = axes ? (*axes)[0] : 0;
     if (axis < 0) axis += s.rank;
     if (axis != s.in.axis) return {};
+    if (s.in.factor) return "Slice along an axis whose split is an inner factor";
     const int64_t b = (*starts)[0], e = std::min((*ends)[0], s.inDims[size_t(axis)]);
     if (std::find(s.in.segments.begin(), s.in.segments.end(), std::make_pair(b, e)) == s.in.segments.end())
         return "Slice across shards";
@@ -268,7 +329,9 @@ std::string batchedMatMul(const SplitStep& s, Split& out) {
         if (it == s.region.split.end()) return s.n.name + " multiplies a split value by a whole one";
         const int axis = it->second.axis - aligned;
         if (axis >= s.rank - 2) return s.n.name + " contracts over the split axis";
+        if (i == 1 && (axis != out.axis || it->second.factor != out.factor)) return s.n.name + " multiplies differently split values";
         out.axis = axis;
+        out.factor = it->second.factor;
     }
     return {};
 }
@@ -460,7 +523,8 @@ private:
         const Node& row = g.node(region.row);
         auto it = region.split.find(row.inputs[0].index);
         const auto dims = shapeDims(g, row.inputs[0]);
-        if (it == region.split.end() || !dims || it->second.axis != int(dims->size()) - 1 || it->second.segments.size() != 1)
+        if (it == region.split.end() || !dims || it->second.axis != int(dims->size()) - 1 || it->second.segments.size() != 1 ||
+            it->second.factor)
             return "the second layer's input is not split along its last axis";
         return {};
     }

@@ -132,6 +132,50 @@ private slots:
         QVERIFY(maxRelativeError(m, r.model) < 1e-5);
     }
 
+    // nn.MultiheadAttention as PyTorch's TorchScript exporter writes it: sequence-first
+    // [L, N, E], heads merged with the batch into one axis ([L, N x H, D]), batched MatMuls over
+    // that axis, then back to [L x N, E] for a Gemm. Per device that axis is still one axis of
+    // N x H/2, so attention splits by heads: one AllReduce, and outputs as unsplit with a batch
+    // of 2 (whose heads interleave with the batch in the merged axis).
+    void tensorParallelSplitsHeadsMergedWithTheBatch() {
+        const int64_t L = 5, N = 2, E = 16, H = 4, D = 4;
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({L, N, E}));
+        ValueId qkv = b.op("MatMul", {x, b.initializer(randomFloatTensor("wqkv", {E, 3 * E}, 61, 0.3f))}, "qkv", {}, "in_proj");
+        ValueId axes = ints(b, "axes", {-1});
+        std::vector<ValueId> heads;
+        for (int64_t i = 0; i < 3; ++i) {
+            const std::string n = std::to_string(i);
+            ValueId part = b.op("Slice", {qkv, ints(b, "s" + n, {i * E}), ints(b, "e" + n, {(i + 1) * E}), axes}, "part" + n,
+                                {}, "slice" + n);
+            ValueId merged = b.op("Reshape", {part, ints(b, "shape" + n, {L, N * H, D})}, "merged" + n, {}, "reshape" + n);
+            heads.push_back(b.op("Transpose", {merged}, "heads" + n, {intsAttr("perm", {1, 0, 2})}, "transpose" + n));
+        }
+        ValueId kt = b.op("Transpose", {heads[1]}, "kt", {intsAttr("perm", {0, 2, 1})}, "k_t");
+        ValueId scores = b.op("MatMul", {heads[0], kt}, "scores", {}, "qk");
+        ValueId p = b.op("Softmax", {b.op("Div", {scores, b.initializer(floatTensor("two", {}, {2.0f}))}, "scaled", {}, "scale")},
+                         "p", {intAttr("axis", -1)}, "softmax");
+        ValueId ctx = b.op("MatMul", {p, heads[2]}, "ctx", {}, "pv");
+        ValueId back = b.op("Transpose", {ctx}, "back", {intsAttr("perm", {1, 0, 2})}, "back_t");
+        ValueId rows = b.op("Reshape", {back, ints(b, "rows_shape", {L * N, E})}, "rows", {}, "to_rows");
+        ValueId o = b.op("Gemm", {rows, b.initializer(randomFloatTensor("wo", {E, E}, 62, 0.3f)),
+                                  b.initializer(randomFloatTensor("bo", {E}, 63, 0.1f))},
+                         "o", {intAttr("transB", 1)}, "out_proj");
+        b.output(b.op("Reshape", {o, ints(b, "out_shape", {L, N, E})}, "y", {}, "to_sequence"));
+        const Model m = withInferredTypes(b);
+        auto r = partition(m, passes::tensorParallel(2));
+        QCOMPARE(collectives(*r.model.graph, "AllReduce").size(), size_t(1));
+        // Each device's merged Reshape targets N x H/2 = 4 rows of heads per position.
+        bool sawShardShape = false;
+        for (ValueId v : r.model.graph->initializers)
+            if (r.model.graph->value(v).name == "reshape0/shard_shape")
+                sawShardShape = std::vector<int64_t>(r.model.graph->value(v).initializer->dataAs<int64_t>(),
+                                                     r.model.graph->value(v).initializer->dataAs<int64_t>() + 3) ==
+                                std::vector<int64_t>{L, N * H / 2, D};
+        QVERIFY(sawShardShape);
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
+    }
+
     void headsStayTogether() {
         // Device 0 gets heads 0-1 of each of Q, K and V: its packed weight is columns 0-7,
         // 16-23 and 32-39 of the original.

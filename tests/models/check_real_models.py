@@ -142,6 +142,21 @@ for name in MODELS:
             print(f"{name}: {pipeline} matches {against} with relative error {err:.2e}")
             if not err <= 1e-4:
                 problems.append(f"{pipeline} output differs from {against}: relative error {err:.2e} > 1e-4")
+    if name == "transformer_encoder":
+        # Tensor parallelism splits attention by heads too, through the Reshape that merges
+        # batch and heads: one AllReduce per attention and per MLP, outputs as unsplit.
+        r = cli("compile", path, "--tp", "2", "--json")
+        if r.returncode != 0:
+            problems.append(f"compile --tp 2 failed: {r.stderr.strip()}")
+        else:
+            parallel = json.loads(r.stdout)["parallel"]
+            layers = 2
+            if parallel["all_reduces"] != 2 * layers:
+                problems.append(f"--tp 2 placed {parallel['all_reduces']} AllReduces, not {2 * layers}")
+            if not parallel["single_device_mean_relative_difference"] <= 1e-5:
+                problems.append(f"--tp 2 outputs differ from the unsplit graph's: "
+                                f"{parallel['single_device_mean_relative_difference']:.2e}")
+            print(f"{name}: --tp 2 with {parallel['all_reduces']} AllReduces")
     if problems:
         failures.append(name)
         for p in problems:
