@@ -3,7 +3,8 @@
 
 usage: export_models.py CACHE_DIR
 
-torchvision (resnet50, mobilenet_v2, efficientnet_b0, vit_b_16, swin_t) and torch.nn (a TransformerEncoder,
+torchvision (resnet50, mobilenet_v2, efficientnet_b0, vit_b_16, swin_t, densenet121, googlenet,
+shufflenet_v2_x1_0, squeezenet1_1, mnasnet1_0, regnet_y_400mf) and torch.nn (a TransformerEncoder,
 an LSTM) with random weights from Debian's python3-torch and python3-torchvision: nothing
 is downloaded. A model already in the cache from the same torch version is kept. Next to
 each model go a reference input and PyTorch's output for it (NAME.input.npy,
@@ -65,6 +66,15 @@ MODELS = {
     "vit_b_16": (vit_b_16, image),
     "swin_t": (lambda: torchvision.models.swin_t(weights=None), image),
     "transformer_encoder": (Encoder, lambda: torch.randn(1, 16, 128)),
+    # Families the speed work was not tuned on: dense blocks (Concat, pre-activation
+    # BatchNormalization), Inception branches, channel shuffles, fire modules, NAS blocks, RegNet's
+    # grouped convolutions with squeeze-and-excitation.
+    "densenet121": (lambda: torchvision.models.densenet121(weights=None), image),
+    "googlenet": (lambda: torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=True), image),
+    "shufflenet_v2_x1_0": (lambda: torchvision.models.shufflenet_v2_x1_0(weights=None), image),
+    "squeezenet1_1": (lambda: torchvision.models.squeezenet1_1(weights=None), image),
+    "mnasnet1_0": (lambda: torchvision.models.mnasnet1_0(weights=None), image),
+    "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(weights=None), image),
     "lstm": (Lstm, lambda: torch.randn(1, 12, 32)),
 }
 
