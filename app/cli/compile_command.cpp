@@ -36,6 +36,7 @@ struct CompileArgs {
     ParallelArgs parallel;
     InputChoice input;
     bool explain = false, json = false, verify = false, list = false, showKernels = false;
+    int threads = 0;  // of every check that runs the model (0: automatic)
 };
 
 void addOptions(CLI::App& app, CompileArgs& a) {
@@ -44,6 +45,7 @@ void addOptions(CLI::App& app, CompileArgs& a) {
     addQuantizeOptions(app, a.quantize);
     addParallelOptions(app, a.parallel);
     addInputOptions(app, a.input, "inputs of the checks above (accuracy, partitioned against unpartitioned)");
+    addThreadsOption(app, a.threads, "inputs of the checks above (accuracy, partitioned against unpartitioned)");  // their runs' threads
     const std::string output = "output";
     app.add_flag("--explain", a.explain, "per pass: what changed and why, what matched but was rejected")->group(output);
     app.add_flag("--json", a.json,
@@ -249,7 +251,11 @@ Command compileCommand(CLI::App& cli) {
     auto* app = addCommand(cli, "compile", "run the compiler's passes and show what each did");
     auto args = std::make_shared<CompileArgs>();
     addOptions(*app, *args);
-    return {app, [app, args] { return compile(*app, *args); }};
+    return {app, [app, args] {
+                // One thread count for every check that runs the model.
+                args->quantize.threads = args->parallel.threads = args->threads;
+                return compile(*app, *args);
+            }};
 }
 
 }  // namespace fsc::cli

@@ -60,7 +60,7 @@ Result<ParallelReport> measureParallel(const ParallelArgs& a, const InputChoice&
     // Every shard on this one device: the outputs must be the unpartitioned ones.
     auto data = checkInputs(*original.graph, input, 2, 11);
     if (!data) return data.status();
-    auto error = compareOutputs(original, result.model, *data);
+    auto error = compareOutputs(original, result.model, *data, nullptr, a.threads);
     if (!error) return withSizingHint(error.status(), data->sizing).withContext("partitioned run");
     r.samples = error->samples;
     r.meanRelativeDifference = error->meanRelative;

@@ -18,6 +18,7 @@ struct ParallelArgs {
     int microbatches = 1;
     std::string schedule = "1f1b";
     std::string interconnect = "nvlink4";
+    int threads = 0;  // CPU threads of the partitioned-against-unpartitioned check (0: automatic)
     bool any() const { return tp > 1 || pp > 1; }
 };
 

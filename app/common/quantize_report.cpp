@@ -61,6 +61,7 @@ Result<QuantizePlan> planQuantization(const QuantizeArgs& a, const InputChoice& 
     plan.int8.symmetricActivations = a.symmetricActivations;
     plan.int8.exclude = a.exclude;
     plan.int8.ranges = std::make_shared<ActivationRanges>();
+    plan.int8.threads = a.threads;
     spec.precision = Precision::Int8;
     spec.int8 = plan.int8;
     return plan;
@@ -72,11 +73,11 @@ Result<QuantizeReport> measureQuantization(const QuantizeArgs& a, const Quantize
     r.kind = a.kind;
     r.dataSource = plan.calibration->source;
     r.generatedData = plan.calibration->generated;
-    auto onCalibration = compareOutputs(float32, result.model, *plan.calibration);
+    auto onCalibration = compareOutputs(float32, result.model, *plan.calibration, nullptr, a.threads);
     if (!onCalibration) return withSizingHint(onCalibration.status(), plan.calibration->sizing).withContext("accuracy");
     r.calibrationError = *onCalibration;
     if (!plan.heldBack->samples.empty()) {
-        auto onHeldBack = compareOutputs(float32, result.model, *plan.heldBack);
+        auto onHeldBack = compareOutputs(float32, result.model, *plan.heldBack, nullptr, a.threads);
         if (!onHeldBack) return withSizingHint(onHeldBack.status(), plan.heldBack->sizing).withContext("accuracy");
         r.heldBackError = *onHeldBack;
     }

@@ -30,6 +30,7 @@ struct QuantizeArgs {
     std::vector<std::string> exclude;
     int samples = 16;  // generated when no --calibration
     bool sensitivity = true;
+    int threads = 0;  // CPU threads of calibration and the accuracy runs (0: automatic)
 };
 
 struct QuantizePlan {

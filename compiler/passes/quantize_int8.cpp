@@ -153,7 +153,7 @@ private:
         if (!m_options.calibration)
             m_options.calibration = std::make_shared<CalibrationData>(generateCalibrationData(g, 8, 1));
         auto ranges = calibrateRanges(g, context.model.opsetImports, missing, *m_options.calibration, m_options.method,
-                                      m_options.percentile, context.cancel);
+                                      m_options.percentile, context.cancel, m_options.threads);
         if (!ranges) return ranges.status();
         for (auto& [name, range] : *ranges) (*m_options.ranges)[name] = range;
         return Status::ok();

@@ -12,9 +12,9 @@
 namespace fsc {
 namespace {
 
-Result<std::unique_ptr<Executor>> executorFor(const Model& model) {
+Result<std::unique_ptr<Executor>> executorFor(const Model& model, int threads) {
     ExecutorOptions options;
-    options.threads = ThreadPool::kAutomatic;
+    options.threads = threads;
     return Executor::create(model, options);
 }
 
@@ -46,10 +46,10 @@ size_t argmaxRow(const RtTensor& t, int64_t row, int64_t width) {
 }  // namespace
 
 Result<OutputError> compareOutputs(const Model& reference, const Model& candidate, const CalibrationData& data,
-                                   const std::atomic<bool>* cancel) {
-    auto ref = executorFor(reference);
+                                   const std::atomic<bool>* cancel, int threads) {
+    auto ref = executorFor(reference, threads);
     if (!ref) return ref.status().withContext("float32 reference");
-    auto cand = executorFor(candidate);
+    auto cand = executorFor(candidate, threads);
     if (!cand) return cand.status();
     OutputError e;
     double absSum = 0, refSum = 0;
@@ -116,7 +116,7 @@ Result<std::vector<LayerSensitivity>> layerSensitivity(const Model& model, const
         one.push_back(passes::quantizeInt8(alone));
         auto quantized = compileModel(model, std::move(one), compile);
         if (!quantized) return quantized.status();
-        auto error = compareOutputs(model, quantized->model, data, cancel);
+        auto error = compareOutputs(model, quantized->model, data, cancel, options.threads);
         if (!error) return error.status().withContext(layers[i].first);
         table.push_back({layers[i].first, layers[i].second, *error});
     }

@@ -23,8 +23,9 @@ struct OutputError {
 };
 
 // Runs both models on every sample and compares all their outputs.
+// `threads`: CPU threads of both (0: automatic, ThreadPool::kAutomatic).
 Result<OutputError> compareOutputs(const Model& reference, const Model& candidate, const CalibrationData& data,
-                                   const std::atomic<bool>* cancel = nullptr);
+                                   const std::atomic<bool>* cancel = nullptr, int threads = 0);
 
 struct LayerSensitivity {
     std::string node;

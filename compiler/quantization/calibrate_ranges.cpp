@@ -23,13 +23,14 @@ std::string exclusionMatch(const Node& n, const std::vector<std::string>& exclud
 
 Result<ActivationRanges> calibrateRanges(const Graph& graph, const std::vector<std::pair<std::string, int64_t>>& opsets,
                                          const std::vector<ValueId>& values, const CalibrationData& data,
-                                         CalibrationMethod method, double percentile, const std::atomic<bool>* cancel) {
+                                         CalibrationMethod method, double percentile, const std::atomic<bool>* cancel,
+                                         int threads) {
     auto observed = std::make_shared<Graph>(graph);
     observed->outputs.clear();
     for (ValueId v : values)
         if (graph.value(v).kind == Value::Kind::NodeOutput) observed->outputs.push_back(v);
     ExecutorOptions options;
-    options.threads = ThreadPool::kAutomatic;
+    options.threads = threads;
     auto executor = Executor::create(observed, opsets, options);
     if (!executor) return executor.status().withContext("calibration");
 

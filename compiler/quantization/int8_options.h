@@ -29,6 +29,7 @@ struct Int8Options {
     std::vector<std::string> exclude;   // node name, op type or scope (globs allowed)
     std::optional<std::set<std::string>> only;  // quantize these node names alone
     std::shared_ptr<ActivationRanges> ranges;   // read, and filled with what is calibrated
+    int threads = 0;  // CPU threads of the calibration runs (0: automatic, ThreadPool::kAutomatic)
 };
 
 // The pattern of `exclude` that keeps node `n` in float, or empty. A pattern matches the
@@ -40,6 +41,6 @@ Result<ActivationRanges> calibrateRanges(const Graph& graph,
                                          const std::vector<std::pair<std::string, int64_t>>& opsets,
                                          const std::vector<ValueId>& values, const CalibrationData& data,
                                          CalibrationMethod method, double percentile,
-                                         const std::atomic<bool>* cancel);
+                                         const std::atomic<bool>* cancel, int threads = 0);
 
 }  // namespace fsc

@@ -53,6 +53,8 @@ commands = [("inspect", [CLI, "inspect"], []), ("inspect --json", [CLI, "inspect
 for level in ("O0", "O1", "O3"):
     commands.append((f"compile --pipeline {level}", [CLI, "compile"], ["--pipeline", level, "--verify"]))
 commands.append(("compile --quantize bf16", [CLI, "compile"], ["--quantize", "bf16"]))
+commands.append(("compile int8 --threads 1", [CLI, "compile"], ["--quantize", "int8", "--calibration-samples", "4",
+                                                               "--threads", "1"]))
 commands.append(("compile int8 --per-channel --reduce-range o", [CLI, "compile"],
                  ["--quantize", "int8", "--calibration-samples", "4", "--per-channel", "--reduce-range",
                   "-o", "{out}/compiled.onnx"]))

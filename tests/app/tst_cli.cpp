@@ -391,7 +391,7 @@ private slots:
             QCOMPARE(r.exitCode, 64);
             QVERIFY2(r.err.contains(QStringLiteral("give --pipeline or --passes, not both")), qPrintable(r.err));
         }
-        for (const char* command : {"run", "profile"}) {
+        for (const char* command : {"run", "profile", "walkthrough", "compile"}) {
             Run r = cli({QString::fromLatin1(command), model, QStringLiteral("--threads"), QStringLiteral("0")});
             QCOMPARE(r.exitCode, 64);
             QVERIFY2(r.err.contains(QStringLiteral("--threads: needs a number >= 1")), qPrintable(r.err));
