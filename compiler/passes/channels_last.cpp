@@ -18,7 +18,6 @@
 // and needs no more Transposes at its edges than it holds convolutions: a lone Conv (a ViT's
 // patch embedding) stays as it is.
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -99,12 +98,14 @@ Role roleOf(const Rewriter& rw, const Node& n, std::string& why) {
     }
     if (isOp(n, "BatchNormalization")) {
         if (!rank4(g, n.inputs[0]) || dtypeOf(g, out) != DType::Float32 || n.inputs.size() != 5) return Role::None;
+        bool vectors = true;
         for (size_t i = 1; i < 5; ++i) {
             const Tensor* c = n.inputs[i].valid() ? rw.constant(n.inputs[i]) : nullptr;
-            if (!c || c->dtype() != DType::Float32 || c->dims().size() != 1) {
-                why = "a BatchNormalization whose statistics are not constant float32 vectors";
-                return Role::None;
-            }
+            vectors = vectors && c && c->dims().size() == 1;
+        }
+        if (!vectors || !batchNormAffine(rw, n)) {
+            why = "a BatchNormalization whose statistics are not constant vectors";
+            return Role::None;
         }
         return Role::BatchNorm;
     }
@@ -125,22 +126,6 @@ Role roleOf(const Rewriter& rw, const Node& n, std::string& why) {
 bool carriesActivation(Role role, size_t i) {
     if (role == Role::BatchNorm) return i == 0;
     return role != Role::Conv || i == 0 || i >= 3;
-}
-
-// y = x * scale + shift per channel: BatchNormalization's inference form, folded from its
-// constants (scale = gamma / sqrt(var + epsilon), shift = beta - mean * scale).
-std::pair<Tensor, Tensor> batchNormAffine(const Rewriter& rw, const Node& n) {
-    const Tensor &gamma = *rw.constant(n.inputs[1]), &beta = *rw.constant(n.inputs[2]),
-                 &mean = *rw.constant(n.inputs[3]), &var = *rw.constant(n.inputs[4]);
-    const double epsilon = floatAttr(n, "epsilon", 1e-5f);
-    const int64_t c = gamma.dims()[0];
-    std::vector<float> scale(static_cast<size_t>(c)), shift(static_cast<size_t>(c));
-    for (int64_t i = 0; i < c; ++i) {
-        const double s = double(gamma.dataAs<float>()[i]) / std::sqrt(double(var.dataAs<float>()[i]) + epsilon);
-        scale[size_t(i)] = float(s);
-        shift[size_t(i)] = float(double(beta.dataAs<float>()[i]) - double(mean.dataAs<float>()[i]) * s);
-    }
-    return {floatTensor(n.name + "_scale", {c}, scale), floatTensor(n.name + "_shift", {c}, shift)};
 }
 
 Shape permuted(const Shape& s, const std::vector<int64_t>& perm) {
@@ -376,7 +361,10 @@ private:
                     made.attributes.push_back(fsc::intsAttr("axes", {1, 2}));
             }
             if (role == Role::BatchNorm) {  // Mul then Add, by the folded per-channel constants
-                const auto [scale, shift] = batchNormAffine(rw, old);
+                const ChannelAffine affine = *batchNormAffine(rw, old);  // roleOf() checked the statistics
+                const int64_t channels = int64_t(affine.scale.size());
+                const Tensor scale = floatTensor(old.name + "_scale", {channels}, {affine.scale.begin(), affine.scale.end()});
+                const Tensor shift = floatTensor(old.name + "_shift", {channels}, {affine.shift.begin(), affine.shift.end()});
                 const std::string base = rw.graph().value(out).name;
                 const ValueId scaled = rw.addIntermediate(typeOf(out), base + "_scaled");
                 Node mul = made, add = made;

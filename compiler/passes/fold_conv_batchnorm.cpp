@@ -9,7 +9,6 @@ namespace {
 
 struct ConvBatchNorm {
     NodeId conv, batchNorm;
-    double epsilon;
 };
 
 class ConvBatchNormPattern : public TypedPattern<ConvBatchNorm> {
@@ -40,28 +39,25 @@ public:
         for (size_t i = 1; i < 5; ++i)
             if (int64_t(constantValues(rw, bn.inputs[i])->size()) != channels)
                 return MatchResult::rejected("batch-norm parameters do not have one value per output channel");
-        return MatchResult::matched(ConvBatchNorm{convId, anchor, floatAttr(bn, "epsilon", 1e-5f)});
+        return MatchResult::matched(ConvBatchNorm{convId, anchor});
     }
 
     std::string rewrite(Rewriter& rw, const ConvBatchNorm& m) const override {
         const Node conv = rw.graph().node(m.conv);
         const Node bn = rw.graph().node(m.batchNorm);
         const Tensor& w = *rw.constant(conv.inputs[1]);
-        const auto gamma = *constantValues(rw, bn.inputs[1]);
-        const auto beta = *constantValues(rw, bn.inputs[2]);
-        const auto mean = *constantValues(rw, bn.inputs[3]);
-        const auto var = *constantValues(rw, bn.inputs[4]);
-        std::vector<double> bias(gamma.size(), 0.0);
+        const ChannelAffine bnMap = *batchNormAffine(rw, bn);  // match() checked the statistics
+        std::vector<double> bias(bnMap.scale.size(), 0.0);
         if (conv.inputs.size() > 2 && conv.inputs[2].valid()) bias = *constantValues(rw, conv.inputs[2]);
-        const size_t channels = gamma.size();
+        const size_t channels = bnMap.scale.size();
         const size_t perChannel = size_t(w.numElements()) / channels;
         std::vector<float> newW(size_t(w.numElements()));
         std::vector<float> newB(channels);
         for (size_t c = 0; c < channels; ++c) {
-            const double s = gamma[c] / std::sqrt(var[c] + m.epsilon);
+            const double s = bnMap.scale[c];
             for (size_t i = 0; i < perChannel; ++i)
                 newW[c * perChannel + i] = float(double(w.dataAs<float>()[c * perChannel + i]) * s);
-            newB[c] = float((bias[c] - mean[c]) * s + beta[c]);
+            newB[c] = float(bias[c] * s + bnMap.shift[c]);
         }
         ValueId wv = rw.addConstant(makeFloatTensor(w.dims(), newW), rw.graph().value(conv.inputs[1]).name + "/bn_folded");
         ValueId bv = rw.addConstant(makeFloatTensor({int64_t(channels)}, newB), conv.name + "/bias_bn_folded");

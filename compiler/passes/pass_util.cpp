@@ -32,6 +32,23 @@ bool isOp(const Node& n, const char* opType) {
     return n.domain.empty() && n.opType == opType;
 }
 
+std::optional<ChannelAffine> batchNormAffine(const Rewriter& rw, const Node& bn) {
+    if (bn.inputs.size() < 5) return std::nullopt;
+    std::optional<std::vector<double>> stats[4];
+    for (size_t i = 0; i < 4; ++i) {
+        stats[i] = bn.inputs[i + 1].valid() ? constantValues(rw, bn.inputs[i + 1]) : std::nullopt;
+        if (!stats[i] || stats[i]->size() != stats[0]->size()) return std::nullopt;
+    }
+    const auto &gamma = *stats[0], &beta = *stats[1], &mean = *stats[2], &var = *stats[3];
+    const double epsilon = floatAttr(bn, "epsilon", 1e-5f);
+    ChannelAffine a{std::vector<double>(gamma.size()), std::vector<double>(gamma.size())};
+    for (size_t c = 0; c < gamma.size(); ++c) {
+        a.scale[c] = gamma[c] / std::sqrt(var[c] + epsilon);
+        a.shift[c] = beta[c] - mean[c] * a.scale[c];
+    }
+    return a;
+}
+
 std::optional<std::vector<double>> constantValues(const Rewriter& rw, ValueId v) {
     const Tensor* t = rw.constant(v);
     if (!t) return std::nullopt;

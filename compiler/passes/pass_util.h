@@ -27,6 +27,14 @@ bool isConstantSplat(const Rewriter& rw, ValueId v, double x);
 std::optional<double> constantScalar(const Rewriter& rw, ValueId v);
 std::optional<std::vector<int64_t>> constantInts(const Rewriter& rw, ValueId v);
 
+// An inference BatchNormalization as the per-channel map y = x * scale + shift, from its
+// constant gamma, beta, mean and var: scale = gamma / sqrt(var + epsilon), shift = beta -
+// mean * scale. Empty when a statistic is not a constant or the four differ in length.
+struct ChannelAffine {
+    std::vector<double> scale, shift;
+};
+std::optional<ChannelAffine> batchNormAffine(const Rewriter& rw, const Node& batchNorm);
+
 // Static dims of a value, when every dim is known.
 std::optional<std::vector<int64_t>> staticDims(const Graph& g, ValueId v);
 DType dtypeOf(const Graph& g, ValueId v);

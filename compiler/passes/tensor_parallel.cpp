@@ -8,7 +8,6 @@
 // that would mix the shards (a norm over the split axis, a value read outside the pair)
 // rejects the pair with its reason.
 #include <algorithm>
-#include <cctype>
 #include <functional>
 #include <map>
 #include <optional>
@@ -20,6 +19,7 @@
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 #include "core/graph_builder.h"
+#include "core/shape_values.h"
 
 namespace fsc::passes {
 namespace {
@@ -224,12 +224,13 @@ std::optional<Extent> extentOf(const Shape& shape, size_t from, size_t to) {
             continue;
         }
         if (!d.isSymbolic()) return std::nullopt;
-        std::string factor;
-        std::istringstream parts(d.symbol());
-        while (std::getline(parts, factor, '*')) {
-            if (!factor.empty() && std::all_of(factor.begin(), factor.end(), ::isdigit)) e.known *= std::stoll(factor);
-            else e.symbols.push_back(factor);
+        // Shape inference names a symbol times numbers "batch*8" (and "batch*8*2" when multiplied again).
+        std::string symbol = d.symbol();
+        while (auto product = splitProductSymbol(symbol)) {
+            e.known *= product->second;
+            symbol = product->first;
         }
+        e.symbols.push_back(symbol);
     }
     std::sort(e.symbols.begin(), e.symbols.end());
     return e;

@@ -87,6 +87,15 @@ struct Comparison {
     const Executor* device = nullptr;
 };
 
+// `model` on the CUDA backend of `device`.
+Result<std::unique_ptr<Executor>> cudaExecutor(const Model& model, std::shared_ptr<Device> device, bool graphs = true) {
+    ExecutorOptions options;
+    options.backend = Backend::Cuda;
+    options.device = std::move(device);
+    options.cudaGraphs = graphs;
+    return Executor::create(model, options);
+}
+
 // Runs `model` on the CPU and on the CUDA backend with the same feeds.
 Comparison compareBackends(const Model& model, const std::vector<RtTensor>& feeds,
                            std::shared_ptr<Device> device,
@@ -94,11 +103,7 @@ Comparison compareBackends(const Model& model, const std::vector<RtTensor>& feed
     Comparison c;
     auto cpu = Executor::create(model, {});
     if (!cpu) return {0, "cpu: " + cpu.status().message()};
-    ExecutorOptions options;
-    options.backend = Backend::Cuda;
-    options.device = std::move(device);
-    options.cudaGraphs = graphs;
-    auto cuda = Executor::create(model, options);
+    auto cuda = cudaExecutor(model, std::move(device), graphs);
     if (!cuda) return {0, "cuda: " + cuda.status().message()};
     auto expected = (*cpu)->run(feeds);
     if (!expected) return {0, "cpu run: " + expected.status().message()};
@@ -986,10 +991,7 @@ private slots:
         g.output(g.op("Softmax", {g.op("Relu", {y}, "relu")}, "y"));
         const Model m = test::withInferredTypes(g, 17);
         auto device = std::make_shared<SimulatedGpu>(uint64_t(1) << 30);
-        ExecutorOptions options;
-        options.backend = Backend::Cuda;
-        options.device = device;
-        auto cuda = Executor::create(m, options);
+        auto cuda = cudaExecutor(m, device);
         QVERIFY2(cuda.isOk(), cuda.status().message().c_str());
         auto cpu = Executor::create(m, {});
         std::mt19937_64 rng(5);
@@ -1005,8 +1007,7 @@ private slots:
         QVERIFY((*cuda)->lastTransfers().graphReplayed);
         QCOMPARE((*cuda)->lastTransfers().copies, 2);  // the input in, the output out
 
-        options.cudaGraphs = false;
-        auto plain = Executor::create(m, options);
+        auto plain = cudaExecutor(m, device, false);
         for (int i = 0; i < 3; ++i)
             QVERIFY((*plain)->run({randomInput(DType::Float32, {3, 16}, rng)}).isOk());
         QVERIFY(!(*plain)->lastTransfers().graphReplayed);
@@ -1023,10 +1024,7 @@ private slots:
         g.output(g.op("Relu", {g.op("MatMul", {x, w}, "mm")}, "y"));
         const Model m = test::withInferredTypes(g, 17);
         auto device = std::make_shared<SimulatedGpu>(uint64_t(1) << 30);
-        ExecutorOptions options;
-        options.backend = Backend::Cuda;
-        options.device = device;
-        auto cuda = Executor::create(m, options);
+        auto cuda = cudaExecutor(m, device);
         QVERIFY2(cuda.isOk(), cuda.status().message().c_str());
         auto cpu = Executor::create(m, {});
         std::mt19937_64 rng(9);
