@@ -660,12 +660,11 @@ Result<std::vector<RtTensor>> Executor::collectOutputs(Frame& frame, bool output
         if (t->onDevice && outputsOnDevice) {
             outputs.push_back(*t);  // an arena slot, or its own block kept alive by `owner`
         } else if (t->onDevice) {
-            RtTensor host = allocateTensor(t->dtype, t->dims);
-            FSC_RETURN_IF_ERROR(m_context->device->copyToHost(host.data, t->data, t->bytes())
-                                    .withContext("graph output '" + g.value(id).name + "'"));
+            auto host = downloadToHost(*m_context->device, *t);
+            if (!host) return host.status().withContext("graph output '" + g.value(id).name + "'");
             m_transfers.deviceToHostBytes += int64_t(t->bytes());
             ++m_transfers.copies;
-            outputs.push_back(std::move(host));
+            outputs.push_back(std::move(*host));
         } else if (t == &owned && owned.owner) {
             outputs.push_back(owned);  // shares storage; the frame goes away
         } else {
@@ -851,14 +850,12 @@ std::optional<Result<std::vector<RtTensor>>> Executor::runAsGraph(SignaturePlan&
     std::vector<RtTensor> outputs;
     for (size_t i = 0; i < sig.graphOutputs.size(); ++i) {
         const RtTensor& t = sig.graphOutputs[i];
-        RtTensor host = allocateTensor(t.dtype, t.dims);
-        Status copied = device.copyToHost(host.data, t.data, t.bytes());
-        if (!copied.isOk()) return Result<std::vector<RtTensor>>(copied.withContext("graph output '" + g.value(g.outputs[i]).name + "'"));
+        auto host = downloadToHost(device, t);
+        if (!host) return Result<std::vector<RtTensor>>(host.status().withContext("graph output '" + g.value(g.outputs[i]).name + "'"));
         m_transfers.deviceToHostBytes += int64_t(t.bytes());
         ++m_transfers.copies;
-        outputs.push_back(std::move(host));
+        outputs.push_back(std::move(*host));
     }
-    m_transfers.graphReplayed = true;
     return Result<std::vector<RtTensor>>(std::move(outputs));
 }
 
