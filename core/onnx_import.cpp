@@ -318,10 +318,9 @@ Result<std::shared_ptr<Graph>> GraphConverter::convert(onnx::GraphProto& proto) 
         // value_info for a name nothing defines is stale exporter output: ignore it.
         if (id.valid()) FSC_RETURN_IF_ERROR(applyValueInfo(info, id));
     }
-    std::unordered_set<std::string> outputNames;
     for (const auto& out : proto.output()) {
-        if (!outputNames.insert(out.name()).second)
-            return invalidModel("graph output '" + out.name() + "' is declared twice");
+        // A name listed twice is one value returned twice (PyTorch writes `return z, w, z`
+        // that way); ONNX's checker and ONNX Runtime accept it, so it keeps both positions.
         ValueId id = resolve(out.name());
         if (!id.valid())
             return invalidModel("graph output '" + out.name() +
