@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A dynamically quantized segmentation network in ONNX Runtime's quantize_dynamic style.
 
-usage: make_convinteger_model.py OUT.onnx
+usage: make_convinteger_model.py OUT.onnx [--per-channel]
 
 Every convolution is written as quantize_dynamic writes it: DynamicQuantizeLinear of the
 activation (uint8, a scale and zero point computed per run), ConvInteger with uint8 weights
@@ -10,6 +10,8 @@ scales, then the float bias Add and the Relu. The network: a stride-2 stem to 51
 more stride-2 stages to 128x128, twelve 3x3 convolutions at 128x128 dilated 1, 2, 4, 8 (as
 DeepLab's atrous stages are), and a 1x1 classifier: 16 quantized convolutions on a
 1x3x1024x1024 input. Weights come from a fixed seed; the model is checked by onnx.checker.
+With --per-channel, weights are quantized per output channel as quantize_dynamic's
+per_channel=True writes them: uint8 with one scale and one zero point per output channel.
 """
 import sys
 
@@ -17,6 +19,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+PER_CHANNEL = "--per-channel" in sys.argv[2:]
 rng = np.random.default_rng(11)
 nodes, inits = [], []
 
@@ -28,10 +31,14 @@ def init(name, array):
 
 def quantized_conv(x, name, c_in, c_out, kernel, stride=1, dilation=1, relu=True):
     w = (rng.standard_normal((c_out, c_in, kernel, kernel)) * np.sqrt(2.0 / (c_in * kernel * kernel))).astype(np.float32)
-    lo, hi = min(float(w.min()), 0.0), max(float(w.max()), 0.0)
-    w_scale = np.float32((hi - lo) / 255.0)
-    w_zero = np.uint8(np.clip(np.round(-lo / w_scale), 0, 255))
-    w_q = np.clip(np.round(w / w_scale) + w_zero, 0, 255).astype(np.uint8)
+    axes = (1, 2, 3) if PER_CHANNEL else None
+    lo, hi = np.minimum(w.min(axis=axes), 0.0), np.maximum(w.max(axis=axes), 0.0)
+    w_scale = ((hi - lo) / 255.0).astype(np.float32)
+    w_zero = np.clip(np.round(-lo / w_scale), 0, 255).astype(np.uint8)
+    shape = (c_out, 1, 1, 1) if PER_CHANNEL else ()
+    w_q = np.clip(np.round(w / w_scale.reshape(shape)) + w_zero.reshape(shape), 0, 255).astype(np.uint8)
+    if PER_CHANNEL:  # the scales multiply [1, c_out, h, w]; the zero points are one per channel
+        w_scale = w_scale.reshape(c_out, 1, 1)
     pad = dilation * (kernel - 1) // 2
     nodes.append(helper.make_node("DynamicQuantizeLinear", [x], [f"{x}_quantized", f"{x}_scale", f"{x}_zero_point"],
                                   name=f"{x}_QuantizeLinear"))

@@ -438,6 +438,47 @@ private slots:
             }
     }
 
+    void matMulIntegerTakesPerColumnZeroPoints_data() {
+        QTest::addColumn<bool>("unsignedB");
+        QTest::newRow("uint8 B (quantize_dynamic per_channel)") << true;
+        QTest::newRow("int8 B") << false;
+    }
+    void matMulIntegerTakesPerColumnZeroPoints() {
+        // B with one zero point per column goes through the int8 GEMM, its zero points taken
+        // off afterwards with A's row sums: int64 sums from the definition, extremes included.
+        QFETCH(bool, unsignedB);
+        const int64_t rows = 2 * 19, k = 300, n = 23;
+        GraphBuilder b;
+        ValueId a = b.input("a", DType::UInt8, Shape::ofSizes({2, 19, k}));
+        const DType bType = unsignedB ? DType::UInt8 : DType::Int8;
+        std::mt19937 rng(8);
+        std::string bytes(size_t(k * n), '\0'), zeros(size_t(n), '\0');
+        for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = char(i % 7 == 0 ? (unsignedB ? 255 : -128) : int(rng() % 256));
+        for (int64_t j = 0; j < n; ++j) zeros[size_t(j)] = char(unsignedB ? 90 + 7 * j : -40 + 5 * j);
+        ValueId w = b.initializer(Tensor("w", bType, {k, n}, makeBuffer(bytes), 0, bytes.size()));
+        ValueId az = b.initializer(Tensor("az", DType::UInt8, {}, makeBuffer(std::string(1, char(131))), 0, 1));
+        ValueId wz = b.initializer(Tensor("wz", bType, {n}, makeBuffer(zeros), 0, zeros.size()));
+        b.output(b.op("MatMulInteger", {a, w, az, wz}, "y", {}, "mm"));
+        Model m = withInferredTypes(b);
+        auto exec = Executor::create(m, {});
+        QVERIFY(exec);
+        RtTensor in = allocateTensor(DType::UInt8, {2, 19, k});
+        for (int64_t i = 0; i < in.numel(); ++i) in.as<uint8_t>()[i] = i % 3 ? 255 : uint8_t(rng());
+        auto out = (*exec)->run({in});
+        QVERIFY2(out, out.status().message().c_str());
+        auto value = [&](const std::string& s, int64_t i) {
+            return unsignedB ? int64_t(uint8_t(s[size_t(i)])) : int64_t(int8_t(s[size_t(i)]));
+        };
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < n; ++j) {
+                int64_t exact = 0;
+                for (int64_t p = 0; p < k; ++p)
+                    exact += (int64_t(in.as<uint8_t>()[r * k + p]) - 131) * (value(bytes, p * n + j) - value(zeros, j));
+                const int64_t got = (*out)[0].as<int32_t>()[r * n + j];
+                if (got != exact) QCOMPARE(got, exact);
+            }
+    }
+
     // The integer Winograd route of int8 3x3 convolutions (CPUs without VNNI; called here
     // whatever this CPU has) against int64 sums straight from the definition: uint8 and int8
     // images and weights with and without zero points, the extremes that reach the int32
@@ -696,14 +737,18 @@ private slots:
         QVERIFY(cpu::fitsInt8Gemm(x, &xz, w8, nullptr));
         QVERIFY(cpu::fitsInt8Gemm(x, &xz, wu8, ptr(tensor(DType::UInt8, {}, 131))));
         QVERIFY(cpu::fitsInt8Gemm(x, &xz, w8, ptr(tensor(DType::Int8, {6}, 0))));
-        QVERIFY(!cpu::fitsInt8Gemm(x, &xz, w8, ptr(tensor(DType::Int8, {6}, 2))));     // per channel, not 0
+        // Per output channel, not 0 (quantize_dynamic's per_channel): taken off after the GEMM.
+        QVERIFY(cpu::fitsInt8Gemm(x, &xz, w8, ptr(tensor(DType::Int8, {6}, 2))));
+        QVERIFY(!cpu::fitsInt8Gemm(x, &xz, w8, ptr(tensor(DType::Int8, {4}, 2))));     // fits no channel count
+        QVERIFY(!cpu::fitsInt8Gemm(x, &xz, w8, ptr(tensor(DType::Int8, {6}, 2)), 1));  // W's axis 1 has 4
+        QVERIFY(!cpu::fitsInt8Gemm(x, ptr(tensor(DType::UInt8, {4}, 2)), w8, nullptr));  // X's per channel
         QVERIFY(!cpu::fitsInt8Gemm(x, &xz, wu8, ptr(tensor(DType::Int8, {}, 0))));     // zero point of another type
         QVERIFY(!cpu::fitsInt8Gemm(tensor(DType::Int32, {1, 4, 5, 5}, 0), nullptr, w8, nullptr));
     }
 
     void int8ConvPadsWithTheZeroPoint_data() {
         QTest::addColumn<bool>("unsignedWeights");
-        QTest::addColumn<int>("weightZero");  // -1000: no zero point input; -2000: six zeros
+        QTest::addColumn<int>("weightZero");  // -1000: no zero point input; -2000: six zeros; -3000: six others
         QTest::addColumn<int>("dilation");
         QTest::addColumn<int>("size");  // of the image's height and width
         QTest::newRow("int8 weights") << false << -1000 << 1 << 5;
@@ -712,6 +757,10 @@ private slots:
         QTest::newRow("int8 weights, zero point -7, dilated") << false << -7 << 2 << 5;
         // int8-quantization's per-channel weights: one zero point per output channel, all 0.
         QTest::newRow("int8 weights, per-channel zero points of 0") << false << -2000 << 1 << 5;
+        // quantize_dynamic's per_channel: uint8 weights, one zero point per output channel.
+        QTest::newRow("uint8 weights, per-channel zero points") << true << -3000 << 1 << 5;
+        QTest::newRow("int8 weights, per-channel zero points, dilated") << false << -3000 << 2 << 5;
+        QTest::newRow("uint8 weights, per-channel zero points, 700 x 700") << true << -3000 << 1 << 700;
         // Columns over 1 MiB: im2col and the GEMM go a slice of output rows at a time.
         QTest::newRow("uint8 weights, 700 x 700, in slices") << true << 131 << 1 << 700;
         QTest::newRow("int8 weights, 700 x 700, dilated, in slices") << false << -7 << 2 << 700;
@@ -733,8 +782,15 @@ private slots:
         std::string zero(1, char(200));
         ValueId xz = b.initializer(Tensor("xz", DType::UInt8, {}, makeBuffer(zero), 0, 1));
         std::vector<ValueId> inputs = {x, w, xz};
+        // -3000: zero points 100, 117, ... for uint8 weights, -9, 8, ... for int8 ones.
+        auto channelZero = [&](int oc) { return unsignedWeights ? 100 + 17 * oc : -9 + 17 * oc; };
         if (weightZero == -2000)
             inputs.push_back(b.initializer(Tensor("wz", wType, {6}, makeBuffer(std::string(6, '\0')), 0, 6)));
+        else if (weightZero == -3000) {
+            std::string zeros;
+            for (int oc = 0; oc < 6; ++oc) zeros += char(channelZero(oc));
+            inputs.push_back(b.initializer(Tensor("wz", wType, {6}, makeBuffer(zeros), 0, 6)));
+        }
         else if (weightZero != -1000)
             inputs.push_back(b.initializer(Tensor("wz", wType, {}, makeBuffer(std::string(1, char(weightZero))), 0, 1)));
         const int pad = dilation, outSize = (size - 1) / 2 + 1;  // a 5 x 5 image gives 3 x 3
@@ -753,6 +809,7 @@ private slots:
         QCOMPARE((*out)[0].dims, (std::vector<int64_t>{2, 6, outSize, outSize}));
         auto weightAt = [&](int i) {
             const int v = unsignedWeights ? int(uint8_t(wb[size_t(i)])) : int(int8_t(wb[size_t(i)]));
+            if (weightZero == -3000) return v - channelZero(i / (2 * 3 * 3));
             return v - (weightZero <= -1000 ? 0 : weightZero);
         };
         for (int n = 0; n < 2; ++n)

@@ -4,7 +4,8 @@
 usage: export_models.py CACHE_DIR
 
 torchvision (resnet50, mobilenet_v2, efficientnet_b0, vit_b_16, swin_t, densenet121, googlenet,
-shufflenet_v2_x1_0, squeezenet1_1, mnasnet1_0, regnet_y_400mf) and torch.nn (a TransformerEncoder,
+shufflenet_v2_x1_0, squeezenet1_1, mnasnet1_0, regnet_y_400mf, mobilenet_v3_large,
+convnext_tiny, resnext50_32x4d) and torch.nn (a TransformerEncoder,
 an LSTM) with random weights from Debian's python3-torch and python3-torchvision: nothing
 is downloaded. A model already in the cache from the same torch version is kept. Next to
 each model go a reference input and PyTorch's output for it (NAME.input.npy,
@@ -75,6 +76,11 @@ MODELS = {
     "squeezenet1_1": (lambda: torchvision.models.squeezenet1_1(weights=None), image),
     "mnasnet1_0": (lambda: torchvision.models.mnasnet1_0(weights=None), image),
     "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(weights=None), image),
+    # Hard-swish and hard-sigmoid squeeze-and-excitation; ConvNeXt's 7x7 depthwise convolutions
+    # with LayerNorm over channels between permutes; ResNeXt's 32-group 3x3 convolutions.
+    "mobilenet_v3_large": (lambda: torchvision.models.mobilenet_v3_large(weights=None), image),
+    "convnext_tiny": (lambda: torchvision.models.convnext_tiny(weights=None), image),
+    "resnext50_32x4d": (lambda: torchvision.models.resnext50_32x4d(weights=None), image),
     "lstm": (Lstm, lambda: torch.randn(1, 12, 32)),
 }
 

@@ -1,6 +1,7 @@
 #include "compiler/backends/cpu/int8_products.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -49,17 +50,27 @@ bool allZero(const RtTensor* zero) {
 
 }  // namespace
 
-bool fitsInt8Gemm(const RtTensor& x, const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero) {
-    // One zero point per tensor, or per channel when every one is 0 (int8-quantization's
-    // symmetric per-channel weights): the GEMM takes one offset per operand.
+bool fitsInt8Gemm(const RtTensor& x, const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero,
+                  int64_t wChannelAxis) {
+    // X: one zero point, or per channel when every one is 0. W: the same, or one per output
+    // channel (taken off after the GEMM, see perChannelZeros).
     auto eightBit = [](const RtTensor& t, const RtTensor* zero) {
-        if (t.dtype != DType::Int8 && t.dtype != DType::UInt8) return false;
-        if (!zero || zero->numel() == 0) return true;
-        if (zero->dtype != t.dtype) return false;
-        return zero->numel() == 1 || allZero(zero);
+        return (t.dtype == DType::Int8 || t.dtype == DType::UInt8) && (!zero || zero->dtype == t.dtype);
     };
-    return eightBit(x, xZero) && eightBit(w, wZero);
+    auto oneOffset = [](const RtTensor* zero) { return !zero || zero->numel() <= 1 || allZero(zero); };
+    const bool wPerChannel = wZero && wZero->rank() == 1 && wChannelAxis < int64_t(w.rank()) &&
+                             wZero->numel() == w.dims[size_t(wChannelAxis)];
+    return eightBit(x, xZero) && oneOffset(xZero) && eightBit(w, wZero) && (oneOffset(wZero) || wPerChannel);
 }
+
+namespace {
+
+// Zero points of W, one per output channel, that the GEMM cannot take (null when it can).
+const RtTensor* perChannelZeros(const RtTensor* wZero) {
+    return wZero && wZero->numel() > 1 && !allZero(wZero) ? wZero : nullptr;
+}
+
+}  // namespace
 
 Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTensor* aZero, const RtTensor& b,
                             const RtTensor* bZero) {
@@ -70,11 +81,78 @@ Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTenso
     if (dims.size() == 1) dims = {n};
     else dims.back() = n;
     RtTensor out = allocateTensor(DType::Int32, dims);
-    const Int8View sa = int8View(a, aZero), sb = int8View(b, bZero);
+    const RtTensor* columnZeros = perChannelZeros(bZero);
+    const Int8View sa = int8View(a, aZero), sb = int8View(b, columnZeros ? nullptr : bZero);
     gemmS8S8(false, false, rows, n, k, sa.data, k, sa.zero, sb.data, n, sb.zero, out.as<int32_t>(), n, nullptr,
              {sa.isUint8, sb.isUint8});
+    if (!columnZeros) return out;
+    const int64_t az = aZero && aZero->numel() == 1 ? elementAsInt(*aZero, 0) : 0;
+    std::vector<int32_t> zb(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) zb[size_t(j)] = int32_t(elementAsInt(*columnZeros, j));
+    int32_t* po = out.as<int32_t>();
+    ctx.pool().parallelFor(rows, 16, [&](int64_t first, int64_t last) {
+        for (int64_t i = first; i < last; ++i) {
+            int32_t rowSum = 0;  // of a - a_zero over the row
+            if (a.dtype == DType::UInt8)
+                for (int64_t p = 0; p < k; ++p) rowSum += int32_t(a.as<uint8_t>()[i * k + p]);
+            else
+                for (int64_t p = 0; p < k; ++p) rowSum += int32_t(a.as<int8_t>()[i * k + p]);
+            rowSum -= int32_t(az * k);
+            int32_t* row = po + i * n;
+            for (int64_t j = 0; j < n; ++j) row[j] -= zb[size_t(j)] * rowSum;
+        }
+    });
     return out;
 }
+
+namespace {
+
+// int8Conv for W with one zero point per output channel: the convolution with no W zero
+// point, less zw[m] times each window's sum of x - zx, which is X convolved with ones (one
+// output per group, through the same padding, strides and dilations).
+Status int8ConvLessChannelZeros(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
+                                const RtTensor* xZero, const RtTensor& w, const RtTensor& wZero,
+                                const Int32Alloc& alloc, OneDnnInt8Conv* primitive, bool weightsConstant,
+                                PackedRowsCache* packed, Int8Winograd* winograd) {
+    if (wZero.numel() != w.dims[0])
+        return bad(ctx, "zero point " + dimsString(wZero.dims) + " does not fit W " + dimsString(w.dims));
+    int32_t* y = nullptr;
+    std::vector<int64_t> outDims;
+    FSC_RETURN_IF_ERROR(int8Conv(
+        ctx, attrs, group, x, xZero, w, nullptr,
+        [&](const std::vector<int64_t>& dims) -> Result<int32_t*> {
+            outDims = dims;
+            auto out = alloc(dims);
+            if (out) y = *out;
+            return out;
+        },
+        primitive, weightsConstant, packed, winograd));
+    std::vector<int64_t> onesDims = w.dims;
+    onesDims[0] = group;
+    RtTensor ones = allocateTensor(DType::UInt8, onesDims);
+    std::memset(ones.data, 1, size_t(ones.bytes()));
+    std::vector<int32_t> sums;
+    FSC_RETURN_IF_ERROR(int8Conv(ctx, attrs, group, x, xZero, ones, nullptr,
+                                 [&](const std::vector<int64_t>& dims) -> Result<int32_t*> {
+                                     sums.resize(size_t(product(dims)));
+                                     return sums.data();
+                                 }));
+    const int64_t m = outDims[1], mg = m / group, outSize = product(outDims, 2);
+    std::vector<int32_t> zw(static_cast<size_t>(m));
+    for (int64_t c = 0; c < m; ++c) zw[size_t(c)] = int32_t(elementAsInt(wZero, c));
+    ctx.pool().parallelFor(outDims[0] * m, 1, [&](int64_t first, int64_t last) {
+        for (int64_t plane = first; plane < last; ++plane) {
+            const int64_t img = plane / m, channel = plane % m;
+            const int32_t* __restrict s = sums.data() + (img * group + channel / mg) * outSize;
+            int32_t* __restrict out = y + plane * outSize;
+            const int32_t z = zw[size_t(channel)];
+            for (int64_t p = 0; p < outSize; ++p) out[p] -= z * s[p];
+        }
+    });
+    return Status::ok();
+}
+
+}  // namespace
 
 Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
                 const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero, const Int32Alloc& alloc,
@@ -89,6 +167,9 @@ Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, con
     geo->channels = c;
     std::vector<int64_t> outDims{n, m};
     outDims.insert(outDims.end(), geo->out.begin(), geo->out.end());
+    if (const RtTensor* channelZeros = perChannelZeros(wZero))
+        return int8ConvLessChannelZeros(ctx, attrs, group, x, xZero, w, *channelZeros, alloc, primitive,
+                                        weightsConstant, packed, winograd);
     auto out = alloc(outDims);
     if (!out) return out.status();
     if (primitive && OneDnnInt8Conv::preferred() && w.dtype == DType::Int8 && allZero(wZero) &&

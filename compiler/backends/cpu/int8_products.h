@@ -1,8 +1,11 @@
 #pragma once
 // The int32 accumulators of quantized MatMul and Conv, computed by the int8 GEMM (gemm.h) when
-// the operands allow it (int8 or uint8 data and weights, each with one zero point: what
-// int8-quantization and ONNX Runtime's quantize_dynamic produce), else exactly in double
-// by the reference path. uint8 operands are read in place as int8 less 128, the zero point
+// the operands allow it (int8 or uint8 data with one zero point, int8 or uint8 weights with
+// one zero point or one per output channel: what int8-quantization and ONNX Runtime's
+// quantize_dynamic produce, per tensor or per channel), else exactly in double by the
+// reference path. The GEMM takes one offset per operand, so per-channel weight zero points
+// come off afterwards: (x - zx)(w - zw[m]) = (x - zx)w - zw[m] * sum(x - zx) over what the
+// output reads (a row of A, a convolution window). uint8 operands are read in place as int8 less 128, the zero point
 // with them (Uint8Operands), which leaves every x - zero_point unchanged.
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/cpu_common.h"
@@ -14,9 +17,12 @@
 
 namespace fsc::cpu {
 
-bool fitsInt8Gemm(const RtTensor& x, const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero);
+// `wChannelAxis`: W's axis of output channels, where its per-channel zero points run (0 for a
+// convolution's W, 1 for a MatMul's B).
+bool fitsInt8Gemm(const RtTensor& x, const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero,
+                  int64_t wChannelAxis = 0);
 
-// A [..., M, K] by B [K, N] into int32 [..., M, N]; needs fitsInt8Gemm(a, aZero, b, bZero).
+// A [..., M, K] by B [K, N] into int32 [..., M, N]; needs fitsInt8Gemm(a, aZero, b, bZero, 1).
 Result<RtTensor> int8MatMul(KernelContext& ctx, const RtTensor& a, const RtTensor* aZero, const RtTensor& b,
                             const RtTensor* bZero);
 

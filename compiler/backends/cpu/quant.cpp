@@ -273,7 +273,7 @@ Result<RtTensor> toInt32(const RtTensor& exact) {
 
 Result<RtTensor> integerMatMul(KernelContext& ctx, const RtTensor& a, const RtTensor* azp,
                                const RtTensor& b, const RtTensor* bzp) {
-    if (b.rank() == 2 && fitsInt8Gemm(a, azp, b, bzp)) return int8MatMul(ctx, a, azp, b, bzp);
+    if (b.rank() == 2 && fitsInt8Gemm(a, azp, b, bzp, 1)) return int8MatMul(ctx, a, azp, b, bzp);
     // a's zero point may be per row (axis rank-2), b's per column (axis rank-1).
     auto ad = shifted(ctx, a, azp, int64_t(a.rank()) - 2);
     if (!ad) return ad.status();
@@ -401,8 +401,8 @@ public:
     }
 
 private:
-    // (x - x_zero) conv (w - w_zero) in int32 exactly through doubles, where oneDNN's int8
-    // GEMM does not fit (zero points per channel).
+    // (x - x_zero) conv (w - w_zero) in int32 exactly through doubles, where the int8 GEMM
+    // does not fit (other types, zero points that fit no channel).
     Result<RtTensor> accumulateExactly(KernelContext& ctx, const RtTensor& x, const RtTensor* xZero, const RtTensor& w,
                                        const RtTensor* wzp) {
         auto xd = shifted(ctx, x, xZero, 1);
