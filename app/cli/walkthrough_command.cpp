@@ -57,6 +57,8 @@ int walkthrough(const CLI::App& app, const WalkthroughArgs& a) {
         std::cerr << "walkthrough: chapter " << ids[i] << " (" << i + 1 << " of " << ids.size() << ")\n";
         auto chapter = walkthroughChapter(ids[i], input);
         if (!chapter) return fail(a.model + ": chapter " + std::to_string(ids[i]) + ": " + chapter.status().message());
+        if (!chapter->timingWarning.empty())
+            std::cerr << "walkthrough:   warning: chapter " << ids[i] << ": " << chapter->timingWarning << "\n";
         chapters.push_back(std::move(*chapter));
     }
     if (!a.output.empty()) {

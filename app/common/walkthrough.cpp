@@ -103,6 +103,7 @@ nlohmann::json walkthroughJson(const std::vector<WalkthroughChapter>& chapters, 
     for (const WalkthroughChapter& c : chapters) {
         nlohmann::json cj = {{"id", c.id}, {"title", c.title}, {"paragraphs", c.paragraphs}, {"figures", c.figures}};
         if (!c.notApplicable.empty()) cj["not_applicable"] = c.notApplicable;
+        if (!c.timingWarning.empty()) cj["timing_warning"] = c.timingWarning;
         j["chapters"].push_back(std::move(cj));
     }
     return j;
@@ -114,6 +115,7 @@ std::string walkthroughChapterHtml(const WalkthroughChapter& c, const std::funct
     for (const std::string& p : c.paragraphs) out << "<p>" << escapeXml(p) << "</p>\n";
     if (!c.notApplicable.empty()) out << "<p class=\"na\">" << escapeXml(c.notApplicable) << "</p>\n";
     out << "<h3>This model</h3>\n";
+    if (!c.timingWarning.empty()) out << "<p class=\"warning\">Warning: " << escapeXml(c.timingWarning) << "</p>\n";
     writeFigures(out, c.figures);
     for (size_t i = 0; i < c.charts.size(); ++i) {
         const std::string picture = chartImage ? "<img src=\"" + escapeXml(chartImage(i)) + "\">" : c.charts[i].svg;
@@ -129,7 +131,7 @@ std::string walkthroughHtml(const std::vector<WalkthroughChapter>& chapters, con
         << "</title>\n<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.45}"
            "table{border-collapse:collapse;margin:.3em 0}th,td{border:1px solid #ccc;padding:2px 6px;"
            "text-align:left;vertical-align:top;font-size:90%;overflow-wrap:anywhere}th{background:#f2f2f2}"
-           "h2{border-bottom:1px solid #ddd;margin-top:2em}.na{color:#a33}figure{margin:1em 0}"
+           "h2{border-bottom:1px solid #ddd;margin-top:2em}.na{color:#a33}.warning{color:#8a5a00;background:#fff6e0;padding:.3em .5em}figure{margin:1em 0}"
            "figcaption{color:#555;font-size:90%}pre{background:#f7f7f7;padding:.5em;overflow:auto;font-size:85%}</style></head><body>\n"
         << "<h1>From model to kernels: " << escapeXml(model) << "</h1>\n<ol>";
     for (const WalkthroughChapter& c : chapters)

@@ -35,6 +35,9 @@ struct WalkthroughChapter {
     std::vector<WalkthroughChart> charts;  // drawn from the figures (the page and the dock show them)
     // Empty when the chapter applies; else why it shows nothing here and what model would.
     std::string notApplicable;
+    // Empty, or why the chapter's timings are unreliable (SampleStats::disturbed of a timed
+    // side): shown above its figures everywhere the chapter is.
+    std::string timingWarning;
 };
 
 struct ChapterEntry {

@@ -45,6 +45,9 @@ Result<double> timedRun(TimedSide& side);
 Status alternateRuns(const std::vector<TimedSide*>& sides, int warmup, int iterations,
                      const std::atomic<bool>* cancel);
 
+// The first side's SampleStats::disturbed that is not empty: the chapter's timing warning.
+std::string timingWarningOf(const std::vector<const TimedSide*>& sides);
+
 bool cancelled(const WalkthroughInput& in);
 
 }  // namespace fsc

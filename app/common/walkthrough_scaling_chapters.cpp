@@ -104,6 +104,7 @@ WalkthroughChapter quantizationChapter(const WalkthroughInput& in) {
     }
     nlohmann::json rows = nlohmann::json::array();
     std::vector<ChartBar> latency;
+    c.timingWarning = timingWarningOf(std::vector<const TimedSide*>(pointers.begin(), pointers.end()));
     const double float32Ms = computeStats(sides.front().samplesMs).median;
     for (size_t i = 0; i < variants.size(); ++i) {
         const Variant& v = variants[i];

@@ -47,6 +47,12 @@ Status alternateRuns(const std::vector<TimedSide*>& sides, int warmup, int itera
     return {};
 }
 
+std::string timingWarningOf(const std::vector<const TimedSide*>& sides) {
+    for (const TimedSide* side : sides)
+        if (std::string why = computeStats(side->samplesMs).disturbed; !why.empty()) return why;
+    return {};
+}
+
 bool cancelled(const WalkthroughInput& in) {
     return in.cancel && in.cancel->load();
 }
@@ -93,6 +99,7 @@ WalkthroughChapter eagerChapter(const WalkthroughInput& in) {
         c.notApplicable = "The model " + ran.message() + ", so there is nothing to time.";
         return c;
     }
+    c.timingWarning = timingWarningOf({&*eager, &*compiled});
     c.figures["eager"] = sideFigures(*eager, in.session.model()->graph->nodeCount());
     c.figures["compiled"] = sideFigures(*compiled, in.session.compiledModel()->graph->nodeCount());
     const double eagerMs = c.figures["eager"]["median_ms"], compiledMs = c.figures["compiled"]["median_ms"];
@@ -141,6 +148,7 @@ WalkthroughChapter benchmarkingChapter(const WalkthroughInput& in) {
     }
     const std::vector<double> warmed(all.begin() + kWarmup, all.end());
     const SampleStats cold = computeStats(all), s = computeStats(warmed);
+    c.timingWarning = s.disturbed;
     double mean = 0, variance = 0;
     for (double ms : warmed) mean += ms / double(warmed.size());
     for (double ms : warmed) variance += (ms - mean) * (ms - mean) / double(warmed.size());

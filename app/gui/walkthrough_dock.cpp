@@ -168,8 +168,14 @@ void WalkthroughDock::render(const WalkthroughChapter& chapter) {
     const ChapterAction action = actionFor(chapter);
     m_action->setText(action.label);
     m_action->setVisible(!action.label.isEmpty() && chapter.notApplicable.empty());
-    m_state->setText(chapter.notApplicable.empty() ? tr("Chapter %1, computed on this model.").arg(chapter.id)
-                                                   : tr("Chapter %1 does not apply to this model (see the page).").arg(chapter.id));
+    if (!chapter.notApplicable.empty())
+        m_state->setText(tr("Chapter %1 does not apply to this model (see the page).").arg(chapter.id));
+    else if (!chapter.timingWarning.empty())
+        m_state->setText(tr("Chapter %1, computed on this model; its timings are unreliable: %2")
+                             .arg(chapter.id)
+                             .arg(QString::fromStdString(chapter.timingWarning)));
+    else
+        m_state->setText(tr("Chapter %1, computed on this model.").arg(chapter.id));
 }
 
 void WalkthroughDock::exportHtml(const QString& path) {
