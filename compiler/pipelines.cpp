@@ -106,7 +106,10 @@ std::vector<std::string> float32PassesForCuda(std::vector<std::string> passes) {
 
 Result<std::vector<std::unique_ptr<Pass>>> buildPipeline(const PipelineSpec& spec) {
     PassList list;
-    for (const std::string& name : spec.passes) {
+    const std::vector<std::string> names = spec.target.backend == Backend::Cuda && !spec.customPasses
+                                               ? float32PassesForCuda(spec.passes)
+                                               : spec.passes;
+    for (const std::string& name : names) {
         const PassInfo* info = PassRegistry::builtin().find(name);
         if (!info) return Status(ErrorCode::InvalidArgument, "unknown pass '" + name + "' (fusescope-cli compile --list-passes)");
         list.push_back(info->create());

@@ -9,6 +9,7 @@
 
 #include "compiler/pass.h"
 #include "compiler/quantization/int8_options.h"
+#include "compiler/target.h"
 #include "core/status.h"
 
 namespace fsc {
@@ -47,6 +48,10 @@ enum class Precision { Float32, Float16, BFloat16, Int8 };
 
 struct PipelineSpec {
     std::vector<std::string> passes;  // registered names, in order (resolvePipeline's result)
+    // The user's own pass list, run as given; otherwise a named pipeline, which buildPipeline
+    // fits to the target (float32PassesForCuda on the CUDA backend).
+    bool customPasses = false;
+    Target target;
     Precision precision = Precision::Float32;
     // fp16/bf16: op types left in float32; none: passes::defaultKeepInFloat32().
     std::optional<std::set<std::string>> keepInFloat32;
@@ -55,7 +60,8 @@ struct PipelineSpec {
     int pipelineParallel = 1;             // stages; 1 = no cut
 };
 
-// The passes of `spec`, created: INT8 (QDQ, then folding) after the clean-up and conv-bn
+// The passes of `spec`, created: a named pipeline as float32PassesForCuda gives it for a CUDA
+// target; INT8 (QDQ, then folding) after the clean-up and conv-bn
 // folding, before the other fusions, which would hide plain Conv/MatMul/Gemm; fp16/bf16
 // before the memory passes (or last); tensor parallelism before the fusions and INT8, on
 // float linear layers; pipeline parallelism after precision, before the memory passes, so

@@ -89,11 +89,27 @@ std::string PipelineChoice::name() const {
     return !passes.empty() ? "custom" : pipeline.empty() ? "O2" : pipeline;
 }
 
-Result<std::vector<std::string>> PipelineChoice::resolve(const std::string& backend) const {
+Result<std::vector<std::string>> PipelineChoice::resolve() const {
     if (std::string why = conflict(); !why.empty()) return Status(ErrorCode::InvalidArgument, why);
-    auto resolved = resolvePipeline(pipeline, passes, disabled);
-    if (resolved && backend == "cuda" && passes.empty()) *resolved = float32PassesForCuda(std::move(*resolved));
-    return resolved;
+    return resolvePipeline(pipeline, passes, disabled);
+}
+
+Result<PipelineSpec> PipelineChoice::spec(const Target& target) const {
+    auto resolved = resolve();
+    if (!resolved) return resolved.status();
+    PipelineSpec spec;
+    spec.passes = std::move(*resolved);
+    spec.customPasses = !passes.empty();
+    spec.target = target;
+    return spec;
+}
+
+Result<Target> chooseTarget(const std::string& model, const TargetChoice& choice) {
+    auto target = makeTarget(choice);
+    if (!target && choice.backend == "cuda")
+        return Status(target.status().code(),
+                      model + ": --backend cuda: " + target.status().message() + "; use --backend cpu");
+    return target;
 }
 
 void addPipelineOptions(CLI::App& command, PipelineChoice& choice, const std::string& group) {

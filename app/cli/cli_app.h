@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "compiler/quantization/calibration_data.h"
+#include "compiler/pipelines.h"
+#include "compiler/target.h"
 #include "core/status.h"
 
 namespace fsc::cli {
@@ -57,10 +59,15 @@ struct PipelineChoice {
     std::string conflict() const;
     // What reports call it: "custom" for a pass list, else the pipeline (O2 by default).
     std::string name() const;
-    // The passes to run, in order (an unknown pipeline or pass, or a conflict, is an error);
-    // for the cuda backend a named pipeline's as float32PassesForCuda gives them.
-    Result<std::vector<std::string>> resolve(const std::string& backend = "cpu") const;
+    // The passes to run, in order (an unknown pipeline or pass, or a conflict, is an error).
+    Result<std::vector<std::string>> resolve() const;
+    // The pipeline for `target`: these passes, marked custom for a pass list (buildPipeline
+    // fits a named pipeline to the target).
+    Result<PipelineSpec> spec(const Target& target) const;
 };
+// The target of a command's --backend, --threads, --tf32 (and run's --cuda-graphs); no GPU is
+// one line naming the model and the way out.
+Result<Target> chooseTarget(const std::string& model, const TargetChoice& choice);
 void addPipelineOptions(CLI::App& command, PipelineChoice& choice, const std::string& group);
 // --dim NAME=VALUE, --input-dir DIR, --input NAME=FILE (repeatable).
 void addInputOptions(CLI::App& command, InputChoice& choice, const std::string& group);

@@ -151,17 +151,13 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
     const InputChoice& input = args.input;
     FeedOptions feeds;
     feeds.seed = args.seed;
-    std::shared_ptr<Device> device;
-    if (backend == "cuda") {
-        auto opened = openCudaDevice();
-        if (!opened) return fail(model + ": --backend cuda: " + opened.status().message() + "; use --backend cpu");
-        device = *opened;
-    }
-    auto passes = args.pipeline.resolve(backend);
-    if (!passes) return usageError(app, passes.status().message());
+    auto target = chooseTarget(model, {.backend = backend, .threads = threads, .tf32 = args.tf32});
+    if (!target) return fail(target.status().message());
+    auto spec = args.pipeline.spec(*target);
+    if (!spec) return usageError(app, spec.status().message());
     Session session;
     if (Status s = session.open(model); !s) return fail(s.message());
-    if (Status s = session.compile({.passes = std::move(*passes)}); !s) return fail(s.message());
+    if (Status s = session.compile(*spec); !s) return fail(s.message());
     const CompileResult* compiled = session.compiledResult().get();
 
     ProfileRequest request;
@@ -171,11 +167,9 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
     feeds.files = input.files;
     feeds.dims = input.dims;
     request.feeds = feeds;
-    request.device = device;
-    request.tf32 = args.tf32;
+    request.target = *target;
     request.iterations = int(iterations);
     request.warmup = int(warmup);
-    request.threads = int(threads);
     request.model = model;
     request.pipeline = args.pipeline.name();
     for (const PassReport& p : compiled->trace.passes) {

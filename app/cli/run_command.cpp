@@ -99,25 +99,20 @@ int run(const CLI::App& app, const RunArgs& args) {
     if (std::string why = args.pipeline.conflict(); !why.empty()) return usageError(app, why);
     if (Status s = checkCudaOnlyFlags(args.backend, args.tf32, args.deviceIo); !s) return usageError(app, s.message());
 
-    ExecutorOptions options;
-    if (args.backend == "cuda") {
-        // Opened before the model is read, so a machine without a GPU hears it at once.
-        auto device = openCudaDevice();
-        if (!device) return fail(args.model + ": --backend cuda: " + device.status().message() + "; use --backend cpu");
-        options.backend = Backend::Cuda;
-        options.device = *device;
-        options.cudaGraphs = args.cudaGraphs == "on";
-        options.tf32 = args.tf32;
-    }
-
-    auto passes = args.pipeline.resolve(args.backend);
-    if (!passes) return usageError(app, passes.status().message());
+    // The device is opened before the model is read, so a machine without a GPU hears it at once.
+    auto target = chooseTarget(args.model, {.backend = args.backend,
+                                            .threads = args.threads,
+                                            .tf32 = args.tf32,
+                                            .cudaGraphs = args.cudaGraphs == "on"});
+    if (!target) return fail(target.status().message());
+    auto spec = args.pipeline.spec(*target);
+    if (!spec) return usageError(app, spec.status().message());
     Session session;
     if (Status s = session.open(args.model); !s) return fail(s.message());
-    if (Status s = session.compile({.passes = std::move(*passes)}); !s) return fail(s.message());
+    if (Status s = session.compile(*spec); !s) return fail(s.message());
     const Model* model = session.compiledModel().get();
     const std::string pipelineName = args.pipeline.name();
-    options.threads = args.threads ? args.threads : ThreadPool::kAutomatic;
+    const ExecutorOptions options = executorOptions(*target);
     auto executor = Executor::create(*model, options);
     if (!executor) return fail(executor.status().message());
     Executor& exec = **executor;

@@ -32,26 +32,20 @@ int walkthrough(const CLI::App& app, const WalkthroughArgs& a) {
         if (entry == contents.end()) return usageError(app, "--chapters: there is no chapter " + item + " (1 to 10)");
         ids.push_back(int(id));
     }
-    auto passes = a.pipeline.resolve();
-    if (!passes) return usageError(app, passes.status().message());
-    std::shared_ptr<Device> device;
-    if (a.backend == "cuda") {
-        // Opened before the model is read, so a machine without a GPU hears it at once.
-        auto opened = openCudaDevice();
-        if (!opened) return fail(a.model + ": --backend cuda: " + opened.status().message() + "; use --backend cpu");
-        device = *opened;
-    }
+    // The device is opened before the model is read, so a machine without a GPU hears it at once.
+    auto target = chooseTarget(a.model, {.backend = a.backend, .threads = a.threads});
+    if (!target) return fail(target.status().message());
+    auto spec = a.pipeline.spec(*target);
+    if (!spec) return usageError(app, spec.status().message());
 
     Session session;
     std::cerr << "walkthrough: importing " << a.model << "\n";
     if (Status s = session.open(a.model); !s) return fail(s.message());
     std::cerr << "walkthrough: compiling with " << a.pipeline.name() << "\n";
-    if (Status s = session.compile({.passes = std::move(*passes)}); !s) return fail(s.message());
+    if (Status s = session.compile(*spec); !s) return fail(s.message());
     std::vector<WalkthroughChapter> chapters;
     const WalkthroughInput input{.session = session,
                                  .pipelineName = a.pipeline.name(),
-                                 .device = device,
-                                 .threads = a.threads,
                                  .progress = [](const std::string& what) { std::cerr << "walkthrough:   " << what << "\n"; }};
     for (size_t i = 0; i < ids.size(); ++i) {
         std::cerr << "walkthrough: chapter " << ids[i] << " (" << i + 1 << " of " << ids.size() << ")\n";

@@ -63,13 +63,7 @@ DevicePeaks peaksFor(const Device* device, const Graph& graph) {
 
 Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::atomic<bool>* cancel,
                                     const std::function<void(int, int)>& progress) {
-    ExecutorOptions options;
-    options.threads = request.threads > 0 ? request.threads : ThreadPool::kAutomatic;
-    if (request.device) {
-        options.backend = Backend::Cuda;
-        options.device = request.device;
-        options.tf32 = request.tf32;
-    }
+    const ExecutorOptions options = executorOptions(request.target);
     auto executor = Executor::create(request.graph, request.opsets, options);
     if (!executor) return executor.status();
     Executor& exec = **executor;
@@ -79,8 +73,8 @@ Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::at
     Trace trace;
     trace.model = request.model;
     trace.pipeline = request.pipeline;
-    trace.backend = request.device ? "cuda" : "cpu";
-    trace.device = request.device ? request.device->name() : cpuName(exec.threadsInUse());
+    trace.backend = request.target.device ? "cuda" : "cpu";
+    trace.device = request.target.device ? request.target.device->name() : cpuName(exec.threadsInUse());
     trace.iterations = request.iterations;
     trace.warmup = request.warmup;
     trace.startedAt = utcNow();
@@ -93,7 +87,7 @@ Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::at
 
     // CUDA runs: every unprofiled run first, then CUPTI on for the profiled ones, so the
     // unprofiled times carry none of its cost (CPU runs alternate the two against drift).
-    std::unique_ptr<DeviceProfiler> deviceProfiler = request.device ? DeviceProfiler::forDevice(request.device) : nullptr;
+    std::unique_ptr<DeviceProfiler> deviceProfiler = request.target.device ? DeviceProfiler::forDevice(request.target.device) : nullptr;
     TraceRecorder recorder(trace, deviceProfiler.get());
     RunOptions withProfiler;
     withProfiler.listener = &recorder;
@@ -161,7 +155,7 @@ Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::at
             FSC_RETURN_IF_ERROR(profiledRun(i));
         }
     }
-    const DevicePeaks peaks = peaksFor(request.device.get(), exec.graph());  // after the timed runs: they disturb nothing
+    const DevicePeaks peaks = peaksFor(request.target.device.get(), exec.graph());  // after the timed runs: they disturb nothing
     trace.peakFlopsPerSecond = peaks.flopsPerSecond;
     trace.peakBytesPerSecond = peaks.bytesPerSecond;
     trace.peaksSource = peaks.source;
@@ -213,7 +207,7 @@ Result<Trace> profileGraphUnguarded(const ProfileRequest& request, const std::at
         trace.measuredMemory.insert(trace.measuredMemory.begin(), {0, int64_t(plan->arenaBytes), "arena (allocated once)"});
     }
     // An automatic pool chose its threads per run: name what the last runs used.
-    if (!request.device) trace.device = cpuName(exec.threadsInUse());
+    if (!request.target.device) trace.device = cpuName(exec.threadsInUse());
     return trace;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/runtime/feeds.h"
+#include "compiler/target.h"
 #include "core/graph.h"
 #include "core/status.h"
 #include "profiler/trace.h"
@@ -24,11 +25,9 @@ struct ProfileRequest {
     FeedOptions feeds;
     int warmup = 2;
     int iterations = 20;
-    int threads = 0;  // 0: every core
-    // The CUDA backend's device; null runs on the CPU. Without CUPTI a device node's time is
-    // taken on the host with a synchronisation after it (launch and kernel together).
-    std::shared_ptr<Device> device;
-    bool tf32 = false;  // ExecutorOptions::tf32
+    // Where it runs: on the CUDA backend's device, without CUPTI a device node's time is taken
+    // on the host with a synchronisation after it (launch and kernel together).
+    Target target;
     std::string model;
     std::string pipeline;
     std::vector<PassSummary> passes;

@@ -52,13 +52,11 @@ const std::vector<ChapterEntry>& walkthroughContents();
 struct WalkthroughInput {
     const Session& session;
     std::string pipelineName;
-    // The CUDA backend's device the timed chapters run on; null: the CPU.
-    std::shared_ptr<Device> device;
-    // CPU threads of the timed chapters: ThreadPool::kAutomatic (0), or a count (--threads).
-    int threads = 0;
     const std::atomic<bool>* cancel = nullptr;  // checked between runs
     // What the chapter is doing now ("compiling int8", "profiling the compiled graph").
     std::function<void(const std::string&)> progress;
+    // Where the timed chapters run: the target the session compiled for.
+    const Target& target() const { return session.pipeline().target; }
 };
 // Chapter `id` on the session's model. An unknown id is an InvalidArgument; a
 // cancel while it is computed is Cancelled.

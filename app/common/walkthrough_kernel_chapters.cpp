@@ -28,8 +28,7 @@ Result<Trace> profileRun(const WalkthroughInput& in, std::shared_ptr<const Graph
     request.iterations = kProfileIterations;
     request.model = in.session.model()->path;
     request.pipeline = in.pipelineName;
-    request.device = in.device;
-    request.threads = in.threads;
+    request.target = in.target();
     return profileGraph(request, in.cancel);
 }
 

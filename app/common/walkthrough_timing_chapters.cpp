@@ -11,14 +11,11 @@
 namespace fsc {
 
 const char* backendOf(const WalkthroughInput& in) {
-    return in.device ? "cuda" : "cpu";
+    return in.target().name();
 }
 
 Result<TimedSide> prepareSide(const Model& model, const WalkthroughInput& in) {
-    ExecutorOptions options;
-    options.threads = in.threads;
-    if (in.device) options.backend = Backend::Cuda, options.device = in.device;
-    auto exec = Executor::create(model, options);
+    auto exec = Executor::create(model, executorOptions(in.target()));
     if (!exec) return exec.status();
     auto feeds = buildFeeds(**exec, FeedOptions{});
     if (!feeds) return feeds.status();
@@ -168,7 +165,7 @@ WalkthroughChapter benchmarkingChapter(const WalkthroughInput& in) {
     c.figures["histogram"] = std::move(histogram);
     c.charts.push_back({"Warmed iteration times, " + std::to_string(kBins) + " bins from the fastest to the slowest run",
                         columnChartSvg(std::vector<double>(counts.begin(), counts.end()), "iteration time, min to max", "runs")});
-    c.figures["synchronisation"] = in.device ? "each run ends by copying its outputs to the host, which waits for the GPU"
+    c.figures["synchronisation"] = in.target().device ? "each run ends by copying its outputs to the host, which waits for the GPU"
                                              : "not needed on the CPU: a run returns when its outputs are ready";
     c.figures["timing"] = {{"backend", backendOf(in)},
                            {"threads", side->threads},

@@ -82,21 +82,21 @@ void MainWindow::runShownGraph() {
     request.feeds = m_runPanel->feedOptions();
     request.warmup = m_runPanel->warmup();
     request.iterations = m_runPanel->iterations();
-    request.threads = m_runPanel->threads();
+    request.target.threads = m_runPanel->threads();
     request.model = model.path;
     const QString stepName = QString::fromStdString(m_session.stepLabel(step));
     request.pipeline = stepName.toStdString();
     // A GPU asked for but not usable: say why, and run on the CPU rather than not at all.
     if (m_runPanel->cudaSelected()) {
-        auto device = openCudaDevice();
-        if (device)
-            request.device = *device;
+        auto target = makeTarget({.backend = "cuda", .threads = request.target.threads});
+        if (target)
+            request.target = *target;
         else
             showCpuFallback(tr("No CUDA device"),
-                            QString::fromStdString(device.status().message()));
+                            QString::fromStdString(target.status().message()));
     }
     const QString where =
-        request.device ? QString::fromStdString(request.device->name()) : tr("the CPU");
+        request.target.device ? QString::fromStdString(request.target.device->name()) : tr("the CPU");
     m_runPanel->setRunning(true);
     log(tr("Running the graph after '%1' on %2: %3 warm-up + %4 iterations, each with and without "
            "the profiler")
@@ -115,9 +115,10 @@ void MainWindow::runShownGraph() {
             Ran ran;
             auto trace = profileGraph(request, job.cancelFlag(), progress);
             // Out of device memory, no CUPTI, a kernel error: run again on the CPU, say why.
-            if (!trace && request.device && !job.cancelled()) {
+            if (!trace && request.target.device && !job.cancelled()) {
                 ran.gpuError = QString::fromStdString(trace.status().message());
-                request.device.reset();
+                request.target.backend = Backend::Cpu;
+                request.target.device.reset();
                 trace = profileGraph(request, job.cancelFlag(), progress);
             }
             if (trace)

@@ -31,7 +31,7 @@ class TestProfileSession : public QObject {
         request.opsets = compiled->model.opsetImports;
         request.iterations = iterations;
         request.warmup = 1;
-        request.threads = 1;
+        request.target.threads = 1;
         request.model = FSC_SAMPLE_MODEL;
         return request;
     }
@@ -39,12 +39,13 @@ class TestProfileSession : public QObject {
 private slots:
     void deviceRecordsBecomeTheTimeline() {
         ProfileRequest request = sampleRequest(3);
-        request.device = makeSimulatedGpu();
+        request.target.backend = Backend::Cuda;
+        request.target.device = makeSimulatedGpu();
         auto trace = profileGraph(request);
         // Profiled runs replay a CUDA Graph as unprofiled ones do (the first run lays out the
         // plan, the next captures): 3 unprofiled replays, then 3 of the graph captured under
         // the profiler, whose graph nodes tie each replayed kernel to its plan node.
-        QCOMPARE(dynamic_cast<SimulatedGpu&>(*request.device).counters().replays, int64_t(6));
+        QCOMPARE(dynamic_cast<SimulatedGpu&>(*request.target.device).counters().replays, int64_t(6));
         QVERIFY2(trace.isOk(), trace.isOk() ? "" : trace.status().message().c_str());
         QCOMPARE(QString::fromStdString(trace->backend), QStringLiteral("cuda"));
         std::set<int64_t> nodes;

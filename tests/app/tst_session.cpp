@@ -3,7 +3,10 @@
 // kernels (only on the step that ran), and what a new compile or model forgets.
 #include <QTest>
 
+#include <algorithm>
+
 #include "app/common/session.h"
+#include "compiler/backends/cuda/device.h"
 #include "compiler/pipelines.h"
 #include "core/onnx_import.h"
 #include "core/provenance.h"
@@ -40,6 +43,39 @@ Activity kernel(int64_t node, const char* name, int64_t ns, int iteration) {
 class TestSession : public QObject {
     Q_OBJECT
 private slots:
+    void theTargetDecidesThePipelineOnce() {
+        // One spec, two targets: a named pipeline on the CUDA backend leaves channels-last out
+        // (cuDNN's float32 kernels read NCHW), on the CPU keeps it; the user's own pass list
+        // runs as given on both. Every entry point compiles through this, so run, profile, the
+        // walkthrough and the GUI time the same graph for the same target.
+        auto passNames = [](const Session& s) {
+            std::vector<std::string> names;
+            for (const auto& p : s.compiled()->passes) names.push_back(p.name);
+            return names;
+        };
+        auto has = [](const std::vector<std::string>& v, const char* name) {
+            return std::find(v.begin(), v.end(), name) != v.end();
+        };
+        Target cpu, cuda;
+        cuda.backend = Backend::Cuda;
+        cuda.device = makeSimulatedGpu();
+        Session onCpu, onCuda, custom;
+        for (Session* s : {&onCpu, &onCuda, &custom})
+            if (Status st = s->open(FSC_SAMPLE_MODEL); !st) QFAIL(st.message().c_str());
+        const std::vector<std::string> o2 = *pipelinePasses("O2");
+        QVERIFY(has(o2, "channels-last"));
+        QVERIFY(onCpu.compile({.passes = o2, .target = cpu}));
+        QVERIFY(onCuda.compile({.passes = o2, .target = cuda}));
+        QVERIFY(custom.compile({.passes = o2, .customPasses = true, .target = cuda}));
+        QVERIFY(has(passNames(onCpu), "channels-last"));
+        QVERIFY(!has(passNames(onCuda), "channels-last"));
+        QCOMPARE(passNames(onCuda).size() + 1, passNames(onCpu).size());
+        QVERIFY(has(passNames(custom), "channels-last"));
+        // The session keeps the target it compiled for: the walkthrough's chapters run there.
+        QCOMPARE(onCuda.pipeline().target.device, cuda.device);
+        QCOMPARE(std::string(onCuda.pipeline().target.name()), std::string("cuda"));
+    }
+
     void opensAndCompilesWithoutAWindow() {
         Session s;
         QVERIFY(!s.compile({.passes = {"fold-constants"}}).isOk());  // nothing open

@@ -1,0 +1,32 @@
+#include "compiler/target.h"
+
+#include "compiler/backends/cuda/device.h"
+
+namespace fsc {
+
+Result<Target> makeTarget(const TargetChoice& choice) {
+    Target target;
+    target.threads = choice.threads;
+    target.tf32 = choice.tf32;
+    target.cudaGraphs = choice.cudaGraphs;
+    if (choice.backend == "cpu") return target;
+    if (choice.backend != "cuda")
+        return Status(ErrorCode::InvalidArgument, "unknown backend '" + choice.backend + "' (cpu or cuda)");
+    auto device = openCudaDevice();
+    if (!device) return device.status();
+    target.backend = Backend::Cuda;
+    target.device = *device;
+    return target;
+}
+
+ExecutorOptions executorOptions(const Target& target) {
+    ExecutorOptions options;
+    options.threads = target.threads;
+    options.backend = target.backend;
+    options.device = target.device;
+    options.cudaGraphs = target.cudaGraphs;
+    options.tf32 = target.tf32;
+    return options;
+}
+
+}  // namespace fsc
