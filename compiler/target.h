@@ -1,14 +1,13 @@
 #pragma once
 // Where a compiled model runs and how: the backend and its device, CPU threads, TF32 and CUDA
-// Graphs. Made once per command or GUI job by makeTarget (which opens the device, so "no GPU"
-// has one wording), carried by PipelineSpec (buildPipeline is the one place the passes depend
-// on it) and turned into ExecutorOptions by executorOptions.
+// Graphs. Made once per command or GUI job by makeTarget (app/common/target_choice.h, which
+// opens the device, so "no GPU" has one wording), carried by PipelineSpec (buildPipeline is the
+// one place the passes depend on it) and turned into ExecutorOptions by executorOptions.
 #include <memory>
 #include <string>
 
 #include "compiler/runtime/executor.h"
 #include "compiler/runtime/kernel_registry.h"
-#include "core/status.h"
 
 namespace fsc {
 
@@ -23,17 +22,15 @@ struct Target {
     const char* name() const { return backend == Backend::Cuda ? "cuda" : "cpu"; }
 };
 
-struct TargetChoice {
-    std::string backend = "cpu";  // "cpu" or "cuda"
-    int threads = 0;
-    bool tf32 = false;
-    bool cudaGraphs = true;
-};
-
-// The target chosen: "cuda" opens the first GPU (FUSESCOPE_DEVICE=simulated: the simulated
-// one) and fails with why there is none; an unknown backend is an InvalidArgument.
-Result<Target> makeTarget(const TargetChoice& choice);
-
-ExecutorOptions executorOptions(const Target& target);
+// ExecutorOptions for running on the target.
+inline ExecutorOptions executorOptions(const Target& target) {
+    ExecutorOptions options;
+    options.threads = target.threads;
+    options.backend = target.backend;
+    options.device = target.device;
+    options.cudaGraphs = target.cudaGraphs;
+    options.tf32 = target.tf32;
+    return options;
+}
 
 }  // namespace fsc

@@ -16,7 +16,6 @@
 #include <QStyledItemDelegate>
 #include <QTimer>
 
-#include "compiler/backends/cuda/generated_kernels.h"
 #include "compiler/fused_domain.h"
 #include "compiler/runtime/tensor_stats.h"
 #include "core/op_docs.h"
@@ -178,7 +177,7 @@ void NodePropertiesView::showNode(std::shared_ptr<const Graph> graph, NodeId id)
     for (const Attribute& a : n.attributes) row(attrs, text(a.name), text(attributeValueText(a)));
     attrs->setExpanded(true);
     addDocumentation(n);
-    if (n.domain == kFusescopeDomain && n.opType == "FusedElementwise") addGeneratedKernel(id);
+    if (m_kernelSource && n.domain == kFusescopeDomain && n.opType == "FusedElementwise") addGeneratedKernel(id);
     // Provenance: what the compiler made this node from, back to the imported graph.
     if (n.origins.empty()) {
         row(nullptr, tr("Made from"), tr("itself (as imported)"));
@@ -200,8 +199,8 @@ void NodePropertiesView::addGeneratedKernel(NodeId node) {
     auto* row = addRow(this, nullptr, tr("CUDA kernel"), tr("generating…"));
     m_jobs.start(
         this, kKernelJob, QString(),
-        [graph = m_graph, node](const JobRunner::Control&) { return cudaKernelForNode(*graph, graph->node(node)); },
-        [this, row](Result<CudaKernelSource> kernel) {
+        [graph = m_graph, node, source = m_kernelSource](const JobRunner::Control&) { return source(*graph, node); },
+        [this, row](Result<GeneratedKernelText> kernel) {
             if (!kernel) {
                 row->setText(1, text(kernel.status().message()));
                 row->setToolTip(1, row->text(1));

@@ -12,8 +12,16 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "core/status.h"
 
 namespace fsc {
+
+// The source a backend generates for a node: its entry point's name and the whole text.
+struct GeneratedKernelText {
+    std::string name, source;
+};
+// Which kernel source a node gets (null: none is shown). The window gives the session's.
+using GeneratedKernelSource = std::function<Result<GeneratedKernelText>(const Graph&, NodeId)>;
 
 class JobRunner;
 class Selection;
@@ -24,6 +32,8 @@ public:
     explicit NodePropertiesView(JobRunner& jobs, QWidget* parent = nullptr);
     // The model's opset imports: which version of an op's documentation applies.
     void setOpsets(std::vector<std::pair<std::string, int64_t>> opsets) { m_opsets = std::move(opsets); }
+    // Where a FusedElementwise's generated CUDA source comes from (run off the GUI thread).
+    void setKernelSource(GeneratedKernelSource source) { m_kernelSource = std::move(source); }
     // Shows `node` of `graph`; an invalid node clears the view.
     void showNode(std::shared_ptr<const Graph> graph, NodeId node);
     // The launches of the shown node in the last run (a row per kernel: its name, and
@@ -64,6 +74,7 @@ private:
     std::shared_ptr<const Graph> m_graph;
     std::vector<std::pair<std::string, int64_t>> m_opsets;
     JobRunner& m_jobs;
+    GeneratedKernelSource m_kernelSource;
     static inline const QString kWeightsJob = QStringLiteral("weights");
     static inline const QString kKernelJob = QStringLiteral("kernel");
 };

@@ -11,7 +11,7 @@
 
 #include "compiler/quantization/calibration_data.h"
 #include "compiler/pipelines.h"
-#include "compiler/target.h"
+#include "app/common/target_choice.h"
 #include "core/status.h"
 
 namespace fsc::cli {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "compiler/backends/cuda/generated_kernels.h"
 #include "compiler/graph_snapshot.h"
 #include "core/onnx_import.h"
 #include "profiler/node_stats.h"
@@ -33,6 +34,12 @@ Result<CompileResult> Session::compileWith(const Model& model, const PipelineSpe
     auto result = compileModel(model, std::move(*passes), options);
     if (!result) return result.status().withContext(model.path);
     return result;
+}
+
+Result<std::pair<std::string, std::string>> Session::generatedKernel(const Graph& graph, NodeId node) {
+    auto kernel = cudaKernelForNode(graph, graph.node(node));
+    if (!kernel) return kernel.status();
+    return std::make_pair(kernel->name, kernel->source);
 }
 
 Status Session::compile(const PipelineSpec& pipeline, const CompileOptions& options) {

@@ -41,6 +41,10 @@ public:
     // The compiled model, what runs (null before a compile).
     const std::shared_ptr<const Model>& compiledModel() const { return m_compiledModel; }
 
+    // The CUDA C++ the backend generates for a FusedElementwise node of `graph` (as compile
+    // --show-kernels prints it): its entry point and source, or why there is none.
+    static Result<std::pair<std::string, std::string>> generatedKernel(const Graph& graph, NodeId node);
+
     // Steps: 0 is the graph as imported, N the graph after the compile's Nth pass.
     int stepCount() const;
     std::shared_ptr<const GraphSnapshot> snapshotAt(int step) const;

@@ -70,6 +70,11 @@ MainWindow::MainWindow(QWidget* parent)
     m_before = new GraphCanvas(m_jobs, this);
     m_passes = new PassListModel(this);
     m_properties = new NodePropertiesView(m_jobs, this);
+    m_properties->setKernelSource([](const Graph& graph, NodeId node) -> Result<GeneratedKernelText> {
+        auto kernel = Session::generatedKernel(graph, node);
+        if (!kernel) return kernel.status();
+        return GeneratedKernelText{kernel->first, kernel->second};
+    });
     m_passView = new QTableView(this);
     m_pipeline = new QComboBox(this);
     m_findBar = new QToolBar(tr("Find"), this);

@@ -13,6 +13,7 @@
 #include <map>
 
 #include "app/common/profile_session.h"
+#include "app/common/target_choice.h"
 #include "app/common/trace_recorder.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/fused_domain.h"

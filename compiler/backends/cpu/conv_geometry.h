@@ -1,26 +1,18 @@
 #pragma once
-// Output sizes and padding of a sliding window (convolutions and pools).
+// Convolution into a fresh tensor for the CPU kernels; the window geometry itself is the
+// runtime's (window_geometry.h), shared with the CUDA backend.
 #include <string>
 #include <vector>
 
 #include "compiler/runtime/kernel.h"
+#include "compiler/runtime/window_geometry.h"
 
 namespace fsc::cpu {
 
-struct WindowAttrs {
-    std::vector<int64_t> strides, dilations, pads, kernelShape;
-    std::string autoPad = "NOTSET";
-};
-
-struct ConvGeometry {
-    std::vector<int64_t> in, kernel, strides, dilations, padBegin, out;
-    int64_t channels = 1;  // input channels (set by Conv; depthwise weights index by it)
-};
-
-WindowAttrs readWindowAttrs(const KernelInit& init);
-Result<ConvGeometry> convGeometry(const KernelContext& ctx, const WindowAttrs& attrs,
-                                  const std::vector<int64_t>& inSpatial,
-                                  const std::vector<int64_t>& kernel, bool ceilMode);
+using fsc::ConvGeometry;
+using fsc::convGeometry;
+using fsc::readWindowAttrs;
+using fsc::WindowAttrs;
 
 // Fastest: oneDNN for float32 where it has a primitive, im2col + GEMM otherwise.
 // Im2col: always im2col + GEMM, the twin that tests check oneDNN against.

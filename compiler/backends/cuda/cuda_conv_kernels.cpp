@@ -3,7 +3,7 @@
 // engine; else the device adds one BiasActivation launch) over NCHW, or NHWC for a
 // FusedConv with `channels_last`: cuDNN reads and writes that layout through its strides. cuDNN pads both sides of a dim alike; a node with other padding, or a
 // device without cuDNN, runs on the CPU.
-#include "compiler/backends/cpu/conv_geometry.h"
+#include "compiler/runtime/window_geometry.h"
 #include "compiler/backends/cuda/cuda_kernel_support.h"
 
 namespace fsc::cudak {
@@ -11,7 +11,7 @@ namespace {
 
 class ConvKernel : public Kernel {
 public:
-    ConvKernel(cpu::WindowAttrs attrs, int64_t group, GemmActivation act, bool channelsLast, bool nchwInput)
+    ConvKernel(WindowAttrs attrs, int64_t group, GemmActivation act, bool channelsLast, bool nchwInput)
         : m_attrs(std::move(attrs)), m_group(group), m_act(act), m_channelsLast(channelsLast), m_nchwInput(nchwInput) {}
     Status compute(KernelContext& ctx) override {
         const RtTensor *x = ctx.input(0), *w = ctx.input(1), *b = ctx.input(2), *z = ctx.input(3);
@@ -26,7 +26,7 @@ public:
         std::vector<int64_t> spatial(x->dims.begin() + firstSpatial, x->dims.begin() + firstSpatial + nd);
         std::vector<int64_t> kernel(w->dims.begin() + 2, w->dims.end());
         if (!m_attrs.kernelShape.empty() && m_attrs.kernelShape != kernel) return bad(ctx, "kernel_shape differs from W's dims");
-        auto geo = cpu::convGeometry(ctx, m_attrs, spatial, kernel, false);
+        auto geo = convGeometry(ctx, m_attrs, spatial, kernel, false);
         if (!geo) return geo.status();
         ConvCall call;
         call.type = *elemType(x->dtype);
@@ -82,7 +82,7 @@ public:
     }
 
 private:
-    cpu::WindowAttrs m_attrs;
+    WindowAttrs m_attrs;
     int64_t m_group;
     GemmActivation m_act;
     bool m_channelsLast;  // FusedConv's `channels_last`: Y NHWC, and X unless...
@@ -91,7 +91,7 @@ private:
 
 // Whether symmetric padding reproduces the node's padding for every input size: explicit
 // pads equal on both sides (or VALID). SAME_* pads depend on the input size and stride.
-bool padsAreSymmetric(const cpu::WindowAttrs& attrs) {
+bool padsAreSymmetric(const WindowAttrs& attrs) {
     if (attrs.autoPad == "VALID") return true;
     if (attrs.autoPad != "NOTSET" && !attrs.autoPad.empty()) return false;
     const size_t nd = attrs.pads.size() / 2;
@@ -105,7 +105,7 @@ KernelFactory convOp(bool fused) {
         FSC_RETURN_IF_ERROR(requireFloatKind(init));
         Device* device = loweringDevice(init);
         if (device && !device->hasConvolution()) return declined("this GPU has no cuDNN 9 for convolutions");
-        cpu::WindowAttrs attrs = cpu::readWindowAttrs(init);
+        WindowAttrs attrs = readWindowAttrs(init);
         if (!padsAreSymmetric(attrs)) return declined("uneven or SAME padding (cuDNN pads both sides alike)");
         const int64_t rank = declaredRank(init, 0);
         if (rank >= 0 && (rank < 3 || rank > 5)) return declined("a convolution with more than 3 spatial dims");

@@ -1,7 +1,7 @@
 // Reductions, pools and BatchNormalization on the device (kernels/reduce_kernels.h): one
 // thread per output element over its window. The window geometry of pools is the CPU
 // backend's (backends/cpu/conv_geometry.h), so both agree on pads, ceil mode and dilations.
-#include "compiler/backends/cpu/conv_geometry.h"
+#include "compiler/runtime/window_geometry.h"
 #include "compiler/backends/cuda/cuda_kernel_support.h"
 #include "compiler/runtime/execution_plan.h"
 
@@ -107,7 +107,7 @@ KernelFactory globalAveragePoolOp() {
 class PoolKernel : public Kernel {
 public:
     PoolKernel(const KernelInit& init, bool max, bool channelsLast) : m_max(max), m_channelsLast(channelsLast) {
-        m_attrs = cpu::readWindowAttrs(init);
+        m_attrs = readWindowAttrs(init);
         m_ceil = init.getInt("ceil_mode", 0) != 0;
         m_countIncludePad = init.getInt("count_include_pad", 0) != 0;
     }
@@ -121,7 +121,7 @@ public:
         const size_t firstSpatial = m_channelsLast ? 1 : 2;
         std::vector<int64_t> spatial(x->dims.begin() + firstSpatial, x->dims.begin() + firstSpatial + nd);
         if (m_attrs.kernelShape.size() != nd) return bad(ctx, "kernel_shape does not match the input rank");
-        auto geo = cpu::convGeometry(ctx, m_attrs, spatial, m_attrs.kernelShape, m_ceil);
+        auto geo = convGeometry(ctx, m_attrs, spatial, m_attrs.kernelShape, m_ceil);
         if (!geo) return geo.status();
         std::vector<int64_t> outDims{x->dims[0], x->dims[1]};
         outDims.insert(outDims.end(), geo->out.begin(), geo->out.end());
@@ -162,7 +162,7 @@ public:
 private:
     bool m_max;
     bool m_channelsLast;  // ai.fusescope.MaxPool: X and Y NHWC
-    cpu::WindowAttrs m_attrs;
+    WindowAttrs m_attrs;
     bool m_ceil = false, m_countIncludePad = false;
 };
 

@@ -1,4 +1,4 @@
-#include "compiler/target.h"
+#include "app/common/target_choice.h"
 
 #include "compiler/backends/cuda/device.h"
 
@@ -17,16 +17,6 @@ Result<Target> makeTarget(const TargetChoice& choice) {
     target.backend = Backend::Cuda;
     target.device = *device;
     return target;
-}
-
-ExecutorOptions executorOptions(const Target& target) {
-    ExecutorOptions options;
-    options.threads = target.threads;
-    options.backend = target.backend;
-    options.device = target.device;
-    options.cudaGraphs = target.cudaGraphs;
-    options.tf32 = target.tf32;
-    return options;
 }
 
 }  // namespace fsc
