@@ -159,8 +159,8 @@ void addInputOptions(CLI::App& command, InputChoice& choice, const std::string& 
             [](std::string& v) {
                 const size_t eq = v.find('=');
                 int64_t n = 0;
-                return eq == std::string::npos || eq == 0 || !parseInt(v.substr(eq + 1), n) || n < 0
-                           ? std::string("needs NAME=VALUE with VALUE >= 0")
+                return eq == std::string::npos || eq == 0 || !parseInt(v.substr(eq + 1), n) || n < 1
+                           ? std::string("needs NAME=VALUE with VALUE >= 1")
                            : std::string();
             },
             ""))

@@ -22,6 +22,7 @@
 #include "compiler/pass_registry.h"
 #include "compiler/passes/passes.h"
 #include "compiler/pipelines.h"
+#include "compiler/runtime/feeds.h"
 #include "core/comma_list.h"
 #include "core/onnx_export.h"
 #include "core/onnx_import.h"
@@ -177,6 +178,8 @@ int compile(const CLI::App& app, const CompileArgs& a) {
     Session session;
     if (Status s = session.open(a.model); !s) return fail(s);
     const Model* model = session.model().get();
+    if (Status s = checkDimNames(*model->graph, model->graph->inputs, a.input.dims); !s)
+        return fail(a.model + ": " + s.message());
     CompileOptions options;
     options.verifyEachPass = a.verify;
     PipelineSpec spec;

@@ -1,6 +1,7 @@
 #include "compiler/runtime/feeds.h"
 
 #include <filesystem>
+#include <set>
 
 #include "compiler/runtime/executor.h"
 #include "compiler/runtime/half.h"
@@ -30,9 +31,26 @@ RtTensor randomTensor(DType dtype, std::vector<int64_t> dims, std::mt19937_64& r
     return out;
 }
 
+Status checkDimNames(const Graph& graph, const std::vector<ValueId>& inputs, const std::map<std::string, int64_t>& dims) {
+    std::set<std::string> named;
+    for (ValueId id : inputs)
+        for (const Dim& d : graph.value(id).type.shape.dims())
+            if (d.isSymbolic()) named.insert(d.symbol());
+    for (const auto& [name, size] : dims) {
+        if (named.count(name)) continue;
+        std::string known;
+        for (const std::string& n : named) known += (known.empty() ? "" : ", ") + n;
+        return Status(ErrorCode::InvalidArgument,
+                      "no input has a dim named '" + name + "' (" +
+                          (known.empty() ? std::string("the inputs have no named dims") : "their named dims: " + known) + ")");
+    }
+    return Status::ok();
+}
+
 Result<Feeds> buildFeeds(const Executor& executor, const FeedOptions& options) {
     const Graph& graph = executor.graph();
     const std::vector<ValueId>& ids = executor.feeds();
+    if (Status s = checkDimNames(graph, ids, options.dims); !s) return s;
     Feeds feeds;
     feeds.tensors.resize(ids.size());
     feeds.sources.assign(ids.size(), "random");

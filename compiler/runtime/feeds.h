@@ -34,6 +34,11 @@ struct Feeds {
 // Floats uniform in [-1, 1), integers uniform in [0, 10), bools fair coins.
 RtTensor randomTensor(DType dtype, std::vector<int64_t> dims, std::mt19937_64& rng);
 
+// A size given for a dim no input has is a mistake (a typo, another model's name), not
+// something to ignore: an InvalidArgument that lists the names the inputs do have.
+Status checkDimNames(const Graph& graph, const std::vector<ValueId>& inputs,
+                     const std::map<std::string, int64_t>& dims);
+
 // Errors name the file or the input that is missing or unknown.
 Result<Feeds> buildFeeds(const Executor& executor, const FeedOptions& options);
 

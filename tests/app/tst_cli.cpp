@@ -383,8 +383,17 @@ private slots:
         for (const char* command : {"run", "profile", "compile"}) {
             Run r = cli({QString::fromLatin1(command), model, QStringLiteral("--dim"), QStringLiteral("batch")});
             QCOMPARE(r.exitCode, 64);
-            QVERIFY2(r.err.contains(QStringLiteral("--dim: needs NAME=VALUE with VALUE >= 0")), qPrintable(r.err));
+            QVERIFY2(r.err.contains(QStringLiteral("--dim: needs NAME=VALUE with VALUE >= 1")), qPrintable(r.err));
             QVERIFY2(r.err.startsWith(QStringLiteral("fusescope-cli ") + QString::fromLatin1(command) + QStringLiteral(": ")),
+                     qPrintable(r.err));
+            // A dim of 0 is refused as the flag is read, naming it.
+            r = cli({QString::fromLatin1(command), model, QStringLiteral("--dim"), QStringLiteral("batch=0")});
+            QCOMPARE(r.exitCode, 64);
+            QVERIFY2(r.err.contains(QStringLiteral("--dim: needs NAME=VALUE with VALUE >= 1")), qPrintable(r.err));
+            // A name no input has is an error that lists the names they have, not ignored.
+            r = cli({QString::fromLatin1(command), model, QStringLiteral("--dim"), QStringLiteral("nosuch=3")});
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains(QStringLiteral("no input has a dim named 'nosuch' (their named dims: batch)")),
                      qPrintable(r.err));
             r = cli({QString::fromLatin1(command), model, QStringLiteral("--passes"), QStringLiteral("a"),
                      QStringLiteral("--pipeline"), QStringLiteral("O1")});
