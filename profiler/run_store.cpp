@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -105,6 +106,28 @@ Result<std::unique_ptr<RunStore>> RunStore::open(const std::string& path) {
     } else if (Status s = store->exec("INSERT INTO meta VALUES ('schema_version', '" + std::to_string(kSchemaVersion) + "')"); !s) {
         return s;
     }
+    return store;
+}
+
+Result<std::unique_ptr<RunStore>> RunStore::openExisting(const std::string& path) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+        return Status(ErrorCode::Io, path + ": no such run store (profile --store writes one)");
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+        std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+        sqlite3_close(db);
+        return Status(ErrorCode::Io, path + ": cannot open the run store (" + why + ")");
+    }
+    std::unique_ptr<RunStore> store(new RunStore(db, path));
+    sqlite3_busy_timeout(db, 5000);
+    Statement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+    if (!version.ok() || version.step() != SQLITE_ROW)
+        return Status(ErrorCode::InvalidModel, path + ": not a Fusescope run store");
+    const int found = std::atoi(version.text(0).c_str());
+    if (found > kSchemaVersion)
+        return Status(ErrorCode::Unsupported, path + ": run store schema " + std::to_string(found) +
+                                                  " is newer than this Fusescope reads (" + std::to_string(kSchemaVersion) + ")");
     return store;
 }
 

@@ -43,6 +43,8 @@ public:
 
     // Creates the file (and the schema) when missing.
     static Result<std::unique_ptr<RunStore>> open(const std::string& path);
+    // For reading only: a missing file is an error, and nothing is created or written.
+    static Result<std::unique_ptr<RunStore>> openExisting(const std::string& path);
     ~RunStore();
     RunStore(const RunStore&) = delete;
     RunStore& operator=(const RunStore&) = delete;

@@ -75,7 +75,7 @@ void addOptions(CLI::App& app, ProfileArgs& a) {
 }
 
 int listRuns(const std::string& path) {
-    auto store = RunStore::open(path);
+    auto store = RunStore::openExisting(path);
     if (!store) return fail(store.status().message());
     auto runs = (*store)->runs();
     if (!runs) return fail(runs.status().message());
@@ -89,10 +89,21 @@ int listRuns(const std::string& path) {
 }
 
 int compareRuns(const std::string& path, int64_t a, int64_t b) {
-    auto store = RunStore::open(path);
+    auto store = RunStore::openExisting(path);
     if (!store) return fail(store.status().message());
     auto deltas = (*store)->compareRuns(a, b);
     if (!deltas) return fail(deltas.status().message());
+    // Nodes are matched by name: runs of two models share few, and the table would mislead.
+    if (auto runs = (*store)->runs()) {
+        std::string modelA, modelB;
+        for (const RunSummary& r : *runs) {
+            if (r.id == a) modelA = r.model;
+            if (r.id == b) modelB = r.model;
+        }
+        if (!modelA.empty() && !modelB.empty() && modelA != modelB)
+            std::cout << "note: run " << a << " is of " << modelA << " and run " << b << " of " << modelB
+                      << ": only nodes of the same name are compared\n";
+    }
     std::cout << "  run " << a << " ms   run " << b << " ms   delta ms  node\n";
     auto cell = [](double ms) {
         std::ostringstream s;

@@ -232,7 +232,7 @@ struct StoredRun {
 
 StoredRun readRunStore(const std::string& path, int64_t runId) {
     StoredRun out;
-    auto store = RunStore::open(path);
+    auto store = RunStore::openExisting(path);
     if (!store) return {store.status()};
     auto runs = (*store)->runs();
     if (!runs) return {runs.status()};

@@ -592,6 +592,31 @@ private slots:
         Run compare = cli({QStringLiteral("profile"), QStringLiteral("--compare"), store, QStringLiteral("1"), QStringLiteral("2")});
         QCOMPARE(compare.exitCode, 0);
         QVERIFY(compare.out.contains(QStringLiteral("run 1 ms   run 2 ms")));
+        QVERIFY(!compare.out.contains(QStringLiteral("note: ")));  // one model: nothing to warn of
+        // A run of another model: the comparison says the nodes are matched by name only.
+        QCOMPARE(cli({QStringLiteral("profile"), QStringLiteral(FSC_FIXTURE_DIR "/good/elementwise.onnx"), QStringLiteral("--iterations"),
+                      QStringLiteral("1"), QStringLiteral("-o"), store}).exitCode, 0);
+        Run across = cli({QStringLiteral("profile"), QStringLiteral("--compare"), store, QStringLiteral("1"), QStringLiteral("3")});
+        QCOMPARE(across.exitCode, 0);
+        QVERIFY2(across.out.contains(QStringLiteral("note: run 1 is of ")) &&
+                     across.out.contains(QStringLiteral("only nodes of the same name are compared")),
+                 qPrintable(across.out));
+        // Reading commands never create files: a missing store is an error, and stays missing;
+        // a file that is not a store is refused and left as it was.
+        const QString nowhere = dir.path() + QStringLiteral("/nosuch.fsdb");
+        for (const QStringList& reading : {QStringList{QStringLiteral("--list"), nowhere},
+                                           QStringList{QStringLiteral("--compare"), nowhere, QStringLiteral("1"), QStringLiteral("2")}}) {
+            Run none = cli(QStringList{QStringLiteral("profile")} + reading);
+            QCOMPARE(none.exitCode, 2);
+            QVERIFY2(none.err.contains(QStringLiteral("nosuch.fsdb: no such run store")), qPrintable(none.err));
+            QVERIFY(!QFile::exists(nowhere));
+        }
+        const QString notAStore = dir.path() + QStringLiteral("/t.json");
+        const QByteArray before = readFile(notAStore);
+        Run wrong = cli({QStringLiteral("profile"), QStringLiteral("--list"), notAStore});
+        QCOMPARE(wrong.exitCode, 2);
+        QVERIFY2(wrong.err.contains(QStringLiteral("t.json: ")), qPrintable(wrong.err));
+        QCOMPARE(readFile(notAStore), before);
         // Bad input: one line, status 2; usage: 64.
         Run missing = cli({QStringLiteral("profile"), QStringLiteral("--compare"), store, QStringLiteral("1"), QStringLiteral("9")});
         QCOMPARE(missing.exitCode, 2);
