@@ -2,6 +2,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <functional>
 
@@ -137,6 +139,12 @@ void modelToProto(const Model& m, onnx::ModelProto* p, const TensorWriter& write
     }
 }
 
+// The operating system's reason for the last failed file operation, as " (No space left on
+// device)", or nothing when it gave none.
+std::string systemReason() {
+    return errno ? " (" + std::string(std::strerror(errno)) + ")" : std::string();
+}
+
 uint64_t initializerBytes(const Graph& g) {
     uint64_t total = 0;
     for (ValueId id : g.initializers)
@@ -169,9 +177,14 @@ Status exportModel(const Model& model, const std::filesystem::path& path,
     std::ofstream data;
     uint64_t offset = 0;
     bool dataFailed = false;
+    // Writing over the file (or the weights) the model was read from would lose both.
+    std::error_code same;
+    if (!model.path.empty() && std::filesystem::equivalent(path, model.path, same))
+        return Status(ErrorCode::InvalidArgument, path.string() + ": is the model being read; write to another file");
     if (external) {
+        errno = 0;
         data.open(path.parent_path() / dataName, std::ios::binary | std::ios::trunc);
-        if (!data) return Status(ErrorCode::Io, path.string() + ": cannot write " + dataName);
+        if (!data) return Status(ErrorCode::Io, path.string() + ": cannot write " + dataName + systemReason());
     }
     TensorWriter writer = [&](const Tensor& t, onnx::TensorProto* tp) {
         if (!external || t.dtype() == DType::String || t.byteSize() < options.externalThresholdBytes)
@@ -198,9 +211,11 @@ Status exportModel(const Model& model, const std::filesystem::path& path,
     if (proto.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int>::max()))
         return Status(ErrorCode::Unsupported,
                       path.string() + ": the graph itself is over 2 GB even without its weights");
+    errno = 0;
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out || !proto.SerializeToOstream(&out))
-        return Status(ErrorCode::Io, path.string() + ": cannot write the model");
+    if (!out) return Status(ErrorCode::Io, path.string() + ": cannot write the model" + systemReason());
+    if (!proto.SerializeToOstream(&out) || !out.flush())
+        return Status(ErrorCode::Io, path.string() + ": writing the model failed" + systemReason());
     return Status::ok();
 }
 

@@ -458,6 +458,21 @@ private slots:
         Run b = cli({QStringLiteral("dump"), out});
         QCOMPARE(a.exitCode, 0);
         QCOMPARE(b.out, a.out);
+        // Over its own input: refused, the model left as it was (export and compile -o alike).
+        const QByteArray before = readFile(out);
+        for (const QStringList& args : {QStringList{QStringLiteral("export"), out, out},
+                                        QStringList{QStringLiteral("compile"), out, QStringLiteral("-o"), out}}) {
+            Run self = cli(args);
+            QCOMPARE(self.exitCode, 2);
+            QVERIFY2(self.err.contains(QStringLiteral("cli_export.onnx: is the model being read; write to another file")),
+                     qPrintable(self.err));
+            QCOMPARE(readFile(out), before);
+        }
+        // A file that cannot be written: the system's reason.
+        Run nowhere = cli({QStringLiteral("export"), out, QStringLiteral("/nonexistent/dir/x.onnx")});
+        QCOMPARE(nowhere.exitCode, 2);
+        QVERIFY2(nowhere.err.contains(QStringLiteral("/nonexistent/dir/x.onnx: cannot write the model (No such file or directory)")),
+                 qPrintable(nowhere.err));
     }
 
     void devicesAnswersWithOrWithoutAGpu() {
