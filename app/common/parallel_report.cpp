@@ -56,7 +56,18 @@ Result<ParallelReport> measureParallel(const ParallelArgs& a, const InputChoice&
         r.allGathers += int(figure("all-gathers"));
         r.allReduceBytes += figure("all-reduce bytes");
         r.allGatherBytes += figure("all-gather bytes");
+        std::vector<std::string> reasons;  // distinct, in the order the pass met them
+        for (const Rejection& rejection : p.rejections)
+            if (std::find(reasons.begin(), reasons.end(), rejection.reason) == reasons.end())
+                reasons.push_back(rejection.reason);
+        for (size_t i = 0; i < reasons.size() && i < 3; ++i) r.notSplit += (i ? "; " : "") + reasons[i];
+        if (reasons.size() > 3) r.notSplit += "; and " + std::to_string(reasons.size() - 3) + " more (--explain)";
     }
+    if (a.tp > 1 && r.allReduces == 0 && r.allGathers == 0)
+        r.notSplit = "nothing was split across " + std::to_string(a.tp) + " devices: " +
+                     (r.notSplit.empty() ? std::string("no linear-layer pair in the graph") : r.notSplit);
+    else
+        r.notSplit.clear();
     // Every shard on this one device: the outputs must be the unpartitioned ones.
     auto data = checkInputs(*original.graph, input, 2, 11);
     if (!data) return data.status();
@@ -88,6 +99,7 @@ std::string parallelReportText(const ParallelArgs& a, const ParallelReport& r) {
     if (a.tp > 1) s << " tensor parallel " << a.tp;
     if (a.pp > 1) s << " pipeline parallel " << a.pp;
     s << ":\n";
+    if (!r.notSplit.empty()) s << "  " << r.notSplit << "\n";
     if (a.tp > 1)
         s << "  " << r.allReduces << " AllReduce(s), " << std::fixed << std::setprecision(0) << r.allReduceBytes
           << " bytes of payload per device per run; " << r.allGathers << " AllGather(s) of output layers split by "
@@ -107,6 +119,7 @@ nlohmann::json parallelReportJson(const ParallelArgs& a, const ParallelReport& r
             {"all_gathers", r.allGathers},
             {"all_gather_bytes", r.allGatherBytes},
             {"single_device_mean_relative_difference", r.meanRelativeDifference},
+            {"not_split", r.notSplit.empty() ? nlohmann::json() : nlohmann::json(r.notSplit)},
             {"simulation", r.simulation}};
 }
 

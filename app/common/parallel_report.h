@@ -27,6 +27,8 @@ struct ParallelReport {
     double allReduceBytes = 0, allGatherBytes = 0;
     double meanRelativeDifference = 0;  // partitioned vs unpartitioned, on one device
     int samples = 0;
+    // Tensor parallelism that split nothing: why, from the pass's rejections (empty otherwise).
+    std::string notSplit;
     nlohmann::json simulation;    // the simulated timeline's summary
     std::string simulationText;
 };

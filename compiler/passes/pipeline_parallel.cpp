@@ -28,10 +28,17 @@ public:
         Rewriter& rw = context.rewriter;
         const Graph& g = rw.graph();
         const std::vector<NodeId> order = g.order();
-        if (m_stages < 2 || order.size() < size_t(m_stages)) {
+        if (m_stages < 2) {
             rw.finish();
             return Status::ok();
         }
+        // More stages than nodes would leave stages empty and report their bubbles as if real.
+        if (order.size() < size_t(m_stages))
+            return Status(ErrorCode::InvalidArgument,
+                          std::to_string(m_stages) + " pipeline stages asked for, but the graph has " +
+                              std::to_string(order.size()) + (order.size() == 1 ? " node" : " nodes") +
+                              " to place: at most " + std::to_string(order.size()) +
+                              (order.size() == 1 ? " stage" : " stages"));
         // Stage of every node: cut where the running time passes k/N of the total.
         std::vector<double> seconds;
         double total = 0;

@@ -823,6 +823,22 @@ private slots:
         QCOMPARE(dp[QStringLiteral("all_reduces")].toInt(), 4);  // attention and MLP in each of 2 layers
         QVERIFY(dp[QStringLiteral("single_device_mean_relative_difference")].toDouble() < 1e-5);
 
+        // More stages than the graph has nodes: refused with the largest useful number (it
+        // printed 100 empty stages and "bubbles 100.0%").
+        Run tooMany = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--pp"), QStringLiteral("100")});
+        QCOMPARE(tooMany.exitCode, 2);
+        QVERIFY2(tooMany.err.contains(QStringLiteral("100 pipeline stages asked for, but the graph has 20 nodes to place: at most 20 stages")),
+                 qPrintable(tooMany.err));
+        // A split that splits nothing says why where the partition is reported, not only under --explain.
+        Run three = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--tp"), QStringLiteral("3")});
+        QCOMPARE(three.exitCode, 0);
+        QVERIFY2(three.out.contains(QStringLiteral("nothing was split across 3 devices: a column block of 32 does not divide by 3")),
+                 qPrintable(three.out));
+        Run threeJson = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--tp"), QStringLiteral("3"),
+                             QStringLiteral("--json")});
+        QVERIFY(QJsonDocument::fromJson(threeJson.out.toUtf8())
+                    .object()[QStringLiteral("parallel")].toObject()[QStringLiteral("not_split")].toString()
+                    .startsWith(QStringLiteral("nothing was split across 3 devices")));
         QCOMPARE(cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--tp"), QStringLiteral("0")}).exitCode, 64);
         QCOMPARE(cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--interconnect"), QStringLiteral("wifi")}).exitCode, 64);
         QCOMPARE(cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--tp"), QStringLiteral("2"),
