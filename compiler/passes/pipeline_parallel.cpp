@@ -32,9 +32,10 @@ public:
             rw.finish();
             return Status::ok();
         }
-        // More stages than nodes would leave stages empty and report their bubbles as if real.
+        // More stages than nodes would leave stages empty and report their bubbles as if real:
+        // this graph does not support that many (Unsupported, as a pass refuses a model).
         if (order.size() < size_t(m_stages))
-            return Status(ErrorCode::InvalidArgument,
+            return Status(ErrorCode::Unsupported,
                           std::to_string(m_stages) + " pipeline stages asked for, but the graph has " +
                               std::to_string(order.size()) + (order.size() == 1 ? " node" : " nodes") +
                               " to place: at most " + std::to_string(order.size()) +
