@@ -43,13 +43,15 @@ std::string kernelCsv(const Trace& trace) {
 
 std::string nodeCsv(const Trace& trace) {
     std::ostringstream s;
-    s << "node,name,op,kernel,total_us_per_iteration,self_us_per_iteration,launches,share,flops,bytes,"
+    s << "node,name,op,kernel,median_us_per_iteration,p90_us_per_iteration,mean_us_per_iteration,"
+         "mean_self_us_per_iteration,launches,share,flops,bytes,"
          "gflops_per_s,gb_per_s,flops_per_byte,origins\n";
     const double iterations = std::max(1, trace.iterations);
     for (const NodeStat& st : computeNodeStats(trace)) {
         const TraceNode* n = trace.findNode(st.node);
         s << st.node << ',' << field(n ? n->name : "") << ',' << field(n ? n->opType : "") << ','
-          << field(n ? n->kernelId : "") << ',' << double(st.totalNs) / 1e3 / iterations << ','
+          << field(n ? n->kernelId : "") << ',' << double(st.medianNs) / 1e3 << ',' << double(st.p90Ns) / 1e3 << ','
+          << double(st.totalNs) / 1e3 / iterations << ','
           << double(st.selfNs) / 1e3 / iterations << ',' << st.launches << ',' << st.share << ','
           << (n ? n->flops : 0) << ',' << (n ? n->bytes : 0) << ',' << st.flopsPerSecond / 1e9 << ','
           << st.bytesPerSecond / 1e9 << ',' << st.arithmeticIntensity << ',' << field(n ? joined(n->origins) : "") << '\n';

@@ -64,7 +64,7 @@ std::string htmlReport(const Trace& t, const ReportExtras& extras) {
     if (!extras.graphSvg.empty())
         s << "<h2>Graph, coloured by share of run time</h2><div class=\"graph\">" << extras.graphSvg << "</div>\n";
 
-    s << "<h2>Top nodes</h2><table><tr><th>node</th><th>op</th><th>kernel</th><th>ms / iteration</th><th>share</th>"
+    s << "<h2>Top nodes</h2><table><tr><th>node</th><th>op</th><th>kernel</th><th>ms / iteration (median)</th><th>p90</th><th>share</th>"
          "<th>GFLOP/s</th><th>GB/s</th><th>made from</th></tr>";
     for (size_t i = 0; i < stats.size() && i < 25; ++i) {
         const NodeStat& st = stats[i];
@@ -73,8 +73,8 @@ std::string htmlReport(const Trace& t, const ReportExtras& extras) {
         if (n)
             for (const std::string& o : n->origins) origins += (origins.empty() ? "" : ", ") + o;
         s << "<tr><td>" << escapeXml(n ? n->name : "?") << "</td><td>" << escapeXml(n ? n->opType : "") << "</td><td>"
-          << escapeXml(n ? n->kernelId : "") << "</td><td class=\"n\">" << fixedText(double(st.totalNs) / 1e6 / iterations)
-          << "</td><td class=\"n\">" << fixedText(100 * st.share, 1) << "%</td><td class=\"n\">" << fixedText(st.flopsPerSecond / 1e9, 1)
+          << escapeXml(n ? n->kernelId : "") << "</td><td class=\"n\">" << fixedText(double(st.medianNs) / 1e6)
+          << "</td><td class=\"n\">" << fixedText(double(st.p90Ns) / 1e6) << "</td><td class=\"n\">" << fixedText(100 * st.share, 1) << "%</td><td class=\"n\">" << fixedText(st.flopsPerSecond / 1e9, 1)
           << "</td><td class=\"n\">" << fixedText(st.bytesPerSecond / 1e9, 2) << "</td><td>" << escapeXml(origins) << "</td></tr>";
     }
     s << "</table>\n";

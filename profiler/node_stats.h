@@ -18,21 +18,26 @@ struct NodeTime {
     int depth = 0;        // 0 for the main graph, +1 per enclosing control-flow node
     int64_t totalNs = 0;  // summed over every launch
     int64_t launches = 0;
+    int64_t medianNs = 0;  // per iteration, over the iterations seen (one it did not run in counts 0)
 };
 
 class NodeStatsCollector {
 public:
     void add(NodeId id, const std::string& node, const std::string& opType, const std::string& kernelId,
-             int depth, int64_t durationNs);
-    void clear() { m_byKey.clear(); m_order.clear(); }
-    // Sorted by time, largest first. Shares are of the total top-level (depth 0) time, so
-    // nested launches (already inside their If/Loop/Scan's time) are not counted twice.
+             int depth, int64_t durationNs, int iteration = 0);
+    void clear() { m_byKey.clear(); m_order.clear(); m_byIteration.clear(); m_iterations = 0; }
+    // Sorted by median per iteration, largest first. Shares are of the top-level (depth 0)
+    // medians' sum, so nested launches (already inside their If/Loop/Scan's time) are not
+    // counted twice.
     std::vector<NodeTime> sorted() const;
-    int64_t topLevelTotalNs() const;
+    int64_t topLevelMedianNs() const;
 
 private:
     std::map<std::string, size_t> m_byKey;
     std::vector<NodeTime> m_order;
+    std::vector<std::map<int, int64_t>> m_byIteration;  // per entry of m_order
+    int m_iterations = 0;
+    int64_t medianOf(size_t entry) const;
 };
 
 }  // namespace fsc

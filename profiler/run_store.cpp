@@ -316,26 +316,18 @@ Result<Trace> RunStore::loadTrace(int64_t runId) const {
 }
 
 Result<std::vector<NodeDelta>> RunStore::compareRuns(int64_t a, int64_t b) const {
+    // Per-node figures from the stored activities, by the same computation as every report.
     std::map<std::string, NodeDelta> byName;
     for (const auto& [run, side] : {std::pair{a, 0}, std::pair{b, 1}}) {
-        Statement q(m_db, "SELECT nodes.name, nodes.op_type, node_stats.total_ns, runs.iterations FROM node_stats "
-                          "JOIN nodes ON nodes.run_id = node_stats.run_id AND nodes.node_id = node_stats.node_id "
-                          "JOIN runs ON runs.id = node_stats.run_id WHERE node_stats.run_id = ?");
-        q.bind(1, run);
-        if (!q.ok()) return error("comparing runs");
-        bool any = false;
-        while (q.step() == SQLITE_ROW) {
-            any = true;
-            NodeDelta& d = byName[q.text(0)];
-            d.name = q.text(0);
-            d.opType = q.text(1);
-            const double ms = double(q.integer(2)) / 1e6 / double(std::max<int64_t>(1, q.integer(3)));
-            (side == 0 ? d.aMs : d.bMs) = ms;
-        }
-        if (!any) {
-            Statement exists(m_db, "SELECT 1 FROM runs WHERE id = ?");
-            exists.bind(1, run);
-            if (exists.step() != SQLITE_ROW) return Status(ErrorCode::NotFound, m_path + ": no run " + std::to_string(run));
+        auto trace = loadTrace(run);
+        if (!trace) return trace.status();
+        for (const NodeStat& s : computeNodeStats(*trace)) {
+            const TraceNode* n = trace->findNode(s.node);
+            if (!n) continue;
+            NodeDelta& d = byName[n->name];
+            d.name = n->name;
+            d.opType = n->opType;
+            (side == 0 ? d.aMs : d.bMs) = double(s.medianNs) / 1e6;
         }
     }
     std::vector<NodeDelta> out;

@@ -1,6 +1,7 @@
 #include "profiler/trace.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -23,6 +24,8 @@ double Trace::overheadPercent() const {
 
 std::string Trace::overheadText() const {
     if (unprofiledMs <= 0 || profiledMs < 0) return "overhead not measured";
+    // Disturbed runs hide any overhead: the warning says why, a percentage would mislead.
+    if (!timingWarning.empty()) return "overhead not measurable: the timed runs were disturbed";
     const double overhead = overheadPercent();
     auto percent = [](double v) {
         char buffer[32];
@@ -42,9 +45,24 @@ const TraceNode* Trace::findNode(int64_t id) const {
     return nullptr;
 }
 
+namespace {
+
+// The median and p90 of a node's per-iteration times; iterations it did not run in count 0.
+void setPerIteration(NodeStat& s, const std::map<int, int64_t>& byIteration, int iterations) {
+    std::vector<int64_t> ns;
+    for (const auto& [iteration, total] : byIteration) ns.push_back(total);
+    ns.resize(std::max<size_t>(ns.size(), size_t(std::max(1, iterations))), 0);
+    std::sort(ns.begin(), ns.end());
+    const size_t n = ns.size();
+    s.medianNs = n % 2 ? ns[n / 2] : (ns[n / 2 - 1] + ns[n / 2]) / 2;
+    s.p90Ns = ns[std::min(n - 1, size_t(std::ceil(0.9 * double(n))) - 1)];
+}
+
+}  // namespace
+
 std::vector<NodeStat> computeNodeStats(const Trace& trace) {
     std::map<int64_t, NodeStat> byNode;
-    int64_t mainTotal = 0;
+    std::map<int64_t, std::map<int, int64_t>> byNodeIteration;
     // Nested launches (depth > 0) run inside their control-flow node's launch: its total
     // includes them, its self time does not.
     for (const Activity& a : trace.activities) {
@@ -55,7 +73,7 @@ std::vector<NodeStat> computeNodeStats(const Trace& trace) {
             s.totalNs += a.durationNs();
             s.selfNs += a.durationNs();
             s.launches += 1;
-            mainTotal += a.durationNs();
+            byNodeIteration[a.node][a.iteration] += a.durationNs();
         }
     }
     // Self time: subtract nested launches from the main-graph launch that encloses them
@@ -77,20 +95,24 @@ std::vector<NodeStat> computeNodeStats(const Trace& trace) {
         const Activity* o = *(after - 1);
         if (o->endNs >= a.endNs) byNode[o->node].selfNs -= a.durationNs();
     }
+    int64_t mediansTotal = 0;
+    for (auto& [id, s] : byNode) {
+        setPerIteration(s, byNodeIteration[id], trace.iterations);
+        mediansTotal += s.medianNs;
+    }
     std::vector<NodeStat> out;
-    const double iterations = std::max(1, trace.iterations);
     for (auto& [id, s] : byNode) {
         s.selfNs = std::max<int64_t>(0, s.selfNs);
-        s.share = mainTotal > 0 ? double(s.totalNs) / double(mainTotal) : 0;
-        if (const TraceNode* n = trace.findNode(id); n && s.totalNs > 0) {
-            const double seconds = double(s.totalNs) / 1e9 / iterations;  // per iteration
+        s.share = mediansTotal > 0 ? double(s.medianNs) / double(mediansTotal) : 0;
+        if (const TraceNode* n = trace.findNode(id); n && s.medianNs > 0) {
+            const double seconds = double(s.medianNs) / 1e9;  // per iteration
             s.flopsPerSecond = n->flops / seconds;
             s.bytesPerSecond = n->bytes / seconds;
             s.arithmeticIntensity = n->bytes > 0 ? n->flops / n->bytes : 0;
         }
         out.push_back(s);
     }
-    std::stable_sort(out.begin(), out.end(), [](const NodeStat& a, const NodeStat& b) { return a.totalNs > b.totalNs; });
+    std::stable_sort(out.begin(), out.end(), [](const NodeStat& a, const NodeStat& b) { return a.medianNs > b.medianNs; });
     return out;
 }
 

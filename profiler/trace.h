@@ -90,26 +90,30 @@ struct Trace {
     double unprofiledSpreadPercent = -1;       // (p90 - min) / median of the unprofiled runs; -1: not measured
     double overheadPercent() const;            // -1 when not measured
     // "overhead 3.2%", or, when the difference is smaller than the runs' own spread (or
-    // negative: profiling cannot make a run faster), that it is noise, with both figures.
+    // negative: profiling cannot make a run faster), that it is noise, with both figures; or,
+    // when the runs were disturbed (timingWarning), that it cannot be measured.
     std::string overheadText() const;
     const TraceNode* findNode(int64_t id) const;
 };
 
 // Per plan node over the timed iterations: total time (sum of its activities), self time
-// (total less nested launches inside it, for control-flow nodes), launches, the cost
-// model's work and what that achieves.
+// (total less nested launches inside it, for control-flow nodes), launches, the median and
+// p90 per iteration, the cost model's work and what the median achieves.
 struct NodeStat {
     int64_t node = -1;
-    int64_t totalNs = 0;
+    int64_t totalNs = 0;            // summed over every timed iteration
     int64_t selfNs = 0;
     int64_t launches = 0;
-    double share = 0;               // of all main-graph time
+    // Per iteration, the statistic of the run's headline: the median over the timed iterations
+    // (an iteration where the node did not run counts 0), and the p90 as its spread.
+    int64_t medianNs = 0, p90Ns = 0;
+    double share = 0;               // its median over the sum of the main-graph nodes' medians
     double flopsPerSecond = 0;      // cost-model FLOPs over measured time
     double bytesPerSecond = 0;
     double arithmeticIntensity = 0; // FLOPs per byte: the roofline's x axis
 };
 
-// Main-graph nodes, largest total first.
+// Main-graph nodes, largest median first.
 std::vector<NodeStat> computeNodeStats(const Trace& trace);
 
 }  // namespace fsc

@@ -148,10 +148,9 @@ void RunPanel::setRunning(bool running) {
     m_run->setEnabled(!running);
 }
 
-void RunPanel::showTimes(const QString& summary, std::vector<NodeTime> nodes, int64_t topLevelNs,
-                         int iterations) {
+void RunPanel::showTimes(const QString& summary, std::vector<NodeTime> nodes, int64_t topLevelNs) {
     m_summary->setText(summary);
-    m_table->setTimes(std::move(nodes), topLevelNs, iterations);
+    m_table->setTimes(std::move(nodes), topLevelNs);
     m_view->resizeColumnsToContents();
 }
 

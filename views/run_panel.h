@@ -42,8 +42,7 @@ public:
     void setCudaSelected(bool cuda);
     // While a run is under way the Run button is disabled.
     void setRunning(bool running);
-    void showTimes(const QString& summary, std::vector<NodeTime> nodes, int64_t topLevelNs,
-                   int iterations);
+    void showTimes(const QString& summary, std::vector<NodeTime> nodes, int64_t topLevelNs);
     void clearTimes(const QString& why);
 
     RunTableModel* table() const { return m_table; }

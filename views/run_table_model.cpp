@@ -4,11 +4,10 @@ namespace fsc {
 
 RunTableModel::RunTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void RunTableModel::setTimes(std::vector<NodeTime> nodes, int64_t topLevelNs, int iterations) {
+void RunTableModel::setTimes(std::vector<NodeTime> nodes, int64_t topLevelNs) {
     beginResetModel();
     m_nodes = std::move(nodes);
     m_topLevelNs = topLevelNs;
-    m_iterations = std::max(1, iterations);
     endResetModel();
 }
 
@@ -23,8 +22,8 @@ int RunTableModel::columnCount(const QModelIndex& parent) const {
 QVariant RunTableModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) return {};
     const NodeTime& t = m_nodes[size_t(index.row())];
-    const double ms = double(t.totalNs) / 1e6 / m_iterations;
-    const double share = t.depth == 0 && m_topLevelNs > 0 ? double(t.totalNs) / double(m_topLevelNs) : 0.0;
+    const double ms = double(t.medianNs) / 1e6;
+    const double share = t.depth == 0 && m_topLevelNs > 0 ? double(t.medianNs) / double(m_topLevelNs) : 0.0;
     if (role == NodeRole) return t.depth == 0 && t.id.valid() ? QVariant(t.id.index) : QVariant();
     if (role == Qt::TextAlignmentRole)
         return index.column() >= Milliseconds ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
@@ -51,7 +50,7 @@ QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int
         case Node: return tr("Node");
         case Op: return tr("Op");
         case Kernel: return tr("Kernel");
-        case Milliseconds: return tr("ms / iteration");
+        case Milliseconds: return tr("ms / iteration (median)");
         case Share: return tr("Share");
         case Launches: return tr("Launches");
         default: return {};

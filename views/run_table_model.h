@@ -17,10 +17,10 @@ public:
     enum Role { SortRole = Qt::UserRole, NodeRole };
 
     explicit RunTableModel(QObject* parent = nullptr);
-    // Times summed over `iterations` runs; shares are of `topLevelNs` (nested launches, inside
-    // their control-flow node's time, get none).
-    void setTimes(std::vector<NodeTime> nodes, int64_t topLevelNs, int iterations);
-    void clear() { setTimes({}, 0, 1); }
+    // Medians per iteration; shares are of `topLevelNs`, the main-graph medians' sum (nested
+    // launches, inside their control-flow node's time, get none).
+    void setTimes(std::vector<NodeTime> nodes, int64_t topLevelNs);
+    void clear() { setTimes({}, 0); }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -30,7 +30,6 @@ public:
 private:
     std::vector<NodeTime> m_nodes;
     int64_t m_topLevelNs = 0;
-    int m_iterations = 1;
 };
 
 }  // namespace fsc

@@ -25,6 +25,9 @@ std::string HelpFormatter::make_help(const CLI::App* app, std::string name, CLI:
     out << make_groups(app, mode);
     out << make_subcommands(app, mode);
     if (!app->get_footer().empty()) out << "\n" << app->get_footer() << "\n";
+    // A command with a footer of its own still ends with the root's: the exit statuses.
+    if (const CLI::App* root = app->get_parent(); root && !root->get_footer().empty() && root->get_footer() != app->get_footer())
+        out << "\n" << root->get_footer() << "\n";
     std::string text = out.str();  // CLI11 ends each group with two blank lines: keep one
     for (size_t at; (at = text.find("\n\n\n")) != std::string::npos;) text.erase(at, 1);
     return text;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -129,24 +130,43 @@ Status writeDumps(const CompileResult& result, const std::string& dir, const std
     return Status::ok();
 }
 
-// Prints each generated kernel and compiles it with NVRTC where NVRTC is present. A kernel
-// NVRTC rejects is our bug: it fails the command.
+// Prints each distinct generated kernel once, with the nodes that use it, and compiles it with
+// NVRTC where NVRTC is present. A kernel NVRTC rejects is our bug: it fails the command.
 int showKernels(const Graph& graph, const std::string& model) {
     const std::vector<GeneratedKernel> kernels = generatedCudaKernels(graph);
+    // Identical sources (the same chain on the same dtype, at many places in a network) are one
+    // kernel: NVRTC compiles it once and the cache holds one PTX.
+    struct Group {
+        const GeneratedKernel* kernel;
+        std::vector<std::string> nodes;
+    };
+    std::vector<Group> groups;
+    std::map<std::string, size_t> bySource;
+    for (const GeneratedKernel& k : kernels) {
+        const std::string key = k.error.empty() ? k.kernel.source : "\x1f" + k.nodeName;
+        auto [at, added] = bySource.try_emplace(key, groups.size());
+        if (added) groups.push_back({&k, {}});
+        groups[at->second].nodes.push_back(k.nodeName);
+    }
     std::string why;
     const bool nvrtc = NvrtcCompiler::available(&why);
     const NvrtcCompiler compiler;
-    std::cout << "\n" << kernels.size() << " generated CUDA kernel(s); NVRTC "
+    std::cout << "\n" << groups.size() << " distinct generated CUDA kernel(s) for " << kernels.size() << " node(s); NVRTC "
               << (nvrtc ? NvrtcCompiler::version() + ", PTX cached in " + compiler.cacheDir().string() : "unavailable: " + why)
               << "\n";
     int failures = 0;
-    for (const GeneratedKernel& k : kernels) {
-        std::cout << "\n// ---- node '" << k.nodeName << "' (" << dtypeName(k.dtype) << ")";
+    for (const Group& g : groups) {
+        const GeneratedKernel& k = *g.kernel;
         if (!k.error.empty()) {
-            std::cout << ": no kernel: " << k.error << "\n";
+            std::cout << "\n// ---- node '" << k.nodeName << "' (" << dtypeName(k.dtype) << "): no kernel: " << k.error << "\n";
             continue;
         }
-        std::cout << ": " << k.kernel.name << "\n" << k.kernel.source;
+        std::cout << "\n// ---- " << k.kernel.name << " (" << dtypeName(k.dtype) << "), "
+                  << (g.nodes.size() == 1 ? "node " : std::to_string(g.nodes.size()) + " nodes: ");
+        const size_t shown = std::min<size_t>(g.nodes.size(), 4);
+        for (size_t i = 0; i < shown; ++i) std::cout << (i ? ", '" : "'") << g.nodes[i] << "'";
+        if (g.nodes.size() > shown) std::cout << " and " << g.nodes.size() - shown << " more";
+        std::cout << "\n" << k.kernel.source;
         if (!nvrtc) continue;
         auto ptx = compiler.compile(k.kernel.name, k.kernel.source);
         if (!ptx) {

@@ -125,7 +125,7 @@ ReportExtras reportExtras(const Trace& trace, const Graph& graph) {
     for (const NodeStat& s : computeNodeStats(trace))
         if (s.node >= 0 && size_t(s.node) < share.size()) {
             share[size_t(s.node)] = s.share;
-            ms[size_t(s.node)] = double(s.totalNs) / 1e6 / std::max(1, trace.iterations);
+            ms[size_t(s.node)] = double(s.medianNs) / 1e6;
         }
     ReportExtras extras;
     extras.graphSvg = graphHeatSvg(graph, share, ms);
@@ -199,11 +199,12 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
               << trace->overheadText() << "\n";
     if (!trace->timingWarning.empty()) std::cout << "warning: " << trace->timingWarning << "\n";
     const std::vector<NodeStat> stats = computeNodeStats(*trace);
-    std::cout << "\n  ms/iter   share   GFLOP/s    GB/s  node (op)\n";
+    std::cout << "\n   median      p90   share   GFLOP/s    GB/s  node (op)       (ms per iteration)\n";
     for (size_t i = 0; i < stats.size() && i < 15; ++i) {
         const NodeStat& s = stats[i];
         const TraceNode* n = trace->findNode(s.node);
-        std::cout << std::setw(9) << std::setprecision(3) << double(s.totalNs) / 1e6 / double(iterations) << std::setw(7)
+        std::cout << std::setw(9) << std::setprecision(3) << double(s.medianNs) / 1e6 << std::setw(9)
+                  << double(s.p90Ns) / 1e6 << std::setw(7)
                   << std::setprecision(1) << 100 * s.share << "%" << std::setw(10) << s.flopsPerSecond / 1e9 << std::setw(8)
                   << s.bytesPerSecond / 1e9 << "  " << (n ? n->name + " (" + n->opType + ")" : "?") << "\n";
     }

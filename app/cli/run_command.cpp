@@ -33,7 +33,7 @@ struct RunArgs {
     std::string outputDir;
     InputChoice input;
     uint64_t seed = 0;
-    int iterations = 1, warmup = 0;
+    int iterations = 0, warmup = 1;  // 0 iterations: automatic (TimingBudget)
     int threads = 0;
     bool json = false, profile = false, tf32 = false, deviceIo = false;
     std::string backend = "cpu";
@@ -52,7 +52,10 @@ void addOptions(CLI::App& app, RunArgs& a) {
         ->group(outputs);
     app.add_flag("--json", a.json, "print a JSON summary (schema fusescope.run/1)")->group(outputs);
     const std::string timing = "timing";
-    addIterationOptions(app, a.iterations, a.warmup, timing, "timed runs (default 1)", "untimed runs first (default 0)");
+    addIterationOptions(app, a.iterations, a.warmup, timing,
+                        "timed runs (default: automatic, at least 3, then more while they fit in\n"
+                        "about 1 s, at most 100)",
+                        "untimed runs first (default 1: the first run allocates and warms caches)");
     app.add_flag("--profile", a.profile, "per-node time table (time, share, kernel id), largest first")->group(timing);
     addPipelineOptions(app, a.pipeline, "compilation (run before execution)");
     const std::string execution = "execution";
@@ -145,7 +148,12 @@ int run(const CLI::App& app, const RunArgs& args) {
     runOptions.outputsOnDevice = args.deviceIo;
     std::vector<RtTensor> outputs;
     std::vector<double> samples;
-    for (int i = 0; i < args.warmup + args.iterations; ++i) {
+    const bool automaticIterations = args.iterations == 0;
+    double timedMs = 0;
+    for (int i = 0;; ++i) {
+        const int timedDone = i - args.warmup;
+        if (timedDone >= 0 && (automaticIterations ? !TimingBudget::wantsMore(timedDone, timedMs) : timedDone >= args.iterations))
+            break;
         std::vector<RtTensor> copy = runFeeds;
         recorder.recording = i >= args.warmup;
         recorder.iteration = i - args.warmup;
@@ -157,7 +165,10 @@ int run(const CLI::App& app, const RunArgs& args) {
         }
         const double ms = watch.elapsedMs();
         if (!result) return fail(args.model + ": " + result.status().message() + sizesNote(result.status(), args.input.dims, built->sizing));
-        if (i >= args.warmup) samples.push_back(ms);
+        if (i >= args.warmup) {
+            samples.push_back(ms);
+            timedMs += ms;
+        }
         outputs = std::move(*result);
     }
     const SampleStats latency = computeStats(samples);
@@ -183,7 +194,7 @@ int run(const CLI::App& app, const RunArgs& args) {
     if (args.profile) addPlanNodes(exec, feeds, trace);
     const NodeStatsCollector stats = nodeTimes(trace);
     const auto profile = stats.sorted();
-    const double totalNs = double(std::max<int64_t>(1, stats.topLevelTotalNs()));
+    const double totalNs = double(std::max<int64_t>(1, stats.topLevelMedianNs()));
     if (args.json) {
         nlohmann::json j;
         j["schema"] = "fusescope.run/1";
@@ -225,7 +236,8 @@ int run(const CLI::App& app, const RunArgs& args) {
                                     {"min", s.min}, {"max", s.max}, {"mean", s.mean}});
         }
         j["latency_ms"] = {{"median", latency.median}, {"p90", latency.p90}, {"min", latency.min},
-                           {"max", latency.max}, {"iterations", args.iterations}, {"warmup", args.warmup},
+                           {"max", latency.max}, {"iterations", int(samples.size())},
+                           {"iterations_automatic", automaticIterations}, {"warmup", args.warmup},
                            {"samples", samples}};  // each timed run, in order
         if (!latency.disturbed.empty()) j["latency_ms"]["warning"] = latency.disturbed;
         if (memory)
@@ -236,8 +248,8 @@ int run(const CLI::App& app, const RunArgs& args) {
             for (const NodeTime& t : profile)
                 j["profile"].push_back({{"node", t.node}, {"op", t.opType}, {"kernel", t.kernelId},
                                         {"depth", t.depth}, {"launches", t.launches},
-                                        {"ms_per_iteration", double(t.totalNs) / 1e6 / args.iterations},
-                                        {"share", t.depth == 0 ? double(t.totalNs) / totalNs : 0.0}});
+                                        {"ms_per_iteration", double(t.medianNs) / 1e6},  // median
+                                        {"share", t.depth == 0 ? double(t.medianNs) / totalNs : 0.0}});
         }
         std::cout << j.dump(2) << "\n";
         return kExitOk;
@@ -272,7 +284,8 @@ int run(const CLI::App& app, const RunArgs& args) {
                   << s.min << "  max " << s.max << "  mean " << s.mean << "\n";
     }
     std::cout << std::fixed << std::setprecision(3) << "latency: median " << latency.median << " ms, p90 "
-              << latency.p90 << " ms over " << args.iterations << " iteration(s) after " << args.warmup << " warmup"
+              << latency.p90 << " ms over " << samples.size() << (samples.size() == 1 ? " iteration" : " iterations")
+              << (automaticIterations ? " (automatic)" : "") << " after " << args.warmup << " warm-up"
               << (args.deviceIo ? " (device-resident: inputs and outputs stay on the device)" : "")
               << (args.tf32 ? ", TF32" : "") << "\n";
     if (!latency.disturbed.empty()) std::cout << "warning: " << latency.disturbed << "\n";
@@ -280,11 +293,11 @@ int run(const CLI::App& app, const RunArgs& args) {
         std::cout << "memory plan: arena " << mib(memory->arenaBytes) << ", naive sum " << mib(memory->naiveBytes)
                   << ", lower bound " << mib(memory->lowerBoundBytes) << "\n";
     if (args.profile) {
-        std::cout << "\n  ms/iter   share  launches  kernel                                  node\n";
+        std::cout << "\n   median   share  launches  kernel                                  node   (ms per iteration)\n";
         for (const NodeTime& t : profile) {
-            std::cout << std::setw(9) << std::setprecision(3) << double(t.totalNs) / 1e6 / args.iterations << "  "
+            std::cout << std::setw(9) << std::setprecision(3) << double(t.medianNs) / 1e6 << "  "
                       << std::setw(5) << std::setprecision(1)
-                      << (t.depth == 0 ? 100.0 * double(t.totalNs) / totalNs : 0.0) << "%  " << std::setw(8)
+                      << (t.depth == 0 ? 100.0 * double(t.medianNs) / totalNs : 0.0) << "%  " << std::setw(8)
                       << t.launches << "  " << std::left << std::setw(38) << t.kernelId << "  "
                       << std::string(size_t(t.depth) * 2, ' ') << t.node << std::right << "\n";
         }

@@ -108,16 +108,16 @@ NodeHeat Session::runHeat(HeatUnit unit) const {
                 heat.values[i] = s.share;
                 break;
             case HeatUnit::Milliseconds:
-                heat.values[i] = double(s.totalNs) / 1e6 / iterations;
+                heat.values[i] = double(s.medianNs) / 1e6;
                 break;
             case HeatUnit::BytesPerSecond:
-                heat.values[i] = n ? n->bytes * double(s.launches) : 0.0;
+                heat.values[i] = n ? n->bytes * double(s.launches) / iterations : 0.0;
                 break;
             case HeatUnit::FlopsPerSecond:
-                heat.values[i] = n ? n->flops * double(s.launches) : 0.0;
+                heat.values[i] = n ? n->flops * double(s.launches) / iterations : 0.0;
                 break;
         }
-        if (rate) heat.seconds[i] = double(s.totalNs) / 1e9;
+        if (rate) heat.seconds[i] = double(s.medianNs) / 1e9;  // per iteration, as the values
     }
     return heat;
 }

@@ -85,7 +85,7 @@ NodeStatsCollector nodeTimes(const Trace& trace) {
         if (a.kind != ActivityKind::Kernel) continue;
         const TraceNode* n = a.depth == 0 && a.node >= 0 ? trace.findNode(a.node) : nullptr;
         times.add(n ? NodeId{uint32_t(a.node)} : NodeId{}, n ? n->name : a.name, n ? n->opType : std::string(),
-                  n ? n->kernelId : a.name, a.depth, a.durationNs());
+                  n ? n->kernelId : a.name, a.depth, a.durationNs(), a.iteration);
     }
     return times;
 }

@@ -36,7 +36,7 @@ Result<Trace> profileRun(const WalkthroughInput& in, std::shared_ptr<const Graph
 std::map<int64_t, double> msPerNode(const Trace& trace) {
     std::map<int64_t, double> ms;
     for (const NodeStat& s : computeNodeStats(trace))
-        ms[s.node] = double(s.totalNs) / 1e6 / std::max(1, trace.iterations);
+        ms[s.node] = double(s.medianNs) / 1e6;
     return ms;
 }
 

@@ -45,7 +45,7 @@ MainWindow::ShownRun prepareRun(Trace trace) {
     run.trace = std::make_shared<const Trace>(std::move(trace));
     const NodeStatsCollector times = nodeTimes(*run.trace);
     run.times = times.sorted();
-    run.topLevelNs = times.topLevelTotalNs();
+    run.topLevelNs = times.topLevelMedianNs();
     return run;
 }
 
@@ -160,7 +160,7 @@ void MainWindow::showRun(ShownRun run, int step) {
                                 .arg(joined(trace->inputs)) +
                           (trace->timingWarning.empty() ? QString()
                                                         : QStringLiteral("\n") + tr("Warning: %1.").arg(QString::fromStdString(trace->timingWarning)));
-    m_runPanel->showTimes(summary, std::move(run.times), run.topLevelNs, trace->iterations);
+    m_runPanel->showTimes(summary, std::move(run.times), run.topLevelNs);
     m_timeline->setTrace(trace);
     m_memory->setTrace(trace);
     m_rooflineView->setTrace(trace);

@@ -447,7 +447,23 @@ private slots:
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.out.startsWith(QStringLiteral("usage: fusescope-cli ") + command), qPrintable(r.out));
         QVERIFY2(r.out.contains(mentions), qPrintable(r.out));
+        // Every command's help ends with the exit statuses, even one with a footer of its own.
+        QVERIFY2(r.out.contains(QStringLiteral("exit with status 2")), qPrintable(r.out));
         QVERIFY(r.err.isEmpty());
+    }
+
+    // Without --iterations a run times enough runs for a median, after a warm-up: one cold run
+    // once reported 42 ms for a model that takes 0.17.
+    void runDefaultsToAWarmupAndAMedian() {
+        Run r = cli({QStringLiteral("run"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject lat = QJsonDocument::fromJson(r.out.toUtf8()).object()[QStringLiteral("latency_ms")].toObject();
+        QCOMPARE(lat[QStringLiteral("warmup")].toInt(), 1);
+        QVERIFY(lat[QStringLiteral("iterations_automatic")].toBool());
+        QVERIFY2(lat[QStringLiteral("iterations")].toInt() >= 3, qPrintable(r.out));
+        QCOMPARE(lat[QStringLiteral("samples")].toArray().size(), lat[QStringLiteral("iterations")].toInt());
+        Run text = cli({QStringLiteral("run"), QStringLiteral(FSC_SAMPLE_MODEL)});
+        QVERIFY2(text.out.contains(QStringLiteral("iterations (automatic) after 1 warm-up")), qPrintable(text.out));
     }
 
     void exportThenDumpMatches() {
@@ -573,8 +589,8 @@ private slots:
         QVERIFY(p.waitForFinished(60000));
         const QString out = QString::fromUtf8(p.readAllStandardOutput());
         QCOMPARE(p.exitCode(), 0);
-        QVERIFY2(out.contains(QStringLiteral("1 generated CUDA kernel(s); NVRTC ")), qPrintable(out));
-        QVERIFY(out.contains(QStringLiteral("// ---- node '")));
+        QVERIFY2(out.contains(QStringLiteral("1 distinct generated CUDA kernel(s) for 1 node(s); NVRTC ")), qPrintable(out));
+        QVERIFY(out.contains(QStringLiteral("(float32), node '/ew/Sigmoid/FusedElementwise'")));
         QVERIFY(out.contains(QStringLiteral("extern \"C\" __global__ void fsc_ew_")));
         // Add(bias) -> Tanh -> Mul -> Sigmoid as calls of the device's op table, which it carries.
         for (const char* op : {"Add", "Tanh", "Mul", "Sigmoid"})
@@ -583,6 +599,17 @@ private slots:
         if (out.contains(QStringLiteral("NVRTC unavailable"))) return;  // the source is still shown
         QVERIFY(out.contains(QStringLiteral("bytes of PTX for compute_90, ")));
         QVERIFY(!QDir(cache.path()).entryList({QStringLiteral("*.ptx")}).isEmpty());
+    }
+
+    // The same chain at two places is one kernel, printed once with the nodes that use it.
+    void compileGroupsIdenticalKernels() {
+        Run r = cli({QStringLiteral("compile"), QStringLiteral(FSC_FIXTURE_DIR "/good/repeated_chains.onnx"),
+                     QStringLiteral("--show-kernels")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.contains(QStringLiteral("1 distinct generated CUDA kernel(s) for 2 node(s)")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("2 nodes: '/ew1/Sigmoid/FusedElementwise', '/ew2/Sigmoid/FusedElementwise'")),
+                 qPrintable(r.out));
+        QCOMPARE(r.out.count(QStringLiteral("extern \"C\" __global__ void fsc_ew_")), 1);
     }
 
     void profileStoresTracesAndCompares() {

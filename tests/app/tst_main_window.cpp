@@ -804,8 +804,8 @@ private slots:
         QTest::mouseClick(timeline, Qt::LeftButton, {},
                           QPoint(int(x), timeline->laneMiddle(kernelLane)));
         QCOMPARE(w.canvas()->selectedNode().index, uint32_t(firstKernel.node));
-        // Heat by achieved FLOP/s: a node's is its cost-model FLOPs over its measured time, a
-        // collapsed group's its nodes' summed FLOPs over their summed time.
+        // Heat by achieved FLOP/s: a node's is its cost-model FLOPs over its median time, a
+        // collapsed group's its nodes' summed FLOPs over their summed medians.
         const NodeId hottest = w.canvas()->selectedNode();
         w.setHeatUnit(HeatUnit::FlopsPerSecond);
         QCOMPARE(w.canvas()->heatUnit(), HeatUnit::FlopsPerSecond);
@@ -815,8 +815,9 @@ private slots:
             for (const NodeStat& s : stats)
                 if (!conv && w.lastTrace()->findNode(s.node)->flops > 0) conv = &s;
             QVERIFY(conv);
-            const double expected = w.lastTrace()->findNode(conv->node)->flops *
-                                    double(conv->launches) / (double(conv->totalNs) / 1e9);
+            // Per iteration, over the median iteration's time, as every per-node figure.
+            const double expected = w.lastTrace()->findNode(conv->node)->flops * double(conv->launches) /
+                                    double(w.lastTrace()->iterations) / (double(conv->medianNs) / 1e9);
             QVERIFY(std::abs(w.canvas()->heatOfNode(NodeId{uint32_t(conv->node)}) - expected) <=
                     1e-6 * expected);
             QVERIFY(std::abs(conv->flopsPerSecond - expected) <=

@@ -28,6 +28,12 @@ private slots:
         QVERIFY(spread.coefficientOfVariation > 0.2);
         QVERIFY2(spread.disturbed.find("vary by 26% of their mean") != std::string::npos, spread.disturbed.c_str());
         QVERIFY(computeStats({1, 50}).disturbed.empty());  // two runs say too little
+        // A hundred steady runs with two outliers: the median stands, no warning.
+        std::vector<double> steady(98, 0.1);
+        steady.push_back(2.0), steady.push_back(3.0);
+        const SampleStats outliers = computeStats(steady);
+        QVERIFY(outliers.coefficientOfVariation > 0.2);
+        QVERIFY2(outliers.disturbed.empty(), outliers.disturbed.c_str());
     }
     void emptySamplesGiveZeros() {
         SampleStats s = computeStats({});

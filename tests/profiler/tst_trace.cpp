@@ -79,6 +79,12 @@ private slots:
         QVERIFY(QString::fromStdString(t.overheadText()).startsWith(QStringLiteral("overhead within noise (measured -9.0%")));
         t.profiledMs = -1;
         QCOMPARE(QString::fromStdString(t.overheadText()), QStringLiteral("overhead not measured"));
+        // Disturbed runs: no percentage at all (it once read "spread 23650.3%").
+        t.profiledMs = 1.078;
+        t.unprofiledSpreadPercent = 23650.3;
+        t.timingWarning = "the timed runs spread widely";
+        QCOMPARE(QString::fromStdString(t.overheadText()),
+                 QStringLiteral("overhead not measurable: the timed runs were disturbed"));
     }
 
     void nodeStatsTotalSelfAndRates() {
@@ -98,6 +104,28 @@ private slots:
         QCOMPARE(stats[1].totalNs, int64_t(800));
         QCOMPARE(stats[1].selfNs, int64_t(600));
         QCOMPARE(t.overheadPercent(), 5.0);
+        QCOMPARE(stats[0].medianNs, int64_t(600));
+        QCOMPARE(stats[1].medianNs, int64_t(400));
+    }
+
+    // Per-node figures use the headline's statistic: one disturbed iteration moves a mean (and
+    // once put one node at 61% of a run), not the median.
+    void nodeStatsArePerIterationMedians() {
+        Trace t = sample();
+        t.iterations = 3;
+        const int64_t base = 4000;
+        t.activities.push_back(kernel(3, base, base + 60'000, 2, 0, "Conv.float32.direct"));  // disturbed
+        t.activities.push_back(kernel(5, base + 60'000, base + 60'400, 2, 0, "Loop.any"));
+        // relu did not run in the third iteration: it counts 0 there.
+        const auto stats = computeNodeStats(t);
+        QCOMPARE(stats[0].node, int64_t(3));
+        QCOMPARE(stats[0].medianNs, int64_t(600));
+        QCOMPARE(stats[0].p90Ns, int64_t(60'000));
+        QCOMPARE(stats[0].totalNs, int64_t(61'200));
+        QCOMPARE(stats[2].node, int64_t(7));
+        QCOMPARE(stats[2].medianNs, int64_t(200));
+        QCOMPARE(stats[0].share, 600.0 / 1200.0);
+        QCOMPARE(stats[0].flopsPerSecond, 1e13);  // 6e6 FLOPs in the median's 600 ns
     }
 
     void chromeTraceHasTracksFlowsCountersAndNodeArgs() {

@@ -14,20 +14,22 @@ class TestRunTable : public QObject {
 private slots:
     void rowsCarryTimesSharesAndNodes() {
         NodeStatsCollector stats;
-        for (int run = 0; run < 2; ++run) {
-            stats.add(NodeId{3}, "conv", "Conv", "Conv.float32.direct", 0, 3'000'000);
-            stats.add(NodeId{7}, "relu", "Relu", "Relu.float32", 0, 1'000'000);
-            stats.add(NodeId{1}, "inner_add", "Add", "Add.float32", 1, 500'000);  // inside a Loop
+        for (int run = 0; run < 3; ++run) {
+            // The third run was disturbed: the median per iteration ignores it, a mean would not.
+            const int64_t disturbed = run == 2 ? 40 : 1;
+            stats.add(NodeId{3}, "conv", "Conv", "Conv.float32.direct", 0, 3'000'000 * disturbed, run);
+            stats.add(NodeId{7}, "relu", "Relu", "Relu.float32", 0, 1'000'000, run);
+            stats.add(NodeId{1}, "inner_add", "Add", "Add.float32", 1, 500'000, run);  // inside a Loop
         }
         RunTableModel table;
         QAbstractItemModelTester tester(&table, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        table.setTimes(stats.sorted(), stats.topLevelTotalNs(), 2);
+        table.setTimes(stats.sorted(), stats.topLevelMedianNs());
         QCOMPARE(table.rowCount(), 3);
         QCOMPARE(table.data(table.index(0, RunTableModel::Node), Qt::DisplayRole).toString(), QStringLiteral("conv"));
         QCOMPARE(table.data(table.index(0, RunTableModel::Milliseconds), Qt::DisplayRole).toString(), QStringLiteral("3.000"));
         QCOMPARE(table.data(table.index(0, RunTableModel::Share), RunTableModel::SortRole).toDouble(), 0.75);
         QCOMPARE(table.data(table.index(0, RunTableModel::Share), Qt::DisplayRole).toString(), QStringLiteral("75.0%"));
-        QCOMPARE(table.data(table.index(0, RunTableModel::Launches), Qt::DisplayRole).toString(), QStringLiteral("2"));
+        QCOMPARE(table.data(table.index(0, RunTableModel::Launches), Qt::DisplayRole).toString(), QStringLiteral("3"));
         QCOMPARE(table.data(table.index(0, RunTableModel::Node), RunTableModel::NodeRole).toUInt(), 3u);
         // A nested launch: indented, no share (its Loop's time holds it), no node of the main graph.
         QCOMPARE(table.data(table.index(2, RunTableModel::Node), Qt::DisplayRole).toString(), QStringLiteral("  inner_add"));
@@ -35,8 +37,8 @@ private slots:
         QVERIFY(!table.data(table.index(2, RunTableModel::Node), RunTableModel::NodeRole).isValid());
 
         // Sorting by number, not by text ("10.000" < "9.000" as strings).
-        stats.add(NodeId{9}, "big", "MatMul", "MatMul.float32", 0, 20'000'000);
-        table.setTimes(stats.sorted(), stats.topLevelTotalNs(), 2);
+        for (int run = 0; run < 3; ++run) stats.add(NodeId{9}, "big", "MatMul", "MatMul.float32", 0, 20'000'000, run);
+        table.setTimes(stats.sorted(), stats.topLevelMedianNs());
         QSortFilterProxyModel sorted;
         sorted.setSourceModel(&table);
         sorted.setSortRole(RunTableModel::SortRole);
