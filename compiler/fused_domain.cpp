@@ -4,6 +4,11 @@
 
 namespace fsc {
 
+bool isCollective(const std::string& domain, const std::string& opType) {
+    return domain == kFusescopeDomain &&
+           (opType == "AllReduce" || opType == "AllGather" || opType == "Send" || opType == "Recv");
+}
+
 std::string fusedOpSummary(const std::string& opType) {
     // Short forms of the table in docs/fused_ops.md.
     static const std::map<std::string, std::string> kSummaries = {

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "compiler/fused_domain.h"
 #include "compiler/memory_plan.h"
 
 namespace fsc {
@@ -109,7 +110,12 @@ GraphBreakReport findGraphBreaks(const Graph& g, const CapabilityTable& table) {
             report.hostShapeNodes++;
             continue;
         }
-        const NodePlace p = place(g, n, table, placed, knownValue);
+        NodePlace p;
+        const bool collective = isCollective(n.domain, n.opType);
+        if (collective)
+            report.communication.push_back({id, n.inputs.empty() || !n.inputs[0].valid() ? -1 : staticBytes(g.value(n.inputs[0]))});
+        else
+            p = place(g, n, table, placed, knownValue);
         placed[id.index] = p.placement;
         const bool newRegion = report.regions.empty() || report.regions.back().placement != p.placement ||
                                p.syncBefore || cutNext;
@@ -119,7 +125,7 @@ GraphBreakReport findGraphBreaks(const Graph& g, const CapabilityTable& table) {
         region.nodes.push_back(id);
         regionOf[id.index] = region.index;
         cutNext = p.syncAfter;
-        (p.placement == Placement::Device ? report.deviceNodes : report.hostNodes)++;
+        if (!collective) (p.placement == Placement::Device ? report.deviceNodes : report.hostNodes)++;
 
         if (p.placement == Placement::Host)
             report.breaks.push_back({p.kind, id, {}, newRegion ? previous : region.index, region.index, -1, p.why});

@@ -33,16 +33,24 @@ struct GraphBreak {
     std::string reason;    // one line
 };
 
+// A collective of a partitioned graph: a communication step between devices, not a break.
+struct CommunicationStep {
+    NodeId node;
+    int64_t bytes = -1;  // each device's payload, when the shape is static
+};
+
 struct GraphBreakReport {
     std::string backend;  // the table's name
     std::vector<GraphRegion> regions;
     std::vector<GraphBreak> breaks;
+    std::vector<CommunicationStep> communication;  // in schedule order; on the device, no region cut
     int deviceNodes = 0, hostNodes = 0;
     int hostShapeNodes = 0;  // shape arithmetic the host does from known shapes: no region, no break
 };
 
 // Shape arithmetic over shapes and constants (Shape -> Gather -> Concat -> Reshape target)
-// is done by the host from the shapes it knows, so it causes no break.
+// is done by the host from the shapes it knows, so it causes no break. Collectives run on
+// the device (NCCL) whatever the table lists: they are communication steps, not breaks.
 // Analyses the top-level graph (a control-flow node's body runs where its node runs).
 GraphBreakReport findGraphBreaks(const Graph& graph, const CapabilityTable& table);
 

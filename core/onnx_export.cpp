@@ -156,6 +156,39 @@ uint64_t initializerBytes(const Graph& g) {
 
 }  // namespace
 
+Result<std::pair<uint64_t, uint64_t>> SharedWeightsFile::place(const Tensor& t) {
+    const uint64_t length = t.byteSize();
+    const auto storage = std::make_pair(static_cast<const void*>(t.data()), length);
+    if (auto it = m_byStorage.find(storage); it != m_byStorage.end()) return std::make_pair(it->second, length);
+    // FNV-1a over the bytes, confirmed byte for byte against the file's copy.
+    uint64_t hash = 1469598103934665603ull;
+    const auto* bytes = static_cast<const unsigned char*>(t.data());
+    for (uint64_t i = 0; i < length; ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+    std::vector<uint64_t>& sameHash = m_byHash[{hash, length}];
+    for (uint64_t offset : sameHash) {
+        std::ifstream in(m_path, std::ios::binary);
+        std::string copy(length, '\0');
+        m_out.flush();
+        if (in.seekg(std::streamoff(offset)) && in.read(copy.data(), std::streamsize(length)) &&
+            std::memcmp(copy.data(), bytes, length) == 0) {
+            m_byStorage[storage] = offset;
+            return std::make_pair(offset, length);
+        }
+    }
+    if (!m_out.is_open()) {
+        errno = 0;
+        m_out.open(m_path, std::ios::binary | std::ios::trunc);
+        if (!m_out) return Status(ErrorCode::Io, m_path.string() + ": cannot write" + systemReason());
+    }
+    const uint64_t offset = m_size;
+    m_out.write(reinterpret_cast<const char*>(bytes), std::streamsize(length));
+    if (!m_out) return Status(ErrorCode::Io, m_path.string() + ": writing the weights failed" + systemReason());
+    m_size += length;
+    m_byStorage[storage] = offset;
+    sameHash.push_back(offset);
+    return std::make_pair(offset, length);
+}
+
 Result<std::string> exportModelToBytes(const Model& model) {
     onnx::ModelProto proto;
     modelToProto(model, &proto, [](const Tensor&, onnx::TensorProto*) { return false; });
@@ -170,18 +203,20 @@ Result<std::string> exportModelToBytes(const Model& model) {
 Status exportModel(const Model& model, const std::filesystem::path& path,
                    const ExportOptions& options) {
     constexpr uint64_t kProtobufLimit = 2000ull * 1000 * 1000;
-    bool external = options.externalData == ExportOptions::ExternalData::Always ||
+    SharedWeightsFile* shared = options.sharedWeights;
+    bool external = shared || options.externalData == ExportOptions::ExternalData::Always ||
                     (options.externalData == ExportOptions::ExternalData::Auto && model.graph &&
                      initializerBytes(*model.graph) > kProtobufLimit / 2);
-    const std::string dataName = path.filename().string() + ".data";
+    const std::string dataName = shared ? shared->path().filename().string() : path.filename().string() + ".data";
     std::ofstream data;
     uint64_t offset = 0;
     bool dataFailed = false;
+    Status sharedError = Status::ok();
     // Writing over the file (or the weights) the model was read from would lose both.
     std::error_code same;
     if (!model.path.empty() && std::filesystem::equivalent(path, model.path, same))
         return Status(ErrorCode::InvalidArgument, path.string() + ": is the model being read; write to another file");
-    if (external) {
+    if (external && !shared) {
         errno = 0;
         data.open(path.parent_path() / dataName, std::ios::binary | std::ios::trunc);
         if (!data) return Status(ErrorCode::Io, path.string() + ": cannot write " + dataName + systemReason());
@@ -198,6 +233,16 @@ Status exportModel(const Model& model, const std::filesystem::path& path,
             e->set_value(v);
         };
         add("location", dataName);
+        if (shared) {
+            auto placed = shared->place(t);
+            if (!placed) {
+                sharedError = placed.status();
+                return true;
+            }
+            add("offset", std::to_string(placed->first));
+            add("length", std::to_string(placed->second));
+            return true;
+        }
         add("offset", std::to_string(offset));
         add("length", std::to_string(t.byteSize()));
         data.write(reinterpret_cast<const char*>(t.data()), static_cast<std::streamsize>(t.byteSize()));
@@ -208,6 +253,7 @@ Status exportModel(const Model& model, const std::filesystem::path& path,
     onnx::ModelProto proto;
     modelToProto(model, &proto, writer);
     if (dataFailed) return Status(ErrorCode::Io, path.string() + ": writing " + dataName + " failed");
+    if (!sharedError) return sharedError;
     if (proto.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int>::max()))
         return Status(ErrorCode::Unsupported,
                       path.string() + ": the graph itself is over 2 GB even without its weights");

@@ -10,6 +10,7 @@ std::string breaksSummaryLine(const GraphBreakReport& r) {
     s << "graph breaks (" << r.backend << "): " << r.regions.size() << " region(s), " << r.breaks.size()
       << " break(s); " << r.deviceNodes << " node(s) on the device, " << r.hostNodes << " on the CPU, "
       << r.hostShapeNodes << " shape computation(s) on the host";
+    if (!r.communication.empty()) s << ", " << r.communication.size() << " communication step(s)";
     return s.str();
 }
 
@@ -28,6 +29,13 @@ std::string explainBreaks(const GraphBreakReport& r, const Graph& g, size_t maxL
         s << "  [" << breakKindName(b.kind) << "] region " << b.fromRegion << " -> " << b.toRegion << " at "
           << g.node(b.node).opType << " '" << g.node(b.node).name << "': " << b.reason << "\n";
     }
+    std::map<std::string, int> byOp;
+    for (const CommunicationStep& c : r.communication) byOp[g.node(c.node).opType]++;
+    if (!byOp.empty()) {
+        s << "  communication between devices (steps of the partitioned program, not breaks):";
+        for (const auto& [op, n] : byOp) s << " " << n << "x " << op;
+        s << "\n";
+    }
     return s.str();
 }
 
@@ -39,6 +47,12 @@ nlohmann::json breaksJson(const GraphBreakReport& r, const Graph& g) {
         regions.push_back({{"index", region.index},
                            {"placement", region.placement == Placement::Device ? "device" : "host"},
                            {"nodes", nodes}});
+    }
+    nlohmann::json communication = nlohmann::json::array();
+    for (const CommunicationStep& c : r.communication) {
+        nlohmann::json j = {{"node", g.node(c.node).name}, {"op", g.node(c.node).opType}};
+        if (c.bytes >= 0) j["bytes"] = c.bytes;
+        communication.push_back(std::move(j));
     }
     nlohmann::json breaks = nlohmann::json::array();
     for (const GraphBreak& b : r.breaks) {
@@ -57,7 +71,8 @@ nlohmann::json breaksJson(const GraphBreakReport& r, const Graph& g) {
             {"host_nodes", r.hostNodes},
             {"host_shape_nodes", r.hostShapeNodes},
             {"regions", regions},
-            {"breaks", breaks}};
+            {"breaks", breaks},
+            {"communication", communication}};
 }
 
 }  // namespace fsc

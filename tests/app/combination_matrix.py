@@ -58,6 +58,7 @@ commands.append(("compile int8 --threads 1", [CLI, "compile"], ["--quantize", "i
 commands.append(("compile int8 --per-channel --reduce-range o", [CLI, "compile"],
                  ["--quantize", "int8", "--calibration-samples", "4", "--per-channel", "--reduce-range",
                   "-o", "{out}/compiled.onnx"]))
+commands.append(("compile --dump-self-contained", [CLI, "compile"], ["--dump-dir", "{out}/dump", "--dump-self-contained"]))
 for base, base_args in compile_bases.items():
     for out, out_args in outputs.items():
         commands.append((f"compile {base} {out}", [CLI, "compile"], base_args + out_args))

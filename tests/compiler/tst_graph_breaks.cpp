@@ -134,6 +134,26 @@ private slots:
         QCOMPARE(int(r.regions.size()), 2);
     }
 
+    // A partitioned graph's collectives are communication steps: no region cut, no copy, no
+    // "not in the capability table" (compile --tp 2 once listed 9 breaks for 3 collectives).
+    void collectivesAreCommunicationNotBreaks() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({4, 8}));
+        ValueId a = b.op("MatMul", {x, b.initializer(randomFloatTensor("w", {8, 8}, 1))}, "a", {}, "mm");
+        ValueId sum = b.node("AllReduce", {a}, {"sum"}, {}, "reduce", "ai.fusescope")[0];
+        b.output(b.op("Relu", {sum}, "y", {}, "relu"));
+        Model m = b.buildModel();
+        for (ValueId v : {a, sum, m.graph->outputs[0]})
+            m.graph->value(v).type = ValueType::tensor(DType::Float32, Shape::ofSizes({4, 8}));
+        const auto r = findGraphBreaks(*m.graph, table("MatMul float32\nRelu float32\n"));
+        QCOMPARE(int(r.breaks.size()), 0);
+        QCOMPARE(int(r.regions.size()), 1);
+        QCOMPARE(r.deviceNodes, 2);
+        QCOMPARE(int(r.communication.size()), 1);
+        QCOMPARE(m.graph->node(r.communication[0].node).name, std::string("reduce"));
+        QCOMPARE(r.communication[0].bytes, int64_t(4 * 8 * 4));
+    }
+
     void fusedGraphsHaveNoBreaksOnCuda() {
         // The whole O2 output of a transformer block runs on the device.
         GraphBuilder b;
