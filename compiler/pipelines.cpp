@@ -38,7 +38,6 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {2, "eliminate-dead-code", "fusions leave constants and Identity-free shells unread"},
         // O3: memory.
         {3, "schedule-for-memory", "after every fusion, so it orders the nodes that will really run"},
-        {3, "plan-memory", "last: the arena for the final schedule, next to the naive sum and the lower bound"},
     };
     return steps;
 }
@@ -88,7 +87,7 @@ namespace {
 
 using PassList = std::vector<std::unique_ptr<Pass>>;
 
-bool isMemoryPass(const std::string& name) { return name == "schedule-for-memory" || name == "plan-memory"; }
+bool isMemoryPass(const std::string& name) { return name == "schedule-for-memory"; }
 
 // Inserts `pass` before the first pass `before` holds for, or at the end; returns where.
 template <typename Predicate>

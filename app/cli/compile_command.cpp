@@ -13,6 +13,7 @@
 #include "app/cli/cli_app.h"
 #include "app/common/compile_report.h"
 #include "app/common/graph_breaks_report.h"
+#include "app/common/memory_report.h"
 #include "app/cli/parallel_step.h"
 #include "app/cli/quantize_step.h"
 #include "app/common/session.h"
@@ -248,14 +249,32 @@ int compile(const CLI::App& app, const CompileArgs& a) {
         if (report) parallelReport = std::move(*report);
         else checkFailed = report.status();
     }
+    // The arena a CPU run of the compiled graph lays out for the inputs run would generate.
+    FeedOptions feeds;
+    feeds.inputDir = a.input.dir.string();
+    feeds.files = a.input.files;
+    feeds.dims = a.input.dims;
+    const Result<MemoryReport> memory = plannedMemoryReport(result->model, feeds);
+    std::string memoryLine = "memory plan: none before a run: " + (memory ? std::string() : memory.status().message());
+    if (memory) {
+        memoryLine = "memory plan for";
+        for (size_t i = 0; i < memory->inputs.size(); ++i) memoryLine += (i ? ", " : " ") + memory->inputs[i];
+        memoryLine += ": " + memoryPlanText(memory->plan);
+    }
     if (a.json) {
         nlohmann::json summary = compileSummaryJson(*result, a.model, pipelineName);
         summary["graph_breaks"] = breaksJson(breaks, compiled);
+        if (memory)
+            summary["memory"] = {{"arena_bytes", memory->plan.arenaBytes}, {"naive_bytes", memory->plan.naiveBytes},
+                                 {"lower_bound_bytes", memory->plan.lowerBoundBytes}, {"inputs", memory->inputs}};
+        else
+            summary["memory"] = {{"error", memory.status().message()}};
         if (quantizeReport) summary["quantization"] = quantizeReportJson(*quantizeReport);
         if (parallelReport) summary["parallel"] = parallelReportJson(a.parallel, *parallelReport);
         std::cout << summary.dump(2) << "\n";
     } else if (a.explain) {
-        std::cout << explainTrace(result->trace, pipelineName, 25) << "\n" << explainBreaks(breaks, compiled, 25);
+        std::cout << explainTrace(result->trace, pipelineName, 25) << "\n" << explainBreaks(breaks, compiled, 25)
+                  << memoryLine << "\n";
     } else {
         std::cout << a.model << ": pipeline " << pipelineName << ", " << result->trace.imported->nodeCount()
                   << " -> " << result->model.graph->nodeCount() << " nodes in " << std::fixed
@@ -264,7 +283,7 @@ int compile(const CLI::App& app, const CompileArgs& a) {
             std::cout << "  " << std::left << std::setw(34) << p.name << std::right << std::setw(6)
                       << p.nodesBefore << " -> " << std::setw(6) << p.nodesAfter << std::setw(9)
                       << p.milliseconds << " ms\n";
-        std::cout << breaksSummaryLine(breaks) << "\n";
+        std::cout << breaksSummaryLine(breaks) << "\n" << memoryLine << "\n";
     }
     if (quantizeReport && !a.json) std::cout << quantizeReportText(*quantizeReport, 15);
     if (parallelReport && !a.json) std::cout << parallelReportText(a.parallel, *parallelReport);

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/common/memory_report.h"
 #include "app/common/session.h"
 #include "app/common/trace_recorder.h"
 #include "compiler/backends/cuda/device.h"
@@ -290,8 +291,7 @@ int run(const CLI::App& app, const RunArgs& args) {
               << (args.tf32 ? ", TF32" : "") << "\n";
     if (!latency.disturbed.empty()) std::cout << "warning: " << latency.disturbed << "\n";
     if (memory)
-        std::cout << "memory plan: arena " << mib(memory->arenaBytes) << ", naive sum " << mib(memory->naiveBytes)
-                  << ", lower bound " << mib(memory->lowerBoundBytes) << "\n";
+        std::cout << "memory plan: " << memoryPlanText(*memory) << "\n";
     if (args.profile) {
         std::cout << "\n   median   share  launches  kernel                                  node   (ms per iteration)\n";
         for (const NodeTime& t : profile) {

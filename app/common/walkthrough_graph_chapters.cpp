@@ -71,7 +71,7 @@ WalkthroughChapter passesChapter(const WalkthroughInput& in) {
         "removed and added and, for each new node, the imported nodes it was made from.",
         "Order matters: clean-up passes run first so that patterns see the graph in a canonical "
         "form; fusions that would hide plain MatMuls run after the passes that need them (INT8 "
-        "quantization, tensor parallelism); memory planning runs last, on the final schedule.",
+        "quantization, tensor parallelism); the memory-aware schedule comes last, on the nodes that will really run.",
         "A pattern that matched but could not be applied says why (a shape it cannot prove, a "
         "value read elsewhere that fusing would have to duplicate): those rejections are where a "
         "model misses a fusion it looks like it should get."};

@@ -31,7 +31,6 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add([] { return tensorParallel(2); });
     registry.add([] { return pipelineParallel(2); });
     registry.add(scheduleForMemory);
-    registry.add(planMemoryPass);
 }
 
 }  // namespace fsc

@@ -1,10 +1,9 @@
-// O3's memory steps, both over the schedule (graph order):
-//   schedule-for-memory: reorders nodes so intermediates die sooner (greedy list
-//     scheduling: of the nodes ready to run, the one that frees the most bytes and
-//     allocates the fewest goes first), kept only when the planned arena shrinks.
-//   plan-memory: the arena plan of the final schedule, reported next to the naive sum of
-//     all intermediates and the lower bound (the most bytes live at once).
-// Symbolic dims (batch) are planned at 1, and the figures say how many were bound.
+// O3's memory step, schedule-for-memory: reorders nodes so intermediates die sooner (greedy
+// list scheduling: of the nodes ready to run, the one that frees the most bytes and
+// allocates the fewest goes first), kept only when an estimate of the arena shrinks. The
+// estimate sizes symbolic dims (batch) at 1 and leaves out the in-place reuse the kernels
+// choose; the plan a run lays out is the executor's (Executor::plannedMemory), which
+// compile, run and the walkthrough report.
 #include "compiler/memory_plan.h"
 #include "compiler/passes/passes.h"
 
@@ -90,7 +89,7 @@ std::vector<NodeId> memoryAwareOrder(const Graph& g, const std::vector<size_t>& 
 class ScheduleForMemory : public Pass {
 public:
     std::string name() const override { return "schedule-for-memory"; }
-    std::string description() const override { return "orders nodes so intermediates die sooner and the arena shrinks"; }
+    std::string description() const override { return "orders nodes so intermediates die sooner and the arena shrinks (an estimate at batch 1 decides)"; }
 
     Status run(PassContext& context) override {
         Rewriter& rw = context.rewriter;
@@ -113,10 +112,10 @@ public:
         std::vector<NodeId> order = memoryAwareOrder(g, bytes);
         if (order.size() != g.order().size()) return Status(ErrorCode::Internal, "schedule-for-memory lost nodes");
         auto after = planFor(g, bindings, &order);
-        context.counters.figures["arena_bytes_before"] = double(before->arenaBytes);
+        context.counters.figures["estimated_arena_bytes_before"] = double(before->arenaBytes);
         context.counters.matched = 1;
         if (!after || after->arenaBytes >= before->arenaBytes) {  // no better: keep the exported order
-            context.counters.figures["arena_bytes_after"] = double(before->arenaBytes);
+            context.counters.figures["estimated_arena_bytes_after"] = double(before->arenaBytes);
             context.reject("schedule", g.order().empty() ? NodeId{} : g.order()[0],
                            "the memory-aware order does not shrink the arena");
             return Status::ok();
@@ -124,35 +123,9 @@ public:
         const std::string reason = "reordered " + std::to_string(order.size()) + " nodes: arena " +
                                    std::to_string(before->arenaBytes) + " -> " + std::to_string(after->arenaBytes) + " bytes";
         FSC_RETURN_IF_ERROR(rw.setSchedule(std::move(order)));
-        context.counters.figures["arena_bytes_after"] = double(after->arenaBytes);
+        context.counters.figures["estimated_arena_bytes_after"] = double(after->arenaBytes);
         context.counters.applied = 1;
         rw.commit("schedule", reason);
-        return Status::ok();
-    }
-};
-
-class PlanMemory : public Pass {
-public:
-    std::string name() const override { return "plan-memory"; }
-    std::string description() const override {
-        return "plans one arena for all intermediates: its size against the naive sum and the lower bound";
-    }
-
-    Status run(PassContext& context) override {
-        const Graph& g = context.rewriter.graph();
-        const DimBindings bindings = bindAllSymbols(g, 1);
-        auto plan = planFor(g, bindings);
-        if (!plan) {
-            context.reject("plan", g.order().empty() ? NodeId{} : g.order()[0], plan.status().message());
-            return Status::ok();
-        }
-        auto& f = context.counters.figures;
-        f["arena_bytes"] = double(plan->arenaBytes);
-        f["naive_bytes"] = double(plan->naiveBytes);
-        f["lower_bound_bytes"] = double(plan->lowerBoundBytes);
-        f["buffers"] = double(plan->assignments.size());
-        f["symbols_bound_to_1"] = double(bindings.size());
-        context.counters.matched = int(plan->assignments.size());
         return Status::ok();
     }
 };
@@ -160,6 +133,5 @@ public:
 }  // namespace
 
 std::unique_ptr<Pass> scheduleForMemory() { return std::make_unique<ScheduleForMemory>(); }
-std::unique_ptr<Pass> planMemoryPass() { return std::make_unique<PlanMemory>(); }
 
 }  // namespace fsc::passes

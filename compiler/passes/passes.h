@@ -56,6 +56,5 @@ std::unique_ptr<Pass> pipelineParallel(int stages);
 
 // Memory (O3)
 std::unique_ptr<Pass> scheduleForMemory();
-std::unique_ptr<Pass> planMemoryPass();
 
 }  // namespace fsc::passes

@@ -677,14 +677,14 @@ Result<std::vector<RtTensor>> Executor::collectOutputs(Frame& frame, bool output
 // Lays out the arenas for a signature from the sizes its first run saw: one for host
 // intermediates, one device allocation for everything the device produced (graph outputs
 // included there, so a CUDA Graph finds them at fixed addresses).
-Status Executor::layOutSignature(const std::vector<int64_t>& signature, const std::vector<size_t>& recorded,
-                                 const std::vector<bool>& onDevice) {
+Executor::ArenaLayout Executor::layOutArena(const std::vector<size_t>& recorded, const std::vector<bool>& onDevice) const {
     const Graph& g = graph();
+    ArenaLayout layout;
     std::vector<BufferLifetime> host, device;
     // A host value whose buffer an in-place step's output takes over shares its lifetime
     // (extended to the output's last reader) and its slot: sharedWith[output] = that value.
     std::vector<long> hostLifetime(g.valueCount(), -1);
-    std::vector<std::pair<ValueId, ValueId>> sharedWith;  // (output, the value whose slot it takes)
+    std::vector<std::pair<ValueId, ValueId>>& sharedWith = layout.sharedWith;
     for (size_t s = 0; s < m_plan.steps.size(); ++s) {
         const PlanStep& step = m_plan.steps[s];
         const ValueId taken = inPlaceTakeover(step, s, recorded, onDevice);
@@ -706,9 +706,48 @@ Status Executor::layOutSignature(const std::vector<int64_t>& signature, const st
             }
         }
     }
+    layout.host = planMemory(std::move(host));
+    layout.device = planMemory(std::move(device));
+    layout.anyOnDevice = !layout.device.assignments.empty();
+    return layout;
+}
+
+Result<MemoryPlan> Executor::plannedMemory(const std::vector<std::vector<int64_t>>& feedDims) const {
+    const Graph& g = graph();
+    if (feedDims.size() != m_feeds.size())
+        return Status(ErrorCode::InvalidArgument, "expected the sizes of " + std::to_string(m_feeds.size()) + " inputs");
+    // The feeds' sizes name the symbols; every intermediate's size follows from its shape.
+    DimBindings bindings;
+    for (size_t i = 0; i < m_feeds.size(); ++i) {
+        const Shape& shape = g.value(m_feeds[i]).type.shape;
+        if (!shape.rankKnown() || shape.rank() != feedDims[i].size()) continue;
+        for (size_t d = 0; d < shape.rank(); ++d)
+            if (shape[d].isSymbolic()) bindings[shape[d].symbol()] = feedDims[i][d];
+    }
+    std::vector<size_t> sizes(g.valueCount(), 0);
+    std::vector<bool> onDevice(g.valueCount(), false);
+    for (const PlanStep& step : m_plan.steps)
+        for (ValueId out : step.outputs) {
+            if (!out.valid()) continue;
+            auto bytes = valueBytes(g.value(out), bindings, 64);
+            if (!bytes)
+                return Status(ErrorCode::Unsupported, "the size of '" + g.value(out).name +
+                                                          "' is known only when the model runs (" + bytes.status().message() + ")");
+            sizes[out.index] = *bytes;
+            onDevice[out.index] = step.backend == Backend::Cuda;
+        }
+    ArenaLayout layout = layOutArena(sizes, onDevice);
+    return m_context && m_context->device ? layout.device : layout.host;
+}
+
+Status Executor::layOutSignature(const std::vector<int64_t>& signature, const std::vector<size_t>& recorded,
+                                 const std::vector<bool>& onDevice) {
+    const Graph& g = graph();
+    ArenaLayout layout = layOutArena(recorded, onDevice);
+    const auto& sharedWith = layout.sharedWith;
     auto plan = std::make_unique<SignaturePlan>();
-    plan->memory = planMemory(host);
-    plan->deviceMemory = planMemory(device);
+    plan->memory = std::move(layout.host);
+    plan->deviceMemory = std::move(layout.device);
     plan->slotOffset.assign(g.valueCount(), -1);
     plan->slotBytes.assign(g.valueCount(), 0);
     plan->slotOnDevice.assign(g.valueCount(), false);
@@ -732,7 +771,7 @@ Status Executor::layOutSignature(const std::vector<int64_t>& signature, const st
                                                   " for the arena the memory plan laid out for these input sizes");
     plan->arena = std::shared_ptr<void>(arena, [](void* p) { std::free(p); });
     plan->base = static_cast<uint8_t*>(arena);
-    if (!device.empty()) {
+    if (layout.anyOnDevice) {
         Device& dev = *m_context->device;
         auto p = dev.allocate(plan->deviceMemory.arenaBytes);
         if (!p) return p.status().withContext("the device arena of " + std::to_string(plan->deviceMemory.arenaBytes) + " bytes");

@@ -79,6 +79,10 @@ public:
     // The memory plan of the most recent signature, once one was laid out (the device
     // arena's on the CUDA backend).
     const MemoryPlan* lastMemoryPlan() const;
+    // The plan a run with feeds of these sizes lays out, found from the graph's shapes
+    // without running: the same layout (in-place reuse included), so compile and run agree.
+    // An error names a value whose size only a run can tell (a data-dependent shape).
+    Result<MemoryPlan> plannedMemory(const std::vector<std::vector<int64_t>>& feedDims) const;
     size_t cachedSignatures() const { return m_signatures.size(); }
     const TransferStats& lastTransfers() const { return m_transfers; }
     // The CUDA backend's device, or null.
@@ -98,6 +102,14 @@ private:
     Status runSteps(Frame& frame, const SignaturePlan* sig, const RunOptions& options,
                     std::vector<size_t>* recorded, std::vector<bool>* recordedOnDevice);
     Result<std::vector<RtTensor>> collectOutputs(Frame& frame, bool outputsOnDevice);
+    // Lifetimes and offsets from each value's size and place: one computation for a run's
+    // arena and for plannedMemory.
+    struct ArenaLayout {
+        MemoryPlan host, device;
+        std::vector<std::pair<ValueId, ValueId>> sharedWith;  // (output, the value whose slot it takes)
+        bool anyOnDevice = false;
+    };
+    ArenaLayout layOutArena(const std::vector<size_t>& recorded, const std::vector<bool>& onDevice) const;
     Status layOutSignature(const std::vector<int64_t>& signature, const std::vector<size_t>& recorded,
                            const std::vector<bool>& onDevice);
     ValueId inPlaceTakeover(const PlanStep& step, size_t s, const std::vector<size_t>& recorded,

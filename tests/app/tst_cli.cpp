@@ -738,6 +738,35 @@ private slots:
         QVERIFY(list.out.contains(QStringLiteral("fold-shape-computation")));
     }
 
+    // compile reports the arena run lays out, for the same generated inputs, on every model
+    // that runs (it once said naive 188,544 B where run said 139,392).
+    void compileAndRunReportOneMemoryPlan() {
+        QStringList models = {QStringLiteral(FSC_SAMPLE_MODEL)};
+        for (const QString& f : QDir(QStringLiteral(FSC_FIXTURE_DIR "/good")).entryList({QStringLiteral("*.onnx")}))
+            models << QStringLiteral(FSC_FIXTURE_DIR "/good/") + f;
+        int compared = 0;
+        for (const QString& model : models) {
+            for (const char* pipeline : {"O2", "O3"}) {
+                Run compiled = cli({QStringLiteral("compile"), model, QStringLiteral("--pipeline"), QLatin1String(pipeline),
+                                    QStringLiteral("--json")});
+                if (compiled.exitCode != 0) continue;
+                const QJsonObject planned = QJsonDocument::fromJson(compiled.out.toUtf8()).object()[QStringLiteral("memory")].toObject();
+                if (planned.contains(QStringLiteral("error"))) continue;
+                Run ran = cli({QStringLiteral("run"), model, QStringLiteral("--pipeline"), QLatin1String(pipeline),
+                               QStringLiteral("--json"), QStringLiteral("--iterations"), QStringLiteral("1")});
+                QCOMPARE(ran.exitCode, 0);
+                const QJsonObject memory = QJsonDocument::fromJson(ran.out.toUtf8()).object()[QStringLiteral("memory")].toObject();
+                for (const char* key : {"arena_bytes", "naive_bytes", "lower_bound_bytes"})
+                    QVERIFY2(planned[QLatin1String(key)].toInteger() == memory[QLatin1String(key)].toInteger(),
+                             qPrintable(model + QLatin1Char(' ') + QLatin1String(pipeline) + QLatin1Char(' ') + QLatin1String(key)));
+                ++compared;
+            }
+        }
+        QVERIFY2(compared >= 30, qPrintable(QString::number(compared)));
+        Run text = cli({QStringLiteral("compile"), QStringLiteral(FSC_SAMPLE_MODEL)});
+        QVERIFY2(text.out.contains(QStringLiteral("memory plan for image float32[1,3,16,16]: arena ")), qPrintable(text.out));
+    }
+
     void compileQuantizesToFloat16BeforeTheMemoryPasses() {
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("half.onnx"));
@@ -748,7 +777,7 @@ private slots:
         for (const QJsonValue p : QJsonDocument::fromJson(r.out.toUtf8()).object()[QStringLiteral("passes")].toArray())
             order << p.toObject()[QStringLiteral("name")].toString();
         QVERIFY2(order.indexOf(QStringLiteral("fp16-conversion")) >= 0 &&
-                     order.indexOf(QStringLiteral("fp16-conversion")) < order.indexOf(QStringLiteral("plan-memory")),
+                     order.indexOf(QStringLiteral("fp16-conversion")) < order.indexOf(QStringLiteral("schedule-for-memory")),
                  qPrintable(order.join(QLatin1Char(','))));
         // The written model runs, with its weights in float16.
         Run dump = cli({QStringLiteral("dump"), out});

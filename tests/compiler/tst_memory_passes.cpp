@@ -1,9 +1,12 @@
-// O3's memory passes: schedule-for-memory (a positive case where the exported order keeps
+// O3's memory pass, schedule-for-memory (a positive case where the exported order keeps
 // three large intermediates alive at once, the guard that keeps an order that cannot
-// improve, numerics and a golden dump) and plan-memory's figures.
+// improve, numerics and a golden dump), and the executor's memory plan that every command
+// reports: found from shapes without running, it is the plan a run lays out.
 #include <QTest>
 
 #include "compiler/pass_manager.h"
+#include "compiler/runtime/executor.h"
+#include "compiler/runtime/feeds.h"
 #include "pass_test_support.h"
 
 using namespace fsc;
@@ -24,6 +27,14 @@ Model branchesComputedEagerly() {
     return withInferredTypes(b);
 }
 
+MemoryPlan plannedFor(const Model& m, const std::vector<std::vector<int64_t>>& dims) {
+    auto exec = Executor::create(m, ExecutorOptions{});
+    if (!exec) qFatal("%s", exec.status().message().c_str());
+    auto plan = (*exec)->plannedMemory(dims);
+    if (!plan) qFatal("%s", plan.status().message().c_str());
+    return *plan;
+}
+
 double figure(const CompileResult& r, const std::string& pass, const std::string& name) {
     for (const PassReport& p : r.trace.passes)
         if (p.name == pass) {
@@ -40,13 +51,15 @@ class TestMemoryPasses : public QObject {
 private slots:
     void scheduleShrinksTheArena() {
         Model m = branchesComputedEagerly();
-        auto r = compileWith(m, {"schedule-for-memory", "plan-memory"});
-        const double before = figure(r, "schedule-for-memory", "arena_bytes_before");
-        const double after = figure(r, "schedule-for-memory", "arena_bytes_after");
+        auto r = compileWith(m, {"schedule-for-memory"});
+        const double before = figure(r, "schedule-for-memory", "estimated_arena_bytes_before");
+        const double after = figure(r, "schedule-for-memory", "estimated_arena_bytes_after");
         const double big = 64 * 256 * 4;
         QCOMPARE(before, 3 * big + 64);  // three Exps live together, one small sum
         QVERIFY2(after < 2 * big, qPrintable(QString::number(after)));
-        QCOMPARE(figure(r, "plan-memory", "arena_bytes"), after);
+        // The executor's plan, what a run lays out, shrinks with it.
+        QVERIFY(plannedFor(m, {{64, 256}}).arenaBytes >= size_t(3 * big));
+        QVERIFY(plannedFor(r.model, {{64, 256}}).arenaBytes < size_t(2 * big));
         QCOMPARE(r.trace.passes[0].changes.size(), size_t(1));
         QVERIFY(r.trace.passes[0].changes[0].reason.find("reordered 8 nodes") != std::string::npos);
         QVERIFY(maxRelativeError(m, r.model) < 1e-6);
@@ -64,22 +77,31 @@ private slots:
         QCOMPARE(r.trace.passes[0].rejections[0].reason, std::string("the memory-aware order does not shrink the arena"));
     }
 
-    void planFiguresBracketTheArena() {
+    // The plan found from shapes is the plan the run lays out, for the run's own sizes.
+    void plannedMemoryIsTheRunsPlan() {
         Model m = branchesComputedEagerly();
-        auto r = compileWith(m, {"plan-memory"});
-        const double arena = figure(r, "plan-memory", "arena_bytes");
-        QVERIFY(arena >= figure(r, "plan-memory", "lower_bound_bytes"));
-        QVERIFY(arena <= figure(r, "plan-memory", "naive_bytes"));
-        QCOMPARE(figure(r, "plan-memory", "buffers"), 7.0);  // every node output but y
-        QCOMPARE(figure(r, "plan-memory", "symbols_bound_to_1"), 0.0);
+        const MemoryPlan planned = plannedFor(m, {{64, 256}});
+        QVERIFY(planned.arenaBytes >= planned.lowerBoundBytes);
+        QVERIFY(planned.arenaBytes <= planned.naiveBytes);
+        auto exec = Executor::create(m, ExecutorOptions{});
+        QVERIFY(exec.isOk());
+        auto feeds = buildFeeds(**exec, FeedOptions{});
+        QVERIFY(feeds.isOk());
+        QVERIFY((*exec)->run(feeds->tensors).isOk());
+        const MemoryPlan* ran = (*exec)->lastMemoryPlan();
+        QVERIFY(ran);
+        QCOMPARE(ran->arenaBytes, planned.arenaBytes);
+        QCOMPARE(ran->naiveBytes, planned.naiveBytes);
+        QCOMPARE(ran->lowerBoundBytes, planned.lowerBoundBytes);
+        QCOMPARE(ran->assignments.size(), planned.assignments.size());
 
-        // Symbolic batch: planned at 1, and said so.
+        // A symbolic batch takes the feeds' size: 16 floats a row, 64-byte aligned.
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(16)}));
         b.output(b.op("Relu", {b.op("Exp", {x}, "e")}, "y"));
-        auto sym = compileWith(withInferredTypes(b), {"plan-memory"});
-        QCOMPARE(figure(sym, "plan-memory", "symbols_bound_to_1"), 1.0);
-        QCOMPARE(figure(sym, "plan-memory", "arena_bytes"), 64.0);  // 16 floats, 64-byte aligned
+        const Model sym = withInferredTypes(b);
+        QCOMPARE(plannedFor(sym, {{1, 16}}).arenaBytes, size_t(64));
+        QCOMPARE(plannedFor(sym, {{8, 16}}).arenaBytes, size_t(8 * 64));
     }
 
     void unsizedValuesAreRejectionsNotErrors() {
@@ -91,10 +113,16 @@ private slots:
         Value& e = m.graph->value(m.graph->findValue("e"));
         QVERIFY(e.type.shape[0].isSymbolic());
         e.type.shape = Shape({Dim(), Dim::known(4)});
-        auto r = compileWith(m, {"schedule-for-memory", "plan-memory"});
-        QCOMPARE(r.trace.passes[1].rejections.size(), size_t(1));
-        QVERIFY(r.trace.passes[1].rejections[0].reason.find("'e'") != std::string::npos);
-        QCOMPARE(figure(r, "plan-memory", "arena_bytes"), -1.0);
+        auto r = compileWith(m, {"schedule-for-memory"});
+        QCOMPARE(r.trace.passes[0].rejections.size(), size_t(1));
+        QVERIFY(r.trace.passes[0].rejections[0].reason.find("'e'") != std::string::npos);
+        // The executor's plan names the value only a run can size.
+        auto exec = Executor::create(m, ExecutorOptions{});
+        QVERIFY(exec.isOk());
+        auto planned = (*exec)->plannedMemory({{3, 4}});
+        QVERIFY(!planned.isOk());
+        QVERIFY2(planned.status().message().find("'e' is known only when the model runs") != std::string::npos,
+                 planned.status().message().c_str());
     }
 };
 
