@@ -63,6 +63,8 @@ void ChangesPanel::showRows(const Rows& rows) {
         top->setExpanded(list.size() <= 200);
     };
     group(tr("Changes"), rows.changes);
+    if (rows.changes.empty())  // said, not left as an empty list: both sides of a comparison are one graph
+        new QTreeWidgetItem(topLevelItem(0), {tr("nothing"), QString(), tr("this pass left the graph as it was")});
     group(tr("Rejected"), rows.rejected);
     emit titleChanged(rows.title);
 }

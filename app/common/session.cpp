@@ -81,6 +81,18 @@ std::string Session::stepLabel(int step) const {
     return std::to_string(step) + ". " + m_compiled->passes[size_t(step - 1)].name;
 }
 
+bool Session::stepChanged(int step) const {
+    if (!m_compiled || step <= 0 || size_t(step) > m_compiled->passes.size()) return false;
+    const PassReport& p = m_compiled->passes[size_t(step - 1)];
+    return !p.changes.empty() || p.nodesBefore != p.nodesAfter;
+}
+
+int Session::lastChangingStep(int step) const {
+    for (int s = step; s > 0; --s)
+        if (stepChanged(s)) return s;
+    return step;
+}
+
 int Session::compareBaseFor(int step, int base) const {
     const int chosen = base >= 0 && base != step ? base : step - 1;
     return snapshotAt(chosen) ? chosen : -1;

@@ -56,6 +56,11 @@ public:
     // The step a comparison shows beside `step`: `base` when it names another step, else the
     // one before. -1 when there is none.
     int compareBaseFor(int step, int base) const;
+    // Whether step's pass changed the graph (the imported step: no pass, false).
+    bool stepChanged(int step) const;
+    // The last step at or before `step` whose pass changed the graph, or `step` when none did:
+    // where a comparison opens, so its two sides differ.
+    int lastChangingStep(int step) const;
 
     // The run shown: measured on `step` of this compile, or -1 for a stored run (whose node
     // ids need not be those of any graph here).

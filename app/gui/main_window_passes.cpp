@@ -193,7 +193,18 @@ void MainWindow::setCompareBase(int row) {
 void MainWindow::setCompare(bool on) {
     m_compare = on;
     m_before->setVisible(on);
-    if (m_session.step() >= 0) showStep(m_session.step());
+    if (m_session.step() < 0) return;
+    // A comparison of a step that changed nothing shows one graph twice: open it on the last
+    // step that changed the graph instead (the compiled graph's last pass often changes nothing).
+    int row = m_session.step();
+    if (on && m_compareBase < 0 && !m_session.stepChanged(row)) {
+        row = m_session.lastChangingStep(row);
+        if (row != m_session.step())
+            log(tr("Compare: %1 changed nothing; showing %2, the last step that changed the graph")
+                    .arg(QString::fromStdString(m_session.stepLabel(m_session.step())),
+                         QString::fromStdString(m_session.stepLabel(row))));
+    }
+    showStep(row);
 }
 
 // A step's graphs, made off the GUI thread: materialising a snapshot of a large model takes

@@ -661,6 +661,20 @@ private slots:
         w.setCompareBase(-1);
         w.setCompare(false);
         QVERIFY(!w.beforeCanvas()->isVisible());
+
+        // Compare turned on at the last step, whose pass changed nothing: it opens on the last
+        // step that changed the graph, says so, and a step that changed nothing says that too.
+        QVERIFY(!w.session().stepChanged(last));
+        const int changing = w.session().lastChangingStep(last);
+        QVERIFY(changing > 0 && changing < last && w.session().stepChanged(changing));
+        QVERIFY(showStepAndWait(w, last));
+        QCOMPARE(w.changesList()->topLevelItem(0)->child(0)->text(2), QStringLiteral("this pass left the graph as it was"));
+        QSignalSpy opened(&w, &MainWindow::stepShown);
+        w.setCompare(true);
+        QVERIFY(opened.wait(20000));
+        QCOMPARE(opened.last().first().toInt(), changing);
+        QVERIFY(w.logText().contains(QStringLiteral("changed nothing; showing")));
+        w.setCompare(false);
     }
 
     void aCustomPipelineCompilesTheChosenPasses() {
