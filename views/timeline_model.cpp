@@ -48,13 +48,36 @@ std::vector<TimelineLane> buildTimelineLanes(const Trace& trace) {
             return trace.activities[size_t(l.activities.back())].endNs <= a.startNs;
         });
         if (level == levels.end()) {
-            levels.push_back({levels.empty() ? "host ranges (NVTX)" : "host ranges, level " + std::to_string(levels.size() + 1), {}});
+            // Only the CUDA backend's ranges are NVTX's; the CPU executor's are its iterations.
+            const std::string first = gpu ? "host ranges (NVTX)" : "iterations (host clock)";
+            levels.push_back({levels.empty() ? first : "host ranges, level " + std::to_string(levels.size() + 1), {}});
             level = levels.end() - 1;
         }
         level->activities.push_back(i);
     }
     lanes.insert(lanes.begin(), std::make_move_iterator(levels.begin()), std::make_move_iterator(levels.end()));
     return lanes;
+}
+
+std::pair<int64_t, int64_t> wholeRunSpan(const Trace& trace) {
+    if (trace.activities.empty()) return {0, 1};
+    int64_t begin = trace.activities.front().startNs, end = begin + 1;
+    for (const Activity& a : trace.activities) begin = std::min(begin, a.startNs), end = std::max(end, a.endNs);
+    return {begin, end};
+}
+
+std::pair<int64_t, int64_t> oneIterationSpan(const Trace& trace) {
+    std::map<int, std::pair<int64_t, int64_t>> spans;
+    for (const Activity& a : trace.activities) {
+        auto [at, added] = spans.try_emplace(a.iteration, a.startNs, a.endNs);
+        if (!added) at->second = {std::min(at->second.first, a.startNs), std::max(at->second.second, a.endNs)};
+    }
+    if (spans.size() <= 1) return wholeRunSpan(trace);
+    std::vector<std::pair<int64_t, int64_t>> byLength;
+    for (const auto& [iteration, span] : spans) byLength.push_back(span);
+    std::sort(byLength.begin(), byLength.end(),
+              [](const auto& a, const auto& b) { return a.second - a.first < b.second - b.first; });
+    return byLength[(byLength.size() - 1) / 2];
 }
 
 void TimeScale::zoomAt(double x, double factor) {

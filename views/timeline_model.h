@@ -16,9 +16,15 @@ struct TimelineLane {
     std::vector<int> activities;  // indices into the trace, sorted by start, not overlapping
 };
 
-// Host ranges (NVTX) by nesting level, kernels by (stream, depth), then copies and memsets
-// by stream.
+// Host ranges by nesting level (NVTX on the CUDA backend, the iterations' own on the CPU),
+// kernels by (stream, depth), then copies and memsets by stream.
 std::vector<TimelineLane> buildTimelineLanes(const Trace& trace);
+
+// Where the timeline opens: the span of one iteration, the one of median length (all of a
+// run's iterations side by side leave every kernel under a pixel). [0, 1) for no activity.
+std::pair<int64_t, int64_t> oneIterationSpan(const Trace& trace);
+// The whole run, every iteration.
+std::pair<int64_t, int64_t> wholeRunSpan(const Trace& trace);
 
 struct TimeScale {
     double startNs = 0;      // time at x = 0 of the plot area

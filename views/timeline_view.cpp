@@ -51,13 +51,18 @@ void TimelineView::setTrace(std::shared_ptr<const Trace> trace) {
 }
 
 void TimelineView::fit() {
-    int64_t begin = 0, end = 1;
-    if (m_trace && !m_trace->activities.empty()) {
-        begin = m_trace->activities.front().startNs;
-        for (const Activity& a : m_trace->activities) begin = std::min(begin, a.startNs), end = std::max(end, a.endNs);
-    }
+    const auto [begin, end] = m_trace ? oneIterationSpan(*m_trace) : std::pair<int64_t, int64_t>{0, 1};
     m_scale = TimeScale::fit(begin, end, plotWidth());
     m_fitted = true;
+    m_fittedWhole = false;
+    update();
+}
+
+void TimelineView::fitWholeRun() {
+    const auto [begin, end] = m_trace ? wholeRunSpan(*m_trace) : std::pair<int64_t, int64_t>{0, 1};
+    m_scale = TimeScale::fit(begin, end, plotWidth());
+    m_fitted = true;
+    m_fittedWhole = true;
     update();
 }
 
@@ -259,7 +264,10 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
         case Qt::Key_S: m_scale.zoomAt(middle, 1 / 1.5); break;
         case Qt::Key_A: case Qt::Key_Left: m_scale.pan(plotWidth() / 5); break;
         case Qt::Key_D: case Qt::Key_Right: m_scale.pan(-plotWidth() / 5); break;
-        case Qt::Key_F: fit(); return;
+        case Qt::Key_F:
+            if (event->modifiers() & Qt::ShiftModifier) fitWholeRun();
+            else fit();
+            return;
         case Qt::Key_Escape:
             m_hasRange = false;
             if (m_selection) m_selection->selectTimeRange(-1, -1);
@@ -271,7 +279,8 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
 }
 
 void TimelineView::resizeEvent(QResizeEvent*) {
-    if (m_fitted) fit();  // still the whole run: keep it whole at the new width (a hidden dock starts narrow)
+    // Still fitted: keep it so at the new width (a hidden dock starts narrow).
+    if (m_fitted) m_fittedWhole ? fitWholeRun() : fit();
     update();
 }
 

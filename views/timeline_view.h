@@ -25,7 +25,9 @@ public:
     const std::vector<TimelineLane>& lanes() const { return m_lanes; }
     const TimeScale& scale() const { return m_scale; }
     void setScale(const TimeScale& scale);
+    // F: one iteration (where a run opens); Shift+F: the whole run.
     void fit();
+    void fitWholeRun();
     void selectNode(int64_t node);  // -1 clears
     int64_t selectedNode() const { return m_selectedNode; }
     void setRange(int64_t beginNs, int64_t endNs);
@@ -69,7 +71,8 @@ private:
     void followTimeRange();
     RangeSummary m_range;
     bool m_hasRange = false;
-    bool m_fitted = true;  // showing the whole run, untouched by zoom or pan
+    bool m_fitted = true;        // showing what fit() or fitWholeRun() chose, untouched by zoom or pan
+    bool m_fittedWhole = false;  // ... and that was the whole run
     bool m_dragging = false, m_selecting = false;
     double m_dragFrom = 0, m_pressedAt = 0, m_rangeFrom = 0;
 };

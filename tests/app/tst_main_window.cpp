@@ -803,7 +803,7 @@ private slots:
         QCOMPARE(timeline->selectedNode(), int64_t(w.canvas()->selectedNode().index));
         timeline->resize(1200, 300);
         // Lanes: the iterations (host ranges) first, then the executor's kernels.
-        QCOMPARE(timeline->lanes().front().title, std::string("host ranges (NVTX)"));
+        QCOMPARE(timeline->lanes().front().title, std::string("iterations (host clock)"));
         QCOMPARE(timeline->lanes().front().activities.size(), size_t(3));
         const int kernelLane = 1;
         QCOMPARE(timeline->lanes()[kernelLane].title, std::string("CPU executor"));

@@ -76,6 +76,36 @@ private slots:
         QCOMPARE(lanes[2].title, std::string("stream 0"));
     }
 
+    // A run opens on one iteration, not all of them with their gaps (a CPU run once showed
+    // 16 s with no kernel visible); the CPU's host lane is its iterations, not NVTX.
+    void opensOnOneIterationWithLanesNamedForWhatTheyAre() {
+        auto t = std::make_shared<Trace>();
+        t->backend = "cpu";
+        for (int i = 0; i < 3; ++i) {
+            const int64_t base = i * 1'000'000'000LL;  // a second apart
+            const int64_t length = i == 1 ? 5000 : i == 2 ? 9000 : 1000;
+            Activity range;
+            range.kind = ActivityKind::Range, range.name = "iteration " + std::to_string(i);
+            range.startNs = base, range.endNs = base + length, range.iteration = i, range.stream = -1;
+            Activity k;
+            k.name = "k", k.node = 0, k.startNs = base, k.endNs = base + length, k.iteration = i;
+            t->activities.push_back(range);
+            t->activities.push_back(k);
+        }
+        QCOMPARE(oneIterationSpan(*t), (std::pair<int64_t, int64_t>{1'000'000'000LL, 1'000'005'000LL}));  // the median
+        QCOMPARE(wholeRunSpan(*t).second, 2'000'009'000LL);
+        QCOMPARE(buildTimelineLanes(*t).front().title, std::string("iterations (host clock)"));
+        TimelineView view;
+        view.resize(1150, 200);
+        view.setTrace(t);
+        const double one = view.scale().nsPerPixel;
+        QVERIFY2(one * (view.width() - TimelineView::kGutter) < 10'000, qPrintable(QString::number(one)));
+        QTest::keyClick(&view, Qt::Key_F, Qt::ShiftModifier);
+        QVERIFY(view.scale().nsPerPixel > one * 100'000);
+        QTest::keyClick(&view, Qt::Key_F);
+        QCOMPARE(view.scale().nsPerPixel, one);
+    }
+
     void scaleZoomsAboutAPointAndPans() {
         TimeScale s = TimeScale::fit(0, 1000000, 1000);
         QVERIFY(s.toX(0) > 0 && s.toX(1000000) < 1000);
