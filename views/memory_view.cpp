@@ -1,6 +1,7 @@
 #include "views/memory_view.h"
 #include "views/focus_frame.h"
 #include "views/selection.h"
+#include "views/compact_rows.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -168,6 +169,7 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
     m_live->setHorizontalHeaderLabels({tr("Tensor"), tr("Bytes"), tr("Offset"), tr("Live steps")});
     m_live->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_live->verticalHeader()->hide();
+    useCompactRows(m_live);
     m_live->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_live->setSelectionBehavior(QAbstractItemView::SelectRows);
     auto* right = new QWidget(this);

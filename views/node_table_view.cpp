@@ -4,6 +4,7 @@
 
 #include "views/node_table_model.h"
 #include "views/selection.h"
+#include "views/compact_rows.h"
 
 namespace fsc {
 
@@ -11,6 +12,7 @@ NodeTableView::NodeTableView(QWidget* parent) : QTableView(parent), m_nodes(new 
     setModel(m_nodes);
     setSelectionBehavior(QAbstractItemView::SelectRows);
     verticalHeader()->hide();
+    useCompactRows(this);
     horizontalHeader()->setStretchLastSection(true);
     horizontalHeader()->setResizeContentsPrecision(200);  // fast on 6,000-node graphs
     setAlternatingRowColors(true);

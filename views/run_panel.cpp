@@ -14,6 +14,7 @@
 #include <QVBoxLayout>
 
 #include "views/run_table_model.h"
+#include "views/compact_rows.h"
 
 namespace fsc {
 
@@ -80,7 +81,10 @@ RunPanel::RunPanel(QWidget* parent)
     m_view->sortByColumn(RunTableModel::Milliseconds, Qt::DescendingOrder);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->verticalHeader()->hide();
-    m_view->horizontalHeader()->setStretchLastSection(true);
+    useCompactRows(m_view);
+    // The node's name takes the room a wide dock has; the figures keep their own width.
+    m_view->horizontalHeader()->setStretchLastSection(false);
+    m_view->horizontalHeader()->setSectionResizeMode(RunTableModel::Node, QHeaderView::Stretch);
     m_view->horizontalHeader()->setResizeContentsPrecision(200);  // fast on 2,000-node runs
     m_view->setAlternatingRowColors(true);
     connect(m_view, &QTableView::activated, this, [this](const QModelIndex& index) {

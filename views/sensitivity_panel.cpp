@@ -8,6 +8,7 @@
 #include <QVBoxLayout>
 
 #include "views/selection.h"
+#include "views/compact_rows.h"
 
 namespace fsc {
 
@@ -28,6 +29,7 @@ SensitivityPanel::SensitivityPanel(QWidget* parent) : QWidget(parent) {
     m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_view->horizontalHeader()->setSectionResizeMode(Node, QHeaderView::Stretch);
     m_view->verticalHeader()->hide();
+    useCompactRows(m_view);
     auto* layout = new QVBoxLayout(this);
     auto* top = new QHBoxLayout;
     top->addWidget(m_measure);

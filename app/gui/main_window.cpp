@@ -50,6 +50,7 @@
 #include "views/summary_view.h"
 #include "views/timeline_view.h"
 #include "views/work_indicator.h"
+#include "views/compact_rows.h"
 
 // The sample model is compiled into this static library; its resources must be
 // registered by hand or the linker drops them.
@@ -197,7 +198,11 @@ void MainWindow::createDocks() {
     m_passView->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_passView->setSelectionMode(QAbstractItemView::SingleSelection);
     m_passView->verticalHeader()->hide();
-    m_passView->horizontalHeader()->setStretchLastSection(true);
+    useCompactRows(m_passView);
+    // The step's name takes what the column has; the figures beside it keep their width.
+    m_passView->horizontalHeader()->setStretchLastSection(false);
+    m_passView->horizontalHeader()->setSectionResizeMode(PassListModel::Step, QHeaderView::Stretch);
+    m_passView->horizontalHeader()->setMinimumSectionSize(24);
     auto* passPanel = new QWidget(this);
     auto* passLayout = new QVBoxLayout(passPanel);
     passLayout->setContentsMargins(0, 0, 0, 0);

@@ -161,7 +161,7 @@ void MainWindow::applyDefaultDockSizes() {
     QDockWidget *passes = dock("passDock"), *summary = dock("summaryDock"), *nodes = dock("nodesDock");
     if (!passes || !summary || !nodes) return;
     resizeDocks({passes}, {std::max(200, int(width() * kLeftColumnShare))}, Qt::Horizontal);
-    resizeDocks({passes, summary}, {height() / 2, height() / 2}, Qt::Vertical);
+    resizeDocks({passes, summary}, {height() * 3 / 5, height() * 2 / 5}, Qt::Vertical);
     resizeDocks({nodes}, {std::max(110, int(height() * kBottomShare))}, Qt::Vertical);
 }
 
