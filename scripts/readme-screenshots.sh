@@ -11,6 +11,8 @@ gui=$build/app/gui/fusescope
 [ -x "$gui" ] || { echo "readme-screenshots: $gui is not built (cmake --build --preset dev)" >&2; exit 1; }
 cache=$build/model-cache
 [ -f "$cache/resnet50.onnx" ] || python3 tests/models/export_models.py "$cache"
-xvfb-run -a -s "-screen 0 1600x1000x24" "$gui" "$cache/resnet50.onnx" --screenshot docs/images/overview.png \
+home=$(mktemp -d)  # fresh settings: no remembered palette or layout
+trap 'rm -rf "$home"' EXIT
+HOME="$home" XDG_CONFIG_HOME="$home/.config" xvfb-run -a -s "-screen 0 1600x1000x24" "$gui" "$cache/resnet50.onnx" --screenshot docs/images/overview.png \
   --run --expand-depth 2
 echo "wrote docs/images/overview.png"

@@ -199,10 +199,7 @@ void MainWindow::createDocks() {
     m_passView->setSelectionMode(QAbstractItemView::SingleSelection);
     m_passView->verticalHeader()->hide();
     useCompactRows(m_passView);
-    // The step's name takes what the column has; the figures beside it keep their width.
-    m_passView->horizontalHeader()->setStretchLastSection(false);
-    m_passView->horizontalHeader()->setSectionResizeMode(PassListModel::Step, QHeaderView::Stretch);
-    m_passView->horizontalHeader()->setMinimumSectionSize(24);
+    m_passView->horizontalHeader()->setStretchLastSection(true);
     auto* passPanel = new QWidget(this);
     auto* passLayout = new QVBoxLayout(passPanel);
     passLayout->setContentsMargins(0, 0, 0, 0);
