@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "compiler/runtime/smallest_sizes.h"
+
 namespace fsc {
 namespace {
 
@@ -25,7 +27,7 @@ bool readByConvOrPool(const Graph& graph, ValueId input, size_t rank) {
 }
 
 // The size a typical input has at `axis`, for an input that leaves it open.
-int64_t typicalSize(const Graph& graph, ValueId input, size_t axis) {
+int64_t typicalShape(const Graph& graph, ValueId input, size_t axis) {
     const ValueType& type = graph.value(input).type;
     const auto& d = type.shape.dims();
     const size_t rank = d.size();
@@ -38,6 +40,14 @@ int64_t typicalSize(const Graph& graph, ValueId input, size_t axis) {
     if (rank == 5 && axis >= 2) return axis == 2 ? kVideoFrames : kVideoSide;
     if (rank == 3 && axis == 2 && readByConvOrPool(graph, input, 0)) return kSignalLength;
     return 1;
+}
+
+// The typical size, or more where the windows reading the axis need more (an audio model's
+// Conv front end over [batch, samples]).
+int64_t typicalSize(const Graph& graph, ValueId input, size_t axis) {
+    const int64_t typical = typicalShape(graph, input, axis);
+    if (axis == 0) return typical;  // the batch: any size runs
+    return std::max(typical, smallestValidSize(graph, input, axis));
 }
 
 }  // namespace

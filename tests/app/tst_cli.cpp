@@ -991,6 +991,35 @@ private slots:
         QCOMPARE(small.err.count(QLatin1Char('\n')), 1);
     }
 
+    // Audio models: raw samples [batch, samples] into a strided Conv1d front end, once at the
+    // top and once inside an If's branches. Generated inputs take the smallest length the
+    // windows accept (176 = 7 strides of 16 and a 64-sample window; 400 for the If's larger
+    // branch), so every check runs without --dim.
+    void generatedSignalsFitTheirConvFrontEnds_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("input");
+        QTest::newRow("front end") << QStringLiteral("torch_audio_frontend.onnx") << QStringLiteral("float32[1,176]");
+        QTest::newRow("inside If") << QStringLiteral("audio_if_frontend.onnx") << QStringLiteral("float32[1,400]");
+    }
+    void generatedSignalsFitTheirConvFrontEnds() {
+        QFETCH(QString, model);
+        QFETCH(QString, input);
+        const QString path = QStringLiteral(FSC_FIXTURE_DIR "/styles/") + model;
+        Run run = cli({QStringLiteral("run"), path, QStringLiteral("--iterations"), QStringLiteral("1")});
+        QCOMPARE(run.exitCode, 0);
+        QVERIFY2(run.out.contains(input), qPrintable(run.out));
+        for (const QStringList& check : {QStringList{QStringLiteral("--tp"), QStringLiteral("2")},
+                                         QStringList{QStringLiteral("--pp"), QStringLiteral("2")},
+                                         QStringList{QStringLiteral("--quantize"), QStringLiteral("int8"),
+                                                     QStringLiteral("--calibration-samples"), QStringLiteral("4")}}) {
+            Run r = cli(QStringList{QStringLiteral("compile"), path} + check);
+            QVERIFY2(r.exitCode == 0, qPrintable(check.join(QLatin1Char(' ')) + QStringLiteral(": ") + r.err));
+        }
+        // One sample short of the windows is refused with the sizes named.
+        Run shorter = cli({QStringLiteral("run"), path, QStringLiteral("--dim"), QStringLiteral("samples=100")});
+        QCOMPARE(shorter.exitCode, 2);
+    }
+
     // A check that fails still leaves what was compiled, and says so; compile takes --dim
     // and --input-dir like run.
     void compileChecksTakeInputsAndKeepTheResult() {

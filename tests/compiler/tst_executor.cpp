@@ -14,6 +14,7 @@
 #include "compiler/backends/cpu/relaid_constant.h"
 #include "compiler/backends/cpu/vector_math.h"
 #include "compiler/runtime/executor.h"
+#include "compiler/runtime/smallest_sizes.h"
 #include "core/graph_builder.h"
 #include "core/shape_inference.h"
 
@@ -369,6 +370,28 @@ private slots:
         QVERIFY(!out.isOk());
         QVERIFY2(out.status().message().find("node 'bad_reshape' (Reshape): cannot reshape [3] to [5]") != std::string::npos,
                  out.status().message().c_str());
+    }
+
+    // The smallest length of an open axis, walked back from the windows that slide over it:
+    // a Conv (kernel 9, stride 2) after 3 + 3 pads, a SAME MaxPool, then a kernel-5 Conv.
+    void smallestSizesWalkWindowsBack() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape({Dim::known(1), Dim::known(1), Dim::symbolic("length")}));
+        ValueId padded = b.op("Pad", {x, b.initializer(int64Tensor("pads", {6}, {0, 0, 3, 0, 0, 3}))}, "padded");
+        ValueId c1 = b.op("Conv", {padded, b.initializer(randomFloatTensor("w1", {2, 1, 9}, 1))}, "c1",
+                          {intsAttr("strides", {2})});
+        ValueId p = b.op("MaxPool", {c1}, "p", {intsAttr("kernel_shape", {3}), stringAttr("auto_pad", "SAME_UPPER")});
+        b.output(b.op("Conv", {p, b.initializer(randomFloatTensor("w2", {2, 2, 5}, 2))}, "y"));
+        Model m = b.buildModel();
+        fillUnknownTypes(*m.graph);
+        // conv2 needs 5; the SAME pool 5; conv1 (5 - 1) * 2 + 9 = 17; less the 6 pads: 11.
+        QCOMPARE(smallestValidSize(*m.graph, m.graph->inputs[0], 2), int64_t(11));
+        QCOMPARE(smallestValidSize(*m.graph, m.graph->inputs[0], 1), int64_t(1));  // channels: no window
+        // And it runs at 11, not at 10.
+        auto exec = Executor::create(m, ExecutorOptions{});
+        QVERIFY(exec.isOk());
+        QVERIFY((*exec)->run({floats({1, 1, 11}, std::vector<float>(11, 0.5f))}).isOk());
+        QVERIFY(!(*exec)->run({floats({1, 1, 10}, std::vector<float>(10, 0.5f))}).isOk());
     }
 
     void cancelStopsBetweenSteps() {
