@@ -121,6 +121,15 @@ NodeId Rewriter::addNode(Node node, NodeId anchor, const std::vector<NodeId>& ma
     const Node& n = m_graph.node(id);
     for (ValueId in : n.inputs)
         if (in.valid()) addUse(in, id);
+    // What its bodies read by name is read too, as the constructor counts it: a control-flow
+    // node moved by remove-and-add (pipeline-parallel's stage scopes) once lost the users of
+    // initializers only its bodies read, and finish() dropped them.
+    for (const std::string& name : n.capturedNames()) {
+        ValueId v = m_graph.findValue(name);
+        if (!v.valid()) continue;
+        addUse(v, id);
+        m_captured[v.index] = true;
+    }
     for (ValueId out : n.outputs)
         if (out.valid()) touchValue(out);
     if (anchor.valid()) m_insertBefore[anchor.index].push_back(id);

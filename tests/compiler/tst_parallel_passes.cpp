@@ -8,6 +8,7 @@
 #include "compiler/parallel/interconnect.h"
 #include "compiler/parallel/simulated_timeline.h"
 #include "compiler/pass_manager.h"
+#include "core/shape_inference.h"
 #include "compiler/passes/passes.h"
 #include "pass_test_support.h"
 
@@ -273,6 +274,37 @@ private slots:
             }
         }
         QVERIFY(maxRelativeError(m, r.model) < 1e-6);
+    }
+
+    // A control-flow node moved to its stage keeps the initializers only its bodies read (an
+    // audio model's If once lost its branches' weights, and the ONNX checker refused the graph).
+    void pipelineParallelKeepsWhatBodiesRead() {
+        GraphBuilder body("then");
+        ValueId w = body.outerValue("w");
+        ValueId outerX = body.outerValue("x2");
+        body.output(body.op("Mul", {outerX, w}, "o"));
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({16}));
+        ValueId cond = b.input("c", DType::Bool, Shape::scalar());
+        b.initializer(randomFloatTensor("w", {16}, 3));
+        ValueId x2 = b.op("Relu", {b.op("Neg", {x}, "x1")}, "x2");
+        ValueId r = b.node("If", {cond}, {"r"}, {graphAttr("then_branch", body.takeGraph()),
+                                                 graphAttr("else_branch", [] {
+                                                     GraphBuilder e("else");
+                                                     e.output(e.op("Identity", {e.outerValue("x2")}, "e"));
+                                                     return e.takeGraph();
+                                                 }())},
+                           "if")[0];
+        b.output(b.op("Sigmoid", {r}, "y"));
+        Model m = b.buildModel();
+        m.graph->value(r).type = ValueType::tensor(DType::Float32, Shape::ofSizes({16}));
+        fillUnknownTypes(*m.graph);
+        auto split = partition(m, passes::pipelineParallel(2));
+        const Graph& g = *split.model.graph;
+        const ValueId kept = g.findValue("w");
+        QVERIFY(kept.valid());
+        QVERIFY(std::find(g.initializers.begin(), g.initializers.end(), kept) != g.initializers.end());
+        QVERIFY(maxRelativeError(m, split.model) < 1e-6);
     }
 
     void alphaBetaArithmetic() {
