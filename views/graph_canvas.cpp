@@ -255,7 +255,11 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
     const ValueId pickedValue = selectedValue();
     const QPen breakPen(QColor(0xd0, 0x40, 0x10), std::max(1.5, 2.5 * s), Qt::DashLine);
     const bool edgeLabels = s >= 0.9;  // shapes are readable next to the edges
-    LabelPlacement edgeLabelPlaces;  // converging edges' labels never land on each other
+    LabelPlacement edgeLabelPlaces;  // converging edges' labels never land on each other or on a node
+    if (edgeLabels)
+        for (const auto& box : m_layout.boxes)
+            if (!box.expanded && visible(box.rect)) edgeLabelPlaces.block(screen(box.rect));
+    std::vector<bool> labelled;  // a value read by several nodes is labelled once, not per edge
     p.setBrush(Qt::NoBrush);
     for (size_t e = 0; e < m_layout.edges.size(); ++e) {
         const auto& path = m_layout.edges[e];
@@ -286,9 +290,11 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
                 p.restore();
             }
         }
-        if (edgeLabels && e < m_layout.edgeInfo.size() && m_layout.edgeInfo[e].value.valid()) {
+        const ValueId edgeValue = e < m_layout.edgeInfo.size() ? m_layout.edgeInfo[e].value : ValueId{};
+        if (edgeLabels && edgeValue.valid() && edgeValue.index >= labelled.size()) labelled.resize(edgeValue.index + 1, false);
+        if (edgeLabels && edgeValue.valid() && !labelled[edgeValue.index]) {
             // dtype and shape beside the middle of the edge (fanned-out edges have parted there).
-            const Value& v = m_shownGraph->value(m_layout.edgeInfo[e].value);
+            const Value& v = m_shownGraph->value(edgeValue);
             QString label = QString::fromStdString(v.type.toString());
             if (m_layout.edgeInfo[e].values > 1) label += tr(" +%1").arg(m_layout.edgeInfo[e].values - 1);
             p.save();
@@ -300,8 +306,10 @@ void GraphCanvas::paintScene(QPainter& p, const ViewTransform& view, QSizeF area
             const QFontMetricsF metrics(small);
             const QRectF wanted(view.toScreenX(at.x) + 4, view.toScreenY(at.y) + 4 - metrics.ascent(),
                                 metrics.horizontalAdvance(label), metrics.height());
-            if (const auto placed = edgeLabelPlaces.place(wanted))
+            if (const auto placed = edgeLabelPlaces.place(wanted)) {
                 p.drawText(QPointF(placed->x(), placed->y() + metrics.ascent()), label);
+                labelled[edgeValue.index] = true;
+            }
             p.restore();
         }
     }

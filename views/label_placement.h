@@ -1,7 +1,7 @@
 #pragma once
-// Edge labels that must not land on each other (where edges converge): each label goes
-// where it wants, or just below or above that, whichever is free; a label with no free
-// place is not drawn (its edge's tooltip still says it).
+// Edge labels that must not land on each other (where edges converge) or on a node: each
+// label goes where it wants, or just below or above that, whichever is free; a label with no
+// free place is not drawn (its edge's tooltip still says it).
 #include <QRectF>
 
 #include <algorithm>
@@ -12,6 +12,8 @@ namespace fsc {
 
 class LabelPlacement {
 public:
+    // A place no label may take (a node's box).
+    void block(const QRectF& area) { m_taken.push_back(area); }
     // Where `wanted` can be drawn, taking that place; nothing when all three are taken.
     std::optional<QRectF> place(const QRectF& wanted) {
         for (const double dy : {0.0, wanted.height() + 1, -(wanted.height() + 1)}) {

@@ -83,6 +83,11 @@ private slots:
         QVERIFY(second->top() > first->bottom() && third->bottom() < first->top());
         QVERIFY(!fourth);
         QVERIFY(places.place(wanted.translated(400, 0)));  // far away: where it wants
+        // A node's box is never written over: the label goes below it, or is not drawn.
+        fsc::LabelPlacement boxed;
+        boxed.block(QRectF(100, 40, 140, 14));
+        const auto beside = boxed.place(wanted);
+        QVERIFY(beside && beside->top() > 54);
     }
 
     void chainStacksVertically() {
