@@ -90,9 +90,15 @@ class TestMainWindow : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase() {
-        // Settings of their own, so tests neither read nor change a user's.
+        // Settings of their own, in a folder of this process's own, so tests neither read nor
+        // change a user's, nor race the other runs of this binary that ctest starts in parallel
+        // (the scale-2 and screen-size runs once changed each other's remembered threads).
         QCoreApplication::setOrganizationName(QStringLiteral("FusescopeTests"));
         QCoreApplication::setApplicationName(QStringLiteral("tst_main_window"));
+        static QTemporaryDir settingsDir;
+        QVERIFY(settingsDir.isValid());
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
+        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settingsDir.path());
         QSettings().clear();
     }
 
