@@ -68,10 +68,12 @@ WalkthroughChapter quantizationChapter(const WalkthroughInput& in) {
         "model's output, so the worst layers can be kept in float (--exclude).",
         "Accuracy is the quantized model's outputs against the float32 model's on the same inputs: "
         "cosine similarity (1 is identical) and, for a classifier, how often the top class agrees. "
-        "Latency is measured on the walkthrough's backend (timing names it). The CPU has no "
-        "float16 or bfloat16 arithmetic of its own and widens them around each kernel: expect "
-        "them slower there and faster on a GPU's tensor cores. The accuracy figures are "
-        "compile --quantize's, on generated samples."};
+        "Latency is measured on the walkthrough's backend (timing names it). Fusescope's CPU "
+        "backend computes float16 and bfloat16 in float32, widening them around each kernel "
+        "whatever half-precision instructions the CPU itself has: expect them slower there and "
+        "faster on a GPU's tensor cores. The accuracy figures are compile --quantize's, on "
+        "generated samples; the sensitivity table gives 1 - cosine, since the cosines themselves "
+        "agree to more digits than a table shows."};
     std::vector<Variant> variants;
     variants.push_back({"float32", *in.session.compiledModel(), {}});
     for (const char* kind : {"fp16", "bf16", "int8"}) {
@@ -129,7 +131,11 @@ WalkthroughChapter quantizationChapter(const WalkthroughInput& in) {
     const QuantizeReport& int8 = variants.back().report;
     for (size_t i = 0; i < int8.sensitivity.size() && i < 8; ++i) {
         const LayerSensitivity& l = int8.sensitivity[i];
-        sensitive.push_back({{"node", l.node}, {"op", l.opType}, {"cosine", l.error.cosine}, {"max_abs", l.error.maxAbs}});
+        sensitive.push_back({{"node", l.node},
+                             {"op", l.opType},
+                             {"cosine", l.error.cosine},
+                             {"one_minus_cosine", 1.0 - l.error.cosine},  // the ranking, readable
+                             {"max_abs", l.error.maxAbs}});
     }
     c.figures["int8_most_sensitive_layers"] = sensitive;
     c.figures["int8_layers_measured"] = int8.sensitivity.size();

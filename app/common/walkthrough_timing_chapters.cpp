@@ -155,6 +155,10 @@ WalkthroughChapter benchmarkingChapter(const WalkthroughInput& in) {
                                 {"p90_ms", s.p90},      {"p99_ms", s.p99},            {"min_ms", s.min},
                                 {"max_ms", s.max},      {"max_over_min", s.min > 0 ? s.max / s.min : 0.0},
                                 {"coefficient_of_variation", mean > 0 ? std::sqrt(variance) / mean : 0.0}};
+    // Nearest rank: under 100 runs the p99 is the slowest run itself.
+    if (warmed.size() < 100)
+        c.figures["with_warmup"]["p99_note"] = "with " + std::to_string(warmed.size()) +
+                                               " runs the p99 is the slowest run; a p99 needs at least 100";
     constexpr int kBins = 10;  // the warmed runs' histogram, min to max
     std::vector<int> counts(kBins, 0);
     const double width = (s.max - s.min) / kBins;
@@ -170,7 +174,8 @@ WalkthroughChapter benchmarkingChapter(const WalkthroughInput& in) {
     c.figures["timing"] = {{"backend", backendOf(in)},
                            {"threads", side->threads},
                            {"inputs", "generated, seed 0"},
-                           {"warmup_runs", "of a new executor; chapters run before this one in the same process may "
+                           {"warmup_runs", kWarmup},
+                           {"warmup_note", "of a new executor; chapters run before this one in the same process may "
                                            "have warmed the kernels' libraries and caches already"}};
     return c;
 }

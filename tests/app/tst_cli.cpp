@@ -212,6 +212,9 @@ private slots:
         const QJsonObject figures10 = figuresOf(10);
         const QJsonObject warmed = figures10[QStringLiteral("with_warmup")].toObject();
         const QJsonArray warmup = figures10[QStringLiteral("warmup_runs_ms")].toArray();
+        QCOMPARE(figures10[QStringLiteral("timing")].toObject()[QStringLiteral("warmup_runs")].toInt(), int(warmup.size()));
+        QVERIFY(figures10[QStringLiteral("with_warmup")].toObject()[QStringLiteral("p99_note")].toString().contains(
+            QStringLiteral("the p99 is the slowest run")));
         QCOMPARE(warmup.size(), 2);
         QCOMPARE(warmed[QStringLiteral("iterations")].toInt(), 30);
         auto ms = [&](const char* key) { return warmed[QLatin1String(key)].toDouble(); };
@@ -300,6 +303,10 @@ private slots:
             QVERIFY(row[QStringLiteral("weight_bytes")].toInteger() < precisions[0].toObject()[QStringLiteral("weight_bytes")].toInteger());
         }
         QVERIFY(!figuresOf(8)[QStringLiteral("int8_most_sensitive_layers")].toArray().isEmpty());
+        for (const QJsonValue layer : figuresOf(8)[QStringLiteral("int8_most_sensitive_layers")].toArray()) {
+            const QJsonObject l = layer.toObject();
+            QCOMPARE(l[QStringLiteral("one_minus_cosine")].toDouble(), 1.0 - l[QStringLiteral("cosine")].toDouble());
+        }
 
         // Chapter 9: compile --tp/--pp's collectives and simulated time.
         const QJsonArray partitions = figuresOf(9)[QStringLiteral("partitions")].toArray();
