@@ -171,24 +171,13 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
     if (Status s = session.compile(*spec); !s) return fail(s.message());
     const CompileResult* compiled = session.compiledResult().get();
 
-    ProfileRequest request;
-    request.graph = compiled->model.graph;
-    request.opsets = compiled->model.opsetImports;
+    ProfileRequest request = session.profileRequest(compiled->model.graph, *target, args.pipeline.name());
     feeds.inputDir = input.dir.string();
     feeds.files = input.files;
     feeds.dims = input.dims;
     request.feeds = feeds;
-    request.target = *target;
     request.iterations = int(iterations);
     request.warmup = int(warmup);
-    request.model = model;
-    request.pipeline = args.pipeline.name();
-    for (const PassReport& p : compiled->trace.passes) {
-        int64_t rejected = 0;
-        rejected = int64_t(p.rejections.size());
-        request.passes.push_back({p.name, int64_t(p.nodesBefore), int64_t(p.nodesAfter), p.milliseconds,
-                                  int64_t(p.changes.size()), rejected});
-    }
     auto trace = profileGraph(request);
     if (!trace) return fail(model + ": " + trace.status().message());
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "compiler/backends/cuda/generated_kernels.h"
+#include "compiler/fused_domain.h"
 #include "compiler/graph_snapshot.h"
 #include "core/onnx_import.h"
 #include "profiler/node_stats.h"
@@ -91,6 +92,26 @@ int Session::lastChangingStep(int step) const {
     for (int s = step; s > 0; --s)
         if (stepChanged(s)) return s;
     return step;
+}
+
+ProfileRequest Session::profileRequest(std::shared_ptr<const Graph> graph, const Target& target,
+                                       const std::string& label) const {
+    ProfileRequest request;
+    request.graph = std::move(graph);
+    if (m_model) {
+        request.opsets = m_model->opsetImports;
+        request.model = m_model->path;
+    }
+    bool fused = false;  // a compiled step's fused ops need their domain declared
+    for (const auto& [domain, version] : request.opsets) fused |= domain == kFusescopeDomain;
+    if (!fused) request.opsets.push_back({kFusescopeDomain, 1});
+    request.target = target;
+    request.pipeline = label;
+    if (m_compiled)
+        for (const PassReport& p : m_compiled->passes)
+            request.passes.push_back({p.name, int64_t(p.nodesBefore), int64_t(p.nodesAfter), p.milliseconds,
+                                      int64_t(p.changes.size()), int64_t(p.rejections.size())});
+    return request;
 }
 
 int Session::compareBaseFor(int step, int base) const {

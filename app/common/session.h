@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/common/profile_session.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipelines.h"
 #include "core/graph.h"
@@ -61,6 +62,13 @@ public:
     // The last step at or before `step` whose pass changed the graph, or `step` when none did:
     // where a comparison opens, so its two sides differ.
     int lastChangingStep(int step) const;
+
+    // What profileGraph needs to time `graph` (a step of this compile, or the compiled model's)
+    // on `target`: its opsets with the fused ops' domain, the model, the compile's passes, the
+    // label naming what ran. The one place a profile is described; callers add their feeds,
+    // warm-up and iterations.
+    ProfileRequest profileRequest(std::shared_ptr<const Graph> graph, const Target& target,
+                                  const std::string& label) const;
 
     // The run shown: measured on `step` of this compile, or -1 for a stored run (whose node
     // ids need not be those of any graph here).

@@ -21,14 +21,9 @@ constexpr int kProfileWarmup = 1, kProfileIterations = 3;
 // On the walkthrough's backend: the CPU, or the GPU through CUPTI.
 Result<Trace> profileRun(const WalkthroughInput& in, std::shared_ptr<const Graph> graph, const std::string& what) {
     if (in.progress) in.progress("profiling " + what);
-    ProfileRequest request;
-    request.graph = std::move(graph);
-    request.opsets = in.session.compiledModel()->opsetImports;  // with the fused ops' domain
+    ProfileRequest request = in.session.profileRequest(std::move(graph), in.target(), in.pipelineName);
     request.warmup = kProfileWarmup;
     request.iterations = kProfileIterations;
-    request.model = in.session.model()->path;
-    request.pipeline = in.pipelineName;
-    request.target = in.target();
     return profileGraph(request, in.cancel);
 }
 

@@ -16,7 +16,6 @@
 #include "app/common/target_choice.h"
 #include "app/common/trace_recorder.h"
 #include "compiler/backends/cuda/device.h"
-#include "compiler/fused_domain.h"
 #include "profiler/node_stats.h"
 #include "profiler/run_store.h"
 #include "views/status_line.h"
@@ -75,18 +74,13 @@ void MainWindow::runShownGraph() {
         if (!snapshot) m_status->setText(tr("Nothing to run yet: open a model and let it compile"));
         return;
     }
-    const Model& model = *m_session.model();
-    ProfileRequest request;
-    request.graph = snapshot->materialize();
-    request.opsets = model.opsetImports;
-    if (model.opsetVersion(kFusescopeDomain) < 0) request.opsets.push_back({kFusescopeDomain, 1});
+    const QString stepName = QString::fromStdString(m_session.stepLabel(step));
+    Target cpu;
+    cpu.threads = m_runPanel->threads();
+    ProfileRequest request = m_session.profileRequest(snapshot->materialize(), cpu, stepName.toStdString());
     request.feeds = m_runPanel->feedOptions();
     request.warmup = m_runPanel->warmup();
     request.iterations = m_runPanel->iterations();
-    request.target.threads = m_runPanel->threads();
-    request.model = model.path;
-    const QString stepName = QString::fromStdString(m_session.stepLabel(step));
-    request.pipeline = stepName.toStdString();
     // A GPU asked for but not usable: say why, and run on the CPU rather than not at all.
     if (m_runPanel->cudaSelected()) {
         auto target = makeTarget({.backend = "cuda", .threads = request.target.threads});

@@ -106,6 +106,32 @@ private slots:
         QVERIFY(!s.compiledModel());
     }
 
+    // One description of a profile for the CLI, the GUI and the walkthrough: the fused ops'
+    // domain declared, the model, the compile's passes, the target and the label.
+    void aProfileRequestIsMadeOnce() {
+        Session s;
+        QVERIFY(s.open(FSC_SAMPLE_MODEL).isOk());
+        QVERIFY(s.compile({.passes = *pipelinePasses("O2")}).isOk());
+        Target cpu;
+        cpu.threads = 1;
+        const ProfileRequest r = s.profileRequest(s.compiledModel()->graph, cpu, "O2");
+        QCOMPARE(r.graph, s.compiledModel()->graph);
+        QCOMPARE(r.model, std::string(FSC_SAMPLE_MODEL));
+        QCOMPARE(r.pipeline, std::string("O2"));
+        QCOMPARE(r.target.threads, 1);
+        QCOMPARE(r.passes.size(), s.compiled()->passes.size());
+        QCOMPARE(int(std::count_if(r.opsets.begin(), r.opsets.end(),
+                                   [](const auto& o) { return o.first == "ai.fusescope"; })),
+                 1);
+        auto trace = profileGraph([&] {
+            ProfileRequest quick = r;
+            quick.warmup = 0, quick.iterations = 1;
+            return quick;
+        }());
+        QVERIFY2(trace.isOk(), trace.status().message().c_str());
+        QCOMPARE(trace->passes.size(), r.passes.size());
+    }
+
     void stepsAreTheCompilesPassesAfterTheImport() {
         Session s = compiledSample();
         const CompileTrace& trace = *s.compiled();
