@@ -156,6 +156,7 @@ struct Partition {
     std::map<std::string, double> usByLink;  // simulated time per interconnect preset
     std::vector<double> busyUs;              // per device, compute only
     std::vector<double> activationBytes;     // per device: the outputs its nodes write
+    std::map<std::string, int> rejected;     // the partitioning pass's rejections, by reason
 };
 
 Result<Partition> partitionAndSimulate(const WalkthroughInput& in, bool pipeline, int devices) {
@@ -173,6 +174,9 @@ Result<Partition> partitionAndSimulate(const WalkthroughInput& in, bool pipeline
     if (!report) return report.status();
     Partition p{kind, devices, std::move(*report), {}, std::vector<double>(size_t(devices), 0.0),
                 std::vector<double>(size_t(devices), 0.0)};
+    for (const PassReport& pass : result->trace.passes)
+        if (pass.name == "tensor-parallel" || pass.name == "pipeline-parallel")
+            for (const Rejection& r : pass.rejections) ++p.rejected[r.pattern + ": " + r.reason];
     const Graph& g = *result->model.graph;
     for (const char* link : {"nvlink4", "pcie5", "ndr"}) {
         auto sim = simulateDevices(g, PartitionShape{devices, pipeline}, link, args.microbatches);
@@ -235,7 +239,9 @@ WalkthroughChapter parallelChapter(const WalkthroughInput& in) {
     WalkthroughChapter c;
     c.paragraphs = {
         "Tensor parallelism splits each layer: a linear-layer pair is cut by columns and then by "
-        "rows (attention by heads), every device holds a slice of every layer's weights and "
+        "rows (attention by heads, where the pass can follow the heads through the model's "
+        "reshapes; each partition lists what it would not split, and why), every device holds a "
+        "slice of every layer's weights and "
         "computes its slice of every activation, and the devices meet in an AllReduce after each "
         "pair. Its communication is frequent and sits on the critical path, so it wants the "
         "fastest link (NVLink inside one server).",
@@ -280,6 +286,12 @@ WalkthroughChapter parallelChapter(const WalkthroughInput& in) {
                            {"single_device_us", sim["single_device_us"]},
                            {"simulated_us", p.usByLink},
                            {"single_device_mean_relative_difference", r.meanRelativeDifference}};
+        // What the pass would not split on this model, and why (attention that stays whole, say):
+        // the text above describes the method, these say what happened here.
+        nlohmann::json rejected = nlohmann::json::array();
+        for (const auto& [reason, count] : p.rejected) rejected.push_back({{"reason", reason}, {"count", count}});
+        if (!rejected.empty()) row["rejected"] = std::move(rejected);
+        if (!r.notSplit.empty()) row["not_split"] = r.notSplit;
         rows.push_back(std::move(row));
         for (const auto& [link, us] : p.usByLink)
             bars.push_back({(p.kind == "tensor" ? "TP " : "PP ") + std::to_string(p.devices) + ", " + link, us});

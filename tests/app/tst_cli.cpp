@@ -324,6 +324,12 @@ private slots:
                      parallel[QStringLiteral("simulation")].toObject()[QStringLiteral("total_us")].toDouble());
         }
         QVERIFY(partitions[1].toObject()[QStringLiteral("all_reduces")].toInt() > 0);  // the sample is a transformer
+        // What the pass would not split is said per partition: the sample's 10-class head does
+        // not divide by 4 devices.
+        const QJsonArray rejected = partitions[1].toObject()[QStringLiteral("rejected")].toArray();
+        QVERIFY(!rejected.isEmpty());
+        QVERIFY2(rejected[0].toObject()[QStringLiteral("reason")].toString().contains(QStringLiteral("do not divide by 4")),
+                 qPrintable(QJsonDocument(rejected).toJson()));
         QVERIFY(!figuresOf(9)[QStringLiteral("rule_of_thumb")].toString().isEmpty());
 
         // The page draws charts inline.
