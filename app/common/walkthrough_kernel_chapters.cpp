@@ -116,8 +116,9 @@ WalkthroughChapter fusionChapter(const WalkthroughInput& in) {
         "the compiled graph is matched through provenance with the nodes it replaced in the graph "
         "just before the first fusion pass; both graphs are profiled (on the backend timing names) and the time of "
         "the replaced nodes is set against the fused node's.",
-        "Element-wise groups become one generated kernel: on the GPU, CUDA C++ compiled at run "
-        "time with NVRTC. The source of one of them is shown."};
+        "Element-wise groups that no named fusion or epilogue took become one generated kernel: "
+        "on the GPU, CUDA C++ compiled at run time with NVRTC. When this model has one, its "
+        "source is below; when it has none, that says where its element-wise ops went."};
     const CompileResult& compiled = *in.session.compiledResult();
     const auto& passes = compiled.trace.passes;
     auto first = std::find_if(passes.begin(), passes.end(), [](const PassReport& p) { return isFusionPass(p.name); });
@@ -209,8 +210,9 @@ WalkthroughChapter fusionChapter(const WalkthroughInput& in) {
     c.charts.push_back({"Time per iteration of each kind of fused group: the replaced nodes before fusion "
                         "against the fused node (CPU, measured)",
                         barChartSvg(bars, "ms")});
-    c.figures["generated_kernel"] = "none: every group here went to a named fusion. A chain of element-wise ops "
-                                    "outside them (a CNN's residual Add + ReLU) gets a generated kernel.";
+    c.figures["generated_kernel"] = "none on this model: every element-wise op here went into a named fusion or "
+                                    "into a convolution's or GEMM's epilogue (a ResNet's residual Add + ReLU runs "
+                                    "in its last convolution's epilogue), so no generated kernel was needed.";
     for (const GeneratedKernel& k : generatedCudaKernels(after))
         if (k.error.empty()) {
             c.figures["generated_kernel"] = {{"node", k.nodeName}, {"entry", k.kernel.name}, {"cuda_source", k.kernel.source}};
