@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/common/walkthrough.h"
+#include "compiler/runtime/feeds.h"
 #include "compiler/backends/cuda/device.h"
 #include "core/comma_list.h"
 #include "core/parse_int.h"
@@ -17,6 +18,7 @@ struct WalkthroughArgs {
     bool json = false;
     int threads = 0;  // ThreadPool::kAutomatic
     PipelineChoice pipeline;
+    InputChoice input;
 };
 
 int walkthrough(const CLI::App& app, const WalkthroughArgs& a) {
@@ -44,9 +46,12 @@ int walkthrough(const CLI::App& app, const WalkthroughArgs& a) {
     std::cerr << "walkthrough: compiling with " << a.pipeline.name() << "\n";
     if (Status s = session.compile(*spec); !s) return fail(s.message());
     std::vector<WalkthroughChapter> chapters;
+    if (Status s = checkDimNames(*session.model()->graph, session.model()->graph->inputs, a.input.dims); !s)
+        return fail(a.model + ": " + s.message());
     const WalkthroughInput input{.session = session,
                                  .pipelineName = a.pipeline.name(),
-                                 .progress = [](const std::string& what) { std::cerr << "walkthrough:   " << what << "\n"; }};
+                                 .progress = [](const std::string& what) { std::cerr << "walkthrough:   " << what << "\n"; },
+                                 .inputs = a.input};
     for (size_t i = 0; i < ids.size(); ++i) {
         std::cerr << "walkthrough: chapter " << ids[i] << " (" << i + 1 << " of " << ids.size() << ")\n";
         auto chapter = walkthroughChapter(ids[i], input);
@@ -84,6 +89,7 @@ Command walkthroughCommand(CLI::App& cli) {
                      "where the timed chapters run: cpu (default) or cuda (the first GPU; accuracy is always\n"
                      "measured against the CPU's float32 run)");
     addThreadsOption(*app, a->threads, "execution");
+    addInputOptions(*app, a->input, "inputs (every chapter runs on them; default: generated, sized as run sizes them)");
     return {app, [app, a] { return walkthrough(*app, *a); }};
 }
 

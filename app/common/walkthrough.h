@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app/common/session.h"
+#include "compiler/quantization/calibration_data.h"
+#include "compiler/runtime/feeds.h"
 #include "core/status.h"
 
 namespace fsc {
@@ -55,8 +57,18 @@ struct WalkthroughInput {
     const std::atomic<bool>* cancel = nullptr;  // checked between runs
     // What the chapter is doing now ("compiling int8", "profiling the compiled graph").
     std::function<void(const std::string&)> progress;
+    // The inputs every chapter runs on (--input-dir, --input, --dim, as `run` takes them);
+    // empty: generated ones, sized as `run` sizes them.
+    InputChoice inputs;
     // Where the timed chapters run: the target the session compiled for.
     const Target& target() const { return session.pipeline().target; }
+    FeedOptions feeds() const {
+        FeedOptions f;
+        f.inputDir = inputs.dir.string();
+        f.files = inputs.files;
+        f.dims = inputs.dims;
+        return f;
+    }
 };
 // Chapter `id` on the session's model. An unknown id is an InvalidArgument; a
 // cancel while it is computed is Cancelled.

@@ -111,7 +111,7 @@ WalkthroughChapter memoryChapter(const WalkthroughInput& in) {
                           "), so there is no plan to show; a model of standard ONNX ops would show one.";
         return c;
     }
-    auto feeds = buildFeeds(**executor, FeedOptions{});
+    auto feeds = buildFeeds(**executor, in.feeds());
     auto ran = feeds ? (*executor)->run(feeds->tensors) : Result<std::vector<RtTensor>>(feeds.status());
     const MemoryPlan* plan = ran ? (*executor)->lastMemoryPlan() : nullptr;
     if (!plan) {

@@ -22,6 +22,7 @@ constexpr int kProfileWarmup = 1, kProfileIterations = 3;
 Result<Trace> profileRun(const WalkthroughInput& in, std::shared_ptr<const Graph> graph, const std::string& what) {
     if (in.progress) in.progress("profiling " + what);
     ProfileRequest request = in.session.profileRequest(std::move(graph), in.target(), in.pipelineName);
+    request.feeds = in.feeds();
     request.warmup = kProfileWarmup;
     request.iterations = kProfileIterations;
     return profileGraph(request, in.cancel);

@@ -37,7 +37,7 @@ Result<Variant> compileQuantized(const WalkthroughInput& in, const std::string& 
     PipelineSpec spec = in.session.pipeline();
     spec.precision = Precision::Float32;
     if (in.progress) in.progress("compiling " + kind);
-    auto plan = planQuantization(args, InputChoice{}, model, spec);
+    auto plan = planQuantization(args, in.inputs, model, spec);
     if (!plan) return plan.status();
     auto result = Session::compileWith(model, spec);
     if (!result) return result.status();
@@ -170,7 +170,7 @@ Result<Partition> partitionAndSimulate(const WalkthroughInput& in, bool pipeline
     if (!result) return result.status();
     ParallelArgs args;
     (pipeline ? args.pp : args.tp) = devices;
-    auto report = measureParallel(args, InputChoice{}, model, *result);
+    auto report = measureParallel(args, in.inputs, model, *result);
     if (!report) return report.status();
     Partition p{kind, devices, std::move(*report), {}, std::vector<double>(size_t(devices), 0.0),
                 std::vector<double>(size_t(devices), 0.0)};

@@ -17,7 +17,7 @@ const char* backendOf(const WalkthroughInput& in) {
 Result<TimedSide> prepareSide(const Model& model, const WalkthroughInput& in) {
     auto exec = Executor::create(model, executorOptions(in.target()));
     if (!exec) return exec.status();
-    auto feeds = buildFeeds(**exec, FeedOptions{});
+    auto feeds = buildFeeds(**exec, in.feeds());
     if (!feeds) return feeds.status();
     const int threads = (*exec)->threadsInUse();
     TimedSide side{std::move(*exec), std::move(*feeds), {}, {}, threads};

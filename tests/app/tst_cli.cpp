@@ -1033,6 +1033,26 @@ private slots:
         QCOMPARE(shorter.exitCode, 2);
     }
 
+    // The walkthrough runs on the inputs run would take: --dim sizes its chapters' runs (the
+    // memory plan of chapter 6 is run's for the same sizes), an unknown dim name is refused.
+    void walkthroughTakesRunsInputs() {
+        const QString model = QStringLiteral(FSC_FIXTURE_DIR "/styles/conv_symbolic_hw.onnx");
+        Run small = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"),
+                         QStringLiteral("6"), QStringLiteral("--dim"), QStringLiteral("height=64"), QStringLiteral("--dim"),
+                         QStringLiteral("width=64")});
+        QCOMPARE(small.exitCode, 0);
+        const QJsonObject figures =
+            QJsonDocument::fromJson(small.out.toUtf8()).object()[QStringLiteral("chapters")].toArray()[0].toObject()[QStringLiteral("figures")].toObject();
+        Run run = cli({QStringLiteral("run"), model, QStringLiteral("--json"), QStringLiteral("--iterations"), QStringLiteral("1"),
+                       QStringLiteral("--dim"), QStringLiteral("height=64"), QStringLiteral("--dim"), QStringLiteral("width=64")});
+        QCOMPARE(run.exitCode, 0);
+        const QJsonObject memory = QJsonDocument::fromJson(run.out.toUtf8()).object()[QStringLiteral("memory")].toObject();
+        QCOMPARE(figures[QStringLiteral("arena_bytes")].toInteger(), memory[QStringLiteral("arena_bytes")].toInteger());
+        Run wrong = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--dim"), QStringLiteral("nosuch=3")});
+        QCOMPARE(wrong.exitCode, 2);
+        QVERIFY2(wrong.err.contains(QStringLiteral("nosuch")), qPrintable(wrong.err));
+    }
+
     // A check that fails still leaves what was compiled, and says so; compile takes --dim
     // and --input-dir like run.
     void compileChecksTakeInputsAndKeepTheResult() {
