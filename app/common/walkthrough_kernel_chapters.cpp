@@ -211,7 +211,7 @@ WalkthroughChapter fusionChapter(const WalkthroughInput& in) {
     c.charts.push_back({"Time per iteration of each kind of fused group: the replaced nodes before fusion "
                         "against the fused node (CPU, measured)",
                         barChartSvg(bars, "ms")});
-    c.figures["generated_kernel"] = "none on this model: every element-wise op here went into a named fusion or "
+    c.figures["generated_kernel"] = "none: on this model every element-wise op went into a named fusion or "
                                     "into a convolution's or GEMM's epilogue (a ResNet's residual Add + ReLU runs "
                                     "in its last convolution's epilogue), so no generated kernel was needed.";
     for (const GeneratedKernel& k : generatedCudaKernels(after))
