@@ -317,10 +317,12 @@ std::vector<OpRow> singleOpCases() {
                                                   {{5, 8}, {8, 6}},
                                                   {stringAttr("activation", "Gelu")},
                                                   {randomFloatTensor("bias", {6}, 9, 1.f)}});
-    row("fused matmul gelu tanh", {"FusedMatMul",
-                                   "ai.fusescope",
-                                   {{5, 8}, {8, 6}},
-                                   {stringAttr("activation", "GeluTanh")}});
+    // On a GPU this is cuBLASLt's GELU epilogue, which computes tanh with the hardware's
+    // approximation: measured on an H200 at 2.9e-5 of the CPU's result (docs/gpu-runs of
+    // 2026-11-28), well inside ONNX's own float32 tolerance of 1e-3.
+    row("fused matmul gelu tanh",
+        {"FusedMatMul", "ai.fusescope", {{5, 8}, {8, 6}}, {stringAttr("activation", "GeluTanh")}},
+        1e-4);
     row("fused matmul leaky",
         {"FusedMatMul",
          "ai.fusescope",
