@@ -13,6 +13,10 @@
 //   BatchNormalization: Mul and Add by per-channel constants ([C], which broadcast over NHWC's
 //                      last axis): a pre-activation block's BatchNormalization + Relu before a
 //                      convolution (DenseNet's, after a Concat) no longer ends the region
+//   Slice, Split of channels: the same over NHWC's last axis (ShuffleNet's channel split)
+//   channel shuffle:   Reshape [N, C, H, W] -> [N, g, C/g, H, W], Transpose (0, 2, 1, 3, 4),
+//                      Reshape back (ShuffleNet's) is, in NHWC, the same three ops on
+//                      [N, H, W, g, C/g] swapping its last two axes: no layout change
 // A pooled [N, 1, 1, C] that only Flattens read leaves without a Transpose (its memory order
 // is [N, C, 1, 1]'s). A region is converted only when it holds at least two convolutions
 // and needs no more Transposes at its edges than it holds convolutions: a lone Conv (a ViT's
@@ -33,7 +37,7 @@ namespace {
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 
-enum class Role { None, Conv, GlobalPool, MaxPool, Elementwise, BatchNorm, ChannelConcat };
+enum class Role { None, Conv, GlobalPool, MaxPool, Elementwise, BatchNorm, ChannelConcat, ChannelSlice, ChannelSplit, ChannelShuffle };
 
 bool rank4(const Graph& g, ValueId v) {
     const ValueType& t = g.value(v).type;
@@ -46,6 +50,52 @@ bool scalarShaped(const Graph& g, ValueId v) {
     for (const Dim& d : s.dims())
         if (!d.isKnown() || d.size() != 1) return false;
     return true;
+}
+
+bool channelAxis(int64_t axis) { return axis == 1 || axis == -3; }
+
+// A channel shuffle ending at `last` (a Reshape): its first Reshape and Transpose, each read
+// only by the next, and the [N, C, H, W] it shuffles in g groups.
+struct ChannelShuffle {
+    NodeId split, swap;
+    ValueId x;
+    int64_t groups = 0, channels = 0, height = 0, width = 0;
+};
+std::optional<ChannelShuffle> channelShuffleEndingAt(const Rewriter& rw, NodeId last) {
+    const Graph& g = rw.graph();
+    const Node& n = g.node(last);
+    if (!isOp(n, "Reshape") || n.outputs.size() != 1 || !n.inputs[0].valid() || !rank4(g, n.outputs[0])) return std::nullopt;
+    const NodeId swap = rw.producer(n.inputs[0]);
+    if (!swap.valid() || rw.soleUser(n.inputs[0]) != last || !isOp(g.node(swap), "Transpose") ||
+        intsAttr(g.node(swap), "perm") != std::vector<int64_t>{0, 2, 1, 3, 4})
+        return std::nullopt;
+    const ValueId grouped = g.node(swap).inputs[0];
+    const NodeId split = rw.producer(grouped);
+    if (!split.valid() || rw.soleUser(grouped) != swap || !isOp(g.node(split), "Reshape") ||
+        !g.node(split).inputs[0].valid())
+        return std::nullopt;
+    ChannelShuffle s{split, swap, g.node(split).inputs[0]};
+    if (!rank4(g, s.x) || dtypeOf(g, s.x) != DType::Float32) return std::nullopt;
+    // Dims 1.. known: with as many elements, dim 0 is N in all three.
+    auto known = [&](ValueId v, size_t rank) -> std::optional<std::vector<int64_t>> {
+        const Shape& shape = g.value(v).type.shape;
+        if (!shape.rankKnown() || shape.rank() != rank) return std::nullopt;
+        std::vector<int64_t> d;
+        for (size_t i = 1; i < rank; ++i) {
+            if (!shape[i].isKnown()) return std::nullopt;
+            d.push_back(shape[i].size());
+        }
+        return d;
+    };
+    const auto in = known(s.x, 4), mid = known(grouped, 5), out = known(n.outputs[0], 4);
+    if (!in || !mid || !out || *in != *out || (*mid)[2] != (*in)[1] || (*mid)[3] != (*in)[2] ||
+        (*mid)[0] * (*mid)[1] != (*in)[0])
+        return std::nullopt;
+    s.groups = (*mid)[0];
+    s.channels = (*in)[0];
+    s.height = (*in)[1];
+    s.width = (*in)[2];
+    return s;
 }
 
 // Ops that compute each output element from the same element of each (broadcast) input.
@@ -62,8 +112,15 @@ bool elementwiseKind(const Node& n) {
 }
 
 // What the node becomes in a channels-last region, or None with the reason.
-Role roleOf(const Rewriter& rw, const Node& n, std::string& why) {
+Role roleOf(const Rewriter& rw, NodeId id, std::string& why) {
     const Graph& g = rw.graph();
+    const Node& n = g.node(id);
+    if (isOp(n, "Split") && channelAxis(intAttr(n, "axis", 0)) && n.inputs[0].valid() && rank4(g, n.inputs[0]) &&
+        dtypeOf(g, n.inputs[0]) == DType::Float32) {
+        for (ValueId out : n.outputs)
+            if (!out.valid() || !rank4(g, out)) return Role::None;
+        return Role::ChannelSplit;
+    }
     if (n.outputs.size() != 1 || !n.outputs[0].valid() || n.inputs.empty() || !n.inputs[0].valid()) return Role::None;
     const ValueId out = n.outputs[0];
     const bool conv = (isOp(n, "Conv") || (n.domain == kFusescopeDomain && n.opType == "FusedConv"));
@@ -96,6 +153,17 @@ Role roleOf(const Rewriter& rw, const Node& n, std::string& why) {
             if (!in.valid() || !rank4(g, in)) return Role::None;
         return Role::ChannelConcat;
     }
+    if (isOp(n, "Slice")) {
+        // Constant bounds over the channel axis alone; any steps.
+        const auto axes = n.inputs.size() > 3 && n.inputs[3].valid() ? constantInts(rw, n.inputs[3]) : std::nullopt;
+        const bool bounds = n.inputs.size() > 2 && constantInts(rw, n.inputs[1]) && constantInts(rw, n.inputs[2]) &&
+                            (n.inputs.size() < 5 || !n.inputs[4].valid() || constantInts(rw, n.inputs[4]));
+        if (!axes || axes->size() != 1 || !channelAxis(axes->front()) || !bounds || !rank4(g, n.inputs[0]) ||
+            dtypeOf(g, out) != DType::Float32)
+            return Role::None;
+        return Role::ChannelSlice;
+    }
+    if (channelShuffleEndingAt(rw, id)) return Role::ChannelShuffle;
     if (isOp(n, "BatchNormalization")) {
         if (!rank4(g, n.inputs[0]) || dtypeOf(g, out) != DType::Float32 || n.inputs.size() != 5) return Role::None;
         bool vectors = true;
@@ -124,8 +192,34 @@ Role roleOf(const Rewriter& rw, const Node& n, std::string& why) {
 // Whether input i of a node in `role` is an activation, laid out as the region lays out its
 // tensors: all but a convolution's W and B (its residual Z is one).
 bool carriesActivation(Role role, size_t i) {
-    if (role == Role::BatchNorm) return i == 0;
+    if (role == Role::BatchNorm || role == Role::ChannelSlice || role == Role::ChannelSplit || role == Role::ChannelShuffle)
+        return i == 0;
     return role != Role::Conv || i == 0 || i >= 3;
+}
+
+// The activations a region's node reads, by input index; a channel shuffle's is the
+// [N, C, H, W] its first Reshape reads (index 0 stands for it).
+std::vector<std::pair<size_t, ValueId>> activationInputs(const Rewriter& rw, NodeId id, Role role) {
+    if (role == Role::ChannelShuffle) return {{0, channelShuffleEndingAt(rw, id)->x}};
+    std::vector<std::pair<size_t, ValueId>> out;
+    const Node& n = rw.graph().node(id);
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+        if (n.inputs[i].valid() && carriesActivation(role, i)) out.emplace_back(i, n.inputs[i]);
+    return out;
+}
+
+// The nodes a region takes out: its members and each channel shuffle's first Reshape and
+// Transpose (the values between them never leave it).
+std::set<uint32_t> nodesTakenOut(const Rewriter& rw, const std::vector<NodeId>& nodes, const std::map<uint32_t, Role>& roles) {
+    std::set<uint32_t> out;
+    for (NodeId id : nodes) {
+        out.insert(id.index);
+        if (roles.at(id.index) != Role::ChannelShuffle) continue;
+        const ChannelShuffle s = *channelShuffleEndingAt(rw, id);
+        out.insert(s.split.index);
+        out.insert(s.swap.index);
+    }
+    return out;
 }
 
 Shape permuted(const Shape& s, const std::vector<int64_t>& perm) {
@@ -171,7 +265,7 @@ public:
         std::map<uint32_t, Role> roles;
         for (NodeId id : g.order()) {
             std::string why;
-            const Role r = roleOf(rw, g.node(id), why);
+            const Role r = roleOf(rw, id, why);
             if (r != Role::None) roles[id.index] = r;
             else if (!why.empty()) context.reject("channels-last-region", id, why);
         }
@@ -210,9 +304,7 @@ private:
             return x;
         };
         for (const auto& [id, role] : roles)
-            for (size_t i = 0; i < g.node(NodeId{id}).inputs.size(); ++i) {
-                const ValueId in = g.node(NodeId{id}).inputs[i];
-                if (!in.valid() || !carriesActivation(role, i)) continue;
+            for (const auto& [i, in] : activationInputs(rw, NodeId{id}, role)) {
                 const NodeId p = rw.producer(in);
                 if (p.valid() && roles.count(p.index) && rank4(g, in)) parent[find(id)] = find(p.index);
             }
@@ -232,15 +324,14 @@ private:
             Region& r = byRoot[root];
             std::set<uint32_t> members, entered;
             for (NodeId id : r.nodes) members.insert(id.index);
+            const std::set<uint32_t> takenOut = nodesTakenOut(rw, r.nodes, roles);
             for (NodeId id : r.nodes) {
-                const Node& n = g.node(id);
-                for (size_t i = 0; i < n.inputs.size(); ++i)
-                    if (const ValueId in = n.inputs[i];
-                        in.valid() && carriesActivation(roles.at(id.index), i) && rank4(g, in) && !rw.constant(in)) {
+                for (const auto& [i, in] : activationInputs(rw, id, roles.at(id.index)))
+                    if (rank4(g, in) && !rw.constant(in)) {
                         const NodeId p = rw.producer(in);
                         if ((!p.valid() || !members.count(p.index)) && entered.insert(in.index).second) ++r.entries;
                     }
-                if (leavesRegion(rw, n.outputs[0], members)) ++r.exits;
+                for (ValueId out : g.node(id).outputs) r.exits += leavesRegion(rw, out, takenOut);
             }
             out.push_back(std::move(r));
         }
@@ -273,19 +364,16 @@ private:
                                          const std::map<uint32_t, Role>& roles) {
         const Graph& g = rw.graph();
         std::set<uint32_t> absorbed, refused;
-        for (uint32_t id : members) {
-            const Node& n = g.node(NodeId{id});
-            for (size_t i = 0; i < n.inputs.size(); ++i) {
-                const ValueId in = n.inputs[i];
-                if (!in.valid() || !rank4(g, in) || rw.constant(in)) continue;
+        for (uint32_t id : members)
+            for (const auto& [i, in] : activationInputs(rw, NodeId{id}, roles.at(id))) {
+                if (!rank4(g, in) || rw.constant(in)) continue;
                 const NodeId p = rw.producer(in);
                 if (p.valid() && members.count(p.index)) continue;
                 // An exporter's own Transpose in front composes with ours (or cancels it).
                 const bool transposed = p.valid() && isOp(g.node(p), "Transpose");
                 if (roles.at(id) == Role::Conv && i == 0 && !transposed) absorbed.insert(in.index);
-                else if (carriesActivation(roles.at(id), i)) refused.insert(in.index);
+                else refused.insert(in.index);
             }
-        }
         for (uint32_t v : refused) absorbed.erase(v);
         return absorbed;
     }
@@ -310,37 +398,51 @@ private:
         int transposes = 0;
         std::set<uint32_t> members;
         for (NodeId id : region.nodes) members.insert(id.index);
+        const std::set<uint32_t> takenOut = nodesTakenOut(rw, region.nodes, roles);
         const std::set<uint32_t> nchwEntries = readAsNchw(rw, members, roles);
         std::map<uint32_t, ValueId> nhwc;  // a value of the region (or entering it) -> its NHWC twin
+        std::map<uint32_t, ChannelShuffle> shuffles;  // by the shuffle's last Reshape
         auto typeOf = [&](ValueId v) {
             ValueType t = rw.graph().value(v).type;
             t.shape = permuted(t.shape, kToNhwc);
             return t;
         };
+        // The NHWC twin of an activation entering the region: a Transpose in, made once.
+        auto entering = [&](ValueId in, const Node& near, NodeId anchor) {
+            if (auto it = nhwc.find(in.index); it != nhwc.end()) return it->second;
+            const std::string name = rw.graph().value(in).name;
+            const ValueId entered = rw.addIntermediate(typeOf(in), name + "_nhwc");
+            rw.addNode(transposeNode(near, name + "/to_nhwc", in, entered, kToNhwc), anchor, {anchor});
+            ++transposes;
+            return nhwc[in.index] = entered;
+        };
         for (NodeId id : region.nodes) {
             const Node old = rw.graph().node(id);
+            const Role role = roles.at(id.index);
             Node made = old;
             made.origins.clear();
-            for (size_t i = 0; i < made.inputs.size(); ++i) {
+            if (role == Role::ChannelShuffle) {
+                const ChannelShuffle sh = *channelShuffleEndingAt(rw, id);
+                shuffles[id.index] = sh;
+                made.inputs = {entering(sh.x, old, id), {}};
+                addNhwcShuffleHead(rw, sh, made, id);
+            }
+            for (size_t i = 0; i < made.inputs.size() && role != Role::ChannelShuffle; ++i) {
                 const ValueId in = made.inputs[i];
                 if (!in.valid()) continue;
-                if (nchwEntries.count(in.index) && i == 0 && roles.at(id.index) == Role::Conv) {
+                if (nchwEntries.count(in.index) && i == 0 && role == Role::Conv) {
                     made.attributes.push_back(fsc::stringAttr("input_layout", "NCHW"));
                 } else if (auto it = nhwc.find(in.index); it != nhwc.end()) {
                     made.inputs[i] = it->second;
-                } else if (const Tensor* c = rw.constant(in); c && carriesActivation(roles.at(id.index), i)) {
+                } else if (const Tensor* c = rw.constant(in); c && carriesActivation(role, i)) {
                     if (c->numElements() != 1) made.inputs[i] = rw.addConstant(toNhwc(*c), rw.graph().value(in).name + "_nhwc");
-                } else if (rank4(rw.graph(), in) && carriesActivation(roles.at(id.index), i)) {
-                    const ValueId entered = rw.addIntermediate(typeOf(in), rw.graph().value(in).name + "_nhwc");
-                    rw.addNode(transposeNode(old, rw.graph().value(in).name + "/to_nhwc", in, entered, kToNhwc), id, {id});
-                    ++transposes;
-                    nhwc[in.index] = made.inputs[i] = entered;
+                } else if (rank4(rw.graph(), in) && carriesActivation(role, i)) {
+                    made.inputs[i] = entering(in, old, id);
                 }
             }
-            const ValueId out = old.outputs[0];
-            const ValueId outNhwc = rw.addIntermediate(typeOf(out), rw.graph().value(out).name + "_nhwc");
-            made.outputs = {outNhwc};
-            const Role role = roles.at(id.index);
+            made.outputs.clear();
+            for (ValueId out : old.outputs)
+                made.outputs.push_back(rw.addIntermediate(typeOf(out), rw.graph().value(out).name + "_nhwc"));
             if (role == Role::Conv) {
                 if (made.domain.empty()) {
                     made.domain = kFusescopeDomain;
@@ -349,6 +451,11 @@ private:
                 made.attributes.push_back(fsc::intAttr("channels_last", 1));
             } else if (role == Role::ChannelConcat) {
                 made.attributes = {fsc::intAttr("axis", 3)};
+            } else if (role == Role::ChannelSplit) {
+                std::erase_if(made.attributes, [](const Attribute& a) { return a.name == "axis"; });
+                made.attributes.push_back(fsc::intAttr("axis", 3));
+            } else if (role == Role::ChannelSlice) {
+                made.inputs[3] = rw.addConstant(int64Tensor("", {1}, {3}), old.name + "_axes_nhwc");
             } else if (role == Role::MaxPool) {
                 made.domain = kFusescopeDomain;
                 made.attributes.push_back(fsc::intAttr("channels_last", 1));
@@ -360,35 +467,20 @@ private:
                 else
                     made.attributes.push_back(fsc::intsAttr("axes", {1, 2}));
             }
-            if (role == Role::BatchNorm) {  // Mul then Add, by the folded per-channel constants
-                const ChannelAffine affine = *batchNormAffine(rw, old);  // roleOf() checked the statistics
-                const int64_t channels = int64_t(affine.scale.size());
-                const Tensor scale = floatTensor(old.name + "_scale", {channels}, {affine.scale.begin(), affine.scale.end()});
-                const Tensor shift = floatTensor(old.name + "_shift", {channels}, {affine.shift.begin(), affine.shift.end()});
-                const std::string base = rw.graph().value(out).name;
-                const ValueId scaled = rw.addIntermediate(typeOf(out), base + "_scaled");
-                Node mul = made, add = made;
-                mul.name = old.name + "/scale";
-                mul.opType = "Mul";
-                mul.attributes.clear();
-                mul.inputs = {made.inputs[0], rw.addConstant(scale, base + "_scale")};
-                mul.outputs = {scaled};
-                add.name = old.name + "/shift";
-                add.opType = "Add";
-                add.attributes.clear();
-                add.inputs = {scaled, rw.addConstant(shift, base + "_shift")};
-                rw.addNode(std::move(mul), id, {id});
-                rw.addNode(std::move(add), id, {id});
-            } else {
-                rw.addNode(std::move(made), id, {id});
-            }
-            nhwc[out.index] = outNhwc;
-            if (leavesRegion(rw, out, members) && flattenOnly(rw, out, outNhwc, members)) {
-                for (NodeId u : std::vector<NodeId>(rw.users(out)))
-                    if (!members.count(u.index))
-                        for (size_t i = 0; i < rw.graph().node(u).inputs.size(); ++i)
-                            if (rw.graph().node(u).inputs[i] == out) rw.setInput(u, i, outNhwc);
-            } else if (leavesRegion(rw, out, members)) {
+            const std::vector<ValueId> madeOutputs = made.outputs;
+            if (role == Role::BatchNorm) addNhwcBatchNorm(rw, old, made, id);
+            else rw.addNode(std::move(made), id, {id});
+            for (size_t k = 0; k < old.outputs.size(); ++k) {
+                const ValueId out = old.outputs[k], outNhwc = madeOutputs[k];
+                nhwc[out.index] = outNhwc;
+                if (!leavesRegion(rw, out, takenOut)) continue;
+                if (flattenOnly(rw, out, outNhwc, takenOut)) {
+                    for (NodeId u : std::vector<NodeId>(rw.users(out)))
+                        if (!takenOut.count(u.index))
+                            for (size_t i = 0; i < rw.graph().node(u).inputs.size(); ++i)
+                                if (rw.graph().node(u).inputs[i] == out) rw.setInput(u, i, outNhwc);
+                    continue;
+                }
                 const ValueId back = rw.addIntermediate(rw.graph().value(out).type, rw.graph().value(out).name + "_nchw");
                 rw.addNode(transposeNode(old, rw.graph().value(out).name + "/to_nchw", outNhwc, back, kToNchw), id, {id});
                 ++transposes;
@@ -396,8 +488,62 @@ private:
                 nhwc[back.index] = outNhwc;  // region nodes still to come now read `back`
             }
         }
-        for (auto it = region.nodes.rbegin(); it != region.nodes.rend(); ++it) rw.removeNode(*it);
+        for (auto it = region.nodes.rbegin(); it != region.nodes.rend(); ++it) {
+            rw.removeNode(*it);
+            if (auto sh = shuffles.find(it->index); sh != shuffles.end()) {  // before what feeds them
+                rw.removeNode(sh->second.swap);
+                rw.removeNode(sh->second.split);
+            }
+        }
         return transposes;
+    }
+
+    // A channel shuffle's first Reshape and Transpose in NHWC: [N, H, W, C] -> [N, H, W, g, C/g]
+    // -> last two axes swapped; `last` (its final Reshape, inputs[0] the NHWC input) then
+    // reads the swapped value and goes back to [N, H, W, C]. Targets copy N with a 0.
+    static void addNhwcShuffleHead(Rewriter& rw, const ChannelShuffle& sh, Node& last, NodeId anchor) {
+        const Node split = rw.graph().node(sh.split), swap = rw.graph().node(sh.swap);
+        const int64_t perGroup = sh.channels / sh.groups;
+        ValueType grouped = rw.graph().value(split.outputs[0]).type;  // [N, g, C/g, H, W]
+        grouped.shape = permuted(grouped.shape, {0, 3, 4, 1, 2});
+        ValueType swapped = grouped;
+        swapped.shape = permuted(grouped.shape, {0, 1, 2, 4, 3});
+        const std::string base = rw.graph().value(split.outputs[0]).name;
+        Node head = split;
+        head.origins.clear();
+        head.attributes.clear();
+        head.inputs = {last.inputs[0], rw.addConstant(int64Tensor("", {5}, {0, sh.height, sh.width, sh.groups, perGroup}),
+                                                      base + "_shape_nhwc")};
+        head.outputs = {rw.addIntermediate(grouped, base + "_nhwc")};
+        const ValueId groupedNhwc = head.outputs[0];
+        rw.addNode(std::move(head), anchor, {sh.split});
+        const ValueId swappedNhwc = rw.addIntermediate(swapped, rw.graph().value(swap.outputs[0]).name + "_nhwc");
+        rw.addNode(transposeNode(swap, swap.name, groupedNhwc, swappedNhwc, {0, 1, 2, 4, 3}), anchor, {sh.swap});
+        last.attributes.clear();
+        last.inputs = {swappedNhwc, rw.addConstant(int64Tensor("", {4}, {0, sh.height, sh.width, sh.channels}),
+                                                   rw.graph().value(last.outputs[0]).name + "_shape_nhwc")};
+    }
+
+    // BatchNormalization as Mul then Add by its folded per-channel constants.
+    static void addNhwcBatchNorm(Rewriter& rw, const Node& old, const Node& made, NodeId id) {
+        const ChannelAffine affine = *batchNormAffine(rw, old);  // roleOf() checked the statistics
+        const int64_t channels = int64_t(affine.scale.size());
+        const Tensor scale = floatTensor(old.name + "_scale", {channels}, {affine.scale.begin(), affine.scale.end()});
+        const Tensor shift = floatTensor(old.name + "_shift", {channels}, {affine.shift.begin(), affine.shift.end()});
+        const std::string base = rw.graph().value(old.outputs[0]).name;
+        const ValueId scaled = rw.addIntermediate(rw.graph().value(made.outputs[0]).type, base + "_scaled");
+        Node mul = made, add = made;
+        mul.name = old.name + "/scale";
+        mul.opType = "Mul";
+        mul.attributes.clear();
+        mul.inputs = {made.inputs[0], rw.addConstant(scale, base + "_scale")};
+        mul.outputs = {scaled};
+        add.name = old.name + "/shift";
+        add.opType = "Add";
+        add.attributes.clear();
+        add.inputs = {scaled, rw.addConstant(shift, base + "_shift")};
+        rw.addNode(std::move(mul), id, {id});
+        rw.addNode(std::move(add), id, {id});
     }
 };
 

@@ -363,6 +363,67 @@ private slots:
         QVERIFY(maxRelativeError(m, res.model) < 1e-5);
     }
 
+    // ShuffleNet's unit over a dynamic batch: the channels split in two (two Slices, or one
+    // Split), one half through convolutions, the halves joined, then the channel shuffle
+    // (Reshape to [N, 2, C/2, H, W], Transpose, Reshape back). All of it runs in NHWC: the
+    // shuffle swaps the last two axes of [N, H, W, 2, C/2], and no Transpose changes layout
+    // except the one out at y.
+    void channelsLastKeepsChannelShuffles_data() {
+        QTest::addColumn<bool>("split");
+        QTest::newRow("two Slices (TorchScript's chunk)") << false;
+        QTest::newRow("one Split") << true;
+    }
+    void channelsLastKeepsChannelShuffles() {
+        QFETCH(bool, split);
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(8), Dim::known(6), Dim::known(6)}));
+        ValueId c0 = b.op("Conv", {x, b.initializer(randomFloatTensor("w0", {8, 8, 1, 1}, 71, 0.5f))}, "c0");
+        ValueId kept, worked;
+        if (split) {
+            const auto halves = b.node("Split", {c0, b.initializer(int64Tensor("sizes", {2}, {4, 4}))}, {"kept", "worked"},
+                                       {intAttr("axis", 1)});
+            kept = halves[0];
+            worked = halves[1];
+        } else {
+            ValueId axis = b.initializer(int64Tensor("axis", {1}, {1}));
+            auto at = [&](const char* name, int64_t v) { return b.initializer(int64Tensor(name, {1}, {v})); };
+            kept = b.op("Slice", {c0, at("s0", 0), at("e0", 4), axis}, "kept");
+            worked = b.op("Slice", {c0, at("s1", 4), at("e1", 8), axis}, "worked");
+        }
+        ValueId pw = b.op("Conv", {worked, b.initializer(randomFloatTensor("w1", {4, 4, 1, 1}, 72, 0.5f))}, "pw");
+        ValueId dw = b.op("Conv", {pw, b.initializer(randomFloatTensor("wdw", {4, 1, 3, 3}, 73, 0.5f))}, "dw",
+                          {intAttr("group", 4), intsAttr("pads", {1, 1, 1, 1})});
+        ValueId joined = b.op("Concat", {kept, b.op("Relu", {dw}, "r")}, "joined", {intAttr("axis", 1)});
+        ValueId grouped = b.op("Reshape", {joined, b.initializer(int64Tensor("to5", {5}, {0, 2, 4, 6, 6}))}, "grouped");
+        ValueId swapped = b.op("Transpose", {grouped}, "swapped", {intsAttr("perm", {0, 2, 1, 3, 4})});
+        ValueId shuffled = b.op("Reshape", {swapped, b.initializer(int64Tensor("to4", {4}, {0, -1, 6, 6}))}, "shuffled");
+        b.output(b.op("Conv", {shuffled, b.initializer(randomFloatTensor("w2", {8, 8, 1, 1}, 74, 0.5f))}, "y"));
+        Model m = withInferredTypes(b, 13);
+        auto res = compileWith(m, {"channels-last", "cancel-inverse-pairs"});
+        const Graph& g = *res.model.graph;
+        QCOMPARE(countFused(g, "FusedConv"), 4);
+        int layoutTransposes = 0, shuffleSwaps = 0;
+        for (NodeId id : g.order()) {
+            const Node& n = g.node(id);
+            if (n.opType != "Transpose") continue;
+            const std::vector<int64_t> perm = fsc::passes::intsAttr(n, "perm");
+            layoutTransposes += perm.size() == 4;
+            shuffleSwaps += perm == std::vector<int64_t>{0, 1, 2, 4, 3};
+        }
+        QCOMPARE(layoutTransposes, 1);  // y out
+        QCOMPARE(shuffleSwaps, 1);
+        for (NodeId id : g.order()) {
+            const Node& n = g.node(id);
+            if (n.opType == "Split") QCOMPARE(fsc::passes::intAttr(n, "axis", 0), int64_t(3));
+            if (n.opType == "Slice") {
+                const Tensor* axes = g.value(n.inputs[3]).initializer.get();
+                QVERIFY(axes && axes->numElements() == 1);
+                QCOMPARE(axes->dataAs<int64_t>()[0], int64_t(3));
+            }
+        }
+        QVERIFY(maxRelativeError(m, res.model) < 1e-5);
+    }
+
     // TensorFlow's exports wrap convolutions in NHWC -> NCHW -> NHWC Transposes: the region's
     // own edge Transposes cancel them, so none is left.
     void channelsLastCancelsAnExportersTransposes() {
