@@ -64,7 +64,7 @@ Result<BufferPtr> mapFile(const std::filesystem::path& path, bool prefault) {
     int mapErrno = errno;
     ::close(fd);
     if (address == MAP_FAILED && mapErrno == ENOMEM)  // no address space left for it
-        return Status(ErrorCode::OutOfMemory, "out of memory: " + humanBytes(int64_t(size)) + " to map the file");
+        return Status(ErrorCode::OutOfMemory, "out of memory: " + bytesText(double(size)) + " to map the file");
     if (address == MAP_FAILED)
         return Status(ErrorCode::Io, std::string("cannot map: ") + std::strerror(mapErrno));
     return BufferPtr(std::make_shared<MappedBuffer>(address, size));

@@ -429,14 +429,14 @@ Result<Model> importFromStream(google::protobuf::io::ZeroCopyInputStream& stream
         if (!proto.ParseFromCodedStream(&input) || !input.ConsumedEntireMessage())
             return invalidModel("not a valid ONNX protobuf (truncated, corrupt or not ONNX)").withContext(displayName);
     } catch (const std::bad_alloc& e) {
-        return outOfMemoryStatus(e).withContext(displayName + " (parsing " + humanBytes(int64_t(size)) + ")");
+        return outOfMemoryStatus(e).withContext(displayName + " (parsing " + bytesText(double(size)) + ")");
     }
     try {
         auto model = convertModel(proto, displayName, baseDir, options);
         if (!model) return model.status().withContext(displayName);
         return model;
     } catch (const std::bad_alloc& e) {  // weights larger than the memory left
-        return outOfMemoryStatus(e).withContext(displayName + " (reading " + humanBytes(int64_t(size)) +
+        return outOfMemoryStatus(e).withContext(displayName + " (reading " + bytesText(double(size)) +
                                                 " of model and its weights)");
     }
 }

@@ -8,17 +8,15 @@
 #include <string>
 
 #include "core/status.h"
+#include "core/units.h"
 
 namespace fsc {
-
-// "4.7 GB", "12.0 MB", "512 B": decimal units, as file managers show sizes.
-std::string humanBytes(int64_t bytes);
 
 class OutOfMemory : public std::bad_alloc {
 public:
     // `purpose`: what the bytes were for, e.g. "a float32[512,64,112,112] tensor".
     OutOfMemory(size_t bytes, const std::string& purpose)
-        : m_message("out of memory: " + humanBytes(int64_t(bytes)) + " for " + purpose) {}
+        : m_message("out of memory: " + bytesText(double(bytes)) + " for " + purpose) {}
     const char* what() const noexcept override { return m_message.c_str(); }
 
 private:

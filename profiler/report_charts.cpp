@@ -17,13 +17,6 @@ std::string fixedText(double v, int decimals) {
     return text;
 }
 
-std::string bytesText(double b) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB"};
-    int u = 0;
-    while (b >= 1024 && u < 3) b /= 1024, ++u;
-    return fixedText(b, u ? 2 : 0) + " " + units[u];
-}
-
 namespace {
 
 

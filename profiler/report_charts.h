@@ -6,13 +6,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/units.h"
 #include "profiler/trace.h"
 
 namespace fsc {
 
-// Numbers as the report and its charts print them: fixed decimals; bytes in B/KiB/MiB/GiB.
+// Numbers as the report and its charts print them: fixed decimals (bytes: core/units.h).
 std::string fixedText(double v, int decimals = 3);
-std::string bytesText(double bytes);
 
 // Planned and measured bytes over the first iteration, the planned peak marked.
 std::string memoryChartSvg(const Trace& trace);

@@ -2,6 +2,7 @@
 #include "views/focus_frame.h"
 #include "views/selection.h"
 #include "views/compact_rows.h"
+#include "core/units.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -18,7 +19,7 @@ namespace fsc {
 namespace {
 
 QString mib(int64_t bytes) {
-    return QStringLiteral("%1 MiB").arg(double(bytes) / (1024.0 * 1024.0), 0, 'f', 2);
+    return QString::fromStdString(bytesText(double(bytes)));
 }
 
 QString timeText(double ns) {

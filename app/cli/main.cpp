@@ -20,6 +20,7 @@
 #include "core/onnx_import.h"
 #include "core/out_of_memory.h"
 #include "core/text_printer.h"
+#include "core/units.h"
 
 namespace {
 
@@ -109,7 +110,7 @@ Command devicesCommand(CLI::App& cli) {
                 }
                 for (const auto& d : report.devices)
                     std::cout << "cuda:" << d.index << "  " << d.name << "  sm_" << d.computeMajor << d.computeMinor
-                              << "  " << d.totalMemoryBytes / (1024 * 1024) << " MiB  " << d.multiprocessors
+                              << "  " << fsc::bytesText(double(d.totalMemoryBytes)) << "  " << d.multiprocessors
                               << " SMs\n";
                 return kExitOk;
             }};

@@ -23,6 +23,7 @@
 #include "compiler/runtime/tensor_stats.h"
 #include "core/onnx_import.h"
 #include "core/tensor_io.h"
+#include "core/units.h"
 #include "profiler/cpu_timer.h"
 #include "profiler/node_stats.h"
 
@@ -90,12 +91,6 @@ std::string sizesNote(const Status& status, const std::map<std::string, int64_t>
         for (const auto& [name, size] : given) note += " " + name + "=" + std::to_string(size);
     }
     return withSizingHint(Status(status.code(), note), sizing).message();
-}
-
-std::string mib(size_t bytes) {
-    std::ostringstream s;
-    s << std::fixed << std::setprecision(2) << double(bytes) / (1024.0 * 1024.0) << " MiB";
-    return s.str();
 }
 
 int run(const CLI::App& app, const RunArgs& args) {
@@ -272,8 +267,8 @@ int run(const CLI::App& app, const RunArgs& args) {
             std::cout << "  on the CPU:";
             for (const auto& [op, n] : fallbackOps) std::cout << " " << op << " x" << n;
         }
-        std::cout << "\ncopies in the last run: " << t.copies << " (" << mib(size_t(t.hostToDeviceBytes))
-                  << " to the device, " << mib(size_t(t.deviceToHostBytes)) << " back)"
+        std::cout << "\ncopies in the last run: " << t.copies << " (" << bytesText(double(t.hostToDeviceBytes))
+                  << " to the device, " << bytesText(double(t.deviceToHostBytes)) << " back)"
                   << (t.graphReplayed ? "  replayed as a CUDA Graph" : "") << "\n";
     }
     for (size_t i = 0; i < feeds.size(); ++i)

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "core/out_of_memory.h"
+#include "core/units.h"
 
 namespace fsc::cli {
 
@@ -22,7 +22,7 @@ std::string summaryToText(const ModelSummary& s, const std::string& file) {
     for (const auto& p : s.outputs) os << "  output        " << p.name << "  " << p.type.toString() << "\n";
     os << "  nodes         " << s.nodeCount << " top level, " << s.totalNodeCount
        << " including subgraphs\n";
-    os << "  parameters    " << s.parameterCount << " (" << humanBytes(s.parameterBytes) << ") in "
+    os << "  parameters    " << groupedDigits(uint64_t(s.parameterCount)) << " (" << bytesText(double(s.parameterBytes)) << ") in "
        << s.initializerCount << " initializers and " << s.constantNodeCount << " Constant nodes\n";
     os << "  subgraphs     " << s.subgraphCount << " (max depth " << s.maxSubgraphDepth << ")\n";
     if (s.functionCount) os << "  functions     " << s.functionCount << "\n";

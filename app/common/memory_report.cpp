@@ -1,26 +1,9 @@
 #include "app/common/memory_report.h"
 
-#include <iomanip>
-#include <sstream>
-
 #include "compiler/runtime/executor.h"
+#include "core/units.h"
 
 namespace fsc {
-namespace {
-
-std::string mib(size_t bytes) {
-    std::ostringstream s;
-    s << std::fixed << std::setprecision(2) << double(bytes) / (1024.0 * 1024.0) << " MiB";
-    return s.str();
-}
-
-std::string groupedDigits(size_t n) {
-    std::string digits = std::to_string(n);
-    for (int at = int(digits.size()) - 3; at > 0; at -= 3) digits.insert(size_t(at), ",");
-    return digits;
-}
-
-}  // namespace
 
 Result<MemoryReport> plannedMemoryReport(const Model& model, const FeedOptions& options) {
     auto executor = Executor::create(model, ExecutorOptions{});
@@ -41,8 +24,8 @@ Result<MemoryReport> plannedMemoryReport(const Model& model, const FeedOptions& 
 }
 
 std::string memoryPlanText(const MemoryPlan& plan) {
-    return "arena " + mib(plan.arenaBytes) + " (" + groupedDigits(plan.arenaBytes) + " B), naive sum " +
-           mib(plan.naiveBytes) + ", lower bound " + mib(plan.lowerBoundBytes);
+    return "arena " + bytesText(double(plan.arenaBytes)) + " (" + groupedDigits(plan.arenaBytes) + " B), naive sum " +
+           bytesText(double(plan.naiveBytes)) + ", lower bound " + bytesText(double(plan.lowerBoundBytes));
 }
 
 }  // namespace fsc

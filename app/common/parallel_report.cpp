@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "app/common/simulated_trace.h"
+#include "core/units.h"
 #include "compiler/parallel/simulated_timeline.h"
 #include "compiler/quantization/accuracy.h"
 
@@ -34,9 +35,9 @@ std::string runText(const SimulatedRun& run, const Interconnect& link) {
     s << "  time " << run.totalSeconds * 1e6 << " us vs " << run.singleDeviceSeconds * 1e6 << " us on one device: speed-up "
       << std::setprecision(2) << run.speedup() << "x\n";
     s << std::setprecision(1) << "  communication " << run.communicationSeconds * 1e6 << " us on the critical path, "
-      << run.communicationBytes / 1e6 << " MB; bubbles " << run.bubbleFraction * 100 << "% of device time\n";
+      << bytesText(run.communicationBytes) << "; bubbles " << run.bubbleFraction * 100 << "% of device time\n";
     s << "  weights per device:";
-    for (double b : run.weightBytes) s << " " << b / 1e6 << " MB";
+    for (double b : run.weightBytes) s << " " << bytesText(b);
     s << "\n";
     return s.str();
 }

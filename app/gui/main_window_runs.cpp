@@ -16,6 +16,7 @@
 #include "app/common/target_choice.h"
 #include "app/common/trace_recorder.h"
 #include "compiler/backends/cuda/device.h"
+#include "core/units.h"
 #include "profiler/node_stats.h"
 #include "profiler/run_store.h"
 #include "views/status_line.h"
@@ -144,13 +145,13 @@ void MainWindow::showRun(ShownRun run, int step) {
     updateRunGraph();
     const int64_t arena = trace->measuredMemory.empty() ? 0 : trace->measuredMemory.front().bytes;
     const QString summary = tr("median %1 ms (%2 ms profiled, %3) over %4 iterations on "
-                               "%5; arena %6 MiB; inputs: %7")
+                               "%5; arena %6; inputs: %7")
                                 .arg(trace->unprofiledMs, 0, 'f', 3)
                                 .arg(trace->profiledMs, 0, 'f', 3)
                                 .arg(QString::fromStdString(trace->overheadText()))
                                 .arg(trace->iterations)
                                 .arg(QString::fromStdString(trace->device))
-                                .arg(double(arena) / (1024.0 * 1024.0), 0, 'f', 2)
+                                .arg(QString::fromStdString(bytesText(double(arena))))
                                 .arg(joined(trace->inputs)) +
                           (trace->timingWarning.empty() ? QString()
                                                         : QStringLiteral("\n") + tr("Warning: %1.").arg(QString::fromStdString(trace->timingWarning)));

@@ -767,7 +767,7 @@ Status Executor::layOutSignature(const std::vector<int64_t>& signature, const st
     const size_t arenaBytes = std::max<size_t>(plan->memory.arenaBytes, 64);
     void* arena = std::aligned_alloc(64, (arenaBytes + 63) / 64 * 64);
     if (!arena)
-        return Status(ErrorCode::OutOfMemory, "out of memory: " + humanBytes(int64_t(arenaBytes)) +
+        return Status(ErrorCode::OutOfMemory, "out of memory: " + bytesText(double(arenaBytes)) +
                                                   " for the arena the memory plan laid out for these input sizes");
     plan->arena = std::shared_ptr<void>(arena, [](void* p) { std::free(p); });
     plan->base = static_cast<uint8_t*>(arena);

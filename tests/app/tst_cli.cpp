@@ -63,7 +63,7 @@ private slots:
         QVERIFY(r.out.contains(QStringLiteral("IR version    8")));
         QVERIFY(r.out.contains(QStringLiteral("input         image  float32[batch,3,16,16]")));
         QVERIFY(r.out.contains(QStringLiteral("nodes         42 top level, 42 including subgraphs")));
-        QVERIFY(r.out.contains(QStringLiteral("parameters    9920 (39.8 kB) in 33 initializers")));
+        QVERIFY(r.out.contains(QStringLiteral("parameters    9,920 (38.8 KiB) in 33 initializers")));
         QVERIFY(r.err.isEmpty());
     }
 
@@ -958,13 +958,13 @@ private slots:
                                           << QStringLiteral("planned for batch=40000");
         QTest::newRow("run, the input itself") << QStringLiteral("run %1 --dim batch=2000000")
                                                << QStringLiteral("out of memory: ");
-        // The first convolution's output (2 GB) cannot fit: at batch 20000 it could, and the
+        // The first convolution's output (1.83 GiB) cannot fit: at batch 20000 it could, and the
         // profile computed convolutions for minutes before its MaxPool ran out.
         QTest::newRow("profile") << QStringLiteral("profile %1 --dim batch=60000 --iterations 1 --warmup 0")
-                                 << QStringLiteral("out of memory: 2.0 GB");
-        // 2.4 GB of external weights, mapped: no address space left for them.
+                                 << QStringLiteral("out of memory: 1.83 GiB");
+        // 2.24 GiB of external weights, mapped: no address space left for them.
         QTest::newRow("inspect, weights") << QStringLiteral("inspect " FSC_FIXTURE_DIR "/good/huge/model.onnx")
-                                          << QStringLiteral("huge.bin': out of memory: 2.4 GB to map the file");
+                                          << QStringLiteral("huge.bin': out of memory: 2.24 GiB to map the file");
     }
     void outOfMemoryIsAReasonNotASignal() {
 #ifdef __SANITIZE_ADDRESS__

@@ -3,6 +3,7 @@
 
 #include "core/graph_builder.h"
 #include "core/topo_sort.h"
+#include "core/units.h"
 #include "compiler/verifier.h"
 
 using namespace fsc;
@@ -101,6 +102,24 @@ private slots:
                      s.message().find("cycle: 'second' (Neg) -> 'first' (Abs) -> 'second'") !=
                          std::string::npos,
                  s.message().c_str());
+    }
+
+    // One formatter for sizes everywhere (core/units.h): a small size in a small unit, three
+    // significant digits, rounding that carries into the next unit.
+    void sizesReadAsPeopleWriteThem() {
+        QCOMPARE(bytesText(0), std::string("0 B"));
+        QCOMPARE(bytesText(400), std::string("400 B"));
+        QCOMPARE(bytesText(1023), std::string("1023 B"));
+        QCOMPARE(bytesText(8192), std::string("8.00 KiB"));
+        QCOMPARE(bytesText(39680), std::string("38.8 KiB"));
+        QCOMPARE(bytesText(458752), std::string("448 KiB"));
+        QCOMPARE(bytesText(1505280), std::string("1.44 MiB"));
+        QCOMPARE(bytesText(1048575), std::string("1.00 MiB"));  // not "1024 KiB"
+        QCOMPARE(bytesText(1644167168.0), std::string("1.53 GiB"));
+        QCOMPARE(bytesText(-2048), std::string("-2.00 KiB"));
+        QCOMPARE(groupedDigits(0), std::string("0"));
+        QCOMPARE(groupedDigits(999), std::string("999"));
+        QCOMPARE(groupedDigits(1505280), std::string("1,505,280"));
     }
 };
 

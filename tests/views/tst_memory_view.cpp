@@ -60,7 +60,7 @@ private slots:
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         view.setTrace(planned());
-        QVERIFY(view.headline().contains(QStringLiteral("Planned peak 0.00 MiB over 4 steps (3 intermediates)")));
+        QVERIFY(view.headline().contains(QStringLiteral("Planned peak 400 B over 4 steps (3 intermediates)")));
         QCOMPARE(view.liveTable()->rowCount(), 2);  // the peak step: a and b
         // A click at 250 ns: step 2 (b and c).
         MemoryChart* chart = view.chart();

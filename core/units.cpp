@@ -1,0 +1,29 @@
+#include "core/units.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace fsc {
+
+std::string bytesText(double bytes) {
+    if (!std::isfinite(bytes)) return "? B";
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    const bool negative = bytes < 0;
+    double v = std::fabs(bytes);
+    int u = 0;
+    while (v >= 1024 && u < 4) v /= 1024, ++u;
+    // Rounding may carry into the next unit: 1023.9 KiB reads "1.00 MiB", not "1024 KiB".
+    if (u > 0 && u < 4 && v >= 999.5) v /= 1024, ++u;
+    const int decimals = u == 0 ? 0 : v < 9.995 ? 2 : v < 99.95 ? 1 : 0;
+    char text[48];
+    std::snprintf(text, sizeof text, "%s%.*f %s", negative ? "-" : "", decimals, v, units[u]);
+    return text;
+}
+
+std::string groupedDigits(uint64_t n) {
+    std::string digits = std::to_string(n);
+    for (int at = int(digits.size()) - 3; at > 0; at -= 3) digits.insert(size_t(at), ",");
+    return digits;
+}
+
+}  // namespace fsc

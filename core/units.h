@@ -1,0 +1,16 @@
+#pragma once
+// How sizes read to people, in one place so the CLI, the GUI, the reports and the
+// walkthrough never print the same quantity two ways.
+#include <cstdint>
+#include <string>
+
+namespace fsc {
+
+// Binary units with three significant digits: "512 B", "38.8 KiB", "1.44 MiB", "2.24 GiB".
+// A small size stays in a small unit instead of reading "0.00 MiB".
+std::string bytesText(double bytes);
+
+// Digits in groups of three: 1505280 -> "1,505,280".
+std::string groupedDigits(uint64_t n);
+
+}  // namespace fsc
