@@ -51,8 +51,10 @@ Check checkFor(const onnx::OpSchema& schema) {
 
 class GuardedRegistry final : public onnx::ISchemaRegistry {
 public:
+    explicit GuardedRegistry(std::set<std::string> withheld) : withheld_(std::move(withheld)) {}
     const onnx::OpSchema* GetSchema(const std::string& key, const int maxInclusiveVersion,
                                     const std::string& domain) const override {
+        if ((domain.empty() || domain == "ai.onnx") && withheld_.count(key)) return nullptr;
         const onnx::OpSchema* schema =
             onnx::OpSchemaRegistry::Instance()->GetSchema(key, maxInclusiveVersion, domain);
         if (!schema) return nullptr;
@@ -72,15 +74,21 @@ public:
     }
 
 private:
+    const std::set<std::string> withheld_;
     mutable std::mutex mutex_;
     mutable std::map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> guarded_;
 };
 
 }  // namespace
 
-const onnx::ISchemaRegistry& guardedSchemaRegistry() {
-    static const GuardedRegistry registry;
-    return registry;
+std::unique_ptr<onnx::ISchemaRegistry> guardedSchemaRegistry(std::set<std::string> withheld) {
+    return std::make_unique<GuardedRegistry>(std::move(withheld));
+}
+
+int newestKnownOpset() {
+    const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    const auto it = ranges.find(onnx::ONNX_DOMAIN);
+    return it == ranges.end() ? 0 : it->second.second;
 }
 
 }  // namespace fsc

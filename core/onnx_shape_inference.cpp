@@ -3,6 +3,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <set>
 #include <unordered_map>
 
 #include "core/onnx_guarded_schemas.h"
@@ -100,12 +101,16 @@ std::string controlFlowMismatch(const onnx::NodeProto& n) {
     return {};
 }
 
-std::string whyGraphUnsafe(const onnx::GraphProto& g, const std::unordered_map<std::string, int>& opsets);
+// Default-domain ops of a newer opset than libonnx knows whose nodes its newest schema
+// refuses: left to our rules rather than ending ONNX's inference for the whole model.
+using NewerOps = std::set<std::string>;
+
+std::string whyGraphUnsafe(const onnx::GraphProto& g, const std::unordered_map<std::string, int>& opsets, NewerOps& newer);
 
 // libonnx's inference functions trust that each node already passed its schema check;
 // a malformed node can crash them. Returns why inference must be skipped, or "".
 std::string whyNodesUnsafe(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
-                           const std::unordered_map<std::string, int>& opsets) {
+                           const std::unordered_map<std::string, int>& opsets, NewerOps& newer) {
     const auto* registry = onnx::OpSchemaRegistry::Instance();
     for (const auto& n : nodes) {
         const std::string label = "node '" + n.name() + "' (" + n.op_type() + ")";
@@ -117,15 +122,17 @@ std::string whyNodesUnsafe(const google::protobuf::RepeatedPtrField<onnx::NodePr
             } catch (const std::exception& e) {
                 std::string what = e.what();
                 if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-                return label + ": " + what;
+                const bool defaultDomain = n.domain().empty() || n.domain() == "ai.onnx";
+                if (!defaultDomain || version <= newestKnownOpset()) return label + ": " + what;
+                newer.insert(n.op_type());
             }
         }
         if (std::string why = controlFlowMismatch(n); !why.empty()) return label + ": " + why;
         for (const auto& a : n.attribute()) {
             if (a.has_g())
-                if (std::string why = whyGraphUnsafe(a.g(), opsets); !why.empty()) return why;
+                if (std::string why = whyGraphUnsafe(a.g(), opsets, newer); !why.empty()) return why;
             for (const auto& sub : a.graphs())
-                if (std::string why = whyGraphUnsafe(sub, opsets); !why.empty()) return why;
+                if (std::string why = whyGraphUnsafe(sub, opsets, newer); !why.empty()) return why;
         }
     }
     return {};
@@ -148,7 +155,7 @@ bool wellFormed(const onnx::TypeProto& t) {
     }
 }
 
-std::string whyGraphUnsafe(const onnx::GraphProto& g, const std::unordered_map<std::string, int>& opsets) {
+std::string whyGraphUnsafe(const onnx::GraphProto& g, const std::unordered_map<std::string, int>& opsets, NewerOps& newer) {
     // Inference functions read input types without checking that they exist, and merge
     // declared output and value_info types into what they infer.
     for (const auto& in : g.input())
@@ -158,18 +165,19 @@ std::string whyGraphUnsafe(const onnx::GraphProto& g, const std::unordered_map<s
         for (const auto& info : *infos)
             if (info.has_type() && !wellFormed(info.type()))
                 return "value '" + info.name() + "' has an incomplete type";
-    return whyNodesUnsafe(g.node(), opsets);
+    return whyNodesUnsafe(g.node(), opsets, newer);
 }
 
 // The whole model: the graph and the model-local functions, whose bodies ONNX infers
 // through when they are called.
-std::string whyModelUnsafe(const onnx::ModelProto& proto, const std::unordered_map<std::string, int>& opsets) {
-    if (std::string why = whyGraphUnsafe(proto.graph(), opsets); !why.empty()) return why;
+std::string whyModelUnsafe(const onnx::ModelProto& proto, const std::unordered_map<std::string, int>& opsets,
+                           NewerOps& newer) {
+    if (std::string why = whyGraphUnsafe(proto.graph(), opsets, newer); !why.empty()) return why;
     for (const auto& f : proto.functions()) {
         std::unordered_map<std::string, int> own = opsets;
         for (const auto& op : f.opset_import())
             own[op.domain() == "ai.onnx" ? std::string() : op.domain()] = int(op.version());
-        if (std::string why = whyNodesUnsafe(f.node(), own); !why.empty())
+        if (std::string why = whyNodesUnsafe(f.node(), own, newer); !why.empty())
             return "function '" + f.name() + "': " + why;
     }
     return {};
@@ -181,11 +189,20 @@ void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Model& mo
     std::unordered_map<std::string, int> opsets;
     for (const auto& op : proto.opset_import())
         opsets[op.domain() == "ai.onnx" ? std::string() : op.domain()] = int(op.version());
-    if (std::string why = whyModelUnsafe(proto, opsets); !why.empty()) {
+    NewerOps newer;
+    if (std::string why = whyModelUnsafe(proto, opsets, newer); !why.empty()) {
         model.warnings.push_back("ONNX shape inference skipped: " + why);
         fillUnknownTypes(*model.graph);
         return;
     }
+    if (!newer.empty()) {
+        std::string ops;
+        for (const std::string& op : newer) ops += (ops.empty() ? "" : ", ") + op;
+        model.warnings.push_back("ONNX shape inference (libonnx knows opsets up to " + std::to_string(newestKnownOpset()) +
+                                 ") left these ops of opset " + std::to_string(opsetFor(opsets, "")) +
+                                 " to Fusescope's own rules: " + ops);
+    }
+    const std::unique_ptr<onnx::ISchemaRegistry> registry = guardedSchemaRegistry(newer);
     // ONNX's inference and our rules feed each other: what our rules learn (a Reshape's
     // target computed through Div and Cast, say) is written back as value_info so the next
     // ONNX round carries it through the ops that follow.
@@ -194,7 +211,7 @@ void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Model& mo
         try {
             onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,
                                                 /*data_prop=*/true);
-            onnx::shape_inference::InferShapes(proto, &guardedSchemaRegistry(), options);
+            onnx::shape_inference::InferShapes(proto, registry.get(), options);
             for (const auto& [protoGraph, graph] : graphs) mergeFromProtoGraph(*protoGraph, *graph);
         } catch (const std::exception& e) {
             // ONNX's inference is best effort here: the graph is valid without it.

@@ -160,6 +160,44 @@ std::optional<Shape> paddedShape(const Shape& in, const ShapeValue& pads) {
     return Shape(std::move(dims));
 }
 
+const std::set<std::string>& reductionOps() {
+    static const std::set<std::string> ops = {"ReduceL1",  "ReduceL2",        "ReduceLogSum", "ReduceLogSumExp",
+                                              "ReduceMax", "ReduceMean",      "ReduceMin",    "ReduceProd",
+                                              "ReduceSum", "ReduceSumSquare"};
+    return ops;
+}
+
+// A Reduce* node's output: its axes from the `axes` input (opset 18; ReduceSum from 13) or
+// attribute, `keepdims` and `noop_with_empty_axes` as ONNX defines them. ONNX's own rule
+// covers these too, but a libonnx older than the model's opset does not know the input form.
+std::optional<Shape> reducedShape(const Node& node, const Shape& in, const ShapeValue* axesInput) {
+    const int64_t rank = int64_t(in.rank());
+    std::vector<int64_t> axes;
+    if (node.inputs.size() > 1 && node.inputs[1].valid()) {
+        if (!axesInput) return std::nullopt;
+        for (const Dim& d : *axesInput) {
+            if (!d.isKnown()) return std::nullopt;
+            axes.push_back(d.size());
+        }
+    } else if (const Attribute* a = node.attribute("axes")) {
+        axes = a->ints;
+    }
+    const Attribute* keep = node.attribute("keepdims");
+    const Attribute* noop = node.attribute("noop_with_empty_axes");
+    if (axes.empty() && noop && noop->i) return in;
+    std::vector<bool> reduced(size_t(rank), axes.empty());
+    for (int64_t a : axes) {
+        if (a < -rank || a >= rank) return std::nullopt;
+        reduced[size_t(a < 0 ? a + rank : a)] = true;
+    }
+    std::vector<Dim> dims;
+    for (int64_t d = 0; d < rank; ++d) {
+        if (!reduced[size_t(d)]) dims.push_back(in[size_t(d)]);
+        else if (!keep || keep->i) dims.push_back(Dim::known(1));
+    }
+    return Shape(std::move(dims));
+}
+
 // The type our rules give a node's first output, or nothing when no rule applies.
 std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, ShapeValueTable& values) {
     auto inputType = [&](size_t i) -> const ValueType* {
@@ -205,6 +243,7 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
         return like(paddedShape(first->shape, *shapeValue(1)));
     if (op == "Slice" && node.inputs.size() >= 3 && first->shape.rankKnown())
         return like(sliceResult(node, graph, values));
+    if (reductionOps().count(op) && first->shape.rankKnown()) return like(reducedShape(node, first->shape, shapeValue(1)));
     if (op == "Range" && node.inputs.size() == 3) {
         auto start = knownInts(shapeValue(0)), limit = knownInts(shapeValue(1)),
              delta = knownInts(shapeValue(2));

@@ -6,6 +6,9 @@
 //   Conv, FusedConv:   FusedConv with `channels_last` = 1 (X and Y NHWC, W and B as they are;
 //                      X stays NCHW, `input_layout` NCHW, where only convolutions read it)
 //   GlobalAveragePool: ReduceMean over axes 1 and 2, keeping them ([N, 1, 1, C])
+//   ReduceMean/Sum/Max over H and W: the same over axes 1 and 2 (MnasNet's x.mean([2, 3]));
+//                      without keepdims its [N, C] is the same in either layout, so it
+//                      leaves the region without a Transpose
 //   MaxPool:           ai.fusescope.MaxPool with `channels_last` = 1 (ONNX's attributes)
 //   element-wise ops:  the same op on NHWC operands; constants are permuted once here
 //   Concat of channels: the same Concat over NHWC's last axis (DenseNet's dense blocks,
@@ -37,7 +40,19 @@ namespace {
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 
-enum class Role { None, Conv, GlobalPool, MaxPool, Elementwise, BatchNorm, ChannelConcat, ChannelSlice, ChannelSplit, ChannelShuffle };
+enum class Role {
+    None,
+    Conv,
+    GlobalPool,
+    MaxPool,
+    SpatialReduce,
+    Elementwise,
+    BatchNorm,
+    ChannelConcat,
+    ChannelSlice,
+    ChannelSplit,
+    ChannelShuffle
+};
 
 bool rank4(const Graph& g, ValueId v) {
     const ValueType& t = g.value(v).type;
@@ -53,6 +68,23 @@ bool scalarShaped(const Graph& g, ValueId v) {
 }
 
 bool channelAxis(int64_t axis) { return axis == 1 || axis == -3; }
+
+// A reduction's axes, from its attribute or its constant input (empty when neither).
+std::vector<int64_t> reductionAxes(const Rewriter& rw, const Node& n) {
+    if (n.inputs.size() > 1 && n.inputs[1].valid()) return constantInts(rw, n.inputs[1]).value_or(std::vector<int64_t>{});
+    return intsAttr(n, "axes");
+}
+
+// A ReduceMean, ReduceSum or ReduceMax of a rank-4 float32 tensor over exactly H and W.
+bool spatialReduction(const Rewriter& rw, const Node& n) {
+    if (!(isOp(n, "ReduceMean") || isOp(n, "ReduceSum") || isOp(n, "ReduceMax")) || !rank4(rw.graph(), n.inputs[0]) ||
+        dtypeOf(rw.graph(), n.inputs[0]) != DType::Float32)
+        return false;
+    std::vector<int64_t> axes = reductionAxes(rw, n);
+    for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+    std::sort(axes.begin(), axes.end());
+    return axes == std::vector<int64_t>{2, 3};
+}
 
 // A channel shuffle ending at `last` (a Reshape): its first Reshape and Transpose, each read
 // only by the next, and the [N, C, H, W] it shuffles in g groups.
@@ -164,6 +196,7 @@ Role roleOf(const Rewriter& rw, NodeId id, std::string& why) {
         return Role::ChannelSlice;
     }
     if (channelShuffleEndingAt(rw, id)) return Role::ChannelShuffle;
+    if (spatialReduction(rw, n)) return Role::SpatialReduce;
     if (isOp(n, "BatchNormalization")) {
         if (!rank4(g, n.inputs[0]) || dtypeOf(g, out) != DType::Float32 || n.inputs.size() != 5) return Role::None;
         bool vectors = true;
@@ -192,7 +225,8 @@ Role roleOf(const Rewriter& rw, NodeId id, std::string& why) {
 // Whether input i of a node in `role` is an activation, laid out as the region lays out its
 // tensors: all but a convolution's W and B (its residual Z is one).
 bool carriesActivation(Role role, size_t i) {
-    if (role == Role::BatchNorm || role == Role::ChannelSlice || role == Role::ChannelSplit || role == Role::ChannelShuffle)
+    if (role == Role::BatchNorm || role == Role::ChannelSlice || role == Role::ChannelSplit || role == Role::ChannelShuffle ||
+        role == Role::SpatialReduce)
         return i == 0;
     return role != Role::Conv || i == 0 || i >= 3;
 }
@@ -331,7 +365,7 @@ private:
                         const NodeId p = rw.producer(in);
                         if ((!p.valid() || !members.count(p.index)) && entered.insert(in.index).second) ++r.entries;
                     }
-                for (ValueId out : g.node(id).outputs) r.exits += leavesRegion(rw, out, takenOut);
+                for (ValueId out : g.node(id).outputs) r.exits += rank4(g, out) && leavesRegion(rw, out, takenOut);
             }
             out.push_back(std::move(r));
         }
@@ -402,9 +436,9 @@ private:
         const std::set<uint32_t> nchwEntries = readAsNchw(rw, members, roles);
         std::map<uint32_t, ValueId> nhwc;  // a value of the region (or entering it) -> its NHWC twin
         std::map<uint32_t, ChannelShuffle> shuffles;  // by the shuffle's last Reshape
-        auto typeOf = [&](ValueId v) {
+        auto typeOf = [&](ValueId v) {  // a value of another rank ([N, C]) reads the same in both
             ValueType t = rw.graph().value(v).type;
-            t.shape = permuted(t.shape, kToNhwc);
+            if (rank4(rw.graph(), v)) t.shape = permuted(t.shape, kToNhwc);
             return t;
         };
         // The NHWC twin of an activation entering the region: a Transpose in, made once.
@@ -442,7 +476,8 @@ private:
             }
             made.outputs.clear();
             for (ValueId out : old.outputs)
-                made.outputs.push_back(rw.addIntermediate(typeOf(out), rw.graph().value(out).name + "_nhwc"));
+                made.outputs.push_back(
+                    rw.addIntermediate(typeOf(out), rw.graph().value(out).name + (rank4(rw.graph(), out) ? "_nhwc" : "")));
             if (role == Role::Conv) {
                 if (made.domain.empty()) {
                     made.domain = kFusescopeDomain;
@@ -456,6 +491,13 @@ private:
                 made.attributes.push_back(fsc::intAttr("axis", 3));
             } else if (role == Role::ChannelSlice) {
                 made.inputs[3] = rw.addConstant(int64Tensor("", {1}, {3}), old.name + "_axes_nhwc");
+            } else if (role == Role::SpatialReduce) {
+                if (made.inputs.size() > 1 && made.inputs[1].valid()) {
+                    made.inputs[1] = rw.addConstant(int64Tensor("", {2}, {1, 2}), old.name + "_axes_nhwc");
+                } else {
+                    std::erase_if(made.attributes, [](const Attribute& a) { return a.name == "axes"; });
+                    made.attributes.push_back(fsc::intsAttr("axes", {1, 2}));
+                }
             } else if (role == Role::MaxPool) {
                 made.domain = kFusescopeDomain;
                 made.attributes.push_back(fsc::intAttr("channels_last", 1));
@@ -472,6 +514,10 @@ private:
             else rw.addNode(std::move(made), id, {id});
             for (size_t k = 0; k < old.outputs.size(); ++k) {
                 const ValueId out = old.outputs[k], outNhwc = madeOutputs[k];
+                if (!rank4(rw.graph(), out)) {  // [N, C]: the same in either layout
+                    rw.replaceAllUses(out, outNhwc);
+                    continue;
+                }
                 nhwc[out.index] = outNhwc;
                 if (!leavesRegion(rw, out, takenOut)) continue;
                 if (flattenOnly(rw, out, outNhwc, takenOut)) {

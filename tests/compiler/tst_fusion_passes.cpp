@@ -424,6 +424,40 @@ private slots:
         QVERIFY(maxRelativeError(m, res.model) < 1e-5);
     }
 
+    // MnasNet's head, x.mean([2, 3]) after its last convolution: the ReduceMean joins the
+    // region over NHWC's axes 1 and 2, and its [N, C] (the same in either layout) leaves
+    // without a Transpose; kept dims give [N, 1, 1, C], which goes back as any other edge.
+    void channelsLastTakesSpatialMeans_data() {
+        QTest::addColumn<int>("opset");
+        QTest::addColumn<int>("keepdims");
+        QTest::addColumn<int>("transposes");
+        QTest::newRow("opset 17, no keepdims") << 17 << 0 << 0;
+        QTest::newRow("opset 18 (axes an input), no keepdims") << 18 << 0 << 0;
+        QTest::newRow("opset 17, keepdims") << 17 << 1 << 1;
+    }
+    void channelsLastTakesSpatialMeans() {
+        QFETCH(int, opset);
+        QFETCH(int, keepdims);
+        QFETCH(int, transposes);
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 8, 7, 7}));
+        ValueId c1 = b.op("Conv", {x, b.initializer(randomFloatTensor("w1", {8, 8, 3, 3}, 81, 0.5f))}, "c1",
+                          {intsAttr("pads", {1, 1, 1, 1})});
+        ValueId c2 = b.op("Relu", {b.op("Conv", {c1, b.initializer(randomFloatTensor("w2", {16, 8, 1, 1}, 82, 0.5f))}, "c2")}, "r2");
+        std::vector<ValueId> inputs{c2};
+        std::vector<Attribute> attrs{intAttr("keepdims", keepdims)};
+        if (opset >= 18) inputs.push_back(b.initializer(int64Tensor("axes", {2}, {-1, 2})));
+        else attrs.push_back(intsAttr("axes", {2, 3}));
+        b.output(b.op("ReduceMean", inputs, "y", attrs));
+        Model m = withInferredTypes(b, opset);
+        auto res = compileWith(m, {"channels-last", "cancel-inverse-pairs"});
+        const Graph& g = *res.model.graph;
+        QCOMPARE(countFused(g, "FusedConv"), 2);
+        QCOMPARE(countOps(g, "Transpose"), transposes);
+        QCOMPARE(g.value(g.outputs[0]).name, std::string("y"));
+        QVERIFY(maxRelativeError(m, res.model) < 1e-5);
+    }
+
     // TensorFlow's exports wrap convolutions in NHWC -> NCHW -> NHWC Transposes: the region's
     // own edge Transposes cancel them, so none is left.
     void channelsLastCancelsAnExportersTransposes() {

@@ -4,7 +4,9 @@
 #include <cstring>
 
 #include "compiler/verifier.h"
+#include "core/graph_builder.h"
 #include "core/model_summary.h"
+#include "core/onnx_export.h"
 #include "core/onnx_import.h"
 #include "test_support.h"
 
@@ -116,6 +118,40 @@ private slots:
         QCOMPARE(m.opsetVersion("ai.onnx.ml"), int64_t(3));
         QCOMPARE(m.opsetVersion("nope"), int64_t(-1));
         QCOMPARE(m.graph->node(m.graph->order()[0]).domain, std::string("com.microsoft"));
+    }
+
+    // Opset 18 (torch's dynamo exporter) is newer than libonnx 1.12 knows: its ReduceMean
+    // takes axes as an input, which the newest schema libonnx has refuses. That node goes to
+    // our rules, ONNX infers the rest (it used to skip the whole model: every shape unknown);
+    // the same node at opset 17 is malformed and still stops ONNX's inference.
+    void opsetNewerThanLibonnxKeepsItsShapes_data() {
+        QTest::addColumn<int>("opset");
+        QTest::newRow("opset 18: ReduceMean's axes an input") << 18;
+        QTest::newRow("opset 17: the same node is malformed") << 17;
+    }
+    void opsetNewerThanLibonnxKeepsItsShapes() {
+        QFETCH(int, opset);
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({2, 8, 7, 7}));
+        ValueId c = b.op("Conv", {x, b.initializer(randomFloatTensor("w", {8, 8, 3, 3}, 1))}, "c", {intsAttr("pads", {1, 1, 1, 1})});
+        ValueId mean = b.op("ReduceMean", {c, b.initializer(int64Tensor("axes", {2}, {-1, 2}))}, "mean", {intAttr("keepdims", 0)});
+        b.output(b.op("Relu", {mean}, "y"));
+        auto bytes = exportModelToBytes(b.buildModel(opset));
+        QVERIFY(bool(bytes));
+        auto m = importModelFromBytes(bytes->data(), bytes->size(), "opset.onnx");
+        QVERIFY(bool(m));
+        const Graph& g = *m->graph;
+        std::string warnings;
+        for (const std::string& w : m->warnings) warnings += w + "\n";
+        if (opset == 18) {
+            QCOMPARE(valueNamed(g, "c").type.shape, Shape::ofSizes({2, 8, 7, 7}));
+            QCOMPARE(valueNamed(g, "mean").type.shape, Shape::ofSizes({2, 8}));
+            QCOMPARE(valueNamed(g, "y").type.shape, Shape::ofSizes({2, 8}));
+            QVERIFY2(warnings.find("left these ops of opset 18 to Fusescope's own rules: ReduceMean") != std::string::npos,
+                     warnings.c_str());
+        } else {
+            QVERIFY2(warnings.find("ONNX shape inference skipped") != std::string::npos, warnings.c_str());
+        }
     }
 
     void irVersions3To10_data() {
