@@ -6,61 +6,10 @@
 #include <sstream>
 
 #include "app/common/walkthrough_chapters.h"
+#include "app/common/walkthrough_figures.h"
 #include "profiler/xml_escape.h"
 
 namespace fsc {
-namespace {
-
-// Strings as they are, fractions to four significant digits, large numbers whole.
-std::string scalarText(const nlohmann::json& j) {
-    if (j.is_string()) return j.get<std::string>();
-    if (!j.is_number_float()) return j.dump();
-    const double v = j.get<double>();
-    char text[64];
-    std::snprintf(text, sizeof text, std::fabs(v) >= 1000 ? "%.0f" : "%.4g", v);
-    return text;
-}
-
-// Figures as HTML: an object as a two-column table, an array of objects as one table with a
-// column per key, anything else as text.
-void writeFigures(std::ostringstream& out, const nlohmann::json& j) {
-    if (j.is_object()) {
-        out << "<table>";
-        for (const auto& [key, value] : j.items()) {
-            out << "<tr><th>" << escapeXml(key) << "</th><td>";
-            writeFigures(out, value);
-            out << "</td></tr>";
-        }
-        out << "</table>";
-    } else if (j.is_array() && !j.empty() && j.front().is_object()) {
-        std::vector<std::string> columns;
-        for (const auto& row : j)
-            for (const auto& [key, value] : row.items())
-                if (std::find(columns.begin(), columns.end(), key) == columns.end()) columns.push_back(key);
-        out << "<table><tr>";
-        for (const std::string& col : columns) out << "<th>" << escapeXml(col) << "</th>";
-        out << "</tr>";
-        for (const auto& row : j) {
-            out << "<tr>";
-            for (const std::string& col : columns) {
-                out << "<td>";
-                if (row.contains(col)) writeFigures(out, row[col]);
-                out << "</td>";
-            }
-            out << "</tr>";
-        }
-        out << "</table>";
-    } else if (j.is_array()) {
-        for (size_t i = 0; i < j.size(); ++i) out << (i ? ", " : "") << escapeXml(scalarText(j[i]));
-    } else if (j.is_string() && j.get<std::string>().find('\n') != std::string::npos) {
-        out << "<pre>" << escapeXml(j.get<std::string>()) << "</pre>";  // source code
-    } else {
-        out << escapeXml(scalarText(j));
-    }
-}
-
-}  // namespace
-
 const std::vector<ChapterEntry>& walkthroughContents() {
     static const std::vector<ChapterEntry> contents = {
         {1, "From framework to ONNX to IR"},
@@ -92,6 +41,7 @@ Result<WalkthroughChapter> walkthroughChapter(int id, const WalkthroughInput& in
     if (cancelled(input)) return Status(ErrorCode::Cancelled, "the walkthrough was cancelled");
     chapter.id = id;
     chapter.title = entry->title;
+    addPrediction(chapter);
     return chapter;
 }
 
@@ -102,6 +52,7 @@ nlohmann::json walkthroughJson(const std::vector<WalkthroughChapter>& chapters, 
     j["chapters"] = nlohmann::json::array();
     for (const WalkthroughChapter& c : chapters) {
         nlohmann::json cj = {{"id", c.id}, {"title", c.title}, {"paragraphs", c.paragraphs}, {"figures", c.figures}};
+        if (!c.question.empty()) cj["question"] = c.question, cj["answer"] = c.answer;
         if (!c.notApplicable.empty()) cj["not_applicable"] = c.notApplicable;
         if (!c.timingWarning.empty()) cj["timing_warning"] = c.timingWarning;
         j["chapters"].push_back(std::move(cj));
@@ -112,11 +63,21 @@ nlohmann::json walkthroughJson(const std::vector<WalkthroughChapter>& chapters, 
 std::string walkthroughChapterHtml(const WalkthroughChapter& c, const std::function<std::string(size_t)>& chartImage) {
     std::ostringstream out;
     out << "<h2 id=\"chapter-" << c.id << "\">" << c.id << ". " << escapeXml(c.title) << "</h2>\n";
+    if (!c.question.empty()) {
+        // A page can hide the answer until asked (<details>); the dock's viewer has no such
+        // element, so it shows both, the answer in italics after the question.
+        out << "<p class=\"predict\"><b>Predict first:</b> " << escapeXml(c.question) << "</p>\n";
+        if (chartImage)
+            out << "<p class=\"answer\"><i>On this model: " << escapeXml(c.answer) << "</i></p>\n";
+        else
+            out << "<details class=\"answer\"><summary>Reveal this model's answer</summary><p>" << escapeXml(c.answer)
+                << "</p></details>\n";
+    }
     for (const std::string& p : c.paragraphs) out << "<p>" << escapeXml(p) << "</p>\n";
     if (!c.notApplicable.empty()) out << "<p class=\"na\">" << escapeXml(c.notApplicable) << "</p>\n";
     out << "<h3>This model</h3>\n";
     if (!c.timingWarning.empty()) out << "<p class=\"warning\">Warning: " << escapeXml(c.timingWarning) << "</p>\n";
-    writeFigures(out, c.figures);
+    writeFiguresHtml(out, c.figures);
     for (size_t i = 0; i < c.charts.size(); ++i) {
         const std::string picture = chartImage ? "<img src=\"" + escapeXml(chartImage(i)) + "\">" : c.charts[i].svg;
         out << "\n<figure>" << picture << "<figcaption>" << escapeXml(c.charts[i].caption) << "</figcaption></figure>";
@@ -132,6 +93,8 @@ std::string walkthroughHtml(const std::vector<WalkthroughChapter>& chapters, con
            "table{border-collapse:collapse;margin:.3em 0}th,td{border:1px solid #ccc;padding:2px 6px;"
            "text-align:left;vertical-align:top;font-size:90%;overflow-wrap:anywhere}th{background:#f2f2f2}"
            "h2{border-bottom:1px solid #ddd;margin-top:2em}.na{color:#a33}.warning{color:#8a5a00;background:#fff6e0;padding:.3em .5em}figure{margin:1em 0}"
+           ".predict{background:#eef4ff;padding:.4em .6em;margin-bottom:0}.answer{background:#f6f9ff;padding:.2em .6em .4em;margin-top:0}"
+           "summary{cursor:pointer;color:#2a5db0}td{font-variant-numeric:tabular-nums}.n{white-space:nowrap}"
            "figcaption{color:#555;font-size:90%}pre{background:#f7f7f7;padding:.5em;overflow:auto;font-size:85%}</style></head><body>\n"
         << "<h1>From model to kernels: " << escapeXml(model) << "</h1>\n<ol>";
     for (const WalkthroughChapter& c : chapters)

@@ -32,6 +32,9 @@ struct WalkthroughChart {
 struct WalkthroughChapter {
     int id = 0;
     std::string title;
+    // Predict, then reveal: a question to answer before reading on, and this model's answer
+    // in a sentence with its figures (empty where the chapter does not apply).
+    std::string question, answer;
     std::vector<std::string> paragraphs;  // the explanation, plain text
     nlohmann::json figures;               // this model's numbers
     std::vector<WalkthroughChart> charts;  // drawn from the figures (the page and the dock show them)

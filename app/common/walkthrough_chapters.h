@@ -50,4 +50,8 @@ std::string timingWarningOf(const std::vector<const TimedSide*>& sides);
 
 bool cancelled(const WalkthroughInput& in);
 
+// Sets the chapter's question and, from its own figures, this model's answer
+// (walkthrough_predictions.cpp).
+void addPrediction(WalkthroughChapter& chapter);
+
 }  // namespace fsc

@@ -159,6 +159,14 @@ private slots:
             QCOMPARE(chapters[i].toObject()[QStringLiteral("id")].toInt(), ids[i]);
         auto figuresOf = [&](int id) { return chapters[ids.indexOf(id)].toObject()[QStringLiteral("figures")].toObject(); };
         for (const auto& c : chapters) QVERIFY(!c.toObject()[QStringLiteral("paragraphs")].toArray().isEmpty());
+        // Predict, then reveal: every chapter that applies asks first and answers with figures.
+        for (const auto& c : chapters) {
+            const QJsonObject chapter = c.toObject();
+            if (chapter.contains(QStringLiteral("not_applicable"))) continue;
+            const QString answer = chapter[QStringLiteral("answer")].toString();
+            QVERIFY2(chapter[QStringLiteral("question")].toString().endsWith(QLatin1Char('?')), qPrintable(answer));
+            QVERIFY2(answer.contains(QRegularExpression(QStringLiteral("[0-9]"))), qPrintable(answer));
+        }
 
         // Chapter 1: the model as inspect --json describes it.
         Run inspect = cli({QStringLiteral("inspect"), model, QStringLiteral("--json")});
@@ -189,6 +197,8 @@ private slots:
         QVERIFY(page.open(QIODevice::ReadOnly));
         const QString text = QString::fromUtf8(page.readAll());
         QVERIFY(text.contains(QStringLiteral("<h2 id=\"chapter-1\">")) && text.contains(QStringLiteral("<h2 id=\"chapter-3\">")));
+        QVERIFY(text.contains(QStringLiteral("<summary>Reveal this model's answer</summary>")));
+        QVERIFY(!text.contains(QStringLiteral("<th>median_ms</th>")) && !text.contains(QStringLiteral("<th>schema</th>")));
         QString offline = text;
         offline.remove(QStringLiteral("xmlns=\"http://www.w3.org/2000/svg\""));  // a namespace name, never fetched
         QVERIFY(!offline.contains(QStringLiteral("<script")) && !offline.contains(QStringLiteral("http")));

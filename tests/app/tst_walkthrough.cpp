@@ -3,8 +3,11 @@
 // GUI's dock; steady runs say nothing.
 #include <QTest>
 
+#include <sstream>
+
 #include "app/common/walkthrough.h"
 #include "app/common/walkthrough_chapters.h"
+#include "app/common/walkthrough_figures.h"
 #include "profiler/cpu_timer.h"
 
 using namespace fsc;
@@ -39,6 +42,63 @@ private slots:
                 std::string::npos);
         // Above the figures, where a reader looks before trusting them.
         QVERIFY(html.find("class=\"warning\"") < html.find("<table"));
+    }
+
+    // The handout's figures read as a person writes them: keys as words, units on values,
+    // separators on counts, shares as percentages, no schema names or empty fields.
+    void figuresReadAsPeopleWriteThem() {
+        QCOMPARE(figureLabel("median_ms"), std::string("Median"));
+        QCOMPARE(figureLabel("bytes_moved"), std::string("Bytes moved"));
+        QCOMPARE(figureLabel("conv_block/Add"), std::string("conv_block/Add"));  // data, not a schema key
+        QCOMPARE(figureValueText("median_ms", 0.09416), std::string("94.2 µs"));
+        QCOMPARE(figureValueText("p90_ms", 2.5), std::string("2.5 ms"));
+        QCOMPARE(figureValueText("total_ms", 1160.4), std::string("1,160 ms"));
+        QCOMPARE(figureValueText("arena_bytes", 40960), std::string("40.0 KiB"));
+        QCOMPARE(figureValueText("flops", 2073216.0), std::string("2,073,216"));
+        QCOMPARE(figureValueText("intermediates", 14), std::string("14"));  // "buffers: 56", not "56.00"
+        QCOMPARE(figureValueText("share_of_time", 0.528989), std::string("52.9%"));
+        QCOMPARE(figureValueText("speedup", 1.8358), std::string("1.84x"));
+        QCOMPARE(figureValueText("one_minus_cosine", 1.6587e-05), std::string("1.66e-05"));
+        QCOMPARE(figureValueText("peak_bytes_per_second", 47909220093.0), std::string("44.6 GiB/s"));
+        nlohmann::json figures = {{"schema", "fusescope.inspect/1"},
+                                  {"median_ms", 0.09416},
+                                  {"warnings", nlohmann::json::array()},
+                                  {"op_histogram", {{"MatMul", 8}}},
+                                  {"simulated_us", {{"nvlink4", 10.14}}}};
+        std::ostringstream out;
+        writeFiguresHtml(out, figures);
+        const std::string html = out.str();
+        QVERIFY2(html.find("schema") == std::string::npos && html.find("Warnings") == std::string::npos, html.c_str());
+        QVERIFY(html.find("<th>Median</th><td><span class=\"n\">94.2 µs</span>") != std::string::npos);
+        QVERIFY(html.find("<th>MatMul</th><td><span class=\"n\">8</span>") != std::string::npos);
+        QVERIFY(html.find("<th>nvlink4</th><td><span class=\"n\">10.1 µs</span>") != std::string::npos);
+        QVERIFY(html.find("median_ms") == std::string::npos);
+    }
+
+    // Predict, then reveal: the question comes first, the page hides this model's answer
+    // until asked, the dock (no <details>) shows it after the question; the JSON carries both.
+    void eachChapterAsksBeforeItAnswers() {
+        WalkthroughChapter c;
+        c.id = 6;
+        c.title = "Memory planning";
+        c.figures = {{"arena_bytes", 40960}, {"naive_bytes", 139392}, {"lower_bound_bytes", 40960}, {"intermediates", 14}};
+        addPrediction(c);
+        QVERIFY(!c.question.empty());
+        QCOMPARE(c.answer, std::string("The plan needs 40.0 KiB for 14 intermediate tensors, against 136 KiB with a buffer "
+                                       "each (3.4x less); no plan can use less than 40.0 KiB, the most alive at one step."));
+        const std::string page = walkthroughChapterHtml(c, {});
+        QVERIFY(page.find("Predict first:") < page.find("<details"));
+        QVERIFY(page.find("<details") < page.find("<table"));
+        const std::string dock = walkthroughChapterHtml(c, [](size_t) { return std::string("chart:0"); });
+        QVERIFY(dock.find("<details") == std::string::npos && dock.find("On this model: The plan needs") != std::string::npos);
+        const nlohmann::json j = walkthroughJson({c}, "m.onnx");
+        QCOMPARE(j["chapters"][0]["answer"].get<std::string>(), c.answer);
+        // A chapter that does not apply asks nothing.
+        WalkthroughChapter na;
+        na.id = 7;
+        na.notApplicable = "no GPU";
+        addPrediction(na);
+        QVERIFY(na.question.empty() && na.answer.empty());
     }
 };
 
