@@ -22,7 +22,8 @@ namespace {
 
 std::string valueText(double v, const std::string& unit) {
     if (unit == "bytes") return bytesText(v);
-    return fixedText(v, std::fabs(v) >= 100 ? 0 : std::fabs(v) >= 1 ? 2 : 3) + (unit.empty() ? "" : " " + unit);
+    const int decimals = v == std::floor(v) || std::fabs(v) >= 100 ? 0 : std::fabs(v) >= 1 ? 2 : 3;  // 15 runs, not 15.00
+    return fixedText(v, decimals) + (unit.empty() ? "" : " " + unit);
 }
 
 }  // namespace
@@ -124,22 +125,48 @@ std::string barChartSvg(const std::vector<ChartBar>& bars, const std::string& un
     return s.str();
 }
 
-std::string columnChartSvg(const std::vector<double>& values, const std::string& xLabel, const std::string& unit) {
+std::string columnChartSvg(const std::vector<double>& values, const std::string& xLabel, const std::string& unit,
+                           const std::vector<std::string>& edges) {
     if (values.empty()) return "<p class=\"note\">Nothing to chart.</p>";
     double top = 0;
     for (double v : values) top = std::max(top, v);
-    const double w = 640, h = 180, left = 70, bottom = 22;
+    const bool ticksBelow = edges.size() == values.size() + 1;
+    const double w = 640, left = 76, bottom = ticksBelow ? 36 : 22, plotTop = 10;
+    const double h = 170 + bottom;
     const double width = (w - left - 10) / double(values.size());
+    const double axisY = h - bottom;
     std::ostringstream s;
     s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h << "\" font-size=\"11\">";
-    s << "<line x1=\"" << left << "\" y1=\"" << h - bottom << "\" x2=\"" << w - 10 << "\" y2=\"" << h - bottom
-      << "\" stroke=\"#999\"/>";
-    s << "<text x=\"4\" y=\"14\">" << escapeXml(valueText(top, unit)) << "</text><text x=\"4\" y=\"" << h - bottom
-      << "\">0</text>";
+    s << "<line x1=\"" << left << "\" y1=\"" << axisY << "\" x2=\"" << w - 10 << "\" y2=\"" << axisY << "\" stroke=\"#999\"/>";
+    s << "<line x1=\"" << left << "\" y1=\"" << plotTop << "\" x2=\"" << left << "\" y2=\"" << axisY << "\" stroke=\"#999\"/>";
+    // y ticks: 0, half and the largest value (a count's half rounded down to a whole number).
+    const bool whole = std::all_of(values.begin(), values.end(), [](double v) { return v == std::floor(v); });
+    std::vector<double> yTicks{0.0};
+    if (top > 0) yTicks = {0.0, whole ? std::floor(top / 2) : top / 2, top};
+    for (double tick : yTicks) {
+        const double y = top > 0 ? axisY - (axisY - plotTop) * tick / top : axisY;
+        s << "<line x1=\"" << left - 4 << "\" y1=\"" << y << "\" x2=\"" << left << "\" y2=\"" << y << "\" stroke=\"#999\"/>";
+        s << "<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">" << escapeXml(valueText(tick, unit))
+          << "</text>";
+    }
+    if (ticksBelow) {
+        // Every `every`-th edge, about 80 px apart, and the last one.
+        const size_t every = std::max<size_t>(1, size_t(std::ceil(80.0 / std::max(width, 1.0))));
+        for (size_t i = 0; i < edges.size(); ++i) {
+            const bool last = i + 1 == edges.size();
+            if (i % every != 0 && !last) continue;
+            if (!last && i > 0 && edges.size() - 1 - i < every / 2) continue;  // would crowd the last label
+            const double x = left + width * double(i);
+            s << "<line x1=\"" << x << "\" y1=\"" << axisY << "\" x2=\"" << x << "\" y2=\"" << axisY + 4 << "\" stroke=\"#999\"/>";
+            const char* anchor = i == 0 ? "start" : last ? "end" : "middle";
+            s << "<text x=\"" << x << "\" y=\"" << axisY + 15 << "\" text-anchor=\"" << anchor << "\">" << escapeXml(edges[i])
+              << "</text>";
+        }
+    }
     s << "<text x=\"" << (left + w) / 2 << "\" y=\"" << h - 6 << "\" text-anchor=\"middle\">" << escapeXml(xLabel) << "</text>";
     for (size_t i = 0; i < values.size(); ++i) {
-        const double barH = top > 0 ? (h - bottom - 10) * std::max(0.0, values[i]) / top : 0;
-        s << "<rect x=\"" << left + width * double(i) << "\" y=\"" << h - bottom - barH << "\" width=\""
+        const double barH = top > 0 ? (axisY - plotTop) * std::max(0.0, values[i]) / top : 0;
+        s << "<rect x=\"" << left + width * double(i) << "\" y=\"" << axisY - barH << "\" width=\""
           << std::max(width - (width > 4 ? 1 : 0), 0.5) << "\" height=\"" << barH << "\" fill=\"#3d8ee6\"><title>" << i
           << ": " << escapeXml(valueText(values[i], unit)) << "</title></rect>";
     }

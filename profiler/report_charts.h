@@ -25,8 +25,11 @@ struct ChartBar {
 };
 // Horizontal bars, one per row, labelled on the left and valued on the right in `unit`.
 std::string barChartSvg(const std::vector<ChartBar>& bars, const std::string& unit);
-// Vertical bars side by side with no gaps (a histogram or a per-step curve): `xLabel`
-// under them, the largest value at the top left in `unit`.
-std::string columnChartSvg(const std::vector<double>& values, const std::string& xLabel, const std::string& unit);
+// Vertical bars side by side with no gaps (a histogram or a per-step curve): a y axis in
+// `unit` with ticks at 0, half and the largest value, `xLabel` under the bars and, when given,
+// `edges` (values.size() + 1 labels, the bars' boundaries: a histogram's bin edges) as x ticks,
+// every one that has room.
+std::string columnChartSvg(const std::vector<double>& values, const std::string& xLabel, const std::string& unit,
+                           const std::vector<std::string>& edges = {});
 
 }  // namespace fsc

@@ -67,7 +67,9 @@ std::string figureLabel(const std::string& key) {
         if (auto it = acronyms.find(word); it != acronyms.end()) word = it->second;
         label += (label.empty() ? "" : " ") + word;
     }
-    if (!label.empty()) label[0] = char(std::toupper(static_cast<unsigned char>(label[0])));
+    // A percentile stays as statisticians write it: p50, p90, p99.
+    const bool percentile = label.size() > 1 && label[0] == 'p' && std::isdigit(static_cast<unsigned char>(label[1]));
+    if (!label.empty() && !percentile) label[0] = char(std::toupper(static_cast<unsigned char>(label[0])));
     return label;
 }
 

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "app/common/walkthrough_chapters.h"
+#include "app/common/walkthrough_figures.h"
 #include "compiler/runtime/thread_pool.h"
 #include "app/common/trace_recorder.h"
 #include "profiler/cpu_timer.h"
@@ -167,8 +168,10 @@ WalkthroughChapter benchmarkingChapter(const WalkthroughInput& in) {
     for (int b = 0; b < kBins; ++b)
         histogram.push_back({{"from_ms", s.min + b * width}, {"to_ms", s.min + (b + 1) * width}, {"count", counts[size_t(b)]}});
     c.figures["histogram"] = std::move(histogram);
+    std::vector<std::string> edges;
+    for (int b = 0; b <= kBins; ++b) edges.push_back(figureValueText("ms", s.min + b * width));
     c.charts.push_back({"Warmed iteration times, " + std::to_string(kBins) + " bins from the fastest to the slowest run",
-                        columnChartSvg(std::vector<double>(counts.begin(), counts.end()), "iteration time, min to max", "runs")});
+                        columnChartSvg(std::vector<double>(counts.begin(), counts.end()), "iteration time", "runs", edges)});
     c.figures["synchronisation"] = in.target().device ? "each run ends by copying its outputs to the host, which waits for the GPU"
                                              : "not needed on the CPU: a run returns when its outputs are ready";
     c.figures["timing"] = {{"backend", backendOf(in)},
