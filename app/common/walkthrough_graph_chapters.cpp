@@ -157,7 +157,16 @@ WalkthroughChapter breaksChapter(const WalkthroughInput& in) {
         "break. The fix for a real break is a device kernel for the op, or an export that avoids it.",
         "The figures below are the analysis compile --json reports: which nodes run where, each "
         "break with its reason and the bytes that cross. What those copies cost is measured by "
-        "running on a GPU (fusescope-cli run --backend cuda); this chapter does not run the model."};
+        "running on a GPU (fusescope-cli run --backend cuda); this chapter does not run the model.",
+        "In an interview, \"graph break\" usually means something earlier: PyTorch's compiler "
+        "(TorchDynamo) traces Python into a graph and breaks it where it cannot follow the code: "
+        "control flow that depends on a tensor's values, a .item() or print() that needs a value "
+        "on the host, a call into a library it does not understand. Each break ends one compiled "
+        "graph and falls back to eager Python until the next one starts, so fusions cannot cross "
+        "it. An ONNX file is what an exporter captured with no such breaks left: data-dependent "
+        "branches became If or Loop nodes (or were traced down one path), so the breaks above are "
+        "the second kind, between a backend's capabilities and the ops in the file. "
+        "torch._dynamo.explain lists the first kind; this chapter lists the second."};
     const GraphBreakReport report = findGraphBreaks(g, CapabilityTable::cuda());
     c.figures["graph_breaks"] = breaksJson(report, g);
     int64_t copied = 0;
