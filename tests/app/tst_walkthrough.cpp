@@ -3,6 +3,7 @@
 // GUI's dock; steady runs say nothing.
 #include <QTest>
 
+#include <set>
 #include <sstream>
 
 #include "app/common/walkthrough.h"
@@ -60,6 +61,14 @@ private slots:
         QCOMPARE(figureValueText("speedup", 1.8358), std::string("1.84x"));
         QCOMPARE(figureValueText("one_minus_cosine", 1.6587e-05), std::string("1.66e-05"));
         QCOMPARE(figureValueText("peak_bytes_per_second", 47909220093.0), std::string("44.6 GiB/s"));
+        // The sensitivity ranking stays visible once formatted (chapter 8's cosines all printed 1).
+        std::set<std::string> cosines, gaps;
+        for (double c : {0.99998341, 0.99999615, 0.99999872, 0.99999882}) {
+            cosines.insert(figureValueText("cosine", c));
+            gaps.insert(figureValueText("one_minus_cosine", 1 - c));
+        }
+        QCOMPARE(cosines.size(), size_t(4));
+        QCOMPARE(gaps.size(), size_t(4));
         nlohmann::json figures = {{"schema", "fusescope.inspect/1"},
                                   {"median_ms", 0.09416},
                                   {"warnings", nlohmann::json::array()},
