@@ -13,10 +13,16 @@ namespace fsc {
 CpuAvailability::CpuAvailability()
     : m_cores(int(std::max(1u, std::thread::hardware_concurrency()))), m_last(take()), m_answer(m_cores) {}
 
+namespace {
+int64_t steadyMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+}  // namespace
+
 CpuAvailability::Sample CpuAvailability::take() {
     Sample s;
-    s.atMs = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-                 .count();
+    s.atMs = steadyMs();
     std::ifstream stat("/proc/stat");
     std::string cpu;
     uint64_t v[8] = {};
@@ -54,6 +60,9 @@ int CpuAvailability::freeCoresNow() {
 }
 
 int CpuAvailability::freeCores() {
+    // Inside the window the answer stands: reading /proc costs more than a small model's run
+    // (the sample model: 0.095 ms a run with the reads, 0.074 without).
+    if (m_last.valid && steadyMs() - m_last.atMs < kMinWindowMs) return m_answer;
     Sample now = take();
     if (!now.valid || !m_last.valid) {
         m_last = now;
