@@ -17,6 +17,7 @@ struct WalkthroughArgs {
     std::string backend = "cpu";
     bool json = false;
     int threads = 0;  // ThreadPool::kAutomatic
+    int iterations = 0, warmup = -1;  // 0, -1: each timed chapter's own
     PipelineChoice pipeline;
     InputChoice input;
 };
@@ -51,7 +52,9 @@ int walkthrough(const CLI::App& app, const WalkthroughArgs& a) {
     const WalkthroughInput input{.session = session,
                                  .pipelineName = a.pipeline.name(),
                                  .progress = [](const std::string& what) { std::cerr << "walkthrough:   " << what << "\n"; },
-                                 .inputs = a.input};
+                                 .inputs = a.input,
+                                 .iterations = a.iterations,
+                                 .warmup = a.warmup};
     for (size_t i = 0; i < ids.size(); ++i) {
         std::cerr << "walkthrough: chapter " << ids[i] << " (" << i + 1 << " of " << ids.size() << ")\n";
         auto chapter = walkthroughChapter(ids[i], input);
@@ -89,6 +92,10 @@ Command walkthroughCommand(CLI::App& cli) {
                      "where the timed chapters run: cpu (default) or cuda (the first GPU; accuracy is always\n"
                      "measured against the CPU's float32 run)");
     addThreadsOption(*app, a->threads, "execution");
+    addIterationOptions(*app, a->iterations, a->warmup, "execution",
+                        "timed runs per side in the timed chapters (default: 10 in chapter 2, 5 in\n"
+                        "chapter 8, 30 in chapter 10)",
+                        "warm-up runs before them (default: 2, 1 and 2)");
     addInputOptions(*app, a->input, "inputs (every chapter runs on them; default: generated, sized as run sizes them)");
     return {app, [app, a] { return walkthrough(*app, *a); }};
 }

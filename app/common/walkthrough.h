@@ -63,6 +63,12 @@ struct WalkthroughInput {
     // The inputs every chapter runs on (--input-dir, --input, --dim, as `run` takes them);
     // empty: generated ones, sized as `run` sizes them.
     InputChoice inputs;
+    // Timed runs per side and warm-up runs in the timed chapters (2, 8, 10); 0 and -1: each
+    // chapter's own (10, 5, 30 runs after 2, 1, 2 warm-ups).
+    int iterations = 0;
+    int warmup = -1;
+    int iterationsOr(int chapterDefault) const { return iterations > 0 ? iterations : chapterDefault; }
+    int warmupOr(int chapterDefault) const { return warmup >= 0 ? warmup : chapterDefault; }
     // Where the timed chapters run: the target the session compiled for.
     const Target& target() const { return session.pipeline().target; }
     FeedOptions feeds() const {

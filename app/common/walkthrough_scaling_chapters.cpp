@@ -99,7 +99,7 @@ WalkthroughChapter quantizationChapter(const WalkthroughInput& in) {
     }
     std::vector<TimedSide*> pointers;
     for (TimedSide& s : sides) pointers.push_back(&s);
-    constexpr int kWarmup = 1, kIterations = 5;
+    const int kWarmup = in.warmupOr(1), kIterations = in.iterationsOr(5);
     if (Status ran = alternateRuns(pointers, kWarmup, kIterations, in.cancel); !ran) {
         c.notApplicable = "The model " + ran.message() + ", so the precisions cannot be timed.";
         return c;

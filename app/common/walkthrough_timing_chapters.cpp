@@ -92,7 +92,7 @@ WalkthroughChapter eagerChapter(const WalkthroughInput& in) {
                           "), so there is nothing to time; a model of standard ONNX ops would show it.";
         return c;
     }
-    constexpr int kWarmup = 2, kIterations = 10;
+    const int kWarmup = in.warmupOr(2), kIterations = in.iterationsOr(10);
     if (Status ran = alternateRuns({&*eager, &*compiled}, kWarmup, kIterations, in.cancel); !ran) {
         c.notApplicable = "The model " + ran.message() + ", so there is nothing to time.";
         return c;
@@ -133,7 +133,7 @@ WalkthroughChapter benchmarkingChapter(const WalkthroughInput& in) {
                           "), so there is nothing to time; a model of standard ONNX ops would show it.";
         return c;
     }
-    constexpr int kWarmup = 2, kIterations = 30;
+    const int kWarmup = in.warmupOr(2), kIterations = in.iterationsOr(30);
     std::vector<double> all;  // the warm-up runs included
     for (int i = 0; i < kWarmup + kIterations; ++i) {
         if (cancelled(in)) return c;

@@ -367,6 +367,15 @@ private slots:
         for (const auto& chapter : QJsonDocument::fromJson(r.out.toUtf8()).object()[QStringLiteral("chapters")].toArray())
             QVERIFY(chapter.toObject()[QStringLiteral("not_applicable")].toString().contains(
                 QStringLiteral("no cpu kernel for com.microsoft.Gelu")));
+        // --iterations and --warmup reach every timed chapter.
+        r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("2,10"),
+                 QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--warmup"), QStringLiteral("1")});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonArray timed = QJsonDocument::fromJson(r.out.toUtf8()).object()[QStringLiteral("chapters")].toArray();
+        QCOMPARE(timed[0].toObject()[QStringLiteral("figures")][QStringLiteral("timing")][QStringLiteral("iterations")].toInt(), 3);
+        QCOMPARE(timed[0].toObject()[QStringLiteral("figures")][QStringLiteral("timing")][QStringLiteral("warmup")].toInt(), 1);
+        QCOMPARE(timed[1].toObject()[QStringLiteral("figures")][QStringLiteral("with_warmup")][QStringLiteral("iterations")].toInt(), 3);
+        QCOMPARE(timed[1].toObject()[QStringLiteral("figures")][QStringLiteral("warmup_runs_ms")].toArray().size(), 1);
         // The sample runs wholly on the GPU: the chapter says so and what model would show one.
         r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("7")});
         QCOMPARE(r.exitCode, 0);
