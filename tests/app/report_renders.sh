@@ -35,6 +35,17 @@ dom="$out/walkthrough.dom.html"
 [ "$(grep -o '<svg' "$dom" | wc -l)" -ge 6 ] || fail "fewer than six charts in the walkthrough"
 grep -q 'Roofline of the compiled graph' "$dom" || fail "no roofline in the walkthrough"
 if grep -qE 'src="http|href="http|<script' "$dom"; then fail "the walkthrough reaches for the network or runs scripts"; fi
+# Read as a handout: each chapter asks before it answers, figures under words, not schema keys.
+[ "$(grep -o 'Predict first:' "$dom" | wc -l)" -ge 8 ] || fail "fewer than eight chapters ask a question first"
+if grep -qE '<th>[a-z0-9_]+_(ms|us|bytes|count|second|fraction|time|runs)</th>|<th>schema</th>' "$dom"; then
+  fail "a raw JSON key is a heading"
+fi
 timeout 120 "${chrome[@]}" --window-size=1200,9000 --screenshot="$out/walkthrough.png" "file://$out/walkthrough.html" >> "$out/chromium.log" 2>&1
 [ -s "$out/walkthrough.png" ] || fail "no walkthrough screenshot"
 echo "walkthrough renders: $out/walkthrough.png"
+# Printed (A4, the answers at the end).
+timeout 120 "${chrome[@]}" --no-pdf-header-footer --print-to-pdf="$out/walkthrough.pdf" "file://$out/walkthrough.html" \
+  >> "$out/chromium.log" 2>&1
+[ "$(head -c 5 "$out/walkthrough.pdf")" = "%PDF-" ] || fail "the walkthrough does not print to PDF"
+[ "$(grep -ac '/Type /Page\b' "$out/walkthrough.pdf")" -ge 5 ] || fail "the printed walkthrough has fewer than five pages"
+echo "walkthrough prints: $out/walkthrough.pdf"
