@@ -2,6 +2,8 @@
 
 #include <QLocale>
 
+#include "core/units.h"
+
 namespace fsc {
 
 SummaryView::SummaryView(QWidget* parent) : QTreeWidget(parent) {
@@ -42,7 +44,7 @@ void SummaryView::showSummary(const ModelSummary& s, const QString& file) {
     add(nullptr, tr("Parameters"),
         tr("%1 (%2) in %3 initializers, %4 Constant nodes")
             .arg(locale.toString(qlonglong(s.parameterCount)),
-                 locale.formattedDataSize(s.parameterBytes, 1, QLocale::DataSizeSIFormat))
+                 QString::fromStdString(bytesText(double(s.parameterBytes))))
             .arg(s.initializerCount)
             .arg(s.constantNodeCount));
     add(nullptr, tr("Subgraphs"), tr("%1 (max depth %2)").arg(s.subgraphCount).arg(s.maxSubgraphDepth));

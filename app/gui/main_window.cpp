@@ -31,6 +31,7 @@
 
 #include "app/gui/about_dialog.h"
 #include "app/gui/model_loader.h"
+#include "core/units.h"
 #include "core/model_summary.h"
 #include "views/changes_panel.h"
 #include "views/custom_pipeline_dialog.h"
@@ -624,8 +625,8 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
     setWindowTitle(tr("%1 — Fusescope").arg(shown));
     m_shownText = tr("%1: %2 nodes, %3 parameters, IR %4")
                       .arg(shown)
-                      .arg(summary.totalNodeCount)
-                      .arg(summary.parameterCount)
+                      .arg(QString::fromStdString(groupedDigits(uint64_t(summary.totalNodeCount))))
+                      .arg(QString::fromStdString(groupedDigits(uint64_t(summary.parameterCount))))
                       .arg(summary.irVersion);
     m_status->setText(m_shownText);
     log(tr("Opened %1").arg(m_shownText));
