@@ -124,6 +124,36 @@ void writeValue(std::ostringstream& out, const std::string& key, const nlohmann:
             for (const auto& [col, value] : row.items())
                 if (!emptyFigure(value) && std::find(columns.begin(), columns.end(), col) == columns.end())
                     columns.push_back(col);
+        if (columns.size() > 6 && j.size() < columns.size() && j.size() <= 6) {
+            // Many fields of a few items (chapter 9's partitions): one row per field, one column
+            // per item, so a narrow dock does not squeeze a dozen headers into letters. The items
+            // are headed by their name: the first field that is text in every item.
+            auto named = std::find_if(columns.begin(), columns.end(), [&](const std::string& col) {
+                return std::all_of(j.begin(), j.end(), [&](const nlohmann::json& row) {
+                    return row.contains(col) && row[col].is_string();
+                });
+            });
+            if (named != columns.end()) std::rotate(columns.begin(), named, named + 1);
+            out << "<table><tr><th>" << escapeXml(figureLabel(columns.front())) << "</th>";
+            for (const auto& row : j) {
+                out << "<th>";
+                if (row.contains(columns.front())) writeValue(out, columns.front(), row[columns.front()], false);
+                out << "</th>";
+            }
+            out << "</tr>";
+            for (size_t c = 1; c < columns.size(); ++c) {
+                out << "<tr><th>" << escapeXml(figureLabel(columns[c])) << "</th>";
+                for (const auto& row : j) {
+                    out << "<td>";
+                    if (row.contains(columns[c]) && !emptyFigure(row[columns[c]]))
+                        writeValue(out, columns[c], row[columns[c]], keysAreData(columns[c]));
+                    out << "</td>";
+                }
+                out << "</tr>";
+            }
+            out << "</table>";
+            return;
+        }
         out << "<table><tr>";
         for (const std::string& col : columns) out << "<th>" << escapeXml(figureLabel(col)) << "</th>";
         out << "</tr>";

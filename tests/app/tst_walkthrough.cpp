@@ -82,6 +82,18 @@ private slots:
         QVERIFY(html.find("<th>MatMul</th><td><span class=\"n\">8</span>") != std::string::npos);
         QVERIFY(html.find("<th>nvlink4</th><td><span class=\"n\">10.1 µs</span>") != std::string::npos);
         QVERIFY(html.find("median_ms") == std::string::npos);
+        // Many fields of a few items: a row per field, the items headed by their name.
+        nlohmann::json wide = nlohmann::json::array();
+        for (const char* name : {"tensor parallel", "pipeline parallel"})
+            wide.push_back({{"all_reduces", 2}, {"bubble_fraction", 0.5}, {"devices", 2}, {"partition", name},
+                            {"stage_balance", 1.0}, {"total_us", 10.0}, {"weight_bytes", 2048}, {"zeros", 0}});
+        std::ostringstream wideOut;
+        writeFiguresHtml(wideOut, {{"partitions", wide}});
+        const std::string transposed = wideOut.str();
+        QVERIFY2(transposed.find("<tr><th>Partition</th><th>tensor parallel</th><th>pipeline parallel</th></tr>") !=
+                     std::string::npos,
+                 transposed.c_str());
+        QVERIFY(transposed.find("<tr><th>Bubble fraction</th><td><span class=\"n\">50%</span></td>") != std::string::npos);
     }
 
     // Predict, then reveal: the question comes first, the page hides this model's answer
