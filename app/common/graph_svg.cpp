@@ -23,15 +23,31 @@ std::string hex(unsigned rgb) {
     return text;
 }
 
+std::string graphSvg(const Graph& graph, const std::vector<double>& shareByNode, const std::vector<double>& msByNode,
+                     const std::vector<NodeId>& only);
+
 }  // namespace
 
 std::string graphHeatSvg(const Graph& graph, const std::vector<double>& shareByNode, const std::vector<double>& msByNode) {
+    return graphSvg(graph, shareByNode, msByNode, {});
+}
+
+std::string graphPartSvg(const Graph& graph, const std::vector<NodeId>& nodes) {
+    return graphSvg(graph, {}, {}, nodes);
+}
+
+namespace {
+
+// `only` empty: every node but constants.
+std::string graphSvg(const Graph& graph, const std::vector<double>& shareByNode, const std::vector<double>& msByNode,
+                     const std::vector<NodeId>& only) {
     std::vector<NodeId> shown;
     std::vector<int> index(graph.nodeArenaSize(), -1);
     LayoutInput in;
     for (NodeId id : graph.order()) {
         const Node& n = graph.node(id);
         if (isConstantLike(graph, n)) continue;
+        if (!only.empty() && std::find(only.begin(), only.end(), id) == only.end()) continue;
         index[id.index] = int(shown.size());
         shown.push_back(id);
         in.nodes.push_back({std::max(80.0, 8.0 * double(n.opType.size()) + 24), 32});
@@ -92,5 +108,7 @@ std::string graphHeatSvg(const Graph& graph, const std::vector<double>& shareByN
     s << "</svg>\n";
     return s.str();
 }
+
+}  // namespace
 
 }  // namespace fsc

@@ -13,4 +13,8 @@ namespace fsc {
 std::string graphHeatSvg(const Graph& graph, const std::vector<double>& shareByNode,
                          const std::vector<double>& msByNode);
 
+// Only `nodes` of the graph and the edges between them, in their op categories' colours (the
+// walkthrough's picture of one fused group before fusion).
+std::string graphPartSvg(const Graph& graph, const std::vector<NodeId>& nodes);
+
 }  // namespace fsc

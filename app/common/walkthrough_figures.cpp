@@ -59,6 +59,8 @@ std::string figureLabel(const std::string& key) {
     std::string words = key;
     for (const char* unit : {"_ms", "_us"})
         if (endsWith(words, unit)) words.resize(words.size() - 3);
+    for (const char* unit : {"ms_", "us_"})  // ms_before: the time before
+        if (words.rfind(unit, 0) == 0) words = "time_" + words.substr(3);
     static const std::map<std::string, std::string> acronyms = {
         {"ir", "IR"}, {"cpu", "CPU"}, {"gpu", "GPU"}, {"cuda", "CUDA"}, {"onnx", "ONNX"}, {"int8", "INT8"}, {"id", "ID"}};
     std::string label;
@@ -78,8 +80,8 @@ std::string figureValueText(const std::string& key, const nlohmann::json& value)
     if (value.is_boolean()) return value.get<bool>() ? "yes" : "no";
     if (!value.is_number()) return value.dump();
     const double v = value.get<double>();
-    if (endsWith(key, "_ms") || key == "ms") return durationText(v);
-    if (endsWith(key, "_us") || key == "us") return durationText(v / 1000);
+    if (endsWith(key, "_ms") || key == "ms" || key.rfind("ms_", 0) == 0) return durationText(v);
+    if (endsWith(key, "_us") || key == "us" || key.rfind("us_", 0) == 0) return durationText(v / 1000);
     if (endsWith(key, "bytes_per_second")) return bytesText(v) + "/s";
     if (endsWith(key, "gflops_per_second")) return significant(v, 3) + " GFLOP/s";
     if (endsWith(key, "flops_per_second")) return significant(v / 1e9, 3) + " GFLOP/s";

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "app/common/graph_svg.h"
 #include "app/common/profile_session.h"
 #include "app/common/walkthrough_chapters.h"
 #include "compiler/backends/cuda/generated_kernels.h"
@@ -163,6 +164,7 @@ WalkthroughChapter fusionChapter(const WalkthroughInput& in) {
         int groups = 0, nodesReplaced = 0;
         double bytesBefore = 0, bytesAfter = 0, msBefore = 0, msAfter = 0;
         std::string example, exampleOps;
+        std::vector<NodeId> exampleMembers;  // in the graph before fusion
         double exampleMs = -1;
     };
     std::map<std::string, Kind> kinds;
@@ -183,7 +185,7 @@ WalkthroughChapter fusionChapter(const WalkthroughInput& in) {
         if (const TraceNode* t = traceNode(*afterRun, g.node)) k.bytesAfter += t->bytes;
         auto ms = afterMs.find(int64_t(g.node.index));
         if (ms != afterMs.end()) k.msAfter += ms->second;
-        if (groupMs > k.exampleMs) k.exampleMs = groupMs, k.example = fused.name, k.exampleOps = ops;
+        if (groupMs > k.exampleMs) k.exampleMs = groupMs, k.example = fused.name, k.exampleOps = ops, k.exampleMembers = g.members;
     }
     nlohmann::json rows = nlohmann::json::array();
     std::vector<ChartBar> bars;
@@ -203,6 +205,15 @@ WalkthroughChapter fusionChapter(const WalkthroughInput& in) {
         bars.push_back({op + ", fused", k.msAfter});
     }
     c.figures["by_fused_op"] = rows;
+    // One real group drawn as it was before fusion: the kind that saves the most bytes.
+    auto drawn = std::max_element(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) {
+        return a.second.bytesBefore - a.second.bytesAfter < b.second.bytesBefore - b.second.bytesAfter;
+    });
+    if (drawn != kinds.end() && drawn->second.exampleMembers.size() > 1)
+        c.charts.push_back({"Before fusion: the " + std::to_string(drawn->second.exampleMembers.size()) + " nodes (" +
+                                drawn->second.exampleOps + ") that became one " + drawn->first + " node, " +
+                                drawn->second.example,
+                            graphPartSvg(*before, drawn->second.exampleMembers)});
     c.figures["timing"] = {{"backend", backendOf(in)},
                            {"warmup", kProfileWarmup},
                            {"iterations", kProfileIterations},

@@ -198,6 +198,9 @@ private slots:
         const QString text = QString::fromUtf8(page.readAll());
         QVERIFY(text.contains(QStringLiteral("<h2 id=\"chapter-1\">")) && text.contains(QStringLiteral("<h2 id=\"chapter-3\">")));
         QVERIFY(text.contains(QStringLiteral("<summary>Reveal this model's answer</summary>")));
+        // Chapter 4 draws one real group as it was before fusion (the sample's attention).
+        QVERIFY(text.contains(QStringLiteral("Before fusion: the 8 nodes (Transpose + Transpose + Transpose + MatMul + Div + "
+                                             "Softmax + MatMul + Transpose) that became one Attention node")));
         QVERIFY(!text.contains(QStringLiteral("<th>median_ms</th>")) && !text.contains(QStringLiteral("<th>schema</th>")));
         QString offline = text;
         offline.remove(QStringLiteral("xmlns=\"http://www.w3.org/2000/svg\""));  // a namespace name, never fetched

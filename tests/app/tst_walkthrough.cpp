@@ -50,6 +50,8 @@ private slots:
     void figuresReadAsPeopleWriteThem() {
         QCOMPARE(figureLabel("median_ms"), std::string("Median"));
         QCOMPARE(figureLabel("bytes_moved"), std::string("Bytes moved"));
+        QCOMPARE(figureLabel("ms_before"), std::string("Time before"));
+        QCOMPARE(figureValueText("ms_before", 0.0518), std::string("51.8 µs"));
         QCOMPARE(figureLabel("conv_block/Add"), std::string("conv_block/Add"));  // data, not a schema key
         QCOMPARE(figureValueText("median_ms", 0.09416), std::string("94.2 µs"));
         QCOMPARE(figureValueText("p90_ms", 2.5), std::string("2.5 ms"));
