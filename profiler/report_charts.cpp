@@ -125,6 +125,38 @@ std::string barChartSvg(const std::vector<ChartBar>& bars, const std::string& un
     return s.str();
 }
 
+std::string arenaLayoutSvg(const std::vector<PlannedBuffer>& buffers, int64_t steps, int64_t arenaBytes) {
+    if (buffers.empty() || steps <= 0 || arenaBytes <= 0) return "<p class=\"note\">Nothing to chart.</p>";
+    const double w = 640, h = 220, left = 76, right = 10, top = 10, bottom = 36;
+    const double plotW = w - left - right, plotH = h - top - bottom;
+    auto x = [&](double step) { return left + plotW * step / double(steps); };
+    auto y = [&](double offset) { return top + plotH - plotH * offset / double(arenaBytes); };
+    static const char* colours[] = {"#3d8ee6", "#e69a3d", "#4fb06c", "#b05fc4", "#d9534f", "#5bc0be", "#c9b037", "#8a8fa3"};
+    std::ostringstream s;
+    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h << "\" font-size=\"11\">";
+    for (size_t i = 0; i < buffers.size(); ++i) {
+        const PlannedBuffer& b = buffers[i];
+        const double x0 = x(double(b.firstStep)), x1 = x(double(b.lastStep + 1));
+        const double y0 = y(double(b.offset + b.bytes)), y1 = y(double(b.offset));
+        s << "<rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << std::max(x1 - x0 - 0.5, 0.5) << "\" height=\""
+          << std::max(y1 - y0 - 0.5, 0.5) << "\" fill=\"" << colours[i % std::size(colours)] << "\" fill-opacity=\"0.8\"><title>"
+          << escapeXml(b.name) << ": " << escapeXml(bytesText(double(b.bytes))) << " at offset "
+          << escapeXml(bytesText(double(b.offset))) << ", steps " << b.firstStep << " to " << b.lastStep << "</title></rect>";
+    }
+    s << "<line x1=\"" << left << "\" y1=\"" << top + plotH << "\" x2=\"" << w - right << "\" y2=\"" << top + plotH
+      << "\" stroke=\"#999\"/><line x1=\"" << left << "\" y1=\"" << top << "\" x2=\"" << left << "\" y2=\"" << top + plotH
+      << "\" stroke=\"#999\"/>";
+    for (double offset : {0.0, double(arenaBytes) / 2, double(arenaBytes)})
+        s << "<text x=\"" << left - 6 << "\" y=\"" << y(offset) + 4 << "\" text-anchor=\"end\">" << escapeXml(bytesText(offset))
+          << "</text>";
+    for (int64_t step : {int64_t(0), steps / 2, steps - 1})
+        s << "<text x=\"" << x(double(step) + 0.5) << "\" y=\"" << top + plotH + 14 << "\" text-anchor=\"middle\">" << step
+          << "</text>";
+    s << "<text x=\"" << left + plotW / 2 << "\" y=\"" << h - 6 << "\" text-anchor=\"middle\">schedule step (offset in the arena up the side)</text>";
+    s << "</svg>";
+    return s.str();
+}
+
 std::string columnChartSvg(const std::vector<double>& values, const std::string& xLabel, const std::string& unit,
                            const std::vector<std::string>& edges) {
     if (values.empty()) return "<p class=\"note\">Nothing to chart.</p>";

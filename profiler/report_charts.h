@@ -25,6 +25,11 @@ struct ChartBar {
 };
 // Horizontal bars, one per row, labelled on the left and valued on the right in `unit`.
 std::string barChartSvg(const std::vector<ChartBar>& bars, const std::string& unit);
+// The memory plan as buffers over time: each planned buffer a rectangle from the step that
+// writes it to the last that reads it (x), at its offset in the arena (y), `steps` steps and
+// an arena of `arenaBytes`; tensors that never live at once share rows.
+std::string arenaLayoutSvg(const std::vector<PlannedBuffer>& buffers, int64_t steps, int64_t arenaBytes);
+
 // Vertical bars side by side with no gaps (a histogram or a per-step curve): a y axis in
 // `unit` with ticks at 0, half and the largest value, `xLabel` under the bars and, when given,
 // `edges` (values.size() + 1 labels, the bars' boundaries: a histogram's bin edges) as x ticks,

@@ -135,6 +135,13 @@ WalkthroughChapter memoryChapter(const WalkthroughInput& in) {
     std::vector<double> live;
     for (const auto& step : curve) live.push_back(step["live_bytes"].get<double>());
     c.figures["live_bytes_by_step"] = std::move(curve);
+    std::vector<PlannedBuffer> buffers;
+    for (const auto& a : plan->assignments)
+        buffers.push_back({in.session.compiledModel()->graph->value(a.buffer.value).name, int64_t(a.offset),
+                           int64_t(a.buffer.bytes), int64_t(a.buffer.firstStep), int64_t(a.buffer.lastStep)});
+    c.charts.push_back({"The plan: each intermediate a block from the step that writes it to the last that reads it, at "
+                        "its offset in the arena; blocks that never live at once share bytes",
+                        arenaLayoutSvg(buffers, int64_t(steps.size()), int64_t(plan->arenaBytes))});
     c.charts.push_back({"Live bytes at each step of the schedule (the arena's occupancy; its peak is the lower bound)",
                         columnChartSvg(live, "schedule step", "bytes")});
     return c;
