@@ -11,6 +11,7 @@
 
 #include <sqlite3.h>
 
+#include "profiler/report_charts.h"
 #include "profiler/chrome_trace.h"
 #include "profiler/csv_report.h"
 #include "profiler/html_report.h"
@@ -199,6 +200,22 @@ private slots:
         QVERIFY(html.find("planned peak 8.00 KiB") != std::string::npos);
         for (const char* fetch : {"src=\"http", "href=\"http", "url(http", "@import"})  // nothing to fetch
             QVERIFY2(html.find(fetch) == std::string::npos, fetch);
+    }
+
+    // The charts the report and the walkthrough draw: the arena as buffers over time, one
+    // block per buffer at its offset; a histogram's axes with whole counts and bin edges.
+    void chartsDrawTheirAxes() {
+        const std::vector<PlannedBuffer> buffers = {{"a", 0, 4096, 0, 1}, {"b<1>", 4096, 2048, 1, 2}, {"c", 0, 4096, 2, 3}};
+        const std::string arena = arenaLayoutSvg(buffers, 4, 6144);
+        size_t rects = 0;
+        for (size_t at = arena.find("<rect"); at != std::string::npos; at = arena.find("<rect", at + 1)) ++rects;
+        QCOMPARE(rects, size_t(3));
+        QVERIFY(arena.find("b&lt;1&gt;: 2.00 KiB at offset 4.00 KiB, steps 1 to 2") != std::string::npos);
+        QVERIFY(arena.find(">6.00 KiB</text>") != std::string::npos && arena.find(">0 B</text>") != std::string::npos);
+        const std::string histogram = columnChartSvg({15, 3, 0, 1}, "iteration time", "runs", {"1 ms", "2 ms", "3 ms", "4 ms", "5 ms"});
+        QVERIFY2(histogram.find(">15 runs</text>") != std::string::npos, histogram.c_str());  // not "15.00 runs"
+        QVERIFY(histogram.find(">7 runs</text>") != std::string::npos);                     // half, whole
+        QVERIFY(histogram.find(">1 ms</text>") != std::string::npos && histogram.find(">5 ms</text>") != std::string::npos);
     }
 
     void runStoreRoundTripAndCompare() {
