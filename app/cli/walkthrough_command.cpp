@@ -1,5 +1,6 @@
 #include "app/cli/walkthrough_command.h"
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -18,6 +19,8 @@ struct WalkthroughArgs {
     bool json = false;
     int threads = 0;  // ThreadPool::kAutomatic
     int iterations = 0, warmup = -1;  // 0, -1: each timed chapter's own
+    std::string calibrationDir;
+    int calibrationSamples = 0;  // 0: chapter 8's own (4)
     PipelineChoice pipeline;
     InputChoice input;
 };
@@ -35,6 +38,8 @@ int walkthrough(const CLI::App& app, const WalkthroughArgs& a) {
         if (entry == contents.end()) return usageError(app, "--chapters: there is no chapter " + item + " (1 to 10)");
         ids.push_back(int(id));
     }
+    if (!a.calibrationDir.empty() && !std::filesystem::is_directory(a.calibrationDir))
+        return fail(a.calibrationDir + ": not a folder of calibration inputs (--calibration)");
     // The device is opened before the model is read, so a machine without a GPU hears it at once.
     auto target = chooseTarget(a.model, {.backend = a.backend, .threads = a.threads});
     if (!target) return fail(target.status().message());
@@ -54,7 +59,9 @@ int walkthrough(const CLI::App& app, const WalkthroughArgs& a) {
                                  .progress = [](const std::string& what) { std::cerr << "walkthrough:   " << what << "\n"; },
                                  .inputs = a.input,
                                  .iterations = a.iterations,
-                                 .warmup = a.warmup};
+                                 .warmup = a.warmup,
+                                 .calibrationDir = a.calibrationDir,
+                                 .calibrationSamples = a.calibrationSamples};
     for (size_t i = 0; i < ids.size(); ++i) {
         std::cerr << "walkthrough: chapter " << ids[i] << " (" << i + 1 << " of " << ids.size() << ")\n";
         auto chapter = walkthroughChapter(ids[i], input);
@@ -96,6 +103,15 @@ Command walkthroughCommand(CLI::App& cli) {
                         "timed runs per side in the timed chapters (default: 10 in chapter 2, 5 in\n"
                         "chapter 8, 30 in chapter 10)",
                         "warm-up runs before them (default: 2, 1 and 2)");
+    app->add_option("--calibration", a->calibrationDir,
+                    "chapter 8's inputs, as compile --quantize --calibration reads them (a quarter\n"
+                    "held back to measure accuracy; default: generated samples)")
+        ->type_name("DIR")
+        ->group("quantization (chapter 8)");
+    app->add_option("--calibration-samples", a->calibrationSamples, "how many to generate without --calibration (default 4)")
+        ->type_name("N")
+        ->check(integerIn(1, 100000, "a number >= 1"))
+        ->group("quantization (chapter 8)");
     addInputOptions(*app, a->input, "inputs (every chapter runs on them; default: generated, sized as run sizes them)");
     return {app, [app, a] { return walkthrough(*app, *a); }};
 }

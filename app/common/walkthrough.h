@@ -67,6 +67,10 @@ struct WalkthroughInput {
     // chapter's own (10, 5, 30 runs after 2, 1, 2 warm-ups).
     int iterations = 0;
     int warmup = -1;
+    // Chapter 8's data: compile --quantize's --calibration DIR and --calibration-samples N
+    // (empty, 0: 4 generated samples, one held back).
+    std::string calibrationDir;
+    int calibrationSamples = 0;
     int iterationsOr(int chapterDefault) const { return iterations > 0 ? iterations : chapterDefault; }
     int warmupOr(int chapterDefault) const { return warmup >= 0 ? warmup : chapterDefault; }
     // Where the timed chapters run: the target the session compiled for.

@@ -73,6 +73,7 @@ commands += [
                                                          "--warmup", "0", "--trace", "{out}/trace.json"]),
     ("walkthrough", [CLI, "walkthrough"], ["--json", "-o", "{out}/walk.html"]),
     ("walkthrough --threads 1", [CLI, "walkthrough"], ["--threads", "1", "--chapters", "2,4", "--json"]),
+    ("walkthrough --calibration-samples 8", [CLI, "walkthrough"], ["--calibration-samples", "8", "--chapters", "8", "--json"]),
     ("walkthrough --iterations 3 --warmup 0", [CLI, "walkthrough"],
      ["--iterations", "3", "--warmup", "0", "--chapters", "2,10", "--json"]),
     ("walkthrough --backend cuda --pipeline O1", [CLI, "walkthrough"],

@@ -379,6 +379,12 @@ private slots:
         QCOMPARE(timed[0].toObject()[QStringLiteral("figures")][QStringLiteral("timing")][QStringLiteral("warmup")].toInt(), 1);
         QCOMPARE(timed[1].toObject()[QStringLiteral("figures")][QStringLiteral("with_warmup")][QStringLiteral("iterations")].toInt(), 3);
         QCOMPARE(timed[1].toObject()[QStringLiteral("figures")][QStringLiteral("warmup_runs_ms")].toArray().size(), 1);
+        // A --calibration that is not a folder is refused before any work, in one line.
+        r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--calibration"),
+                 QStringLiteral("/nonexistent/calibration")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.trimmed() == QStringLiteral("error: /nonexistent/calibration: not a folder of calibration inputs (--calibration)"),
+                 qPrintable(r.err));
         // The sample runs wholly on the GPU: the chapter says so and what model would show one.
         r = cli({QStringLiteral("walkthrough"), model, QStringLiteral("--json"), QStringLiteral("--chapters"), QStringLiteral("7")});
         QCOMPARE(r.exitCode, 0);
