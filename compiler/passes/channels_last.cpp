@@ -96,15 +96,18 @@ struct ChannelShuffle {
 std::optional<ChannelShuffle> channelShuffleEndingAt(const Rewriter& rw, NodeId last) {
     const Graph& g = rw.graph();
     const Node& n = g.node(last);
-    if (!isOp(n, "Reshape") || n.outputs.size() != 1 || !n.inputs[0].valid() || !rank4(g, n.outputs[0])) return std::nullopt;
+    if (!isOp(n, "Reshape") || n.outputs.size() != 1 || n.inputs.empty() || !n.inputs[0].valid() || !n.outputs[0].valid() ||
+        !rank4(g, n.outputs[0]))
+        return std::nullopt;
     const NodeId swap = rw.producer(n.inputs[0]);
     if (!swap.valid() || rw.soleUser(n.inputs[0]) != last || !isOp(g.node(swap), "Transpose") ||
         intsAttr(g.node(swap), "perm") != std::vector<int64_t>{0, 2, 1, 3, 4})
         return std::nullopt;
+    if (g.node(swap).inputs.empty() || !g.node(swap).inputs[0].valid()) return std::nullopt;
     const ValueId grouped = g.node(swap).inputs[0];
     const NodeId split = rw.producer(grouped);
     if (!split.valid() || rw.soleUser(grouped) != swap || !isOp(g.node(split), "Reshape") ||
-        !g.node(split).inputs[0].valid())
+        g.node(split).inputs.empty() || !g.node(split).inputs[0].valid())
         return std::nullopt;
     ChannelShuffle s{split, swap, g.node(split).inputs[0]};
     if (!rank4(g, s.x) || dtypeOf(g, s.x) != DType::Float32) return std::nullopt;
@@ -147,7 +150,7 @@ bool elementwiseKind(const Node& n) {
 Role roleOf(const Rewriter& rw, NodeId id, std::string& why) {
     const Graph& g = rw.graph();
     const Node& n = g.node(id);
-    if (isOp(n, "Split") && channelAxis(intAttr(n, "axis", 0)) && n.inputs[0].valid() && rank4(g, n.inputs[0]) &&
+    if (isOp(n, "Split") && channelAxis(intAttr(n, "axis", 0)) && !n.inputs.empty() && n.inputs[0].valid() && rank4(g, n.inputs[0]) &&
         dtypeOf(g, n.inputs[0]) == DType::Float32) {
         for (ValueId out : n.outputs)
             if (!out.valid() || !rank4(g, out)) return Role::None;
