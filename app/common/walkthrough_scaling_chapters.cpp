@@ -184,7 +184,7 @@ Result<Partition> partitionAndSimulate(const WalkthroughInput& in, bool pipeline
     auto report = measureParallel(args, in.inputs, model, *result);
     if (!report) return report.status();
     Partition p{kind, devices, std::move(*report), {}, std::vector<double>(size_t(devices), 0.0),
-                std::vector<double>(size_t(devices), 0.0)};
+                std::vector<double>(size_t(devices), 0.0), {}, nlohmann::json::array()};
     for (const PassReport& pass : result->trace.passes)
         if (pass.name == "tensor-parallel" || pass.name == "pipeline-parallel")
             for (const Rejection& r : pass.rejections) ++p.rejected[r.pattern + ": " + r.reason];
