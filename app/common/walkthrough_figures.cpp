@@ -130,11 +130,15 @@ void writeValue(std::ostringstream& out, const std::string& key, const nlohmann:
             // Many fields of a few items (chapter 9's partitions): one row per field, one column
             // per item, so a narrow dock does not squeeze a dozen headers into letters. The items
             // are headed by their name: the first field that is text in every item.
-            auto named = std::find_if(columns.begin(), columns.end(), [&](const std::string& col) {
+            auto textEverywhere = [&](const std::string& col) {
                 return std::all_of(j.begin(), j.end(), [&](const nlohmann::json& row) {
                     return row.contains(col) && row[col].is_string();
                 });
-            });
+            };
+            auto named = columns.end();
+            for (const char* key : {"name", "partition", "precision", "fused_op", "pass", "node", "op"})
+                if (named == columns.end() && textEverywhere(key)) named = std::find(columns.begin(), columns.end(), key);
+            if (named == columns.end()) named = std::find_if(columns.begin(), columns.end(), textEverywhere);
             if (named != columns.end()) std::rotate(columns.begin(), named, named + 1);
             out << "<table><tr><th>" << escapeXml(figureLabel(columns.front())) << "</th>";
             for (const auto& row : j) {

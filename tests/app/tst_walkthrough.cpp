@@ -96,6 +96,13 @@ private slots:
                      std::string::npos,
                  transposed.c_str());
         QVERIFY(transposed.find("<tr><th>Bubble fraction</th><td><span class=\"n\">50%</span></td>") != std::string::npos);
+        // Headed by the item's name field even where another text field sorts first.
+        nlohmann::json kinds = nlohmann::json::array();
+        kinds.push_back({{"bytes_saved", 1024}, {"example", "/conv1/Conv"}, {"fused_op", "FusedConv"}, {"groups", 49},
+                         {"launches_saved", 65}, {"ms_after", 17.5}, {"ms_before", 21.6}, {"nodes_replaced", 114}});
+        std::ostringstream kindsOut;
+        writeFiguresHtml(kindsOut, {{"by_fused_op", kinds}});
+        QVERIFY2(kindsOut.str().find("<tr><th>Fused op</th><th>FusedConv</th></tr>") != std::string::npos, kindsOut.str().c_str());
     }
 
     // Predict, then reveal: the question comes first, the page hides this model's answer
