@@ -20,6 +20,18 @@ std::string bytesText(double bytes) {
     return text;
 }
 
+std::string bandwidthText(double bytesPerSecond) {
+    if (!std::isfinite(bytesPerSecond)) return "? B/s";
+    const char* units[] = {"B/s", "kB/s", "MB/s", "GB/s", "TB/s"};
+    double v = std::fabs(bytesPerSecond);
+    int u = 0;
+    while (v >= 999.5 && u < 4) v /= 1000, ++u;
+    const int decimals = u == 0 ? 0 : v < 9.995 ? 2 : v < 99.95 ? 1 : 0;
+    char text[48];
+    std::snprintf(text, sizeof text, "%s%.*f %s", bytesPerSecond < 0 ? "-" : "", decimals, v, units[u]);
+    return text;
+}
+
 std::string groupedDigits(uint64_t n) {
     std::string digits = std::to_string(n);
     for (int at = int(digits.size()) - 3; at > 0; at -= 3) digits.insert(size_t(at), ",");

@@ -10,6 +10,10 @@ namespace fsc {
 // A small size stays in a small unit instead of reading "0.00 MiB".
 std::string bytesText(double bytes);
 
+// A transfer rate in decimal units, as bandwidths are quoted, three significant digits:
+// "850 MB/s", "40.0 GB/s", "3.35 TB/s".
+std::string bandwidthText(double bytesPerSecond);
+
 // Digits in groups of three: 1505280 -> "1,505,280".
 std::string groupedDigits(uint64_t n);
 

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "profiler/roofline.h"
+#include "core/units.h"
 #include "profiler/xml_escape.h"
 
 namespace fsc {
@@ -91,7 +92,7 @@ std::string rooflineSvg(const Trace& t, const std::vector<NodeStat>& stats) {
         s << "<polyline fill=\"none\" stroke=\"#555\" stroke-width=\"1.5\" points=\"" << x(x0) << ',' << y(x0 * t.peakBytesPerSecond)
           << ' ' << x(ridge) << ',' << y(t.peakFlopsPerSecond) << ' ' << x(x1) << ',' << y(t.peakFlopsPerSecond) << "\"/>";
         s << "<text x=\"" << x(ridge) + 4 << "\" y=\"" << y(t.peakFlopsPerSecond) - 4 << "\">" << fixedText(t.peakFlopsPerSecond / 1e9, 0)
-          << " GFLOP/s, " << fixedText(t.peakBytesPerSecond / 1e9, 1) << " GB/s</text>";
+          << " GFLOP/s, " << bandwidthText(t.peakBytesPerSecond) << "</text>";
     }
     for (const auto& [st, n] : roof.points)
         s << "<circle cx=\"" << x(st->arithmeticIntensity) << "\" cy=\"" << y(st->flopsPerSecond) << "\" r=\""

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <iterator>
 
+#include "core/units.h"
+
 namespace fsc {
 
 unsigned heatColor(double t) {
@@ -29,7 +31,7 @@ std::string formatHeat(HeatUnit unit, double value) {
     switch (unit) {
         case HeatUnit::Share: std::snprintf(text, sizeof text, "%.1f%%", 100.0 * value); break;
         case HeatUnit::Milliseconds: std::snprintf(text, sizeof text, "%.3f ms", value); break;
-        case HeatUnit::BytesPerSecond: std::snprintf(text, sizeof text, "%.1f GB/s", value / 1e9); break;
+        case HeatUnit::BytesPerSecond: return bandwidthText(value);
         case HeatUnit::FlopsPerSecond:
             if (value >= 1e12) std::snprintf(text, sizeof text, "%.2f TFLOP/s", value / 1e12);
             else std::snprintf(text, sizeof text, "%.1f GFLOP/s", value / 1e9);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "core/units.h"
 #include "views/selection.h"
 
 namespace fsc {
@@ -107,9 +108,9 @@ void RooflineView::paintEvent(QPaintEvent*) {
     }
     p.drawText(QRectF(r.left(), r.bottom() + 18, r.width(), 18), Qt::AlignCenter, tr("FLOPs per byte (cost model)"));
     p.drawText(QRectF(r.left(), 4, r.width(), 18), Qt::AlignLeft,
-               m_roofline.hasRoofs ? tr("achieved FLOP/s per node; roofs %1 GFLOP/s, %2 GB/s (%3)")
+               m_roofline.hasRoofs ? tr("achieved FLOP/s per node; roofs %1 GFLOP/s, %2 (%3)")
                                          .arg(m_roofline.peakFlopsPerSecond / 1e9, 0, 'f', 0)
-                                         .arg(m_roofline.peakBytesPerSecond / 1e9, 0, 'f', 1)
+                                         .arg(QString::fromStdString(bandwidthText(m_roofline.peakBytesPerSecond)))
                                          .arg(QString::fromStdString(m_trace->peaksSource))
                                    : tr("achieved FLOP/s per node; the device's roofs are not known for this run"));
     p.save();

@@ -100,9 +100,9 @@ Command walkthroughCommand(CLI::App& cli) {
                      "measured against the CPU's float32 run)");
     addThreadsOption(*app, a->threads, "execution");
     addIterationOptions(*app, a->iterations, a->warmup, "execution",
-                        "timed runs per side in the timed chapters (default: 10 in chapter 2, 5 in\n"
-                        "chapter 8, 30 in chapter 10)",
-                        "warm-up runs before them (default: 2, 1 and 2)");
+                        "timed runs of the compiled model, measured once for chapters 2, 8 and 10,\n"
+                        "and of chapter 8's other precisions (default: 30 and 5)",
+                        "warm-up runs before them (default: 2 and 1)");
     app->add_option("--calibration", a->calibrationDir,
                     "chapter 8's inputs, as compile --quantize --calibration reads them (a quarter\n"
                     "held back to measure accuracy; default: generated samples)")

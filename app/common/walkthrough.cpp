@@ -91,7 +91,7 @@ std::string walkthroughHtml(const std::vector<WalkthroughChapter>& chapters, con
     out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Walkthrough: " << escapeXml(model)
         << "</title>\n<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.45}"
            "table{border-collapse:collapse;margin:.3em 0}th,td{border:1px solid #ccc;padding:2px 6px;"
-           "text-align:left;vertical-align:top;font-size:90%;overflow-wrap:anywhere}th{background:#f2f2f2;overflow-wrap:normal}"
+           "text-align:left;vertical-align:top;font-size:90%;overflow-wrap:break-word}th{background:#f2f2f2;overflow-wrap:normal}"
            "h2{border-bottom:1px solid #ddd;margin-top:2em}.na{color:#a33}.warning{color:#8a5a00;background:#fff6e0;padding:.3em .5em}figure{margin:1em 0}"
            ".predict{background:#eef4ff;padding:.4em .6em;margin-bottom:0}.answer{background:#f6f9ff;padding:.2em .6em .4em;margin-top:0}"
            "summary{cursor:pointer;color:#2a5db0}td{font-variant-numeric:tabular-nums}.n{white-space:nowrap}"

@@ -5,8 +5,9 @@
 // records), computed on the session when the chapter is asked for: never canned, and never
 // a second computation that could drift from what `inspect` or `compile --json` say.
 #include <atomic>
-#include <memory>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,20 @@ struct ChapterEntry {
 // All ten chapters in order.
 const std::vector<ChapterEntry>& walkthroughContents();
 
+// The compiled model's latency on this walkthrough's inputs: one measurement, taken by the
+// first timed chapter that needs it (chapter 2, with the imported graph's runs alternating;
+// else alone) and reused by chapters 2, 8 (its float32 row) and 10, so that one handout
+// never gives the same pipeline at the same batch two latencies. Shared between the inputs
+// of one walkthrough (the GUI keeps one per compiled model); measured under its mutex.
+struct CompiledLatency {
+    std::mutex mutex;
+    bool measured = false;
+    std::vector<double> warmupMs;   // the fresh executor's first runs, left out of the figures
+    std::vector<double> samplesMs;  // the timed runs
+    int threads = 1;
+    std::string method;  // how it was taken, in words (the chapters' timing figures say it)
+};
+
 // What a chapter is computed from: the session (a model open and compiled) and the name
 // its pipeline is reported under.
 struct WalkthroughInput {
@@ -63,14 +78,16 @@ struct WalkthroughInput {
     // The inputs every chapter runs on (--input-dir, --input, --dim, as `run` takes them);
     // empty: generated ones, sized as `run` sizes them.
     InputChoice inputs;
-    // Timed runs per side and warm-up runs in the timed chapters (2, 8, 10); 0 and -1: each
-    // chapter's own (10, 5, 30 runs after 2, 1, 2 warm-ups).
+    // Timed runs and warm-up runs: of the compiled model's one measurement (chapters 2, 8's
+    // float32 and 10) and of chapter 8's other precisions; 0 and -1: 30 runs after 2 warm-ups,
+    // and 5 after 1 for the other precisions.
     int iterations = 0;
     int warmup = -1;
     // Chapter 8's data: compile --quantize's --calibration DIR and --calibration-samples N
     // (empty, 0: 4 generated samples, one held back).
     std::string calibrationDir;
     int calibrationSamples = 0;
+    std::shared_ptr<CompiledLatency> compiledLatency = std::make_shared<CompiledLatency>();
     int iterationsOr(int chapterDefault) const { return iterations > 0 ? iterations : chapterDefault; }
     int warmupOr(int chapterDefault) const { return warmup >= 0 ? warmup : chapterDefault; }
     // Where the timed chapters run: the target the session compiled for.

@@ -32,7 +32,8 @@ struct TimedSide {
     std::unique_ptr<Executor> exec;
     Feeds feeds;
     Trace plan;  // nodes only: flops and bytes per plan node
-    std::vector<double> samplesMs;
+    std::vector<double> warmupMs;   // the runs before the timed ones
+    std::vector<double> samplesMs;  // the timed runs
     int threads = 1;
 };
 Result<TimedSide> prepareSide(const Model& model, const WalkthroughInput& in);
@@ -41,9 +42,14 @@ const char* backendOf(const WalkthroughInput& in);
 // One timed run on the side's inputs; the error says why it did not run.
 Result<double> timedRun(TimedSide& side);
 // Runs every side `warmup + iterations` times, the sides alternating within each round;
-// keeps the timed ones in samplesMs. Stops early (returning Cancelled) when asked to.
+// keeps the warm-up times in warmupMs and the timed ones in samplesMs. Stops early (returning Cancelled) when asked to.
 Status alternateRuns(const std::vector<TimedSide*>& sides, int warmup, int iterations,
                      const std::atomic<bool>* cancel);
+
+// The compiled model's one latency measurement (CompiledLatency), taken now if no chapter
+// has taken it yet, with `alongside` (chapter 2's imported graph) timed in the same
+// rounds when given; the record is not changed after it is measured.
+Result<const CompiledLatency*> compiledLatency(const WalkthroughInput& in, TimedSide* alongside = nullptr);
 
 // The first side's SampleStats::disturbed that is not empty: the chapter's timing warning.
 std::string timingWarningOf(const std::vector<const TimedSide*>& sides);

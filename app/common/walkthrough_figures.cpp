@@ -56,6 +56,7 @@ std::string durationText(double ms) {
 
 std::string figureLabel(const std::string& key) {
     if (!schemaKey(key)) return key;
+    if (key == "ms" || key == "us") return "Time";
     std::string words = key;
     for (const char* unit : {"_ms", "_us"})
         if (endsWith(words, unit)) words.resize(words.size() - 3);
@@ -82,7 +83,7 @@ std::string figureValueText(const std::string& key, const nlohmann::json& value)
     const double v = value.get<double>();
     if (endsWith(key, "_ms") || key == "ms" || key.rfind("ms_", 0) == 0) return durationText(v);
     if (endsWith(key, "_us") || key == "us" || key.rfind("us_", 0) == 0) return durationText(v / 1000);
-    if (endsWith(key, "bytes_per_second")) return bytesText(v) + "/s";
+    if (endsWith(key, "bytes_per_second")) return bandwidthText(v);
     if (endsWith(key, "gflops_per_second")) return significant(v, 3) + " GFLOP/s";
     if (endsWith(key, "flops_per_second")) return significant(v / 1e9, 3) + " GFLOP/s";
     if (contains(key, "bytes")) return bytesText(v);
@@ -98,11 +99,42 @@ std::string figureValueText(const std::string& key, const nlohmann::json& value)
 
 namespace {
 
+// Escaped text a table cell may wrap inside long names at their separators
+// (/layers.11/linear1/MatMul, FusedMatMul.float32.epilogue) and nowhere else, so that
+// "compute" never reads "comput e" in a narrow column.
+std::string breakableText(const std::string& text) {
+    std::string out;
+    for (size_t i = 0; i < text.size(); ++i) {
+        out += escapeXml(std::string(1, text[i]));
+        const bool separator = text[i] == '/' || text[i] == '.' || text[i] == '_';
+        if (separator && i + 1 < text.size() && text[i + 1] != ' ') out += "<wbr>";
+    }
+    return out;
+}
+
+// Tables and lists longer than this show their first rows or items only.
+constexpr size_t kMostRows = 30, kRowsOfALongSeries = 10;
+
 bool emptyFigure(const nlohmann::json& j) {
     return j.is_null() || ((j.is_array() || j.is_object()) && j.empty());
 }
 
 void writeValue(std::ostringstream& out, const std::string& key, const nlohmann::json& j, bool dataKeys);
+
+// A table of items leads with their name: the first field that is text in every item, the
+// usual names first (a pass table reads "Name, Nodes before, ..." rather than "Applied, ...").
+void nameColumnFirst(std::vector<std::string>& columns, const nlohmann::json& items) {
+    auto textEverywhere = [&](const std::string& col) {
+        return std::all_of(items.begin(), items.end(), [&](const nlohmann::json& row) {
+            return row.contains(col) && row[col].is_string();
+        });
+    };
+    auto named = columns.end();
+    for (const char* key : {"name", "partition", "precision", "fused_op", "pass", "node", "op"})
+        if (named == columns.end() && textEverywhere(key)) named = std::find(columns.begin(), columns.end(), key);
+    if (named == columns.end()) named = std::find_if(columns.begin(), columns.end(), textEverywhere);
+    if (named != columns.end()) std::rotate(columns.begin(), named, named + 1);
+}
 
 // `parentKey`: the key the object sits under; a map of data keys formats its values by it
 // ("simulated_us": {"nvlink4": 10.1} reads "10.1 µs").
@@ -126,20 +158,10 @@ void writeValue(std::ostringstream& out, const std::string& key, const nlohmann:
             for (const auto& [col, value] : row.items())
                 if (!emptyFigure(value) && std::find(columns.begin(), columns.end(), col) == columns.end())
                     columns.push_back(col);
+        nameColumnFirst(columns, j);
         if (columns.size() > 6 && j.size() < columns.size() && j.size() <= 6) {
             // Many fields of a few items (chapter 9's partitions): one row per field, one column
-            // per item, so a narrow dock does not squeeze a dozen headers into letters. The items
-            // are headed by their name: the first field that is text in every item.
-            auto textEverywhere = [&](const std::string& col) {
-                return std::all_of(j.begin(), j.end(), [&](const nlohmann::json& row) {
-                    return row.contains(col) && row[col].is_string();
-                });
-            };
-            auto named = columns.end();
-            for (const char* key : {"name", "partition", "precision", "fused_op", "pass", "node", "op"})
-                if (named == columns.end() && textEverywhere(key)) named = std::find(columns.begin(), columns.end(), key);
-            if (named == columns.end()) named = std::find_if(columns.begin(), columns.end(), textEverywhere);
-            if (named != columns.end()) std::rotate(columns.begin(), named, named + 1);
+            // per item, so a narrow dock does not squeeze a dozen headers into letters.
             out << "<table><tr><th>" << escapeXml(figureLabel(columns.front())) << "</th>";
             for (const auto& row : j) {
                 out << "<th>";
@@ -163,7 +185,11 @@ void writeValue(std::ostringstream& out, const std::string& key, const nlohmann:
         out << "<table><tr>";
         for (const std::string& col : columns) out << "<th>" << escapeXml(figureLabel(col)) << "</th>";
         out << "</tr>";
-        for (const auto& row : j) {
+        // A long series (chapter 6's live bytes at each of hundreds of steps) is drawn by its
+        // chart; the page shows its start, the JSON all of it.
+        const size_t shown = j.size() > kMostRows ? kRowsOfALongSeries : j.size();
+        for (size_t r = 0; r < shown; ++r) {
+            const nlohmann::json& row = j[r];
             out << "<tr>";
             for (const std::string& col : columns) {
                 out << "<td>";
@@ -172,16 +198,21 @@ void writeValue(std::ostringstream& out, const std::string& key, const nlohmann:
             }
             out << "</tr>";
         }
+        if (shown < j.size())
+            out << "<tr><td colspan=\"" << columns.size() << "\">and " << groupedDigits(j.size() - shown)
+                << " more rows (walkthrough --json gives them all)</td></tr>";
         out << "</table>";
-    } else if (j.is_array()) {
-        for (size_t i = 0; i < j.size(); ++i)
+    } else if (j.is_array()) {  // a list of names or figures; a long one (a region's nodes) by its start
+        const size_t shown = j.size() > kMostRows ? kRowsOfALongSeries : j.size();
+        for (size_t i = 0; i < shown; ++i)
             out << (i ? ", " : "") << "<span class=\"n\">" << escapeXml(figureValueText(key, j[i])) << "</span>";
+        if (shown < j.size()) out << " and " << groupedDigits(j.size() - shown) << " more (walkthrough --json gives them all)";
     } else if (j.is_string() && j.get<std::string>().find('\n') != std::string::npos) {
         out << "<pre>" << escapeXml(j.get<std::string>()) << "</pre>";  // source code
     } else if (j.is_number()) {  // a figure never wraps inside its digits or from its unit
         out << "<span class=\"n\">" << escapeXml(figureValueText(key, j)) << "</span>";
     } else {
-        out << escapeXml(figureValueText(key, j));
+        out << breakableText(figureValueText(key, j));
     }
 }
 

@@ -9,6 +9,7 @@
 #include "app/common/quantize_report.h"
 #include "app/common/simulated_trace.h"
 #include "app/common/walkthrough_chapters.h"
+#include "app/common/walkthrough_figures.h"
 #include "compiler/memory_plan.h"
 #include "compiler/parallel/simulated_timeline.h"
 #include "core/model_summary.h"
@@ -87,12 +88,20 @@ WalkthroughChapter quantizationChapter(const WalkthroughInput& in) {
         }
         variants.push_back(std::move(*v));
     }
-    if (in.progress) in.progress("timing the four precisions");
+    // float32 is the compiled model: its figure is the walkthrough's one measurement of it.
+    auto float32 = compiledLatency(in);
+    if (!float32) {
+        if (float32.status().code() == ErrorCode::Cancelled) return c;
+        c.notApplicable = "float32 does not run on the " + std::string(backendOf(in)) + " backend here (" +
+                          float32.status().message() + ").";
+        return c;
+    }
+    if (in.progress) in.progress("timing the other three precisions");
     std::vector<TimedSide> sides;
-    for (const Variant& v : variants) {
-        auto side = prepareSide(v.compiled, in);
+    for (size_t i = 1; i < variants.size(); ++i) {
+        auto side = prepareSide(variants[i].compiled, in);
         if (!side) {
-            c.notApplicable = v.kind + " does not run on the " + std::string(backendOf(in)) + " backend here (" +
+            c.notApplicable = variants[i].kind + " does not run on the " + std::string(backendOf(in)) + " backend here (" +
                               side.status().message() + ").";
             return c;
         }
@@ -102,9 +111,16 @@ WalkthroughChapter quantizationChapter(const WalkthroughInput& in) {
     for (TimedSide& s : sides) pointers.push_back(&s);
     const int kWarmup = in.warmupOr(1), kIterations = in.iterationsOr(5);
     if (Status ran = alternateRuns(pointers, kWarmup, kIterations, in.cancel); !ran) {
+        if (ran.code() == ErrorCode::Cancelled) return c;
         c.notApplicable = "The model " + ran.message() + ", so the precisions cannot be timed.";
         return c;
     }
+    TimedSide float32Side;  // its runs only: the executor that took them is gone
+    float32Side.samplesMs = (*float32)->samplesMs;
+    float32Side.threads = (*float32)->threads;
+    sides.insert(sides.begin(), std::move(float32Side));
+    pointers.clear();
+    for (TimedSide& s : sides) pointers.push_back(&s);
     nlohmann::json rows = nlohmann::json::array();
     std::vector<ChartBar> latency;
     c.timingWarning = timingWarningOf(std::vector<const TimedSide*>(pointers.begin(), pointers.end()));
@@ -150,8 +166,11 @@ WalkthroughChapter quantizationChapter(const WalkthroughInput& in) {
                                     "model's accuracy is unchanged; give real inputs (walkthrough --calibration DIR) or "
                                     "more of them (--calibration-samples N) for a figure that means more";
     }
-    c.figures["timing"] = {{"backend", backendOf(in)}, {"warmup", kWarmup}, {"iterations", kIterations},
-                           {"threads", sides.front().threads}};
+    c.figures["timing"] = {{"backend", backendOf(in)},
+                           {"threads", sides.front().threads},
+                           {"float32", (*float32)->method},
+                           {"other_precisions", std::to_string(kIterations) + " runs after " + std::to_string(kWarmup) +
+                                                    " warm-up, the three alternating"}};
     c.charts.push_back({"Median latency per iteration by precision (" + std::string(backendOf(in)) + " backend, measured)",
                         barChartSvg(latency, "ms")});
     return c;
@@ -233,8 +252,9 @@ double speedup(const Partition& p, const char* link) {
 std::string ruleOfThumb(const Partition& tp, const Partition& pp) {
     const double tpFast = speedup(tp, "nvlink4"), ppFast = speedup(pp, "nvlink4");
     const double tpSlow = speedup(tp, "ndr"), ppSlow = speedup(pp, "ndr");
-    const std::string figures = " (4 devices, simulated: TP " + fixedText(tpFast, 2) + "x and PP " + fixedText(ppFast, 2) +
-                                "x over NVLink, " + fixedText(tpSlow, 2) + "x and " + fixedText(ppSlow, 2) + "x over NDR)";
+    auto x = [](double ratio) { return figureValueText("speedup", ratio); };  // three significant digits: 0.00432x, not 0.00x
+    const std::string figures = " (4 devices, simulated: TP " + x(tpFast) + " and PP " + x(ppFast) + " over NVLink, " +
+                                x(tpSlow) + " and " + x(ppSlow) + " over NDR)";
     if (tp.report.allReduces == 0)
         return "Tensor parallelism found no linear-layer pairs to split in this model, so only pipeline parallelism "
                "applies" + figures + "; at one micro-batch its stages run one after another, so it buys memory per "
@@ -304,7 +324,8 @@ WalkthroughChapter parallelChapter(const WalkthroughInput& in) {
         const auto& sim = r.simulation;
         double busyMax = 0, busyMean = 0;
         for (double b : p.busyUs) busyMax = std::max(busyMax, b), busyMean += b / double(p.busyUs.size());
-        nlohmann::json row{{"partition", p.kind + " parallel"},
+        nlohmann::json row{{"name", std::string(p.kind == "tensor" ? "TP " : "PP ") + std::to_string(p.devices)},  // as the chart labels it
+                           {"partition", p.kind + " parallel"},
                            {"devices", p.devices},
                            {"all_reduces", r.allReduces},
                            {"bytes_per_all_reduce", r.allReduces ? r.allReduceBytes / r.allReduces : 0.0},
@@ -331,8 +352,8 @@ WalkthroughChapter parallelChapter(const WalkthroughInput& in) {
     c.figures["simulated"] = {{"device", SimulatedDevice{}.name}, {"microbatches", 1}, {"schedule", "1f1b"},
                               {"interconnects", {"nvlink4", "pcie5", "ndr"}}};
     c.figures["rule_of_thumb"] = ruleOfThumb(parts[1], parts[3]);
-    c.charts.push_back({"Simulated time per run by partition and interconnect (us; nothing here was measured)",
-                        barChartSvg(bars, "us")});
+    c.charts.push_back({"Simulated time per run by partition and interconnect (µs; nothing here was measured)",
+                        barChartSvg(bars, "µs")});
     return c;
 }
 

@@ -1,16 +1,19 @@
 #include "app/gui/walkthrough_dock.h"
 
+#include <QComboBox>
 #include <QFile>
 #include <QHBoxLayout>
 #include <QImage>
 #include <QLabel>
-#include <QListWidget>
 #include <QPainter>
 #include <QPointer>
 #include <QPushButton>
 #include <QSvgRenderer>
 #include <QTextBrowser>
+#include <QToolButton>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "views/job_runner.h"
 
@@ -57,11 +60,20 @@ ChapterAction actionFor(const WalkthroughChapter& c) {
 }  // namespace
 
 WalkthroughDock::WalkthroughDock(JobRunner& jobs, QWidget* parent) : QWidget(parent), m_jobs(jobs) {
-    m_contents = new QListWidget(this);
+    // The chapters in a list above the page, not beside it: the page keeps the dock's width,
+    // which a 1366-pixel screen cannot spare twice.
+    m_contents = new QComboBox(this);
     m_contents->setObjectName(QStringLiteral("walkthroughContents"));
     for (const ChapterEntry& e : walkthroughContents())
         m_contents->addItem(QStringLiteral("%1. %2").arg(e.id).arg(QString::fromUtf8(e.title)));
-    m_contents->setMaximumWidth(m_contents->sizeHintForColumn(0) + 24);
+    m_contents->setCurrentIndex(-1);
+    m_contents->setPlaceholderText(tr("Pick a chapter"));
+    auto* previous = new QToolButton(this);
+    previous->setArrowType(Qt::LeftArrow);
+    previous->setToolTip(tr("The chapter before"));
+    auto* next = new QToolButton(this);
+    next->setArrowType(Qt::RightArrow);
+    next->setToolTip(tr("The next chapter"));
     m_page = new QTextBrowser(this);
     m_page->setObjectName(QStringLiteral("walkthroughPage"));
     m_page->setOpenLinks(false);
@@ -71,20 +83,24 @@ WalkthroughDock::WalkthroughDock(JobRunner& jobs, QWidget* parent) : QWidget(par
     m_state = new QLabel(tr("Compile a model, then pick a chapter."), this);
     m_state->setWordWrap(true);
 
-    auto* right = new QVBoxLayout;
-    right->addWidget(m_page, 1);
+    auto* top = new QHBoxLayout;
+    top->addWidget(previous);
+    top->addWidget(m_contents, 1);
+    top->addWidget(next);
     auto* bottom = new QHBoxLayout;
     bottom->addWidget(m_state, 1);
     bottom->addWidget(m_action);
-    right->addLayout(bottom);
-    auto* layout = new QHBoxLayout(this);
+    auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_contents);
-    layout->addLayout(right, 1);
+    layout->addLayout(top);
+    layout->addWidget(m_page, 1);
+    layout->addLayout(bottom);
 
-    connect(m_contents, &QListWidget::currentRowChanged, this, [this](int row) {
+    connect(m_contents, &QComboBox::currentIndexChanged, this, [this](int row) {
         if (row >= 0) showChapter(row + 1);
     });
+    connect(previous, &QToolButton::clicked, this, [this] { showChapter(std::max(1, m_shown - 1)); });
+    connect(next, &QToolButton::clicked, this, [this] { showChapter(std::min(int(walkthroughContents().size()), m_shown + 1)); });
     connect(m_action, &QPushButton::clicked, this, [this] {
         auto it = m_chapters.find(m_shown);
         if (it != m_chapters.end()) emit actionRequested(m_shown, actionFor(it->second).argument);
@@ -95,6 +111,7 @@ void WalkthroughDock::setSession(const Session& session, const QString& pipeline
     m_session = std::make_shared<const Session>(session);
     m_pipeline = pipelineName;
     m_chapters.clear();
+    m_latency = std::make_shared<CompiledLatency>();
     ++m_generation;
     m_jobs.discard(this, kChapterJob);
     if (m_shown > 0) computeChapter(m_shown);  // the chapter open follows the new compile
@@ -103,9 +120,9 @@ void WalkthroughDock::setSession(const Session& session, const QString& pipeline
 void WalkthroughDock::showChapter(int id) {
     if (id < 1 || id > int(walkthroughContents().size())) return;
     m_shown = id;
-    if (m_contents->currentRow() != id - 1) {
+    if (m_contents->currentIndex() != id - 1) {
         const QSignalBlocker quiet(m_contents);
-        m_contents->setCurrentRow(id - 1);
+        m_contents->setCurrentIndex(id - 1);
     }
     auto it = m_chapters.find(id);
     if (it != m_chapters.end()) {
@@ -123,12 +140,13 @@ void WalkthroughDock::computeChapter(int id) {
         return;
     }
     m_action->hide();
-    m_page->setHtml(QStringLiteral("<h2>%1</h2>").arg(m_contents->item(id - 1)->text().toHtmlEscaped()));
+    m_page->setHtml(QStringLiteral("<h2>%1</h2>").arg(m_contents->itemText(id - 1).toHtmlEscaped()));
     m_state->setText(tr("Computing chapter %1 on this model…").arg(id));
     m_jobs.start(
         this, kChapterJob, tr("Walkthrough chapter %1").arg(id),
-        [session = m_session, pipeline = m_pipeline.toStdString(), id](const JobRunner::Control& control) {
-            const WalkthroughInput input{.session = *session, .pipelineName = pipeline, .cancel = control.cancelFlag()};
+        [session = m_session, pipeline = m_pipeline.toStdString(), latency = m_latency, id](const JobRunner::Control& control) {
+            WalkthroughInput input{.session = *session, .pipelineName = pipeline, .cancel = control.cancelFlag()};
+            input.compiledLatency = latency;
             return walkthroughChapter(id, input);
         },
         [this, id, generation = m_generation](Result<WalkthroughChapter> chapter) {
@@ -185,7 +203,7 @@ void WalkthroughDock::exportHtml(const QString& path) {
     }
     m_jobs.start(
         this, kExportJob, tr("Exporting the walkthrough"),
-        [session = m_session, pipeline = m_pipeline.toStdString(), known = m_chapters,
+        [session = m_session, pipeline = m_pipeline.toStdString(), known = m_chapters, latency = m_latency,
          path](const JobRunner::Control& control) -> Status {
             std::vector<WalkthroughChapter> chapters;
             const auto& contents = walkthroughContents();
@@ -195,7 +213,8 @@ void WalkthroughDock::exportHtml(const QString& path) {
                     chapters.push_back(it->second);
                     continue;
                 }
-                const WalkthroughInput input{.session = *session, .pipelineName = pipeline, .cancel = control.cancelFlag()};
+                WalkthroughInput input{.session = *session, .pipelineName = pipeline, .cancel = control.cancelFlag()};
+                input.compiledLatency = latency;
                 auto chapter = walkthroughChapter(contents[i].id, input);
                 if (!chapter) return chapter.status();
                 chapters.push_back(std::move(*chapter));

@@ -12,8 +12,8 @@
 #include "app/common/session.h"
 #include "app/common/walkthrough.h"
 
+class QComboBox;
 class QLabel;
-class QListWidget;
 class QPushButton;
 class QTextBrowser;
 
@@ -49,7 +49,7 @@ private:
     void computeChapter(int id);
 
     JobRunner& m_jobs;
-    QListWidget* m_contents;
+    QComboBox* m_contents;
     QTextBrowser* m_page;
     QPushButton* m_action;
     QLabel* m_state;
@@ -57,6 +57,8 @@ private:
     QString m_pipeline;
     std::map<int, WalkthroughChapter> m_chapters;  // computed for this session
     int m_shown = 0;
+    // The compiled model's one latency measurement, shared by this compile's chapters.
+    std::shared_ptr<CompiledLatency> m_latency = std::make_shared<CompiledLatency>();
     int m_generation = 0;  // bumped by setSession: a chapter of an older compile is dropped
 };
 

@@ -62,7 +62,7 @@ private slots:
         QCOMPARE(figureValueText("share_of_time", 0.528989), std::string("52.9%"));
         QCOMPARE(figureValueText("speedup", 1.8358), std::string("1.84x"));
         QCOMPARE(figureValueText("one_minus_cosine", 1.6587e-05), std::string("1.66e-05"));
-        QCOMPARE(figureValueText("peak_bytes_per_second", 47909220093.0), std::string("44.6 GiB/s"));
+        QCOMPARE(figureValueText("peak_bytes_per_second", 47909220093.0), std::string("47.9 GB/s"));
         // The sensitivity ranking stays visible once formatted (chapter 8's cosines all printed 1).
         std::set<std::string> cosines, gaps;
         for (double c : {0.99998341, 0.99999615, 0.99999872, 0.99999882}) {
@@ -103,6 +103,27 @@ private slots:
         std::ostringstream kindsOut;
         writeFiguresHtml(kindsOut, {{"by_fused_op", kinds}});
         QVERIFY2(kindsOut.str().find("<tr><th>Fused op</th><th>FusedConv</th></tr>") != std::string::npos, kindsOut.str().c_str());
+        // A table of items leads with their name; a pass's "ms" reads as its time.
+        nlohmann::json passes = nlohmann::json::array();
+        passes.push_back({{"applied", 23}, {"matched", 23}, {"ms", 0.272}, {"name", "eliminate-no-ops"}, {"nodes_after", 672}});
+        std::ostringstream passesOut;
+        writeFiguresHtml(passesOut, {{"passes", passes}});
+        QVERIFY2(passesOut.str().find("<tr><th>Name</th><th>Applied</th><th>Matched</th><th>Time</th><th>Nodes after</th></tr>") !=
+                     std::string::npos,
+                 passesOut.str().c_str());
+        // A long series shows its start and says where the rest is; a table of 30 rows stays whole.
+        nlohmann::json steps = nlohmann::json::array();
+        for (int i = 0; i < 204; ++i) steps.push_back({{"step", i}, {"live_bytes", 1024 * i}});
+        std::ostringstream stepsOut;
+        writeFiguresHtml(stepsOut, {{"live_bytes_by_step", steps}});
+        const std::string stepsHtml = stepsOut.str();
+        QVERIFY(stepsHtml.find(">9</span></td>") != std::string::npos && stepsHtml.find(">10</span></td>") == std::string::npos);
+        QVERIFY2(stepsHtml.find("<td colspan=\"2\">and 194 more rows (walkthrough --json gives them all)</td>") != std::string::npos,
+                 stepsHtml.c_str());
+        steps.erase(steps.begin() + 30, steps.end());
+        std::ostringstream thirty;
+        writeFiguresHtml(thirty, {{"live_bytes_by_step", steps}});
+        QVERIFY(thirty.str().find(">29</span></td>") != std::string::npos && thirty.str().find("more rows") == std::string::npos);
     }
 
     // Predict, then reveal: the question comes first, the page hides this model's answer

@@ -117,6 +117,11 @@ private slots:
         QCOMPARE(bytesText(1048575), std::string("1.00 MiB"));  // not "1024 KiB"
         QCOMPARE(bytesText(1644167168.0), std::string("1.53 GiB"));
         QCOMPARE(bytesText(-2048), std::string("-2.00 KiB"));
+        // Rates in decimal units, as bandwidths are quoted (the roofline's 40.0 GB/s everywhere).
+        QCOMPARE(bandwidthText(850e6), std::string("850 MB/s"));
+        QCOMPARE(bandwidthText(40.0e9), std::string("40.0 GB/s"));
+        QCOMPARE(bandwidthText(999.7e9), std::string("1.00 TB/s"));
+        QCOMPARE(bandwidthText(3.35e12), std::string("3.35 TB/s"));
         QCOMPARE(groupedDigits(0), std::string("0"));
         QCOMPARE(groupedDigits(999), std::string("999"));
         QCOMPARE(groupedDigits(1505280), std::string("1,505,280"));
