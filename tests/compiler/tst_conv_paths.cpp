@@ -93,7 +93,9 @@ private slots:
         // 7x12: 84 pixels, a 64-wide tile, a 16-wide one and four single columns. 9x40:
         // rows wide enough for the row-by-row loops (narrow ones at stride 2 run as one
         // long row).
-        std::vector<std::tuple<int64_t, int64_t, int64_t>> sizes{{1, 13, 11}, {1, 13, 11}, {2, 8, 17}, {1, 7, 12}, {1, 9, 40}};
+        std::vector<std::tuple<int64_t, int64_t, int64_t>> sizes{{1, 13, 11}, {1, 13, 11}, {2, 8, 17}, {1, 7, 12}, {1, 9, 40},
+                                                                 // maps narrower than two tiles: all borders
+                                                                 {1, 7, 7}, {2, 5, 6}, {1, 5, 4}};
         if (winogradSized(k)) sizes.insert(sizes.end(), {{1, 30, 29}, {1, 30, 29}, {1, 16, 15}, {1, 16, 15}});
         const uint64_t winogradBefore = cpu::OneDnnConv::winogradRuns();
         for (auto [n, h, w] : sizes) {
@@ -193,7 +195,9 @@ private slots:
         model.opsetImports.push_back({"ai.fusescope", 1});
         auto exec = Executor::create(model, ExecutorOptions{.threads = 2, .backend = Backend::Cpu, .device = nullptr});
         QVERIFY2(exec.isOk(), exec.status().message().c_str());
-        std::vector<std::tuple<int64_t, int64_t, int64_t>> sizes{{1, 13, 11}, {1, 13, 11}, {2, 8, 17}, {1, 7, 12}, {1, 9, 40}};
+        std::vector<std::tuple<int64_t, int64_t, int64_t>> sizes{{1, 13, 11}, {1, 13, 11}, {2, 8, 17}, {1, 7, 12}, {1, 9, 40},
+                                                                 // maps narrower than two tiles: all borders
+                                                                 {1, 7, 7}, {2, 5, 6}, {1, 5, 4}};
         const bool pointwise = k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 && k.pads == std::vector<int64_t>{0, 0, 0, 0};
         if (pointwise) sizes.insert(sizes.end(), {{2, 1, 1}, {1, 2, 2}});  // a pooled image: the dot-product loop
         if (winogradSized(k)) sizes.insert(sizes.end(), {{1, 30, 29}, {1, 30, 29}, {1, 16, 15}, {1, 16, 15}});

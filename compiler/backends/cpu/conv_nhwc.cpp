@@ -73,21 +73,29 @@ template <typename Vec, int P, int V, bool Clip>
 // (P - 1) S + KW input pixels are loaded once and each serves up to KW taps from registers,
 // instead of every tap loading its own (EfficientNet's 5x5 layers: about half the loads;
 // MobileNetV2's stride-2 3x3 layers: 9 loads a row where there were 12).
-template <typename Vec, int P, int V, int KW, int S>
+// With Clip, input columns outside the image read as zeros (the padding), so a tile that
+// touches the border slides too: on a 7 x 7 map a 5x5 window has 3 interior columns, fewer
+// than a tile, and every pixel went through the one-pixel, load-per-tap tile (mnasnet's
+// 1152-channel 5x5 layers: 43 GFLOP/s).
+template <typename Vec, int P, int V, int KW, int S, bool Clip = false>
 [[gnu::always_inline]] inline void slidingTile(const NhwcWindow& s, const float* img, const float* w,
                                                const float* bias, float* out, int64_t oy, int64_t ox0, int64_t c0) {
     constexpr int kInputs = (P - 1) * S + KW;
     Vec acc[P][V];
     seed(acc, bias, c0);
+    const int64_t ix0 = ox0 * S - s.pw;
     for (int64_t ky = 0; ky < s.kh; ++ky) {
         const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
         if (iy < 0 || iy >= s.ih) continue;
-        const float* row = img + (iy * s.iw + ox0 * S - s.pw) * s.c + c0;
+        const float* row = img + iy * s.iw * s.c + c0;
         Vec in[kInputs][V];
 #pragma GCC unroll 16
-        for (int q = 0; q < kInputs; ++q)
+        for (int q = 0; q < kInputs; ++q) {
+            const int64_t ix = ix0 + q;
+            const bool inside = !Clip || (ix >= 0 && ix < s.iw);
 #pragma GCC unroll 4
-            for (int v = 0; v < V; ++v) in[q][v] = load<Vec>(row + q * s.c + kLanes<Vec> * v);
+            for (int v = 0; v < V; ++v) in[q][v] = inside ? load<Vec>(row + ix * s.c + kLanes<Vec> * v) : Vec{};
+        }
 #pragma GCC unroll 8
         for (int kx = 0; kx < KW; ++kx) {
             const float* tap = w + (ky * KW + kx) * s.c + c0;
@@ -130,6 +138,19 @@ inline void tailChannels(const NhwcWindow& s, const float* img, const float* w, 
     }
 }
 
+// A tile of a 5-wide window at stride 1 or 2. At stride 2 a row's 11 input pixels by two
+// vectors would not fit AVX-512's registers beside the accumulators: one vector at a time.
+template <typename Vec, int P, int V, bool Clip>
+[[gnu::always_inline]] inline void fiveWide(const NhwcWindow& s, const float* img, const float* w, const float* bias,
+                                            float* out, int64_t oy, int64_t ox0, int64_t c0) {
+    if (s.sw == 1) {
+        slidingTile<Vec, P, V, 5, 1, Clip>(s, img, w, bias, out, oy, ox0, c0);
+        return;
+    }
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) slidingTile<Vec, P, 1, 5, 2, Clip>(s, img, w, bias, out, oy, ox0, c0 + kLanes<Vec> * v);
+}
+
 // How a target tiles an output row: P neighbouring pixels a tile, channels 16 MaxV at a
 // time at most, and whether windows slide (stride-1 3x3 and 5x5, stride-2 3x3: loading the
 // row's (P - 1) S + KW input pixels once for all KW taps, which needs that many more registers).
@@ -148,13 +169,23 @@ template <typename T, int V>
                                             int kernelWidth) {
     using Vec = typename T::Vec;
     constexpr int P = T::kPixels;
+    if (T::kSlides && kernelWidth == 5 && s.ow >= P) {
+        // 5x5 windows: every tile slides, those at the borders reading zeros outside the
+        // image (on a 7 x 7 map borders are most of the row); the last overlaps the one
+        // before it (its pixels computed twice, stored alike) rather than leaving a remainder.
+        for (int64_t ox = 0; ox < s.ow; ox += P) {
+            const int64_t at = std::min(ox, s.ow - P);
+            if (at >= lo && at + P <= hi) fiveWide<Vec, P, V, false>(s, img, w, bias, out + at * s.c, oy, at, c0);
+            else fiveWide<Vec, P, V, true>(s, img, w, bias, out + at * s.c, oy, at, c0);
+        }
+        return;
+    }
     for (int64_t ox = 0; ox < lo; ++ox) tile<Vec, 1, V, true>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
     int64_t ox = lo;
     for (; ox + P <= hi; ox += P) {
         float* o = out + ox * s.c;
         if (T::kSlides && kernelWidth == 3 && s.sw == 1) slidingTile<Vec, P, V, 3, 1>(s, img, w, bias, o, oy, ox, c0);
         else if (T::kSlides && kernelWidth == 3) slidingTile<Vec, P, V, 3, 2>(s, img, w, bias, o, oy, ox, c0);
-        else if (T::kSlides && kernelWidth == 5) slidingTile<Vec, P, V, 5, 1>(s, img, w, bias, o, oy, ox, c0);
         else tile<Vec, P, V, false>(s, img, w, bias, o, oy, ox, c0);
     }
     for (; ox < hi; ++ox) tile<Vec, 1, V, false>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
@@ -172,8 +203,8 @@ template <typename T>
     const int64_t lo = std::min(s.ow, (s.pw + s.sw - 1) / s.sw);
     const int64_t lastIn = s.iw - 1 - (s.kw - 1) * s.dw + s.pw;  // the largest ox * sw allowed
     const int64_t hi = std::max(lo, std::min(s.ow, lastIn >= 0 ? lastIn / s.sw + 1 : 0));
-    // Windows that slide: 3x3 and 5x5 at stride 1, 3x3 at stride 2, without dilation.
-    const bool slides = s.dw == 1 && ((s.sw == 1 && (s.kw == 3 || s.kw == 5)) || (s.sw == 2 && s.kw == 3));
+    // Windows that slide: 3x3 and 5x5 at stride 1 and 2, without dilation.
+    const bool slides = s.dw == 1 && (s.sw == 1 || s.sw == 2) && (s.kw == 3 || s.kw == 5);
     const int kernelWidth = slides ? int(s.kw) : 0;
     constexpr int64_t L = kLanes<typename T::Vec>, MaxV = T::kMaxVectors;
     int64_t c0 = 0;
