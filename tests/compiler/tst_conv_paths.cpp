@@ -4,7 +4,8 @@
 // dilations, asymmetric pads and with and without bias; each model runs twice (cached
 // primitives and reordered weights) and then with another input size. The same cases run
 // again in channels-last form (FusedConv with `channels_last`), once with the weight-copy
-// budget spent so the weights are re-laid on every call.
+// budget spent so the weights are re-laid on every call. Also the one-row GEMM (gemv) that
+// a batch-1 Linear takes, against the same product in double.
 #include <QtTest>
 
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "compiler/backends/cpu/conv_onednn.h"
 #include "compiler/backends/cpu/conv_winograd.h"
+#include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/relaid_constant.h"
 #include "compiler/runtime/executor.h"
 #include "compiler/runtime/thread_pool.h"
@@ -357,6 +359,39 @@ private slots:
     }
 
     // Layers whose buffers would be too large are left to oneDNN: y untouched.
+    // One row times B (k rows of n): every column-block width, a row pitch wider than n, x
+    // read with a stride (transA), beta 0 (y's old contents ignored, NaNs included) and 1, on
+    // one thread and two.
+    void oneRowProductsMatchTheDefinition() {
+        std::mt19937 rng(7);
+        std::normal_distribution<float> normal;
+        for (int threads : {1, 2})
+            for (auto [k, n] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {5, 17}, {960, 1280}, {1280, 1000}, {33, 130}})
+                for (bool transA : {false, true})
+                    for (float beta : {0.f, 1.f}) {
+                        const int64_t ldb = n + 3, lda = transA ? 2 : k;
+                        std::vector<float> x(size_t(transA ? k * lda : k)), b(size_t(k * ldb)), y(static_cast<size_t>(n));
+                        for (float& v : x) v = normal(rng);
+                        for (float& v : b) v = normal(rng);
+                        for (float& v : y) v = beta == 0.f ? std::numeric_limits<float>::quiet_NaN() : normal(rng);
+                        const std::vector<float> before = y;
+                        ThreadPool pool(threads);
+                        pool.applyToCallingThread();
+                        cpu::gemm(transA, false, 1, n, k, 0.5f, x.data(), lda, b.data(), ldb, beta, y.data(), n);
+                        for (int64_t j = 0; j < n; ++j) {
+                            double want = 0, scale = 0;
+                            for (int64_t p = 0; p < k; ++p) {
+                                const double term = double(x[size_t(transA ? p * lda : p)]) * b[size_t(p * ldb + j)];
+                                want += term, scale += std::fabs(term);
+                            }
+                            want = 0.5 * want + (beta != 0.f ? double(before[size_t(j)]) : 0.0);
+                            QVERIFY2(std::fabs(y[size_t(j)] - want) <= 1e-5 * (scale + 1),
+                                     qPrintable(QStringLiteral("k %1 n %2 column %3: %4, expected %5")
+                                                    .arg(k).arg(n).arg(j).arg(y[size_t(j)]).arg(want)));
+                        }
+                    }
+    }
+
     void winogradDeclinesHugeBuffers() {
         if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) QSKIP("the route needs AVX2 and FMA");
         ThreadPool pool(2);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/backends/cpu/gemm.h"
+#include "compiler/backends/cpu/gemv.h"
 #include "compiler/backends/cpu/onednn_isa.h"
 
 namespace fsc::cpu {
@@ -23,6 +24,7 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha
           int64_t ldc) {
     if (m == 0 || n == 0) return;
     if (k == 0) return scale(m, n, beta, c, ldc);
+    if (m == 1 && !transB) return gemvRowMajor(k, n, alpha, a, transA ? lda : 1, b, ldb, beta, c);
     dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c,
                ldc);
 }
