@@ -32,10 +32,28 @@ std::string bandwidthText(double bytesPerSecond) {
     return text;
 }
 
+std::string durationText(double ms) {
+    if (!std::isfinite(ms)) return "? ms";
+    const double a = std::fabs(ms);
+    char text[48];
+    if (a >= 999.5) {
+        const std::string whole = groupedDigits(uint64_t(std::llround(a)));
+        return (ms < 0 ? "-" : "") + whole + " ms";
+    }
+    if (a >= 0.9995) std::snprintf(text, sizeof text, "%.3g ms", ms);
+    else if (a >= 0.0009995) std::snprintf(text, sizeof text, "%.3g µs", ms * 1e3);
+    else std::snprintf(text, sizeof text, "%.3g ns", ms * 1e6);
+    return text;
+}
+
 std::string groupedDigits(uint64_t n) {
-    std::string digits = std::to_string(n);
-    for (int at = int(digits.size()) - 3; at > 0; at -= 3) digits.insert(size_t(at), ",");
-    return digits;
+    const std::string digits = std::to_string(n);
+    std::string grouped;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
+        grouped += digits[i];
+    }
+    return grouped;
 }
 
 }  // namespace fsc

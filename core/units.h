@@ -14,6 +14,11 @@ std::string bytesText(double bytes);
 // "850 MB/s", "40.0 GB/s", "3.35 TB/s".
 std::string bandwidthText(double bytesPerSecond);
 
+// A duration given in milliseconds, three significant digits in the unit that fits:
+// "512 ns", "94.2 µs", "52.3 ms", and whole milliseconds with separators from a second up
+// ("1,160 ms"), so that figures of one table compare at a glance.
+std::string durationText(double ms);
+
 // Digits in groups of three: 1505280 -> "1,505,280".
 std::string groupedDigits(uint64_t n);
 

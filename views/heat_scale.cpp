@@ -30,7 +30,7 @@ std::string formatHeat(HeatUnit unit, double value) {
     char text[48];
     switch (unit) {
         case HeatUnit::Share: std::snprintf(text, sizeof text, "%.1f%%", 100.0 * value); break;
-        case HeatUnit::Milliseconds: std::snprintf(text, sizeof text, "%.3f ms", value); break;
+        case HeatUnit::Milliseconds: return durationText(value);
         case HeatUnit::BytesPerSecond: return bandwidthText(value);
         case HeatUnit::FlopsPerSecond:
             if (value >= 1e12) std::snprintf(text, sizeof text, "%.2f TFLOP/s", value / 1e12);

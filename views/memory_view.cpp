@@ -18,14 +18,12 @@
 namespace fsc {
 namespace {
 
-QString mib(int64_t bytes) {
+QString sizeText(int64_t bytes) {
     return QString::fromStdString(bytesText(double(bytes)));
 }
 
 QString timeText(double ns) {
-    if (ns >= 1e6) return QStringLiteral("%1 ms").arg(ns / 1e6, 0, 'f', 2);
-    if (ns >= 1e3) return QStringLiteral("%1 µs").arg(ns / 1e3, 0, 'f', 1);
-    return QStringLiteral("%1 ns").arg(ns, 0, 'f', 0);
+    return QString::fromStdString(durationText(ns / 1e6));
 }
 
 const QColor kPlanned(0x3b, 0x6e, 0xc4), kMeasured(0xd9, 0x6a, 0x1c);
@@ -106,7 +104,7 @@ void MemoryChart::paintEvent(QPaintEvent*) {
         p.setPen(pal.color(QPalette::Midlight));
         p.drawLine(QPointF(plot.left(), y(b)), QPointF(plot.right(), y(b)));
         p.setPen(pal.color(QPalette::Text));
-        p.drawText(QRectF(0, y(b) - 8, kLeft - 6, 16), Qt::AlignRight | Qt::AlignVCenter, mib(b));
+        p.drawText(QRectF(0, y(b) - 8, kLeft - 6, 16), Qt::AlignRight | Qt::AlignVCenter, sizeText(b));
     }
     p.drawText(QRectF(plot.left(), plot.bottom() + 4, 100, 18), Qt::AlignLeft, QStringLiteral("0"));
     p.drawText(QRectF(plot.right() - 160, plot.bottom() + 4, 160, 18), Qt::AlignRight,
@@ -142,11 +140,11 @@ void MemoryChart::paintEvent(QPaintEvent*) {
 
     // Legend with the peaks.
     const MemoryPeak planned = memoryPeak(m_trace->plannedMemory), measured = memoryPeak(m_trace->measuredMemory);
-    QString plannedText = tr("planned arena in use, peak %1").arg(mib(planned.bytes));
+    QString plannedText = tr("planned arena in use, peak %1").arg(sizeText(planned.bytes));
     if (planned.index >= 0 && !m_trace->plannedMemory[size_t(planned.index)].label.empty())
         plannedText += tr(" at %1").arg(QString::fromStdString(m_trace->plannedMemory[size_t(planned.index)].label));
     const QString measuredText = m_trace->measuredMemory.empty() ? tr("no allocations measured")
-                                                                 : tr("measured allocations, peak %1").arg(mib(measured.bytes));
+                                                                 : tr("measured allocations, peak %1").arg(sizeText(measured.bytes));
     p.fillRect(QRectF(kLeft, 6, 12, 10), kPlanned);
     p.setPen(pal.color(QPalette::Text));
     const QFontMetrics fm(font());
@@ -212,10 +210,10 @@ void MemoryView::setTrace(std::shared_ptr<const Trace> trace) {
     }
     const MemoryPeak planned = memoryPeak(m_trace->plannedMemory), measured = memoryPeak(m_trace->measuredMemory);
     QString text = tr("Planned peak %1 over %2 steps (%3 intermediates)")
-                       .arg(mib(planned.bytes))
+                       .arg(sizeText(planned.bytes))
                        .arg(m_trace->plannedMemory.size())
                        .arg(m_trace->plannedBuffers.size());
-    text += m_trace->measuredMemory.empty() ? tr("; no measured allocations.") : tr("; measured peak %1.").arg(mib(measured.bytes));
+    text += m_trace->measuredMemory.empty() ? tr("; no measured allocations.") : tr("; measured peak %1.").arg(sizeText(measured.bytes));
     m_summary->setText(text);
     m_title->setText(tr("Click the chart (or use Left/Right) to list the tensors live at that step."));
     if (planned.index >= 0) showStep(planned.index);  // the peak first: the step users look for
@@ -236,7 +234,7 @@ void MemoryView::showStep(int step) {
                          .arg(step)
                          .arg(QString::fromStdString(sample.label))
                          .arg(live.size())
-                         .arg(mib(sample.bytes)));
+                         .arg(sizeText(sample.bytes)));
     m_live->setSortingEnabled(false);
     m_live->setRowCount(int(live.size()));
     for (int r = 0; r < int(live.size()); ++r) {

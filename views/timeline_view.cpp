@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/units.h"
 #include "views/op_category.h"
 #include "views/selection.h"
 
@@ -16,11 +17,7 @@ namespace fsc {
 namespace {
 
 QString timeText(double ns) {
-    const double a = std::abs(ns);
-    if (a >= 1e9) return QStringLiteral("%1 s").arg(ns / 1e9, 0, 'f', 3);
-    if (a >= 1e6) return QStringLiteral("%1 ms").arg(ns / 1e6, 0, 'f', a >= 1e8 ? 0 : 2);
-    if (a >= 1e3) return QStringLiteral("%1 µs").arg(ns / 1e3, 0, 'f', a >= 1e5 ? 0 : 1);
-    return QStringLiteral("%1 ns").arg(ns, 0, 'f', 0);
+    return QString::fromStdString(durationText(ns / 1e6));
 }
 
 }  // namespace

@@ -46,12 +46,6 @@ std::string numberText(double v) {
     return significant(v, 3);
 }
 
-std::string durationText(double ms) {
-    if (std::fabs(ms) < 1) return significant(ms * 1000, 3) + " µs";
-    if (std::fabs(ms) >= 1000) return numberText(std::round(ms)) + " ms";
-    return significant(ms, 3) + " ms";
-}
-
 }  // namespace
 
 std::string figureLabel(const std::string& key) {

@@ -122,6 +122,12 @@ private slots:
         QCOMPARE(bandwidthText(40.0e9), std::string("40.0 GB/s"));
         QCOMPARE(bandwidthText(999.7e9), std::string("1.00 TB/s"));
         QCOMPARE(bandwidthText(3.35e12), std::string("3.35 TB/s"));
+        // Durations: three significant digits in the unit that fits, whole ms from a second.
+        QCOMPARE(durationText(0.0005), std::string("500 ns"));
+        QCOMPARE(durationText(0.09416), std::string("94.2 µs"));
+        QCOMPARE(durationText(0.9999), std::string("1 ms"));
+        QCOMPARE(durationText(52.28), std::string("52.3 ms"));
+        QCOMPARE(durationText(1160.4), std::string("1,160 ms"));
         QCOMPARE(groupedDigits(0), std::string("0"));
         QCOMPARE(groupedDigits(999), std::string("999"));
         QCOMPARE(groupedDigits(1505280), std::string("1,505,280"));
