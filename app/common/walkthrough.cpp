@@ -95,7 +95,7 @@ std::string walkthroughHtml(const std::vector<WalkthroughChapter>& chapters, con
            "h2{border-bottom:1px solid #ddd;margin-top:2em}.na{color:#a33}.warning{color:#8a5a00;background:#fff6e0;padding:.3em .5em}figure{margin:1em 0}"
            ".predict{background:#eef4ff;padding:.4em .6em;margin-bottom:0}.answer{background:#f6f9ff;padding:.2em .6em .4em;margin-top:0}"
            "summary{cursor:pointer;color:#2a5db0}td{font-variant-numeric:tabular-nums}.n{white-space:nowrap}"
-           "@page{size:A4;margin:14mm}@media screen{.answers{display:none}}@media print{body{max-width:none;margin:0}"
+           "@page{size:A4;margin:14mm}@media screen{.answers{display:none}}@media print{body{max-width:none;margin:0}th,td{font-size:8pt;padding:1px 3px}"
            "details.answer{display:none}h2{break-after:avoid}figure,tr{break-inside:avoid}.answers{break-before:page}}"
            "figcaption{color:#555;font-size:90%}pre{background:#f7f7f7;padding:.5em;overflow:auto;font-size:85%}</style></head><body>\n"
         << "<h1>From model to kernels: " << escapeXml(model) << "</h1>\n<ol>";

@@ -87,7 +87,7 @@ std::string fusionAnswer(const json& f) {
 std::string loweringAnswer(const json& f) {
     const json* top = largest(at(f, "slowest_nodes"), "share_of_time");
     if (!top) return {};
-    return (*top).value("node", std::string("?")) + " (" + (*top).value("op", std::string("?")) + ") takes " +
+    return (*top).value("node", std::string("?")) + " (kernel " + (*top).value("cpu_kernel", std::string("?")) + ") takes " +
            figureValueText("share_of_time", (*top)["share_of_time"]) + " of the run; it is " +
            (*top).value("bound", std::string("?")) + "-bound at " +
            figureValueText("gflops_per_second", (*top)["gflops_per_second"]) + ", " +

@@ -166,6 +166,7 @@ private slots:
             const QString answer = chapter[QStringLiteral("answer")].toString();
             QVERIFY2(chapter[QStringLiteral("question")].toString().endsWith(QLatin1Char('?')), qPrintable(answer));
             QVERIFY2(answer.contains(QRegularExpression(QStringLiteral("[0-9]"))), qPrintable(answer));
+            QVERIFY2(!answer.contains(QLatin1Char('?')), qPrintable(answer));  // no figure missing from it
         }
 
         // Chapter 1: the model as inspect --json describes it.
