@@ -1,5 +1,6 @@
 #include "app/gui/main_window.h"
 
+#include "app/gui/sensitivity_controller.h"
 #include "app/gui/walkthrough_dock.h"
 
 #include <QActionGroup>
@@ -261,8 +262,11 @@ void MainWindow::createDocks() {
     m_sensitivity = new SensitivityPanel(this);
     QDockWidget* sensitivity = addDock(tr("INT8 sensitivity"), QStringLiteral("sensitivityDock"),
                                        m_sensitivity, Qt::BottomDockWidgetArea, true);
+    m_sensitivityController = new SensitivityController(m_jobs, *m_sensitivity, this);
     connect(m_sensitivity, &SensitivityPanel::measureRequested, this,
-            &MainWindow::measureSensitivity);
+            [this] { m_sensitivityController->measure(m_session); });
+    connect(m_sensitivityController, &SensitivityController::logged, this, &MainWindow::log);
+    connect(m_sensitivityController, &SensitivityController::statusMessage, m_status, &StatusLine::setText);
     m_sensitivity->setSelection(&m_selection);
     connect(m_sensitivity, &SensitivityPanel::nodeMissing, this, [this](const QString& name) {
         m_status->setText(tr("'%1' is not in the graph shown (it was measured on another step)").arg(name));

@@ -49,6 +49,7 @@ struct Trace;
 class TimelineView;
 class MemoryView;
 class RooflineView;
+class SensitivityController;
 class SensitivityPanel;
 class StatusLine;
 class WalkthroughDock;
@@ -200,7 +201,6 @@ private:
     struct ShownStep;
     void applyStep(ShownStep step);
     void updateRunGraph();  // tells the selection which graph the run shown belongs to
-    void measureSensitivity();  // INT8 sensitivity of the graph shown, in the background
 public:
     // The partitioned graph shown, simulated on its devices over `interconnect` (nvlink4,
     // pcie5, ndr): the Timeline gets a lane per device. False when the graph has no devices.
@@ -227,7 +227,6 @@ private:
     static inline const QString kStepJob = QStringLiteral("step");
     static inline const QString kRunJob = QStringLiteral("run");
     static inline const QString kRunStoreJob = QStringLiteral("run store");
-    static inline const QString kSensitivityJob = QStringLiteral("sensitivity");
     Session m_session;  // the model, its compile, the step and run shown
     Selection m_selection;
     bool m_showingStep = false;  // showStep() is asking the selection for its step
@@ -264,6 +263,7 @@ private:
     QPlainTextEdit* m_log;
     HeatUnit m_heatUnit = HeatUnit::Share;
     SensitivityPanel* m_sensitivity;
+    SensitivityController* m_sensitivityController;  // the panel's measurements
     WalkthroughDock* m_walkthrough = nullptr;
     void walkthroughAction(int chapter, const QString& argument);  // a chapter's button
     void revealNodeNamed(const QString& name);  // on the step shown
