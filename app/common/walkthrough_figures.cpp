@@ -97,11 +97,12 @@ namespace {
 // (/layers.11/linear1/MatMul, FusedMatMul.float32.epilogue) and nowhere else, so that
 // "compute" never reads "comput e" in a narrow column.
 std::string breakableText(const std::string& text) {
+    const std::string escaped = escapeXml(text);  // its entities hold no separator
     std::string out;
-    for (size_t i = 0; i < text.size(); ++i) {
-        out += escapeXml(std::string(1, text[i]));
-        const bool separator = text[i] == '/' || text[i] == '.' || text[i] == '_';
-        if (separator && i + 1 < text.size() && text[i + 1] != ' ') out += "<wbr>";
+    for (size_t i = 0; i < escaped.size(); ++i) {
+        out += escaped[i];
+        const bool separator = escaped[i] == '/' || escaped[i] == '.' || escaped[i] == '_';
+        if (separator && i + 1 < escaped.size() && escaped[i + 1] != ' ') out += "<wbr>";
     }
     return out;
 }

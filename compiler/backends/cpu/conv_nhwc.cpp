@@ -236,10 +236,8 @@ void depthwiseRowBaseline(const NhwcWindow& s, const float* img, const float* w,
 }
 
 DepthwiseRowFn depthwiseRowForThisCpu() {
-    static const DepthwiseRowFn chosen =
-        __builtin_cpu_supports("avx512f")                                   ? depthwiseRowAvx512
-        : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? depthwiseRowAvx2
-                                                                            : depthwiseRowBaseline;
+    static const DepthwiseRowFn chosen = vec16::forThisCpu<DepthwiseRowFn>(depthwiseRowAvx512, depthwiseRowAvx2,
+                                                                           depthwiseRowBaseline);
     return chosen;
 }
 #pragma GCC diagnostic pop

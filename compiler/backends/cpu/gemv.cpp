@@ -74,9 +74,7 @@ void columnsBaseline(int64_t k, float alpha, const float* x, int64_t incx, const
 #pragma GCC diagnostic pop
 
 ColumnsFn columnsForThisCpu() {
-    static const ColumnsFn chosen = __builtin_cpu_supports("avx512f")                                   ? columnsAvx512
-                                    : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? columnsAvx2
-                                                                                                        : columnsBaseline;
+    static const ColumnsFn chosen = vec16::forThisCpu<ColumnsFn>(columnsAvx512, columnsAvx2, columnsBaseline);
     return chosen;
 }
 

@@ -96,9 +96,7 @@ using BlockFn = void (*)(const float*, const float*, const float*, float*, int64
                         int64_t);
 
 BlockFn blockForThisCpu() {
-    static const BlockFn chosen = __builtin_cpu_supports("avx512f")                                   ? blockAvx512
-                                  : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? blockAvx2
-                                                                                                      : blockBaseline;
+    static const BlockFn chosen = vec16::forThisCpu<BlockFn>(blockAvx512, blockAvx2, blockBaseline);
     return chosen;
 }
 

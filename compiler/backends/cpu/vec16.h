@@ -28,4 +28,13 @@ template <typename Vec>
 [[gnu::always_inline]] inline void store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
 #pragma GCC diagnostic pop
 
+// The build of a register-tiled kernel for this CPU: its AVX-512 clone, its AVX2 + FMA one,
+// else the baseline (the files that build them: conv_nhwc, pointwise_conv, gemv).
+template <typename Fn>
+Fn forThisCpu(Fn avx512, Fn avx2, Fn baseline) {
+    if (__builtin_cpu_supports("avx512f")) return avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return avx2;
+    return baseline;
+}
+
 }  // namespace fsc::cpu::vec16
