@@ -4,7 +4,7 @@
 // profiler divides measured times by these for achieved FLOP/s and bytes/s and places each
 // node on a roofline. Estimates, stated as such: a fused node counts the work of what it
 // replaced; ops the model does not know count only their bytes.
-#include "compiler/memory_plan.h"
+#include "compiler/runtime/memory_plan.h"
 #include "core/graph.h"
 
 namespace fsc {

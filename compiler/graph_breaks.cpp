@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "compiler/fused_domain.h"
-#include "compiler/memory_plan.h"
+#include "compiler/runtime/fused_domain.h"
+#include "compiler/runtime/memory_plan.h"
 
 namespace fsc {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/capability_table.h"
+#include "compiler/runtime/capability_table.h"
 #include "core/graph.h"
 
 namespace fsc {

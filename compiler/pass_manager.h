@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/fused_domain.h"
 #include "compiler/graph_snapshot.h"
 #include "compiler/pass.h"
 #include "compiler/rewriter.h"

@@ -32,8 +32,9 @@ public:
     const std::string& message() const { return m_message; }
 
     // Prefixes the message with context, e.g. the file name: "model.onnx: <message>".
+    // "context: message"; no context (a model built in memory has no path) leaves it as is.
     Status withContext(const std::string& context) const {
-        if (isOk()) return *this;
+        if (isOk() || context.empty()) return *this;
         return {m_code, context + ": " + m_message};
     }
 

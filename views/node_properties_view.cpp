@@ -16,7 +16,7 @@
 #include <QStyledItemDelegate>
 #include <QTimer>
 
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/fused_domain.h"
 #include "compiler/runtime/tensor_stats.h"
 #include "core/op_docs.h"
 #include "core/text_printer.h"

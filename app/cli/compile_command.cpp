@@ -1,3 +1,4 @@
+#include "compiler/backends/cuda/cuda_provider.h"
 #include "app/cli/compile_command.h"
 
 #include <algorithm>
@@ -19,7 +20,7 @@
 #include "app/common/session.h"
 #include "compiler/backends/cuda/generated_kernels.h"
 #include "compiler/backends/cuda/nvrtc_compiler.h"
-#include "compiler/capability_table.h"
+#include "compiler/runtime/capability_table.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pass_registry.h"
 #include "compiler/passes/passes.h"
@@ -204,7 +205,7 @@ int compile(const CLI::App& app, const CompileArgs& a) {
         if (!table) return fail(table.status());
         custom = std::move(*table);
     }
-    const CapabilityTable& capabilities = a.capabilities.empty() ? CapabilityTable::cuda() : custom;
+    const CapabilityTable& capabilities = a.capabilities.empty() ? cudaCapabilities() : custom;
 
     Session session;
     if (Status s = session.open(a.model); !s) return fail(s);

@@ -14,7 +14,7 @@
 #include "app/common/summary_json.h"
 #include "app/cli/summary_text.h"
 #include "app/common/build_info.h"
-#include "compiler/backends/device_query.h"
+#include "compiler/backends/cuda/device_query.h"
 #include "core/model_summary.h"
 #include "core/onnx_export.h"
 #include "core/onnx_import.h"

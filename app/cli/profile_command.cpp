@@ -1,3 +1,4 @@
+#include "compiler/backends/cuda/cuda_provider.h"
 #include "app/cli/profile_command.h"
 
 
@@ -14,7 +15,7 @@
 #include "app/common/profile_session.h"
 #include "compiler/graph_breaks.h"
 #include "compiler/backends/cuda/device.h"
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/fused_domain.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipelines.h"
 #include "core/comma_list.h"
@@ -129,7 +130,7 @@ ReportExtras reportExtras(const Trace& trace, const Graph& graph) {
         }
     ReportExtras extras;
     extras.graphSvg = graphHeatSvg(graph, share, ms);
-    const GraphBreakReport breaks = findGraphBreaks(graph, CapabilityTable::cuda());
+    const GraphBreakReport breaks = findGraphBreaks(graph, cudaCapabilities());
     for (const GraphBreak& b : breaks.breaks) {
         ReportBreak r{breakKindName(b.kind), graph.node(b.node).name, b.reason, -1};
         if (b.kind == BreakKind::UnsupportedOp && b.node.index < ms.size()) r.measuredMs = ms[b.node.index];

@@ -1,7 +1,7 @@
 #include "app/common/build_info.h"
 
 #include "compiler/backends/cpu/onednn_version.h"
-#include "compiler/backends/device_query.h"
+#include "compiler/backends/cuda/device_query.h"
 #include "core/library_versions.h"
 #include "fusescope_build_info.h"  // generated: FUSESCOPE_VERSION_STRING, FUSESCOPE_GIT_COMMIT
 #include "profiler/run_store.h"

@@ -4,7 +4,7 @@
 // per second (read plus write). Measured once per process, in about half a second.
 #include <string>
 
-#include "compiler/backends/device_query.h"
+#include "compiler/backends/cuda/device_query.h"
 
 namespace fsc {
 

@@ -1,3 +1,4 @@
+#include "compiler/target.h"
 #include "app/common/memory_report.h"
 
 #include "compiler/runtime/executor.h"
@@ -6,7 +7,7 @@
 namespace fsc {
 
 Result<MemoryReport> plannedMemoryReport(const Model& model, const FeedOptions& options) {
-    auto executor = Executor::create(model, ExecutorOptions{});
+    auto executor = Executor::create(model, cpuExecutorOptions());
     if (!executor) return executor.status();
     auto feeds = buildFeeds(**executor, options);
     if (!feeds) return feeds.status();

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/memory_plan.h"
+#include "compiler/runtime/memory_plan.h"
 #include "compiler/runtime/feeds.h"
 #include "core/graph.h"
 

@@ -13,7 +13,7 @@
 #include "app/common/device_peaks.h"
 #include "app/common/device_profiler.h"
 #include "app/common/trace_recorder.h"
-#include "compiler/backends/device_query.h"
+#include "compiler/backends/cuda/device_query.h"
 #include "compiler/cost_model.h"
 #include "compiler/runtime/executor.h"
 #include "core/out_of_memory.h"

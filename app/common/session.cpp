@@ -4,7 +4,7 @@
 #include <map>
 
 #include "compiler/backends/cuda/generated_kernels.h"
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/fused_domain.h"
 #include "compiler/graph_snapshot.h"
 #include "core/onnx_import.h"
 #include "profiler/node_stats.h"

@@ -1,13 +1,14 @@
 #include <map>
 #include <set>
 
+#include "compiler/target.h"
 #include "app/common/walkthrough_chapters.h"
 #include "app/common/compile_report.h"
 #include "app/common/graph_breaks_report.h"
 #include "app/common/summary_json.h"
-#include "compiler/capability_table.h"
+#include "compiler/runtime/capability_table.h"
 #include "compiler/graph_breaks.h"
-#include "compiler/memory_plan.h"
+#include "compiler/runtime/memory_plan.h"
 #include "core/model_summary.h"
 #include "profiler/report_charts.h"
 
@@ -104,8 +105,7 @@ WalkthroughChapter memoryChapter(const WalkthroughInput& in) {
         "that).",
         "The curve is the arena's live bytes at each step of the schedule, the same the Memory dock "
         "draws; its peak is the bound."};
-    ExecutorOptions options;
-    auto executor = Executor::create(*in.session.compiledModel(), options);
+    auto executor = Executor::create(*in.session.compiledModel(), cpuExecutorOptions());
     if (!executor) {
         c.notApplicable = "The compiled model does not run on the CPU here (" + executor.status().message() +
                           "), so there is no plan to show; a model of standard ONNX ops would show one.";
@@ -174,7 +174,7 @@ WalkthroughChapter breaksChapter(const WalkthroughInput& in) {
         "branches became If or Loop nodes (or were traced down one path), so the breaks above are "
         "the second kind, between a backend's capabilities and the ops in the file. "
         "torch._dynamo.explain lists the first kind; this chapter lists the second."};
-    const GraphBreakReport report = findGraphBreaks(g, CapabilityTable::cuda());
+    const GraphBreakReport report = findGraphBreaks(g, cudaCapabilities());
     c.figures["graph_breaks"] = breaksJson(report, g);
     int64_t copied = 0;
     std::map<std::string, int> hostOps;  // what falls back, by op

@@ -5,11 +5,12 @@
 #include <map>
 #include <set>
 
+#include "compiler/backends/cuda/cuda_provider.h"
 #include "app/common/graph_svg.h"
 #include "app/common/profile_session.h"
 #include "app/common/walkthrough_chapters.h"
 #include "compiler/backends/cuda/generated_kernels.h"
-#include "compiler/capability_table.h"
+#include "compiler/runtime/capability_table.h"
 #include "compiler/runtime/kernel_registry.h"
 #include "profiler/report_charts.h"
 #include "profiler/roofline.h"
@@ -79,8 +80,8 @@ const TraceNode* traceNode(const Trace& trace, NodeId id) {
 
 // How the CUDA backend would run a node: the library behind its kernel, or the host.
 std::string gpuLowering(const Model& model, const Node& n) {
-    const KernelDef* def = KernelRegistry::cuda().find(n.domain, n.opType, model.opsetVersion(n.domain), Backend::Cuda);
-    const bool claimed = CapabilityTable::cuda().find(n.domain, n.opType) != nullptr;
+    const KernelDef* def = cudaKernels().find(n.domain, n.opType, model.opsetVersion(n.domain), Backend::Cuda);
+    const bool claimed = cudaCapabilities().find(n.domain, n.opType) != nullptr;
     if (!claimed) return "host (CPU fallback: a graph break)";
     if (!def) return "host (by design: shapes, control flow)";
     if (def->variant == "cublaslt") return "cuBLASLt";

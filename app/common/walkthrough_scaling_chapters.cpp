@@ -10,7 +10,7 @@
 #include "app/common/simulated_trace.h"
 #include "app/common/walkthrough_chapters.h"
 #include "app/common/walkthrough_figures.h"
-#include "compiler/memory_plan.h"
+#include "compiler/runtime/memory_plan.h"
 #include "compiler/parallel/simulated_timeline.h"
 #include "core/model_summary.h"
 #include "profiler/cpu_timer.h"

@@ -24,6 +24,7 @@
 #include "app/common/build_info.h"
 #include "app/common/openmp_waiting.h"
 #include "app/gui/main_window.h"
+#include "app/gui/run_controller.h"
 #include "views/graph_canvas.h"
 #include "views/node_properties_view.h"
 #include "views/pass_list_model.h"
@@ -83,7 +84,7 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
         }
         if (run->stage == ScreenshotRun::Stage::Showing) {
             run->stage = ScreenshotRun::Stage::Running;
-            if (timeIt) window.runShownGraph();  // the shot follows runFinished
+            if (timeIt) window.runs()->runShownGraph();  // the shot follows runFinished
             else emit window.runFinished(true);
         } else if (run->stage == ScreenshotRun::Stage::Expanding) {
             const QJsonObject j{{QStringLiteral("screenshot"), file},
@@ -100,7 +101,7 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
     });
     QObject::connect(&window, &fsc::MainWindow::runFinished, &window, [run, &window, file, fail, select, dock, chapter](bool ok) {
         if (run->stage != ScreenshotRun::Stage::Running) return;
-        if (!ok) return fail(QStringLiteral("--run: the run stopped: %1").arg(window.lastRunError()), 2);
+        if (!ok) return fail(QStringLiteral("--run: the run stopped: %1").arg(window.runs()->lastError()), 2);
         if (!select.isEmpty()) {
             const fsc::Graph* graph = window.canvas()->shownGraph();
             fsc::NodeId found;
@@ -292,7 +293,7 @@ int main(int argc, char** argv) {
         runScreenshot(window, model, parser.value(screenshot), parser.value(QStringLiteral("pass")),
                       parser.isSet(QStringLiteral("run")), parser.value(QStringLiteral("select")), parser.value(QStringLiteral("dock")),
                       chapter);
-    else if (model.endsWith(QLatin1String(".fsdb"), Qt::CaseInsensitive)) window.openRunStore(model);
+    else if (model.endsWith(QLatin1String(".fsdb"), Qt::CaseInsensitive)) window.runs()->openRunStore(model);
     else window.openModel(model);
     if (chapter > 0 && !parser.isSet(screenshot)) {
         auto once = std::make_shared<QMetaObject::Connection>();

@@ -1,5 +1,7 @@
 #include "app/gui/main_window.h"
 
+#include "app/gui/compile_controller.h"
+#include "app/gui/run_controller.h"
 #include "app/gui/sensitivity_controller.h"
 #include "app/gui/walkthrough_dock.h"
 
@@ -20,6 +22,7 @@
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QScrollArea>
+#include <QSignalBlocker>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -193,7 +196,7 @@ void MainWindow::createDocks() {
     // Passes: pipeline choice, then the graph after each step.
     for (const char* level : {"O0", "O1", "O2", "O3"})
         m_pipeline->addItem(QString::fromLatin1(level));
-    m_pipeline->addItem(kCustomPipeline);
+    m_pipeline->addItem(CompileController::kCustomPipeline);
     m_pipeline->setToolTip(tr("The compiler pipeline: O0..O3, or a custom list of passes"));
     m_pipeline->setCurrentText(QStringLiteral("O2"));
     m_passView->setModel(m_passes);
@@ -215,7 +218,15 @@ void MainWindow::createDocks() {
     tabifyDockWidget(summary, properties);
     passes->raise();
     summary->raise();
-    connect(m_pipeline, &QComboBox::currentTextChanged, this, &MainWindow::compileWith);
+    m_compiles = new CompileController(m_jobs, m_session, this);
+    connect(m_pipeline, &QComboBox::currentTextChanged, m_compiles, &CompileController::compileWith);
+    connect(m_compiles, &CompileController::compiledReady, this, &MainWindow::showCompiled);
+    connect(m_compiles, &CompileController::customChosen, this, [this] {
+        const QSignalBlocker quiet(m_pipeline);  // shows the choice; the controller compiles it
+        m_pipeline->setCurrentText(CompileController::kCustomPipeline);
+    });
+    connect(m_compiles, &CompileController::logged, this, &MainWindow::log);
+    connect(m_compiles, &CompileController::statusMessage, m_status, &StatusLine::setText);
     connect(m_passView->selectionModel(), &QItemSelectionModel::currentRowChanged, &m_selection,
             [this](const QModelIndex& current) { m_selection.selectStep(current.row()); });
     connect(&m_selection, &Selection::stepSelected, m_passView, [this](int step) {
@@ -248,7 +259,13 @@ void MainWindow::createDocks() {
     connect(m_changes, &ChangesPanel::titleChanged, changes, &QDockWidget::setWindowTitle);
     QDockWidget* run =
         addDock(tr("Run"), QStringLiteral("runDock"), m_runPanel, Qt::BottomDockWidgetArea, true);
-    connect(m_runPanel, &RunPanel::runRequested, this, &MainWindow::runShownGraph);
+    m_runs = new RunController(m_jobs, m_session, m_selection, *m_runPanel, this);
+    connect(m_runPanel, &RunPanel::runRequested, m_runs, &RunController::runShownGraph);
+    connect(m_runs, &RunController::runShown, this, &MainWindow::showRunTrace);
+    connect(m_runs, &RunController::finished, this, &MainWindow::runFinished);
+    connect(m_runs, &RunController::storeOpened, this, &MainWindow::runStoreOpened);
+    connect(m_runs, &RunController::logged, this, &MainWindow::log);
+    connect(m_runs, &RunController::statusMessage, m_status, &StatusLine::setText);
     m_runPanel->setSelection(&m_selection);
     QDockWidget* timeline = addDock(tr("Timeline"), QStringLiteral("timelineDock"), m_timeline,
                                     Qt::BottomDockWidgetArea, true);
@@ -343,7 +360,7 @@ void MainWindow::createActions() {
     open->setShortcut(QKeySequence::Open);
     file->addAction(tr("Open &sample"), this,
                     [this] { openModel(QString::fromLatin1(kSamplePath)); });
-    file->addAction(tr("Open run s&tore (.fsdb)…"), this, &MainWindow::chooseRunStore);
+    file->addAction(tr("Open run s&tore (.fsdb)…"), m_runs, &RunController::chooseRunStore);
     m_recentMenu = file->addMenu(tr("Open &recent"));
     rebuildRecentMenu();
     file->addSeparator();
@@ -452,17 +469,17 @@ void MainWindow::createActions() {
     }
 
     QMenu* runMenu = menuBar()->addMenu(tr("&Run"));
-    QAction* run = runMenu->addAction(tr("&Run the graph shown"), this, &MainWindow::runShownGraph);
+    QAction* run = runMenu->addAction(tr("&Run the graph shown"), m_runs, &RunController::runShownGraph);
     run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     run->setToolTip(tr("On the CPU or the CUDA GPU, as chosen in the Run dock"));
     QAction* runCpu = runMenu->addAction(tr("Run on the &CPU"), this, [this] {
         m_runPanel->setCudaSelected(false);
-        runShownGraph();
+        m_runs->runShownGraph();
     });
     runCpu->setObjectName(QStringLiteral("runCpuAction"));
     QAction* runGpu = runMenu->addAction(tr("Run on the CUDA &GPU"), this, [this] {
         m_runPanel->setCudaSelected(true);
-        runShownGraph();
+        m_runs->runShownGraph();
     });
     runGpu->setObjectName(QStringLiteral("runGpuAction"));
     runGpu->setToolTip(tr(
@@ -639,7 +656,7 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
     m_passes->setTrace(nullptr);
     m_properties->setOpsets(model->opsetImports);
     rememberRecent(path);
-    compileWith(m_pipeline->currentText());
+    m_compiles->compileWith(m_pipeline->currentText());
     emit modelShown(path);
 }
 
@@ -681,7 +698,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
     if (urls.isEmpty() || !urls.first().isLocalFile()) return;
     const QString path = urls.first().toLocalFile();
     if (path.endsWith(QLatin1String(".fsdb"), Qt::CaseInsensitive))
-        openRunStore(path);
+        m_runs->openRunStore(path);
     else
         openModel(path);
 }

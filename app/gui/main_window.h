@@ -15,7 +15,6 @@
 
 #include "app/common/session.h"
 #include "core/graph.h"
-#include "views/custom_pipeline_dialog.h"
 #include "views/job_runner.h"
 #include "views/selection.h"
 
@@ -49,6 +48,8 @@ struct Trace;
 class TimelineView;
 class MemoryView;
 class RooflineView;
+class CompileController;
+class RunController;
 class SensitivityController;
 class SensitivityPanel;
 class StatusLine;
@@ -73,15 +74,9 @@ public:
     GraphCanvas* canvas() const { return m_canvas; }
     PassListModel* passList() const { return m_passes; }
     NodePropertiesView* properties() const { return m_properties; }
-    // Compiles the shown model with a pipeline (O0..O3) off the GUI thread; compiled() follows
-    // once the compiled graph is shown (on the canvas, laying out).
-    void compileWith(const QString& pipeline);
-    // Compiles with exactly these passes (a custom pipeline), labelled `pipeline`.
-    void compilePasses(const QString& pipeline, const std::vector<std::string>& passes);
-    // Opens the custom pipeline dialog; accepting it compiles with its passes.
-    void chooseCustomPipeline();
-    CustomPipelineDialog* customPipelineDialog() const { return m_customDialog; }
-    static inline const QString kCustomPipeline = QStringLiteral("Custom…");
+    // Compiles with a pipeline or a custom list of passes; compiled() follows once the
+    // compiled graph is shown (on the canvas, laying out).
+    CompileController* compiles() const { return m_compiles; }
     // Shows the graph after step `row` of the pass list (0: as imported); the graph is made
     // in the background and stepShown() follows.
     void showStep(int row);
@@ -102,19 +97,10 @@ public:
     QTreeWidget* changesList() const;
     RunPanel* runPanel() const { return m_runPanel; }
     QTreeView* outline() const { return m_outline; }
-    // Runs the graph shown on the CPU with the Run dock's inputs and iterations, off the GUI
-    // thread; ranFinished() follows. Per-node times fill the Run table and heat the canvas.
-    void runShownGraph();
-    // Why the last run stopped (runFinished(false)), one line naming the file, node and cause.
-    QString lastRunError() const { return m_lastRunError; }
-    void showCpuFallback(const QString& title, const QString& why);
+    // Runs of the graph shown, and runs read back from run stores.
+    RunController* runs() const { return m_runs; }
     void cancelWork();  // what the status bar's Cancel does: stops everything under way
     QString logText() const;
-    // A run from a run store (.fsdb, made here or by fusescope-cli profile), read in the
-    // background: its table and timeline. `runId` -1 asks which when the store holds
-    // several. runStoreOpened() follows; errors also get a dialog.
-    void openRunStore(const QString& path, int64_t runId = -1);
-    void chooseRunStore();
     TimelineView* timeline() const { return m_timeline; }
     MemoryView* memoryView() const { return m_memory; }
     SensitivityPanel* sensitivityPanel() const { return m_sensitivity; }
@@ -182,12 +168,8 @@ private:
                          Qt::DockWidgetArea area, bool shrinkable = false);
     void createActions();
     void log(const QString& line);
-public:
-    struct ShownRun;  // a trace with its per-node rows, made ready off the GUI thread
-
-private:
-    void showRun(ShownRun run, int step);  // step -1: a stored run
-    void loadStoredRun(const QString& path, int64_t runId);
+    // A run the RunController made the session's: the docks that draw traces follow it.
+    void showRunTrace(std::shared_ptr<const Trace> trace, bool fromStore);
     // The run's heat on the canvas when it belongs to the graph shown and the overlay is on.
     void applyRunHeat();
     bool runMatchesCanvas() const;      // the run shown belongs to the graph on the canvas
@@ -212,8 +194,6 @@ private:
         std::shared_ptr<const Graph> graph;
     };
     std::vector<Crumb> m_subgraphs;
-    std::vector<std::string> m_customPasses;        // the last custom pipeline chosen
-    QPointer<CustomPipelineDialog> m_customDialog;  // the bodies opened, outermost first
     QToolBar* m_crumbBar = nullptr;
     void showModel(std::shared_ptr<const Model> model, const QString& path);
     void showError(const QString& message);
@@ -222,11 +202,8 @@ private:
     JobRunner m_jobs;
     // The window's own channels (a newer job of one replaces the older).
     static inline const QString kLoadJob = QStringLiteral("load");
-    static inline const QString kCompileJob = QStringLiteral("compile");
     static inline const QString kBreaksJob = QStringLiteral("breaks");
     static inline const QString kStepJob = QStringLiteral("step");
-    static inline const QString kRunJob = QStringLiteral("run");
-    static inline const QString kRunStoreJob = QStringLiteral("run store");
     Session m_session;  // the model, its compile, the step and run shown
     Selection m_selection;
     bool m_showingStep = false;  // showStep() is asking the selection for its step
@@ -271,7 +248,9 @@ private:
     NodeTableModel* m_nodeTable;
     SummaryView* m_summary;
     StatusLine* m_status;  // never re-lays out the window when its text changes
-    QString m_lastRunError;
+    RunController* m_runs = nullptr;
+    CompileController* m_compiles = nullptr;
+    void showCompiled(const QString& pipeline);  // a new compile: its last step shown
     WorkIndicator* m_work;  // long work in the status bar, with Cancel
 };
 

@@ -1,6 +1,8 @@
-// MainWindow, the compiler's side: compiling with a pipeline (or a custom list), showing a
-// step, comparing two steps, graph breaks, and opening If/Loop/Scan bodies.
+// MainWindow, the compiler's side: a compile (CompileController makes it) shown step by step,
+// comparing two steps, graph breaks, and opening If/Loop/Scan bodies.
+#include "compiler/backends/cuda/cuda_provider.h"
 #include "app/gui/main_window.h"
+#include "app/gui/run_controller.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -114,73 +116,15 @@ void MainWindow::rebuildBreadcrumb() {
     m_crumbBar->setVisible(crumbs.size() > 1);
 }
 
-void MainWindow::compileWith(const QString& pipeline) {
-    if (pipeline == kCustomPipeline) {
-        if (!m_customPasses.empty()) {  // chosen before: compile with it, Passes > Custom… changes it
-            compilePasses(tr("custom"), m_customPasses);
-            return;
-        }
-        chooseCustomPipeline();
-        return;
-    }
-    auto passes = pipelinePasses(pipeline.toStdString());
-    if (passes) compilePasses(pipeline, *passes);
-}
-
-void MainWindow::chooseCustomPipeline() {
-    auto* dialog = new CustomPipelineDialog(this);
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
-    if (!m_customPasses.empty()) {
-        for (int i = 0; i < dialog->list()->count(); ++i) dialog->list()->item(i)->setCheckState(Qt::Unchecked);
-        for (const std::string& name : m_customPasses) dialog->setChecked(name, true);
-    }
-    connect(dialog, &QDialog::accepted, this, [this, dialog] {
-        m_customPasses = dialog->passes();
-        m_pipeline->blockSignals(true);
-        m_pipeline->setCurrentText(kCustomPipeline);
-        m_pipeline->blockSignals(false);
-        compilePasses(tr("custom"), m_customPasses);
-    });
-    m_customDialog = dialog;
-    dialog->open();
-}
-
-void MainWindow::compilePasses(const QString& pipeline, const std::vector<std::string>& passes) {
-    if (!m_session.model()) return;
-    log(tr("Compiling with %1: %2 passes").arg(pipeline).arg(passes.size()));
-    const PipelineSpec spec{.passes = passes};
-    // A newer choice replaces a compile under way (the runner cancels it and drops its result).
-    m_jobs.start(
-        this, kCompileJob, tr("Compiling %1").arg(pipeline),
-        [model = m_session.model(), spec](const JobRunner::Control& job) -> Result<std::shared_ptr<const CompileResult>> {
-            CompileOptions options;
-            options.cancel = job.cancelFlag();
-            options.progress = [&job](size_t index, size_t count, const std::string&) { job.progress(index, count); };
-            auto result = Session::compileWith(*model, spec, options);
-            if (!result) return result.status();
-            return std::make_shared<const CompileResult>(std::move(*result));
-        },
-        [this, pipeline, spec](Result<std::shared_ptr<const CompileResult>> result) {
-            if (!result) {
-                m_status->setText(tr("Compiling with %1 stopped: %2").arg(pipeline, QString::fromStdString(result.status().message())));
-                log(m_status->text());
-                return;
-            }
-            m_session.setCompiled(*result, spec);
-            const auto& trace = m_session.compiled();
-            log(tr("Compiled with %1: %2 passes in %3 ms, %4 -> %5 nodes")
-                    .arg(pipeline).arg(trace->passes.size()).arg(trace->totalMilliseconds, 0, 'f', 1)
-                    .arg(trace->imported ? trace->imported->nodeCount() : 0)
-                    .arg(trace->passes.empty() ? 0 : trace->passes.back().nodesAfter));
-            updateRunGraph();
-            m_showingStep = true;
-            m_selection.selectStep(-1);  // the rows are new: none is current yet
-            m_showingStep = false;
-            m_passes->setTrace(trace);
-            m_passView->resizeColumnsToContents();
-            m_compiledPipeline = pipeline;  // compiled() follows once its graph is shown
-            showStep(m_passes->rowCount() - 1);
-        });
+void MainWindow::showCompiled(const QString& pipeline) {
+    updateRunGraph();
+    m_showingStep = true;
+    m_selection.selectStep(-1);  // the rows are new: none is current yet
+    m_showingStep = false;
+    m_passes->setTrace(m_session.compiled());
+    m_passView->resizeColumnsToContents();
+    m_compiledPipeline = pipeline;  // compiled() follows once its graph is shown
+    showStep(m_passes->rowCount() - 1);
 }
 
 void MainWindow::setCompareBase(int row) {
@@ -306,7 +250,7 @@ void MainWindow::walkthroughAction(int chapter, const QString& argument) {
     switch (chapter) {
         case 1: return raise("summaryDock");
         case 2:
-        case 10: raise("runDock"); return runShownGraph();
+        case 10: raise("runDock"); return m_runs->runShownGraph();
         case 3: return showStep((m_session.step() + 1) % std::max(1, m_session.stepCount()));
         case 4: {
             const int last = m_session.stepCount() - 1;
@@ -356,7 +300,7 @@ void MainWindow::showBreaks(std::shared_ptr<const Graph> graph) {
         this, kBreaksJob, QString(),
         [graph](const JobRunner::Control&) {
             Breaks b;
-            b.report = findGraphBreaks(*graph, CapabilityTable::cuda());
+            b.report = findGraphBreaks(*graph, cudaCapabilities());
             b.region.assign(graph->nodeArenaSize(), -1);
             b.host.assign(graph->nodeArenaSize(), false);
             for (const GraphRegion& r : b.report.regions)

@@ -4,7 +4,7 @@
 #include <functional>
 
 #include "app/common/session.h"
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/fused_domain.h"
 #include "compiler/pass_manager.h"
 #include "compiler/passes/passes.h"
 #include "compiler/quantization/accuracy.h"

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "compiler/cost_model.h"
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/fused_domain.h"
 
 namespace fsc {
 namespace {

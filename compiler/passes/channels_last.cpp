@@ -28,8 +28,8 @@
 #include <cstring>
 #include <map>
 
-#include "compiler/elementwise_program.h"
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/elementwise_program.h"
+#include "compiler/runtime/fused_domain.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 #include "core/graph_builder.h"

@@ -8,7 +8,7 @@
 // float copy is never written.
 #include <set>
 
-#include "compiler/elementwise_program.h"
+#include "compiler/runtime/elementwise_program.h"
 #include "compiler/pass_manager.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"

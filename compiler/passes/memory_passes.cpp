@@ -4,7 +4,7 @@
 // estimate sizes symbolic dims (batch) at 1 and leaves out the in-place reuse the kernels
 // choose; the plan a run lays out is the executor's (Executor::plannedMemory), which
 // compile, run and the walkthrough report.
-#include "compiler/memory_plan.h"
+#include "compiler/runtime/memory_plan.h"
 #include "compiler/passes/passes.h"
 
 namespace fsc::passes {

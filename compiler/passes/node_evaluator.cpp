@@ -1,3 +1,4 @@
+#include "compiler/target.h"
 #include "compiler/passes/node_evaluator.h"
 
 #include "compiler/runtime/executor.h"
@@ -36,7 +37,7 @@ Result<std::vector<Tensor>> evaluateNode(const Node& node, const std::vector<con
     model.path = "node '" + node.name + "'";
     model.opsetImports = opsets;
     model.graph = graph;
-    auto executor = Executor::create(model, {});
+    auto executor = Executor::create(model, cpuExecutorOptions());
     if (!executor) return executor.status();
     auto outputs = (*executor)->run({});
     if (!outputs) return outputs.status();

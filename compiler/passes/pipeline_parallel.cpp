@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/fused_domain.h"
 #include "compiler/parallel/simulated_timeline.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"

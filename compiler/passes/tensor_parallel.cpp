@@ -15,7 +15,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/fused_domain.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 #include "core/graph_builder.h"

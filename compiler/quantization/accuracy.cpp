@@ -1,3 +1,4 @@
+#include "compiler/target.h"
 #include "compiler/quantization/accuracy.h"
 #include "compiler/runtime/thread_pool.h"
 
@@ -13,9 +14,7 @@ namespace fsc {
 namespace {
 
 Result<std::unique_ptr<Executor>> executorFor(const Model& model, int threads) {
-    ExecutorOptions options;
-    options.threads = threads;
-    return Executor::create(model, options);
+    return Executor::create(model, cpuExecutorOptions(threads));
 }
 
 Result<std::vector<RtTensor>> runSample(Executor& executor, const CalibrationData& data, size_t sample,

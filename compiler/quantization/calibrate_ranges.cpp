@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "compiler/target.h"
 #include "compiler/quantization/int8_options.h"
 #include "compiler/runtime/thread_pool.h"
 #include "compiler/runtime/executor.h"
@@ -29,9 +30,7 @@ Result<ActivationRanges> calibrateRanges(const Graph& graph, const std::vector<s
     observed->outputs.clear();
     for (ValueId v : values)
         if (graph.value(v).kind == Value::Kind::NodeOutput) observed->outputs.push_back(v);
-    ExecutorOptions options;
-    options.threads = threads;
-    auto executor = Executor::create(observed, opsets, options);
+    auto executor = Executor::create(observed, opsets, cpuExecutorOptions(threads));
     if (!executor) return executor.status().withContext("calibration");
 
     // The executor's feed order, by name, from the calibration set's order.

@@ -1,8 +1,10 @@
 #include "compiler/runtime/execution_plan.h"
 
+#include <cctype>
 #include <sstream>
 
-#include "compiler/capability_table.h"
+#include "compiler/runtime/capability_table.h"
+#include "compiler/runtime/execution_provider.h"
 
 namespace fsc {
 
@@ -14,6 +16,11 @@ int64_t LoweringContext::opsetFor(const std::string& domain) const {
 }
 
 namespace {
+
+std::string upperCase(std::string s) {
+    for (char& c : s) c = char(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+}
 
 std::string kernelDtype(const Graph& graph, const Node& node) {
     for (const auto& ids : {node.inputs, node.outputs})
@@ -28,14 +35,17 @@ std::string kernelDtype(const Graph& graph, const Node& node) {
 
 namespace {
 
-// Why the CUDA backend does not run a node ("" when it does): the capability table must
+// Why the device provider does not run a node ("" when it does): its capability table must
 // claim the op at the node's output dtype, and a device kernel must exist and accept the
 // node's attributes and shapes (its factory answers Unsupported when it declines).
 std::string deviceDeclines(const Graph& graph, const Node& node, const LoweringContext& context,
                            const KernelDef** def, Result<std::unique_ptr<Kernel>>* kernel) {
     const std::string op = (node.domain.empty() ? "" : node.domain + ".") + node.opType;
-    const OpCapability* cap = context.capabilities ? context.capabilities->find(node.domain, node.opType) : nullptr;
-    if (!cap) return op + " is not in the CUDA capability table";
+    const ExecutionProvider& provider = *context.provider;
+    const std::string device = backendName(provider.backend());
+    const CapabilityTable* table = provider.capabilities();
+    const OpCapability* cap = table ? table->find(node.domain, node.opType) : nullptr;
+    if (!cap) return op + " is not in the " + upperCase(device) + " capability table";
     if (!node.subgraphs().empty()) return op + " runs its subgraphs from the host";
     for (const auto& ids : {node.inputs, node.outputs})
         for (ValueId id : ids)
@@ -44,11 +54,11 @@ std::string deviceDeclines(const Graph& graph, const Node& node, const LoweringC
         if (!out.valid()) continue;
         const DType t = graph.value(out).type.elemType;
         if (!cap->anyDType && t != DType::Undefined && !cap->dtypes.count(t))
-            return op + " has no CUDA kernel for " + std::string(dtypeName(t));
+            return op + " has no " + upperCase(device) + " kernel for " + std::string(dtypeName(t));
         break;
     }
-    *def = context.registry->find(node.domain, node.opType, context.opsetFor(node.domain), Backend::Cuda);
-    if (!*def) return op + " has no CUDA kernel yet";
+    *def = provider.kernels().find(node.domain, node.opType, context.opsetFor(node.domain), provider.backend());
+    if (!*def) return op + " has no " + upperCase(device) + " kernel yet";
     KernelInit init(node, context.opsetFor(node.domain), graph, nullptr);
     *kernel = (*def)->factory(init);
     if (!*kernel) return kernel->status().message();
@@ -61,7 +71,7 @@ Result<ExecutionPlan> lowerGraph(std::shared_ptr<const Graph> graph,
                                  std::shared_ptr<const LoweringContext> context) {
     ExecutionPlan plan;
     plan.graph = graph;
-    const bool toDevice = context->backend == Backend::Cuda && context->device && context->host;
+    const bool toDevice = context->device && context->host;
     const auto& order = graph->order();
     for (size_t s = 0; s < order.size(); ++s) {
         const Node& node = graph->node(order[s]);
@@ -70,14 +80,15 @@ Result<ExecutionPlan> lowerGraph(std::shared_ptr<const Graph> graph,
         const KernelDef* def = nullptr;
         Result<std::unique_ptr<Kernel>> kernel = Status(ErrorCode::Internal, "no kernel");
         if (toDevice) step.fallbackReason = deviceDeclines(*graph, node, *context, &def, &kernel);
-        // The CPU kernel: the whole plan on the CPU backend, or a CUDA node's fallback.
+        // The host's kernel: the whole plan on a host provider, or a declined node's fallback.
         const LoweringContext& lowering = toDevice ? *context->host : *context;
         if (!toDevice || !step.fallbackReason.empty()) {
             const int64_t opset = lowering.opsetFor(node.domain);
-            def = lowering.registry->find(node.domain, node.opType, opset, lowering.backend);
+            const ExecutionProvider& provider = *lowering.provider;
+            def = provider.kernels().find(node.domain, node.opType, opset, provider.backend());
             if (!def)
                 return Status(ErrorCode::Unsupported,
-                              where + ": no " + backendName(lowering.backend) + " kernel for " +
+                              where + ": no " + backendName(provider.backend()) + " kernel for " +
                                   (node.domain.empty() ? "" : node.domain + ".") + node.opType +
                                   " at opset " + std::to_string(opset));
             KernelInit init(node, opset, *graph, toDevice ? context->host : context);
@@ -93,6 +104,7 @@ Result<ExecutionPlan> lowerGraph(std::shared_ptr<const Graph> graph,
         step.opType = node.opType;
         step.kernelId = node.opType + "." + kernelDtype(*graph, node) + "." + def->variant;
         step.backend = def->backend;
+        step.onDevice = toDevice && step.fallbackReason.empty();
         step.def = def;
         step.kernel = std::move(*kernel);
         step.inputs = node.inputs;

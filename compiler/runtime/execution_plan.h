@@ -13,22 +13,20 @@
 
 namespace fsc {
 
-class CapabilityTable;
 class Device;
+class ExecutionProvider;
 
 // What lowering needs besides the graph; shared with the plans of nested subgraphs.
 struct LoweringContext {
     std::vector<std::pair<std::string, int64_t>> opsets;  // domain -> version
-    const KernelRegistry* registry = nullptr;
-    Backend backend = Backend::Cpu;
+    // Runs this graph's steps. A device provider is offered each node first (its capability
+    // table, then its kernel's factory); a node it declines runs on `host`'s provider (a
+    // context over the same pool) with explicit copies.
+    std::shared_ptr<const ExecutionProvider> provider;
+    std::shared_ptr<const LoweringContext> host;
     std::shared_ptr<ThreadPool> pool;
     int depth = 0;  // subgraph nesting of the graph being lowered
-    // The CUDA backend: the device its kernels launch on, and the capability table that says
-    // which ops it claims. A node whose op the table lacks, or whose device kernel declines
-    // it, runs on the CPU (`host`, a CPU context over the same pool) with explicit copies.
-    std::shared_ptr<Device> device;
-    const CapabilityTable* capabilities = nullptr;
-    std::shared_ptr<const LoweringContext> host;
+    std::shared_ptr<Device> device;  // provider->device(), kept at hand: null on the host
     bool tf32 = false;  // ExecutorOptions::tf32
     int64_t opsetFor(const std::string& domain) const;
 };
@@ -38,12 +36,13 @@ struct PlanStep {
     std::string nodeName;
     std::string opType;
     std::string kernelId;  // <op>.<dtype>.<variant>
-    Backend backend = Backend::Cpu;
+    Backend backend = Backend::Cpu;  // the kind of the provider it runs on
+    bool onDevice = false;           // its provider has a device: its values live there
     const KernelDef* def = nullptr;
     std::unique_ptr<Kernel> kernel;
     std::vector<ValueId> inputs;
     std::vector<ValueId> outputs;
-    // Why a node the CUDA backend was asked to run fell back to the CPU (empty otherwise).
+    // Why a node the device provider was offered fell back to the host (empty otherwise).
     std::string fallbackReason;
 };
 

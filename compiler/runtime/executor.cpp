@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <set>
 
-#include "compiler/backends/cuda/device.h"
-#include "compiler/capability_table.h"
+#include "compiler/runtime/device.h"
+#include "compiler/runtime/execution_provider.h"
 #include "compiler/runtime/half.h"
 #include "core/out_of_memory.h"
 
@@ -161,7 +161,7 @@ public:
           m_transfers(transfers), m_options(options), m_scratch(step.outputs.size()), m_wide(step.outputs.size()) {}
 
     Status bindInputs() {
-        const bool stepOnDevice = m_step.backend == Backend::Cuda;
+        const bool stepOnDevice = m_step.onDevice;
         m_inputs.resize(m_step.inputs.size(), nullptr);
         for (size_t i = 0; i < m_step.inputs.size(); ++i) {
             const ValueId id = m_step.inputs[i];
@@ -231,7 +231,7 @@ public:
                 return Status(ErrorCode::InvalidModel,
                               where() + ": computed a negative output dim for output " +
                                   std::to_string(i));
-        const bool onDevice = m_step.backend == Backend::Cuda;
+        const bool onDevice = m_step.onDevice;
         if (m_narrowTo != DType::Undefined && dtype == DType::Float32) {
             m_wide[i] = allocateTensor(dtype, std::move(dims));
             return &m_wide[i];
@@ -276,7 +276,7 @@ private:
             event.nodeName = &m_step.nodeName;
             event.opType = &op;
             event.kernelId = std::string(kernelId) == h2d ? &h2d : &d2h;
-            event.backend = Backend::Cuda;
+            event.backend = m_executor.m_context->provider->backend();  // the device provider's
             event.startNs = nowNs();
             listener->onBegin(event);
         }
@@ -354,25 +354,22 @@ Result<std::unique_ptr<Executor>> Executor::create(const Model& model,
 Result<std::unique_ptr<Executor>> Executor::create(
     std::shared_ptr<const Graph> graph, const std::vector<std::pair<std::string, int64_t>>& opsetImports,
     const ExecutorOptions& options) {
+    if (!options.host || options.host->device())
+        return Status(ErrorCode::Internal, "an executor needs a host execution provider (executorOptions(target) gives one)");
     auto context = std::make_shared<LoweringContext>();
     context->opsets = opsetImports;
-    context->registry = &KernelRegistry::cpu();
-    context->backend = Backend::Cpu;
+    context->provider = options.host;
     context->pool = std::make_shared<ThreadPool>(options.threads);
     context->tf32 = options.tf32;
-    if (options.backend == Backend::Cuda) {
-        std::shared_ptr<Device> device = options.device;
-        if (!device) {
-            auto opened = openCudaDevice();
-            if (!opened) return opened.status();
-            device = *opened;
-        }
+    if (options.device) {
+        std::shared_ptr<Device> device = options.device->device();
+        if (!device)
+            return Status(ErrorCode::Unsupported, std::string("the ") + backendName(options.device->backend()) +
+                                                      " execution provider has no device");
         auto host = std::make_shared<LoweringContext>(*context);
         context->host = host;
+        context->provider = options.device;
         context->device = std::move(device);
-        context->registry = &KernelRegistry::cuda();
-        context->capabilities = &CapabilityTable::cuda();
-        context->backend = Backend::Cuda;
     }
     auto executor = createForGraph(std::move(graph), std::move(context), false);
     if (executor) (*executor)->m_options = options;
@@ -412,8 +409,8 @@ Result<std::unique_ptr<Executor>> Executor::createForGraph(
     // and every graph output computed there.
     e->m_allOnDevice = e->m_context->device && !e->m_plan.steps.empty();
     for (const PlanStep& step : e->m_plan.steps) {
-        e->m_allOnDevice = e->m_allOnDevice && step.backend == Backend::Cuda;
-        if (step.backend == Backend::Cuda)
+        e->m_allOnDevice = e->m_allOnDevice && step.onDevice;
+        if (step.onDevice)
             for (int h : step.def->hostInputs)
                 if (size_t(h) < step.inputs.size() && step.inputs[size_t(h)].valid() &&
                     !e->m_constants[step.inputs[size_t(h)].index].defined())
@@ -450,7 +447,7 @@ bool foldable(const PlanStep& step, const Graph& graph) {
                                              "RandomUniformLike", "Multinomial", "Bernoulli",
                                              "Dropout", "If", "Loop", "Scan"};
     const Node& node = graph.node(step.node);
-    return step.backend == Backend::Cpu && node.domain.empty() && !never.count(node.opType) &&
+    return !step.onDevice && node.domain.empty() && !never.count(node.opType) &&
            node.capturedNames().empty();
 }
 }  // namespace
@@ -615,7 +612,7 @@ Status Executor::runSteps(Frame& frame, const SignaturePlan* sig, const RunOptio
         }
         Status status = step.kernel->compute(ctx);
         // A listener that times each node from the host needs a device node's work finished.
-        if (options.listener && options.listener->timesDeviceWorkOnHost() && step.backend == Backend::Cuda && status.isOk())
+        if (options.listener && options.listener->timesDeviceWorkOnHost() && step.onDevice && status.isOk())
             status = m_context->device->synchronize();
         if (options.listener) {  // closes what onBegin opened, even when the kernel failed
             event.endNs = nowNs();
@@ -734,7 +731,7 @@ Result<MemoryPlan> Executor::plannedMemory(const std::vector<std::vector<int64_t
                 return Status(ErrorCode::Unsupported, "the size of '" + g.value(out).name +
                                                           "' is known only when the model runs (" + bytes.status().message() + ")");
             sizes[out.index] = *bytes;
-            onDevice[out.index] = step.backend == Backend::Cuda;
+            onDevice[out.index] = step.onDevice;
         }
     ArenaLayout layout = layOutArena(sizes, onDevice);
     return m_context && m_context->device ? layout.device : layout.host;
@@ -793,7 +790,7 @@ Status Executor::layOutSignature(const std::vector<int64_t>& signature, const st
 ValueId Executor::inPlaceTakeover(const PlanStep& step, size_t s, const std::vector<size_t>& recorded,
                                   const std::vector<bool>& onDevice) const {
     const int k = step.kernel ? step.kernel->inPlaceInput() : -1;
-    if (k < 0 || size_t(k) >= step.inputs.size() || step.outputs.empty() || step.backend != Backend::Cpu) return {};
+    if (k < 0 || size_t(k) >= step.inputs.size() || step.outputs.empty() || step.onDevice) return {};
     const ValueId in = step.inputs[size_t(k)], out = step.outputs[0];
     if (!in.valid() || !out.valid() || m_isGraphOutput[in.index] || m_isGraphOutput[out.index]) return {};
     if (!recorded[in.index] || onDevice[in.index] || onDevice[out.index]) return {};  // feeds and constants: no slot

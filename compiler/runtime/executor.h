@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "compiler/memory_plan.h"
+#include "compiler/runtime/memory_plan.h"
 #include "compiler/runtime/execution_listener.h"
 #include "compiler/runtime/execution_plan.h"
 #include "compiler/runtime/value_scope.h"
@@ -18,14 +18,18 @@
 namespace fsc {
 
 class Device;
+class ExecutionProvider;
 
 struct ExecutorOptions {
     int threads = 1;  // ThreadPool::kAutomatic (0): every core, fewer while other programs hold some
-    Backend backend = Backend::Cpu;
-    // The CUDA backend's device; null opens the first GPU (openCudaDevice()).
-    std::shared_ptr<Device> device;
-    // Capture a run whose shapes the plan knows as a CUDA Graph and replay it from then on
-    // (only when every step runs on the device and nobody listens to individual launches).
+    // Runs every node no other provider claims: the CPU's (cpuProvider()). Required;
+    // compiler/target.h's executorOptions(target) fills both providers.
+    std::shared_ptr<const ExecutionProvider> host;
+    // A device provider offered every node first (makeCudaProvider(device)); null runs on the host.
+    std::shared_ptr<const ExecutionProvider> device;
+    // Capture a run whose shapes the plan knows as one graph of the device (a CUDA Graph) and
+    // replay it from then on (only when every step runs on the device and nobody listens to
+    // individual launches).
     bool cudaGraphs = true;
     // float32 GEMMs and convolutions on tensor cores from inputs rounded to TF32 (10-bit
     // mantissa): faster, and within about 5e-3 of strict float32 instead of 1e-4. Off by default.
@@ -85,7 +89,7 @@ public:
     Result<MemoryPlan> plannedMemory(const std::vector<std::vector<int64_t>>& feedDims) const;
     size_t cachedSignatures() const { return m_signatures.size(); }
     const TransferStats& lastTransfers() const { return m_transfers; }
-    // The CUDA backend's device, or null.
+    // The device provider's device, or null.
     Device* device() const;
     // The CPU threads the most recent run used (an automatic pool's choice for that run).
     int threadsInUse() const;

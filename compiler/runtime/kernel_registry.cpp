@@ -39,36 +39,4 @@ std::vector<std::string> KernelRegistry::ops(Backend backend) const {
     return {names.begin(), names.end()};
 }
 
-const KernelRegistry& KernelRegistry::cpu() {
-    static const KernelRegistry registry = [] {
-        KernelRegistry r;
-        registerElementwiseKernels(r);
-        registerReductionKernels(r);
-        registerTensorKernels(r);
-        registerNnKernels(r);
-        registerConvKernels(r);
-        registerRnnKernels(r);
-        registerQuantKernels(r);
-        registerResizeKernels(r);
-        registerControlFlowKernels(r);
-        registerMiscKernels(r);
-        registerSignalKernels(r);
-        registerGridSampleKernels(r);
-        registerRoiAlignKernels(r);
-        registerFusedKernels(r);
-        registerCollectiveKernels(r);
-        return r;
-    }();
-    return registry;
-}
-
-const KernelRegistry& KernelRegistry::cuda() {
-    static const KernelRegistry registry = [] {
-        KernelRegistry r;
-        registerCudaKernels(r);
-        return r;
-    }();
-    return registry;
-}
-
 }  // namespace fsc

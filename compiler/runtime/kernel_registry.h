@@ -45,32 +45,8 @@ public:
                           Backend backend) const;
     std::vector<std::string> ops(Backend backend) const;  // "Conv", "com.microsoft.Gelu"
 
-    // Every CPU kernel, registered once.
-    static const KernelRegistry& cpu();
-    // Every CUDA backend kernel (backends/cuda/cuda_kernels.cpp); plain C++ that launches
-    // through a Device, so it is built with or without the toolkit.
-    static const KernelRegistry& cuda();
-
 private:
     std::map<std::pair<std::string, std::string>, std::vector<KernelDef>> m_defs;
 };
-
-// Registration functions, one per kernel family file under backends/cpu/.
-void registerElementwiseKernels(KernelRegistry& registry);
-void registerReductionKernels(KernelRegistry& registry);
-void registerTensorKernels(KernelRegistry& registry);
-void registerNnKernels(KernelRegistry& registry);
-void registerConvKernels(KernelRegistry& registry);
-void registerRnnKernels(KernelRegistry& registry);
-void registerQuantKernels(KernelRegistry& registry);
-void registerResizeKernels(KernelRegistry& registry);
-void registerControlFlowKernels(KernelRegistry& registry);
-void registerMiscKernels(KernelRegistry& registry);
-void registerSignalKernels(KernelRegistry& registry);
-void registerGridSampleKernels(KernelRegistry& registry);
-void registerRoiAlignKernels(KernelRegistry& registry);
-void registerFusedKernels(KernelRegistry& registry);  // the ai.fusescope domain
-void registerCollectiveKernels(KernelRegistry& registry);  // ai.fusescope AllReduce, AllGather, Send, Recv
-void registerCudaKernels(KernelRegistry& registry);
 
 }  // namespace fsc

@@ -32,6 +32,9 @@
 #include <QTreeWidget>
 
 #include "app/gui/main_window.h"
+#include "app/gui/compile_controller.h"
+#include "app/gui/run_controller.h"
+#include "views/custom_pipeline_dialog.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/pass_manager.h"
 #include "compiler/passes/passes.h"
@@ -686,8 +689,8 @@ private slots:
     void aCustomPipelineCompilesTheChosenPasses() {
         MainWindow w;
         QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
-        w.chooseCustomPipeline();
-        CustomPipelineDialog* dialog = w.customPipelineDialog();
+        w.compiles()->chooseCustomPipeline();
+        CustomPipelineDialog* dialog = w.compiles()->customPipelineDialog();
         QVERIFY(dialog);
         dialog->preset(QStringLiteral("O1"));
         dialog->setChecked("eliminate-common-subexpressions", false);
@@ -757,7 +760,7 @@ private slots:
         QCOMPARE(w.runPanel()->threads(), 0);  // automatic unless the user chose
         w.runPanel()->setThreads(1);
         QSignalSpy finished(&w, &MainWindow::runFinished);
-        w.runShownGraph();
+        w.runs()->runShownGraph();
         QVERIFY(finished.wait(60000));
         QCOMPARE(finished.first().first().toBool(), true);
         // The run used the threads asked for, and the choice outlives the window.
@@ -951,7 +954,7 @@ private slots:
         w.runPanel()->setCudaSelected(true);
         QCOMPARE(w.runPanel()->runButton()->text(), QStringLiteral("Run on GPU"));
         QSignalSpy finished(&w, &MainWindow::runFinished);
-        w.runShownGraph();
+        w.runs()->runShownGraph();
         const bool done = finished.wait(120000);
         qunsetenv("FUSESCOPE_DEVICE");
         QVERIFY(done);
@@ -993,7 +996,7 @@ private slots:
         QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
         w.runPanel()->setIterations(10000);
         QSignalSpy finished(&w, &MainWindow::runFinished);
-        w.runShownGraph();
+        w.runs()->runShownGraph();
         QVERIFY(!w.runPanel()->runButton()->isEnabled());
         QVERIFY(w.statusBar()->findChild<QProgressBar*>()->isVisible());
         QTest::qWait(50);
@@ -1024,7 +1027,7 @@ private slots:
         QSignalSpy opened(&w, &MainWindow::runStoreOpened);
         auto open = [&](const QString& path, int64_t run) {
             opened.clear();
-            w.openRunStore(path, run);
+            w.runs()->openRunStore(path, run);
             return opened.wait(20000) && opened.first().first().toBool();
         };
         QVERIFY(open(store, 2));
@@ -1329,7 +1332,7 @@ private slots:
         QVERIFY(!w.loading());
         w.runPanel()->setIterations(2);
         QSignalSpy finished(&w, &MainWindow::runFinished);
-        w.runShownGraph();
+        w.runs()->runShownGraph();
         QVERIFY(finished.wait(60000));
         QCOMPARE(finished.first().first().toBool(), true);
     }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "compiler/pass_manager.h"
-#include "compiler/memory_plan.h"
+#include "compiler/runtime/memory_plan.h"
 #include "compiler/pipelines.h"
 #include "core/onnx_import.h"
 #include "tests/bench/bench_timing.h"

@@ -20,6 +20,7 @@
 #include <functional>
 
 #include "app/gui/main_window.h"
+#include "app/gui/run_controller.h"
 #include "views/graph_canvas.h"
 #include "views/pass_list_model.h"
 
@@ -129,7 +130,7 @@ int main(int argc, char** argv) {
     std::printf("step change (median of all steps)  call %6.1f ms, longest GUI-thread stall %6.1f ms\n", median(stepCalls),
                 median(stepStalls));
 
-    const Stall open = measure([&] { w.openRunStore(store, 1); },
+    const Stall open = measure([&] { w.runs()->openRunStore(store, 1); },
                                [&] { return w.lastTrace() != nullptr; });
     print("run store open", open);
 

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/target.h"
 #include "compiler/pass_manager.h"
 #include "compiler/runtime/thread_pool.h"
 #include "compiler/pass_registry.h"
@@ -85,8 +86,7 @@ int main(int argc, char** argv) {
         variants.push_back({"int8-7bit", o2At(Precision::Int8, int8Narrow), {}, {}, 0});
     }
     variants.push_back({"float16", o2At(Precision::Float16), {}, {}, 0});
-    ExecutorOptions exec;
-    exec.threads = ThreadPool::kAutomatic;
+    const ExecutorOptions exec = cpuExecutorOptions(ThreadPool::kAutomatic);
     for (Variant& v : variants) {
         auto compiled = compileModel(*model, std::move(v.passes), options);
         if (!compiled) {

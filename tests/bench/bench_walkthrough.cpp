@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/target.h"
 #include "app/common/session.h"
 #include "compiler/runtime/thread_pool.h"
 #include "app/common/walkthrough.h"
@@ -56,9 +57,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "error: %s\n", s.message().c_str()), std::exit(2);
     });
     // The reference: one warmed inference of the compiled model on every core.
-    ExecutorOptions options;
-    options.threads = ThreadPool::kAutomatic;
-    auto exec = Executor::create(*session.compiledModel(), options);
+    auto exec = Executor::create(*session.compiledModel(), cpuExecutorOptions(ThreadPool::kAutomatic));
     auto feeds = exec ? buildFeeds(**exec, FeedOptions{}) : Result<Feeds>(exec.status());
     double inference = 0;
     if (feeds) {

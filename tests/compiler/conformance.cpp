@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/target.h"
 #include "compiler/runtime/executor.h"
 #include "core/onnx_import.h"
 #include "core/tensor_io.h"
@@ -97,7 +98,7 @@ TestResult failedWith(const Status& status, const std::string& what = "") {
 TestResult runTest(const fs::path& dir) {
     auto model = importModel((dir / "model.onnx").string());
     if (!model) return failedWith(model.status(), "import: ");
-    auto exec = Executor::create(*model, {});
+    auto exec = Executor::create(*model, cpuExecutorOptions());
     if (!exec) return failedWith(exec.status());
     std::vector<fs::path> sets;
     for (const auto& e : fs::directory_iterator(dir))

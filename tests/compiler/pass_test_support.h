@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/target.h"
 #include "compiler/pass_manager.h"
 #include "compiler/runtime/executor.h"
 #include "compiler/runtime/half.h"
@@ -99,8 +100,8 @@ inline double relativeError(const RtTensor& x, const RtTensor& y) {
 // Largest relative error (above) over the outputs of both models on the same random
 // inputs; a different number of outputs is an infinite error.
 inline double maxRelativeError(const Model& reference, const Model& candidate, uint64_t seed = 7) {
-    auto a = Executor::create(reference, {});
-    auto b = Executor::create(candidate, {});
+    auto a = Executor::create(reference, cpuExecutorOptions());
+    auto b = Executor::create(candidate, cpuExecutorOptions());
     if (!a) qFatal("reference: %s", a.status().message().c_str());
     if (!b) qFatal("candidate: %s", b.status().message().c_str());
     auto feeds = randomFeeds(**a, seed);

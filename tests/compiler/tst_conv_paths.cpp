@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 
+#include "compiler/target.h"
 #include "compiler/backends/cpu/conv_onednn.h"
 #include "compiler/backends/cpu/conv_winograd.h"
 #include "compiler/backends/cpu/gemm.h"
@@ -89,7 +90,7 @@ private slots:
                          intsAttr("dilations", {k.dh, k.dw}), intsAttr("pads", k.pads)}));
         Model model = gb.buildModel();
         fillUnknownTypes(*model.graph);
-        auto exec = Executor::create(model, ExecutorOptions{.threads = 2, .backend = Backend::Cpu, .device = nullptr});
+        auto exec = Executor::create(model, cpuExecutorOptions(2));
         QVERIFY2(exec.isOk(), exec.status().message().c_str());
         // Twice at one size (cached primitive and weights), then new sizes.
         // 7x12: 84 pixels, a 64-wide tile, a 16-wide one and four single columns. 9x40:
@@ -195,7 +196,7 @@ private slots:
         for (ValueId v : produced) gb.output(v);
         Model model = gb.buildModel();
         model.opsetImports.push_back({"ai.fusescope", 1});
-        auto exec = Executor::create(model, ExecutorOptions{.threads = 2, .backend = Backend::Cpu, .device = nullptr});
+        auto exec = Executor::create(model, cpuExecutorOptions(2));
         QVERIFY2(exec.isOk(), exec.status().message().c_str());
         std::vector<std::tuple<int64_t, int64_t, int64_t>> sizes{{1, 13, 11}, {1, 13, 11}, {2, 8, 17}, {1, 7, 12}, {1, 9, 40},
                                                                  // maps narrower than two tiles: all borders

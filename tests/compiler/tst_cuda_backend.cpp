@@ -14,12 +14,13 @@
 #include <random>
 #include <set>
 
+#include "compiler/target.h"
 #include "compiler/backends/cuda/attention_gemms.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/backends/cuda/gemm_lowering.h"
 #include "compiler/backends/cuda/nvrtc_compiler.h"
 #include "compiler/backends/cuda/simulated_gpu.h"
-#include "compiler/capability_table.h"
+#include "compiler/runtime/capability_table.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pass_test_support.h"
 #include "compiler/passes/passes.h"
@@ -46,7 +47,7 @@ bool onGpu() {
     return which && std::string(which) == "gpu";
 }
 
-std::shared_ptr<Device> testDevice() {
+std::shared_ptr<CudaDevice> testDevice() {
     if (!onGpu()) return makeSimulatedGpu();
     auto device = openCudaDevice();
     if (!device) qFatal("FUSESCOPE_TEST_DEVICE=gpu but %s", device.status().message().c_str());
@@ -88,20 +89,18 @@ struct Comparison {
 };
 
 // `model` on the CUDA backend of `device`.
-Result<std::unique_ptr<Executor>> cudaExecutor(const Model& model, std::shared_ptr<Device> device, bool graphs = true) {
-    ExecutorOptions options;
-    options.backend = Backend::Cuda;
-    options.device = std::move(device);
+Result<std::unique_ptr<Executor>> cudaExecutor(const Model& model, std::shared_ptr<CudaDevice> device, bool graphs = true) {
+    ExecutorOptions options = cudaExecutorOptions(std::move(device));
     options.cudaGraphs = graphs;
     return Executor::create(model, options);
 }
 
 // Runs `model` on the CPU and on the CUDA backend with the same feeds.
 Comparison compareBackends(const Model& model, const std::vector<RtTensor>& feeds,
-                           std::shared_ptr<Device> device,
+                           std::shared_ptr<CudaDevice> device,
                            std::unique_ptr<Executor>* keep = nullptr, bool graphs = true) {
     Comparison c;
-    auto cpu = Executor::create(model, {});
+    auto cpu = Executor::create(model, cpuExecutorOptions());
     if (!cpu) return {0, "cpu: " + cpu.status().message()};
     auto cuda = cudaExecutor(model, std::move(device), graphs);
     if (!cuda) return {0, "cuda: " + cuda.status().message()};
@@ -184,7 +183,7 @@ std::string caseKey(const OpCase& c) {
 // The dtype the case's output has when the CPU backend runs it: what the op produces,
 // whatever the ONNX 1.12 type inference declares (it knows no float16 DequantizeLinear).
 DType caseOutputType(const OpCase& c) {
-    auto cpu = Executor::create(opModel(c), {});
+    auto cpu = Executor::create(opModel(c), cpuExecutorOptions());
     if (!cpu) qFatal("case %s: %s", c.op.c_str(), cpu.status().message().c_str());
     std::mt19937_64 rng(11);
     std::vector<RtTensor> feeds;
@@ -700,7 +699,7 @@ std::vector<OpRow> singleOpCases() {
         outputs.push_back(caseOutputType(r.c));
         have.insert({caseKey(r.c), outputs.back()});
     }
-    const CapabilityTable& table = CapabilityTable::cuda();
+    const CapabilityTable& table = cudaCapabilities();
     const size_t written = rows.size();
     for (const std::string& entry : table.entries()) {
         if (kHostByDesign.count(entry)) continue;
@@ -898,7 +897,7 @@ private slots:
         auto compiled = compileModel(*imported, *passes);
         QVERIFY2(compiled, compiled ? "" : compiled.status().message().c_str());
         const Model& model = compiled->model;
-        auto cpu = Executor::create(model, {});
+        auto cpu = Executor::create(model, cpuExecutorOptions());
         if (skip != test::fixturesTheCpuRefuses().end()) {
             QVERIFY2(!cpu, "the CPU backend runs it now: take it off fixturesTheCpuRefuses()");
             QVERIFY2(cpu.status().message().find(skip->second) != std::string::npos, cpu.status().message().c_str());
@@ -907,9 +906,7 @@ private slots:
         }
         QVERIFY2(cpu, cpu ? "" : cpu.status().message().c_str());
 
-        ExecutorOptions options;
-        options.backend = Backend::Cuda;
-        options.device = testDevice();
+        ExecutorOptions options = cudaExecutorOptions(testDevice());
         auto cuda = Executor::create(model, options);
         QVERIFY2(cuda, cuda ? "" : cuda.status().message().c_str());
         // Other inputs each run: a replay that read stale inputs or left stale outputs fails.
@@ -997,7 +994,7 @@ private slots:
         auto device = std::make_shared<SimulatedGpu>(uint64_t(1) << 30);
         auto cuda = cudaExecutor(m, device);
         QVERIFY2(cuda.isOk(), cuda.status().message().c_str());
-        auto cpu = Executor::create(m, {});
+        auto cpu = Executor::create(m, cpuExecutorOptions());
         std::mt19937_64 rng(5);
         for (int64_t batch : {3, 3, 3, 5, 3}) {
             RtTensor x0 = randomInput(DType::Float32, {batch, 16}, rng);
@@ -1030,7 +1027,7 @@ private slots:
         auto device = std::make_shared<SimulatedGpu>(uint64_t(1) << 30);
         auto cuda = cudaExecutor(m, device);
         QVERIFY2(cuda.isOk(), cuda.status().message().c_str());
-        auto cpu = Executor::create(m, {});
+        auto cpu = Executor::create(m, cpuExecutorOptions());
         std::mt19937_64 rng(9);
         const RtTensor x0 = randomInput(DType::Float32, {3, 16}, rng);
         auto want = (*cpu)->run({x0});
@@ -1073,11 +1070,9 @@ private slots:
         const Model m = test::withInferredTypes(g, 17);
         std::mt19937_64 rng(4);
         const RtTensor x0 = randomInput(DType::Float32, {8, 64}, rng);
-        auto strictCpu = Executor::create(m, {});
+        auto strictCpu = Executor::create(m, cpuExecutorOptions());
         auto want = (*strictCpu)->run({x0});
-        ExecutorOptions options;
-        options.backend = Backend::Cuda;
-        options.device = makeSimulatedGpu();
+        ExecutorOptions options = cudaExecutorOptions(makeSimulatedGpu());
         auto strict = Executor::create(m, options);
         options.tf32 = true;
         auto tf32 = Executor::create(m, options);
@@ -1160,9 +1155,7 @@ private slots:
         g.output(g.op("MatMul", {x, w}, "big_product"));
         const Model m = test::withInferredTypes(g, 17);
         // Room for the input and the weights (256 KiB each), not for the product.
-        ExecutorOptions options;
-        options.backend = Backend::Cuda;
-        options.device = makeSimulatedGpu(600 * 1024);
+        ExecutorOptions options = cudaExecutorOptions(makeSimulatedGpu(600 * 1024));
         auto cuda = Executor::create(m, options);
         QVERIFY(cuda.isOk());
         std::mt19937_64 rng(1);
@@ -1522,8 +1515,8 @@ private slots:
     // the table, and the table's ops without a kernel yet are exactly those listed here (they
     // run on the CPU); a kernel that lands must take its op off this list.
     void capabilityTableMatchesKernels() {
-        const CapabilityTable& table = CapabilityTable::cuda();
-        const auto ops = KernelRegistry::cuda().ops(Backend::Cuda);
+        const CapabilityTable& table = cudaCapabilities();
+        const auto ops = cudaKernels().ops(Backend::Cuda);
         for (const std::string& op : ops) {
             const size_t dot = op.rfind('.');
             const std::string domain = dot == std::string::npos ? "" : op.substr(0, dot);
@@ -1548,7 +1541,7 @@ private slots:
     void everyClaimedOpAndDtypeHasACase() {
         std::set<std::pair<std::string, DType>> covered;
         for (const OpRow& r : singleOpCases()) covered.insert({caseKey(r.c), caseOutputType(r.c)});
-        const CapabilityTable& table = CapabilityTable::cuda();
+        const CapabilityTable& table = cudaCapabilities();
         QStringList missing;
         for (const std::string& entry : table.entries()) {
             if (kHostByDesign.count(entry)) continue;

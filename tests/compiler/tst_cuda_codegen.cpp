@@ -15,7 +15,7 @@
 #include "compiler/backends/cuda/kernels/ew_ops.h"
 #include "compiler/backends/cuda/kernels/generated_args.h"
 #include "compiler/backends/cuda/nvrtc_compiler.h"
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/fused_domain.h"
 #include "core/graph_builder.h"
 
 using namespace fsc;

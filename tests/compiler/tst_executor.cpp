@@ -11,6 +11,7 @@
 #include <functional>
 #include <cmath>
 
+#include "compiler/target.h"
 #include "compiler/backends/cpu/relaid_constant.h"
 #include "compiler/backends/cpu/vector_math.h"
 #include "compiler/runtime/executor.h"
@@ -72,8 +73,8 @@ RtTensor copyOf(const Tensor& t) {
 void checkConstantAgainstFed(Model (*build)(const Tensor&, bool, const void*), const Tensor& w, const void* shape,
                              const std::vector<RtTensor>& inputs, int64_t rows, int64_t cols,
                              const std::function<double(int64_t, int64_t)>& exact, const QString& what) {
-    auto constant = Executor::create(build(w, true, shape), {});
-    auto fed = Executor::create(build(w, false, shape), {});
+    auto constant = Executor::create(build(w, true, shape), cpuExecutorOptions());
+    auto fed = Executor::create(build(w, false, shape), cpuExecutorOptions());
     QVERIFY(constant.isOk() && fed.isOk());
     std::vector<RtTensor> fedInputs = inputs;
     fedInputs.push_back(copyOf(w));
@@ -162,7 +163,7 @@ class TestExecutor : public QObject {
 private slots:
     void runsAndReportsEveryLaunch() {
         Model m = denseModel();
-        auto exec = Executor::create(m, {});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY2(exec.isOk(), exec.status().message().c_str());
         Recorder rec;
         RunOptions options;
@@ -181,7 +182,7 @@ private slots:
 
     void cachesOnePlanPerShapeSignature() {
         Model m = denseModel();
-        auto exec = Executor::create(m, {});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY(exec.isOk());
         for (int64_t batch : {1, 4, 1, 4, 7}) {
             std::vector<float> in(size_t(batch * 2), 1.0f);
@@ -210,7 +211,7 @@ private slots:
         g.output(v);
         Model m = g.buildModel();
         fillUnknownTypes(*m.graph);
-        auto exec = Executor::create(m, {});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY(exec.isOk());
         std::vector<float> in(64, -1.0f);
         for (int run = 0; run < 3; ++run) {
@@ -235,7 +236,7 @@ private slots:
         g.output(g.op("Abs", {r2}, "y"));
         Model m = g.buildModel();
         fillUnknownTypes(*m.graph);
-        auto exec = Executor::create(m, {});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY(exec.isOk());
         std::vector<float> in(64);
         for (size_t i = 0; i < in.size(); ++i) in[i] = float(i) - 30.f;
@@ -262,7 +263,7 @@ private slots:
             g.output(g.op("Abs", {g.op(aOp, {a, b}, "ab")}, "y"));
             Model m = g.buildModel();
             fillUnknownTypes(*m.graph);
-            auto exec = Executor::create(m, {});
+            auto exec = Executor::create(m, cpuExecutorOptions());
             QVERIFY(exec.isOk());
             std::vector<float> in(64), s(16);
             for (size_t i = 0; i < in.size(); ++i) in[i] = float(i) - 30.f;
@@ -315,7 +316,7 @@ private slots:
         g.output(result, ValueType::tensor(DType::Float32, Shape::ofSizes({2})));
         Model m = g.buildModel();
         fillUnknownTypes(*m.graph);
-        auto exec = Executor::create(m, {});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY2(exec.isOk(), exec.status().message().c_str());
         for (bool flag : {true, false}) {
             RtTensor f = allocateTensor(DType::Bool, {});
@@ -329,7 +330,7 @@ private slots:
 
     void wrongInputsNameTheInputAndTheExpectation() {
         Model m = denseModel();
-        auto exec = Executor::create(m, {});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY(exec.isOk());
         auto wrongType = (*exec)->run({allocateTensor(DType::Int64, {1, 2})});
         QVERIFY(!wrongType.isOk());
@@ -350,7 +351,7 @@ private slots:
         g.output(g.op("TfIdfVectorizer", {x}, "d", {}, "my_tfidf"));
         Model m = g.buildModel();
         fillUnknownTypes(*m.graph);
-        auto exec = Executor::create(m, {});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY(!exec.isOk());
         QCOMPARE(exec.status().code(), ErrorCode::Unsupported);
         QVERIFY2(exec.status().message().find("node 'my_tfidf' (TfIdfVectorizer): no cpu kernel for TfIdfVectorizer at opset 17") != std::string::npos,
@@ -364,7 +365,7 @@ private slots:
         g.output(g.op("Reshape", {x, shape}, "r", {}, "bad_reshape"));
         Model m = g.buildModel();
         fillUnknownTypes(*m.graph);
-        auto exec = Executor::create(m, {});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY(exec.isOk());
         auto out = (*exec)->run({floats({3}, {1, 2, 3})});
         QVERIFY(!out.isOk());
@@ -388,7 +389,7 @@ private slots:
         QCOMPARE(smallestValidSize(*m.graph, m.graph->inputs[0], 2), int64_t(11));
         QCOMPARE(smallestValidSize(*m.graph, m.graph->inputs[0], 1), int64_t(1));  // channels: no window
         // And it runs at 11, not at 10.
-        auto exec = Executor::create(m, ExecutorOptions{});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY(exec.isOk());
         QVERIFY((*exec)->run({floats({1, 1, 11}, std::vector<float>(11, 0.5f))}).isOk());
         QVERIFY(!(*exec)->run({floats({1, 1, 10}, std::vector<float>(10, 0.5f))}).isOk());
@@ -396,7 +397,7 @@ private slots:
 
     void cancelStopsBetweenSteps() {
         Model m = denseModel();
-        auto exec = Executor::create(m, {});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         std::atomic<bool> cancel{true};
         RunOptions options;
         options.cancel = &cancel;
@@ -412,7 +413,7 @@ private slots:
         g.output(g.op("Sigmoid", {x}, "s"));
         Model m = g.buildModel();
         fillUnknownTypes(*m.graph);
-        auto exec = Executor::create(m, {});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY(exec.isOk());
         RtTensor in = allocateTensor(DType::Float16, {3});
         in.as<uint16_t>()[0] = 0x0000;  // 0
@@ -436,7 +437,7 @@ private slots:
         g.output(g.node("DynamicQuantizeLinear", {x}, {"d", "d_scale", "d_zero"})[0]);
         Model m = g.buildModel();
         fillUnknownTypes(*m.graph);
-        auto exec = Executor::create(m, {});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY2(exec.isOk(), exec.status().message().c_str());
         const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
         auto out = (*exec)->run({floats({4}, {nan, 1.0f, -inf, 2.0f})});

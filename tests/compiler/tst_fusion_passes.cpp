@@ -3,7 +3,8 @@
 // also runs the ai.fusescope kernels), and a golden text dump.
 #include <QTest>
 
-#include "compiler/elementwise_program.h"
+#include "compiler/target.h"
+#include "compiler/runtime/elementwise_program.h"
 #include "compiler/pass_manager.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
@@ -1015,8 +1016,8 @@ private slots:
         RtTensor resid = allocateTensor(DType::Float32, {1, 4, 5, 7});
         for (int64_t i = 0; i < resid.numel(); ++i) resid.as<float>()[i] = float(int(rng() % 2001) - 1000);
         const std::vector<RtTensor> feeds{int32s({1, 4, 5, 7}), int32s({1, 4, 1, 1}), resid, int32s({6})};
-        auto before = Executor::create(m, {});
-        auto after = Executor::create(r.model, {});
+        auto before = Executor::create(m, cpuExecutorOptions());
+        auto after = Executor::create(r.model, cpuExecutorOptions());
         QVERIFY(before && after);
         auto want = (*before)->run(feeds);
         auto got = (*after)->run(feeds);

@@ -3,6 +3,7 @@
 // computed on the device, control flow on the host, device-to-host copy).
 #include <QTest>
 
+#include "compiler/backends/cuda/cuda_provider.h"
 #include "compiler/graph_breaks.h"
 #include "core/graph_builder.h"
 #include "pass_test_support.h"
@@ -36,7 +37,7 @@ class TestGraphBreaks : public QObject {
     Q_OBJECT
 private slots:
     void builtinCudaTableParses() {
-        const CapabilityTable& cuda = CapabilityTable::cuda();
+        const CapabilityTable& cuda = cudaCapabilities();
         QVERIFY(cuda.size() > 60);
         QVERIFY(cuda.find("", "MatMul"));
         QVERIFY(cuda.find("ai.onnx", "MatMul"));
@@ -107,7 +108,7 @@ private slots:
         ValueId flat = b.op("ReduceProd", {shape}, "flat", {intsAttr("axes", {0})}, "prod");
         b.output(b.op("Reshape", {r, flat}, "known", {}, "reshape_known"));
         Model m = withInferredTypes(b);
-        const auto rep = findGraphBreaks(*m.graph, CapabilityTable::cuda());
+        const auto rep = findGraphBreaks(*m.graph, cudaCapabilities());
         QCOMPARE(countKind(rep, BreakKind::DataDependentShape), 2);
         QCOMPARE(rep.hostShapeNodes, 2);  // Shape and ReduceProd over int64
         bool nonzero = false, computed = false;
@@ -161,7 +162,7 @@ private slots:
         ValueId h = b.op("MatMul", {x, b.initializer(randomFloatTensor("w1", {8, 8}, 12))}, "h");
         b.output(b.op("Add", {x, b.op("Sigmoid", {h}, "s")}, "y"));
         Model m = withInferredTypes(b);
-        const auto r = findGraphBreaks(*compileWith(m, {"elementwise-fusion"}).model.graph, CapabilityTable::cuda());
+        const auto r = findGraphBreaks(*compileWith(m, {"elementwise-fusion"}).model.graph, cudaCapabilities());
         QCOMPARE(int(r.breaks.size()), 0);
         QCOMPARE(int(r.regions.size()), 1);
     }

@@ -4,6 +4,7 @@
 // reports: found from shapes without running, it is the plan a run lays out.
 #include <QTest>
 
+#include "compiler/target.h"
 #include "compiler/pass_manager.h"
 #include "compiler/runtime/executor.h"
 #include "compiler/runtime/feeds.h"
@@ -28,7 +29,7 @@ Model branchesComputedEagerly() {
 }
 
 MemoryPlan plannedFor(const Model& m, const std::vector<std::vector<int64_t>>& dims) {
-    auto exec = Executor::create(m, ExecutorOptions{});
+    auto exec = Executor::create(m, cpuExecutorOptions());
     if (!exec) qFatal("%s", exec.status().message().c_str());
     auto plan = (*exec)->plannedMemory(dims);
     if (!plan) qFatal("%s", plan.status().message().c_str());
@@ -83,7 +84,7 @@ private slots:
         const MemoryPlan planned = plannedFor(m, {{64, 256}});
         QVERIFY(planned.arenaBytes >= planned.lowerBoundBytes);
         QVERIFY(planned.arenaBytes <= planned.naiveBytes);
-        auto exec = Executor::create(m, ExecutorOptions{});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY(exec.isOk());
         auto feeds = buildFeeds(**exec, FeedOptions{});
         QVERIFY(feeds.isOk());
@@ -117,7 +118,7 @@ private slots:
         QCOMPARE(r.trace.passes[0].rejections.size(), size_t(1));
         QVERIFY(r.trace.passes[0].rejections[0].reason.find("'e'") != std::string::npos);
         // The executor's plan names the value only a run can size.
-        auto exec = Executor::create(m, ExecutorOptions{});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY(exec.isOk());
         auto planned = (*exec)->plannedMemory({{3, 4}});
         QVERIFY(!planned.isOk());

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "compiler/cost_model.h"
-#include "compiler/memory_plan.h"
+#include "compiler/runtime/memory_plan.h"
 #include "core/graph_builder.h"
 #include "core/onnx_import.h"
 #include "core/shape_inference.h"

@@ -4,7 +4,7 @@
 // unpartitioned outputs on one device, and the alpha-beta / simulated timeline arithmetic.
 #include <QTest>
 
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/fused_domain.h"
 #include "compiler/parallel/interconnect.h"
 #include "compiler/parallel/simulated_timeline.h"
 #include "compiler/pass_manager.h"

@@ -16,6 +16,7 @@
 #include <set>
 #include <tuple>
 
+#include "compiler/target.h"
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/int8_conv_onednn.h"
 #include "compiler/backends/cpu/int8_conv_winograd.h"
@@ -348,8 +349,8 @@ private slots:
         QCOMPARE(poolInput(*quantize(stem(false, 11), o, false).model.graph), DType::Float32);  // no 8-bit MaxPool
         // Rounding keeps the order of values, so the max of bytes is the byte of the max.
         // floatPool also outputs the pool: compare y, the first output of both.
-        auto a = Executor::create(pooled.model, {});
-        auto b = Executor::create(floatPool.model, {});
+        auto a = Executor::create(pooled.model, cpuExecutorOptions());
+        auto b = Executor::create(floatPool.model, cpuExecutorOptions());
         QVERIFY(a && b);
         const auto feeds = randomFeeds(**a, 7);
         auto ya = (*a)->run(feeds);
@@ -388,7 +389,7 @@ private slots:
         auto pooling = [&](DType type) {
             GraphBuilder b;
             b.output(b.op("MaxPool", {b.input("x", type, Shape::ofSizes({2, 3, 19, 13}))}, "y", attrs));
-            auto e = Executor::create(withInferredTypes(b), {});
+            auto e = Executor::create(withInferredTypes(b), cpuExecutorOptions());
             if (!e) qFatal("%s", e.status().message().c_str());
             return std::move(*e);
         };
@@ -423,7 +424,7 @@ private slots:
         ValueId y = b.op("MatMulInteger", {a, w, az}, "y", {}, "mm");
         b.output(y);
         Model m = withInferredTypes(b);
-        auto exec = Executor::create(m, {});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY(exec);
         RtTensor in = allocateTensor(DType::UInt8, {3, 37, 300});
         for (int64_t i = 0; i < in.numel(); ++i) in.as<uint8_t>()[i] = i % 3 ? 255 : uint8_t(rng());
@@ -460,7 +461,7 @@ private slots:
         ValueId wz = b.initializer(Tensor("wz", bType, {n}, makeBuffer(zeros), 0, zeros.size()));
         b.output(b.op("MatMulInteger", {a, w, az, wz}, "y", {}, "mm"));
         Model m = withInferredTypes(b);
-        auto exec = Executor::create(m, {});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY(exec);
         RtTensor in = allocateTensor(DType::UInt8, {2, 19, k});
         for (int64_t i = 0; i < in.numel(); ++i) in.as<uint8_t>()[i] = i % 3 ? 255 : uint8_t(rng());
@@ -800,7 +801,7 @@ private slots:
                          "conv");
         b.output(y);
         Model m = withInferredTypes(b);
-        auto exec = Executor::create(m, {});
+        auto exec = Executor::create(m, cpuExecutorOptions());
         QVERIFY(exec);
         RtTensor in = allocateTensor(DType::UInt8, {2, 4, size, size});
         for (int64_t i = 0; i < in.numel(); ++i) in.as<uint8_t>()[i] = uint8_t(rng());
@@ -889,7 +890,7 @@ private slots:
         for (int64_t i = 0; i < in.numel(); ++i) in.as<uint8_t>()[i] = uint8_t(rng());
         auto runOnce = [&](bool primitive) -> std::vector<RtTensor> {
             cpu::OneDnnInt8Conv::useEverywhere(primitive);
-            auto exec = Executor::create(model, {});
+            auto exec = Executor::create(model, cpuExecutorOptions());
             auto out = exec ? (*exec)->run({in}) : Result<std::vector<RtTensor>>(exec.status());
             cpu::OneDnnInt8Conv::useEverywhere(false);
             return out ? std::move(*out) : std::vector<RtTensor>{};
@@ -944,7 +945,7 @@ private slots:
         Model conv = withInferredTypes(b);
         RtTensor in = allocateTensor(DType::UInt8, {1, 1, 1, width});
         for (int64_t i = 0; i < width; ++i) in.as<uint8_t>()[i] = uint8_t(i * 7 % 256);
-        auto exec = Executor::create(conv, {});
+        auto exec = Executor::create(conv, cpuExecutorOptions());
         QVERIFY2(exec, exec ? "" : exec.status().message().c_str());
         auto out = (*exec)->run({in});
         QVERIFY2(out, out ? "" : out.status().message().c_str());

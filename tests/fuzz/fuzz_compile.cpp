@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "compiler/target.h"
 #include "compiler/pass_manager.h"
 #include "compiler/runtime/executor.h"
 #include "core/onnx_export.h"
@@ -58,7 +59,7 @@ Result<std::vector<RtTensor>> feedsFor(const Executor& exec, const std::map<std:
 }
 
 Result<std::vector<RtTensor>> runOnCpu(const Model& model, const std::map<std::string, int64_t>& symbolSizes) {
-    auto exec = Executor::create(model, {});
+    auto exec = Executor::create(model, cpuExecutorOptions());
     if (!exec) return exec.status();
     auto feeds = feedsFor(**exec, symbolSizes);
     if (!feeds) return feeds.status();

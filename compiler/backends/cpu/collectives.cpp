@@ -4,7 +4,7 @@
 // AllGather concatenates them along `axis`, ReduceScatter sums and hands slice d to output
 // d, Send/Recv pass their input through.
 #include "compiler/backends/cpu/cpu_common.h"
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/fused_domain.h"
 
 namespace fsc {
 namespace {

@@ -11,7 +11,7 @@
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/fused_kernels.h"
 #include "compiler/backends/cpu/vector_math.h"
-#include "compiler/elementwise_program.h"
+#include "compiler/runtime/elementwise_program.h"
 
 namespace fsc::cpu {
 namespace {

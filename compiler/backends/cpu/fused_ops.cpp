@@ -6,10 +6,11 @@
 #include <cmath>
 
 #include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/backends/cpu/cpu_provider.h"
 #include "compiler/backends/cpu/vector_math.h"
 #include "compiler/backends/cpu/activation.h"
 #include "compiler/backends/cpu/fused_kernels.h"
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/fused_domain.h"
 #include "compiler/runtime/execution_plan.h"
 
 namespace fsc {
@@ -91,7 +92,7 @@ KernelFactory withEpilogue(const char* innerOp, int biasInput) {
         auto act = Activation::fromInit(init);
         if (!act) return act.status();
         const int64_t opset = init.lowering() ? init.lowering()->opsetFor("") : 17;
-        const KernelDef* def = KernelRegistry::cpu().find("", innerOp, opset, Backend::Cpu);
+        const KernelDef* def = cpuKernels().find("", innerOp, opset, Backend::Cpu);
         if (!def) return Status(ErrorCode::Unsupported, std::string("no CPU kernel for ") + innerOp);
         auto inner = def->factory(init);
         if (!inner) return inner.status();
@@ -200,7 +201,7 @@ KernelFactory skipLayerNorm() {
 // Reuses a standard op's kernel under the fused domain (same semantics, any opset).
 KernelFactory sameAs(const char* op) {
     return [op](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
-        const KernelDef* def = KernelRegistry::cpu().find("", op, 17, Backend::Cpu);
+        const KernelDef* def = cpuKernels().find("", op, 17, Backend::Cpu);
         if (!def) return Status(ErrorCode::Unsupported, std::string("no CPU kernel for ") + op);
         return def->factory(init);
     };

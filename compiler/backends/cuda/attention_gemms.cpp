@@ -199,7 +199,7 @@ Result<AttentionGemmPlan> planAttentionGemms(const AttentionLayout& L, dk::ElemT
     return plan;
 }
 
-Status runAttentionGemms(Device& device, const AttentionGemmPlan& plan,
+Status runAttentionGemms(CudaDevice& device, const AttentionGemmPlan& plan,
                          const AttentionOperands& x, bool tf32) {
     auto scratch = device.workspace(plan.scoresBytes + plan.probsBytes);
     if (!scratch) return scratch.status();

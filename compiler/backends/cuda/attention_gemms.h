@@ -55,6 +55,6 @@ struct AttentionOperands {
 
 // Runs the plan's calls in order, with the device's kernel workspace as the scratch.
 // tf32: float32 GEMMs from TF32-rounded inputs (GemmCall::tf32).
-Status runAttentionGemms(Device& device, const AttentionGemmPlan& plan, const AttentionOperands& x, bool tf32 = false);
+Status runAttentionGemms(CudaDevice& device, const AttentionGemmPlan& plan, const AttentionOperands& x, bool tf32 = false);
 
 }  // namespace fsc

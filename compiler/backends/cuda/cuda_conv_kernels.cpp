@@ -77,7 +77,7 @@ public:
         call.actAlpha = m_act.alpha;
         call.actBeta = m_act.beta;
         call.tf32 = ctx.tf32();
-        FSC_RETURN_IF_ERROR(ctx.device()->convolution(call).withContext(ctx.where()));
+        FSC_RETURN_IF_ERROR((*deviceOf(ctx))->convolution(call).withContext(ctx.where()));
         return channelMeans();
     }
 
@@ -103,7 +103,7 @@ bool padsAreSymmetric(const WindowAttrs& attrs) {
 KernelFactory convOp(bool fused) {
     return [fused](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         FSC_RETURN_IF_ERROR(requireFloatKind(init));
-        Device* device = loweringDevice(init);
+        CudaDevice* device = loweringDevice(init);
         if (device && !device->hasConvolution()) return declined("this GPU has no cuDNN 9 for convolutions");
         WindowAttrs attrs = readWindowAttrs(init);
         if (!padsAreSymmetric(attrs)) return declined("uneven or SAME padding (cuDNN pads both sides alike)");

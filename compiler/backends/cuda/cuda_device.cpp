@@ -80,9 +80,9 @@ struct LtDescriptors {
     }
 };
 
-class CudaDevice : public Device {
+class GpuDevice : public CudaDevice {
 public:
-    ~CudaDevice() override {
+    ~GpuDevice() override {
         for (auto& [id, exec] : m_graphs) cudaGraphExecDestroy(exec);
         for (auto& [name, loaded] : m_generated) cudaLibraryUnload(loaded.library);
         m_dnn.reset();
@@ -484,10 +484,10 @@ private:
 }  // namespace fsc
 
 extern "C" __attribute__((visibility("default"))) int fscCreateCudaDevice(int index,
-                                                                          fsc::Device** out,
+                                                                          fsc::CudaDevice** out,
                                                                           char* error,
                                                                           size_t errorBytes) {
-    auto device = std::make_unique<fsc::CudaDevice>();
+    auto device = std::make_unique<fsc::GpuDevice>();
     const fsc::Status s = device->open(index);
     if (!s.isOk()) {
         std::snprintf(error, errorBytes, "%s", s.message().c_str());

@@ -10,7 +10,7 @@
 #include "compiler/backends/cuda/elementwise_codegen.h"
 #include "compiler/backends/cuda/gemm_lowering.h"
 #include "compiler/backends/cuda/nvrtc_compiler.h"
-#include "compiler/elementwise_program.h"
+#include "compiler/runtime/elementwise_program.h"
 
 namespace fsc::cudak {
 namespace {
@@ -102,7 +102,7 @@ public:
                 g.params = p;
                 g.geometry = l.geometry;
                 g.extents = std::move(l.extents);
-                return ctx.device()->launchGenerated(g);
+                return (*deviceOf(ctx))->launchGenerated(g);
             }
         }
         return launch(ctx, l);
@@ -121,7 +121,7 @@ private:
         if (!NvrtcCompiler::available()) return m_compiled.emplace(dtype, nullptr).first->second.get();
         auto source = elementwiseCudaKernel(m_program, dtype);
         if (!source) return source.status().withContext(ctx.where());
-        const int cc = ctx.device()->computeCapability();
+        const int cc = (*deviceOf(ctx))->computeCapability();
         auto ptx = NvrtcCompiler().compile(source->name, source->source, "compute_" + std::to_string(cc));
         if (!ptx) return Status(ErrorCode::Internal, ctx.where() + ": the generated kernel did not compile: " + ptx.status().message());
         auto compiled = std::make_unique<Compiled>(Compiled{source->name, std::make_shared<const std::string>(std::move(ptx->ptx))});

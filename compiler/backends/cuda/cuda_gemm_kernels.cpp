@@ -34,7 +34,7 @@ public:
         if (y.numel() == 0) return Status::ok();
         auto found = deviceOf(ctx);
         if (!found) return found.status();
-        Device* device = *found;
+        CudaDevice* device = *found;
         const dk::ElemType type = *elemType(a->dtype);
         if (plan->prefillFromBias) {  // Gemm's C broadcast into Y, then beta * Y
             DeviceLaunch l;
@@ -124,7 +124,7 @@ public:
         if (y.numel() == 0) return Status::ok();
         auto found = deviceOf(ctx);
         if (!found) return found.status();
-        Device* device = *found;
+        CudaDevice* device = *found;
         auto transposed = device->workspace(size_t(k * n));
         if (!transposed) return transposed.status().withContext(ctx.where());
         DeviceLaunch l;

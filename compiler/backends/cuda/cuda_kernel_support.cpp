@@ -55,12 +55,14 @@ bool onlyFirstOutputUsed(const KernelInit& init) {
         if (node.outputs[i].valid()) return false;
     return true;
 }
-Device* loweringDevice(const KernelInit& init) {
-    return init.lowering() ? init.lowering()->device.get() : nullptr;
+// A CUDA kernel runs only in a lowering by the CUDA provider, whose device is a CudaDevice
+// (makeCudaProvider takes nothing else), so the runtime's Device is one here.
+CudaDevice* loweringDevice(const KernelInit& init) {
+    return init.lowering() ? static_cast<CudaDevice*>(init.lowering()->device.get()) : nullptr;
 }
 
-Result<Device*> deviceOf(KernelContext& ctx) {
-    Device* device = ctx.device();
+Result<CudaDevice*> deviceOf(KernelContext& ctx) {
+    CudaDevice* device = static_cast<CudaDevice*>(ctx.device());
     if (!device) return Status(ErrorCode::Internal, ctx.where() + ": a CUDA kernel ran without a device");
     return device;
 }

@@ -29,10 +29,10 @@ Status requireFloatKind(const KernelInit& init);
 int64_t declaredRank(const KernelInit& init, size_t input);
 bool onlyFirstOutputUsed(const KernelInit& init);
 // The device lowering places the node on (null outside a CUDA lowering).
-Device* loweringDevice(const KernelInit& init);
+CudaDevice* loweringDevice(const KernelInit& init);
 
 // The device a kernel runs on; an internal error when lowering gave it none.
-Result<Device*> deviceOf(KernelContext& ctx);
+Result<CudaDevice*> deviceOf(KernelContext& ctx);
 Status launch(KernelContext& ctx, const DeviceLaunch& l);
 DeviceExtent extentOf(const RtTensor& t, bool write, const char* what);
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& dims);

@@ -1,6 +1,6 @@
 // Reductions, pools and BatchNormalization on the device (kernels/reduce_kernels.h): one
-// thread per output element over its window. The window geometry of pools is the CPU
-// backend's (backends/cpu/conv_geometry.h), so both agree on pads, ceil mode and dilations.
+// thread per output element over its window. The window geometry of pools is the
+// runtime's (runtime/window_geometry.h), the one the CPU backend uses, so both agree on pads, ceil mode and dilations.
 #include "compiler/runtime/window_geometry.h"
 #include "compiler/backends/cuda/cuda_kernel_support.h"
 #include "compiler/runtime/execution_plan.h"

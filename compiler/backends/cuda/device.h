@@ -1,6 +1,6 @@
 #pragma once
 // The seam between the CUDA backend and a device. The backend's kernels (cuda_kernels.cpp)
-// describe each launch and each library call as plain data and hand it to a Device; the
+// describe each launch and each library call as plain data and hand it to a CudaDevice; the
 // real one (cuda_device.cu, a plugin loaded at run time) launches it on a GPU, the
 // simulated one (simulated_gpu.cpp) runs the kernel's CPU twin, or a CPU reference of
 // the library's documented semantics, after checking that every pointer and extent lies
@@ -21,6 +21,7 @@
 #include "compiler/backends/cuda/kernels/resize_kernel.h"
 #include "compiler/backends/cuda/kernels/reduce_kernels.h"
 #include "compiler/backends/cuda/kernels/row_kernels.h"
+#include "compiler/runtime/device.h"
 #include "core/status.h"
 
 namespace fsc {
@@ -140,56 +141,11 @@ struct ConvCall {
     bool hasEpilogue() const { return bias || z || act != dk::Act::None; }
 };
 
-// One operation a device ran, described as CUPTI's activity records describe it on a GPU.
-// The simulated device reports these to an observer, so profiling a CUDA run (external
-// correlation, the timeline, the memory records) is tested end to end without a GPU; the GPU
-// device leaves this to CUPTI and ignores the observer. Times are steady-clock nanoseconds.
-// GraphNode: a launch recorded into a CUDA Graph under capture (it runs at each replay).
-enum class DeviceOpKind { Kernel, Memcpy, Memset, Allocation, Release, GraphNode };
-struct DeviceOperation {
-    DeviceOpKind kind = DeviceOpKind::Kernel;
-    uint64_t graphNode = 0;  // GraphNode's id, and that of a replayed operation's graph node
-    std::string name;  // the kernel's name; for copies CUPTI's direction ("HtoD", "DtoH", "DtoD")
-    int64_t startNs = 0, endNs = 0;
-    uint64_t bytes = 0;
-    uint64_t address = 0;  // allocations and releases
-    int64_t grid = 0, block = 0;
-};
-
-class DeviceObserver {
+// A device the CUDA backend launches on: the runtime's Device (memory, copies, capture)
+// plus launches of the backend's kernels and its libraries' calls. Under capture,
+// launches and GEMMs are recorded too.
+class CudaDevice : public Device {
 public:
-    virtual ~DeviceObserver() = default;
-    // On the thread that made the call, after the operation ran.
-    virtual void onOperation(const DeviceOperation& op) = 0;
-};
-
-struct DeviceMemoryInfo {
-    uint64_t freeBytes = 0, totalBytes = 0;
-    // The most this Device has held at once through allocate(), plus its libraries' fixed
-    // workspaces: what to set against PyTorch's max_memory_allocated.
-    uint64_t peakAllocatedBytes = 0;
-};
-
-class Device {
-public:
-    virtual ~Device() = default;
-    virtual std::string name() const = 0;  // "NVIDIA H100 80GB HBM3", "simulated device"
-    virtual bool simulated() const = 0;
-    virtual DeviceMemoryInfo memory() const = 0;
-
-    // An out-of-memory error states the bytes asked for and the bytes free.
-    virtual Result<void*> allocate(size_t bytes) = 0;
-    virtual void release(void* ptr) = 0;
-    // Scratch for a kernel that needs a temporary beyond its outputs (the int8 GEMM's
-    // transposed weight): at least `bytes`, valid until the next workspace() call. It grows
-    // outside graph capture only (a graph is captured after an uncaptured run, which grows
-    // it); a grown workspace keeps the old one alive, since a captured graph may point there.
-    virtual Result<void*> workspace(size_t bytes) = 0;
-    // Copies that involve the host finish before they return (pinned staging inside).
-    virtual Status copyToDevice(void* dst, const void* src, size_t bytes) = 0;
-    virtual Status copyToHost(void* dst, const void* src, size_t bytes) = 0;
-    virtual Status copyOnDevice(void* dst, const void* src, size_t bytes) = 0;
-    virtual Status fill(void* dst, int byte, size_t bytes) = 0;
     virtual Status launch(const DeviceLaunch& launch) = 0;
     // What generated kernels are compiled for: 90 for sm_90 (the simulated device says 90).
     virtual int computeCapability() const = 0;
@@ -201,24 +157,13 @@ public:
     // without it lowering runs convolutions on the CPU.
     virtual bool hasConvolution() const = 0;
     virtual Status convolution(const ConvCall& call) = 0;
-    virtual Status synchronize() = 0;
-    // Where the simulated device reports what it runs (null: nowhere). See DeviceOperation.
-    virtual void setObserver(DeviceObserver* observer) { (void)observer; }
-
-    // CUDA Graphs: between beginCapture and endCapture, launches, device copies and GEMMs are
-    // recorded instead of run; replay runs the recording. Host copies are refused while
-    // capturing. A graph id stays valid until dropGraph.
-    virtual Status beginCapture() = 0;
-    virtual Result<int> endCapture() = 0;
-    virtual Status replay(int graph) = 0;
-    virtual void dropGraph(int graph) = 0;
 };
 
 // The device the CUDA backend runs on: the first GPU through the plugin, or with
 // FUSESCOPE_DEVICE=simulated the simulated device. The error says why there is none
 // (no plugin in this build, no driver, driver too old, no device) in one line.
-Result<std::shared_ptr<Device>> openCudaDevice();
-std::shared_ptr<Device> makeSimulatedGpu(uint64_t capacityBytes = uint64_t(8) << 30);
+Result<std::shared_ptr<CudaDevice>> openCudaDevice();
+std::shared_ptr<CudaDevice> makeSimulatedGpu(uint64_t capacityBytes = uint64_t(8) << 30);
 
 // Checks a GEMM's description (sizes, leading dimensions, strides) before any library sees it.
 Status checkGemmCall(const GemmCall& call);

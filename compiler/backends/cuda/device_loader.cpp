@@ -10,12 +10,12 @@
 #include <mutex>
 
 #include "compiler/backends/cuda/device.h"
-#include "compiler/backends/device_query.h"
+#include "compiler/backends/cuda/device_query.h"
 
 namespace fsc {
 namespace {
 
-using CreateFn = int (*)(int index, Device** out, char* error, size_t errorBytes);
+using CreateFn = int (*)(int index, CudaDevice** out, char* error, size_t errorBytes);
 
 std::vector<std::filesystem::path> pluginCandidates() {
     std::vector<std::filesystem::path> paths;
@@ -36,7 +36,7 @@ std::vector<std::filesystem::path> pluginCandidates() {
 
 }  // namespace
 
-Result<std::shared_ptr<Device>> openCudaDevice() {
+Result<std::shared_ptr<CudaDevice>> openCudaDevice() {
     if (const char* which = std::getenv("FUSESCOPE_DEVICE"); which && std::string(which) == "simulated")
         return makeSimulatedGpu();
     const CudaDeviceReport report = queryCudaDevices();
@@ -58,11 +58,11 @@ Result<std::shared_ptr<Device>> openCudaDevice() {
         }
         auto create = reinterpret_cast<CreateFn>(dlsym(lib, "fscCreateCudaDevice"));
         if (!create) return Status(ErrorCode::Unsupported, path.string() + " is not a Fusescope CUDA device plugin");
-        Device* device = nullptr;
+        CudaDevice* device = nullptr;
         char error[512] = {};
         if (create(0, &device, error, sizeof error) != 0 || !device)
             return Status(ErrorCode::Unsupported, error[0] ? error : "the CUDA device could not be opened");
-        return std::shared_ptr<Device>(device);
+        return std::shared_ptr<CudaDevice>(device);
     }
     return Status(ErrorCode::Unsupported, "the CUDA device plugin (libfsc_cuda_device.so) is not installed beside fusescope-cli");
 }

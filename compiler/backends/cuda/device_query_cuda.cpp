@@ -1,6 +1,6 @@
 #include <cuda_runtime_api.h>
 
-#include "compiler/backends/device_query.h"
+#include "compiler/backends/cuda/device_query.h"
 
 namespace fsc {
 

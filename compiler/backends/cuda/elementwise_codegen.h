@@ -6,7 +6,7 @@
 // toolkit to generate.
 #include <string>
 
-#include "compiler/elementwise_program.h"
+#include "compiler/runtime/elementwise_program.h"
 #include "core/dtype.h"
 
 namespace fsc {

@@ -1,6 +1,6 @@
 #include "compiler/backends/cuda/generated_kernels.h"
 
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/fused_domain.h"
 
 namespace fsc {
 

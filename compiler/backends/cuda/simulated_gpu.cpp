@@ -617,7 +617,7 @@ size_t SimulatedGpu::liveAllocations() const {
     return m_live.size();
 }
 
-std::shared_ptr<Device> makeSimulatedGpu(uint64_t capacityBytes) {
+std::shared_ptr<CudaDevice> makeSimulatedGpu(uint64_t capacityBytes) {
     return std::make_shared<SimulatedGpu>(capacityBytes);
 }
 

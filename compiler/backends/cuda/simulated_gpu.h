@@ -20,7 +20,7 @@ struct DeviceCounters {
     int64_t replays = 0;
 };
 
-class SimulatedGpu : public Device {
+class SimulatedGpu : public CudaDevice {
 public:
     explicit SimulatedGpu(uint64_t capacityBytes);
     ~SimulatedGpu() override;

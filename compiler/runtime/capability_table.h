@@ -1,6 +1,7 @@
 #pragma once
 // Which ops a backend runs on its device, read from a declared table (the CUDA one is
-// compiler/backends/cuda/capabilities.txt, built into the binary). Graph-break analysis
+// compiler/backends/cuda/capabilities.txt, built into the binary: cudaCapabilities()). Lowering
+// asks it which nodes a device provider claims; graph-break analysis
 // asks it where execution must return to the host.
 #include <map>
 #include <set>
@@ -26,7 +27,6 @@ public:
     // `source` names the table in errors ("capabilities.txt:12: ...").
     static Result<CapabilityTable> parse(const std::string& text, const std::string& source);
     static Result<CapabilityTable> load(const std::string& path);
-    static const CapabilityTable& cuda();  // the built-in CUDA table
 
     const std::string& name() const { return m_name; }
     // The op's entry, or null when the backend lacks the op.

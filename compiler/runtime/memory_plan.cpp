@@ -1,4 +1,4 @@
-#include "compiler/memory_plan.h"
+#include "compiler/runtime/memory_plan.h"
 
 #include "core/shape_values.h"
 

@@ -1,4 +1,4 @@
-#include "compiler/fused_domain.h"
+#include "compiler/runtime/fused_domain.h"
 
 #include <map>
 

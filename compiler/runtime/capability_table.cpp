@@ -1,4 +1,4 @@
-#include "compiler/capability_table.h"
+#include "compiler/runtime/capability_table.h"
 
 #include "core/parse_int.h"
 
@@ -10,7 +10,6 @@
 
 namespace fsc {
 
-const char* cudaCapabilityText();  // generated from backends/cuda/capabilities.txt
 
 namespace {
 
@@ -75,14 +74,6 @@ Result<CapabilityTable> CapabilityTable::load(const std::string& path) {
     std::stringstream text;
     text << in.rdbuf();
     return parse(text.str(), path);
-}
-
-const CapabilityTable& CapabilityTable::cuda() {
-    static const CapabilityTable table = [] {
-        auto parsed = parse(cudaCapabilityText(), "cuda capabilities.txt");
-        return parsed ? *parsed : CapabilityTable{};  // the build's test checks it parses
-    }();
-    return table;
 }
 
 const OpCapability* CapabilityTable::find(const std::string& domain, const std::string& op) const {

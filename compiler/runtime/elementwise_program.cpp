@@ -1,4 +1,4 @@
-#include "compiler/elementwise_program.h"
+#include "compiler/runtime/elementwise_program.h"
 
 #include <array>
 

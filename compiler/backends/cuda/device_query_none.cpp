@@ -1,4 +1,4 @@
-#include "compiler/backends/device_query.h"
+#include "compiler/backends/cuda/device_query.h"
 
 namespace fsc {
 

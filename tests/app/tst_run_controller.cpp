@@ -1,0 +1,119 @@
+// The run controller without the window: with nothing compiled it starts no job and says so;
+// on the sample it profiles the step shown, makes the run the session's and the selection's
+// run graph, fills the Run dock and reports it; a run store holding that run opens back into
+// the session as a stored run; a store that is not one fails with one line and a dialog.
+#include <QDir>
+#include <QSignalSpy>
+#include <QTest>
+#include <QApplication>
+#include <QMessageBox>
+#include <QTimer>
+#include <QWidget>
+
+#include "app/common/session.h"
+#include "app/gui/run_controller.h"
+#include "compiler/pipelines.h"
+#include "profiler/run_store.h"
+#include "profiler/trace.h"
+#include "views/job_runner.h"
+#include "views/run_panel.h"
+#include "views/selection.h"
+
+using namespace fsc;
+
+namespace {
+
+// Closes the first modal or non-modal message box that opens (the error dialog).
+void closeMessageBoxSoon() {
+    QTimer::singleShot(200, [] {
+        for (QWidget* w : QApplication::topLevelWidgets())
+            if (auto* box = qobject_cast<QMessageBox*>(w)) box->close();
+    });
+}
+
+}  // namespace
+
+class TestRunController : public QObject {
+    Q_OBJECT
+private slots:
+    void nothingToRunBeforeACompile() {
+        QWidget parent;
+        JobRunner jobs;
+        Session session;
+        Selection selection;
+        RunPanel panel;
+        RunController runs(jobs, session, selection, panel, &parent);
+        QSignalSpy status(&runs, &RunController::statusMessage);
+        runs.runShownGraph();
+        QCOMPARE(status.size(), 1);
+        QVERIFY(!jobs.busy());
+    }
+
+    void runsTheStepShownThenReadsItBackFromAStore() {
+        QWidget parent;
+        JobRunner jobs;
+        Session session;
+        Selection selection;
+        RunPanel panel;
+        panel.setIterations(3);
+        panel.setThreads(1);
+        RunController runs(jobs, session, selection, panel, &parent);
+        QVERIFY(session.open(FSC_SAMPLE_MODEL));
+        QVERIFY(session.compile({.passes = *pipelinePasses("O2")}));
+        const int last = session.stepCount() - 1;
+        session.setStep(last, session.snapshotAt(last)->materialize());
+        QSignalSpy finished(&runs, &RunController::finished);
+        QSignalSpy shown(&runs, &RunController::runShown);
+        runs.runShownGraph();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 60000);
+        QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(runs.lastError()));
+        QCOMPARE(shown.size(), 1);
+        QCOMPARE(shown.at(0).at(1).toBool(), false);  // of the step shown, not a store
+        QVERIFY(session.run());
+        QCOMPARE(session.runStep(), session.step());
+        QVERIFY(session.runMatchesStep());
+        QVERIFY(session.stepGraph());
+        QCOMPARE(selection.runGraph(), session.stepGraph());
+        QCOMPARE(session.run()->iterations, 3);
+
+        const QString path = QDir(FSC_TEST_TMP).filePath(QStringLiteral("run_controller.fsdb"));
+        QDir().mkpath(FSC_TEST_TMP);
+        QFile::remove(path);
+        {
+            auto store = RunStore::open(path.toStdString());
+            QVERIFY(store);
+            QVERIFY((*store)->addRun(*session.run()));
+        }
+        QSignalSpy opened(&runs, &RunController::storeOpened);
+        runs.openRunStore(path);
+        QTRY_COMPARE_WITH_TIMEOUT(opened.size(), 1, 30000);
+        QVERIFY(opened.at(0).at(0).toBool());
+        QCOMPARE(shown.size(), 2);
+        QCOMPARE(shown.at(1).at(1).toBool(), true);
+        QCOMPARE(session.runStep(), -1);  // a stored run belongs to no step shown
+        QVERIFY(!session.runMatchesStep());
+        QVERIFY(!selection.runGraph());
+    }
+
+    void aFileThatIsNotAStoreFailsWithOneLine() {
+        QWidget parent;
+        JobRunner jobs;
+        Session session;
+        Selection selection;
+        RunPanel panel;
+        RunController runs(jobs, session, selection, panel, &parent);
+        QSignalSpy opened(&runs, &RunController::storeOpened);
+        QSignalSpy logged(&runs, &RunController::logged);
+        closeMessageBoxSoon();
+        runs.openRunStore(QStringLiteral(FSC_SAMPLE_MODEL));  // an ONNX file, not SQLite
+        QTRY_COMPARE_WITH_TIMEOUT(opened.size(), 1, 30000);
+        QVERIFY(!opened.at(0).at(0).toBool());
+        QVERIFY(!logged.isEmpty());
+        const QString line = logged.last().at(0).toString();
+        QVERIFY2(line.startsWith(QStringLiteral("error: ")) && !line.contains(QLatin1Char('\n')), qPrintable(line));
+        QVERIFY(!session.run());
+    }
+};
+
+QTEST_MAIN(TestRunController)
+#include "tst_run_controller.moc"
