@@ -1,6 +1,8 @@
 #include "app/gui/main_window.h"
 
 #include "app/gui/compile_controller.h"
+#include "app/gui/find_bar.h"
+#include "app/gui/main_menus.h"
 #include "app/gui/run_controller.h"
 #include "app/gui/sensitivity_controller.h"
 #include "app/gui/walkthrough_dock.h"
@@ -73,6 +75,7 @@ MainWindow::MainWindow(QWidget* parent)
       m_status(new StatusLine(this)),
       m_work(new WorkIndicator(m_jobs, this)) {
     m_canvas = new GraphCanvas(m_jobs, this);
+    m_findBar = new FindBar(*m_canvas, this);
     m_before = new GraphCanvas(m_jobs, this);
     m_passes = new PassListModel(this);
     m_properties = new NodePropertiesView(m_jobs, this);
@@ -83,9 +86,6 @@ MainWindow::MainWindow(QWidget* parent)
     });
     m_passView = new QTableView(this);
     m_pipeline = new QComboBox(this);
-    m_findBar = new QToolBar(tr("Find"), this);
-    m_findField = new QLineEdit(this);
-    m_findCount = new QLabel(this);
     m_breaks = new GraphBreaksPanel(this);
     m_changes = new ChangesPanel(this);
     m_runPanel = new RunPanel(this);
@@ -332,196 +332,9 @@ QTreeWidget* MainWindow::changesList() const {
 }
 
 void MainWindow::createActions() {
-    // Find bar (Ctrl+F): Enter or F3 for the next match, Shift+F3 for the previous, Esc hides.
-    m_findBar->setObjectName(QStringLiteral("findBar"));
-    m_findField->setPlaceholderText(tr("Find node, op or tensor"));
-    m_findField->setClearButtonEnabled(true);
-    m_findField->setMaximumWidth(320);
-    m_findBar->addWidget(m_findField);
-    m_findBar->addAction(tr("Previous"), this, [this] { find(m_findField->text(), -1); })
-        ->setShortcut(QKeySequence::FindPrevious);
-    m_findBar->addAction(tr("Next"), this, [this] { find(m_findField->text(), +1); })
-        ->setShortcut(QKeySequence::FindNext);
-    m_findBar->addWidget(m_findCount);
-    QAction* close = m_findBar->addAction(tr("Close"), m_findBar, &QToolBar::hide);
-    close->setShortcut(Qt::Key_Escape);
-    close->setShortcutContext(Qt::WidgetWithChildrenShortcut);  // Esc also cancels work elsewhere
     addToolBar(Qt::TopToolBarArea, m_findBar);
-    m_findBar->hide();
-    connect(m_findField, &QLineEdit::returnPressed, this,
-            [this] { find(m_findField->text(), +1); });
 
-    QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* open = file->addAction(tr("&Open model…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open ONNX model"), {}, tr("ONNX models (*.onnx);;All files (*)"));
-        if (!path.isEmpty()) openModel(path);
-    });
-    open->setShortcut(QKeySequence::Open);
-    file->addAction(tr("Open &sample"), this,
-                    [this] { openModel(QString::fromLatin1(kSamplePath)); });
-    file->addAction(tr("Open run s&tore (.fsdb)…"), m_runs, &RunController::chooseRunStore);
-    m_recentMenu = file->addMenu(tr("Open &recent"));
-    rebuildRecentMenu();
-    file->addSeparator();
-    auto exportTo = [this](bool whole) {
-        const QString path = QFileDialog::getSaveFileName(
-            this, whole ? tr("Export the whole graph") : tr("Export the view"), {},
-            tr("PNG image (*.png);;SVG drawing (*.svg)"));
-        if (path.isEmpty()) return;
-        const QString error = m_canvas->exportImage(path, whole);
-        if (!error.isEmpty()) {
-            log(tr("error: %1").arg(error));
-            auto* box = new QMessageBox(QMessageBox::Warning, tr("Could not export"), error,
-                                        QMessageBox::Ok, this);
-            box->setAttribute(Qt::WA_DeleteOnClose);
-            box->open();
-        } else {
-            m_status->setText(tr("Saved %1").arg(path));
-            log(m_status->text());
-        }
-    };
-    file->addAction(tr("Export &view as PNG/SVG…"), this, [exportTo] { exportTo(false); });
-    file->addAction(tr("Export walkt&hrough as HTML…"), this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Export the walkthrough"), {}, tr("HTML page (*.html)"));
-        if (!path.isEmpty()) m_walkthrough->exportHtml(path);
-    });
-    file->addAction(tr("Export &whole graph as PNG/SVG…"), this, [exportTo] { exportTo(true); });
-    file->addSeparator();
-    QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::quit);
-    quit->setShortcut(QKeySequence::Quit);
-
-    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-    edit->addAction(tr("&Find…"), this,
-                    [this] {
-                        m_findBar->show();
-                        m_findField->setFocus();
-                        m_findField->selectAll();
-                    })
-        ->setShortcut(QKeySequence::Find);
-
-    QMenu* view = menuBar()->addMenu(tr("&View"));
-    view->addAction(tr("&Fit to window"), m_canvas, &GraphCanvas::fitToView);
-    QAction* graphOnly = view->addAction(tr("&Graph only"), this, &MainWindow::setGraphOnly);
-    graphOnly->setObjectName(QStringLiteral("graphOnlyAction"));
-    graphOnly->setCheckable(true);
-    graphOnly->setShortcut(QKeySequence(Qt::Key_F11));
-    graphOnly->setToolTip(tr("Hide every dock, so the graph (or both panes of a comparison) takes the window"));
-    QAction* reset = view->addAction(tr("&Reset layout"), this, &MainWindow::resetLayout);
-    reset->setObjectName(QStringLiteral("resetLayoutAction"));
-    reset->setToolTip(tr("The docks where they start: passes and properties on the left, tables below, small"));
-    QAction* dark = view->addAction(tr("&Dark palette"), this, &MainWindow::setDarkPalette);
-    dark->setCheckable(true);
-    dark->setChecked(QSettings().value(QStringLiteral("view/dark"), false).toBool());
-    QAction* constants = view->addAction(tr("Show &constants"), this, [this](bool on) {
-        m_canvas->setShowConstants(on);
-        m_before->setShowConstants(on);
-    });
-    constants->setCheckable(true);
-    constants->setObjectName(QStringLiteral("constantsAction"));
-    constants->setToolTip(tr("Constant nodes and Identities of weights, hidden by default"));
-    QAction* compare =
-        view->addAction(tr("Co&mpare with the step before"), this, &MainWindow::setCompare);
-    compare->setCheckable(true);
-    compare->setObjectName(QStringLiteral("compareAction"));
-    compare->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
-    addPaneNavigation(view);
-    view->addSeparator();
-    auto expandTo = [this](int depth) {
-        if (m_canvas->scopeTree())
-            m_canvas->setExpanded(expandedToDepth(*m_canvas->scopeTree(), depth));
-    };
-    view->addAction(tr("Co&llapse all"), this, [expandTo] { expandTo(0); });
-    for (int depth = 1; depth <= 4; ++depth)
-        view->addAction(tr("Expand to depth &%1").arg(depth), this,
-                        [expandTo, depth] { expandTo(depth); })
-            ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_0 + depth)));
-    view->addAction(tr("&Expand all"), this, [expandTo] { expandTo(1 << 20); })
-        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-    QAction* precision = view->addAction(tr("Colour by &precision"), this, [this](bool on) {
-        const auto colouring =
-            on ? GraphCanvas::Colouring::Precision : GraphCanvas::Colouring::OpCategory;
-        m_canvas->setColouring(colouring);
-        m_before->setColouring(colouring);
-    });
-    precision->setCheckable(true);
-    precision->setObjectName(QStringLiteral("precisionAction"));
-    precision->setToolTip(
-        tr("Fill nodes by the precision they compute in (int8, float16, bfloat16, float32) instead "
-           "of op category"));
-    view->addSeparator();
-    QAction* heat = view->addAction(tr("Run &heat overlay"), this, [this] { applyRunHeat(); });
-    heat->setCheckable(true);
-    heat->setChecked(true);
-    heat->setObjectName(QStringLiteral("heatAction"));
-    heat->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_H));
-    QMenu* heatShows = view->addMenu(tr("Heat &shows"));
-    auto* heatUnits = new QActionGroup(this);
-    int number = 0;
-    for (HeatUnit unit : {HeatUnit::Share, HeatUnit::Milliseconds, HeatUnit::BytesPerSecond,
-                          HeatUnit::FlopsPerSecond}) {
-        QAction* a = heatShows->addAction(QStringLiteral("&%1  %2").arg(++number).arg(tr(heatTitle(unit))), this,
-                                          [this, unit] { setHeatUnit(unit); });
-        a->setCheckable(true);
-        a->setChecked(unit == m_heatUnit);
-        a->setData(int(unit));
-        heatUnits->addAction(a);
-    }
-
-    QMenu* runMenu = menuBar()->addMenu(tr("&Run"));
-    QAction* run = runMenu->addAction(tr("&Run the graph shown"), m_runs, &RunController::runShownGraph);
-    run->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
-    run->setToolTip(tr("On the CPU or the CUDA GPU, as chosen in the Run dock"));
-    QAction* runCpu = runMenu->addAction(tr("Run on the &CPU"), this, [this] {
-        m_runPanel->setCudaSelected(false);
-        m_runs->runShownGraph();
-    });
-    runCpu->setObjectName(QStringLiteral("runCpuAction"));
-    QAction* runGpu = runMenu->addAction(tr("Run on the CUDA &GPU"), this, [this] {
-        m_runPanel->setCudaSelected(true);
-        m_runs->runShownGraph();
-    });
-    runGpu->setObjectName(QStringLiteral("runGpuAction"));
-    runGpu->setToolTip(tr(
-        "What the CUDA capability table claims runs on the first GPU, timed by CUPTI; the rest on "
-        "the CPU with explicit copies. Without a usable GPU the run goes to the CPU and says "
-        "why."));
-    QAction* simulate = runMenu->addAction(tr("&Simulate the partitioned graph on its devices"),
-                                           this, [this] { simulateDevices("nvlink4"); });
-    simulate->setObjectName(QStringLiteral("simulateAction"));
-    simulate->setToolTip(
-        tr("For a graph after tensor-parallel or pipeline-parallel: one Timeline lane per device, "
-           "node "
-           "times from the cost model, communication from an NVLink 4 model (simulated, not "
-           "measured)"));
-    QMenu* over = runMenu->addMenu(tr("Simulate &over"));
-    for (const auto& [key, label] :
-         {std::pair{"nvlink4", "&NVLink 4"}, std::pair{"pcie5", "&PCIe 5 x16"},
-          std::pair{"ndr", "&InfiniBand NDR"}})
-        over->addAction(tr(label), this,
-                        [this, key = QString::fromLatin1(key)] { simulateDevices(key); });
-    runMenu->addAction(tr("Ca&ncel the work under way"), m_work, &WorkIndicator::cancelAll);
-
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    QAction* walk = help->addAction(tr("&Walkthrough: this model, from ONNX to kernels"), this, [this] { showWalkthrough(); });
-    walk->setObjectName(QStringLiteral("walkthroughMenuAction"));
-    QAction* about =
-        help->addAction(tr("&About Fusescope"), this, [this] { showAboutDialog(this); });
-    about->setObjectName(QStringLiteral("aboutAction"));
-    about->setMenuRole(QAction::AboutRole);
-
-    QToolBar* tools = addToolBar(tr("Main"));
-    tools->setObjectName(QStringLiteral("mainToolBar"));
-    tools->addAction(open);
-    tools->addAction(tr("Fit"), m_canvas, &GraphCanvas::fitToView)
-        ->setToolTip(tr("Fit the graph to the window (F)"));
-    tools->addAction(compare);
-    tools->addAction(run);
-    tools->addAction(heat);
-    for (QAction* a : tools->actions())
-        if (!a->shortcut().isEmpty())
-            a->setToolTip(QStringLiteral("%1 (%2)").arg(a->text().remove(QLatin1Char('&')),
-                                                        a->shortcut().toString()));
+    m_menus = new MainMenus(*this);
 }
 
 void MainWindow::log(const QString& line) {
@@ -539,34 +352,6 @@ void MainWindow::cancelWork() {
 
 bool MainWindow::loading() const {
     return m_jobs.busy(this, kLoadJob);
-}
-
-QStringList MainWindow::recentFiles() const {
-    return QSettings().value(QStringLiteral("files/recent")).toStringList();
-}
-
-void MainWindow::rememberRecent(const QString& path) {
-    if (path.startsWith(QLatin1Char(':'))) return;  // the bundled sample has its own entry
-    QStringList recent = recentFiles();
-    recent.removeAll(path);
-    recent.prepend(path);
-    while (recent.size() > 10) recent.removeLast();
-    QSettings().setValue(QStringLiteral("files/recent"), recent);
-    rebuildRecentMenu();
-}
-
-void MainWindow::rebuildRecentMenu() {
-    if (!m_recentMenu) return;
-    m_recentMenu->clear();
-    const QStringList recent = recentFiles();
-    // Numbered, so the keyboard picks one with its digit; a path's own '&' is kept as text.
-    for (qsizetype i = 0; i < recent.size(); ++i) {
-        const QString& path = recent[i];
-        QString label = QString(path).replace(QLatin1Char('&'), QLatin1String("&&"));
-        if (i < 9) label = QStringLiteral("&%1  %2").arg(i + 1).arg(label);
-        m_recentMenu->addAction(label, this, [this, path] { openModel(path); });
-    }
-    m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
 void MainWindow::setDarkPalette(bool dark) {
@@ -655,27 +440,8 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
         log(tr("import note: %1").arg(QString::fromStdString(warning)));
     m_passes->setTrace(nullptr);
     m_properties->setOpsets(model->opsetImports);
-    rememberRecent(path);
     m_compiles->compileWith(m_pipeline->currentText());
     emit modelShown(path);
-}
-
-void MainWindow::find(const QString& query, int step) {
-    const Graph* graph = m_canvas->shownGraph();
-    if (!graph) return;
-    if (query != m_findQuery || m_findHits.empty()) {  // a new search
-        m_findQuery = query;
-        m_findHits = findNodes(*graph, query.toStdString());
-        m_findIndex = step > 0 ? -1 : 0;
-    }
-    if (m_findHits.empty()) {
-        m_findCount->setText(query.isEmpty() ? QString() : tr("no match"));
-        return;
-    }
-    const int n = int(m_findHits.size());
-    m_findIndex = ((m_findIndex + step) % n + n) % n;
-    m_findCount->setText(tr("%1 of %2").arg(m_findIndex + 1).arg(n));
-    m_canvas->revealNode(m_findHits[size_t(m_findIndex)]);
 }
 
 void MainWindow::showError(const QString& message) {

@@ -33,6 +33,8 @@ class QTreeView;
 
 namespace fsc {
 
+class FindBar;
+class MainMenus;
 class GraphCanvas;
 class NodePropertiesView;
 class PassListModel;
@@ -80,9 +82,8 @@ public:
     // Shows the graph after step `row` of the pass list (0: as imported); the graph is made
     // in the background and stepShown() follows.
     void showStep(int row);
-    // Ctrl+F: finds nodes by name, op or tensor name in the shown graph; step = +1 / -1.
-    void find(const QString& query, int step);
-    QLineEdit* findField() const { return m_findField; }
+    // Ctrl+F: finds nodes by name, op or tensor name in the graph shown.
+    FindBar* findBar() const { return m_findBar; }
     // Side by side: the step before the selected one on the left, removed nodes marked
     // there, added ones on the right, pan and zoom shared, selection linked by provenance.
     void setCompare(bool on);
@@ -90,7 +91,6 @@ public:
     // before the selected step). Turns the comparison on.
     void setCompareBase(int row);
     // Settings kept between runs (QSettings): recent files, window layout, palette.
-    QStringList recentFiles() const;
     void setDarkPalette(bool dark);
     GraphCanvas* beforeCanvas() const { return m_before; }
     QTreeWidget* breaksList() const;
@@ -107,6 +107,14 @@ public:
     RooflineView* rooflineView() const { return m_rooflineView; }
     // What the run overlay colours nodes by (View > Heat shows).
     void setHeatUnit(HeatUnit unit);
+    HeatUnit heatUnit() const { return m_heatUnit; }
+    // The run's heat on the canvas when it belongs to the graph shown and the overlay is on.
+    void applyRunHeat();
+    // A line in the Log dock, timed.
+    void log(const QString& line);
+    StatusLine* statusLine() const { return m_status; }
+    // View > Next pane / Previous pane (F6, Shift+F6), added to `view`.
+    void addPaneNavigation(QMenu* view);
     const Trace* lastTrace() const { return m_session.run().get(); }
     // If/Loop/Scan bodies: opens the node's graph attribute `attribute` (empty: its only one)
     // in the canvas, one breadcrumb further; upTo(0) returns to the step's graph.
@@ -152,7 +160,6 @@ public:
 
 private:
     void createDocks();
-    void addPaneNavigation(QMenu* view);
     // Layout and sizes per screen size: restored when this screen size was seen before,
     // else the window fits the screen and the docks start small (main_window_layout.cpp).
     void restoreLayout();
@@ -167,11 +174,8 @@ private:
     QDockWidget* addDock(const QString& title, const QString& name, QWidget* widget,
                          Qt::DockWidgetArea area, bool shrinkable = false);
     void createActions();
-    void log(const QString& line);
     // A run the RunController made the session's: the docks that draw traces follow it.
     void showRunTrace(std::shared_ptr<const Trace> trace, bool fromStore);
-    // The run's heat on the canvas when it belongs to the graph shown and the overlay is on.
-    void applyRunHeat();
     bool runMatchesCanvas() const;      // the run shown belongs to the graph on the canvas
     void showNodeKernels(NodeId node);  // its launches in the run, in the properties
     void rebuildBreadcrumb();
@@ -212,9 +216,7 @@ private:
     GraphCanvas* m_before;  // the left pane of the comparison
     bool m_compare = false;
     int m_compareBase = -1;
-    QMenu* m_recentMenu = nullptr;
-    void rememberRecent(const QString& path);
-    void rebuildRecentMenu();
+    MainMenus* m_menus = nullptr;
     void closeEvent(QCloseEvent* event) override;
     int m_initialDepth = -1;
     QString m_shownText;  // the status line's model summary
@@ -222,12 +224,7 @@ private:
     NodePropertiesView* m_properties;
     QTableView* m_passView;
     QComboBox* m_pipeline;
-    QToolBar* m_findBar;
-    QLineEdit* m_findField;
-    QLabel* m_findCount;
-    QString m_findQuery;
-    std::vector<NodeId> m_findHits;
-    int m_findIndex = -1;
+    FindBar* m_findBar = nullptr;
     GraphBreaksPanel* m_breaks;  // graph breaks of the step shown, against the CUDA table
     void showBreaks(std::shared_ptr<const Graph> graph);  // in the background
     ChangesPanel* m_changes;  // what the shown step changed and rejected, with reasons

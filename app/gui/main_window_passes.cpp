@@ -2,6 +2,7 @@
 // comparing two steps, graph breaks, and opening If/Loop/Scan bodies.
 #include "compiler/backends/cuda/cuda_provider.h"
 #include "app/gui/main_window.h"
+#include "app/gui/find_bar.h"
 #include "app/gui/run_controller.h"
 
 #include <QAction>
@@ -206,7 +207,7 @@ void MainWindow::applyStep(ShownStep s) {
         m_subgraphs.clear();
         rebuildBreadcrumb();
     }
-    m_findHits.clear();  // ids belong to the graph they were found in
+    m_findBar->forget();  // ids belong to the graph they were found in
     m_selection.setStepGraph(s.graph);
     updateRunGraph();
     const int depth = m_initialDepth >= 0 ? m_initialDepth : s.graph->nodeCount() <= 300 ? (1 << 20) : 1;

@@ -33,6 +33,8 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/compile_controller.h"
+#include "app/gui/find_bar.h"
+#include "app/gui/main_menus.h"
 #include "app/gui/run_controller.h"
 #include "views/custom_pipeline_dialog.h"
 #include "compiler/backends/cuda/device.h"
@@ -115,7 +117,7 @@ private slots:
             QVERIFY(qApp->palette().color(QPalette::Base).lightness() < 60);
         }
         MainWindow again;  // a later session
-        QCOMPARE(again.recentFiles().value(0), QStringLiteral(FSC_SAMPLE_MODEL));
+        QCOMPARE(recentFiles().value(0), QStringLiteral(FSC_SAMPLE_MODEL));
         QVERIFY(qApp->palette().color(QPalette::Base).lightness() < 60);
         again.setDarkPalette(false);
         QVERIFY(qApp->palette().color(QPalette::Base).lightness() > 180);
@@ -568,7 +570,7 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(
             w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut(), 20000);
         QCOMPARE(int(w.canvas()->shownGraph()->nodeCount()), 42);
-        w.find(QStringLiteral("softmax"), +1);
+        w.findBar()->find(QStringLiteral("softmax"), +1);
         const NodeId hit = w.canvas()->selectedNode();
         QVERIFY(hit.valid());
         QCOMPARE(w.canvas()->shownGraph()->node(hit).opType, std::string("Softmax"));
@@ -578,7 +580,7 @@ private slots:
         bool boxed = false;
         for (const auto& box : w.canvas()->canvasLayout().boxes) boxed |= box.node == hit;
         QVERIFY(boxed);
-        w.find(QStringLiteral("no-such-thing"), +1);
+        w.findBar()->find(QStringLiteral("no-such-thing"), +1);
         QCOMPARE(w.canvas()->selectedNode(), hit);  // nothing found: the selection stays
     }
 
