@@ -24,6 +24,7 @@
 #include "app/common/build_info.h"
 #include "app/common/openmp_waiting.h"
 #include "app/gui/main_window.h"
+#include "app/gui/dock_layout.h"
 #include "app/gui/run_controller.h"
 #include "views/graph_canvas.h"
 #include "views/node_properties_view.h"
@@ -111,7 +112,7 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
             window.canvas()->revealNode(found);
         }
         if (!dock.isEmpty()) {
-            if (!window.raiseDock(dock + QStringLiteral("Dock")))
+            if (!window.docks()->raiseDock(dock + QStringLiteral("Dock")))
                 return fail(QStringLiteral("--dock %1: no such dock (run, timeline, memory, roofline, log, nodes, breaks, changes, sensitivity, summary, properties, outline)").arg(dock), 64);
         }
         if (chapter > 0) window.showWalkthrough(chapter);  // computed in the background

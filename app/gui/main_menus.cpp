@@ -11,6 +11,7 @@
 #include <QToolBar>
 
 #include "app/gui/about_dialog.h"
+#include "app/gui/dock_layout.h"
 #include "app/gui/find_bar.h"
 #include "app/gui/main_window.h"
 #include "app/gui/run_controller.h"
@@ -76,12 +77,12 @@ MainMenus::MainMenus(MainWindow& w) : QObject(&w), m_window(w) {
 
     QMenu* view = w.menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Fit to window"), w.canvas(), &GraphCanvas::fitToView);
-    QAction* graphOnly = view->addAction(tr("&Graph only"), &w, &MainWindow::setGraphOnly);
+    QAction* graphOnly = view->addAction(tr("&Graph only"), w.docks(), &DockLayout::setGraphOnly);
     graphOnly->setObjectName(QStringLiteral("graphOnlyAction"));
     graphOnly->setCheckable(true);
     graphOnly->setShortcut(QKeySequence(Qt::Key_F11));
     graphOnly->setToolTip(tr("Hide every dock, so the graph (or both panes of a comparison) takes the window"));
-    QAction* reset = view->addAction(tr("&Reset layout"), &w, &MainWindow::resetLayout);
+    QAction* reset = view->addAction(tr("&Reset layout"), w.docks(), &DockLayout::reset);
     reset->setObjectName(QStringLiteral("resetLayoutAction"));
     reset->setToolTip(tr("The docks where they start: passes and properties on the left, tables below, small"));
     QAction* dark = view->addAction(tr("&Dark palette"), &w, &MainWindow::setDarkPalette);
@@ -99,7 +100,7 @@ MainMenus::MainMenus(MainWindow& w) : QObject(&w), m_window(w) {
     compare->setCheckable(true);
     compare->setObjectName(QStringLiteral("compareAction"));
     compare->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
-    w.addPaneNavigation(view);
+    w.docks()->addPaneNavigation(view);
     view->addSeparator();
     auto expandTo = [&w](int depth) {
         if (w.canvas()->scopeTree())

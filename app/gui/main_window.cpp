@@ -1,6 +1,7 @@
 #include "app/gui/main_window.h"
 
 #include "app/gui/compile_controller.h"
+#include "app/gui/dock_layout.h"
 #include "app/gui/find_bar.h"
 #include "app/gui/main_menus.h"
 #include "app/gui/run_controller.h"
@@ -77,6 +78,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_canvas = new GraphCanvas(m_jobs, this);
     m_findBar = new FindBar(*m_canvas, this);
     m_before = new GraphCanvas(m_jobs, this);
+    m_docks = new DockLayout(*this, *m_canvas, *m_before);
     m_passes = new PassListModel(this);
     m_properties = new NodePropertiesView(m_jobs, this);
     m_properties->setKernelSource([](const Graph& graph, NodeId node) -> Result<GeneratedKernelText> {
@@ -136,8 +138,7 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->addPermanentWidget(m_work);
 
     createActions();
-    m_defaultState = saveState();  // what View > Reset layout returns to
-    restoreLayout();
+    m_docks->keepDefaultAndRestore();
     if (QSettings().value(QStringLiteral("view/dark"), false).toBool()) setDarkPalette(true);
 }
 
@@ -378,8 +379,13 @@ void MainWindow::setDarkPalette(bool dark) {
     qApp->setPalette(p);
 }
 
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    m_docks->shown();
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
-    saveLayout();
+    m_docks->save();
     QMainWindow::closeEvent(event);
 }
 

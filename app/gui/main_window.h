@@ -33,6 +33,7 @@ class QTreeView;
 
 namespace fsc {
 
+class DockLayout;
 class FindBar;
 class MainMenus;
 class GraphCanvas;
@@ -113,8 +114,6 @@ public:
     // A line in the Log dock, timed.
     void log(const QString& line);
     StatusLine* statusLine() const { return m_status; }
-    // View > Next pane / Previous pane (F6, Shift+F6), added to `view`.
-    void addPaneNavigation(QMenu* view);
     const Trace* lastTrace() const { return m_session.run().get(); }
     // If/Loop/Scan bodies: opens the node's graph attribute `attribute` (empty: its only one)
     // in the canvas, one breadcrumb further; upTo(0) returns to the step's graph.
@@ -143,34 +142,13 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 public:
-    // The docks where they start (the canvas gets most of the window), for this screen.
-    void resetLayout();
-    // Every dock hidden (the graph, or both panes of a comparison, take the window), or
-    // the docks shown before brought back.
-    void setGraphOnly(bool on);
-    // Shows and raises the dock named `name` (its objectName); a chart or table below the
-    // canvas that is still at its small starting height grows to a third of the window,
-    // since the user now asks to read it. False when there is no such dock.
-    bool raiseDock(const QString& name);
-    // The panes the keyboard moves between with F6 / Shift+F6, in reading order: the
-    // canvas (both panes when comparing), then the docks on screen (the front tab of each).
-    QList<QWidget*> panes() const;
-    // Gives the keys to the next (+1) or previous (-1) pane, wrapping around.
-    void focusPane(int direction);
+    // Where the docks are, raising one, Graph only, Reset layout, F6 between panes.
+    DockLayout* docks() const { return m_docks; }
 
 private:
     void createDocks();
-    // Layout and sizes per screen size: restored when this screen size was seen before,
-    // else the window fits the screen and the docks start small (main_window_layout.cpp).
-    void restoreLayout();
-    void saveLayout() const;
-    void applyDefaultDockSizes();
-    QString screenKey() const;
     void showEvent(QShowEvent* event) override;
-    QByteArray m_defaultState;
-    QList<QDockWidget*> m_hiddenForGraph;  // what setGraphOnly(true) hid
-    QPointer<QDockWidget> m_dockToGrow;     // raised, to be grown once laid out (raiseDock)
-    bool m_defaultSizesPending = false;
+    DockLayout* m_docks = nullptr;
     QDockWidget* addDock(const QString& title, const QString& name, QWidget* widget,
                          Qt::DockWidgetArea area, bool shrinkable = false);
     void createActions();

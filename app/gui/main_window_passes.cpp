@@ -2,6 +2,7 @@
 // comparing two steps, graph breaks, and opening If/Loop/Scan bodies.
 #include "compiler/backends/cuda/cuda_provider.h"
 #include "app/gui/main_window.h"
+#include "app/gui/dock_layout.h"
 #include "app/gui/find_bar.h"
 #include "app/gui/run_controller.h"
 
@@ -246,7 +247,7 @@ void MainWindow::showWalkthrough(int chapter) {
 
 void MainWindow::walkthroughAction(int chapter, const QString& argument) {
     auto raise = [this](const char* name) {
-        raiseDock(QString::fromLatin1(name));
+        m_docks->raiseDock(QString::fromLatin1(name));
     };
     switch (chapter) {
         case 1: return raise("summaryDock");

@@ -1,6 +1,7 @@
 // MainWindow, the run shown (RunController makes it): its trace on the Timeline, Memory and
 // Roofline docks, its heat on the canvas, and a picked node's kernels in the properties.
 #include "app/gui/main_window.h"
+#include "app/gui/dock_layout.h"
 
 #include <QAction>
 
@@ -18,9 +19,9 @@ void MainWindow::showRunTrace(std::shared_ptr<const Trace> trace, bool fromStore
     m_timeline->setTrace(trace);
     m_memory->setTrace(trace);
     m_rooflineView->setTrace(trace);
-    raiseDock(QStringLiteral("runDock"));
+    m_docks->raiseDock(QStringLiteral("runDock"));
     applyRunHeat();
-    if (fromStore) raiseDock(QStringLiteral("timelineDock"));
+    if (fromStore) m_docks->raiseDock(QStringLiteral("timelineDock"));
 }
 
 void MainWindow::updateRunGraph() {

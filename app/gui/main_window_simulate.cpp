@@ -1,6 +1,7 @@
 // The partitioned graph shown, simulated on its devices over an interconnect (the cost model
 // per node, on the GUI thread), for the Timeline's lane per device.
 #include "app/gui/main_window.h"
+#include "app/gui/dock_layout.h"
 #include "app/common/simulated_trace.h"
 #include "views/status_line.h"
 #include "views/graph_canvas.h"
@@ -24,7 +25,7 @@ bool MainWindow::simulateDevices(const QString& interconnect) {
     const SimulatedRun& run = simulated->run;
     const Interconnect* link = &simulated->link;
     m_timeline->setTrace(simulated->trace);
-    raiseDock(QStringLiteral("timelineDock"));
+    m_docks->raiseDock(QStringLiteral("timelineDock"));
     log(tr("Simulated (not measured) on %1 devices over %2%3: %4 us against %5 us on one, speed-up %6x; "
            "communication %7 us on the critical path; bubbles %8%")
             .arg(shape.devices)

@@ -33,6 +33,7 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/compile_controller.h"
+#include "app/gui/dock_layout.h"
 #include "app/gui/find_bar.h"
 #include "app/gui/main_menus.h"
 #include "app/gui/run_controller.h"
@@ -210,11 +211,11 @@ private slots:
         QCOMPARE(shownDocks(), before);
         // A chart asked for (a run's timeline, a walkthrough button) gets a third of the
         // window (less its tab strip) instead of its small starting height.
-        QVERIFY(w.raiseDock(QStringLiteral("memoryDock")));
+        QVERIFY(w.docks()->raiseDock(QStringLiteral("memoryDock")));
         QDockWidget* memory = w.findChild<QDockWidget*>(QStringLiteral("memoryDock"));
         QTest::qWaitFor([&] { return memory->height() >= w.height() * 3 / 10; }, 2000);
         QVERIFY(memory->height() >= w.height() * 3 / 10);
-        QVERIFY(!w.raiseDock(QStringLiteral("noSuchDock")));
+        QVERIFY(!w.docks()->raiseDock(QStringLiteral("noSuchDock")));
     }
 
     // Keyboard: with a node selected, Down walks to a node below it and Up back; with
@@ -274,7 +275,7 @@ private slots:
         w.activateWindow();
         w.canvas()->setFocus();
         QVERIFY(QTest::qWaitFor([&] { return w.canvas()->hasFocus(); }, 2000));
-        const QList<QWidget*> panes = w.panes();
+        const QList<QWidget*> panes = w.docks()->panes();
         QVERIFY2(panes.size() >= 4, "the canvas, the passes, the properties and a dock below");
         QCOMPARE(panes.front(), static_cast<QWidget*>(w.canvas()));
         auto paneOfFocus = [&] {

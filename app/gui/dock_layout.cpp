@@ -1,11 +1,12 @@
-// The window's layout: it fits the screen it opens on, the graph gets most of it, and what
-// a user arranges is remembered per screen size (a laptop's layout is not a monitor's).
+#include "app/gui/dock_layout.h"
+
 #include <QAction>
 #include <QApplication>
-#include <QMenu>
 #include <QDockWidget>
 #include <QGuiApplication>
 #include <QLayout>
+#include <QMainWindow>
+#include <QMenu>
 #include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
@@ -13,9 +14,6 @@
 
 #include <algorithm>
 #include <tuple>
-
-#include "app/gui/main_window.h"
-#include "views/graph_canvas.h"
 
 namespace fsc {
 
@@ -45,17 +43,25 @@ QWidget* firstFocusable(QWidget* pane) {
 
 }  // namespace
 
-QList<QWidget*> MainWindow::panes() const {
+DockLayout::DockLayout(QMainWindow& window, QWidget& canvas, QWidget& before)
+    : QObject(&window), m_window(window), m_canvas(canvas), m_before(before) {}
+
+void DockLayout::keepDefaultAndRestore() {
+    m_defaultState = m_window.saveState();
+    restore();
+}
+
+QList<QWidget*> DockLayout::panes() const {
     QList<QWidget*> panes;
-    if (m_before->isVisible()) panes << m_before;
-    panes << m_canvas;
+    if (m_before.isVisible()) panes << &m_before;
+    panes << &m_canvas;
     QList<QDockWidget*> docks;
-    for (QDockWidget* dock : findChildren<QDockWidget*>())
+    for (QDockWidget* dock : m_window.findChildren<QDockWidget*>())
         if (dock->isVisible() && !dock->visibleRegion().isEmpty()) docks << dock;  // a front tab
     // Reading order: the left column top to bottom, then the docks below left to right.
     auto rank = [this](QDockWidget* dock) {
-        const QPoint at = dock->mapTo(this, QPoint(0, 0));
-        const int area = dockWidgetArea(dock) == Qt::LeftDockWidgetArea ? 0 : 1;
+        const QPoint at = dock->mapTo(&m_window, QPoint(0, 0));
+        const int area = m_window.dockWidgetArea(dock) == Qt::LeftDockWidgetArea ? 0 : 1;
         return std::tuple(area, area == 0 ? at.y() : at.x(), area == 0 ? at.x() : at.y());
     };
     std::stable_sort(docks.begin(), docks.end(), [&](QDockWidget* a, QDockWidget* b) { return rank(a) < rank(b); });
@@ -63,7 +69,7 @@ QList<QWidget*> MainWindow::panes() const {
     return panes;
 }
 
-void MainWindow::focusPane(int direction) {
+void DockLayout::focusPane(int direction) {
     const QList<QWidget*> order = panes();
     if (order.isEmpty()) return;
     const QWidget* focused = QApplication::focusWidget();
@@ -83,7 +89,7 @@ void MainWindow::focusPane(int direction) {
     }
 }
 
-void MainWindow::addPaneNavigation(QMenu* view) {
+void DockLayout::addPaneNavigation(QMenu* view) {
     QMenu* go = view->addMenu(tr("Go &to"));
     go->setObjectName(QStringLiteral("goToMenu"));
     QAction* next = go->addAction(tr("&Next pane"), this, [this] { focusPane(+1); });
@@ -93,11 +99,11 @@ void MainWindow::addPaneNavigation(QMenu* view) {
     previous->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F6));
     previous->setObjectName(QStringLiteral("previousPaneAction"));
     go->addSeparator();
-    go->addAction(tr("The &graph"), this, [this] { m_canvas->setFocus(Qt::ShortcutFocusReason); });
+    go->addAction(tr("The &graph"), this, [this] { m_canvas.setFocus(Qt::ShortcutFocusReason); });
     // One entry per dock, by its title, with the first letter not yet taken as its mnemonic:
     // the entry shows the dock (even a closed one), brings it forward and gives it the keys.
     QString taken = QStringLiteral("npg");
-    for (QDockWidget* dock : findChildren<QDockWidget*>()) {
+    for (QDockWidget* dock : m_window.findChildren<QDockWidget*>()) {
         QString title = dock->windowTitle();
         for (qsizetype i = 0; i < title.size(); ++i)
             if (title[i].isLetter() && !taken.contains(title[i].toLower())) {
@@ -114,61 +120,60 @@ void MainWindow::addPaneNavigation(QMenu* view) {
     }
 }
 
-QString MainWindow::screenKey() const {
-    const QScreen* s = screen();
+QString DockLayout::screenKey() const {
+    const QScreen* s = m_window.screen();
     const QSize size = s ? s->availableGeometry().size() : QSize();
     return QStringLiteral("window/%1x%2/").arg(size.width()).arg(size.height());
 }
 
-void MainWindow::restoreLayout() {
+void DockLayout::restore() {
     QSettings settings;
     const QString key = screenKey();
-    if (restoreGeometry(settings.value(key + QStringLiteral("geometry")).toByteArray()) &&
-        restoreState(settings.value(key + QStringLiteral("state")).toByteArray(), kLayoutVersion))
+    if (m_window.restoreGeometry(settings.value(key + QStringLiteral("geometry")).toByteArray()) &&
+        m_window.restoreState(settings.value(key + QStringLiteral("state")).toByteArray(), kLayoutVersion))
         return;
     // First time on this screen size: the window takes at most the screen's free area
     // (never more, whatever the docks would like), at least 1280x800 where there is room.
     // The tabbed docks only count as tabs once the layout is activated; before that their
     // minimum widths add up (2,390 pixels) and the window would be made that wide.
-    layout()->invalidate();
-    layout()->activate();
+    m_window.layout()->invalidate();
+    m_window.layout()->activate();
     // The offscreen platform (screenshots, tests) has no real screen: 1280x800 there.
-    const bool realScreen = screen() && QGuiApplication::platformName() != QLatin1String("offscreen");
-    const QRect free = realScreen ? screen()->availableGeometry() : QRect(0, 0, 1280, 800);
+    const bool realScreen = m_window.screen() && QGuiApplication::platformName() != QLatin1String("offscreen");
+    const QRect free = realScreen ? m_window.screen()->availableGeometry() : QRect(0, 0, 1280, 800);
     const QSize size(std::min(free.width(), std::max(1280, int(free.width() * 0.85))),
                      std::min(free.height(), std::max(800, int(free.height() * 0.85))));
-    setGeometry(QRect(free.topLeft() + QPoint((free.width() - size.width()) / 2, (free.height() - size.height()) / 2),
+    m_window.setGeometry(QRect(free.topLeft() + QPoint((free.width() - size.width()) / 2, (free.height() - size.height()) / 2),
                       size));
     m_defaultSizesPending = true;  // docks can be sized once the window is laid out
 }
 
-void MainWindow::saveLayout() const {
+void DockLayout::save() const {
     QSettings settings;
     const QString key = screenKey();
-    settings.setValue(key + QStringLiteral("geometry"), saveGeometry());
-    settings.setValue(key + QStringLiteral("state"), saveState(kLayoutVersion));
+    settings.setValue(key + QStringLiteral("geometry"), m_window.saveGeometry());
+    settings.setValue(key + QStringLiteral("state"), m_window.saveState(kLayoutVersion));
 }
 
-void MainWindow::showEvent(QShowEvent* event) {
-    QMainWindow::showEvent(event);
+void DockLayout::shown() {
     if (!m_defaultSizesPending) return;
     m_defaultSizesPending = false;
-    QTimer::singleShot(0, this, &MainWindow::applyDefaultDockSizes);
+    QTimer::singleShot(0, this, &DockLayout::applyDefaultDockSizes);
 }
 
-void MainWindow::applyDefaultDockSizes() {
-    auto dock = [this](const char* name) { return findChild<QDockWidget*>(QString::fromLatin1(name)); };
+void DockLayout::applyDefaultDockSizes() {
+    auto dock = [this](const char* name) { return m_window.findChild<QDockWidget*>(QString::fromLatin1(name)); };
     QDockWidget *passes = dock("passDock"), *summary = dock("summaryDock"), *nodes = dock("nodesDock");
     if (!passes || !summary || !nodes) return;
-    resizeDocks({passes}, {std::max(200, int(width() * kLeftColumnShare))}, Qt::Horizontal);
-    resizeDocks({passes, summary}, {height() * 3 / 5, height() * 2 / 5}, Qt::Vertical);
-    resizeDocks({nodes}, {std::max(110, int(height() * kBottomShare))}, Qt::Vertical);
+    m_window.resizeDocks({passes}, {std::max(200, int(m_window.width() * kLeftColumnShare))}, Qt::Horizontal);
+    m_window.resizeDocks({passes, summary}, {m_window.height() * 3 / 5, m_window.height() * 2 / 5}, Qt::Vertical);
+    m_window.resizeDocks({nodes}, {std::max(110, int(m_window.height() * kBottomShare))}, Qt::Vertical);
 }
 
-void MainWindow::setGraphOnly(bool on) {
+void DockLayout::setGraphOnly(bool on) {
     if (on) {
         m_hiddenForGraph.clear();
-        for (QDockWidget* dock : findChildren<QDockWidget*>())
+        for (QDockWidget* dock : m_window.findChildren<QDockWidget*>())
             if (dock->isVisible()) {
                 m_hiddenForGraph.push_back(dock);
                 dock->hide();
@@ -177,12 +182,12 @@ void MainWindow::setGraphOnly(bool on) {
         for (QDockWidget* dock : m_hiddenForGraph) dock->show();
         m_hiddenForGraph.clear();
     }
-    if (auto* action = findChild<QAction*>(QStringLiteral("graphOnlyAction")); action && action->isChecked() != on)
+    if (auto* action = m_window.findChild<QAction*>(QStringLiteral("graphOnlyAction")); action && action->isChecked() != on)
         action->setChecked(on);
 }
 
-bool MainWindow::raiseDock(const QString& name) {
-    auto* dock = findChild<QDockWidget*>(name);
+bool DockLayout::raiseDock(const QString& name) {
+    auto* dock = m_window.findChild<QDockWidget*>(name);
     if (!dock) return false;
     dock->show();
     dock->raise();
@@ -195,19 +200,19 @@ bool MainWindow::raiseDock(const QString& name) {
     QTimer::singleShot(0, this, [this] {
         QDockWidget* grow = m_dockToGrow;
         m_dockToGrow = nullptr;
-        const int room = height() / 3;
-        if (grow && dockWidgetArea(grow) == Qt::BottomDockWidgetArea && !grow->isFloating() && grow->height() < room)
-            resizeDocks({grow}, {room}, Qt::Vertical);
+        const int room = m_window.height() / 3;
+        if (grow && m_window.dockWidgetArea(grow) == Qt::BottomDockWidgetArea && !grow->isFloating() && grow->height() < room)
+            m_window.resizeDocks({grow}, {room}, Qt::Vertical);
     });
     return true;
 }
 
-void MainWindow::resetLayout() {
+void DockLayout::reset() {
     setGraphOnly(false);
-    restoreState(m_defaultState);
-    if (auto* walkthrough = findChild<QDockWidget*>(QStringLiteral("walkthroughDock"))) walkthrough->hide();
-    const QRect free = screen() ? screen()->availableGeometry() : geometry();
-    if (!free.contains(frameGeometry())) setGeometry(free);
+    m_window.restoreState(m_defaultState);
+    if (auto* walkthrough = m_window.findChild<QDockWidget*>(QStringLiteral("walkthroughDock"))) walkthrough->hide();
+    const QRect free = m_window.screen() ? m_window.screen()->availableGeometry() : m_window.geometry();
+    if (!free.contains(m_window.frameGeometry())) m_window.setGeometry(free);
     applyDefaultDockSizes();
 }
 
