@@ -14,6 +14,7 @@
 #include "app/gui/dock_layout.h"
 #include "app/gui/find_bar.h"
 #include "app/gui/main_window.h"
+#include "app/gui/palette.h"
 #include "app/gui/run_controller.h"
 #include "app/gui/walkthrough_dock.h"
 #include "views/graph_canvas.h"
@@ -85,9 +86,9 @@ MainMenus::MainMenus(MainWindow& w) : QObject(&w), m_window(w) {
     QAction* reset = view->addAction(tr("&Reset layout"), w.docks(), &DockLayout::reset);
     reset->setObjectName(QStringLiteral("resetLayoutAction"));
     reset->setToolTip(tr("The docks where they start: passes and properties on the left, tables below, small"));
-    QAction* dark = view->addAction(tr("&Dark palette"), &w, &MainWindow::setDarkPalette);
+    QAction* dark = view->addAction(tr("&Dark palette"), &w, [](bool on) { applyPalette(on); });
     dark->setCheckable(true);
-    dark->setChecked(QSettings().value(QStringLiteral("view/dark"), false).toBool());
+    dark->setChecked(darkPaletteChosen());
     QAction* constants = view->addAction(tr("Show &constants"), &w, [&w](bool on) {
         w.canvas()->setShowConstants(on);
         w.beforeCanvas()->setShowConstants(on);
@@ -162,7 +163,7 @@ MainMenus::MainMenus(MainWindow& w) : QObject(&w), m_window(w) {
         "the CPU with explicit copies. Without a usable GPU the run goes to the CPU and says "
         "why."));
     QAction* simulate = runMenu->addAction(tr("&Simulate the partitioned graph on its devices"),
-                                           &w, [&w] { w.simulateDevices("nvlink4"); });
+                                           &w, [&w] { w.runs()->simulate(w.canvas()->shownGraph(), QStringLiteral("nvlink4")); });
     simulate->setObjectName(QStringLiteral("simulateAction"));
     simulate->setToolTip(
         tr("For a graph after tensor-parallel or pipeline-parallel: one Timeline lane per device, "
@@ -174,7 +175,7 @@ MainMenus::MainMenus(MainWindow& w) : QObject(&w), m_window(w) {
          {std::pair{"nvlink4", "&NVLink 4"}, std::pair{"pcie5", "&PCIe 5 x16"},
           std::pair{"ndr", "&InfiniBand NDR"}})
         over->addAction(tr(label), &w,
-                        [&w, key = QString::fromLatin1(key)] { w.simulateDevices(key); });
+                        [&w, key = QString::fromLatin1(key)] { w.runs()->simulate(w.canvas()->shownGraph(), key); });
     runMenu->addAction(tr("Ca&ncel the work under way"), &w, &MainWindow::cancelWork);
 
     QMenu* help = w.menuBar()->addMenu(tr("&Help"));

@@ -4,6 +4,9 @@
 #include "app/gui/dock_layout.h"
 #include "app/gui/find_bar.h"
 #include "app/gui/main_menus.h"
+#include "app/gui/palette.h"
+#include "app/gui/passes_panel.h"
+#include "app/gui/subgraph_trail.h"
 #include "app/gui/run_controller.h"
 #include "app/gui/sensitivity_controller.h"
 #include "app/gui/walkthrough_dock.h"
@@ -79,15 +82,13 @@ MainWindow::MainWindow(QWidget* parent)
     m_findBar = new FindBar(*m_canvas, this);
     m_before = new GraphCanvas(m_jobs, this);
     m_docks = new DockLayout(*this, *m_canvas, *m_before);
-    m_passes = new PassListModel(this);
+    m_passes = new PassesPanel(m_selection, this);
     m_properties = new NodePropertiesView(m_jobs, this);
     m_properties->setKernelSource([](const Graph& graph, NodeId node) -> Result<GeneratedKernelText> {
         auto kernel = Session::generatedKernel(graph, node);
         if (!kernel) return kernel.status();
         return GeneratedKernelText{kernel->first, kernel->second};
     });
-    m_passView = new QTableView(this);
-    m_pipeline = new QComboBox(this);
     m_breaks = new GraphBreaksPanel(this);
     m_changes = new ChangesPanel(this);
     m_runPanel = new RunPanel(this);
@@ -123,15 +124,12 @@ MainWindow::MainWindow(QWidget* parent)
         m_status->setText(m_shownText +
                           tr(" · layout %1 ms (%2 groups)").arg(ms, 0, 'f', 1).arg(groups));
     });
-    connect(m_canvas, &GraphCanvas::nodeActivated, this,
-            [this](NodeId node) { enterSubgraph(node); });
-    m_crumbBar = new QToolBar(tr("Subgraph"), this);
-    m_crumbBar->setObjectName(QStringLiteral("crumbBar"));
-    m_crumbBar->setToolTip(
-        tr("Where the canvas is: the step's graph, then the If/Loop/Scan bodies opened"));
-    addToolBar(Qt::TopToolBarArea, m_crumbBar);
-    insertToolBarBreak(m_crumbBar);
-    m_crumbBar->hide();
+    m_trail = new SubgraphTrail(*m_canvas, *m_nodeTable, this);
+    connect(m_canvas, &GraphCanvas::nodeActivated, m_trail, [this](NodeId node) { m_trail->enter(node); });
+    connect(m_trail, &SubgraphTrail::logged, this, &MainWindow::log);
+    connect(m_trail, &SubgraphTrail::backToStep, this, &MainWindow::showStepGraph);
+    addToolBar(Qt::TopToolBarArea, m_trail);
+    insertToolBarBreak(m_trail);
     createDocks();
 
     statusBar()->addWidget(m_status, 1);
@@ -139,7 +137,7 @@ MainWindow::MainWindow(QWidget* parent)
 
     createActions();
     m_docks->keepDefaultAndRestore();
-    if (QSettings().value(QStringLiteral("view/dark"), false).toBool()) setDarkPalette(true);
+    if (darkPaletteChosen()) applyPalette(true);
 }
 
 QDockWidget* MainWindow::addDock(const QString& title, const QString& name, QWidget* widget,
@@ -194,57 +192,22 @@ void MainWindow::createDocks() {
     tabifyDockWidget(outline, properties);
     summary->raise();
 
-    // Passes: pipeline choice, then the graph after each step.
-    for (const char* level : {"O0", "O1", "O2", "O3"})
-        m_pipeline->addItem(QString::fromLatin1(level));
-    m_pipeline->addItem(CompileController::kCustomPipeline);
-    m_pipeline->setToolTip(tr("The compiler pipeline: O0..O3, or a custom list of passes"));
-    m_pipeline->setCurrentText(QStringLiteral("O2"));
-    m_passView->setModel(m_passes);
-    m_passView->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_passView->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_passView->verticalHeader()->hide();
-    useCompactRows(m_passView);
-    m_passView->horizontalHeader()->setStretchLastSection(true);
-    auto* passPanel = new QWidget(this);
-    auto* passLayout = new QVBoxLayout(passPanel);
-    passLayout->setContentsMargins(0, 0, 0, 0);
-    passLayout->addWidget(m_pipeline);
-    passLayout->addWidget(m_passView);
     // The left column: the passes and the outline as tabs above, the model and the
     // properties below; two tabs each, so their titles fit a laptop's narrow column.
-    QDockWidget* passes = addDock(tr("Passes"), QStringLiteral("passDock"), passPanel, Qt::LeftDockWidgetArea);
+    QDockWidget* passes = addDock(tr("Passes"), QStringLiteral("passDock"), m_passes, Qt::LeftDockWidgetArea);
     splitDockWidget(passes, summary, Qt::Vertical);  // takes the summary out of its tabs: put them back
     tabifyDockWidget(passes, outline);
     tabifyDockWidget(summary, properties);
     passes->raise();
     summary->raise();
     m_compiles = new CompileController(m_jobs, m_session, this);
-    connect(m_pipeline, &QComboBox::currentTextChanged, m_compiles, &CompileController::compileWith);
+    connect(m_passes, &PassesPanel::pipelineChosen, m_compiles, &CompileController::compileWith);
+    connect(m_passes, &PassesPanel::compareBaseRequested, this, &MainWindow::setCompareBase);
     connect(m_compiles, &CompileController::compiledReady, this, &MainWindow::showCompiled);
-    connect(m_compiles, &CompileController::customChosen, this, [this] {
-        const QSignalBlocker quiet(m_pipeline);  // shows the choice; the controller compiles it
-        m_pipeline->setCurrentText(CompileController::kCustomPipeline);
-    });
+    connect(m_compiles, &CompileController::customChosen, this,
+            [this] { m_passes->showPipeline(CompileController::kCustomPipeline); });
     connect(m_compiles, &CompileController::logged, this, &MainWindow::log);
     connect(m_compiles, &CompileController::statusMessage, m_status, &StatusLine::setText);
-    connect(m_passView->selectionModel(), &QItemSelectionModel::currentRowChanged, &m_selection,
-            [this](const QModelIndex& current) { m_selection.selectStep(current.row()); });
-    connect(&m_selection, &Selection::stepSelected, m_passView, [this](int step) {
-        if (m_passView->currentIndex().row() != step) m_passView->selectRow(step);
-    });
-    // Any two steps side by side: a step's context menu makes it the left pane.
-    m_passView->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(m_passView, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
-        const int row = m_passView->indexAt(at).row();
-        if (row < 0) return;
-        QMenu menu(this);
-        menu.addAction(tr("Compare: show this step on the left"), this,
-                       [this, row] { setCompareBase(row); });
-        menu.addAction(tr("Compare: the step before on the left"), this,
-                       [this] { setCompareBase(-1); });
-        menu.exec(m_passView->viewport()->mapToGlobal(at));
-    });
 
     // Bottom: nodes, graph breaks, changes, run, log as tabs.
     QDockWidget* nodes =
@@ -263,6 +226,10 @@ void MainWindow::createDocks() {
     m_runs = new RunController(m_jobs, m_session, m_selection, *m_runPanel, this);
     connect(m_runPanel, &RunPanel::runRequested, m_runs, &RunController::runShownGraph);
     connect(m_runs, &RunController::runShown, this, &MainWindow::showRunTrace);
+    connect(m_runs, &RunController::simulated, this, [this](std::shared_ptr<const Trace> trace) {
+        m_timeline->setTrace(std::move(trace));
+        m_docks->raiseDock(QStringLiteral("timelineDock"));
+    });
     connect(m_runs, &RunController::finished, this, &MainWindow::runFinished);
     connect(m_runs, &RunController::storeOpened, this, &MainWindow::runStoreOpened);
     connect(m_runs, &RunController::logged, this, &MainWindow::log);
@@ -343,6 +310,8 @@ void MainWindow::log(const QString& line) {
                            line);
 }
 
+PassListModel* MainWindow::passList() const { return m_passes->model(); }
+
 QString MainWindow::logText() const {
     return m_log->toPlainText();
 }
@@ -355,29 +324,7 @@ bool MainWindow::loading() const {
     return m_jobs.busy(this, kLoadJob);
 }
 
-void MainWindow::setDarkPalette(bool dark) {
-    QSettings().setValue(QStringLiteral("view/dark"), dark);
-    if (!dark) {
-        qApp->setPalette(qApp->style()->standardPalette());
-        return;
-    }
-    QPalette p;
-    p.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2e));
-    p.setColor(QPalette::WindowText, QColor(0xe6, 0xe6, 0xe6));
-    p.setColor(QPalette::Base, QColor(0x1f, 0x1f, 0x22));
-    p.setColor(QPalette::AlternateBase, QColor(0x33, 0x33, 0x38));
-    p.setColor(QPalette::Text, QColor(0xe6, 0xe6, 0xe6));
-    p.setColor(QPalette::Button, QColor(0x3a, 0x3a, 0x40));
-    p.setColor(QPalette::ButtonText, QColor(0xe6, 0xe6, 0xe6));
-    p.setColor(QPalette::Highlight, QColor(0x3d, 0x8e, 0xe6));
-    p.setColor(QPalette::HighlightedText, Qt::white);
-    p.setColor(QPalette::Mid, QColor(0x55, 0x55, 0x5c));
-    p.setColor(QPalette::Dark, QColor(0x8a, 0x8a, 0x92));  // edges: light on the dark canvas
-    p.setColor(QPalette::PlaceholderText, QColor(0x90, 0x90, 0x98));
-    p.setColor(QPalette::ToolTipBase, QColor(0x33, 0x33, 0x38));
-    p.setColor(QPalette::ToolTipText, QColor(0xe6, 0xe6, 0xe6));
-    qApp->setPalette(p);
-}
+void MainWindow::setDarkPalette(bool dark) { applyPalette(dark); }
 
 void MainWindow::showEvent(QShowEvent* event) {
     QMainWindow::showEvent(event);
@@ -446,7 +393,7 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
         log(tr("import note: %1").arg(QString::fromStdString(warning)));
     m_passes->setTrace(nullptr);
     m_properties->setOpsets(model->opsetImports);
-    m_compiles->compileWith(m_pipeline->currentText());
+    m_compiles->compileWith(m_passes->pipeline());
     emit modelShown(path);
 }
 

@@ -39,6 +39,7 @@ class MainMenus;
 class GraphCanvas;
 class NodePropertiesView;
 class PassListModel;
+class PassesPanel;
 class NodeTableModel;
 class NodeTableView;
 class SummaryView;
@@ -56,6 +57,7 @@ class RunController;
 class SensitivityController;
 class SensitivityPanel;
 class StatusLine;
+class SubgraphTrail;
 class WalkthroughDock;
 
 class MainWindow : public QMainWindow {
@@ -75,7 +77,7 @@ public:
     Selection& selection() { return m_selection; }
     NodeTableModel* nodeTable() const { return m_nodeTable; }
     GraphCanvas* canvas() const { return m_canvas; }
-    PassListModel* passList() const { return m_passes; }
+    PassListModel* passList() const;
     NodePropertiesView* properties() const { return m_properties; }
     // Compiles with a pipeline or a custom list of passes; compiled() follows once the
     // compiled graph is shown (on the canvas, laying out).
@@ -115,11 +117,8 @@ public:
     void log(const QString& line);
     StatusLine* statusLine() const { return m_status; }
     const Trace* lastTrace() const { return m_session.run().get(); }
-    // If/Loop/Scan bodies: opens the node's graph attribute `attribute` (empty: its only one)
-    // in the canvas, one breadcrumb further; upTo(0) returns to the step's graph.
-    bool enterSubgraph(NodeId node, const QString& attribute = {});
-    void upTo(int level);
-    QStringList breadcrumb() const;
+    // If/Loop/Scan bodies opened on the canvas, as breadcrumbs.
+    SubgraphTrail* subgraphs() const { return m_trail; }
     // Groups expanded when a model opens: -1 picks by size (all for small graphs).
     void setInitialExpandDepth(int depth) { m_initialDepth = depth; }
     bool loading() const;
@@ -156,7 +155,7 @@ private:
     void showRunTrace(std::shared_ptr<const Trace> trace, bool fromStore);
     bool runMatchesCanvas() const;      // the run shown belongs to the graph on the canvas
     void showNodeKernels(NodeId node);  // its launches in the run, in the properties
-    void rebuildBreadcrumb();
+    void showStepGraph();  // the step's graph on the canvas again (leaving a body)
     // What the window does when something is picked: the node's kernels in the run, the
     // properties brought forward, and a node of the step's graph shown when the canvas is
     // inside an If/Loop/Scan body.
@@ -165,18 +164,9 @@ private:
     struct ShownStep;
     void applyStep(ShownStep step);
     void updateRunGraph();  // tells the selection which graph the run shown belongs to
-public:
-    // The partitioned graph shown, simulated on its devices over `interconnect` (nvlink4,
-    // pcie5, ndr): the Timeline gets a lane per device. False when the graph has no devices.
-    bool simulateDevices(const QString& interconnect);
 
 private:
-    struct Crumb {
-        QString label;
-        std::shared_ptr<const Graph> graph;
-    };
-    std::vector<Crumb> m_subgraphs;
-    QToolBar* m_crumbBar = nullptr;
+    SubgraphTrail* m_trail = nullptr;
     void showModel(std::shared_ptr<const Model> model, const QString& path);
     void showError(const QString& message);
 
@@ -198,10 +188,8 @@ private:
     void closeEvent(QCloseEvent* event) override;
     int m_initialDepth = -1;
     QString m_shownText;  // the status line's model summary
-    PassListModel* m_passes;
+    PassesPanel* m_passes;
     NodePropertiesView* m_properties;
-    QTableView* m_passView;
-    QComboBox* m_pipeline;
     FindBar* m_findBar = nullptr;
     GraphBreaksPanel* m_breaks;  // graph breaks of the step shown, against the CUDA table
     void showBreaks(std::shared_ptr<const Graph> graph);  // in the background

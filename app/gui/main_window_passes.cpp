@@ -4,6 +4,8 @@
 #include "app/gui/main_window.h"
 #include "app/gui/dock_layout.h"
 #include "app/gui/find_bar.h"
+#include "app/gui/passes_panel.h"
+#include "app/gui/subgraph_trail.h"
 #include "app/gui/run_controller.h"
 
 #include <QAction>
@@ -36,86 +38,21 @@ void MainWindow::followSelection() {
     const NodeId node = m_selection.node();
     if (!node.valid()) return;
     if (auto* properties = findChild<QDockWidget*>(QStringLiteral("propertiesDock"))) properties->raise();
-    if (m_selection.graph() == m_session.stepGraph() && !m_subgraphs.empty()) {
-        upTo(0);  // the lists name nodes of the step's graph: the canvas reveals it once back there
+    if (m_selection.graph() == m_session.stepGraph() && m_trail->inBody()) {
+        m_trail->upTo(0);  // the lists name nodes of the step's graph: the canvas reveals it once back there
         return;
     }
     if (m_selection.isOfRun()) showNodeKernels(node);
 }
 
-bool MainWindow::enterSubgraph(NodeId node, const QString& attribute) {
-    const Graph* graph = m_canvas->shownGraph();
-    if (!graph || !node.valid() || node.index >= graph->nodeArenaSize()) return false;
-    const Node& n = graph->node(node);
-    std::vector<std::pair<QString, std::shared_ptr<const Graph>>> bodies;
-    for (const Attribute& a : n.attributes) {
-        if (a.g) bodies.push_back({QString::fromStdString(a.name), a.g});
-        for (size_t i = 0; i < a.graphs.size(); ++i)
-            bodies.push_back({QStringLiteral("%1[%2]").arg(QString::fromStdString(a.name)).arg(i), a.graphs[i]});
+void MainWindow::showStepGraph() {
+    if (m_session.snapshotAt(m_session.step())) {
+        showStep(m_session.step());
+    } else if (const auto& model = m_session.model()) {  // not compiled yet: the imported graph
+        const std::shared_ptr<const Graph> graph(model, model->graph.get());
+        m_canvas->setGraph(graph, m_initialDepth >= 0 ? m_initialDepth : 1);
+        m_nodeTable->setGraph(graph);
     }
-    if (bodies.empty()) return false;
-    if (attribute.isEmpty() && bodies.size() > 1) {  // If: which branch?
-        QMenu menu(this);
-        for (const auto& [name, body] : bodies)
-            menu.addAction(name, this, [this, node, name = name] { enterSubgraph(node, name); });
-        menu.exec(QCursor::pos());
-        return true;
-    }
-    auto body = std::find_if(bodies.begin(), bodies.end(), [&](const auto& b) { return attribute.isEmpty() || b.first == attribute; });
-    if (body == bodies.end()) return false;
-    // Not this step's graph: marks, regions, breaks and heat (keyed by its ids) stay behind.
-    m_canvas->setMarks({});
-    m_canvas->setRegions({}, {});
-    m_canvas->setBreakValues({});
-    m_canvas->clearHeat();
-    m_canvas->setLinkSelection(false);  // a body's node ids say nothing about the other pane's
-    m_subgraphs.push_back({QStringLiteral("%1 '%2' › %3").arg(QString::fromStdString(n.opType), QString::fromStdString(n.name), body->first),
-                           body->second});
-    m_canvas->setGraph(body->second, 1 << 20);
-    m_nodeTable->setGraph(body->second);
-    rebuildBreadcrumb();
-    log(tr("Opened the subgraph %1 (%2 nodes)").arg(breadcrumb().join(QStringLiteral(" › "))).arg(body->second->nodeCount()));
-    return true;
-}
-
-void MainWindow::upTo(int level) {
-    if (level < 0 || size_t(level) >= m_subgraphs.size() + 1) return;
-    if (level == 0) {
-        m_subgraphs.clear();
-        rebuildBreadcrumb();
-        if (m_session.snapshotAt(m_session.step())) {
-            showStep(m_session.step());
-        } else if (const auto& model = m_session.model()) {  // not compiled yet: the imported graph
-            const std::shared_ptr<const Graph> graph(model, model->graph.get());
-            m_canvas->setGraph(graph, m_initialDepth >= 0 ? m_initialDepth : 1);
-            m_nodeTable->setGraph(graph);
-        }
-        return;
-    }
-    m_subgraphs.resize(size_t(level));
-    m_canvas->setGraph(m_subgraphs.back().graph, 1 << 20);
-    m_nodeTable->setGraph(m_subgraphs.back().graph);
-    rebuildBreadcrumb();
-}
-
-QStringList MainWindow::breadcrumb() const {
-    QStringList out{tr("graph")};
-    for (const Crumb& c : m_subgraphs) out << c.label;
-    return out;
-}
-
-void MainWindow::rebuildBreadcrumb() {
-    m_crumbBar->clear();
-    const QStringList crumbs = breadcrumb();
-    for (int i = 0; i < crumbs.size(); ++i) {
-        if (i > 0) m_crumbBar->addSeparator();
-        QAction* a = m_crumbBar->addAction(crumbs[i], this, [this, i] { upTo(i); });
-        a->setEnabled(i + 1 < crumbs.size());  // the current level is where one is
-    }
-    if (crumbs.size() > 1)
-        m_crumbBar->addAction(tr("Up"), this, [this] { upTo(int(m_subgraphs.size()) - 1); })
-            ->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
-    m_crumbBar->setVisible(crumbs.size() > 1);
 }
 
 void MainWindow::showCompiled(const QString& pipeline) {
@@ -124,9 +61,8 @@ void MainWindow::showCompiled(const QString& pipeline) {
     m_selection.selectStep(-1);  // the rows are new: none is current yet
     m_showingStep = false;
     m_passes->setTrace(m_session.compiled());
-    m_passView->resizeColumnsToContents();
     m_compiledPipeline = pipeline;  // compiled() follows once its graph is shown
-    showStep(m_passes->rowCount() - 1);
+    showStep(m_passes->model()->rowCount() - 1);
 }
 
 void MainWindow::setCompareBase(int row) {
@@ -204,10 +140,7 @@ void MainWindow::startStep(int row) {
 void MainWindow::applyStep(ShownStep s) {
     if (m_session.snapshotAt(s.row) != s.snapshot) return;  // compiled again meanwhile
     m_session.setStep(s.row, s.graph);
-    if (!m_subgraphs.empty()) {
-        m_subgraphs.clear();
-        rebuildBreadcrumb();
-    }
+    m_trail->leave();
     m_findBar->forget();  // ids belong to the graph they were found in
     m_selection.setStepGraph(s.graph);
     updateRunGraph();

@@ -6,6 +6,7 @@
 #include <QAction>
 
 #include "app/gui/run_controller.h"
+#include "app/gui/subgraph_trail.h"
 #include "views/graph_canvas.h"
 #include "views/memory_view.h"
 #include "views/node_properties_view.h"
@@ -29,7 +30,7 @@ void MainWindow::updateRunGraph() {
 }
 
 bool MainWindow::runMatchesCanvas() const {
-    return m_session.runMatchesStep() && m_subgraphs.empty();  // a body's ids are not the step's
+    return m_session.runMatchesStep() && !m_trail->inBody();  // a body's ids are not the step's
 }
 
 void MainWindow::showNodeKernels(NodeId node) {

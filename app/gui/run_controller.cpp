@@ -9,6 +9,7 @@
 
 #include "app/common/profile_session.h"
 #include "app/common/session.h"
+#include "app/common/simulated_trace.h"
 #include "app/common/target_choice.h"
 #include "app/common/trace_recorder.h"
 #include "compiler/backends/cuda/device.h"
@@ -58,6 +59,34 @@ RunController::Shown prepare(Trace trace) {
 }
 
 }  // namespace
+
+bool RunController::simulate(const Graph* graph, const QString& interconnect) {
+    const PartitionShape shape = graph ? partitionShape(*graph) : PartitionShape{};
+    if (shape.devices < 2) {
+        emit statusMessage(tr("The graph shown is not partitioned: choose a pipeline with tensor-parallel or pipeline-parallel"));
+        return false;
+    }
+    // Quick (the cost model per node), so on the GUI thread.
+    auto result = fsc::simulateDevices(*graph, shape, interconnect.toStdString(), 4);
+    if (!result) {
+        emit statusMessage(QString::fromStdString(result.status().message()));
+        return false;
+    }
+    const SimulatedRun& run = result->run;
+    const Interconnect* link = &result->link;
+    emit simulated(result->trace);
+    emit logged(tr("Simulated (not measured) on %1 devices over %2%3: %4 us against %5 us on one, speed-up %6x; "
+           "communication %7 us on the critical path; bubbles %8%")
+            .arg(shape.devices)
+            .arg(QString::fromStdString(link->name))
+            .arg(shape.pipeline ? tr(", 4 micro-batches") : QString())
+            .arg(run.totalSeconds * 1e6, 0, 'f', 1)
+            .arg(run.singleDeviceSeconds * 1e6, 0, 'f', 1)
+            .arg(run.speedup(), 0, 'f', 2)
+            .arg(run.communicationSeconds * 1e6, 0, 'f', 1)
+            .arg(run.bubbleFraction * 100, 0, 'f', 1));
+    return true;
+}
 
 // Not modal: the run goes on (on the CPU) while the message is read.
 void RunController::showCpuFallback(const QString& title, const QString& why) {

@@ -14,6 +14,7 @@ class QWidget;
 
 namespace fsc {
 
+class Graph;
 class JobRunner;
 class RunPanel;
 class Selection;
@@ -35,6 +36,10 @@ public:
     // storeOpened() follows; errors also get a dialog.
     void openRunStore(const QString& path, int64_t runId = -1);
     void chooseRunStore();  // a file dialog, then openRunStore
+    // A partitioned graph (after tensor- or pipeline-parallel) simulated on its devices over
+    // `interconnect` (nvlink4, pcie5, ndr): the cost model per node, quick enough for the GUI
+    // thread; simulated() follows. False, with statusMessage(), when `graph` has one device.
+    bool simulate(const Graph* graph, const QString& interconnect);
     // A GPU run that falls back to the CPU: logged, and a dialog that does not block the run.
     void showCpuFallback(const QString& title, const QString& why);
 
@@ -45,6 +50,7 @@ signals:
     void storeOpened(bool ok);
     // A run is the session's now (fromStore: read from a run store, not of the step shown).
     void runShown(std::shared_ptr<const Trace> trace, bool fromStore);
+    void simulated(std::shared_ptr<const Trace> trace);  // one Timeline lane per device
     void logged(const QString& line);            // for the Log dock
     void statusMessage(const QString& message);  // for the status line
 

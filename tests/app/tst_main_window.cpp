@@ -37,6 +37,7 @@
 #include "app/gui/find_bar.h"
 #include "app/gui/main_menus.h"
 #include "app/gui/run_controller.h"
+#include "app/gui/subgraph_trail.h"
 #include "views/custom_pipeline_dialog.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/pass_manager.h"
@@ -929,9 +930,9 @@ private slots:
         const QString path = dir.filePath(QStringLiteral("tp2.onnx"));
         QVERIFY(exportModel(split->model, path.toStdString()).isOk());
         MainWindow w;
-        QVERIFY(!w.simulateDevices(QStringLiteral("nvlink4")));  // nothing shown yet
+        QVERIFY(!w.runs()->simulate(w.canvas()->shownGraph(), QStringLiteral("nvlink4")));  // nothing shown yet
         QVERIFY(openCompiled(w, path, QSize(1200, 800)));
-        QVERIFY(w.simulateDevices(QStringLiteral("pcie5")));
+        QVERIFY(w.runs()->simulate(w.canvas()->shownGraph(), QStringLiteral("pcie5")));
         const Trace* trace = w.timeline()->trace();
         QVERIFY(trace);
         QCOMPARE(trace->backend, std::string("simulated"));
@@ -1069,7 +1070,7 @@ private slots:
         const Graph* top = w.canvas()->shownGraph();
         const NodeId loop = nodeOf("Loop");
         QVERIFY(loop.valid());
-        QVERIFY(!w.enterSubgraph(nodeOf("NoSuchOp")));
+        QVERIFY(!w.subgraphs()->enter(nodeOf("NoSuchOp")));
         // Double-clicking the Loop opens its body (its only graph attribute).
         const ViewTransform& t = w.canvas()->transform();
         for (const auto& box : w.canvas()->canvasLayout().boxes)
@@ -1078,38 +1079,38 @@ private slots:
                                    QPoint(int(t.toScreenX(box.rect.centerX())),
                                           int(t.toScreenY(box.rect.y + box.rect.height / 2))));
         QVERIFY(waitLaidOut());
-        QCOMPARE(w.breadcrumb().size(), 2);
-        QVERIFY(w.breadcrumb().last().startsWith(QStringLiteral("Loop '/outer/Loop' › body")));
+        QCOMPARE(w.subgraphs()->breadcrumb().size(), 2);
+        QVERIFY(w.subgraphs()->breadcrumb().last().startsWith(QStringLiteral("Loop '/outer/Loop' › body")));
         QVERIFY(w.canvas()->shownGraph() != top);
         QCOMPARE(w.nodeTable()->graph(), w.canvas()->shownGraph());
         // An If has two branches: named explicitly here (a menu asks a person).
         const NodeId branch = nodeOf("If");
         QVERIFY(branch.valid());
-        QVERIFY(w.enterSubgraph(branch, QStringLiteral("else_branch")));
+        QVERIFY(w.subgraphs()->enter(branch, QStringLiteral("else_branch")));
         QVERIFY(waitLaidOut());
-        QCOMPARE(w.breadcrumb().size(), 3);
-        QVERIFY(w.breadcrumb().last().endsWith(QStringLiteral("› else_branch")));
+        QCOMPARE(w.subgraphs()->breadcrumb().size(), 3);
+        QVERIFY(w.subgraphs()->breadcrumb().last().endsWith(QStringLiteral("› else_branch")));
         // Back one level, then to the top: the step's graph again.
-        w.upTo(1);
+        w.subgraphs()->upTo(1);
         QVERIFY(waitLaidOut());
-        QCOMPARE(w.breadcrumb().size(), 2);
+        QCOMPARE(w.subgraphs()->breadcrumb().size(), 2);
         QSignalSpy stepShown(&w, &MainWindow::stepShown);  // the step's graph, made again
-        w.upTo(0);
+        w.subgraphs()->upTo(0);
         QVERIFY(stepShown.wait(20000));
         QVERIFY(waitLaidOut());
-        QCOMPARE(w.breadcrumb().size(), 1);
+        QCOMPARE(w.subgraphs()->breadcrumb().size(), 1);
         QCOMPARE(int(w.canvas()->shownGraph()->nodeCount()),
                  int(w.passList()->trace()->passes.back().nodesAfter));
         // Inside a body, a node of the step's graph picked elsewhere (a list of the step's
         // nodes) takes the canvas back to the step's graph and selects it there.
-        QVERIFY(w.enterSubgraph(loop));
+        QVERIFY(w.subgraphs()->enter(loop));
         QVERIFY(waitLaidOut());
-        QCOMPARE(w.breadcrumb().size(), 2);
+        QCOMPARE(w.subgraphs()->breadcrumb().size(), 2);
         QSignalSpy backToStep(&w, &MainWindow::stepShown);
         w.selection().selectStepNode(loop);
         QVERIFY(backToStep.wait(20000));
         QVERIFY(waitLaidOut());
-        QCOMPARE(w.breadcrumb().size(), 1);
+        QCOMPARE(w.subgraphs()->breadcrumb().size(), 1);
         QCOMPARE(w.canvas()->shownGraph(), top);  // the same graph: the step was not made again
         QCOMPARE(w.canvas()->selectedNode(), loop);
     }
