@@ -7,6 +7,7 @@
 #include "app/gui/palette.h"
 #include "app/gui/passes_panel.h"
 #include "app/gui/subgraph_trail.h"
+#include "app/gui/walkthrough_guide.h"
 #include "app/gui/run_controller.h"
 #include "app/gui/sensitivity_controller.h"
 #include "app/gui/walkthrough_dock.h"
@@ -55,7 +56,7 @@
 #include "views/pass_list_model.h"
 #include "views/roofline_view.h"
 #include "views/run_panel.h"
-#include "views/scope_outline_model.h"
+#include "views/scope_outline_view.h"
 #include "views/sensitivity_panel.h"
 #include "views/status_line.h"
 #include "views/summary_view.h"
@@ -161,31 +162,10 @@ QDockWidget* MainWindow::addDock(const QString& title, const QString& name, QWid
 void MainWindow::createDocks() {
     QDockWidget* summary =
         addDock(tr("Model"), QStringLiteral("summaryDock"), m_summary, Qt::LeftDockWidgetArea);
-    // Outline: the groups of the graph on the canvas; a click shows the group, a double
-    // click expands or collapses it.
-    m_outline = new QTreeView(this);
-    m_outlineModel = new ScopeOutlineModel(this);
-    m_outline->setModel(m_outlineModel);
-    m_outline->setUniformRowHeights(true);
-    m_outline->header()->setStretchLastSection(false);
-    m_outline->header()->setSectionResizeMode(ScopeOutlineModel::Group, QHeaderView::Stretch);
-    m_outline->setExpandsOnDoubleClick(false);
+    m_outline = new ScopeOutlineView(*m_canvas, this);
     QDockWidget* outline =
         addDock(tr("Outline"), QStringLiteral("outlineDock"), m_outline, Qt::LeftDockWidgetArea);
     tabifyDockWidget(summary, outline);
-    connect(m_canvas, &GraphCanvas::graphChanged, this,
-            [this] { m_outlineModel->setTree(m_canvas->scopeTreeShared()); });
-    connect(m_canvas, &GraphCanvas::heatChanged, this, [this] {
-        const ScopeTree* tree = m_outlineModel->tree();
-        m_outlineModel->setShares(tree && m_canvas->hasHeat() ? groupTotals(*tree, m_canvas->heat())
-                                                              : std::vector<double>{});
-    });
-    connect(m_outline, &QTreeView::clicked, this, [this](const QModelIndex& index) {
-        m_canvas->revealGroup(index.data(ScopeOutlineModel::GroupRole).toInt());
-    });
-    connect(m_outline, &QTreeView::doubleClicked, this, [this](const QModelIndex& index) {
-        m_canvas->toggleGroup(index.data(ScopeOutlineModel::GroupRole).toInt());
-    });
     // Properties share the left column with the summary and come forward on a selection.
     QDockWidget* properties = addDock(tr("Properties"), QStringLiteral("propertiesDock"),
                                       m_properties, Qt::LeftDockWidgetArea);
@@ -275,7 +255,7 @@ void MainWindow::createDocks() {
     QDockWidget* walkthrough = addDock(tr("Walkthrough"), QStringLiteral("walkthroughDock"), m_walkthrough,
                                        Qt::RightDockWidgetArea);
     walkthrough->hide();
-    connect(m_walkthrough, &WalkthroughDock::actionRequested, this, &MainWindow::walkthroughAction);
+    m_guide = new WalkthroughGuide(*this, *m_walkthrough);
     connect(m_walkthrough, &WalkthroughDock::exported, this, [this](bool ok, const QString& message) {
         log(ok ? message : tr("error: %1").arg(message));
         m_status->setText(message);

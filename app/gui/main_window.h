@@ -59,6 +59,7 @@ class SensitivityPanel;
 class StatusLine;
 class SubgraphTrail;
 class WalkthroughDock;
+class WalkthroughGuide;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -198,15 +199,13 @@ private:
     TimelineView* m_timeline;
     RooflineView* m_rooflineView;
     MemoryView* m_memory;                  // planned arena vs measured allocations of the run shown
-    QTreeView* m_outline;                  // the scope tree of the graph on the canvas
-    ScopeOutlineModel* m_outlineModel;
+    QTreeView* m_outline;  // the scope tree of the graph on the canvas
     QPlainTextEdit* m_log;
     HeatUnit m_heatUnit = HeatUnit::Share;
     SensitivityPanel* m_sensitivity;
     SensitivityController* m_sensitivityController;  // the panel's measurements
     WalkthroughDock* m_walkthrough = nullptr;
-    void walkthroughAction(int chapter, const QString& argument);  // a chapter's button
-    void revealNodeNamed(const QString& name);  // on the step shown
+    WalkthroughGuide* m_guide = nullptr;
     NodeTableView* m_nodeView;
     NodeTableModel* m_nodeTable;
     SummaryView* m_summary;

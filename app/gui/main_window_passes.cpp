@@ -6,6 +6,7 @@
 #include "app/gui/find_bar.h"
 #include "app/gui/passes_panel.h"
 #include "app/gui/subgraph_trail.h"
+#include "app/gui/walkthrough_guide.h"
 #include "app/gui/run_controller.h"
 
 #include <QAction>
@@ -165,63 +166,7 @@ void MainWindow::applyStep(ShownStep s) {
     }
 }
 
-void MainWindow::showWalkthrough(int chapter) {
-    auto* dock = findChild<QDockWidget*>(QStringLiteral("walkthroughDock"));
-    const bool opening = !dock->isVisible();
-    dock->show();
-    dock->raise();
-    if (opening) {
-        // Room to read: the right column widens (the pass list stays in the left one, for
-        // chapter 3 to step through).
-        resizeDocks({dock}, {std::max(480, width() * 2 / 5)}, Qt::Horizontal);
-    }
-    m_walkthrough->showChapter(chapter > 0 ? chapter : std::max(1, m_walkthrough->shownChapter()));
-}
-
-void MainWindow::walkthroughAction(int chapter, const QString& argument) {
-    auto raise = [this](const char* name) {
-        m_docks->raiseDock(QString::fromLatin1(name));
-    };
-    switch (chapter) {
-        case 1: return raise("summaryDock");
-        case 2:
-        case 10: raise("runDock"); return m_runs->runShownGraph();
-        case 3: return showStep((m_session.step() + 1) % std::max(1, m_session.stepCount()));
-        case 4: {
-            const int last = m_session.stepCount() - 1;
-            if (m_session.step() == last) return revealNodeNamed(argument);
-            // The fused node lives in the compiled graph: show it first, then the node.
-            auto once = std::make_shared<QMetaObject::Connection>();
-            *once = connect(this, &MainWindow::stepShown, this, [this, once, argument, last](int step) {
-                disconnect(*once);
-                if (step == last) revealNodeNamed(argument);
-            });
-            return showStep(last);
-        }
-        case 5: return raise("rooflineDock");
-        case 6: return raise("memoryDock");
-        case 7: return raise("breaksDock");
-        case 8: return raise("sensitivityDock");
-        default: return;
-    }
-}
-
-void MainWindow::revealNodeNamed(const QString& name) {
-    if (m_canvas->layingOut() || m_canvas->shownGraph() != m_canvas->graph()) {
-        // A new step is still being laid out: reveal once it is drawn.
-        auto once = std::make_shared<QMetaObject::Connection>();
-        *once = connect(m_canvas, &GraphCanvas::laidOut, this, [this, once, name] {
-            disconnect(*once);
-            revealNodeNamed(name);
-        });
-        return;
-    }
-    const Graph* graph = m_canvas->shownGraph();
-    if (!graph) return;
-    for (NodeId id : graph->order())
-        if (QString::fromStdString(graph->node(id).name) == name) return m_canvas->revealNode(id);  // and selects it
-    m_status->setText(tr("'%1' is not in the graph shown").arg(name));
-}
+void MainWindow::showWalkthrough(int chapter) { m_guide->show(chapter); }
 
 void MainWindow::showBreaks(std::shared_ptr<const Graph> graph) {
     // Where execution would leave the GPU: by node (region, on the host) and by value (why).
