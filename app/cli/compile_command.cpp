@@ -12,9 +12,9 @@
 #include <sstream>
 
 #include "app/cli/cli_app.h"
-#include "app/common/compile_report.h"
-#include "app/common/graph_breaks_report.h"
-#include "app/common/memory_report.h"
+#include "app/reports/compile_report.h"
+#include "app/reports/graph_breaks_report.h"
+#include "app/reports/memory_report.h"
 #include "app/cli/parallel_step.h"
 #include "app/cli/quantize_step.h"
 #include "app/common/session.h"

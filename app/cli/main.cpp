@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "app/cli/cli_app.h"
-#include "app/common/openmp_waiting.h"
+#include "app/profiling/openmp_waiting.h"
 #include "app/cli/compile_command.h"
 #include "app/cli/profile_command.h"
 #include "app/cli/run_command.h"
 #include "app/cli/walkthrough_command.h"
-#include "app/common/summary_json.h"
+#include "app/reports/summary_json.h"
 #include "app/cli/summary_text.h"
 #include "app/common/build_info.h"
 #include "compiler/backends/cuda/device_query.h"

@@ -3,7 +3,7 @@
 // app/common's parallel_report, shared with the walkthrough).
 #include <CLI/CLI.hpp>
 
-#include "app/common/parallel_report.h"
+#include "app/reports/parallel_report.h"
 
 namespace fsc::cli {
 

@@ -10,9 +10,9 @@
 
 #include "core/parse_int.h"
 #include "app/common/build_info.h"
-#include "app/common/graph_svg.h"
+#include "app/reports/graph_svg.h"
 #include "app/common/session.h"
-#include "app/common/profile_session.h"
+#include "app/profiling/profile_session.h"
 #include "compiler/graph_breaks.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/runtime/fused_domain.h"

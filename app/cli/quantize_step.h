@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "app/common/quantize_report.h"
+#include "app/reports/quantize_report.h"
 
 namespace fsc::cli {
 

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/common/memory_report.h"
+#include "app/reports/memory_report.h"
 #include "app/common/session.h"
-#include "app/common/trace_recorder.h"
+#include "app/profiling/trace_recorder.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipelines.h"

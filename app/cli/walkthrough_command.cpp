@@ -4,7 +4,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "app/common/walkthrough.h"
+#include "app/walkthrough/walkthrough.h"
 #include "compiler/runtime/feeds.h"
 #include "compiler/backends/cuda/device.h"
 #include "core/comma_list.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "app/common/profile_session.h"
+#include "app/profiling/profile_session.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipelines.h"
 #include "core/graph.h"

@@ -22,7 +22,7 @@
 #include <memory>
 
 #include "app/common/build_info.h"
-#include "app/common/openmp_waiting.h"
+#include "app/profiling/openmp_waiting.h"
 #include "app/gui/main_window.h"
 #include "app/gui/dock_layout.h"
 #include "app/gui/run_controller.h"

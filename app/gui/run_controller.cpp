@@ -7,11 +7,11 @@
 
 #include <optional>
 
-#include "app/common/profile_session.h"
+#include "app/profiling/profile_session.h"
 #include "app/common/session.h"
-#include "app/common/simulated_trace.h"
+#include "app/profiling/simulated_trace.h"
 #include "app/common/target_choice.h"
-#include "app/common/trace_recorder.h"
+#include "app/profiling/trace_recorder.h"
 #include "compiler/backends/cuda/device.h"
 #include "core/units.h"
 #include "profiler/node_stats.h"

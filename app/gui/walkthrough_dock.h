@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "app/common/session.h"
-#include "app/common/walkthrough.h"
+#include "app/walkthrough/walkthrough.h"
 
 class QComboBox;
 class QLabel;

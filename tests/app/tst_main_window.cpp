@@ -58,7 +58,7 @@
 #include "views/sensitivity_panel.h"
 #include "views/timeline_view.h"
 #include "app/gui/walkthrough_dock.h"
-#include "app/common/walkthrough.h"
+#include "app/walkthrough/walkthrough.h"
 
 using namespace fsc;
 

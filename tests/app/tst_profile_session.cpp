@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "app/common/device_peaks.h"
-#include "app/common/profile_session.h"
+#include "app/profiling/device_peaks.h"
+#include "app/profiling/profile_session.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/backends/cuda/simulated_gpu.h"
 #include "compiler/pass_manager.h"

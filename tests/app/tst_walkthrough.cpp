@@ -6,9 +6,9 @@
 #include <set>
 #include <sstream>
 
-#include "app/common/walkthrough.h"
-#include "app/common/walkthrough_chapters.h"
-#include "app/common/walkthrough_figures.h"
+#include "app/walkthrough/walkthrough.h"
+#include "app/walkthrough/walkthrough_chapters.h"
+#include "app/walkthrough/walkthrough_figures.h"
 #include "profiler/cpu_timer.h"
 
 using namespace fsc;

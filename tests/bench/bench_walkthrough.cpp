@@ -14,7 +14,7 @@
 #include "compiler/target.h"
 #include "app/common/session.h"
 #include "compiler/runtime/thread_pool.h"
-#include "app/common/walkthrough.h"
+#include "app/walkthrough/walkthrough.h"
 #include "compiler/pipelines.h"
 #include "compiler/runtime/executor.h"
 #include "compiler/runtime/feeds.h"

@@ -2,10 +2,10 @@
 #include <set>
 
 #include "compiler/target.h"
-#include "app/common/walkthrough_chapters.h"
-#include "app/common/compile_report.h"
-#include "app/common/graph_breaks_report.h"
-#include "app/common/summary_json.h"
+#include "app/walkthrough/walkthrough_chapters.h"
+#include "app/reports/compile_report.h"
+#include "app/reports/graph_breaks_report.h"
+#include "app/reports/summary_json.h"
 #include "compiler/runtime/capability_table.h"
 #include "compiler/graph_breaks.h"
 #include "compiler/runtime/memory_plan.h"

@@ -1,4 +1,4 @@
-#include "app/common/profile_session.h"
+#include "app/profiling/profile_session.h"
 #include "compiler/runtime/thread_pool.h"
 
 #include "compiler/backends/cuda/device.h"
@@ -10,9 +10,9 @@
 #include <thread>
 #include <unordered_map>
 
-#include "app/common/device_peaks.h"
-#include "app/common/device_profiler.h"
-#include "app/common/trace_recorder.h"
+#include "app/profiling/device_peaks.h"
+#include "app/profiling/device_profiler.h"
+#include "app/profiling/trace_recorder.h"
 #include "compiler/backends/cuda/device_query.h"
 #include "compiler/cost_model.h"
 #include "compiler/runtime/executor.h"

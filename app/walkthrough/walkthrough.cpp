@@ -1,12 +1,12 @@
-#include "app/common/walkthrough.h"
+#include "app/walkthrough/walkthrough.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
-#include "app/common/walkthrough_chapters.h"
-#include "app/common/walkthrough_figures.h"
+#include "app/walkthrough/walkthrough_chapters.h"
+#include "app/walkthrough/walkthrough_figures.h"
 #include "profiler/xml_escape.h"
 
 namespace fsc {

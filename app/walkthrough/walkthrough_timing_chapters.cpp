@@ -2,10 +2,10 @@
 #include <cmath>
 #include <thread>
 
-#include "app/common/walkthrough_chapters.h"
-#include "app/common/walkthrough_figures.h"
+#include "app/walkthrough/walkthrough_chapters.h"
+#include "app/walkthrough/walkthrough_figures.h"
 #include "compiler/runtime/thread_pool.h"
-#include "app/common/trace_recorder.h"
+#include "app/profiling/trace_recorder.h"
 #include "profiler/cpu_timer.h"
 #include "profiler/report_charts.h"
 

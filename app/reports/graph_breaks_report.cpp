@@ -1,4 +1,4 @@
-#include "app/common/graph_breaks_report.h"
+#include "app/reports/graph_breaks_report.h"
 
 #include <map>
 #include <sstream>

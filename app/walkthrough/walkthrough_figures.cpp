@@ -1,4 +1,4 @@
-#include "app/common/walkthrough_figures.h"
+#include "app/walkthrough/walkthrough_figures.h"
 
 #include <algorithm>
 #include <cmath>

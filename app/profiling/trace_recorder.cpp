@@ -1,8 +1,8 @@
-#include "app/common/trace_recorder.h"
+#include "app/profiling/trace_recorder.h"
 
 #include <chrono>
 
-#include "app/common/device_profiler.h"
+#include "app/profiling/device_profiler.h"
 #include "compiler/cost_model.h"
 #include "compiler/runtime/executor.h"
 #include "profiler/cupti/nvtx_range.h"

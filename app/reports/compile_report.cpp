@@ -1,4 +1,4 @@
-#include "app/common/compile_report.h"
+#include "app/reports/compile_report.h"
 
 #include <iomanip>
 #include <map>

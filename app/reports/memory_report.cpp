@@ -1,5 +1,5 @@
 #include "compiler/target.h"
-#include "app/common/memory_report.h"
+#include "app/reports/memory_report.h"
 
 #include "compiler/runtime/executor.h"
 #include "core/units.h"

@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <map>
 
-#include "app/common/parallel_report.h"
-#include "app/common/quantize_report.h"
-#include "app/common/simulated_trace.h"
-#include "app/common/walkthrough_chapters.h"
-#include "app/common/walkthrough_figures.h"
+#include "app/reports/parallel_report.h"
+#include "app/reports/quantize_report.h"
+#include "app/profiling/simulated_trace.h"
+#include "app/walkthrough/walkthrough_chapters.h"
+#include "app/walkthrough/walkthrough_figures.h"
 #include "compiler/runtime/memory_plan.h"
 #include "compiler/parallel/simulated_timeline.h"
 #include "core/model_summary.h"

@@ -1,4 +1,4 @@
-#include "app/common/device_peaks.h"
+#include "app/profiling/device_peaks.h"
 
 #include <algorithm>
 #include <cstdio>

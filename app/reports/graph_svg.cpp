@@ -1,4 +1,4 @@
-#include "app/common/graph_svg.h"
+#include "app/reports/graph_svg.h"
 
 #include <algorithm>
 #include <cstdio>

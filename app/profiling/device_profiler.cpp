@@ -1,4 +1,4 @@
-#include "app/common/device_profiler.h"
+#include "app/profiling/device_profiler.h"
 
 #include <atomic>
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <string>
 
-#include "app/common/walkthrough_chapters.h"
-#include "app/common/walkthrough_figures.h"
+#include "app/walkthrough/walkthrough_chapters.h"
+#include "app/walkthrough/walkthrough_figures.h"
 
 namespace fsc {
 namespace {

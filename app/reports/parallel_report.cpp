@@ -1,10 +1,10 @@
-#include "app/common/parallel_report.h"
+#include "app/reports/parallel_report.h"
 
 #include <algorithm>
 #include <iomanip>
 #include <sstream>
 
-#include "app/common/simulated_trace.h"
+#include "app/profiling/simulated_trace.h"
 #include "core/units.h"
 #include "compiler/parallel/simulated_timeline.h"
 #include "compiler/quantization/accuracy.h"

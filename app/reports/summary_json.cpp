@@ -1,4 +1,4 @@
-#include "app/common/summary_json.h"
+#include "app/reports/summary_json.h"
 
 namespace fsc {
 namespace {

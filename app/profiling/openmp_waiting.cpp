@@ -1,4 +1,4 @@
-#include "app/common/openmp_waiting.h"
+#include "app/profiling/openmp_waiting.h"
 
 #include <unistd.h>
 

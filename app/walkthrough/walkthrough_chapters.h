@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/common/walkthrough.h"
+#include "app/walkthrough/walkthrough.h"
 #include "compiler/runtime/executor.h"
 #include "compiler/runtime/feeds.h"
 #include "profiler/trace.h"

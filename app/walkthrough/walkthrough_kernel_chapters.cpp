@@ -6,9 +6,9 @@
 #include <set>
 
 #include "compiler/backends/cuda/cuda_provider.h"
-#include "app/common/graph_svg.h"
-#include "app/common/profile_session.h"
-#include "app/common/walkthrough_chapters.h"
+#include "app/reports/graph_svg.h"
+#include "app/profiling/profile_session.h"
+#include "app/walkthrough/walkthrough_chapters.h"
 #include "compiler/backends/cuda/generated_kernels.h"
 #include "compiler/runtime/capability_table.h"
 #include "compiler/runtime/kernel_registry.h"

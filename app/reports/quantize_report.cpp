@@ -1,4 +1,4 @@
-#include "app/common/quantize_report.h"
+#include "app/reports/quantize_report.h"
 
 #include <algorithm>
 #include <iomanip>

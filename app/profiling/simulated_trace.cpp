@@ -1,4 +1,4 @@
-#include "app/common/simulated_trace.h"
+#include "app/profiling/simulated_trace.h"
 
 #include <algorithm>
 #include <map>
