@@ -123,8 +123,8 @@ protected:
     bool event(QEvent* event) override;  // tooltips for nodes and edges
 
 private:
+    friend class CanvasPainter;  // paints this state (canvas_painter.cpp)
     void startLayout(bool fit);
-    void paintScene(QPainter& p, const ViewTransform& view, QSizeF size) const;
     void centreOn(NodeId node);
     // The minimap in the bottom-right corner: its frame and scene transform, when shown
     // (the scene does not fit the view).
@@ -132,8 +132,6 @@ private:
     QString boxLabel(const CanvasLayout::Box& box) const;
     QString boxToolTip(const CanvasLayout::Box& box) const;
     double heatOf(const CanvasLayout::Box& box) const;
-    void paintPrecisionLegend(QPainter& p, QSizeF area) const;  // share of run time, -1 without a run
-    void paintHeatLegend(QPainter& p, QSizeF area, double scale) const;
     bool isBreakEdge(size_t edge) const;
 
     std::shared_ptr<const Graph> m_graph;
