@@ -1177,14 +1177,14 @@ private slots:
         auto b = device.allocate(32 * sizeof(float));
         QVERIFY(a.isOk() && b.isOk());
         DeviceLaunch l;
-        l.kind = DeviceKernelKind::Copy;
-        l.copy.src = *a;
-        l.copy.dst = *b;
-        l.copy.srcType = l.copy.dstType = dk::ElemType::F32;
-        l.copy.rank = 1;
-        l.copy.dims[0] = 64;
-        l.copy.srcStrides[0] = l.copy.dstStrides[0] = 1;
-        l.copy.count = 64;
+        dk::CopyParams& copy = l.set<dk::CopyParams>();
+        copy.src = *a;
+        copy.dst = *b;
+        copy.srcType = copy.dstType = dk::ElemType::F32;
+        copy.rank = 1;
+        copy.dims[0] = 64;
+        copy.srcStrides[0] = copy.dstStrides[0] = 1;
+        copy.count = 64;
         l.extents = {{*a, 64 * sizeof(float), false, "input"},
                      {*b, 64 * sizeof(float), true, "output"}};
         l.geometry = dk::elementGeometry(64);

@@ -220,8 +220,7 @@ Status runAttentionGemms(CudaDevice& device, const AttentionGemmPlan& plan,
             FSC_RETURN_IF_ERROR(device.gemm(call));
         }
         DeviceLaunch l;
-        l.kind = DeviceKernelKind::AttentionSoftmax;
-        dk::AttentionSoftmaxParams& p = l.attentionSoftmax;
+                dk::AttentionSoftmaxParams& p = l.set<dk::AttentionSoftmaxParams>();
         p = softmax;
         p.scores = scores;
         p.probs = probs;

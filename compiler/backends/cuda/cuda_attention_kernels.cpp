@@ -44,8 +44,7 @@ KernelFactory attentionOp() {
             if (L.lk > dk::kAttentionMaxKeys)
                 return unsupported(ctx, "more than " + std::to_string(dk::kAttentionMaxKeys) + " keys per query");
             DeviceLaunch l;
-            l.kind = DeviceKernelKind::Attention;
-            dk::AttentionParams& p = l.attention;
+                        dk::AttentionParams& p = l.set<dk::AttentionParams>();
             p.q = q->data;
             p.kt = kt->data;
             p.v = v->data;

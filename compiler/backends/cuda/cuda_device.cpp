@@ -195,55 +195,8 @@ public:
     }
 
     Status launch(const DeviceLaunch& l) override {
-        cudaError_t e = cudaSuccess;
-        switch (l.kind) {
-            case DeviceKernelKind::Elementwise:
-                e = dk::launchElementwise(l.elementwise, l.geometry, m_stream);
-                break;
-            case DeviceKernelKind::BiasActivation:
-                e = dk::launchBiasActivation(l.biasAct, l.geometry, m_stream);
-                break;
-            case DeviceKernelKind::Copy:
-                e = dk::launchStridedCopy(l.copy, l.geometry, m_stream);
-                break;
-            case DeviceKernelKind::Softmax:
-                e = dk::launchSoftmaxRows(l.softmax, l.geometry, m_stream);
-                break;
-            case DeviceKernelKind::Norm:
-                e = dk::launchNormRows(l.norm, l.geometry, m_stream);
-                break;
-            case DeviceKernelKind::Gather:
-                e = dk::launchGather(l.gather, l.geometry, m_stream);
-                break;
-            case DeviceKernelKind::Where:
-                e = dk::launchWhere(l.where, l.geometry, m_stream);
-                break;
-            case DeviceKernelKind::Reduce:
-                e = dk::launchReduce(l.reduce, l.geometry, m_stream);
-                break;
-            case DeviceKernelKind::Pool:
-                e = dk::launchPool(l.pool, l.geometry, m_stream);
-                break;
-            case DeviceKernelKind::ChannelAffine:
-                e = dk::launchChannelAffine(l.channelAffine, l.geometry, m_stream);
-                break;
-            case DeviceKernelKind::Attention:
-                e = dk::launchAttentionRows(l.attention, l.geometry, m_stream);
-                break;
-            case DeviceKernelKind::AttentionSoftmax:
-                e = dk::launchAttentionSoftmax(l.attentionSoftmax, l.geometry, m_stream);
-                break;
-            case DeviceKernelKind::Fill:
-                e = dk::launchFill(l.fill, l.geometry, m_stream);
-                break;
-            case DeviceKernelKind::Resize:
-                e = dk::launchResize(l.resize, l.geometry, m_stream);
-                break;
-            case DeviceKernelKind::Quantize:
-                e = dk::launchQuantize(l.quantize, l.geometry, m_stream);
-                break;
-        }
-        if (e != cudaSuccess) return cudaFailure(deviceKernelName(l.kind), e);
+        const cudaError_t e = std::visit([&](const auto& p) { return dk::launch(p, l.geometry, m_stream); }, l.params);
+        if (e != cudaSuccess) return cudaFailure(l.name(), e);
         return Status::ok();
     }
 

@@ -66,8 +66,7 @@ public:
         auto out = ctx.output(0, dtype, *dims);
         if (!out) return out.status();
         DeviceLaunch l;
-        l.kind = DeviceKernelKind::Elementwise;
-        dk::EwParams& p = l.elementwise;
+                dk::EwParams& p = l.set<dk::EwParams>();
         p.type = *elemType(dtype);
         p.inputs = int(ins.size());
         p.codeLength = int(m_program.code.size());

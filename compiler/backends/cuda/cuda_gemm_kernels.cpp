@@ -38,8 +38,7 @@ public:
         const dk::ElemType type = *elemType(a->dtype);
         if (plan->prefillFromBias) {  // Gemm's C broadcast into Y, then beta * Y
             DeviceLaunch l;
-            l.kind = DeviceKernelKind::Copy;
-            dk::CopyParams& p = l.copy;
+                        dk::CopyParams& p = l.set<dk::CopyParams>();
             p.src = bias->data;
             p.dst = y.data;
             p.srcType = p.dstType = type;
@@ -128,8 +127,7 @@ public:
         auto transposed = device->workspace(size_t(k * n));
         if (!transposed) return transposed.status().withContext(ctx.where());
         DeviceLaunch l;
-        l.kind = DeviceKernelKind::Copy;
-        dk::CopyParams& p = l.copy;
+                dk::CopyParams& p = l.set<dk::CopyParams>();
         p.src = b->data;
         p.dst = *transposed;
         p.srcType = p.dstType = dk::ElemType::I8;

@@ -71,10 +71,14 @@ Status launch(KernelContext& ctx, const DeviceLaunch& l) {
     if (!device) return device.status();
     // The two generic kernels index through up to 8 dims: fewer, in 32 bits, run several
     // times faster on a GPU (ViT's element-wise ops and head transposes, measured on an H100).
-    if (l.kind == DeviceKernelKind::Elementwise || l.kind == DeviceKernelKind::Copy) {
+    if (std::holds_alternative<dk::EwParams>(l.params)) {
         DeviceLaunch simpler = l;
-        if (l.kind == DeviceKernelKind::Elementwise) dk::simplifyElementwise(simpler.elementwise);
-        else dk::simplifyCopy(simpler.copy);
+        dk::simplifyElementwise(std::get<dk::EwParams>(simpler.params));
+        return (*device)->launch(simpler);
+    }
+    if (std::holds_alternative<dk::CopyParams>(l.params)) {
+        DeviceLaunch simpler = l;
+        dk::simplifyCopy(std::get<dk::CopyParams>(simpler.params));
         return (*device)->launch(simpler);
     }
     return (*device)->launch(l);
@@ -117,8 +121,7 @@ Status launchCopy(KernelContext& ctx, const RtTensor& src, RtTensor& dst, const 
                   const std::vector<int64_t>& srcStrides, int64_t srcOffset, const std::vector<int64_t>& dstStrides,
                   int64_t dstOffset) {
     DeviceLaunch l;
-    l.kind = DeviceKernelKind::Copy;
-    dk::CopyParams& p = l.copy;
+        dk::CopyParams& p = l.set<dk::CopyParams>();
     auto st = elemType(src.dtype), dt = elemType(dst.dtype);
     if (!st || !dt) return unsupported(ctx, (st ? dt : st).status().message());
     if (box.size() > size_t(dk::kMaxRank)) return unsupported(ctx, "rank above 8");
@@ -144,8 +147,7 @@ Status launchCopy(KernelContext& ctx, const RtTensor& src, RtTensor& dst, const 
 Status launchBiasActivation(KernelContext& ctx, const RtTensor& in, RtTensor& out, const RtTensor* bias,
                             const GemmActivation& act, int64_t biasInner, const RtTensor* residual) {
     DeviceLaunch l;
-    l.kind = DeviceKernelKind::BiasActivation;
-    dk::BiasActParams& p = l.biasAct;
+        dk::BiasActParams& p = l.set<dk::BiasActParams>();
     p.in = in.data;
     p.out = out.data;
     p.bias = bias ? bias->data : nullptr;

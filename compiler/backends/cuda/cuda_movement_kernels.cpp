@@ -338,10 +338,9 @@ KernelFactory padOp() {
                     FSC_RETURN_IF_ERROR(ctx.device()->fill(y.data, 0, y.bytes()));
                 } else {
                     DeviceLaunch l;
-                    l.kind = DeviceKernelKind::Fill;
                     auto type = elemType(y.dtype);
                     if (!type) return unsupported(ctx, type.status().message());
-                    l.fill = {y.data, *type, value, y.numel()};
+                    l.set<dk::FillParams>() = {y.data, *type, value, y.numel()};
                     l.extents = {extentOf(y, true, "output")};
                     l.geometry = dk::elementGeometry(y.numel());
                     FSC_RETURN_IF_ERROR(launch(ctx, l));
@@ -371,8 +370,7 @@ KernelFactory gatherOp() {
             auto type = elemType(x->dtype);
             if (!type) return unsupported(ctx, type.status().message());
             DeviceLaunch l;
-            l.kind = DeviceKernelKind::Gather;
-            dk::GatherParams& p = l.gather;
+                        dk::GatherParams& p = l.set<dk::GatherParams>();
             p.data = x->data;
             p.indices = idx->data;
             p.out = (*out)->data;
@@ -405,8 +403,7 @@ KernelFactory whereOp() {
             auto type = elemType(x->dtype);
             if (!type) return unsupported(ctx, type.status().message());
             DeviceLaunch l;
-            l.kind = DeviceKernelKind::Where;
-            dk::WhereParams& p = l.where;
+                        dk::WhereParams& p = l.set<dk::WhereParams>();
             p.cond = c->data;
             p.x = x->data;
             p.y = y->data;

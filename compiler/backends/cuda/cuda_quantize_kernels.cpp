@@ -35,8 +35,7 @@ KernelFactory quantizeOp(bool dequantize) {
             if (!y) return y.status();
             if ((*y)->numel() == 0) return Status::ok();
             DeviceLaunch l;
-            l.kind = DeviceKernelKind::Quantize;
-            dk::QuantizeParams& p = l.quantize;
+                        dk::QuantizeParams& p = l.set<dk::QuantizeParams>();
             p.in = x->data;
             p.out = (*y)->data;
             p.inType = *inElem;

@@ -10,8 +10,7 @@ namespace fsc::cudak {
 Status launchReduce(KernelContext& ctx, const RtTensor& x, const std::vector<bool>& reduced, dk::ReduceOp op,
                     RtTensor& out) {
     DeviceLaunch l;
-    l.kind = DeviceKernelKind::Reduce;
-    dk::ReduceParams& p = l.reduce;
+        dk::ReduceParams& p = l.set<dk::ReduceParams>();
     p.in = x.data;
     p.out = out.data;
     p.type = *elemType(x.dtype);
@@ -129,8 +128,7 @@ public:
         auto out = ctx.output(0, x->dtype, outDims);
         if (!out) return out.status();
         DeviceLaunch l;
-        l.kind = DeviceKernelKind::Pool;
-        dk::PoolParams& p = l.pool;
+                dk::PoolParams& p = l.set<dk::PoolParams>();
         p.in = x->data;
         p.out = (*out)->data;
         p.type = *elemType(x->dtype);
@@ -194,8 +192,7 @@ KernelFactory batchNormOp() {
             auto out = ctx.output(0, x->dtype, x->dims);
             if (!out) return out.status();
             DeviceLaunch l;
-            l.kind = DeviceKernelKind::ChannelAffine;
-            dk::ChannelAffineParams& p = l.channelAffine;
+                        dk::ChannelAffineParams& p = l.set<dk::ChannelAffineParams>();
             p.in = x->data;
             p.scale = scale->data;
             p.bias = bias->data;

@@ -45,8 +45,7 @@ public:
         RtTensor& y = **out;
         if (y.numel() == 0) return Status::ok();
         DeviceLaunch l;
-        l.kind = DeviceKernelKind::Resize;
-        dk::ResizeParams& p = l.resize;
+                dk::ResizeParams& p = l.set<dk::ResizeParams>();
         p.in = x->data;
         p.out = y.data;
         p.type = *type;

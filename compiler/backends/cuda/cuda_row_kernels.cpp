@@ -21,8 +21,7 @@ public:
         auto out = ctx.output(0, x->dtype, x->dims);
         if (!out) return out.status();
         DeviceLaunch l;
-        l.kind = DeviceKernelKind::Softmax;
-        dk::SoftmaxParams& p = l.softmax;
+                dk::SoftmaxParams& p = l.set<dk::SoftmaxParams>();
         p.in = x->data;
         p.out = (*out)->data;
         p.type = *elemType(x->dtype);
@@ -89,8 +88,7 @@ public:
         }
         if (x->numel() == 0) return Status::ok();
         DeviceLaunch l;
-        l.kind = DeviceKernelKind::Norm;
-        dk::NormParams& p = l.norm;
+                dk::NormParams& p = l.set<dk::NormParams>();
         p.in = x->data;
         p.skip = skipIn ? skipIn->data : nullptr;
         p.sumOut = sum ? sum->data : nullptr;

@@ -8,40 +8,8 @@
 
 namespace fsc {
 
-const char* deviceKernelName(DeviceKernelKind kind) {
-    switch (kind) {
-        case DeviceKernelKind::Elementwise:
-            return "fsc_elementwise";
-        case DeviceKernelKind::BiasActivation:
-            return "fsc_bias_activation";
-        case DeviceKernelKind::Copy:
-            return "fsc_strided_copy";
-        case DeviceKernelKind::Softmax:
-            return "fsc_softmax_rows";
-        case DeviceKernelKind::Norm:
-            return "fsc_norm_rows";
-        case DeviceKernelKind::Gather:
-            return "fsc_gather";
-        case DeviceKernelKind::Where:
-            return "fsc_where";
-        case DeviceKernelKind::Reduce:
-            return "fsc_reduce";
-        case DeviceKernelKind::Pool:
-            return "fsc_pool";
-        case DeviceKernelKind::ChannelAffine:
-            return "fsc_channel_affine";
-        case DeviceKernelKind::Attention:
-            return "fsc_attention_rows";
-        case DeviceKernelKind::AttentionSoftmax:
-            return "fsc_attention_softmax";
-        case DeviceKernelKind::Fill:
-            return "fsc_fill";
-        case DeviceKernelKind::Resize:
-            return "fsc_resize";
-        case DeviceKernelKind::Quantize:
-            return "fsc_quantize";
-    }
-    return "fsc_unknown";
+const char* DeviceLaunch::name() const {
+    return std::visit([](const auto& p) { return std::decay_t<decltype(p)>::kName; }, params);
 }
 
 Status checkGemmCall(const GemmCall& c) {
@@ -140,8 +108,7 @@ DeviceLaunch convEpilogueLaunch(const ConvCall& c) {
     int64_t plane = 1;
     for (int d = 0; d < c.spatial; ++d) plane *= c.outDims[d];
     DeviceLaunch l;
-    l.kind = DeviceKernelKind::BiasActivation;
-    dk::BiasActParams& p = l.biasAct;
+        dk::BiasActParams& p = l.set<dk::BiasActParams>();
     p.in = c.y;
     p.out = c.y;
     p.bias = c.bias;

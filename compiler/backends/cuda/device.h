@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "compiler/backends/cuda/kernels/attention_kernel.h"
@@ -34,45 +35,20 @@ struct DeviceExtent {
     const char* what = "";  // "input 0", "output", "bias"
 };
 
-enum class DeviceKernelKind {
-    Elementwise,
-    BiasActivation,
-    Copy,
-    Softmax,
-    Norm,
-    Gather,
-    Where,
-    Reduce,
-    Pool,
-    ChannelAffine,
-    Attention,
-    AttentionSoftmax,
-    Fill,
-    Resize,
-    Quantize
-};
-const char* deviceKernelName(DeviceKernelKind kind);  // "fsc_elementwise", ...
+// Every kind of kernel launch, defined once: its parameters (kernels/*.h, each struct with its
+// kernel's name as kName). Both devices dispatch on the alternative held: the GPU through an
+// overload of dk::launch (kernels/device_kernels.cu), the simulated one through its CPU twin
+// (simulated_gpu.cpp); a kind either lacks fails to compile there.
+using DeviceKernelParams = std::variant<dk::EwParams, dk::BiasActParams, dk::CopyParams, dk::SoftmaxParams, dk::NormParams, dk::GatherParams, dk::WhereParams, dk::ReduceParams, dk::PoolParams, dk::ChannelAffineParams, dk::AttentionParams, dk::AttentionSoftmaxParams, dk::FillParams, dk::ResizeParams, dk::QuantizeParams>;
 
 struct DeviceLaunch {
-    DeviceKernelKind kind = DeviceKernelKind::Elementwise;
     dk::LaunchGeometry geometry;
-    // Exactly one is used, by kind.
-    dk::EwParams elementwise{};
-    dk::BiasActParams biasAct{};
-    dk::CopyParams copy{};
-    dk::SoftmaxParams softmax{};
-    dk::NormParams norm{};
-    dk::GatherParams gather{};
-    dk::WhereParams where{};
-    dk::ReduceParams reduce{};
-    dk::PoolParams pool{};
-    dk::ChannelAffineParams channelAffine{};
-    dk::AttentionParams attention{};
-    dk::AttentionSoftmaxParams attentionSoftmax{};
-    dk::FillParams fill{};
-    dk::ResizeParams resize{};
-    dk::QuantizeParams quantize{};
+    DeviceKernelParams params;
     std::vector<DeviceExtent> extents;
+    // The parameters of kind P, made current: what a kernel's host side fills.
+    template <typename P>
+    P& set() { return params.emplace<P>(); }
+    const char* name() const;  // "fsc_elementwise", ...
 };
 
 // A kernel generated for this graph (a FusedElementwise's source, compiled by NVRTC): PTX

@@ -124,64 +124,37 @@ void rowWarps(const dk::LaunchGeometry& g, int64_t rows, Body body) {
 
 }  // namespace
 
+namespace {
+
+// Each kind's CPU twin: the kernel's per-element (or per-row) code over the whole grid.
+using G = dk::LaunchGeometry;
+void twin(const dk::EwParams& p, const G& g) { gridStride(g, p.count, [&](int64_t i) { dk::elementwiseElement(p, i); }); }
+void twin(const dk::BiasActParams& p, const G& g) { gridStride(g, p.count, [&](int64_t i) { dk::biasActElement(p, i); }); }
+void twin(const dk::CopyParams& p, const G& g) { gridStride(g, p.count, [&](int64_t i) { dk::copyElement(p, i); }); }
+void twin(const dk::SoftmaxParams& p, const G& g) { rowWarps(g, p.rows, [&](int64_t row) { runSoftmaxRow(p, row); }); }
+void twin(const dk::NormParams& p, const G& g) { rowWarps(g, p.rows, [&](int64_t row) { runNormRow(p, row); }); }
+void twin(const dk::GatherParams& p, const G& g) { gridStride(g, p.count, [&](int64_t i) { dk::gatherElement(p, i); }); }
+void twin(const dk::WhereParams& p, const G& g) { gridStride(g, p.count, [&](int64_t i) { dk::whereElement(p, i); }); }
+void twin(const dk::ReduceParams& p, const G& g) { gridStride(g, p.count, [&](int64_t i) { dk::reduceElement(p, i); }); }
+void twin(const dk::PoolParams& p, const G& g) { gridStride(g, p.count, [&](int64_t i) { dk::poolElement(p, i); }); }
+void twin(const dk::ChannelAffineParams& p, const G& g) {
+    gridStride(g, p.count, [&](int64_t i) { dk::channelAffineElement(p, i); });
+}
+void twin(const dk::FillParams& p, const G& g) { gridStride(g, p.count, [&](int64_t i) { dk::fillElement(p, i); }); }
+void twin(const dk::ResizeParams& p, const G& g) { gridStride(g, p.count, [&](int64_t i) { dk::resizeElement(p, i); }); }
+void twin(const dk::QuantizeParams& p, const G& g) { gridStride(g, p.count, [&](int64_t i) { dk::quantizeElement(p, i); }); }
+void twin(const dk::AttentionSoftmaxParams& p, const G& g) {
+    rowWarps(g, p.rows, [&](int64_t row) { runAttentionSoftmaxRow(p, row); });
+}
+void twin(const dk::AttentionParams& p, const G& g) {
+    std::vector<float> scores(size_t(std::max<int64_t>(p.lk, 1)));
+    rowWarps(g, p.rows, [&](int64_t row) { runAttentionRow(p, row, scores); });
+}
+
+}  // namespace
+
 void runCpuTwin(const DeviceLaunch& l) {
-    switch (l.kind) {
-        case DeviceKernelKind::Elementwise:
-            gridStride(l.geometry, l.elementwise.count,
-                       [&](int64_t i) { dk::elementwiseElement(l.elementwise, i); });
-            return;
-        case DeviceKernelKind::BiasActivation:
-            gridStride(l.geometry, l.biasAct.count,
-                       [&](int64_t i) { dk::biasActElement(l.biasAct, i); });
-            return;
-        case DeviceKernelKind::Copy:
-            gridStride(l.geometry, l.copy.count, [&](int64_t i) { dk::copyElement(l.copy, i); });
-            return;
-        case DeviceKernelKind::Softmax:
-            rowWarps(l.geometry, l.softmax.rows,
-                     [&](int64_t row) { runSoftmaxRow(l.softmax, row); });
-            return;
-        case DeviceKernelKind::Norm:
-            rowWarps(l.geometry, l.norm.rows, [&](int64_t row) { runNormRow(l.norm, row); });
-            return;
-        case DeviceKernelKind::Gather:
-            gridStride(l.geometry, l.gather.count,
-                       [&](int64_t i) { dk::gatherElement(l.gather, i); });
-            return;
-        case DeviceKernelKind::Where:
-            gridStride(l.geometry, l.where.count, [&](int64_t i) { dk::whereElement(l.where, i); });
-            return;
-        case DeviceKernelKind::Reduce:
-            gridStride(l.geometry, l.reduce.count,
-                       [&](int64_t i) { dk::reduceElement(l.reduce, i); });
-            return;
-        case DeviceKernelKind::Pool:
-            gridStride(l.geometry, l.pool.count, [&](int64_t i) { dk::poolElement(l.pool, i); });
-            return;
-        case DeviceKernelKind::ChannelAffine:
-            gridStride(l.geometry, l.channelAffine.count,
-                       [&](int64_t i) { dk::channelAffineElement(l.channelAffine, i); });
-            return;
-        case DeviceKernelKind::Fill:
-            gridStride(l.geometry, l.fill.count, [&](int64_t i) { dk::fillElement(l.fill, i); });
-            return;
-        case DeviceKernelKind::Resize:
-            gridStride(l.geometry, l.resize.count, [&](int64_t i) { dk::resizeElement(l.resize, i); });
-            return;
-        case DeviceKernelKind::Quantize:
-            gridStride(l.geometry, l.quantize.count, [&](int64_t i) { dk::quantizeElement(l.quantize, i); });
-            return;
-        case DeviceKernelKind::AttentionSoftmax:
-            rowWarps(l.geometry, l.attentionSoftmax.rows,
-                     [&](int64_t row) { runAttentionSoftmaxRow(l.attentionSoftmax, row); });
-            return;
-        case DeviceKernelKind::Attention: {
-            std::vector<float> scores(size_t(std::max<int64_t>(l.attention.lk, 1)));
-            rowWarps(l.geometry, l.attention.rows,
-                     [&](int64_t row) { runAttentionRow(l.attention, row, scores); });
-            return;
-        }
-    }
+    std::visit([&](const auto& p) { twin(p, l.geometry); }, l.params);
 }
 
 // int8 x int8 summed exactly in int32 (wrapping as the GPU's does on overflow).
@@ -273,7 +246,8 @@ void referenceConvolution(const ConvCall& c) {
         }
     if (c.hasEpilogue()) {  // the same per-element code as the BiasActivation kernel
         const DeviceLaunch epilogue = convEpilogueLaunch(c);
-        for (int64_t i = 0; i < epilogue.biasAct.count; ++i) dk::biasActElement(epilogue.biasAct, i);
+        const auto& p = std::get<dk::BiasActParams>(epilogue.params);
+        for (int64_t i = 0; i < p.count; ++i) dk::biasActElement(p, i);
     }
 }
 
@@ -498,10 +472,10 @@ Status SimulatedGpu::launch(const DeviceLaunch& l) {
     if (l.geometry.grid < 1 || l.geometry.block < 1 || l.geometry.block > 1024 ||
         l.geometry.grid > 2147483647)
         return Status(ErrorCode::Internal,
-                      std::string(deviceKernelName(l.kind)) + ": launch geometry out of range");
+                      std::string(l.name()) + ": launch geometry out of range");
     return run([l, this]() -> Status {
-        FSC_RETURN_IF_ERROR(checkExtents(l.extents, deviceKernelName(l.kind)));
-        DeviceOperation what = operation(DeviceOpKind::Kernel, deviceKernelName(l.kind));
+        FSC_RETURN_IF_ERROR(checkExtents(l.extents, l.name()));
+        DeviceOperation what = operation(DeviceOpKind::Kernel, l.name());
         what.grid = l.geometry.grid, what.block = l.geometry.block;
         return observed(what, [&]() -> Status {
             runCpuTwin(l);
@@ -522,9 +496,8 @@ Status SimulatedGpu::launchGenerated(const GeneratedLaunch& g) {
         return Status(ErrorCode::Internal, "generated kernel " + g.name + ": " +
                                                std::to_string(g.params.inputs) + " inputs");
     DeviceLaunch twin;
-    twin.kind = DeviceKernelKind::Elementwise;
     twin.geometry = g.geometry;
-    twin.elementwise = g.params;
+    twin.set<dk::EwParams>() = g.params;
     twin.extents = g.extents;
     if (twin.geometry.grid < 1 || twin.geometry.block < 1 || twin.geometry.block > 1024)
         return Status(ErrorCode::Internal, g.name + ": launch geometry out of range");

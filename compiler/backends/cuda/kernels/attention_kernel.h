@@ -13,6 +13,7 @@ inline constexpr int kAttentionMaxBatchRank = 6;
 inline constexpr int64_t kAttentionMaxKeys = 12288;  // 48 KiB of float scores per warp
 
 struct AttentionParams {
+    static constexpr const char* kName = "fsc_attention_rows";  // the kernel, as profilers name it
     const void* q;
     const void* kt;
     const void* v;
@@ -88,6 +89,7 @@ FSC_HD void attentionLaneWrite(const AttentionParams& p, int64_t row, int lane, 
 // takes its max and sum, and writes the probabilities P in the operands' type. P may be S
 // itself (float32): each lane reads and writes only its own columns.
 struct AttentionSoftmaxParams {
+    static constexpr const char* kName = "fsc_attention_softmax";  // the kernel, as profilers name it
     float* scores;  // rows x lk, rows `ld` apart
     void* probs;    // rows x lk, rows `ld` apart, `type`
     ElemType type;

@@ -8,6 +8,7 @@
 namespace fsc::dk {
 
 struct CopyParams {
+    static constexpr const char* kName = "fsc_strided_copy";  // the kernel, as profilers name it
     const void* src;
     void* dst;
     ElemType srcType, dstType;
@@ -108,6 +109,7 @@ inline void simplifyCopy(CopyParams& p) {
 
 // Every element set to one value (Pad's border when it is not zero).
 struct FillParams {
+    static constexpr const char* kName = "fsc_fill";  // the kernel, as profilers name it
     void* out;
     ElemType type;
     double value;

@@ -119,61 +119,61 @@ __global__ void fscAttentionSoftmax(const AttentionSoftmaxParams p) {
 
 }  // namespace
 
-cudaError_t launchElementwise(const EwParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const EwParams& p, LaunchGeometry g, cudaStream_t s) {
     if (p.singleOp) fscElementwiseSingleOp<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     else fscElementwise<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
-cudaError_t launchBiasActivation(const BiasActParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const BiasActParams& p, LaunchGeometry g, cudaStream_t s) {
     fscBiasActivation<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
-cudaError_t launchStridedCopy(const CopyParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const CopyParams& p, LaunchGeometry g, cudaStream_t s) {
     fscStridedCopy<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
-cudaError_t launchSoftmaxRows(const SoftmaxParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const SoftmaxParams& p, LaunchGeometry g, cudaStream_t s) {
     fscSoftmaxRows<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
-cudaError_t launchNormRows(const NormParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const NormParams& p, LaunchGeometry g, cudaStream_t s) {
     fscNormRows<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
 
-cudaError_t launchGather(const GatherParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const GatherParams& p, LaunchGeometry g, cudaStream_t s) {
     fscGather<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
-cudaError_t launchWhere(const WhereParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const WhereParams& p, LaunchGeometry g, cudaStream_t s) {
     fscWhere<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
-cudaError_t launchReduce(const ReduceParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const ReduceParams& p, LaunchGeometry g, cudaStream_t s) {
     fscReduce<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
-cudaError_t launchPool(const PoolParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const PoolParams& p, LaunchGeometry g, cudaStream_t s) {
     fscPool<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
-cudaError_t launchChannelAffine(const ChannelAffineParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const ChannelAffineParams& p, LaunchGeometry g, cudaStream_t s) {
     fscChannelAffine<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
-cudaError_t launchFill(const FillParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const FillParams& p, LaunchGeometry g, cudaStream_t s) {
     fscFill<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
-cudaError_t launchResize(const ResizeParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const ResizeParams& p, LaunchGeometry g, cudaStream_t s) {
     fscResize<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
-cudaError_t launchQuantize(const QuantizeParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const QuantizeParams& p, LaunchGeometry g, cudaStream_t s) {
     fscQuantize<<<unsigned(g.grid), unsigned(g.block), 0, s>>>(p);
     return cudaGetLastError();
 }
-cudaError_t launchAttentionRows(const AttentionParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const AttentionParams& p, LaunchGeometry g, cudaStream_t s) {
     // Rounded up to 16 bytes: nvcc reads the row's last keys as one 16-byte vector (LDS.128)
     // that may pass its end (compute-sanitizer on an H100 caught it at 6 keys).
     const size_t shared = (size_t(p.lk > 0 ? p.lk : 1) * sizeof(float) + 15) / 16 * 16;
@@ -181,7 +181,7 @@ cudaError_t launchAttentionRows(const AttentionParams& p, LaunchGeometry g, cuda
     return cudaGetLastError();
 }
 
-cudaError_t launchAttentionSoftmax(const AttentionSoftmaxParams& p, LaunchGeometry g, cudaStream_t s) {
+cudaError_t launch(const AttentionSoftmaxParams& p, LaunchGeometry g, cudaStream_t s) {
     const dim3 grid(unsigned(g.grid)), block(unsigned(g.block));
     switch (attentionRegistersPerLane(p.lk)) {
         case 4: fscAttentionSoftmaxInRegisters<4><<<grid, block, 0, s>>>(p); break;

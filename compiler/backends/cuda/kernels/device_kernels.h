@@ -1,6 +1,7 @@
 #pragma once
-// Host launchers of the GPU kernels (device_kernels.cu); only the CUDA device plugin
-// calls them. Each returns the launch's error (cudaGetLastError).
+// Host launchers of the GPU kernels (device_kernels.cu), one overload of launch() per kind of
+// DeviceLaunch parameters; only the CUDA device plugin calls them. Each returns the launch's
+// error (cudaGetLastError).
 #include <cuda_runtime.h>
 
 #include "compiler/backends/cuda/kernels/attention_kernel.h"
@@ -15,22 +16,22 @@
 
 namespace fsc::dk {
 
-cudaError_t launchElementwise(const EwParams& p, LaunchGeometry g, cudaStream_t s);
-cudaError_t launchBiasActivation(const BiasActParams& p, LaunchGeometry g, cudaStream_t s);
-cudaError_t launchStridedCopy(const CopyParams& p, LaunchGeometry g, cudaStream_t s);
-cudaError_t launchSoftmaxRows(const SoftmaxParams& p, LaunchGeometry g, cudaStream_t s);
-cudaError_t launchNormRows(const NormParams& p, LaunchGeometry g, cudaStream_t s);
-cudaError_t launchGather(const GatherParams& p, LaunchGeometry g, cudaStream_t s);
-cudaError_t launchWhere(const WhereParams& p, LaunchGeometry g, cudaStream_t s);
-cudaError_t launchReduce(const ReduceParams& p, LaunchGeometry g, cudaStream_t s);
-cudaError_t launchPool(const PoolParams& p, LaunchGeometry g, cudaStream_t s);
-cudaError_t launchChannelAffine(const ChannelAffineParams& p, LaunchGeometry g, cudaStream_t s);
-cudaError_t launchFill(const FillParams& p, LaunchGeometry g, cudaStream_t s);
-cudaError_t launchResize(const ResizeParams& p, LaunchGeometry g, cudaStream_t s);
-cudaError_t launchQuantize(const QuantizeParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launch(const EwParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launch(const BiasActParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launch(const CopyParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launch(const SoftmaxParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launch(const NormParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launch(const GatherParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launch(const WhereParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launch(const ReduceParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launch(const PoolParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launch(const ChannelAffineParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launch(const FillParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launch(const ResizeParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launch(const QuantizeParams& p, LaunchGeometry g, cudaStream_t s);
 // Dynamic shared memory: one float per key.
-cudaError_t launchAttentionRows(const AttentionParams& p, LaunchGeometry g, cudaStream_t s);
-cudaError_t launchAttentionSoftmax(const AttentionSoftmaxParams& p, LaunchGeometry g,
+cudaError_t launch(const AttentionParams& p, LaunchGeometry g, cudaStream_t s);
+cudaError_t launch(const AttentionSoftmaxParams& p, LaunchGeometry g,
                                    cudaStream_t s);
 
 }  // namespace fsc::dk

@@ -13,6 +13,7 @@ inline constexpr int kEwMaxInputs = 8;
 inline constexpr int kEwMaxCode = 32;
 
 struct EwParams {
+    static constexpr const char* kName = "fsc_elementwise";  // the kernel, as profilers name it
     const void* in[kEwMaxInputs];
     void* out;
     ElemType type;  // of every input and the output
@@ -104,6 +105,7 @@ FSC_HD float applyActivation(Act act, float alpha, float beta, float x) {
 // out[i] = act(in[i] + bias[(i / biasInner) % cols]); in may be out. biasInner is 1 for a
 // GEMM's columns, the spatial size for an NCHW convolution's channels.
 struct BiasActParams {
+    static constexpr const char* kName = "fsc_bias_activation";  // the kernel, as profilers name it
     const void* in;
     void* out;
     const void* bias;      // null: no bias

@@ -9,6 +9,7 @@ namespace fsc::dk {
 // A negative index counts from the end; one outside the axis writes zeros (a GPU cannot
 // stop the run from inside a kernel; the CPU backend reports it).
 struct GatherParams {
+    static constexpr const char* kName = "fsc_gather";  // the kernel, as profilers name it
     const void* data;
     const void* indices;
     void* out;
@@ -36,6 +37,7 @@ FSC_HD void gatherElement(const GatherParams& p, int64_t i) {
 
 // out[i] = cond[i] ? x[i] : y[i], each read at its broadcast offset (stride 0 on broadcast dims).
 struct WhereParams {
+    static constexpr const char* kName = "fsc_where";  // the kernel, as profilers name it
     const void* cond;  // bool (one byte)
     const void* x;
     const void* y;

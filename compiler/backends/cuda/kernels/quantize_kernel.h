@@ -9,6 +9,7 @@
 namespace fsc::dk {
 
 struct QuantizeParams {
+    static constexpr const char* kName = "fsc_quantize";  // the kernel, as profilers name it
     const void* in;
     void* out;
     ElemType inType, outType;

@@ -11,6 +11,7 @@ enum class ReduceOp : uint8_t { Sum, Mean, Max, Min, SumSquare };
 // Output element i (over the kept dims `dims`, read at `strides`) reduces the box
 // `reduceDims` (read at `reduceStrides`) starting there.
 struct ReduceParams {
+    static constexpr const char* kName = "fsc_reduce";  // the kernel, as profilers name it
     const void* in;
     void* out;
     ElemType type;
@@ -49,6 +50,7 @@ FSC_HD void reduceElement(const ReduceParams& p, int64_t i) {
 // Max is seeded by the window's first tap inside the input; AveragePool's count_include_pad
 // divides by the taps inside [-padBegin, in + padEnd), as the CPU backend does.
 struct PoolParams {
+    static constexpr const char* kName = "fsc_pool";  // the kernel, as profilers name it
     const void* in;
     void* out;
     ElemType type;
@@ -161,6 +163,7 @@ FSC_HD void poolElement(const PoolParams& p, int64_t i) {
 // BatchNormalization at inference: y = (x - mean[c]) * scale[c] / sqrt(var[c] + eps) + bias[c],
 // c = (i / inner) % channels.
 struct ChannelAffineParams {
+    static constexpr const char* kName = "fsc_channel_affine";  // the kernel, as profilers name it
     const void* in;
     const void* scale;
     const void* bias;

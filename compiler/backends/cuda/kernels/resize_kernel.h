@@ -13,6 +13,7 @@ enum class NearestRounding : uint8_t { RoundPreferFloor, RoundPreferCeil, Floor,
 inline constexpr int kResizeMaxTaps = 4;
 
 struct ResizeParams {
+    static constexpr const char* kName = "fsc_resize";  // the kernel, as profilers name it
     const void* in;
     void* out;
     ElemType type;

@@ -12,6 +12,7 @@ inline constexpr int kLanes = 32;
 inline constexpr int kRowsPerBlock = 4;  // 128 threads: four warps, four rows
 
 struct SoftmaxParams {
+    static constexpr const char* kName = "fsc_softmax_rows";  // the kernel, as profilers name it
     const void* in;
     void* out;
     ElemType type;
@@ -43,6 +44,7 @@ FSC_HD void softmaxLaneWrite(const SoftmaxParams& p, int64_t row, int lane, floa
 // second pass over (x - mean)^2, which keeps precision for rows with a large mean.
 // SkipLayerNorm normalises in + skip, and may store that sum too (sumOut).
 struct NormParams {
+    static constexpr const char* kName = "fsc_norm_rows";  // the kernel, as profilers name it
     const void* in;
     const void* skip;  // same shape as in, or null
     void* sumOut;      // in + skip, or null
