@@ -61,6 +61,7 @@ RunPanel::RunPanel(QWidget* parent)
             index == 1
                 ? tr("Run the graph shown on the CUDA backend and time every kernel (Ctrl+R)")
                 : tr("Run the graph shown on the CPU backend and time every node (Ctrl+R)"));
+        emit backendChosen(index == 1);
     });
     m_run->setToolTip(tr("Run the graph shown on the CPU backend and time every node (Ctrl+R)"));
     connect(m_inputs, &QComboBox::activated, this, [this](int index) {

@@ -53,6 +53,7 @@ public:
 
 signals:
     void runRequested();
+    void backendChosen(bool cuda);  // the user (or setCudaSelected) changed where runs go
     void nodeActivated(fsc::NodeId node);
 
 private:

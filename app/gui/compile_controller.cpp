@@ -32,7 +32,7 @@ void CompileController::compileWith(const QString& pipeline) {
         return;
     }
     auto passes = pipelinePasses(pipeline.toStdString());
-    if (passes) compilePasses(pipeline, *passes);
+    if (passes) compile(pipeline, *passes, false);
 }
 
 void CompileController::chooseCustomPipeline() {
@@ -52,9 +52,13 @@ void CompileController::chooseCustomPipeline() {
 }
 
 void CompileController::compilePasses(const QString& pipeline, const std::vector<std::string>& passes) {
+    compile(pipeline, passes, true);
+}
+
+void CompileController::compile(const QString& pipeline, const std::vector<std::string>& passes, bool custom) {
     if (!m_session.model()) return;
     emit logged(tr("Compiling with %1: %2 passes").arg(pipeline).arg(passes.size()));
-    const PipelineSpec spec{.passes = passes};
+    const PipelineSpec spec{.passes = passes, .customPasses = custom, .target = m_target};
     // A newer choice replaces a compile under way (the runner cancels it and drops its result).
     m_jobs.start(
         this, kCompileJob, tr("Compiling %1").arg(pipeline),

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/target.h"
+
 class QWidget;
 
 namespace fsc {
@@ -30,11 +32,15 @@ public:
 
     // A named pipeline, or kCustomPipeline (the passes chosen before, else the dialog).
     void compileWith(const QString& pipeline);
-    // Exactly these passes, labelled `pipeline` in the log.
+    // Exactly these passes, as given whatever the target, labelled `pipeline` in the log.
     void compilePasses(const QString& pipeline, const std::vector<std::string>& passes);
     // Opens the custom pipeline dialog (the last choice checked); accepting it compiles.
     void chooseCustomPipeline();
     CustomPipelineDialog* customPipelineDialog() const;
+    // What the next compiles are for (the Run dock's backend): the pipeline fits it, as the
+    // CLI's does for --backend, so a run of the graph shown times what `profile` would.
+    void setTarget(const Target& target) { m_target = target; }
+    const Target& target() const { return m_target; }
 
 signals:
     void compiledReady(const QString& pipeline);  // the session holds it; no step shown yet
@@ -43,9 +49,13 @@ signals:
     void statusMessage(const QString& message);   // for the status line
 
 private:
+    // A named pipeline is fitted to the target (buildPipeline); a custom one runs as given.
+    void compile(const QString& pipeline, const std::vector<std::string>& passes, bool custom);
+
     JobRunner& m_jobs;
     Session& m_session;
     QWidget* m_dialogParent;
+    Target m_target;
     std::vector<std::string> m_customPasses;  // the last custom pipeline chosen
     QPointer<CustomPipelineDialog> m_dialog;
 };

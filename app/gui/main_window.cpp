@@ -206,6 +206,13 @@ void MainWindow::createDocks() {
     m_runs = new RunController(m_jobs, m_session, m_selection, *m_runPanel, this);
     connect(m_runPanel, &RunPanel::runRequested, m_runs, &RunController::runShownGraph);
     connect(m_runs, &RunController::runShown, this, &MainWindow::showRunTrace);
+    // The Run dock's backend is the compile's target: the graph shown is the one a run times.
+    connect(m_runPanel, &RunPanel::backendChosen, this, [this](bool cuda) {
+        const Backend before = m_compiles->target().backend;
+        m_compiles->setTarget(m_runs->chooseBackend(cuda));
+        if (m_compiles->target().backend != before) m_compiles->compileWith(m_passes->pipeline());
+    });
+    connect(this, &MainWindow::compiled, m_runs, &RunController::runIfWaiting);
     connect(m_runs, &RunController::simulated, this, [this](std::shared_ptr<const Trace> trace) {
         m_timeline->setTrace(std::move(trace));
         m_docks->raiseDock(QStringLiteral("timelineDock"));

@@ -6,6 +6,7 @@
 #include <QStringList>
 
 #include <optional>
+#include <utility>
 
 #include "app/profiling/profile_session.h"
 #include "app/common/session.h"
@@ -98,6 +99,22 @@ void RunController::showCpuFallback(const QString& title, const QString& why) {
     box->open();
 }
 
+Target RunController::chooseBackend(bool cuda) {
+    m_target = Target{};
+    if (!cuda) return m_target;
+    // A GPU asked for but not usable: say why, and run on the CPU rather than not at all.
+    auto target = makeTarget({.backend = "cuda"});
+    if (target)
+        m_target = *target;
+    else
+        showCpuFallback(tr("No CUDA device"), QString::fromStdString(target.status().message()));
+    return m_target;
+}
+
+void RunController::runIfWaiting() {
+    if (std::exchange(m_waiting, false)) runShownGraph();
+}
+
 void RunController::runShownGraph() {
     const int step = m_session.step();
     auto snapshot = m_session.snapshotAt(step);
@@ -105,21 +122,20 @@ void RunController::runShownGraph() {
         if (!snapshot) emit statusMessage(tr("Nothing to run yet: open a model and let it compile"));
         return;
     }
+    // The graph shown was compiled for another target than the one chosen since: its compile
+    // for the chosen one is on its way, and the run follows it.
+    if (m_session.pipeline().target.backend != m_target.backend) {
+        m_waiting = true;
+        emit statusMessage(tr("Compiling for the %1 first; the run follows").arg(QString::fromLatin1(m_target.name())));
+        return;
+    }
     const QString stepName = QString::fromStdString(m_session.stepLabel(step));
-    Target cpu;
-    cpu.threads = m_panel.threads();
-    ProfileRequest request = m_session.profileRequest(snapshot->materialize(), cpu, stepName.toStdString());
+    Target target = m_session.pipeline().target;
+    target.threads = m_panel.threads();
+    ProfileRequest request = m_session.profileRequest(snapshot->materialize(), target, stepName.toStdString());
     request.feeds = m_panel.feedOptions();
     request.warmup = m_panel.warmup();
     request.iterations = m_panel.iterations();
-    // A GPU asked for but not usable: say why, and run on the CPU rather than not at all.
-    if (m_panel.cudaSelected()) {
-        auto target = makeTarget({.backend = "cuda", .threads = request.target.threads});
-        if (target)
-            request.target = *target;
-        else
-            showCpuFallback(tr("No CUDA device"), QString::fromStdString(target.status().message()));
-    }
     const QString where = request.target.device ? QString::fromStdString(request.target.device->name()) : tr("the CPU");
     m_panel.setRunning(true);
     emit logged(tr("Running the graph after '%1' on %2: %3 warm-up + %4 iterations, each with and without "

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "compiler/target.h"
+
 class QWidget;
 
 namespace fsc {
@@ -28,8 +30,15 @@ public:
     RunController(JobRunner& jobs, Session& session, Selection& selection, RunPanel& panel,
                   QWidget* dialogParent);
 
-    // Profiles the graph of the step shown; finished() follows. A run under way is left to end.
+    // Where runs go, from the Run dock's choice: the CPU, or the CUDA backend on the first GPU
+    // (without a usable one: the CPU, with showCpuFallback saying why). The window compiles
+    // for the target this returns, so the graph shown is the one a run on it times.
+    Target chooseBackend(bool cuda);
+    // Profiles the graph of the step shown on the chosen target; finished() follows. A run
+    // under way is left to end; while the compile for a newly chosen target is still being
+    // made, the run waits for it (runIfWaiting).
     void runShownGraph();
+    void runIfWaiting();  // a compile was shown: a run that waited for it starts
     // Why the last run stopped (finished(false)), one line naming the file, node and cause.
     QString lastError() const { return m_lastError; }
     // Reads a run store in the background; `runId` -1 asks which when it holds several.
@@ -63,6 +72,8 @@ private:
     RunPanel& m_panel;
     QWidget* m_dialogParent;
     QString m_lastError;
+    Target m_target;  // chooseBackend's
+    bool m_waiting = false;
 };
 
 }  // namespace fsc

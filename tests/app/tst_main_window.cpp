@@ -17,6 +17,10 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QJsonArray>
+
+#include <map>
+
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
@@ -965,8 +969,64 @@ private slots:
         QCOMPARE(finished.first().first().toBool(), true);
         QVERIFY(w.lastTrace());
         QCOMPARE(QString::fromStdString(w.lastTrace()->backend), QStringLiteral("cuda"));
+        // Choosing the GPU compiled the model again for it, as `profile --backend cuda` does
+        // (no channels-last pass), and the run timed that graph.
+        QCOMPARE(std::string(w.session().pipeline().target.name()), std::string("cuda"));
+        for (const PassReport& p : w.session().compiled()->passes) QVERIFY(p.name != "channels-last");
+        QCOMPARE(w.session().runStep(), w.session().stepCount() - 1);
         QVERIFY(!w.findChild<QMessageBox*>(QStringLiteral("cpuFallbackDialog")));
         QVERIFY2(w.logText().contains(QStringLiteral("simulated")), qPrintable(w.logText()));
+    }
+
+    // One target, one compiled graph, whichever entry point compiles it: the window (its Run
+    // dock's backend), `run` and `walkthrough` give the same passes and nodes for the CPU and
+    // for the CUDA backend (the simulated device), and the two targets' pipelines differ.
+    void everyEntryPointCompilesTheSameGraphForATarget() {
+        qputenv("FUSESCOPE_DEVICE", "simulated");
+        auto cli = [](const QStringList& args) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("FUSESCOPE_DEVICE"), QStringLiteral("simulated"));
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral(FSC_CLI_PATH), args);
+            p.waitForFinished(120000);
+            const QByteArray out = p.readAllStandardOutput();
+            if (p.exitCode() != 0 || out.isEmpty())
+                qWarning("%s %s: exit %d, %s", FSC_CLI_PATH, qPrintable(args.join(QLatin1Char(' '))), p.exitCode(),
+                         p.readAllStandardError().constData());
+            return QJsonDocument::fromJson(out).object();
+        };
+        std::map<QString, int> passesByBackend;
+        for (const QString backend : {QStringLiteral("cpu"), QStringLiteral("cuda")}) {
+            MainWindow w;
+            QVERIFY(openCompiled(w, QStringLiteral(FSC_SAMPLE_MODEL), QSize(1200, 800)));
+            if (backend == QLatin1String("cuda")) {
+                QSignalSpy compiled(&w, &MainWindow::compiled);
+                w.runPanel()->setCudaSelected(true);
+                QVERIFY(compiled.wait(30000));
+            }
+            QCOMPARE(QString::fromLatin1(w.session().pipeline().target.name()), backend);
+            const auto& passes = w.session().compiled()->passes;
+            const QJsonObject walkthrough = cli({QStringLiteral("walkthrough"), QStringLiteral(FSC_SAMPLE_MODEL),
+                                                 QStringLiteral("--backend"), backend, QStringLiteral("--chapters"),
+                                                 QStringLiteral("3"), QStringLiteral("--json")});
+            const QJsonObject chapter =
+                walkthrough.value(QStringLiteral("chapters")).toArray().at(0).toObject().value(QStringLiteral("figures")).toObject();
+            QStringList shown, walked;
+            for (const PassReport& pass : passes) shown << QString::fromStdString(pass.name);
+            for (const QJsonValue& pass : chapter[QStringLiteral("passes")].toArray())
+                walked << pass.toObject()[QStringLiteral("name")].toString();
+            QCOMPARE(walked, shown);
+            QCOMPARE(chapter[QStringLiteral("nodes_after")].toInt(), int(passes.back().nodesAfter));
+            const QJsonObject run = cli({QStringLiteral("run"), QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--backend"),
+                                         backend, QStringLiteral("--iterations"), QStringLiteral("1"),
+                                         QStringLiteral("--json")});
+            QCOMPARE(run[QStringLiteral("backend")].toString(), backend);
+            QCOMPARE(run[QStringLiteral("nodes")].toInt(), int(passes.back().nodesAfter));
+            passesByBackend[backend] = int(passes.size());
+        }
+        qunsetenv("FUSESCOPE_DEVICE");
+        QCOMPARE(passesByBackend[QStringLiteral("cuda")] + 1, passesByBackend[QStringLiteral("cpu")]);  // no channels-last
     }
 
     // Without a usable GPU (this machine in CI has none) the CUDA choice still runs: on the

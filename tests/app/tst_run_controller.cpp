@@ -95,6 +95,39 @@ private slots:
         QVERIFY(!selection.runGraph());
     }
 
+    // A run on a target the graph shown was not compiled for waits for that compile, then
+    // times the graph compiled for it.
+    void aRunWaitsForTheCompileOfTheChosenTarget() {
+        qputenv("FUSESCOPE_DEVICE", "simulated");
+        QWidget parent;
+        JobRunner jobs;
+        Session session;
+        Selection selection;
+        RunPanel panel;
+        panel.setIterations(2);
+        RunController runs(jobs, session, selection, panel, &parent);
+        QVERIFY(session.open(FSC_SAMPLE_MODEL));
+        QVERIFY(session.compile({.passes = *pipelinePasses("O2")}));  // for the CPU
+        session.setStep(session.stepCount() - 1, session.snapshotAt(session.stepCount() - 1)->materialize());
+        const Target cuda = runs.chooseBackend(true);
+        qunsetenv("FUSESCOPE_DEVICE");
+        QCOMPARE(std::string(cuda.name()), std::string("cuda"));
+        QSignalSpy status(&runs, &RunController::statusMessage);
+        QSignalSpy finished(&runs, &RunController::finished);
+        runs.runShownGraph();
+        QVERIFY(!jobs.busy());
+        QCOMPARE(status.size(), 1);
+        QVERIFY(status.at(0).at(0).toString().startsWith(QStringLiteral("Compiling for the cuda first")));
+        QVERIFY(session.compile({.passes = *pipelinePasses("O2"), .target = cuda}));
+        session.setStep(session.stepCount() - 1, session.snapshotAt(session.stepCount() - 1)->materialize());
+        runs.runIfWaiting();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 60000);
+        QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(runs.lastError()));
+        QCOMPARE(session.run()->backend, std::string("cuda"));
+        runs.runIfWaiting();  // nothing waits any more
+        QVERIFY(!jobs.busy());
+    }
+
     void aFileThatIsNotAStoreFailsWithOneLine() {
         QWidget parent;
         JobRunner jobs;
