@@ -13,7 +13,6 @@
 #include "app/profiling/simulated_trace.h"
 #include "app/common/target_choice.h"
 #include "app/profiling/trace_recorder.h"
-#include "compiler/backends/cuda/device.h"
 #include "core/units.h"
 #include "profiler/node_stats.h"
 #include "profiler/run_store.h"
@@ -41,15 +40,6 @@ QString joined(const std::vector<std::string>& list) {
     return out.join(QStringLiteral("; "));
 }
 
-}  // namespace
-
-RunController::RunController(JobRunner& jobs, Session& session, Selection& selection, RunPanel& panel,
-                             QWidget* dialogParent)
-    : QObject(dialogParent), m_jobs(jobs), m_session(session), m_selection(selection), m_panel(panel),
-      m_dialogParent(dialogParent) {}
-
-namespace {
-
 RunController::Shown prepare(Trace trace) {
     RunController::Shown run;
     run.trace = std::make_shared<const Trace>(std::move(trace));
@@ -60,6 +50,11 @@ RunController::Shown prepare(Trace trace) {
 }
 
 }  // namespace
+
+RunController::RunController(JobRunner& jobs, Session& session, Selection& selection, RunPanel& panel,
+                             QWidget* dialogParent)
+    : QObject(dialogParent), m_jobs(jobs), m_session(session), m_selection(selection), m_panel(panel),
+      m_dialogParent(dialogParent) {}
 
 bool RunController::simulate(const Graph* graph, const QString& interconnect) {
     const PartitionShape shape = graph ? partitionShape(*graph) : PartitionShape{};
@@ -216,18 +211,24 @@ struct StoredRun {
     std::optional<RunController::Shown> run;
 };
 
+StoredRun failed(Status why) {
+    StoredRun out;
+    out.error = std::move(why);
+    return out;
+}
+
 StoredRun readRunStore(const std::string& path, int64_t runId) {
     StoredRun out;
     auto store = RunStore::openExisting(path);
-    if (!store) return {store.status()};
+    if (!store) return failed(store.status());
     auto runs = (*store)->runs();
-    if (!runs) return {runs.status()};
-    if (runs->empty()) return {Status(ErrorCode::InvalidArgument, path + ": the run store holds no runs")};
+    if (!runs) return failed(runs.status());
+    if (runs->empty()) return failed(Status(ErrorCode::InvalidArgument, path + ": the run store holds no runs"));
     out.runs = std::move(*runs);
     out.runId = runId < 0 && out.runs.size() == 1 ? out.runs.front().id : runId;
     if (out.runId < 0) return out;  // several: the user picks one
     auto trace = (*store)->loadTrace(out.runId);
-    if (!trace) return {trace.status()};
+    if (!trace) return failed(trace.status());
     out.run = prepare(std::move(*trace));
     return out;
 }

@@ -12,14 +12,24 @@
 
 using namespace fsc;
 
+namespace {
+
+// What every test drives: a controller over a session.
+struct Rig {
+    QWidget parent;
+    JobRunner jobs;
+    Session session;
+    CompileController compiles{jobs, session, &parent};
+};
+
+}  // namespace
+
 class TestCompileController : public QObject {
     Q_OBJECT
 private slots:
     void nothingToCompileWithoutAModel() {
-        QWidget parent;
-        JobRunner jobs;
-        Session session;
-        CompileController compiles(jobs, session, &parent);
+        Rig rig;
+        auto& [parent, jobs, session, compiles] = rig;
         QSignalSpy logged(&compiles, &CompileController::logged);
         compiles.compileWith(QStringLiteral("O2"));
         QVERIFY(!jobs.busy());
@@ -27,11 +37,9 @@ private slots:
     }
 
     void theNewestChoiceIsTheOneCompiled() {
-        QWidget parent;
-        JobRunner jobs;
-        Session session;
+        Rig rig;
+        auto& [parent, jobs, session, compiles] = rig;
         QVERIFY(session.open(FSC_SAMPLE_MODEL));
-        CompileController compiles(jobs, session, &parent);
         QSignalSpy ready(&compiles, &CompileController::compiledReady);
         compiles.compileWith(QStringLiteral("O1"));
         compiles.compileWith(QStringLiteral("O3"));
@@ -44,11 +52,9 @@ private slots:
     }
 
     void anUnknownPipelineCompilesNothing() {
-        QWidget parent;
-        JobRunner jobs;
-        Session session;
+        Rig rig;
+        auto& [parent, jobs, session, compiles] = rig;
         QVERIFY(session.open(FSC_SAMPLE_MODEL));
-        CompileController compiles(jobs, session, &parent);
         compiles.compileWith(QStringLiteral("O9"));
         QVERIFY(!jobs.busy());
         QVERIFY(!session.compiled());

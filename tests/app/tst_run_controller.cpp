@@ -31,18 +31,24 @@ void closeMessageBoxSoon() {
     });
 }
 
+// What every test drives: a controller over a session, a selection and a Run dock.
+struct Rig {
+    QWidget parent;
+    JobRunner jobs;
+    Session session;
+    Selection selection;
+    RunPanel panel;
+    RunController runs{jobs, session, selection, panel, &parent};
+};
+
 }  // namespace
 
 class TestRunController : public QObject {
     Q_OBJECT
 private slots:
     void nothingToRunBeforeACompile() {
-        QWidget parent;
-        JobRunner jobs;
-        Session session;
-        Selection selection;
-        RunPanel panel;
-        RunController runs(jobs, session, selection, panel, &parent);
+        Rig rig;
+        auto& [parent, jobs, session, selection, panel, runs] = rig;
         QSignalSpy status(&runs, &RunController::statusMessage);
         runs.runShownGraph();
         QCOMPARE(status.size(), 1);
@@ -50,14 +56,10 @@ private slots:
     }
 
     void runsTheStepShownThenReadsItBackFromAStore() {
-        QWidget parent;
-        JobRunner jobs;
-        Session session;
-        Selection selection;
-        RunPanel panel;
+        Rig rig;
+        auto& [parent, jobs, session, selection, panel, runs] = rig;
         panel.setIterations(3);
         panel.setThreads(1);
-        RunController runs(jobs, session, selection, panel, &parent);
         QVERIFY(session.open(FSC_SAMPLE_MODEL));
         QVERIFY(session.compile({.passes = *pipelinePasses("O2")}));
         const int last = session.stepCount() - 1;
@@ -99,13 +101,9 @@ private slots:
     // times the graph compiled for it.
     void aRunWaitsForTheCompileOfTheChosenTarget() {
         qputenv("FUSESCOPE_DEVICE", "simulated");
-        QWidget parent;
-        JobRunner jobs;
-        Session session;
-        Selection selection;
-        RunPanel panel;
+        Rig rig;
+        auto& [parent, jobs, session, selection, panel, runs] = rig;
         panel.setIterations(2);
-        RunController runs(jobs, session, selection, panel, &parent);
         QVERIFY(session.open(FSC_SAMPLE_MODEL));
         QVERIFY(session.compile({.passes = *pipelinePasses("O2")}));  // for the CPU
         session.setStep(session.stepCount() - 1, session.snapshotAt(session.stepCount() - 1)->materialize());
@@ -129,12 +127,8 @@ private slots:
     }
 
     void aFileThatIsNotAStoreFailsWithOneLine() {
-        QWidget parent;
-        JobRunner jobs;
-        Session session;
-        Selection selection;
-        RunPanel panel;
-        RunController runs(jobs, session, selection, panel, &parent);
+        Rig rig;
+        auto& [parent, jobs, session, selection, panel, runs] = rig;
         QSignalSpy opened(&runs, &RunController::storeOpened);
         QSignalSpy logged(&runs, &RunController::logged);
         closeMessageBoxSoon();
