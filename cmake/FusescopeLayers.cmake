@@ -13,13 +13,14 @@ set(FSC_LAYER_LINKS_fsc_views fsc_core fsc_runtime fsc_compiler fsc_profiler fsc
 set(FSC_ENGINE_LIBS fsc_core fsc_runtime fsc_backend_cpu fsc_backend_cuda fsc_compiler fsc_profiler fsc_view_maths)
 set(FSC_LAYER_LINKS_fsc_profiling ${FSC_ENGINE_LIBS})
 set(FSC_LAYER_LINKS_fsc_app_common ${FSC_ENGINE_LIBS} fsc_profiling)
+set(FSC_LAYER_LINKS_fsc_analysis ${FSC_ENGINE_LIBS} fsc_profiling fsc_app_common)
 set(FSC_LAYER_LINKS_fsc_reports ${FSC_ENGINE_LIBS} fsc_profiling)
-set(FSC_LAYER_LINKS_fsc_walkthrough ${FSC_ENGINE_LIBS} fsc_profiling fsc_app_common fsc_reports)
-set(FSC_LAYER_LINKS_fsc_gui ${FSC_ENGINE_LIBS} fsc_profiling fsc_app_common fsc_reports fsc_walkthrough fsc_views)
+set(FSC_LAYER_LINKS_fsc_walkthrough ${FSC_ENGINE_LIBS} fsc_profiling fsc_app_common fsc_analysis fsc_reports)
+set(FSC_LAYER_LINKS_fsc_gui ${FSC_ENGINE_LIBS} fsc_profiling fsc_app_common fsc_analysis fsc_reports fsc_walkthrough fsc_views)
 
 function(fsc_check_library_layers)
   foreach(lib fsc_core fsc_runtime fsc_backend_cpu fsc_backend_cuda fsc_compiler fsc_profiler fsc_view_maths
-              fsc_views fsc_profiling fsc_app_common fsc_reports fsc_walkthrough fsc_gui)
+              fsc_views fsc_profiling fsc_app_common fsc_analysis fsc_reports fsc_walkthrough fsc_gui)
     if(NOT TARGET ${lib})
       continue()
     endif()

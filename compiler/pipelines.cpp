@@ -103,11 +103,13 @@ std::vector<std::string> float32PassesForCuda(std::vector<std::string> passes) {
     return passes;
 }
 
+std::vector<std::string> passesForTarget(const PipelineSpec& spec) {
+    return spec.target.backend == Backend::Cuda && !spec.customPasses ? float32PassesForCuda(spec.passes) : spec.passes;
+}
+
 Result<std::vector<std::unique_ptr<Pass>>> buildPipeline(const PipelineSpec& spec) {
     PassList list;
-    const std::vector<std::string> names = spec.target.backend == Backend::Cuda && !spec.customPasses
-                                               ? float32PassesForCuda(spec.passes)
-                                               : spec.passes;
+    const std::vector<std::string> names = passesForTarget(spec);
     for (const std::string& name : names) {
         const PassInfo* info = PassRegistry::builtin().find(name);
         if (!info) return Status(ErrorCode::InvalidArgument, "unknown pass '" + name + "' (fusescope-cli compile --list-passes)");

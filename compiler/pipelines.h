@@ -60,6 +60,10 @@ struct PipelineSpec {
     int pipelineParallel = 1;             // stages; 1 = no cut
 };
 
+// The named passes `spec` runs on its target (float32PassesForCuda for a named pipeline on
+// the CUDA backend), before the precision and parallelism passes are placed among them.
+std::vector<std::string> passesForTarget(const PipelineSpec& spec);
+
 // The passes of `spec`, created: a named pipeline as float32PassesForCuda gives it for a CUDA
 // target; INT8 (QDQ, then folding) after the clean-up and conv-bn
 // folding, before the other fusions, which would hide plain Conv/MatMul/Gemm; fp16/bf16

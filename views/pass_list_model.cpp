@@ -1,5 +1,8 @@
 #include "views/pass_list_model.h"
 
+#include <QBrush>
+#include <QColor>
+
 namespace fsc {
 
 PassListModel::PassListModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -7,7 +10,13 @@ PassListModel::PassListModel(QObject* parent) : QAbstractTableModel(parent) {}
 void PassListModel::setTrace(std::shared_ptr<const CompileTrace> trace) {
     beginResetModel();
     m_trace = std::move(trace);
+    m_effects.clear();
     endResetModel();
+}
+
+void PassListModel::setEffects(QMap<QString, PassEffectText> effects) {
+    m_effects = std::move(effects);
+    if (rowCount() > 0) emit dataChanged(index(0, Effect), index(rowCount() - 1, Effect));
 }
 
 std::shared_ptr<const GraphSnapshot> PassListModel::snapshotAt(int row) const {
@@ -35,6 +44,15 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
         return {};
     }
     const PassReport& p = m_trace->passes[size_t(row - 1)];
+    if (index.column() == Effect) {
+        const auto effect = m_effects.constFind(QString::fromStdString(p.name));
+        if (effect == m_effects.constEnd()) return {};
+        if (role == Qt::DisplayRole) return effect->verdict;
+        if (role == Qt::ToolTipRole) return effect->details;
+        if (role == Qt::ForegroundRole && effect->sign != 0)
+            return QBrush(effect->sign > 0 ? QColor(0x1a, 0x7f, 0x37) : QColor(0xb4, 0x23, 0x18));
+        return {};
+    }
     const long long delta = (long long)p.nodesAfter - (long long)p.nodesBefore;
     switch (role) {
         case Qt::DisplayRole:
@@ -64,6 +82,7 @@ QVariant PassListModel::headerData(int section, Qt::Orientation orientation, int
         case Milliseconds: return tr("ms");
         case Changes: return tr("Changes");
         case Rejected: return tr("Rejected");
+        case Effect: return tr("Effect");
     }
     return {};
 }

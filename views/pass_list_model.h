@@ -1,8 +1,10 @@
 #pragma once
 // The pass stepper's list: the imported graph, then one row per pass of a compile trace
-// with its node counts, delta, time, changes and rejections. Row r's graph is the snapshot
-// after that step (row 0: as imported).
+// with its node counts, delta, time, changes and rejections, and once an ablation has run,
+// each pass's effect. Row r's graph is the snapshot after that step (row 0: as imported).
 #include <QAbstractTableModel>
+#include <QMap>
+#include <QString>
 
 #include <memory>
 
@@ -13,7 +15,15 @@ namespace fsc {
 class PassListModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Step, Nodes, Delta, Milliseconds, Changes, Rejected, ColumnCount };
+    enum Column { Step, Nodes, Delta, Milliseconds, Changes, Rejected, Effect, ColumnCount };
+
+    // What leaving a pass out did (an ablation's verdict), by pass name; a new trace clears it.
+    struct PassEffectText {
+        QString verdict, details;
+        int sign = 0;  // +1 the pass paid, -1 it cost, 0 within noise or not timed
+    };
+    void setEffects(QMap<QString, PassEffectText> effects);
+    bool hasEffects() const { return !m_effects.isEmpty(); }
 
     explicit PassListModel(QObject* parent = nullptr);
 
@@ -29,6 +39,7 @@ public:
 
 private:
     std::shared_ptr<const CompileTrace> m_trace;
+    QMap<QString, PassEffectText> m_effects;
 };
 
 }  // namespace fsc

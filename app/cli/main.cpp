@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/ablate_command.h"
+#include "app/cli/bisect_command.h"
 #include "app/cli/cli_app.h"
 #include "app/profiling/openmp_waiting.h"
 #include "app/cli/compile_command.h"
@@ -140,7 +142,8 @@ int main(int argc, char** argv) {
     cli.add_flag("--version", version, "the version, the git commit and the libraries in use")->group("");
     std::vector<Command> commands = {inspectCommand(cli), dumpCommand(cli), exportCommand(cli),
                                      compileCommand(cli), runCommand(cli),  profileCommand(cli),
-                                     walkthroughCommand(cli), devicesCommand(cli)};
+                                     walkthroughCommand(cli), ablateCommand(cli), bisectCommand(cli),
+                                     devicesCommand(cli)};
     std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args.front() == "help") args.front() = "--help";
     std::reverse(args.begin(), args.end());  // CLI11 takes them last first

@@ -176,6 +176,10 @@ MainMenus::MainMenus(MainWindow& w) : QObject(&w), m_window(w) {
           std::pair{"ndr", "&InfiniBand NDR"}})
         over->addAction(tr(label), &w,
                         [&w, key = QString::fromLatin1(key)] { w.runs()->simulate(w.canvas()->shownGraph(), key); });
+    QAction* ablate = runMenu->addAction(tr("&Ablate passes"), &w, &MainWindow::ablatePasses);
+    ablate->setObjectName(QStringLiteral("ablateAction"));
+    ablate->setToolTip(tr("Each pass of the compile shown left out in turn and timed against the full pipeline "
+                          "(5 alternating rounds); the Passes list's Effect column says what each bought"));
     runMenu->addAction(tr("Ca&ncel the work under way"), &w, &MainWindow::cancelWork);
 
     QMenu* help = w.menuBar()->addMenu(tr("&Help"));

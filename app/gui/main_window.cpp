@@ -9,6 +9,7 @@
 #include "app/gui/subgraph_trail.h"
 #include "app/gui/walkthrough_guide.h"
 #include "app/gui/run_controller.h"
+#include "app/gui/ablation_controller.h"
 #include "app/gui/sensitivity_controller.h"
 #include "app/gui/walkthrough_dock.h"
 
@@ -239,6 +240,9 @@ void MainWindow::createDocks() {
             [this] { m_sensitivityController->measure(m_session); });
     connect(m_sensitivityController, &SensitivityController::logged, this, &MainWindow::log);
     connect(m_sensitivityController, &SensitivityController::statusMessage, m_status, &StatusLine::setText);
+    m_ablation = new AblationController(m_jobs, *m_passes->model(), this);
+    connect(m_ablation, &AblationController::logged, this, &MainWindow::log);
+    connect(m_ablation, &AblationController::statusMessage, m_status, &StatusLine::setText);
     m_sensitivity->setSelection(&m_selection);
     connect(m_sensitivity, &SensitivityPanel::nodeMissing, this, [this](const QString& name) {
         m_status->setText(tr("'%1' is not in the graph shown (it was measured on another step)").arg(name));
@@ -301,6 +305,10 @@ PassListModel* MainWindow::passList() const { return m_passes->model(); }
 
 QString MainWindow::logText() const {
     return m_log->toPlainText();
+}
+
+void MainWindow::ablatePasses() {
+    m_ablation->ablate(m_session);
 }
 
 void MainWindow::cancelWork() {

@@ -55,6 +55,7 @@ class RooflineView;
 class CompileController;
 class RunController;
 class SensitivityController;
+class AblationController;
 class SensitivityPanel;
 class StatusLine;
 class SubgraphTrail;
@@ -103,6 +104,8 @@ public:
     QTreeView* outline() const { return m_outline; }
     // Runs of the graph shown, and runs read back from run stores.
     RunController* runs() const { return m_runs; }
+    // Run > Ablate passes: what each pass of the compile shown bought (the Passes list's Effect column).
+    void ablatePasses();
     void cancelWork();  // what the status bar's Cancel does: stops everything under way
     QString logText() const;
     TimelineView* timeline() const { return m_timeline; }
@@ -204,6 +207,7 @@ private:
     HeatUnit m_heatUnit = HeatUnit::Share;
     SensitivityPanel* m_sensitivity;
     SensitivityController* m_sensitivityController;  // the panel's measurements
+    AblationController* m_ablation;                   // the pass list's Effect column
     WalkthroughDock* m_walkthrough = nullptr;
     WalkthroughGuide* m_guide = nullptr;
     NodeTableView* m_nodeView;

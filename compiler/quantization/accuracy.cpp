@@ -9,6 +9,7 @@
 #include "compiler/pass_manager.h"
 #include "compiler/passes/passes.h"
 #include "compiler/runtime/executor.h"
+#include "compiler/runtime/tensor_difference.h"
 
 namespace fsc {
 namespace {
@@ -51,38 +52,30 @@ Result<OutputError> compareOutputs(const Model& reference, const Model& candidat
     auto cand = executorFor(candidate, threads);
     if (!cand) return cand.status();
     OutputError e;
-    double absSum = 0, refSum = 0;
+    TensorDifference difference;
     for (size_t s = 0; s < data.samples.size(); ++s) {
         auto a = runSample(**ref, data, s, cancel);
         if (!a) return a.status().withContext("float32 reference");
         auto b = runSample(**cand, data, s, cancel);
         if (!b) return b.status();
-        double dot = 0, na = 0, nb = 0;
         for (size_t o = 0; o < a->size() && o < b->size(); ++o) {
             const RtTensor &x = (*a)[o], &y = (*b)[o];
             if (x.dims != y.dims)
                 return Status(ErrorCode::Internal, "output " + std::to_string(o) + " has shape " + y.typeString() +
                                                        ", the float32 graph's " + x.typeString());
-            for (int64_t i = 0; i < x.numel(); ++i) {
-                const double u = elementAsDouble(x, i), v = elementAsDouble(y, i);
-                e.maxAbs = std::max(e.maxAbs, std::abs(u - v));
-                absSum += std::abs(u - v);
-                refSum += std::abs(u);
-                dot += u * v;
-                na += u * u;
-                nb += v * v;
-            }
+            difference.add(x, y);
             if (o == 0 && x.rank() == 2 && x.dims[1] > 1)  // the first output as [batch, classes]
                 for (int64_t r = 0; r < x.dims[0]; ++r) {
                     ++e.top1Rows;
                     e.top1Agree += argmaxRow(x, r, x.dims[1]) == argmaxRow(y, r, x.dims[1]);
                 }
         }
-        const double cosine = na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : (na == nb ? 1.0 : 0.0);
-        e.cosine = std::min(e.cosine, cosine);
+        difference.endSample();
         ++e.samples;
     }
-    e.meanRelative = refSum > 0 ? absSum / refSum : 0;
+    e.maxAbs = difference.maxAbs();
+    e.meanRelative = difference.meanRelative();
+    e.cosine = difference.cosine();
     return e;
 }
 

@@ -545,7 +545,8 @@ Result<std::vector<RtTensor>> Executor::runUnguarded(std::vector<RtTensor> feeds
     auto cached = m_signatures.find(signature);
     SignaturePlan* sig = cached == m_signatures.end() ? nullptr : cached->second.get();
     const bool listenerReplays = !options.listener || options.listener->graphReplayScope() != 0;
-    if (sig && m_allOnDevice && m_options.cudaGraphs && listenerReplays && !sig->graphFailed && m_context->depth == 0) {
+    if (sig && m_allOnDevice && m_options.cudaGraphs && listenerReplays && !options.tap && !sig->graphFailed &&
+        m_context->depth == 0) {
         if (options.cancel && options.cancel->load()) return Status(ErrorCode::Cancelled, "run cancelled");
         if (auto result = runAsGraph(*sig, feeds, options.listener, options.outputsOnDevice)) {
             m_last = sig;
@@ -627,6 +628,8 @@ Status Executor::runSteps(Frame& frame, const SignaturePlan* sig, const RunOptio
             if (!frame.ptr[out.index])
                 return Status(ErrorCode::Internal, ctx.where() + ": did not produce output '" +
                                                        g.value(out).name + "'");
+            if (options.tap && m_context->depth == 0 && options.tap->wants(out))
+                FSC_RETURN_IF_ERROR(tapValue(*options.tap, out, *frame.ptr[out.index]).withContext(ctx.where()));
             if (recorded) {
                 (*recorded)[out.index] = std::max((*recorded)[out.index], alignedBytes(*frame.ptr[out.index]));
                 (*recordedOnDevice)[out.index] = frame.ptr[out.index]->onDevice;
@@ -642,6 +645,17 @@ Status Executor::runSteps(Frame& frame, const SignaturePlan* sig, const RunOptio
         const PlanStep& step = m_plan.steps[std::min(s, m_plan.steps.size() - 1)];
         return outOfMemoryStatus(e).withContext("node '" + step.nodeName + "' (" + step.opType + ")");
     }
+    return Status::ok();
+}
+
+Status Executor::tapValue(ValueTap& tap, ValueId id, const RtTensor& value) {
+    if (!value.onDevice) {
+        tap.onValue(id, cloneTensor(value));
+        return Status::ok();
+    }
+    auto host = downloadToHost(*m_context->device, value);
+    if (!host) return host.status().withContext("reading '" + graph().value(id).name + "' back for the tap");
+    tap.onValue(id, std::move(*host));
     return Status::ok();
 }
 

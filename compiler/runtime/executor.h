@@ -43,8 +43,21 @@ struct TransferStats {
     bool graphReplayed = false;  // the run replayed a captured CUDA Graph
 };
 
+// Sees chosen intermediate values of a run as they are made, without making them graph
+// outputs (which would change what the compiler may fuse): numeric bisection reads a
+// compiled graph's group boundaries this way. Top-level graph only.
+class ValueTap {
+public:
+    virtual ~ValueTap() = default;
+    virtual bool wants(ValueId value) const = 0;
+    // A host copy of the value (read back from the device when it lives there).
+    virtual void onValue(ValueId value, RtTensor hostCopy) = 0;
+};
+
 struct RunOptions {
     ExecutionListener* listener = nullptr;
+    // A run with a tap goes step by step (no CUDA Graph replay) and copies what it wants.
+    ValueTap* tap = nullptr;
     const std::atomic<bool>* cancel = nullptr;
     // Device-resident outputs: a graph output made on the device comes back as a device tensor
     // (RtTensor::onDevice), not copied to the host; it stays valid until this executor's next
@@ -106,6 +119,7 @@ private:
     Status runSteps(Frame& frame, const SignaturePlan* sig, const RunOptions& options,
                     std::vector<size_t>* recorded, std::vector<bool>* recordedOnDevice);
     Result<std::vector<RtTensor>> collectOutputs(Frame& frame, bool outputsOnDevice);
+    Status tapValue(ValueTap& tap, ValueId id, const RtTensor& value);
     // Lifetimes and offsets from each value's size and place: one computation for a run's
     // arena and for plannedMemory.
     struct ArenaLayout {

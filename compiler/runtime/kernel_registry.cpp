@@ -39,4 +39,10 @@ std::vector<std::string> KernelRegistry::ops(Backend backend) const {
     return {names.begin(), names.end()};
 }
 
+std::vector<KernelDef> KernelRegistry::defs() const {
+    std::vector<KernelDef> all;
+    for (const auto& [key, list] : m_defs) all.insert(all.end(), list.begin(), list.end());
+    return all;
+}
+
 }  // namespace fsc

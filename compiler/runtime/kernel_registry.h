@@ -44,6 +44,8 @@ public:
     const KernelDef* find(const std::string& domain, const std::string& op, int64_t opset,
                           Backend backend) const;
     std::vector<std::string> ops(Backend backend) const;  // "Conv", "com.microsoft.Gelu"
+    // Every def, for a registry built from another (a provider wrapping another's kernels).
+    std::vector<KernelDef> defs() const;
 
 private:
     std::map<std::pair<std::string, std::string>, std::vector<KernelDef>> m_defs;

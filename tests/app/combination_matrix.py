@@ -80,6 +80,18 @@ commands += [
      ["--backend", "cuda", "--pipeline", "O1", "--chapters", "4,9", "--json"]),
     ("profile", [CLI, "profile"], ["--iterations", "2", "--warmup", "0", "-o", "{out}/runs.fsdb",
                                    "--trace", "{out}/trace.json", "--report", "{out}/report.html"]),
+    # Ablation times every variant: one round of one run keeps the matrix short.
+    ("ablate --json", [CLI, "ablate"], ["--rounds", "1", "--runs-per-round", "1", "--warmup", "0", "--json"]),
+    ("ablate --cumulative --pipeline O1 --threads 1", [CLI, "ablate"],
+     ["--cumulative", "--pipeline", "O1", "--threads", "1", "--rounds", "1", "--runs-per-round", "1", "--warmup", "0",
+      "--html", "{out}/ablation.html", "--csv", "{out}/ablation.csv"]),
+    ("ablate --backend cuda --passes", [CLI, "ablate"],
+     ["--backend", "cuda", "--passes", "conv-bn-fusion,fold-constants", "--rounds", "1", "--runs-per-round", "1",
+      "--warmup", "0"]),
+    ("bisect cpu/fp16", [CLI, "bisect"], ["--candidate", "cpu/fp16"]),
+    ("bisect cuda/fp32 --json", [CLI, "bisect"], ["--candidate", "cuda/fp32", "--json", "--threshold", "1e-4"]),
+    ("bisect cpu/int8 --no-inside", [CLI, "bisect"], ["--candidate", "cpu/int8", "--no-inside", "--pipeline", "O1",
+                                                      "--jump", "4"]),
 ]
 if GUI != "none":
     for name, extra in (("screenshot", []), ("screenshot --pass imported", ["--pass", "imported"]),

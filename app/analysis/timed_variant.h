@@ -1,0 +1,37 @@
+#pragma once
+// A compiled model ready to be timed beside others: its executor, its inputs (generated
+// from a seed, so every variant of one model gets the same ones) and the runs taken so far.
+// Ablation times its variants in alternating rounds with it, so each sees the same machine.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/runtime/executor.h"
+#include "compiler/runtime/feeds.h"
+#include "compiler/target.h"
+#include "core/graph.h"
+#include "core/status.h"
+
+namespace fsc {
+
+struct TimedVariant {
+    std::shared_ptr<const Model> model;
+    std::unique_ptr<Executor> exec;
+    std::vector<RtTensor> feeds;
+    std::vector<double> warmupMs, samplesMs;  // every run, in order
+    std::vector<double> roundMediansMs;       // one per round: the median of its runs
+};
+
+// An executor for `model` on `target` and its inputs.
+Result<TimedVariant> prepareVariant(std::shared_ptr<const Model> model, const Target& target, const FeedOptions& feeds);
+// One run of the variant on its inputs, in milliseconds.
+Result<double> timeOneRun(TimedVariant& variant);
+
+// `warmup` untimed runs of each variant, then `rounds` rounds in which every variant runs
+// `runsPerRound` times; the order of the variants turns by one each round, so none always
+// runs first. `progress(done, total)` counts runs; a cancel stops between runs.
+Status alternateRounds(const std::vector<TimedVariant*>& variants, int warmup, int rounds, int runsPerRound,
+                       const std::atomic<bool>* cancel, const std::function<void(int, int)>& progress = {});
+
+}  // namespace fsc
