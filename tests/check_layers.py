@@ -51,7 +51,7 @@ ALLOWED = {
     "analysis": {"core", "runtime", "cpu", "cuda", "compiler", "profiler", "views", "profiling", "common", "analysis"},
     "reports": {"core", "runtime", "cpu", "cuda", "compiler", "profiler", "views", "profiling", "reports"},
     "walkthrough": {"core", "runtime", "cpu", "cuda", "compiler", "profiler", "views", "profiling", "common",
-                    "reports", "walkthrough"},
+                    "analysis", "reports", "walkthrough"},
     "app": {"core", "runtime", "cpu", "cuda", "compiler", "profiler", "views", "profiling", "common", "analysis",
             "reports", "walkthrough", "app"},
 }

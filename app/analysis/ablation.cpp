@@ -55,7 +55,7 @@ Candidate compileVariant(const Model& model, const PipelineSpec& base, std::vect
 
 VariantFigures figuresOf(const TimedVariant& v) {
     VariantFigures f;
-    f.nodes = v.model->graph->nodeCount();
+    f.nodes = v.exec->graph().nodeCount();
     f.kernels = v.exec->plan().steps.size();
     if (const MemoryPlan* plan = v.exec->lastMemoryPlan()) f.arenaBytes = int64_t(plan->arenaBytes);
     f.samplesMs = v.samplesMs;
@@ -138,6 +138,7 @@ Result<AblationReport> ablatePasses(const Model& model, const PipelineSpec& pipe
     say("compiling the full " + pipelineName + " pipeline");
     Candidate full = compileVariant(model, pipeline, pipeline.passes, cancel);
     ++compiled;
+    if (cancel && cancel->load()) return Status(ErrorCode::Cancelled, "cancelled");
     if (full.effect.kind == PassEffect::Kind::Failed) return Status(ErrorCode::InvalidModel, full.effect.note);
 
     std::vector<Candidate> without;
@@ -194,7 +195,7 @@ Result<AblationReport> ablatePasses(const Model& model, const PipelineSpec& pipe
     std::vector<TimedVariant> timed;
     timed.reserve(1 + without.size() + upTo.size());
     auto prepare = [&](Candidate& c) {
-        auto v = prepareVariant(c.model, pipeline.target, options.feeds);
+        auto v = prepareVariant(*c.model, pipeline.target, options.feeds);
         if (!v) {
             c.effect.kind = PassEffect::Kind::Failed;
             c.effect.note = "does not run: " + v.status().message();

@@ -6,10 +6,9 @@
 
 namespace fsc {
 
-Result<TimedVariant> prepareVariant(std::shared_ptr<const Model> model, const Target& target, const FeedOptions& feeds) {
+Result<TimedVariant> prepareVariant(const Model& model, const Target& target, const FeedOptions& feeds) {
     TimedVariant variant;
-    variant.model = std::move(model);
-    auto exec = Executor::create(*variant.model, executorOptions(target));
+    auto exec = Executor::create(model, executorOptions(target));
     if (!exec) return exec.status();
     variant.exec = std::move(*exec);
     auto built = buildFeeds(*variant.exec, feeds);

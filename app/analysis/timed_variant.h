@@ -1,7 +1,8 @@
 #pragma once
 // A compiled model ready to be timed beside others: its executor, its inputs (generated
 // from a seed, so every variant of one model gets the same ones) and the runs taken so far.
-// Ablation times its variants in alternating rounds with it, so each sees the same machine.
+// Ablation and the walkthrough's timed chapters time their variants in alternating rounds
+// with it, so each sees the same machine.
 #include <atomic>
 #include <memory>
 #include <string>
@@ -16,15 +17,14 @@
 namespace fsc {
 
 struct TimedVariant {
-    std::shared_ptr<const Model> model;
-    std::unique_ptr<Executor> exec;
+    std::unique_ptr<Executor> exec;  // holds what it runs (its own copy of the graph)
     std::vector<RtTensor> feeds;
     std::vector<double> warmupMs, samplesMs;  // every run, in order
     std::vector<double> roundMediansMs;       // one per round: the median of its runs
 };
 
 // An executor for `model` on `target` and its inputs.
-Result<TimedVariant> prepareVariant(std::shared_ptr<const Model> model, const Target& target, const FeedOptions& feeds);
+Result<TimedVariant> prepareVariant(const Model& model, const Target& target, const FeedOptions& feeds);
 // One run of the variant on its inputs, in milliseconds.
 Result<double> timeOneRun(TimedVariant& variant);
 

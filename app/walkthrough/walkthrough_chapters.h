@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/analysis/timed_variant.h"
 #include "app/walkthrough/walkthrough.h"
 #include "compiler/runtime/executor.h"
 #include "compiler/runtime/feeds.h"
@@ -26,23 +27,18 @@ WalkthroughChapter parallelChapter(const WalkthroughInput& in);      // 9
 WalkthroughChapter benchmarkingChapter(const WalkthroughInput& in);  // 10
 
 // One side of a timed comparison: a model on the CPU with run's generated inputs (seed 0),
-// its plan's nodes with the cost model's work (what profile reports per node), and the
-// iteration times taken so far.
-struct TimedSide {
-    std::unique_ptr<Executor> exec;
-    Feeds feeds;
+// its executor, inputs and runs (TimedVariant), its plan's nodes with the cost model's work
+// (what profile reports per node).
+struct TimedSide : TimedVariant {
     Trace plan;  // nodes only: flops and bytes per plan node
-    std::vector<double> warmupMs;   // the runs before the timed ones
-    std::vector<double> samplesMs;  // the timed runs
     int threads = 1;
 };
 Result<TimedSide> prepareSide(const Model& model, const WalkthroughInput& in);
 // "cuda" when the walkthrough runs on a GPU, else "cpu".
 const char* backendOf(const WalkthroughInput& in);
-// One timed run on the side's inputs; the error says why it did not run.
-Result<double> timedRun(TimedSide& side);
-// Runs every side `warmup + iterations` times, the sides alternating within each round;
-// keeps the warm-up times in warmupMs and the timed ones in samplesMs. Stops early (returning Cancelled) when asked to.
+// Runs every side `warmup + iterations` times in alternating rounds (analysis/timed_variant),
+// keeping the warm-up times in warmupMs and the timed ones in samplesMs. Stops early
+// (returning Cancelled) when asked to; a side that does not run says so.
 Status alternateRuns(const std::vector<TimedSide*>& sides, int warmup, int iterations,
                      const std::atomic<bool>* cancel);
 

@@ -16,33 +16,21 @@ const char* backendOf(const WalkthroughInput& in) {
 }
 
 Result<TimedSide> prepareSide(const Model& model, const WalkthroughInput& in) {
-    auto exec = Executor::create(model, executorOptions(in.target()));
-    if (!exec) return exec.status();
-    auto feeds = buildFeeds(**exec, in.feeds());
-    if (!feeds) return feeds.status();
-    const int threads = (*exec)->threadsInUse();
-    TimedSide side{std::move(*exec), std::move(*feeds), {}, {}, {}, threads};
-    addPlanNodes(*side.exec, side.feeds.tensors, side.plan);
+    auto variant = prepareVariant(model, in.target(), in.feeds());
+    if (!variant) return variant.status();
+    TimedSide side;
+    static_cast<TimedVariant&>(side) = std::move(*variant);
+    side.threads = side.exec->threadsInUse();
+    addPlanNodes(*side.exec, side.feeds, side.plan);
     return side;
-}
-
-Result<double> timedRun(TimedSide& side) {
-    Stopwatch watch;
-    auto out = side.exec->run(side.feeds.tensors);
-    if (!out) return Status(out.status().code(), "did not run on generated inputs (" + out.status().message() + ")");
-    return watch.elapsedMs();
 }
 
 Status alternateRuns(const std::vector<TimedSide*>& sides, int warmup, int iterations,
                      const std::atomic<bool>* cancel) {
-    for (int i = 0; i < warmup + iterations; ++i)
-        for (TimedSide* side : sides) {
-            if (cancel && cancel->load()) return Status(ErrorCode::Cancelled, "cancelled");
-            auto ms = timedRun(*side);
-            if (!ms) return ms.status();
-            (i >= warmup ? side->samplesMs : side->warmupMs).push_back(*ms);
-        }
-    return {};
+    const std::vector<TimedVariant*> variants(sides.begin(), sides.end());
+    Status ran = alternateRounds(variants, warmup, iterations, 1, cancel);
+    if (ran || ran.code() == ErrorCode::Cancelled) return ran;
+    return Status(ran.code(), "did not run on generated inputs (" + ran.message() + ")");
 }
 
 Result<const CompiledLatency*> compiledLatency(const WalkthroughInput& in, TimedSide* alongside) {
