@@ -120,6 +120,7 @@ Result<AblationReport> ablatePasses(const Model& model, const PipelineSpec& pipe
     report.warmup = options.warmup;
     report.rounds = options.rounds;
     report.runsPerRound = options.runsPerRound;
+    report.settle = options.settle;
     report.noiseRule = "above noise: every round's ratio on the same side of 1, their median at least " +
                        std::to_string(int(kAblationNoiseShare * 100)) + "% from it, over at least 3 rounds";
 
@@ -222,7 +223,8 @@ Result<AblationReport> ablatePasses(const Model& model, const PipelineSpec& pipe
     Status ran = alternateRounds(order, options.warmup, options.rounds, options.runsPerRound, cancel,
                                  [&](int done, int total) {
                                      if (progress) progress({timing, compiled + done, compiled + total});
-                                 });
+                                 },
+                                 options.settle);
     if (!ran) return ran.withContext(model.path);
 
     report.full = figuresOf(timed[size_t(full.timedIndex)]);

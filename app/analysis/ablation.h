@@ -24,6 +24,7 @@ struct AblationOptions {
     int warmup = 2;                   // untimed runs of each variant first
     int rounds = 5;                   // alternating rounds
     int runsPerRound = 3;             // runs of a variant in a row within a round (their median counts)
+    int settle = 1;                   // untimed runs of a variant before its timed ones in each round
     FeedOptions feeds;                // the inputs (seeded, the same for every variant)
 };
 
@@ -63,7 +64,7 @@ struct AblationReport {
     VariantFigures full;
     std::vector<PassEffect> without;  // one per pass left out, in pipeline order
     std::vector<PassEffect> upTo;     // --cumulative: the imported graph, then one per step
-    int warmup = 0, rounds = 0, runsPerRound = 0;
+    int warmup = 0, rounds = 0, runsPerRound = 0, settle = 0;
     double seconds = 0;               // wall clock of the whole ablation
     std::string noiseRule;            // when a difference counts as above noise, in words
 };

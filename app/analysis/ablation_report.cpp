@@ -83,8 +83,8 @@ std::vector<Row> rowsOf(const AblationReport& r, bool cumulative) {
 }
 
 std::string methodText(const AblationReport& r) {
-    return std::to_string(r.rounds) + " alternating rounds of " + std::to_string(r.runsPerRound) + " runs per variant after " +
-           std::to_string(r.warmup) + " warm-ups, " + r.target + " backend, " + std::to_string(r.threads) +
+    return std::to_string(r.rounds) + " alternating rounds of " + std::to_string(r.runsPerRound) + " runs per variant (after " +
+           std::to_string(r.settle) + " untimed in each round and " + std::to_string(r.warmup) + " warm-ups), " + r.target + " backend, " + std::to_string(r.threads) +
            (r.threads == 1 ? " thread" : " threads") + "; " + r.noiseRule;
 }
 
@@ -109,7 +109,7 @@ nlohmann::json ablationJson(const AblationReport& r) {
     j["pipeline"] = r.pipeline;
     j["backend"] = r.target;
     j["threads"] = r.threads;
-    j["method"] = {{"warmup", r.warmup}, {"rounds", r.rounds}, {"runs_per_round", r.runsPerRound},
+    j["method"] = {{"warmup", r.warmup}, {"rounds", r.rounds}, {"runs_per_round", r.runsPerRound}, {"settle", r.settle},
                    {"noise_rule", r.noiseRule}, {"ratio", "time without the pass / time with it"}};
     j["seconds"] = r.seconds;
     j["full"] = figuresJson(r.full);

@@ -27,8 +27,8 @@ Result<double> timeOneRun(TimedVariant& variant) {
 }
 
 Status alternateRounds(const std::vector<TimedVariant*>& variants, int warmup, int rounds, int runsPerRound,
-                       const std::atomic<bool>* cancel, const std::function<void(int, int)>& progress) {
-    const int total = int(variants.size()) * (warmup + rounds * runsPerRound);
+                       const std::atomic<bool>* cancel, const std::function<void(int, int)>& progress, int settle) {
+    const int total = int(variants.size()) * (warmup + rounds * (settle + runsPerRound));
     int done = 0;
     auto step = [&](TimedVariant& v, std::vector<double>& into) -> Status {
         if (cancel && cancel->load()) return Status(ErrorCode::Cancelled, "cancelled");
@@ -44,7 +44,8 @@ Status alternateRounds(const std::vector<TimedVariant*>& variants, int warmup, i
     for (int r = 0; r < rounds; ++r)
         for (size_t k = 0; k < n; ++k) {
             TimedVariant& v = *variants[(k + size_t(r)) % n];
-            std::vector<double> round;
+            std::vector<double> settling, round;
+            for (int i = 0; i < settle; ++i) FSC_RETURN_IF_ERROR(step(v, settling));
             for (int i = 0; i < runsPerRound; ++i) FSC_RETURN_IF_ERROR(step(v, round));
             v.samplesMs.insert(v.samplesMs.end(), round.begin(), round.end());
             v.roundMediansMs.push_back(computeStats(round).median);

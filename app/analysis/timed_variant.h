@@ -29,9 +29,13 @@ Result<TimedVariant> prepareVariant(const Model& model, const Target& target, co
 Result<double> timeOneRun(TimedVariant& variant);
 
 // `warmup` untimed runs of each variant, then `rounds` rounds in which every variant runs
-// `runsPerRound` times; the order of the variants turns by one each round, so none always
-// runs first. `progress(done, total)` counts runs; a cancel stops between runs.
+// `settle` untimed times and then `runsPerRound` timed times; the order of the variants turns
+// by one each round, so none always runs first. The settling runs absorb what switching from
+// another executor costs the first run (ResNet-50 without channels-last: 38 ms, then 27.7):
+// without them a round times the switch, not the variant. `progress(done, total)` counts
+// runs; a cancel stops between runs.
 Status alternateRounds(const std::vector<TimedVariant*>& variants, int warmup, int rounds, int runsPerRound,
-                       const std::atomic<bool>* cancel, const std::function<void(int, int)>& progress = {});
+                       const std::atomic<bool>* cancel, const std::function<void(int, int)>& progress = {},
+                       int settle = 0);
 
 }  // namespace fsc
