@@ -10,7 +10,8 @@
 #      the kernels, the NVRTC kernels and a CUDA Graph replay again under compute-sanitizer
 #      memcheck (its absence is a failure), and the sample and resnet50 at batch 1 (exported
 #      here by PyTorch; also under memcheck) through fusescope-cli run --backend cuda
-#      against the CPU, every output value compared.
+#      against the CPU, every output value compared; then ablate --backend cuda and bisect
+#      --candidate cuda/fp32 (no first jump: the GPU's kernels follow the CPU's) on both.
 #   3  CUPTI: resnet50 exported by PyTorch, profiled at batch 1 and 32 (stored, HTML report,
 #      Perfetto trace, every kernel tied to a plan node), profiler overhead against its goals.
 #   4  the benchmark: resnet50, vit_b_16, a BERT-base encoder, batch 1 and 32, float32 and
@@ -185,15 +186,35 @@ stage2() {
     line=$(end_to_end "$model") || { status=failed; reason="${reason:+$reason; }fusescope-cli run --backend cuda: $line"; }
     cli_check="${cli_check:+$cli_check | }$line"
   done
+  # Ablation and bisection on the GPU (issue 59): ablate times its variants on the device;
+  # bisect of cuda/fp32 against cpu/fp32 must find no jump (the kernels match the CPU's).
+  analysis=""
+  for model in "${models[@]}"; do
+    local name; name=$(basename "$model" .onnx)
+    if "$cli" ablate "$model" --backend cuda --rounds 3 --json >"$out/stage2-ablate-$name.json" 2>"$out/stage2-ablate-$name.err"; then
+      line="ablate $name: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(e["kind"]=="measured" for e in d["without"]), "variants timed in", round(d["seconds"], 1), "s")' "$out/stage2-ablate-$name.json")"
+    else
+      status=failed; line="ablate $name: $(tail -1 "$out/stage2-ablate-$name.err" | head -c 200)"; reason="${reason:+$reason; }$line"
+    fi
+    analysis="${analysis:+$analysis | }$line"
+    if "$cli" bisect "$model" --candidate cuda/fp32 --json >"$out/stage2-bisect-$name.json" 2>"$out/stage2-bisect-$name.err"; then
+      line="bisect $name: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["first_jumps"]), "first jumps,", d["compared"], "values compared, output error %.2e" % d["output_error"])' "$out/stage2-bisect-$name.json")"
+      case "$line" in *": 0 first jumps"*) ;; *) status=failed; reason="${reason:+$reason; }$line" ;; esac
+    else
+      status=failed; line="bisect $name: $(tail -1 "$out/stage2-bisect-$name.err" | head -c 200)"; reason="${reason:+$reason; }$line"
+    fi
+    analysis="${analysis:+$analysis | }$line"
+  done
   {
     printf '{"stage": 2, "name": "kernels and models against the CPU", "status": "%s", "reason": %s,\n' "$status" "$(json_string "$reason")"
-    printf ' "tests": %s,\n "memcheck": %s,\n "cli": %s}\n' "$(json_string "$totals")" "$(json_string "$sanitizer")" "$(json_string "$cli_check")"
+    printf ' "tests": %s,\n "memcheck": %s,\n "cli": %s,\n "analysis": %s}\n' "$(json_string "$totals")" "$(json_string "$sanitizer")" "$(json_string "$cli_check")" "$(json_string "$analysis")"
   } >"$out/stage2.json"
   {
     echo "stage 2, kernels and models against the CPU: $status${reason:+ ($reason)}"
     echo "  tst_cuda_backend on the GPU: $totals"
     echo "  compute-sanitizer memcheck:  $sanitizer"
     echo "  fusescope-cli:               $cli_check"
+    echo "  ablate and bisect:           $analysis"
   } >"$out/stage2.txt"
   [ "$status" = passed ]
 }
