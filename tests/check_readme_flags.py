@@ -15,11 +15,11 @@ import sys
 
 README, CLI = sys.argv[1], sys.argv[2]
 GUI = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "none" else None
-COMMANDS = ["inspect", "dump", "export", "compile", "run", "profile", "ablate", "bisect", "walkthrough", "devices"]
+COMMANDS = ["inspect", "dump", "export", "compile", "run", "profile", "ablate", "bisect", "compare", "walkthrough", "devices"]
 SECTIONS = {  # section title (start) -> the commands its flags belong to
     "Inspect": ["inspect", "dump", "export", "devices"],
     "Compile": ["compile"], "Quantize": ["compile"], "Partition": ["compile"],
-    "Run": ["run"], "Profile": ["profile"], "Ablate": ["ablate", "bisect"], "Walkthrough": ["walkthrough"], "The GUI": ["gui"],
+    "Run": ["run"], "Profile": ["profile"], "Ablate": ["ablate", "bisect", "compare"], "Walkthrough": ["walkthrough"], "The GUI": ["gui"],
 }
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 helps = {}

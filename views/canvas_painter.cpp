@@ -160,6 +160,7 @@ void CanvasPainter::paint(QPainter& p, const ViewTransform& view, QSizeF area) c
         QPen pen = labels ? QPen(fill.darker(160), 1) : QPen(Qt::NoPen);
         if (mark == Mark::Removed) pen = QPen(QColor(0xd0, 0x30, 0x30), 3, Qt::DashLine);
         if (mark == Mark::Added) pen = QPen(QColor(0x20, 0xa0, 0x40), 3);
+        if (mark == Mark::FirstJump) pen = QPen(QColor(0x80, 0x30, 0xd0), 5);
         const bool host = box.node.valid() && box.node.index < c.m_host.size() && c.m_host[box.node.index];
         if (host) pen = QPen(QColor(0x60, 0x20, 0x10), 2.5, Qt::DotLine);
         if (linked) pen = QPen(QColor(0xff, 0x90, 0x00), 4);

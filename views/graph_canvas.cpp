@@ -205,7 +205,8 @@ double GraphCanvas::heatOf(const CanvasLayout::Box& box) const {
     if (m_heat.empty()) return -1;
     if (box.node.valid()) return heatOfNode(box.node);
     if (m_heatTree != m_shownTree.get()) {  // a new layout or tree since the totals were summed
-        m_groupHeat = groupTotals(*m_shownTree, m_heat.values);
+        m_groupHeat = m_heat.unit == HeatUnit::RelativeError ? groupMaxima(*m_shownTree, m_heat.values)
+                                                             : groupTotals(*m_shownTree, m_heat.values);
         if (!m_heat.seconds.empty()) {  // rates: summed work over summed time
             const std::vector<double> seconds = groupTotals(*m_shownTree, m_heat.seconds);
             for (size_t g = 0; g < m_groupHeat.size(); ++g) m_groupHeat[g] = seconds[g] > 0 ? m_groupHeat[g] / seconds[g] : 0.0;

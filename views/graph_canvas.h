@@ -66,9 +66,10 @@ public:
     // Writes the current view (`wholeGraph` false) or the whole graph at 1:1 (capped at
     // 16,384 px a side) as PNG or SVG, by the file's suffix. Returns an error message or "".
     QString exportImage(const QString& path, bool wholeGraph) const;
-    // Diff marks: nodes drawn with a red (removed) or green (added) outline, and nodes
-    // highlighted as linked to the other pane's selection.
-    enum class Mark { None, Removed, Added };
+    // Diff marks: nodes drawn with a red (removed) or green (added) outline, numeric
+    // bisection's first jumps with a violet one, and nodes highlighted as linked to the
+    // other pane's selection.
+    enum class Mark { None, Removed, Added, FirstJump };
     void setMarks(std::vector<Mark> byNodeIndex);
     void setLinked(std::vector<NodeId> nodes);
     void setTransform(const ViewTransform& view);

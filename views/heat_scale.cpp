@@ -36,6 +36,7 @@ std::string formatHeat(HeatUnit unit, double value) {
             if (value >= 1e12) std::snprintf(text, sizeof text, "%.2f TFLOP/s", value / 1e12);
             else std::snprintf(text, sizeof text, "%.1f GFLOP/s", value / 1e9);
             break;
+        case HeatUnit::RelativeError: std::snprintf(text, sizeof text, "%.1e", value); break;
     }
     return text;
 }
@@ -46,6 +47,7 @@ const char* heatTitle(HeatUnit unit) {
         case HeatUnit::Milliseconds: return "time per iteration";
         case HeatUnit::BytesPerSecond: return "achieved bandwidth";
         case HeatUnit::FlopsPerSecond: return "achieved FLOP/s";
+        case HeatUnit::RelativeError: return "relative error against the reference";
     }
     return "";
 }

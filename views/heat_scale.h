@@ -11,7 +11,9 @@ unsigned heatColor(double t);
 
 // What the overlay measures. Time and share add up over a collapsed group; rates do not:
 // a group shows its nodes' summed work over their summed time.
-enum class HeatUnit { Share, Milliseconds, BytesPerSecond, FlopsPerSecond };
+// RelativeError is no run's: numeric bisection's error per node against its reference, which
+// a collapsed group shows as its largest (errors do not add up).
+enum class HeatUnit { Share, Milliseconds, BytesPerSecond, FlopsPerSecond, RelativeError };
 
 struct NodeHeat {
     HeatUnit unit = HeatUnit::Share;

@@ -73,6 +73,17 @@ std::vector<double> groupTotals(const ScopeTree& tree, const std::vector<double>
     return total;
 }
 
+std::vector<double> groupMaxima(const ScopeTree& tree, const std::vector<double>& byNodeIndex) {
+    const auto& groups = tree.groups();
+    std::vector<double> largest(groups.size(), 0.0);
+    for (size_t g = 0; g < groups.size(); ++g)
+        for (NodeId id : groups[g].nodes)
+            if (id.index < byNodeIndex.size()) largest[g] = std::max(largest[g], byNodeIndex[id.index]);
+    for (size_t g = groups.size(); g-- > 1;)
+        if (groups[g].parent >= 0) largest[size_t(groups[g].parent)] = std::max(largest[size_t(groups[g].parent)], largest[g]);
+    return largest;
+}
+
 bool isConstantLike(const Graph& graph, const Node& n) {
     if (!n.domain.empty()) return false;
     if (n.opType == "Constant") return true;

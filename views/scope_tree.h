@@ -34,6 +34,8 @@ private:
 // Per group, the sum of a per-node quantity (by node arena index) over its subtree: what a
 // collapsed group shows for the nodes inside it.
 std::vector<double> groupTotals(const ScopeTree& tree, const std::vector<double>& byNodeIndex);
+// The same with each group's largest value instead of the sum.
+std::vector<double> groupMaxima(const ScopeTree& tree, const std::vector<double>& byNodeIndex);
 
 // Which groups are expanded: every group up to `depth` (the root, depth 0, always is).
 std::vector<bool> expandedToDepth(const ScopeTree& tree, int depth);

@@ -7,6 +7,7 @@
 
 #include "app/cli/ablate_command.h"
 #include "app/cli/bisect_command.h"
+#include "app/cli/compare_command.h"
 #include "app/cli/cli_app.h"
 #include "app/profiling/openmp_waiting.h"
 #include "app/cli/compile_command.h"
@@ -142,7 +143,7 @@ int main(int argc, char** argv) {
     cli.add_flag("--version", version, "the version, the git commit and the libraries in use")->group("");
     std::vector<Command> commands = {inspectCommand(cli), dumpCommand(cli), exportCommand(cli),
                                      compileCommand(cli), runCommand(cli),  profileCommand(cli),
-                                     walkthroughCommand(cli), ablateCommand(cli), bisectCommand(cli),
+                                     walkthroughCommand(cli), ablateCommand(cli), bisectCommand(cli), compareCommand(cli),
                                      devicesCommand(cli)};
     std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args.front() == "help") args.front() = "--help";

@@ -180,6 +180,14 @@ MainMenus::MainMenus(MainWindow& w) : QObject(&w), m_window(w) {
     ablate->setObjectName(QStringLiteral("ablateAction"));
     ablate->setToolTip(tr("Each pass of the compile shown left out in turn and timed against the full pipeline "
                           "(5 alternating rounds); the Passes list's Effect column says what each bought"));
+    QMenu* bisect = runMenu->addMenu(tr("&Bisect numerics against the CPU in float32"));
+    bisect->setToolTip(tr("Where the candidate's numbers leave the reference's: the graph heated by each group's "
+                          "relative error, the first groups whose error jumps outlined"));
+    for (const auto& [key, label] : {std::pair{"fp16", "&float16"}, std::pair{"bf16", "&bfloat16"}, std::pair{"int8", "&INT8"},
+                                     std::pair{"target", "this &target in float32"}}) {
+        QAction* a = bisect->addAction(tr(label), &w, [&w, key = QString::fromLatin1(key)] { w.bisectNumerics(key); });
+        a->setObjectName(QStringLiteral("bisect_%1").arg(QString::fromLatin1(key)));
+    }
     runMenu->addAction(tr("Ca&ncel the work under way"), &w, &MainWindow::cancelWork);
 
     QMenu* help = w.menuBar()->addMenu(tr("&Help"));

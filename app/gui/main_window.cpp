@@ -10,6 +10,7 @@
 #include "app/gui/walkthrough_guide.h"
 #include "app/gui/run_controller.h"
 #include "app/gui/ablation_controller.h"
+#include "app/gui/bisect_controller.h"
 #include "app/gui/sensitivity_controller.h"
 #include "app/gui/walkthrough_dock.h"
 
@@ -243,6 +244,16 @@ void MainWindow::createDocks() {
     m_ablation = new AblationController(m_jobs, *m_passes->model(), this);
     connect(m_ablation, &AblationController::logged, this, &MainWindow::log);
     connect(m_ablation, &AblationController::statusMessage, m_status, &StatusLine::setText);
+    m_bisect = new BisectController(m_jobs, this);
+    connect(m_bisect, &BisectController::logged, this, &MainWindow::log);
+    connect(m_bisect, &BisectController::statusMessage, m_status, &StatusLine::setText);
+    connect(m_bisect, &BisectController::finished, this, [this](std::shared_ptr<const BisectReport> report) {
+        const Graph* shown = m_canvas->shownGraph();
+        if (!shown) return;
+        BisectController::Overlay overlay = BisectController::overlayFor(*shown, *report);
+        m_canvas->setHeat(std::move(overlay.heat));
+        m_canvas->setMarks(std::move(overlay.marks));
+    });
     m_sensitivity->setSelection(&m_selection);
     connect(m_sensitivity, &SensitivityPanel::nodeMissing, this, [this](const QString& name) {
         m_status->setText(tr("'%1' is not in the graph shown (it was measured on another step)").arg(name));
@@ -309,6 +320,10 @@ QString MainWindow::logText() const {
 
 void MainWindow::ablatePasses() {
     m_ablation->ablate(m_session);
+}
+
+void MainWindow::bisectNumerics(const QString& candidate) {
+    m_bisect->bisect(m_session, candidate);
 }
 
 void MainWindow::cancelWork() {

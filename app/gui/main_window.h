@@ -56,6 +56,7 @@ class CompileController;
 class RunController;
 class SensitivityController;
 class AblationController;
+class BisectController;
 class SensitivityPanel;
 class StatusLine;
 class SubgraphTrail;
@@ -106,6 +107,9 @@ public:
     RunController* runs() const { return m_runs; }
     // Run > Ablate passes: what each pass of the compile shown bought (the Passes list's Effect column).
     void ablatePasses();
+    // Run > Bisect numerics: `candidate` (BisectController::candidates()) against cpu/fp32; the
+    // canvas shows the errors as heat and the first jumps outlined.
+    void bisectNumerics(const QString& candidate);
     void cancelWork();  // what the status bar's Cancel does: stops everything under way
     QString logText() const;
     TimelineView* timeline() const { return m_timeline; }
@@ -208,6 +212,7 @@ private:
     SensitivityPanel* m_sensitivity;
     SensitivityController* m_sensitivityController;  // the panel's measurements
     AblationController* m_ablation;                   // the pass list's Effect column
+    BisectController* m_bisect;                       // the canvas's error overlay
     WalkthroughDock* m_walkthrough = nullptr;
     WalkthroughGuide* m_guide = nullptr;
     NodeTableView* m_nodeView;

@@ -90,6 +90,10 @@ commands += [
       "--warmup", "0"]),
     ("bisect cpu/fp16", [CLI, "bisect"], ["--candidate", "cpu/fp16"]),
     ("bisect cuda/fp32 --json", [CLI, "bisect"], ["--candidate", "cuda/fp32", "--json", "--threshold", "1e-4"]),
+    ("compare --json --sort error", [CLI, "compare"], ["--variants", "cpu/fp32,cpu/fp16,cuda/fp32", "--iterations", "1",
+                                                    "--warmup", "0", "--json", "--sort", "error"]),
+    ("compare --baseline --csv --top", [CLI, "compare"], ["--variants", "cpu/fp32,cpu/bf16", "--baseline", "cpu/bf16",
+                                                        "--iterations", "1", "--csv", "{out}/compare.csv", "--top", "3"]),
     ("bisect cpu/int8 --no-inside", [CLI, "bisect"], ["--candidate", "cpu/int8", "--no-inside", "--pipeline", "O1",
                                                       "--jump", "4"]),
 ]

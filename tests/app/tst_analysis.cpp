@@ -11,6 +11,7 @@
 #include "app/analysis/ablation.h"
 #include "app/analysis/ablation_report.h"
 #include "app/analysis/numeric_bisect.h"
+#include "app/analysis/variant_compare.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/target.h"
 #include "core/graph_builder.h"
@@ -241,6 +242,41 @@ private slots:
                 if (g.firstJump) insideJumps.push_back(g.node);
             QCOMPARE(insideJumps, std::vector<std::string>{"conv2"});
         }
+    }
+
+    void compareGivesEveryOnnxNodeATimeAndAnErrorPerVariant() {
+        const Model model = encoderBlock();
+        PipelineSpec fp16 = o2();
+        fp16.precision = Precision::Float16;
+        const std::vector<CompareVariant> variants = {
+            {"cpu/fp32", o2()}, {"cpu/fp16", fp16}, {"cuda/fp32", o2(Backend::Cuda, makeSimulatedGpu())}};
+        CompareOptions options;
+        options.iterations = 2;
+        options.warmup = 1;
+        auto result = compareVariants(model, variants, 0, options);
+        QVERIFY2(result, result ? "" : result.status().message().c_str());
+        QCOMPARE(result->variants.size(), size_t(3));
+        QCOMPARE(result->rows.size(), model.graph->nodeCount());
+        QCOMPARE(result->variants[0].outputError, 0.0);
+        QVERIFY(result->variants[1].outputError > 1e-5 && result->variants[1].outputError < 1e-2);  // float16 rounding
+        QVERIFY(result->variants[2].outputError < 1e-5);  // the simulated device runs the CPU's arithmetic
+        for (const CompareRow& row : result->rows)
+            for (const NodeCell& cell : row.cells) {
+                QVERIFY2(cell.ran, row.node.c_str());
+                QVERIFY(cell.ms >= 0);
+            }
+        // fc1's MatMul and its bias Add are one group: one time on both rows.
+        const auto rowOf = [&](const std::string& name) -> const CompareRow& {
+            for (const CompareRow& row : result->rows)
+                if (row.node == name) return row;
+            qFatal("no row %s", name.c_str());
+        };
+        const NodeCell &matmul = rowOf("fc1").cells[0], &bias = rowOf("fc1_bias").cells[0];
+        QCOMPARE(matmul.group, bias.group);
+        QVERIFY(matmul.groupSize >= 2);
+        QCOMPARE(matmul.ms, bias.ms);
+        QCOMPARE(rowOf("norm").cells[0].error, 0.0);
+        QVERIFY(rowOf("norm").cells[1].error > 0);
     }
 
     void sideChoicesNameABackendAndAPrecision() {

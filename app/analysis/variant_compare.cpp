@@ -1,0 +1,93 @@
+#include "app/analysis/variant_compare.h"
+
+#include <map>
+#include <memory>
+
+#include "app/common/session.h"
+#include "app/profiling/profile_session.h"
+#include "profiler/trace.h"
+
+namespace fsc {
+
+Result<VariantComparison> compareVariants(const Model& model, const std::vector<CompareVariant>& variants, size_t baseline,
+                                          const CompareOptions& options, const std::atomic<bool>* cancel,
+                                          const std::function<void(const std::string&)>& progress) {
+    if (variants.empty() || baseline >= variants.size())
+        return Status(ErrorCode::InvalidArgument, "compare needs variants and a baseline among them");
+    auto say = [&](const std::string& text) {
+        if (progress) progress(text);
+    };
+    VariantComparison out;
+    out.model = model.path;
+    out.baseline = baseline;
+    std::map<std::string, size_t> rowOf;
+    for (NodeId id : model.graph->order()) {
+        const Node& n = model.graph->node(id);
+        rowOf[n.name] = out.rows.size();
+        out.rows.push_back({n.name, n.opType, std::vector<NodeCell>(variants.size())});
+    }
+    auto shared = std::make_shared<const Model>(model);
+    for (size_t v = 0; v < variants.size(); ++v) {
+        const CompareVariant& variant = variants[v];
+        if (cancel && cancel->load()) return Status(ErrorCode::Cancelled, "cancelled");
+        say("profiling " + variant.label);
+        Session session;
+        session.setModel(shared);
+        CompileOptions compile;
+        compile.keepSnapshots = false;
+        compile.cancel = cancel;
+        if (Status s = session.compile(variant.pipeline, compile); !s) return s.withContext(variant.label);
+        ProfileRequest request = session.profileRequest(session.compiledModel()->graph, variant.pipeline.target, variant.label);
+        request.feeds = options.feeds;
+        request.warmup = options.warmup;
+        request.iterations = options.iterations;
+        auto trace = profileGraph(request, cancel);
+        if (!trace) return trace.status().withContext(model.path + ": " + variant.label);
+        VariantSummary summary;
+        summary.label = variant.label;
+        summary.medianMs = trace->unprofiledMs;
+        summary.nodes = session.compiledModel()->graph->nodeCount();
+        summary.kernels = trace->nodes.size();
+        summary.timingWarning = trace->timingWarning;
+        std::map<int64_t, const NodeStat*> statOf;
+        const std::vector<NodeStat> stats = computeNodeStats(*trace);
+        for (const NodeStat& s : stats) statOf[s.node] = &s;
+        for (const TraceNode& n : trace->nodes) {
+            const std::vector<std::string> members = n.origins.empty() ? std::vector<std::string>{n.name} : n.origins;
+            const auto stat = statOf.find(n.id);
+            for (const std::string& member : members) {
+                const auto row = rowOf.find(member);
+                if (row == rowOf.end()) continue;
+                NodeCell& cell = out.rows[row->second].cells[v];
+                cell.ran = true;
+                cell.group = n.name;
+                cell.groupSize = int(members.size());
+                cell.ms = stat == statOf.end() ? 0.0 : double(stat->second->medianNs) / 1e6;
+            }
+        }
+        if (v == baseline) {
+            for (CompareRow& row : out.rows)
+                if (row.cells[v].ran) row.cells[v].error = 0;
+        } else {
+            say("comparing " + variant.label + "'s values with " + variants[baseline].label + "'s");
+            BisectOptions bisect;
+            bisect.feeds = options.feeds;
+            bisect.lookInside = false;
+            auto report = bisectNumerics(model, {variants[baseline].label, variants[baseline].pipeline, std::nullopt},
+                                         {variant.label, variant.pipeline, std::nullopt}, bisect, cancel);
+            if (!report) return report.status();
+            summary.outputError = report->outputError;
+            summary.compared = report->groups.size();
+            for (const GroupError& g : report->groups)
+                for (const std::string& member : g.onnxNodes)
+                    if (const auto row = rowOf.find(member); row != rowOf.end()) {
+                        NodeCell& cell = out.rows[row->second].cells[v];
+                        cell.error = std::max(cell.error, g.error);
+                    }
+        }
+        out.variants.push_back(std::move(summary));
+    }
+    return out;
+}
+
+}  // namespace fsc

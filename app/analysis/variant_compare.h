@@ -1,0 +1,66 @@
+#pragma once
+// N-way compare: any number of compiled variants of one model (backends, precisions,
+// pipelines) side by side, one row per node of the imported ONNX graph. Each variant is
+// profiled (its per-node times) and, against the baseline, bisected without looking inside
+// (its per-group errors, numeric_bisect.h); a row gives, per variant, the time of the group
+// that holds the ONNX node (shared by the group's nodes) and that group's output error.
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "app/analysis/numeric_bisect.h"
+#include "compiler/pipelines.h"
+#include "compiler/runtime/feeds.h"
+#include "core/graph.h"
+#include "core/status.h"
+
+namespace fsc {
+
+struct CompareVariant {
+    std::string label;  // "cpu/fp16"
+    PipelineSpec pipeline;
+};
+
+struct CompareOptions {
+    FeedOptions feeds;
+    int warmup = 2;
+    int iterations = 10;
+};
+
+// One variant's figures for one ONNX node.
+struct NodeCell {
+    bool ran = false;        // a group of this variant holds the node (folded away otherwise)
+    std::string group;       // that group (a compiled node)
+    int groupSize = 0;       // ONNX nodes in the group
+    double ms = 0;           // the group's median per iteration
+    double error = -1;       // the group's output error against the baseline; -1: not compared
+};
+
+struct CompareRow {
+    std::string node, op;
+    std::vector<NodeCell> cells;  // one per variant
+};
+
+struct VariantSummary {
+    std::string label;
+    double medianMs = 0;
+    size_t nodes = 0, kernels = 0;
+    double outputError = 0;   // against the baseline (0 for it)
+    size_t compared = 0;      // values compared with the baseline
+    std::string timingWarning;
+};
+
+struct VariantComparison {
+    std::string model;
+    size_t baseline = 0;
+    std::vector<VariantSummary> variants;
+    std::vector<CompareRow> rows;  // the imported graph's nodes, in its order
+};
+
+// `progress(text)` says which variant is being measured; a cancel stops between steps.
+Result<VariantComparison> compareVariants(const Model& model, const std::vector<CompareVariant>& variants, size_t baseline,
+                                          const CompareOptions& options, const std::atomic<bool>* cancel = nullptr,
+                                          const std::function<void(const std::string&)>& progress = {});
+
+}  // namespace fsc
