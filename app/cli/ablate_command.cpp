@@ -81,10 +81,7 @@ int run(const CLI::App& app, const AblateArgs& args) {
     options.rounds = args.rounds;
     options.runsPerRound = args.runsPerRound;
     options.warmup = args.warmup;
-    options.feeds.seed = args.seed;
-    options.feeds.inputDir = args.input.dir.string();
-    options.feeds.files = args.input.files;
-    options.feeds.dims = args.input.dims;
+    options.feeds = feedOptions(args.input, args.seed);
     std::string lastLine;
     auto report = ablatePasses(*model, *spec, choice.name(), options, nullptr, [&lastLine](const AblationProgress& p) {
         if (p.what == lastLine) return;  // a new step, not every run

@@ -107,10 +107,7 @@ int run(const CLI::App& app, const BisectArgs& args) {
     options.threshold = args.threshold;
     options.jumpFactor = args.jump;
     options.lookInside = !args.noInside;
-    options.feeds.seed = args.seed;
-    options.feeds.inputDir = args.input.dir.string();
-    options.feeds.files = args.input.files;
-    options.feeds.dims = args.input.dims;
+    options.feeds = feedOptions(args.input, args.seed);
     auto report = bisectNumerics(*model, *reference, *candidate, options, nullptr,
                                  [](const std::string& what) { std::cerr << "bisect: " << what << "\n"; });
     if (!report) return fail(report.status());

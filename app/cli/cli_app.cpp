@@ -134,6 +134,15 @@ void addPipelineOptions(CLI::App& command, PipelineChoice& choice, const std::st
         ->group(group);
 }
 
+FeedOptions feedOptions(const InputChoice& choice, uint64_t seed) {
+    FeedOptions feeds;
+    feeds.inputDir = choice.dir.string();
+    feeds.files = choice.files;
+    feeds.dims = choice.dims;
+    feeds.seed = seed;
+    return feeds;
+}
+
 void addInputOptions(CLI::App& command, InputChoice& choice, const std::string& group) {
     auto nameEquals = [](const std::string& what) {
         return CLI::Validator(

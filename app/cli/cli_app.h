@@ -11,6 +11,7 @@
 
 #include "compiler/quantization/calibration_data.h"
 #include "compiler/pipelines.h"
+#include "compiler/runtime/feeds.h"
 #include "app/common/target_choice.h"
 #include "core/status.h"
 
@@ -71,6 +72,8 @@ Result<Target> chooseTarget(const std::string& model, const TargetChoice& choice
 void addPipelineOptions(CLI::App& command, PipelineChoice& choice, const std::string& group);
 // --dim NAME=VALUE, --input-dir DIR, --input NAME=FILE (repeatable).
 void addInputOptions(CLI::App& command, InputChoice& choice, const std::string& group);
+// The runtime's inputs for those options and --seed.
+FeedOptions feedOptions(const InputChoice& choice, uint64_t seed);
 void addSeedOption(CLI::App& command, uint64_t& seed, const std::string& group);
 void addThreadsOption(CLI::App& command, int& threads, const std::string& group);
 void addIterationOptions(CLI::App& command, int& iterations, int& warmup, const std::string& group,

@@ -97,10 +97,7 @@ int run(const CLI::App& app, const CompareArgs& args) {
     CompareOptions options;
     options.iterations = args.iterations;
     options.warmup = args.warmup;
-    options.feeds.seed = args.seed;
-    options.feeds.inputDir = args.input.dir.string();
-    options.feeds.files = args.input.files;
-    options.feeds.dims = args.input.dims;
+    options.feeds = feedOptions(args.input, args.seed);
     auto result = compareVariants(*model, variants, baseline, options, nullptr,
                                   [](const std::string& what) { std::cerr << "compare: " << what << "\n"; });
     if (!result) return fail(result.status());
@@ -152,9 +149,12 @@ int run(const CLI::App& app, const CompareArgs& args) {
     }
     std::cout << "model: " << result->model << "  baseline: " << labels[baseline] << "\n\n";
     for (const VariantSummary& v : result->variants) {
-        std::printf("  %-12s median %10s  %5zu nodes  %5zu kernels  output error %s  (%zu values compared)\n",
-                    v.label.c_str(), durationText(v.medianMs).c_str(), v.nodes, v.kernels,
-                    errorText(v.label == labels[baseline] ? 0.0 : v.outputError).c_str(), v.compared);
+        const std::string against = v.label == labels[baseline]
+                                        ? std::string("the baseline")
+                                        : "output error " + errorText(v.outputError) + " (" + std::to_string(v.compared) +
+                                              " values compared)";
+        std::printf("  %-12s median %10s  %5zu nodes  %5zu kernels  %s\n", v.label.c_str(), durationText(v.medianMs).c_str(),
+                    v.nodes, v.kernels, against.c_str());
         if (!v.timingWarning.empty()) std::printf("      warning: %s\n", v.timingWarning.c_str());
     }
     std::cout << "\nper ONNX node (time of the group holding it, its error against " << labels[baseline]

@@ -161,8 +161,7 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
                       &reportPath = args.reportPath, &backend = args.backend;
     const int iterations = args.iterations, warmup = args.warmup, threads = args.threads;
     const InputChoice& input = args.input;
-    FeedOptions feeds;
-    feeds.seed = args.seed;
+    const FeedOptions feeds = feedOptions(input, args.seed);
     auto target = chooseTarget(model, {.backend = backend, .threads = threads, .tf32 = args.tf32});
     if (!target) return fail(target.status().message());
     auto spec = args.pipeline.spec(*target);
@@ -173,9 +172,6 @@ int profile(const CLI::App& app, const ProfileArgs& args) {
     const CompileResult* compiled = session.compiledResult().get();
 
     ProfileRequest request = session.profileRequest(compiled->model.graph, *target, args.pipeline.name());
-    feeds.inputDir = input.dir.string();
-    feeds.files = input.files;
-    feeds.dims = input.dims;
     request.feeds = feeds;
     request.iterations = int(iterations);
     request.warmup = int(warmup);

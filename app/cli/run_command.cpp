@@ -117,12 +117,7 @@ int run(const CLI::App& app, const RunArgs& args) {
     Executor& exec = **executor;
     const Graph& graph = exec.graph();
 
-    FeedOptions feedOptions;
-    feedOptions.inputDir = args.input.dir.string();
-    feedOptions.files = args.input.files;
-    feedOptions.dims = args.input.dims;
-    feedOptions.seed = args.seed;
-    auto built = buildFeeds(exec, feedOptions);
+    auto built = buildFeeds(exec, feedOptions(args.input, args.seed));
     if (!built) return fail(args.model + ": " + built.status().message());
     const std::vector<RtTensor>& feeds = built->tensors;
     const std::vector<std::string>& sources = built->sources;

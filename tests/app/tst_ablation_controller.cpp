@@ -27,6 +27,15 @@ QString effectOfRow(const PassListModel& model, int row) {
     return model.data(model.index(row, PassListModel::Effect), Qt::DisplayRole).toString();
 }
 
+// The compiled sample's pass list with a controller on it.
+struct Rig {
+    JobRunner jobs;
+    PassListModel passes;
+    Session session = compiledSample();
+    AblationController controller{jobs, passes};
+    Rig() { passes.setTrace(session.compiled()); }
+};
+
 }  // namespace
 
 class TestAblationController : public QObject {
@@ -44,34 +53,27 @@ private slots:
     }
 
     void everyPassGetsAVerdict() {
-        JobRunner jobs;
-        PassListModel passes;
-        Session session = compiledSample();
-        passes.setTrace(session.compiled());
-        AblationController controller(jobs, passes);
-        QSignalSpy logged(&controller, &AblationController::logged);
-        QVERIFY(controller.ablate(session, 1));
-        QTRY_VERIFY_WITH_TIMEOUT(!jobs.busy(), 120000);
+        Rig rig;
+        PassListModel& passes = rig.passes;
+        QSignalSpy logged(&rig.controller, &AblationController::logged);
+        QVERIFY(rig.controller.ablate(rig.session, 1));
+        QTRY_VERIFY_WITH_TIMEOUT(!rig.jobs.busy(), 120000);
         QVERIFY(passes.hasEffects());
         for (int row = 1; row < passes.rowCount(); ++row) QVERIFY2(!effectOfRow(passes, row).isEmpty(), qPrintable(QString::number(row)));
         QVERIFY(effectOfRow(passes, 0).isEmpty());  // the imported graph is no pass
         QVERIFY2(logged.last().at(0).toString().startsWith(QStringLiteral("Ablation done")), qPrintable(logged.last().at(0).toString()));
         // A new compile's list starts without verdicts.
-        passes.setTrace(session.compiled());
+        passes.setTrace(rig.session.compiled());
         QVERIFY(!passes.hasEffects());
     }
 
     void aCancelStopsItAndFillsNothing() {
-        JobRunner jobs;
-        PassListModel passes;
-        Session session = compiledSample();
-        passes.setTrace(session.compiled());
-        AblationController controller(jobs, passes);
-        QSignalSpy logged(&controller, &AblationController::logged);
-        QVERIFY(controller.ablate(session, 50));
-        jobs.cancelAll();
-        QTRY_VERIFY_WITH_TIMEOUT(!jobs.busy(), 60000);
-        QVERIFY(!passes.hasEffects());
+        Rig rig;
+        QSignalSpy logged(&rig.controller, &AblationController::logged);
+        QVERIFY(rig.controller.ablate(rig.session, 50));
+        rig.jobs.cancelAll();
+        QTRY_VERIFY_WITH_TIMEOUT(!rig.jobs.busy(), 60000);
+        QVERIFY(!rig.passes.hasEffects());
         QVERIFY2(logged.last().at(0).toString().startsWith(QStringLiteral("Ablation stopped")), qPrintable(logged.last().at(0).toString()));
     }
 };

@@ -93,6 +93,17 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
     return std::find(list.begin(), list.end(), item) != list.end();
 }
 
+// A candidate on `backend` whose kernels `perturbed` picks are off by 1%.
+BisectSide perturbedCandidate(Backend backend, std::function<bool(const KernelInit&)> perturbed) {
+    const auto device = backend == Backend::Cuda ? makeSimulatedGpu() : nullptr;
+    BisectSide candidate{backend == Backend::Cuda ? "cuda/fp32" : "cpu/fp32", o2(backend, device), std::nullopt};
+    ExecutorOptions options = executorOptions(candidate.pipeline.target);
+    std::shared_ptr<const ExecutionProvider>& where = backend == Backend::Cuda ? options.device : options.host;
+    where = std::make_shared<PerturbedProvider>(where, std::move(perturbed), 1e-2f);
+    candidate.executor = options;
+    return candidate;
+}
+
 const PassEffect& effectOf(const AblationReport& report, const std::string& pass) {
     for (const PassEffect& e : report.without)
         if (e.pass == pass) return e;
@@ -199,13 +210,7 @@ private slots:
         auto layerNorm = [](const KernelInit& init) { return init.node().opType.find("LayerNorm") != std::string::npos; };
         BisectSide reference{"cpu/fp32", o2(), std::nullopt};
         for (Backend backend : {Backend::Cpu, Backend::Cuda}) {
-            const auto device = backend == Backend::Cuda ? makeSimulatedGpu() : nullptr;
-            BisectSide candidate{backend == Backend::Cuda ? "cuda/fp32" : "cpu/fp32", o2(backend, device), std::nullopt};
-            ExecutorOptions perturbed = executorOptions(candidate.pipeline.target);
-            std::shared_ptr<const ExecutionProvider>& where = backend == Backend::Cuda ? perturbed.device : perturbed.host;
-            where = std::make_shared<PerturbedProvider>(where, layerNorm, 1e-2f);
-            candidate.executor = perturbed;
-            auto report = bisectNumerics(model, reference, candidate, BisectOptions{});
+            auto report = bisectNumerics(model, reference, perturbedCandidate(backend, layerNorm), BisectOptions{});
             QVERIFY2(report, report ? "" : report.status().message().c_str());
             QCOMPARE(report->firstJumps.size(), size_t(1));
             const GroupError& jump = report->groups[report->firstJumps.front()];
@@ -222,13 +227,7 @@ private slots:
         auto conv2 = [](const KernelInit& init) { return isOrHolds(init, "conv2"); };
         BisectSide reference{"cpu/fp32", o2(), std::nullopt};
         for (Backend backend : {Backend::Cpu, Backend::Cuda}) {
-            const auto device = backend == Backend::Cuda ? makeSimulatedGpu() : nullptr;
-            BisectSide candidate{"perturbed", o2(backend, device), std::nullopt};
-            ExecutorOptions perturbed = executorOptions(candidate.pipeline.target);
-            std::shared_ptr<const ExecutionProvider>& where = backend == Backend::Cuda ? perturbed.device : perturbed.host;
-            where = std::make_shared<PerturbedProvider>(where, conv2, 1e-2f);
-            candidate.executor = perturbed;
-            auto report = bisectNumerics(model, reference, candidate, BisectOptions{});
+            auto report = bisectNumerics(model, reference, perturbedCandidate(backend, conv2), BisectOptions{});
             QVERIFY2(report, report ? "" : report.status().message().c_str());
             QCOMPARE(report->firstJumps.size(), size_t(1));
             const GroupError& jump = report->groups[report->firstJumps.front()];
