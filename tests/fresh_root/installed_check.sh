@@ -46,7 +46,7 @@ complete_words() {  # complete_words WORD... : what bash completion offers for t
   bash -c 'source /usr/share/bash-completion/completions/fusescope-cli
            COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _fusescope_cli; echo "${COMPREPLY[*]}"' _ "$@"
 }
-[ "$(complete_words fusescope-cli comp)" = compile ] || fail "completion of 'comp': $(complete_words fusescope-cli comp)"
+[ "$(complete_words fusescope-cli compi)" = compile ] || fail "completion of 'compi': $(complete_words fusescope-cli compi)"
 complete_words fusescope-cli compile --pipe | contains -- "--pipeline" || fail "completion of 'compile --pipe'"
 
 echo "-- a desktop: the window under Xvfb, the desktop entry, the file types"
