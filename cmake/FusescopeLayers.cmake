@@ -5,7 +5,7 @@
 set(FSC_LAYER_LINKS_fsc_core "")
 set(FSC_LAYER_LINKS_fsc_runtime fsc_core)
 set(FSC_LAYER_LINKS_fsc_backend_cpu fsc_core fsc_runtime)
-set(FSC_LAYER_LINKS_fsc_backend_cuda fsc_core fsc_runtime)
+set(FSC_LAYER_LINKS_fsc_backend_cuda fsc_core fsc_runtime fsc_cuda_query)  # its own device query, apart for its headers
 set(FSC_LAYER_LINKS_fsc_compiler fsc_core fsc_runtime fsc_backend_cpu fsc_backend_cuda)
 set(FSC_LAYER_LINKS_fsc_profiler fsc_core)
 set(FSC_LAYER_LINKS_fsc_view_maths fsc_core fsc_profiler)

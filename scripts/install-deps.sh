@@ -11,10 +11,10 @@ SUDO=""
 # libdnnl-dev's CMake configuration requires OpenCL, which the package only recommends.
 packages=(cmake ninja-build g++ pkg-config libonnx-dev libprotobuf-dev protobuf-compiler
           nlohmann-json3-dev libcli11-dev qt6-base-dev qt6-svg-dev libgraphviz-dev libsqlite3-dev patchelf
-          libdnnl-dev ocl-icd-opencl-dev help2man dpkg-dev file)
+          libdnnl-dev ocl-icd-opencl-dev help2man dpkg-dev file lld)
 if [ "${1:-}" = "--test" ]; then
   packages+=(python3-onnx python3-numpy python3-torch python3-torchvision libonnx-testdata
-             clang-14 libclang-rt-14-dev libomp-14-dev xvfb xauth chromium desktop-file-utils)
+             clang-14 libclang-rt-14-dev libomp-14-dev xvfb xauth chromium desktop-file-utils ccache)
 fi
 missing=()
 for p in "${packages[@]}"; do

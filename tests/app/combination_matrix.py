@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import onnx
@@ -172,6 +173,23 @@ def checker_accepts(model):
     return checked[model]
 
 
+cpu_runs = {}  # model -> (outputs folder, exit status): one CPU run per model for every CUDA command
+cpu_runs_lock = threading.Lock()
+
+
+def cpu_outputs(model, env):
+    with cpu_runs_lock:
+        entry = cpu_runs.setdefault(model, [threading.Lock(), None, len(cpu_runs)])
+    with entry[0]:
+        if entry[1] is None:
+            folder = os.path.join(WORK, "cpu", f"{entry[2]:05d}")
+            shutil.rmtree(folder, ignore_errors=True)
+            cpu = subprocess.run([CLI, "run", model, "--iterations", "1", "--output-dir", folder],
+                                 stdin=subprocess.DEVNULL, capture_output=True, timeout=TIME_LIMIT, env=env)
+            entry[1] = (folder, cpu.returncode)
+        return entry[1]
+
+
 def check(job):
     index, model, (name, prefix, args) = job
     out = os.path.join(WORK, f"{index:05d}")
@@ -188,12 +206,10 @@ def check(job):
                 return name, model, f"the ONNX checker refuses the compiled model: {str(e).splitlines()[0]}", None
         cuda_out = next((d for d in ("cuda", "cuda_tf32") if os.path.isdir(os.path.join(out, d))), None)
         if p.returncode == 0 and cuda_out:
-            cpu = subprocess.run([CLI, "run", model, "--iterations", "1", "--output-dir", os.path.join(out, "cpu")],
-                                 stdin=subprocess.DEVNULL,
-                                 capture_output=True, timeout=TIME_LIMIT, env=env)
-            if cpu.returncode != 0:
-                return name, model, f"the CPU run to compare with exits {cpu.returncode}", None
-            differ = outputs_differ(os.path.join(out, cuda_out), os.path.join(out, "cpu"),
+            cpu_dir, cpu_status = cpu_outputs(model, env)
+            if cpu_status != 0:
+                return name, model, f"the CPU run to compare with exits {cpu_status}", None
+            differ = outputs_differ(os.path.join(out, cuda_out), cpu_dir,
                                     1e-2 if cuda_out == "cuda_tf32" else 1e-4)
             if differ:
                 return name, model, differ, None

@@ -15,6 +15,11 @@
 #     --keep      leave the roots in place (their paths are printed)
 # Needs root and the network. Figures and the installed app's screenshot go to
 # $FUSESCOPE_FRESH_ROOT_OUT (default: build/fresh-root).
+# The host's compiler cache ($FUSESCOPE_HOST_CCACHE, default build-ccache, which
+# scripts/run-tests.sh fills) is lent to the first root read-only, with ccache installed there:
+# the release preset compiles with the dev preset's flags, so an object whose compiler, flags,
+# source and headers are the same in the root comes from the cache; any that differ (a header
+# or package the root lacks or has in another version) compiles, or fails, in the root.
 set -euo pipefail
 # grep -q stops reading at the first match, and with pipefail the writer's SIGPIPE then fails
 # the pipeline: read everything instead.
@@ -58,6 +63,13 @@ phase() {  # phase NAME: prints and records how long the step before took
 # The CUDA toolkit is not a Debian package: these machines carry it in /usr/local/cuda, so the
 # roots see it (read-only) the way a fresh machine of this kind would.
 export FRESH_ROOT_BIND="/usr/local/cuda"
+host_ccache=${FUSESCOPE_HOST_CCACHE:-$src/build-ccache}
+cache_env=()
+if [ -d "$host_ccache" ]; then
+  FRESH_ROOT_BIND+=" $host_ccache"
+  cache_env=(CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_DIR="$host_ccache"
+             CCACHE_READONLY=1 CCACHE_TEMPDIR=/tmp CCACHE_BASEDIR=/src CCACHE_NOHASHDIR=1 CCACHE_COMPILERCHECK=content)
+fi
 
 echo "== a clean Debian 12 root"
 $fresh_root create "$work/build-root"
@@ -79,14 +91,20 @@ if [ "$command2" = 1 ]; then
   exit 0
 fi
 
+if [ ${#cache_env[@]} -gt 0 ]; then
+  echo "== ccache in the root, reading the host's cache"
+  $fresh_root run "$work/build-root" bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends ccache >/dev/null' </dev/null
+fi
+
 echo "== README command 1: bash scripts/run-sample.sh"
-$fresh_root run "$work/build-root" env FUSESCOPE_GIT_COMMIT="$commit" \
+$fresh_root run "$work/build-root" env FUSESCOPE_GIT_COMMIT="$commit" "${cache_env[@]}" \
   bash -c 'cd /src && bash scripts/run-sample.sh' </dev/null | tee "$out/command1.txt"
 grep -q "sample.onnx" "$out/command1.txt" || { echo "FAIL: README command 1 did not print the sample's summary" >&2; exit 1; }
 phase "README command 1"
 
 echo "== the .debs: cmake --build --preset release --target package"
-$fresh_root run "$work/build-root" env FUSESCOPE_GIT_COMMIT="$commit" \
+$fresh_root run "$work/build-root" env FUSESCOPE_GIT_COMMIT="$commit" "${cache_env[@]}" \
   bash -c 'cd /src && cmake --build --preset release --target package' </dev/null |
   tail -5
 debs=("$work"/build-root/src/build-release/*.deb)
