@@ -68,7 +68,7 @@ cache_env=()
 if [ -d "$host_ccache" ]; then
   FRESH_ROOT_BIND+=" $host_ccache"
   cache_env=(CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_DIR="$host_ccache"
-             CCACHE_READONLY=1 CCACHE_TEMPDIR=/tmp CCACHE_BASEDIR=/src CCACHE_NOHASHDIR=1 CCACHE_COMPILERCHECK=content)
+             CCACHE_READONLY=1 CCACHE_TEMPDIR=/tmp CCACHE_BASEDIR=/src CCACHE_NOHASHDIR=1)
 fi
 
 echo "== a clean Debian 12 root"
