@@ -66,13 +66,11 @@ VariantFigures figuresOf(const TimedVariant& v) {
 
 // What the pass saved, round by round: the time without it against the time with it.
 void compare(PassEffect& effect, const VariantFigures& withoutPass, const VariantFigures& withPass) {
-    std::vector<double> ratios, deltas;
     const auto &a = withoutPass.roundMediansMs, &b = withPass.roundMediansMs;
-    for (size_t r = 0; r < a.size() && r < b.size(); ++r) {
-        if (b[r] <= 0) continue;
-        ratios.push_back(a[r] / b[r]);
-        deltas.push_back(a[r] - b[r]);
-    }
+    const std::vector<double> ratios = roundRatios(a, b);
+    std::vector<double> deltas;
+    for (size_t r = 0; r < a.size() && r < b.size(); ++r)
+        if (b[r] > 0) deltas.push_back(a[r] - b[r]);
     if (ratios.empty()) return;
     effect.ratio = median(ratios);
     effect.lowestRatio = *std::min_element(ratios.begin(), ratios.end());

@@ -53,4 +53,11 @@ Status alternateRounds(const std::vector<TimedVariant*>& variants, int warmup, i
     return Status::ok();
 }
 
+std::vector<double> roundRatios(const std::vector<double>& roundMediansMs, const std::vector<double>& againstRoundMediansMs) {
+    std::vector<double> ratios;
+    for (size_t r = 0; r < roundMediansMs.size() && r < againstRoundMediansMs.size(); ++r)
+        if (againstRoundMediansMs[r] > 0) ratios.push_back(roundMediansMs[r] / againstRoundMediansMs[r]);
+    return ratios;
+}
+
 }  // namespace fsc

@@ -38,4 +38,8 @@ Status alternateRounds(const std::vector<TimedVariant*>& variants, int warmup, i
                        const std::atomic<bool>* cancel, const std::function<void(int, int)>& progress = {},
                        int settle = 0);
 
+// Round by round, one variant's median over another's: what alternating rounds compare
+// (rounds where the second has no time are left out).
+std::vector<double> roundRatios(const std::vector<double>& roundMediansMs, const std::vector<double>& againstRoundMediansMs);
+
 }  // namespace fsc

@@ -1,10 +1,13 @@
 #include "app/analysis/variant_compare.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
+#include "app/analysis/timed_variant.h"
 #include "app/common/session.h"
 #include "app/profiling/profile_session.h"
+#include "profiler/cpu_timer.h"
 #include "profiler/trace.h"
 
 namespace fsc {
@@ -27,6 +30,7 @@ Result<VariantComparison> compareVariants(const Model& model, const std::vector<
         out.rows.push_back({n.name, n.opType, std::vector<NodeCell>(variants.size())});
     }
     auto shared = std::make_shared<const Model>(model);
+    std::vector<TimedVariant> timed;  // one per variant, when timed in rounds
     for (size_t v = 0; v < variants.size(); ++v) {
         const CompareVariant& variant = variants[v];
         if (cancel && cancel->load()) return Status(ErrorCode::Cancelled, "cancelled");
@@ -43,6 +47,11 @@ Result<VariantComparison> compareVariants(const Model& model, const std::vector<
         request.iterations = options.iterations;
         auto trace = profileGraph(request, cancel);
         if (!trace) return trace.status().withContext(model.path + ": " + variant.label);
+        if (options.rounds > 0) {
+            auto prepared = prepareVariant(*session.compiledModel(), variant.pipeline.target, options.feeds);
+            if (!prepared) return prepared.status().withContext(model.path + ": " + variant.label);
+            timed.push_back(std::move(*prepared));
+        }
         VariantSummary summary;
         summary.label = variant.label;
         summary.medianMs = trace->unprofiledMs;
@@ -86,6 +95,27 @@ Result<VariantComparison> compareVariants(const Model& model, const std::vector<
                     }
         }
         out.variants.push_back(std::move(summary));
+    }
+    if (options.rounds > 0) {
+        std::vector<TimedVariant*> order;
+        for (TimedVariant& t : timed) order.push_back(&t);
+        say("timing " + std::to_string(order.size()) + " variants in " + std::to_string(options.rounds) +
+            " alternating rounds");
+        if (Status s = alternateRounds(order, options.warmup, options.rounds, options.runsPerRound, cancel, {}, options.settle); !s)
+            return s.withContext(model.path);
+        out.rounds = options.rounds;
+        for (size_t v = 0; v < variants.size(); ++v) {
+            VariantSummary& summary = out.variants[v];
+            const SampleStats latency = computeStats(timed[v].samplesMs);
+            summary.medianMs = latency.median;
+            summary.p90Ms = latency.p90;
+            summary.timingWarning = latency.disturbed;
+            std::vector<double> ratios = roundRatios(timed[v].roundMediansMs, timed[baseline].roundMediansMs);
+            if (ratios.empty()) continue;
+            summary.lowestRatio = *std::min_element(ratios.begin(), ratios.end());
+            summary.highestRatio = *std::max_element(ratios.begin(), ratios.end());
+            summary.vsBaseline = computeStats(std::move(ratios)).median;
+        }
     }
     return out;
 }

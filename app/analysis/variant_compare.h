@@ -4,6 +4,8 @@
 // profiled (its per-node times) and, against the baseline, bisected without looking inside
 // (its per-group errors, numeric_bisect.h); a row gives, per variant, the time of the group
 // that holds the ONNX node (shared by the group's nodes) and that group's output error.
+// The variants' whole-run times come from alternating rounds (timed_variant.h), as ablation's
+// do, so every variant sees the same machine; the per-node times are each profile's.
 #include <atomic>
 #include <functional>
 #include <string>
@@ -25,7 +27,10 @@ struct CompareVariant {
 struct CompareOptions {
     FeedOptions feeds;
     int warmup = 2;
-    int iterations = 10;
+    int iterations = 10;  // profiled iterations of each variant
+    int rounds = 3;       // alternating rounds for the whole-run times; 0: each profile's median
+    int runsPerRound = 3;
+    int settle = 1;       // untimed runs of a variant at the start of its turn in a round
 };
 
 // One variant's figures for one ONNX node.
@@ -44,7 +49,11 @@ struct CompareRow {
 
 struct VariantSummary {
     std::string label;
-    double medianMs = 0;
+    double medianMs = 0;     // over the alternating rounds' runs (the profile's without rounds)
+    double p90Ms = 0;
+    // Its time over the baseline's: the median of the rounds' ratios and their range (1 for
+    // the baseline; 0 without rounds).
+    double vsBaseline = 0, lowestRatio = 0, highestRatio = 0;
     size_t nodes = 0, kernels = 0;
     double outputError = 0;   // against the baseline (0 for it)
     size_t compared = 0;      // values compared with the baseline
@@ -54,6 +63,7 @@ struct VariantSummary {
 struct VariantComparison {
     std::string model;
     size_t baseline = 0;
+    int rounds = 0;  // alternating rounds the whole-run times come from
     std::vector<VariantSummary> variants;
     std::vector<CompareRow> rows;  // the imported graph's nodes, in its order
 };

@@ -17,7 +17,7 @@ namespace {
 
 struct CompareArgs {
     std::string model, variants, baseline, pipeline, sort = "time", csvPath;
-    int iterations = 10, warmup = 2, threads = 0, top = 25;
+    int iterations = 10, warmup = 2, threads = 0, top = 25, rounds = 3;
     bool json = false;
     uint64_t seed = 0;
     InputChoice input;
@@ -37,6 +37,11 @@ void addOptions(CLI::App& app, CompareArgs& a) {
         ->group(what);
     addIterationOptions(app, a.iterations, a.warmup, what, "profiled iterations of each variant (default 10)",
                         "untimed runs first (default 2)");
+    app.add_option("--rounds", a.rounds,
+                   "alternating rounds that time the variants against each other (default 3; 0: each profile's median)")
+        ->type_name("N")
+        ->check(integerIn(0, 1000, "a number >= 0"))
+        ->group(what);
     addThreadsOption(app, a.threads, what);
     const std::string output = "output";
     app.add_option("--sort", a.sort, "rows by the baseline's time (default), the largest error, or graph order")
@@ -60,6 +65,14 @@ std::string errorText(double error) {
     if (error < 0) return "-";
     char text[32];
     std::snprintf(text, sizeof text, "%.1e", error);
+    return text;
+}
+
+// "1.23x the baseline (1.20-1.25)": the median of the rounds' ratios and their range.
+std::string ratioText(const VariantSummary& v, int rounds) {
+    if (rounds == 0 || v.vsBaseline <= 0) return "";
+    char text[64];
+    std::snprintf(text, sizeof text, "%.2fx (%.2f-%.2f)", v.vsBaseline, v.lowestRatio, v.highestRatio);
     return text;
 }
 
@@ -97,6 +110,7 @@ int run(const CLI::App& app, const CompareArgs& args) {
     CompareOptions options;
     options.iterations = args.iterations;
     options.warmup = args.warmup;
+    options.rounds = args.rounds;
     options.feeds = feedOptions(args.input, args.seed);
     auto result = compareVariants(*model, variants, baseline, options, nullptr,
                                   [](const std::string& what) { std::cerr << "compare: " << what << "\n"; });
@@ -131,9 +145,12 @@ int run(const CLI::App& app, const CompareArgs& args) {
         j["schema"] = "fusescope.compare/1";
         j["model"] = result->model;
         j["baseline"] = labels[baseline];
+        j["rounds"] = result->rounds;
         j["variants"] = nlohmann::json::array();
         for (const VariantSummary& v : result->variants)
-            j["variants"].push_back({{"label", v.label}, {"median_ms", v.medianMs}, {"nodes", v.nodes}, {"kernels", v.kernels},
+            j["variants"].push_back({{"label", v.label}, {"median_ms", v.medianMs}, {"p90_ms", v.p90Ms},
+                                     {"vs_baseline", v.vsBaseline}, {"vs_baseline_range", {v.lowestRatio, v.highestRatio}},
+                                     {"nodes", v.nodes}, {"kernels", v.kernels},
                                      {"output_error", v.outputError}, {"values_compared", v.compared},
                                      {"timing_warning", v.timingWarning}});
         j["rows"] = nlohmann::json::array();
@@ -147,14 +164,18 @@ int run(const CLI::App& app, const CompareArgs& args) {
         std::cout << j.dump(2) << "\n";
         return kExitOk;
     }
-    std::cout << "model: " << result->model << "  baseline: " << labels[baseline] << "\n\n";
+    std::cout << "model: " << result->model << "  baseline: " << labels[baseline];
+    if (result->rounds > 0)
+        std::cout << "  (medians over " << result->rounds << " alternating rounds; x: time over the baseline's, round by round)";
+    std::cout << "\n\n";
     for (const VariantSummary& v : result->variants) {
         const std::string against = v.label == labels[baseline]
                                         ? std::string("the baseline")
                                         : "output error " + errorText(v.outputError) + " (" + std::to_string(v.compared) +
                                               " values compared)";
-        std::printf("  %-12s median %10s  %5zu nodes  %5zu kernels  %s\n", v.label.c_str(), durationText(v.medianMs).c_str(),
-                    v.nodes, v.kernels, against.c_str());
+        std::printf("  %-12s median %10s  %-24s %5zu nodes  %5zu kernels  %s\n", v.label.c_str(),
+                    durationText(v.medianMs).c_str(), ratioText(v, result->rounds).c_str(), v.nodes, v.kernels,
+                    against.c_str());
         if (!v.timingWarning.empty()) std::printf("      warning: %s\n", v.timingWarning.c_str());
     }
     std::cout << "\nper ONNX node (time of the group holding it, its error against " << labels[baseline]

@@ -257,6 +257,14 @@ private slots:
         QCOMPARE(result->variants.size(), size_t(3));
         QCOMPARE(result->rows.size(), model.graph->nodeCount());
         QCOMPARE(result->variants[0].outputError, 0.0);
+        // The whole-run times come from alternating rounds: the baseline is 1x itself, each
+        // variant's ratio is the median of its rounds' and lies within their range.
+        QCOMPARE(result->rounds, 3);
+        QCOMPARE(result->variants[0].vsBaseline, 1.0);
+        for (const VariantSummary& v : result->variants) {
+            QVERIFY2(v.medianMs > 0 && v.p90Ms >= v.medianMs, v.label.c_str());
+            QVERIFY2(v.lowestRatio > 0 && v.lowestRatio <= v.vsBaseline && v.vsBaseline <= v.highestRatio, v.label.c_str());
+        }
         QVERIFY(result->variants[1].outputError > 1e-5 && result->variants[1].outputError < 1e-2);  // float16 rounding
         QVERIFY(result->variants[2].outputError < 1e-5);  // the simulated device runs the CPU's arithmetic
         for (const CompareRow& row : result->rows)
@@ -276,6 +284,14 @@ private slots:
         QCOMPARE(matmul.ms, bias.ms);
         QCOMPARE(rowOf("norm").cells[0].error, 0.0);
         QVERIFY(rowOf("norm").cells[1].error > 0);
+
+        // Without rounds the whole-run times are each profile's, and no ratio is claimed.
+        options.rounds = 0;
+        auto profiled = compareVariants(model, {variants[0], variants[1]}, 0, options);
+        QVERIFY2(profiled, profiled ? "" : profiled.status().message().c_str());
+        QCOMPARE(profiled->rounds, 0);
+        QVERIFY(profiled->variants[1].medianMs > 0);
+        QCOMPARE(profiled->variants[1].vsBaseline, 0.0);
     }
 
     void sideChoicesNameABackendAndAPrecision() {
