@@ -11,43 +11,19 @@
 
 #include "compiler/runtime/execution_provider.h"
 #include "compiler/runtime/device.h"
+#include "compiler/runtime/first_output_context.h"
 #include "compiler/runtime/kernel.h"
 
 namespace fsc::test {
-
-// Forwards everything to the executor's context and remembers output 0.
-class RecordingContext : public KernelContext {
-public:
-    explicit RecordingContext(KernelContext& inner) : m_inner(inner) {}
-    size_t inputCount() const override { return m_inner.inputCount(); }
-    const RtTensor* input(size_t i) const override { return m_inner.input(i); }
-    bool inputConstant(size_t i) const override { return m_inner.inputConstant(i); }
-    size_t outputCount() const override { return m_inner.outputCount(); }
-    Result<RtTensor*> output(size_t i, DType dtype, std::vector<int64_t> dims) override {
-        auto out = m_inner.output(i, dtype, std::move(dims));
-        if (out && i == 0) first = *out;
-        return out;
-    }
-    bool outputWanted(size_t i) const override { return m_inner.outputWanted(i); }
-    ThreadPool& pool() override { return m_inner.pool(); }
-    const ValueScope* scope() const override { return m_inner.scope(); }
-    std::string where() const override { return m_inner.where(); }
-    Device* device() override { return m_inner.device(); }
-    bool tf32() const override { return m_inner.tf32(); }
-    RtTensor* first = nullptr;
-
-private:
-    KernelContext& m_inner;
-};
 
 class ScaledOutputKernel : public Kernel {
 public:
     ScaledOutputKernel(std::unique_ptr<Kernel> inner, float factor) : m_inner(std::move(inner)), m_factor(factor) {}
     int inPlaceInput() const override { return m_inner->inPlaceInput(); }
     Status compute(KernelContext& ctx) override {
-        RecordingContext recording(ctx);
+        FirstOutputContext recording(ctx);
         FSC_RETURN_IF_ERROR(m_inner->compute(recording));
-        RtTensor* out = recording.first;
+        RtTensor* out = recording.first();
         if (!out || out->dtype != DType::Float32) return Status::ok();
         std::vector<float> host(size_t(out->numel()));
         const size_t bytes = host.size() * sizeof(float);

@@ -10,38 +10,15 @@
 #include "compiler/backends/cpu/vector_math.h"
 #include "compiler/backends/cpu/activation.h"
 #include "compiler/backends/cpu/fused_kernels.h"
-#include "compiler/runtime/fused_domain.h"
 #include "compiler/runtime/execution_plan.h"
+#include "compiler/runtime/first_output_context.h"
+#include "compiler/runtime/fused_domain.h"
 
 namespace fsc {
 namespace {
 
 using cpu::Activation;
 using cpu::bad;
-
-// Forwards to the step's context and remembers the outputs handed to the inner kernel.
-class CapturingContext : public KernelContext {
-public:
-    explicit CapturingContext(KernelContext& inner) : m_inner(inner) {}
-    size_t inputCount() const override { return m_inner.inputCount(); }
-    const RtTensor* input(size_t i) const override { return m_inner.input(i); }
-    bool inputConstant(size_t i) const override { return m_inner.inputConstant(i); }
-    size_t outputCount() const override { return m_inner.outputCount(); }
-    Result<RtTensor*> output(size_t i, DType dtype, std::vector<int64_t> dims) override {
-        auto r = m_inner.output(i, dtype, std::move(dims));
-        if (r && i == 0) first = *r;
-        return r;
-    }
-    bool outputWanted(size_t i) const override { return m_inner.outputWanted(i); }
-    ThreadPool& pool() override { return m_inner.pool(); }
-    const ValueScope* scope() const override { return m_inner.scope(); }
-    std::string where() const override { return m_inner.where(); }
-    Device* device() override { return m_inner.device(); }
-    RtTensor* first = nullptr;
-
-private:
-    KernelContext& m_inner;
-};
 
 // Conv / Gemm / MatMul followed by an optional per-column bias (FusedMatMul's third
 // input) and an activation, applied in place in cache-sized chunks.
@@ -51,9 +28,9 @@ public:
         : m_inner(std::move(inner)), m_act(act), m_biasInput(biasInput) {}
 
     Status compute(KernelContext& ctx) override {
-        CapturingContext capture(ctx);
+        FirstOutputContext capture(ctx);
         FSC_RETURN_IF_ERROR(m_inner->compute(capture));
-        RtTensor* out = capture.first;
+        RtTensor* out = capture.first();
         if (!out) return bad(ctx, "the inner kernel produced no output");
         const RtTensor* bias = m_biasInput >= 0 ? ctx.input(size_t(m_biasInput)) : nullptr;
         const int64_t cols = out->rank() ? out->dims.back() : 1;
