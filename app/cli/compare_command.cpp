@@ -68,7 +68,7 @@ std::string errorText(double error) {
     return text;
 }
 
-// "1.23x the baseline (1.20-1.25)": the median of the rounds' ratios and their range.
+// "1.23x (1.20-1.25)": the median of the rounds' ratios over the baseline's, and their range.
 std::string ratioText(const VariantSummary& v, int rounds) {
     if (rounds == 0 || v.vsBaseline <= 0) return "";
     char text[64];
