@@ -205,7 +205,7 @@ double GraphCanvas::heatOf(const CanvasLayout::Box& box) const {
     if (m_heat.empty()) return -1;
     if (box.node.valid()) return heatOfNode(box.node);
     if (m_heatTree != m_shownTree.get()) {  // a new layout or tree since the totals were summed
-        m_groupHeat = m_heat.unit == HeatUnit::RelativeError ? groupMaxima(*m_shownTree, m_heat.values)
+        m_groupHeat = heatTakesLargest(m_heat.unit) ? groupMaxima(*m_shownTree, m_heat.values)
                                                              : groupTotals(*m_shownTree, m_heat.values);
         if (!m_heat.seconds.empty()) {  // rates: summed work over summed time
             const std::vector<double> seconds = groupTotals(*m_shownTree, m_heat.seconds);

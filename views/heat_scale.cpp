@@ -37,6 +37,7 @@ std::string formatHeat(HeatUnit unit, double value) {
             else std::snprintf(text, sizeof text, "%.1f GFLOP/s", value / 1e9);
             break;
         case HeatUnit::RelativeError: std::snprintf(text, sizeof text, "%.1e", value); break;
+        case HeatUnit::TimeRatio: std::snprintf(text, sizeof text, "%.2fx", value); break;
     }
     return text;
 }
@@ -48,6 +49,7 @@ const char* heatTitle(HeatUnit unit) {
         case HeatUnit::BytesPerSecond: return "achieved bandwidth";
         case HeatUnit::FlopsPerSecond: return "achieved FLOP/s";
         case HeatUnit::RelativeError: return "relative error against the reference";
+        case HeatUnit::TimeRatio: return "time over the baseline's";
     }
     return "";
 }

@@ -13,7 +13,14 @@ unsigned heatColor(double t);
 // a group shows its nodes' summed work over their summed time.
 // RelativeError is no run's: numeric bisection's error per node against its reference, which
 // a collapsed group shows as its largest (errors do not add up).
-enum class HeatUnit { Share, Milliseconds, BytesPerSecond, FlopsPerSecond, RelativeError };
+// TimeRatio is no run's either: N-way compare's time of one variant over the baseline's,
+// per node, which a collapsed group also shows as its largest.
+enum class HeatUnit { Share, Milliseconds, BytesPerSecond, FlopsPerSecond, RelativeError, TimeRatio };
+
+// Whether a collapsed group shows its nodes' largest figure rather than their sum.
+inline bool heatTakesLargest(HeatUnit unit) {
+    return unit == HeatUnit::RelativeError || unit == HeatUnit::TimeRatio;
+}
 
 struct NodeHeat {
     HeatUnit unit = HeatUnit::Share;

@@ -1,6 +1,7 @@
 #include "app/analysis/variant_compare.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 
@@ -11,6 +12,20 @@
 #include "profiler/trace.h"
 
 namespace fsc {
+
+std::string vsBaselineText(const VariantSummary& v, int rounds) {
+    if (rounds == 0 || v.vsBaseline <= 0) return "";
+    char text[64];
+    std::snprintf(text, sizeof text, "%.2fx (%.2f-%.2f)", v.vsBaseline, v.lowestRatio, v.highestRatio);
+    return text;
+}
+
+std::string compareErrorText(double error) {
+    if (error < 0) return "-";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1e", error);
+    return text;
+}
 
 Result<VariantComparison> compareVariants(const Model& model, const std::vector<CompareVariant>& variants, size_t baseline,
                                           const CompareOptions& options, const std::atomic<bool>* cancel,

@@ -68,6 +68,12 @@ struct VariantComparison {
     std::vector<CompareRow> rows;  // the imported graph's nodes, in its order
 };
 
+// "1.23x (1.20-1.25)": the median of the rounds' ratios over the baseline's and their
+// range; empty without rounds. The CLI, the GUI and the log print it the same.
+std::string vsBaselineText(const VariantSummary& v, int rounds);
+// A relative error as "1.2e-03"; "-" for a value not compared (negative).
+std::string compareErrorText(double error);
+
 // `progress(text)` says which variant is being measured; a cancel stops between steps.
 Result<VariantComparison> compareVariants(const Model& model, const std::vector<CompareVariant>& variants, size_t baseline,
                                           const CompareOptions& options, const std::atomic<bool>* cancel = nullptr,

@@ -61,21 +61,6 @@ void addOptions(CLI::App& app, CompareArgs& a) {
                "output against the baseline compiled with the same passes (as bisect measures it).");
 }
 
-std::string errorText(double error) {
-    if (error < 0) return "-";
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1e", error);
-    return text;
-}
-
-// "1.23x (1.20-1.25)": the median of the rounds' ratios over the baseline's, and their range.
-std::string ratioText(const VariantSummary& v, int rounds) {
-    if (rounds == 0 || v.vsBaseline <= 0) return "";
-    char text[64];
-    std::snprintf(text, sizeof text, "%.2fx (%.2f-%.2f)", v.vsBaseline, v.lowestRatio, v.highestRatio);
-    return text;
-}
-
 double largestError(const CompareRow& row) {
     double worst = -1;
     for (const NodeCell& c : row.cells) worst = std::max(worst, c.error);
@@ -171,10 +156,10 @@ int run(const CLI::App& app, const CompareArgs& args) {
     for (const VariantSummary& v : result->variants) {
         const std::string against = v.label == labels[baseline]
                                         ? std::string("the baseline")
-                                        : "output error " + errorText(v.outputError) + " (" + std::to_string(v.compared) +
+                                        : "output error " + compareErrorText(v.outputError) + " (" + std::to_string(v.compared) +
                                               " values compared)";
         std::printf("  %-12s median %10s  %-24s %5zu nodes  %5zu kernels  %s\n", v.label.c_str(),
-                    durationText(v.medianMs).c_str(), ratioText(v, result->rounds).c_str(), v.nodes, v.kernels,
+                    durationText(v.medianMs).c_str(), vsBaselineText(v, result->rounds).c_str(), v.nodes, v.kernels,
                     against.c_str());
         if (!v.timingWarning.empty()) std::printf("      warning: %s\n", v.timingWarning.c_str());
     }
@@ -190,7 +175,7 @@ int run(const CLI::App& app, const CompareArgs& args) {
         std::string name = row.node.size() > width ? "..." + row.node.substr(row.node.size() - width + 3) : row.node;
         std::printf("  %-*s %-18s", int(width), name.c_str(), row.op.c_str());
         for (const NodeCell& c : row.cells) {
-            const std::string cell = c.ran ? durationText(c.ms) + (c.groupSize > 1 ? "*" : " ") + " " + errorText(c.error)
+            const std::string cell = c.ran ? durationText(c.ms) + (c.groupSize > 1 ? "*" : " ") + " " + compareErrorText(c.error)
                                            : std::string("folded");
             std::printf(" %22s", cell.c_str());
         }

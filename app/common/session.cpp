@@ -149,7 +149,8 @@ NodeHeat Session::runHeat(HeatUnit unit) const {
             case HeatUnit::FlopsPerSecond:
                 heat.values[i] = n ? n->flops * double(s.launches) / iterations : 0.0;
                 break;
-            case HeatUnit::RelativeError: break;  // bisection's, not a run's
+            case HeatUnit::RelativeError:  // bisection's, not a run's
+            case HeatUnit::TimeRatio: break;  // compare's, not a run's
         }
         if (rate) heat.seconds[i] = double(s.medianNs) / 1e9;  // per iteration, as the values
     }

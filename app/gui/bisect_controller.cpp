@@ -6,6 +6,7 @@
 #include <map>
 
 #include "app/common/session.h"
+#include "app/gui/own_and_origin_names.h"
 #include "views/job_runner.h"
 
 namespace fsc {
@@ -102,12 +103,8 @@ BisectController::Overlay BisectController::overlayFor(const Graph& shown, const
     overlay.heat.values.assign(shown.nodeArenaSize(), 0.0);
     overlay.marks.assign(shown.nodeArenaSize(), GraphCanvas::Mark::None);
     for (NodeId id : shown.order()) {
-        const Node& n = shown.node(id);
-        std::vector<std::string> names{n.name};
-        for (NodeId origin : n.origins)
-            if (origin.index < shown.nodeArenaSize()) names.push_back(shown.node(origin).name);
         bool heated = false, jump = false;
-        for (const std::string& name : names)
+        for (const std::string& name : ownAndOriginNames(shown, id))
             if (const auto at = errorOf.find(name); at != errorOf.end()) {
                 overlay.heat.values[id.index] = std::max(overlay.heat.values[id.index], at->second);
                 heated = true;

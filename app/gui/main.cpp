@@ -113,7 +113,7 @@ void runScreenshot(fsc::MainWindow& window, const QString& model, const QString&
         }
         if (!dock.isEmpty()) {
             if (!window.docks()->raiseDock(dock + QStringLiteral("Dock")))
-                return fail(QStringLiteral("--dock %1: no such dock (run, timeline, memory, roofline, log, nodes, breaks, changes, sensitivity, summary, properties, outline)").arg(dock), 64);
+                return fail(QStringLiteral("--dock %1: no such dock (run, timeline, memory, roofline, log, nodes, breaks, changes, sensitivity, variants, summary, properties, outline)").arg(dock), 64);
         }
         if (chapter > 0) window.showWalkthrough(chapter);  // computed in the background
         // The picture waits for the background work still under way (graph breaks, the left

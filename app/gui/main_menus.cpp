@@ -188,6 +188,10 @@ MainMenus::MainMenus(MainWindow& w) : QObject(&w), m_window(w) {
         QAction* a = bisect->addAction(tr(label), &w, [&w, key = QString::fromLatin1(key)] { w.bisectNumerics(key); });
         a->setObjectName(QStringLiteral("bisect_%1").arg(QString::fromLatin1(key)));
     }
+    QAction* variants = runMenu->addAction(tr("Compare &variants node by node"), &w, &MainWindow::compareVariants);
+    variants->setObjectName(QStringLiteral("compareVariantsAction"));
+    variants->setToolTip(tr("The compile in float32 on the CPU, on its target and in float16, bfloat16 and INT8: "
+                            "every ONNX node's time and error in the Variants dock, the graph heated by one of them"));
     runMenu->addAction(tr("Ca&ncel the work under way"), &w, &MainWindow::cancelWork);
 
     QMenu* help = w.menuBar()->addMenu(tr("&Help"));

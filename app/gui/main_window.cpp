@@ -254,6 +254,7 @@ void MainWindow::createDocks() {
         m_canvas->setHeat(std::move(overlay.heat));
         m_canvas->setMarks(std::move(overlay.marks));
     });
+    QDockWidget* variants = addVariantsDock();
     m_sensitivity->setSelection(&m_selection);
     connect(m_sensitivity, &SensitivityPanel::nodeMissing, this, [this](const QString& name) {
         m_status->setText(tr("'%1' is not in the graph shown (it was measured on another step)").arg(name));
@@ -270,6 +271,7 @@ void MainWindow::createDocks() {
     tabifyDockWidget(memory, roofline);
     tabifyDockWidget(memory, logDock);
     tabifyDockWidget(roofline, sensitivity);
+    tabifyDockWidget(sensitivity, variants);
     nodes->raise();
 
     // Help > Walkthrough: under the passes, which chapter 3 steps through; hidden until asked.

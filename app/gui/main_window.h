@@ -57,6 +57,8 @@ class RunController;
 class SensitivityController;
 class AblationController;
 class BisectController;
+class CompareController;
+class VariantsPanel;
 class SensitivityPanel;
 class StatusLine;
 class SubgraphTrail;
@@ -110,6 +112,10 @@ public:
     // Run > Bisect numerics: `candidate` (BisectController::candidates()) against cpu/fp32; the
     // canvas shows the errors as heat and the first jumps outlined.
     void bisectNumerics(const QString& candidate);
+    // Run > Compare variants: the compile in every precision, and on the CPU, node by node
+    // (the Variants dock; the canvas heated by the variant it chooses).
+    void compareVariants();
+    VariantsPanel* variantsPanel() const { return m_variants; }
     void cancelWork();  // what the status bar's Cancel does: stops everything under way
     QString logText() const;
     TimelineView* timeline() const { return m_timeline; }
@@ -154,6 +160,8 @@ public:
 
 private:
     void createDocks();
+    QDockWidget* addVariantsDock();  // the Variants dock and its controller (main_window_variants.cpp)
+    void applyVariantHeat();         // the Variants dock's choice on the graph shown
     void showEvent(QShowEvent* event) override;
     DockLayout* m_docks = nullptr;
     QDockWidget* addDock(const QString& title, const QString& name, QWidget* widget,
@@ -213,6 +221,8 @@ private:
     SensitivityController* m_sensitivityController;  // the panel's measurements
     AblationController* m_ablation;                   // the pass list's Effect column
     BisectController* m_bisect;                       // the canvas's error overlay
+    VariantsPanel* m_variants;
+    CompareController* m_variantCompare;              // the Variants dock's comparisons
     WalkthroughDock* m_walkthrough = nullptr;
     WalkthroughGuide* m_guide = nullptr;
     NodeTableView* m_nodeView;

@@ -36,6 +36,9 @@ Result<Variant> compileQuantized(const WalkthroughInput& in, const std::string& 
     args.samples = in.calibrationSamples > 0 ? in.calibrationSamples : kQuantizeSamples;
     args.calibrationDir = in.calibrationDir;
     args.sensitivity = kind == "int8";
+    // compile --quantize's calibration and accuracy runs take --threads: so do these, or a
+    // reduction split for another count rounds the cosine differently from compile's.
+    args.threads = in.target().threads;
     PipelineSpec spec = in.session.pipeline();
     spec.precision = Precision::Float32;
     if (in.progress) in.progress("compiling " + kind);

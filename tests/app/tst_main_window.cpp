@@ -7,6 +7,7 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QClipboard>
+#include <QComboBox>
 #include <QDialog>
 #include <QDockWidget>
 #include <QTextBrowser>
@@ -61,6 +62,7 @@
 #include "views/run_table_model.h"
 #include "views/sensitivity_panel.h"
 #include "views/timeline_view.h"
+#include "app/gui/variants_panel.h"
 #include "app/gui/walkthrough_dock.h"
 #include "app/walkthrough/walkthrough.h"
 
@@ -920,6 +922,29 @@ private slots:
         QCOMPARE(
             QString::fromStdString(w.canvas()->shownGraph()->node(w.canvas()->selectedNode()).name),
             name);
+    }
+
+    // Run > Compare variants: the Variants dock lists every ONNX node in each precision, the
+    // canvas is heated by the variant chosen, and a click on a row finds the group holding it.
+    void theVariantsDockComparesAndHeatsTheCanvas() {
+        MainWindow w;
+        QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
+        QTRY_VERIFY_WITH_TIMEOUT(w.canvas()->shownGraph() && !w.canvas()->layingOut(), 20000);
+        auto* button = w.variantsPanel()->findChild<QPushButton*>(QStringLiteral("compareVariants"));
+        QVERIFY(button);
+        w.findChild<QAction*>(QStringLiteral("compareVariantsAction"))->trigger();
+        QVERIFY(!button->isEnabled());
+        QTRY_VERIFY_WITH_TIMEOUT(button->isEnabled(), 120000);
+        QVERIFY2(w.logText().contains(QStringLiteral("Compare: cpu/fp32")), qPrintable(w.logText()));
+        QStandardItemModel* table = w.variantsPanel()->model();
+        QCOMPARE(table->rowCount(), int(w.session().model()->graph->nodeCount()));
+        QVERIFY(w.canvas()->hasHeat());
+        QCOMPARE(w.canvas()->heatUnit(), HeatUnit::TimeRatio);
+        w.variantsPanel()->heatChoice()->setCurrentIndex(1);
+        QCOMPARE(w.canvas()->heatUnit(), HeatUnit::RelativeError);
+        QTableView* view = w.variantsPanel()->view();
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(table->index(0, 0)).center());
+        QTRY_VERIFY(w.canvas()->selectedNode().valid());
     }
 
     void aPartitionedGraphIsSimulatedWithALanePerDevice() {

@@ -55,6 +55,9 @@ private slots:
         QCOMPARE(formatHeat(HeatUnit::BytesPerSecond, 45.1e9), std::string("45.1 GB/s"));
         QCOMPARE(formatHeat(HeatUnit::FlopsPerSecond, 1.234e12), std::string("1.23 TFLOP/s"));
         QCOMPARE(formatHeat(HeatUnit::FlopsPerSecond, 5e9), std::string("5.0 GFLOP/s"));
+        QCOMPARE(formatHeat(HeatUnit::TimeRatio, 2.345), std::string("2.35x"));
+        QVERIFY(heatTakesLargest(HeatUnit::TimeRatio) && heatTakesLargest(HeatUnit::RelativeError));
+        QVERIFY(!heatTakesLargest(HeatUnit::Milliseconds));
     }
 
     void heatRunsFromPaleToDark() {
