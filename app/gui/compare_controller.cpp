@@ -16,7 +16,8 @@ const QString kCompareJob = QStringLiteral("compare");
 
 }  // namespace
 
-CompareController::CompareController(JobRunner& jobs, QObject* parent) : QObject(parent), m_jobs(jobs) {}
+CompareController::CompareController(JobRunner& jobs, QObject* parent)
+    : QObject(parent), m_jobs(jobs) {}
 
 std::vector<CompareVariant> CompareController::variantsOf(const Session& session) {
     if (!session.model() || !session.compiledResult()) return {};
@@ -30,7 +31,8 @@ std::vector<CompareVariant> CompareController::variantsOf(const Session& session
     Target cpu;
     cpu.threads = shown.target.threads;
     std::vector<CompareVariant> out{variant(cpu, Precision::Float32, "fp32")};
-    if (shown.target.backend != cpu.backend) out.push_back(variant(shown.target, Precision::Float32, "fp32"));
+    if (shown.target.backend != cpu.backend)
+        out.push_back(variant(shown.target, Precision::Float32, "fp32"));
     out.push_back(variant(shown.target, Precision::Float16, "fp16"));
     out.push_back(variant(shown.target, Precision::BFloat16, "bf16"));
     out.push_back(variant(shown.target, Precision::Int8, "int8"));
@@ -46,7 +48,8 @@ bool CompareController::compare(const Session& session, int rounds) {
     if (m_jobs.busy(this, kCompareJob)) return true;
     QStringList labels;
     for (const CompareVariant& v : variants) labels << QString::fromStdString(v.label);
-    emit logged(tr("Comparing %1 node by node against %2: each profiled, bisected against it, and timed in %3 "
+    emit logged(tr("Comparing %1 node by node against %2: each profiled, bisected against it, and "
+                   "timed in %3 "
                    "alternating rounds")
                     .arg(labels.join(QStringLiteral(", ")), labels.front())
                     .arg(rounds));
@@ -60,11 +63,14 @@ bool CompareController::compare(const Session& session, int rounds) {
         [model, variants, options, steps](const JobRunner::Control& job) {
             size_t step = 0;
             return compareVariants(*model, variants, 0, options, job.cancelFlag(),
-                                   [&job, &step, steps](const std::string&) { job.progress(std::min(++step, steps), steps); });
+                                   [&job, &step, steps](const std::string&) {
+                                       job.progress(std::min(++step, steps), steps);
+                                   });
         },
         [this](Result<VariantComparison> comparison) {
             if (!comparison) {
-                emit logged(tr("Compare stopped: %1").arg(QString::fromStdString(comparison.status().message())));
+                emit logged(tr("Compare stopped: %1")
+                                .arg(QString::fromStdString(comparison.status().message())));
                 emit statusMessage(tr("Compare stopped"));
                 emit stopped(QString::fromStdString(comparison.status().message()));
                 return;
@@ -72,9 +78,10 @@ bool CompareController::compare(const Session& session, int rounds) {
             auto shared = std::make_shared<const VariantComparison>(std::move(*comparison));
             QStringList figures;
             for (const VariantSummary& v : shared->variants)
-                figures << tr("%1 %2 %3").arg(QString::fromStdString(v.label),
-                                             QString::fromStdString(durationText(v.medianMs)),
-                                             QString::fromStdString(vsBaselineText(v, shared->rounds)));
+                figures << tr("%1 %2 %3")
+                               .arg(QString::fromStdString(v.label),
+                                    QString::fromStdString(durationText(v.medianMs)),
+                                    QString::fromStdString(vsBaselineText(v, shared->rounds)));
             emit logged(tr("Compare: %1").arg(figures.join(QStringLiteral("; "))));
             emit statusMessage(tr("Compare done: the Variants dock has every ONNX node"));
             emit finished(shared);
@@ -83,8 +90,10 @@ bool CompareController::compare(const Session& session, int rounds) {
     return true;
 }
 
-CompareController::Overlay CompareController::overlayFor(const Graph& shown, const VariantComparison& comparison,
-                                                         size_t variant, Measure measure, size_t over) {
+CompareController::Overlay CompareController::overlayFor(const Graph& shown,
+                                                         const VariantComparison& comparison,
+                                                         size_t variant, Measure measure,
+                                                         size_t over) {
     Overlay overlay;
     overlay.heat.unit = measure == Measure::Error ? HeatUnit::RelativeError : HeatUnit::TimeRatio;
     overlay.heat.values.assign(shown.nodeArenaSize(), 0.0);
@@ -95,7 +104,8 @@ CompareController::Overlay CompareController::overlayFor(const Graph& shown, con
         const NodeCell& base = row.cells[over];
         if (!cell.ran) continue;
         if (measure == Measure::Error && cell.error >= 0) figureOf[row.node] = cell.error;
-        if (measure == Measure::TimeRatio && base.ran && base.ms > 0) figureOf[row.node] = cell.ms / base.ms;
+        if (measure == Measure::TimeRatio && base.ran && base.ms > 0)
+            figureOf[row.node] = cell.ms / base.ms;
     }
     for (NodeId id : shown.order()) {
         bool heated = false;

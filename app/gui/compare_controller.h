@@ -41,8 +41,8 @@ public:
     // them: times need no reference), or its error against the comparison's baseline. A node
     // takes the largest figure of the ONNX nodes it is or was made from (provenance), so any
     // step of the compile can show it.
-    static Overlay overlayFor(const Graph& shown, const VariantComparison& comparison, size_t variant, Measure measure,
-                              size_t over);
+    static Overlay overlayFor(const Graph& shown, const VariantComparison& comparison,
+                              size_t variant, Measure measure, size_t over);
 
 signals:
     void started();

@@ -3,8 +3,8 @@
 #include <QDockWidget>
 
 #include "app/gui/compare_controller.h"
-#include "app/gui/main_window.h"
 #include "app/gui/dock_layout.h"
+#include "app/gui/main_window.h"
 #include "app/gui/variants_panel.h"
 #include "views/graph_canvas.h"
 #include "views/status_line.h"
@@ -13,7 +13,8 @@ namespace fsc {
 
 QDockWidget* MainWindow::addVariantsDock() {
     m_variants = new VariantsPanel(this);
-    QDockWidget* dock = addDock(tr("Variants"), QStringLiteral("variantsDock"), m_variants, Qt::BottomDockWidgetArea, true);
+    QDockWidget* dock = addDock(tr("Variants"), QStringLiteral("variantsDock"), m_variants,
+                                Qt::BottomDockWidgetArea, true);
     m_variantCompare = new CompareController(m_jobs, this);
     connect(m_variants, &VariantsPanel::compareRequested, this, &MainWindow::compareVariants);
     connect(m_variantCompare, &CompareController::logged, this, &MainWindow::log);
@@ -30,7 +31,8 @@ QDockWidget* MainWindow::addVariantsDock() {
     connect(m_variants, &VariantsPanel::heatChanged, this, &MainWindow::applyVariantHeat);
     m_variants->setSelection(&m_selection);
     connect(m_variants, &VariantsPanel::nodeMissing, this, [this](const QString& name) {
-        m_status->setText(tr("'%1' is not in the graph shown (the compile folded it away)").arg(name));
+        m_status->setText(
+            tr("'%1' is not in the graph shown (the compile folded it away)").arg(name));
     });
     return dock;
 }
@@ -44,8 +46,8 @@ void MainWindow::applyVariantHeat() {
     const auto& comparison = m_variants->comparison();
     if (!shown || !comparison) return;
     CompareController::Overlay overlay =
-        CompareController::overlayFor(*shown, *comparison, m_variants->heatVariant(), m_variants->heatMeasure(),
-                                      m_variants->heatOver());
+        CompareController::overlayFor(*shown, *comparison, m_variants->heatVariant(),
+                                      m_variants->heatMeasure(), m_variants->heatOver());
     m_canvas->setMarks({});
     m_canvas->setHeat(std::move(overlay.heat));
 }

@@ -39,10 +39,12 @@ QStandardItem* label(const std::string& text) {
 VariantsPanel::VariantsPanel(QWidget* parent) : QWidget(parent) {
     m_compare = new QPushButton(tr("Compare variants of the compile"), this);
     m_compare->setObjectName(QStringLiteral("compareVariants"));
-    m_compare->setToolTip(tr("The compile in float32 on the CPU (the baseline), on its own target and in float16, "
-                             "bfloat16 and INT8: each profiled, its groups' outputs compared with the baseline's, "
-                             "and all timed in alternating rounds"));
-    m_summary = new QLabel(tr("Time and error of every ONNX node in each variant: compare to see."), this);
+    m_compare->setToolTip(
+        tr("The compile in float32 on the CPU (the baseline), on its own target and in float16, "
+           "bfloat16 and INT8: each profiled, its groups' outputs compared with the baseline's, "
+           "and all timed in alternating rounds"));
+    m_summary =
+        new QLabel(tr("Time and error of every ONNX node in each variant: compare to see."), this);
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_heat = new QComboBox(this);
@@ -86,7 +88,8 @@ VariantsPanel::VariantsPanel(QWidget* parent) : QWidget(parent) {
 
 void VariantsPanel::setRunning(bool running) {
     m_compare->setEnabled(!running);
-    if (running) m_summary->setText(tr("Comparing (the status bar has the progress and Cancel)..."));
+    if (running)
+        m_summary->setText(tr("Comparing (the status bar has the progress and Cancel)..."));
 }
 
 void VariantsPanel::setStatus(const QString& text) {
@@ -99,18 +102,23 @@ void VariantsPanel::showResult(std::shared_ptr<const VariantComparison> comparis
     const std::string& baseline = c.variants[c.baseline].label;
     QStringList lines;
     for (const VariantSummary& v : c.variants) {
-        QString line = tr("%1: %2").arg(QString::fromStdString(v.label), QString::fromStdString(durationText(v.medianMs)));
-        if (const std::string ratio = vsBaselineText(v, c.rounds); !ratio.empty() && v.label != baseline)
+        QString line = tr("%1: %2").arg(QString::fromStdString(v.label),
+                                        QString::fromStdString(durationText(v.medianMs)));
+        if (const std::string ratio = vsBaselineText(v, c.rounds);
+            !ratio.empty() && v.label != baseline)
             line += tr(", %1 the baseline's time").arg(QString::fromStdString(ratio));
         if (v.label != baseline)
-            line += tr(", output error %1").arg(QString::fromStdString(compareErrorText(v.outputError)));
-        if (!v.timingWarning.empty()) line += QStringLiteral(", ") + QString::fromStdString(v.timingWarning);
+            line += tr(", output error %1")
+                        .arg(QString::fromStdString(compareErrorText(v.outputError)));
+        if (!v.timingWarning.empty())
+            line += QStringLiteral(", ") + QString::fromStdString(v.timingWarning);
         lines << line;
     }
-    m_summary->setText(tr("Against %1%2. %3")
-                           .arg(QString::fromStdString(baseline))
-                           .arg(c.rounds > 0 ? tr(", timed in %1 alternating rounds").arg(c.rounds) : QString())
-                           .arg(lines.join(QStringLiteral("; "))));
+    m_summary->setText(
+        tr("Against %1%2. %3")
+            .arg(QString::fromStdString(baseline))
+            .arg(c.rounds > 0 ? tr(", timed in %1 alternating rounds").arg(c.rounds) : QString())
+            .arg(lines.join(QStringLiteral("; "))));
 
     m_view->setSortingEnabled(false);
     m_model->clear();
@@ -133,10 +141,15 @@ void VariantsPanel::showResult(std::shared_ptr<const VariantComparison> comparis
                 continue;
             }
             // A fused group's time is on each node it holds (marked *, as the CLI marks it).
-            QStandardItem* time = figure(QString::fromStdString(durationText(cell.ms)) + (cell.groupSize > 1 ? "*" : ""), cell.ms);
-            time->setToolTip(tr("group %1 (%2 ONNX nodes)").arg(QString::fromStdString(cell.group)).arg(cell.groupSize));
+            QStandardItem* time = figure(
+                QString::fromStdString(durationText(cell.ms)) + (cell.groupSize > 1 ? "*" : ""),
+                cell.ms);
+            time->setToolTip(tr("group %1 (%2 ONNX nodes)")
+                                 .arg(QString::fromStdString(cell.group))
+                                 .arg(cell.groupSize));
             items << time;
-            if (withError) items << figure(QString::fromStdString(compareErrorText(cell.error)), cell.error);
+            if (withError)
+                items << figure(QString::fromStdString(compareErrorText(cell.error)), cell.error);
         }
         m_model->appendRow(items);
     }
@@ -152,9 +165,11 @@ void VariantsPanel::showResult(std::shared_ptr<const VariantComparison> comparis
         const QString name = QString::fromStdString(c.variants[v].label);
         m_over->addItem(tr("over %1's time").arg(name), qulonglong(v));
         if (v == c.baseline) continue;
-        m_heat->addItem(tr("Heat: %1's time").arg(name), QVariantList{qulonglong(v), int(CompareController::Measure::TimeRatio)});
-        m_heat->addItem(tr("Heat: %1's error against %2").arg(name, QString::fromStdString(baseline)),
-                        QVariantList{qulonglong(v), int(CompareController::Measure::Error)});
+        m_heat->addItem(tr("Heat: %1's time").arg(name),
+                        QVariantList{qulonglong(v), int(CompareController::Measure::TimeRatio)});
+        m_heat->addItem(
+            tr("Heat: %1's error against %2").arg(name, QString::fromStdString(baseline)),
+            QVariantList{qulonglong(v), int(CompareController::Measure::Error)});
     }
     m_over->setCurrentIndex(int(c.baseline));
     m_heat->setEnabled(m_heat->count() > 0);
@@ -170,7 +185,8 @@ size_t VariantsPanel::heatVariant() const {
 
 CompareController::Measure VariantsPanel::heatMeasure() const {
     const QVariantList choice = m_heat->currentData().toList();
-    return choice.size() == 2 ? CompareController::Measure(choice[1].toInt()) : CompareController::Measure::TimeRatio;
+    return choice.size() == 2 ? CompareController::Measure(choice[1].toInt())
+                              : CompareController::Measure::TimeRatio;
 }
 
 size_t VariantsPanel::heatOver() const {
@@ -181,7 +197,8 @@ void VariantsPanel::setSelection(Selection* selection) {
     connect(this, &VariantsPanel::nodeActivated, selection, [this, selection](const QString& name) {
         const Graph* graph = selection->stepGraph().get();
         const std::string wanted = name.toStdString();
-        for (NodeId id : graph ? graph->order() : std::vector<NodeId>{}) {  // the node, or the group made of it
+        for (NodeId id :
+             graph ? graph->order() : std::vector<NodeId>{}) {  // the node, or the group made of it
             const std::vector<std::string> names = ownAndOriginNames(*graph, id);
             if (std::find(names.begin(), names.end(), wanted) != names.end()) {
                 selection->selectStepNode(id);

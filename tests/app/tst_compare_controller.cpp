@@ -27,7 +27,11 @@ VariantComparison planted(const Graph& g) {
         const Node& n = g.node(g.order()[size_t(i)]);
         CompareRow row{n.name, n.opType, std::vector<NodeCell>(2)};
         row.cells[0] = {.ran = true, .group = n.name, .groupSize = 1, .ms = 1.0, .error = 0};
-        row.cells[1] = {.ran = true, .group = n.name, .groupSize = 1, .ms = candidateMs[i], .error = 1e-3 * (i + 1)};
+        row.cells[1] = {.ran = true,
+                        .group = n.name,
+                        .groupSize = 1,
+                        .ms = candidateMs[i],
+                        .error = 1e-3 * (i + 1)};
         c.rows.push_back(row);
     }
     return c;
@@ -67,7 +71,8 @@ private slots:
         QCOMPARE(started.size(), 1);
         QTRY_VERIFY_WITH_TIMEOUT(!jobs.busy(), 120000);
         QCOMPARE(finished.size(), 1);
-        const auto comparison = finished.first().at(0).value<std::shared_ptr<const VariantComparison>>();
+        const auto comparison =
+            finished.first().at(0).value<std::shared_ptr<const VariantComparison>>();
         QVERIFY(comparison);
         QCOMPARE(comparison->variants.size(), size_t(4));
         QCOMPARE(comparison->rows.size(), session.model()->graph->nodeCount());
@@ -78,8 +83,10 @@ private slots:
         panel.showResult(comparison);
         QCOMPARE(heat.size(), 1);
         QCOMPARE(panel.model()->rowCount(), int(comparison->rows.size()));
-        QCOMPARE(panel.model()->columnCount(), 2 + 4 + 3);  // a time per variant, an error but for the baseline
-        QCOMPARE(panel.heatChoice()->count(), 2 * 3);  // time and error of each variant but the baseline
+        QCOMPARE(panel.model()->columnCount(),
+                 2 + 4 + 3);  // a time per variant, an error but for the baseline
+        QCOMPARE(panel.heatChoice()->count(),
+                 2 * 3);  // time and error of each variant but the baseline
         QCOMPARE(panel.heatVariant(), size_t(1));
         QCOMPARE(panel.heatMeasure(), CompareController::Measure::TimeRatio);
         QCOMPARE(panel.heatOver(), size_t(0));  // the baseline's time, until another is chosen
@@ -98,8 +105,9 @@ private slots:
             QVERIFY(panel.model()->item(r - 1, column)->data(VariantsPanel::kSortRole).toDouble() >=
                     panel.model()->item(r, column)->data(VariantsPanel::kSortRole).toDouble());
 
-        const CompareController::Overlay compiled = CompareController::overlayFor(
-            *session.compiledModel()->graph, *comparison, 1, CompareController::Measure::TimeRatio, 0);
+        const CompareController::Overlay compiled =
+            CompareController::overlayFor(*session.compiledModel()->graph, *comparison, 1,
+                                          CompareController::Measure::TimeRatio, 0);
         QCOMPARE(compiled.heat.unit, HeatUnit::TimeRatio);
         QVERIFY(compiled.nodesHeated > 0);
         const CompareController::Overlay imported = CompareController::overlayFor(
@@ -120,7 +128,8 @@ private slots:
         QCOMPARE(time.heat.values[g.order()[1].index], 3.0);
         QCOMPARE(time.heat.values[g.order()[2].index], 0.5);
         QCOMPARE(time.heat.values[g.order()[3].index], 0.0);
-        const CompareController::Overlay error = CompareController::overlayFor(g, c, 1, CompareController::Measure::Error, 0);
+        const CompareController::Overlay error =
+            CompareController::overlayFor(g, c, 1, CompareController::Measure::Error, 0);
         QCOMPARE(error.heat.values[g.order()[2].index], 3e-3);
         // The baseline against itself: every ratio 1; over the other variant: its inverse.
         const CompareController::Overlay self =
@@ -131,8 +140,12 @@ private slots:
         QCOMPARE(inverse.heat.values[g.order()[0].index], 0.5);
         QCOMPARE(inverse.heat.values[g.order()[2].index], 2.0);
         // An index past the variants heats nothing.
-        QCOMPARE(CompareController::overlayFor(g, c, 7, CompareController::Measure::Error, 0).nodesHeated, 0);
-        QCOMPARE(CompareController::overlayFor(g, c, 1, CompareController::Measure::TimeRatio, 9).nodesHeated, 0);
+        QCOMPARE(CompareController::overlayFor(g, c, 7, CompareController::Measure::Error, 0)
+                     .nodesHeated,
+                 0);
+        QCOMPARE(CompareController::overlayFor(g, c, 1, CompareController::Measure::TimeRatio, 9)
+                     .nodesHeated,
+                 0);
     }
 };
 
