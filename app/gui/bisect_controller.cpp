@@ -15,6 +15,23 @@ namespace {
 
 const QString kBisectJob = QStringLiteral("bisect");
 
+// "; inside fused_3, unfused: the error jumps at /ln/Add (Add: 1.0e-05 -> 3.2e-02)".
+QString insideText(const BisectReport& report) {
+    QStringList ops;
+    for (const GroupError& g : report.inside)
+        if (g.firstJump)
+            ops << QStringLiteral("%1 (%2: %3 -> %4)")
+                       .arg(QString::fromStdString(g.node), QString::fromStdString(g.op))
+                       .arg(g.inputError, 0, 'e', 1)
+                       .arg(g.error, 0, 'e', 1);
+    const QString group = QString::fromStdString(report.insideGroup);
+    if (!ops.isEmpty())
+        return BisectController::tr("; inside %1, unfused: the error jumps at %2").arg(group, ops.join(QStringLiteral(", ")));
+    if (!report.insideNote.empty())
+        return BisectController::tr("; inside %1: %2").arg(group, QString::fromStdString(report.insideNote));
+    return BisectController::tr("; inside %1, unfused: no single op's error jumps").arg(group);
+}
+
 }  // namespace
 
 BisectController::BisectController(JobRunner& jobs, QObject* parent) : QObject(parent), m_jobs(jobs) {}
@@ -77,6 +94,7 @@ bool BisectController::bisect(const Session& session, const QString& candidate) 
                                  .arg(g.error, 0, 'e', 1);
                 }
                 line += tr("first jumps, outlined: %1").arg(jumps.join(QStringLiteral(", ")));
+                line += insideText(*shared);
             }
             emit logged(line);
             emit statusMessage(tr("Bisection done: the graph is heated by relative error"));
@@ -97,6 +115,15 @@ BisectController::Overlay BisectController::overlayFor(const Graph& shown, const
     for (const GroupError& g : report.groups) {
         note(g.node, g.error, g.firstJump);
         for (const std::string& member : g.onnxNodes) note(member, g.error, g.firstJump);
+    }
+    // Inside the first jump's group, rerun unfused, each ONNX node has its own error: that,
+    // not the group's, is what its node shows, and only the ops that jump there are outlined.
+    // A step where the group is one node still shows the group's figure and outline.
+    if (std::any_of(report.inside.begin(), report.inside.end(), [](const GroupError& g) { return g.firstJump; }))
+        for (const std::string& member : report.groups[report.firstJumps.front()].onnxNodes) jumpOf[member] = false;
+    for (const GroupError& g : report.inside) {
+        errorOf[g.node] = g.error;
+        jumpOf[g.node] = jumpOf[g.node] || g.firstJump;
     }
     Overlay overlay;
     overlay.heat.unit = HeatUnit::RelativeError;

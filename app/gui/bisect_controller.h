@@ -37,7 +37,9 @@ public:
         int nodesHeated = 0, firstJumps = 0;
     };
     // The report laid over `shown`: a node takes the largest error of the groups it is, or
-    // that were made from it (provenance), so any step of the compile can show it.
+    // that were made from it (provenance), so any step of the compile can show it. The ONNX
+    // nodes of the first jump's group, rerun unfused (BisectReport::inside), show their own
+    // errors, and only the ops that jump there are outlined.
     static Overlay overlayFor(const Graph& shown, const BisectReport& report);
 
 signals:

@@ -42,11 +42,14 @@ private slots:
         QVERIFY(report);
         QCOMPARE(report->candidate, std::string("cpu/fp16"));
         QVERIFY(report->outputError > 0 && report->outputError < 1e-2);
-        const BisectController::Overlay compiled = BisectController::overlayFor(*session.compiledModel()->graph, *report);
+        const BisectController::Overlay compiled =
+            BisectController::overlayFor(*session.compiledModel()->graph, *report);
         QCOMPARE(compiled.heat.unit, HeatUnit::RelativeError);
         QVERIFY(compiled.nodesHeated >= int(report->groups.size()) / 2);
-        const BisectController::Overlay imported = BisectController::overlayFor(*session.model()->graph, *report);
-        QVERIFY(imported.nodesHeated > compiled.nodesHeated);  // each group heats every node it was made from
+        const BisectController::Overlay imported =
+            BisectController::overlayFor(*session.model()->graph, *report);
+        QVERIFY(imported.nodesHeated >
+                compiled.nodesHeated);  // each group heats every node it was made from
     }
 
     void firstJumpsAreOutlinedOnEveryNodeOfTheirGroup() {
@@ -66,6 +69,38 @@ private slots:
         QCOMPARE(overlay.marks[g.order()[0].index], GraphCanvas::Mark::FirstJump);
         QCOMPARE(overlay.heat.values[g.order()[1].index], 0.25);
         QCOMPARE(overlay.heat.values[g.order()[2].index], 0.0);
+    }
+
+    // Rerun unfused, the group's ONNX nodes show their own errors and only the op that jumps
+    // inside it is outlined; the group's node in the compiled step keeps the group's outline.
+    void insideTheFirstJumpEachNodeShowsItsOwnError() {
+        Session session;
+        QVERIFY(session.open(FSC_SAMPLE_MODEL));
+        const Graph& g = *session.model()->graph;
+        const std::string a = g.node(g.order()[0]).name, b = g.node(g.order()[1]).name;
+        BisectReport report;
+        GroupError group;
+        group.node = "fused";
+        group.onnxNodes = {a, b};
+        group.error = 0.25;
+        group.jump = group.firstJump = true;
+        report.groups = {group};
+        report.firstJumps = {0};
+        report.insideGroup = "fused";
+        GroupError quiet, loud;
+        quiet.node = a;
+        quiet.error = 1e-4;
+        loud.node = b;
+        loud.error = 0.25;
+        loud.inputError = 1e-4;
+        loud.jump = loud.firstJump = true;
+        report.inside = {quiet, loud};
+        const BisectController::Overlay overlay = BisectController::overlayFor(g, report);
+        QCOMPARE(overlay.heat.values[g.order()[0].index], 1e-4);
+        QCOMPARE(overlay.heat.values[g.order()[1].index], 0.25);
+        QCOMPARE(overlay.marks[g.order()[0].index], GraphCanvas::Mark::None);
+        QCOMPARE(overlay.marks[g.order()[1].index], GraphCanvas::Mark::FirstJump);
+        QCOMPARE(overlay.firstJumps, 1);
     }
 };
 
