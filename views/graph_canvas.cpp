@@ -46,6 +46,14 @@ void GraphCanvas::setGraph(std::shared_ptr<const Graph> graph, int expandDepth) 
     m_tree.reset();  // built with the layout, off the GUI thread
     m_expanded.clear();
     m_expandDepth = expandDepth;
+    if (!m_graph) {  // nothing to show: the last layout goes too, and one under way
+        m_jobs.discard(this, kLayoutJob);
+        m_shownGraph.reset();
+        m_shownTree.reset();
+        m_layout = CanvasLayout{};
+        update();
+        return;
+    }
     startLayout(true);
 }
 

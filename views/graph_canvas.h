@@ -34,7 +34,7 @@ public:
     bool showsLayout() const { return m_shownGraph && !m_layout.boxes.empty(); }
 
     // Shows a graph with groups expanded to `depth`; its scope tree (graphChanged()) and
-    // layout (laidOut()) arrive from a background job.
+    // layout (laidOut()) arrive from a background job. A null graph clears the canvas.
     void setGraph(std::shared_ptr<const Graph> graph, int expandDepth);
     void setExpanded(std::vector<bool> expanded);
     void toggleGroup(int group);

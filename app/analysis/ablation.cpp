@@ -32,6 +32,18 @@ double median(std::vector<double> values) {
     return values.empty() ? 0.0 : computeStats(std::move(values)).median;
 }
 
+}  // namespace
+
+PipelineSpec pipelineWithout(const PipelineSpec& pipeline, const std::string& pass) {
+    PipelineSpec spec = pipeline;
+    spec.passes.clear();
+    for (const std::string& name : pipeline.passes)
+        if (name != pass) spec.passes.push_back(name);
+    return spec;
+}
+
+namespace {
+
 // Compiles `passes` (the rest of `base` kept), or says why it does not compile.
 Candidate compileVariant(const Model& model, const PipelineSpec& base, std::vector<std::string> passes,
                          const std::atomic<bool>* cancel) {
@@ -144,10 +156,7 @@ Result<AblationReport> ablatePasses(const Model& model, const PipelineSpec& pipe
     for (size_t i = 0; i < names.size(); ++i) {
         if (cancel && cancel->load()) return Status(ErrorCode::Cancelled, "cancelled");
         say("compiling without " + names[i] + " (" + std::to_string(i + 1) + " of " + std::to_string(names.size()) + ")");
-        std::vector<std::string> passes;
-        for (const std::string& pass : pipeline.passes)
-            if (pass != names[i]) passes.push_back(pass);
-        Candidate c = compileVariant(model, pipeline, passes, cancel);
+        Candidate c = compileVariant(model, pipeline, pipelineWithout(pipeline, names[i]).passes, cancel);
         ++compiled;
         c.effect.label = "without " + names[i];
         c.effect.pass = names[i];

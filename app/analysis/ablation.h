@@ -81,6 +81,10 @@ Result<AblationReport> ablatePasses(const Model& model, const PipelineSpec& pipe
                                     const AblationOptions& options, const std::atomic<bool>* cancel = nullptr,
                                     const std::function<void(const AblationProgress&)>& progress = {});
 
+// `pipeline` with every step of `pass` left out, as ablation compiles it (and as compile
+// --disable leaves it out).
+PipelineSpec pipelineWithout(const PipelineSpec& pipeline, const std::string& pass);
+
 // Whether `ratio`s of every round sit on one side of 1 and their median at least
 // kAblationNoiseShare away from it: the rule behind PassEffect::aboveNoise.
 constexpr double kAblationNoiseShare = 0.03;

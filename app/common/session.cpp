@@ -1,6 +1,7 @@
 #include "app/common/session.h"
 
 #include <algorithm>
+#include <set>
 #include <map>
 
 #include "compiler/backends/cuda/generated_kernels.h"
@@ -192,6 +193,31 @@ Session::StepDiff Session::diff(const Graph& before, const Graph& after) {
         if (liveBefore[i] && !liveAfter[i]) d.before[i] = Change::Removed;
         if (liveAfter[i] && !liveBefore[i]) d.after[i] = Change::Added;
     }
+    return d;
+}
+
+Session::StepDiff Session::diffByProvenance(const Graph& before, const Graph& after) {
+    // Imported nodes keep their ids in every compile of the model: "op|id,id,..." names a node.
+    auto keyOf = [](const Graph& g, NodeId id) {
+        const Node& n = g.node(id);
+        std::string key = n.opType + "|";
+        for (NodeId origin : n.origins.empty() ? std::vector<NodeId>{id} : n.origins)
+            key += std::to_string(origin.index) + ",";
+        return key;
+    };
+    auto keysOf = [&keyOf](const Graph& g) {
+        std::set<std::string> keys;
+        for (NodeId id : g.order()) keys.insert(keyOf(g, id));
+        return keys;
+    };
+    const std::set<std::string> inBefore = keysOf(before), inAfter = keysOf(after);
+    StepDiff d;
+    d.before.assign(before.nodeArenaSize(), Change::None);
+    d.after.assign(after.nodeArenaSize(), Change::None);
+    for (NodeId id : before.order())
+        if (!inAfter.count(keyOf(before, id))) d.before[id.index] = Change::Removed;
+    for (NodeId id : after.order())
+        if (!inBefore.count(keyOf(after, id))) d.after[id.index] = Change::Added;
     return d;
 }
 

@@ -94,6 +94,11 @@ public:
         std::vector<Change> before, after;
     };
     static StepDiff diff(const Graph& before, const Graph& after);
+    // The same between two compiles of one imported model (a pass left out, say), whose new
+    // nodes' ids mean nothing to each other: a node is in both when a node of the same op
+    // was made from the same imported nodes (an imported node, from itself).
+    static StepDiff diffByProvenance(const Graph& before, const Graph& after);
+
 private:
     std::shared_ptr<const Model> m_model;
     std::shared_ptr<const CompileResult> m_result;

@@ -101,6 +101,13 @@ MainMenus::MainMenus(MainWindow& w) : QObject(&w), m_window(w) {
     compare->setCheckable(true);
     compare->setObjectName(QStringLiteral("compareAction"));
     compare->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+    QAction* without = view->addAction(tr("Compare with the compile &without the selected pass"), &w,
+                                       &MainWindow::setCompareWithout);
+    without->setCheckable(true);
+    without->setObjectName(QStringLiteral("compareWithoutAction"));
+    without->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
+    without->setToolTip(tr("The full compile on the right; on the left, the compile without the pass selected in "
+                           "the Passes list (every step of it, as ablation leaves it out)"));
     w.docks()->addPaneNavigation(view);
     view->addSeparator();
     auto expandTo = [&w](int depth) {

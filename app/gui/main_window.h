@@ -95,6 +95,10 @@ public:
     // Side by side: the step before the selected one on the left, removed nodes marked
     // there, added ones on the right, pan and zoom shared, selection linked by provenance.
     void setCompare(bool on);
+    // View > Compare with the compile without the selected pass: while on, selecting a pass
+    // shows the full compile on the right and the compile without that pass on the left
+    // (the imported step: the imported graph), what differs outlined (main_window_without.cpp).
+    void setCompareWithout(bool on);
     // The step shown on the left when comparing: any step of the pass list (-1: the one
     // before the selected step). Turns the comparison on.
     void setCompareBase(int row);
@@ -177,6 +181,7 @@ private:
     // inside an If/Loop/Scan body.
     void followSelection();
     void startStep(int row);  // makes the step's graphs and diff marks in the background
+    void startStepWithout(int row);  // the same, beside the compile without the row's pass
     struct ShownStep;
     void applyStep(ShownStep step);
     void updateRunGraph();  // tells the selection which graph the run shown belongs to
@@ -199,6 +204,9 @@ private:
     GraphCanvas* m_canvas;
     GraphCanvas* m_before;  // the left pane of the comparison
     bool m_compare = false;
+    bool m_compareWithout = false;  // the left pane: the compile without the selected pass
+    // Those compiles, by pass left out, for the compile shown (showCompiled() forgets them).
+    std::map<std::string, std::shared_ptr<const Graph>> m_withoutPass;
     int m_compareBase = -1;
     MainMenus* m_menus = nullptr;
     void closeEvent(QCloseEvent* event) override;

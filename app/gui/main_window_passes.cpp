@@ -2,6 +2,7 @@
 // comparing two steps, graph breaks, and opening If/Loop/Scan bodies.
 #include "compiler/backends/cuda/cuda_provider.h"
 #include "app/gui/main_window.h"
+#include "app/gui/main_window_shown_step.h"
 #include "app/gui/dock_layout.h"
 #include "app/gui/find_bar.h"
 #include "app/gui/passes_panel.h"
@@ -62,6 +63,7 @@ void MainWindow::showCompiled(const QString& pipeline) {
     m_selection.selectStep(-1);  // the rows are new: none is current yet
     m_showingStep = false;
     m_passes->setTrace(m_session.compiled());
+    m_withoutPass.clear();  // compiles of the previous model or pipeline
     m_compiledPipeline = pipeline;  // compiled() follows once its graph is shown
     showStep(m_passes->model()->rowCount() - 1);
 }
@@ -74,6 +76,10 @@ void MainWindow::setCompareBase(int row) {
 }
 
 void MainWindow::setCompare(bool on) {
+    if (on && m_compareWithout) {  // one comparison at a time
+        m_compareWithout = false;
+        if (QAction* without = findChild<QAction*>(QStringLiteral("compareWithoutAction"))) without->setChecked(false);
+    }
     m_compare = on;
     m_before->setVisible(on);
     if (m_session.step() < 0) return;
@@ -90,17 +96,6 @@ void MainWindow::setCompare(bool on) {
     showStep(row);
 }
 
-// A step's graphs, made off the GUI thread: materialising a snapshot of a large model takes
-// longer than a frame.
-struct MainWindow::ShownStep {
-    int row = -1;
-    std::shared_ptr<const GraphSnapshot> snapshot;  // what it was made from: stale if recompiled since
-    std::shared_ptr<const Graph> graph;
-    std::shared_ptr<const Graph> previous;  // the comparison's left pane, when comparing
-    std::vector<GraphCanvas::Mark> before, after;
-    ChangesPanel::Rows changes;  // what the step's pass changed and rejected
-};
-
 void MainWindow::showStep(int row) {
     m_showingStep = true;  // the pass list follows the selection; the step is started here
     m_selection.selectStep(row);
@@ -109,6 +104,7 @@ void MainWindow::showStep(int row) {
 }
 
 void MainWindow::startStep(int row) {
+    if (m_compareWithout) return startStepWithout(row);
     auto snapshot = m_session.snapshotAt(row);
     if (!snapshot) return;
     const int base = m_compare ? m_session.compareBaseFor(row, m_compareBase) : -1;
@@ -119,20 +115,13 @@ void MainWindow::startStep(int row) {
         this, kStepJob, QString(),
         [row, snapshot, known, baseSnapshot = m_session.snapshotAt(base),
          trace = m_session.compiled()](const JobRunner::Control&) {
-            ShownStep s{row, snapshot, known ? known : snapshot->materialize(), nullptr, {}, {}, {}};
+            ShownStep s{row, snapshot, known ? known : snapshot->materialize()};
             s.changes = ChangesPanel::rowsOf(row > 0 ? &trace->passes[size_t(row - 1)] : nullptr, *s.graph);
             if (!baseSnapshot) return s;
             s.previous = baseSnapshot->materialize();
             const Session::StepDiff diff = Session::diff(*s.previous, *s.graph);
-            auto marks = [](const std::vector<Session::Change>& changes) {
-                std::vector<GraphCanvas::Mark> out(changes.size(), GraphCanvas::Mark::None);
-                for (size_t i = 0; i < changes.size(); ++i)
-                    if (changes[i] == Session::Change::Removed) out[i] = GraphCanvas::Mark::Removed;
-                    else if (changes[i] == Session::Change::Added) out[i] = GraphCanvas::Mark::Added;
-                return out;
-            };
-            s.before = marks(diff.before);
-            s.after = marks(diff.after);
+            s.before = ShownStep::marksOf(diff.before);
+            s.after = ShownStep::marksOf(diff.after);
             return s;
         },
         [this](ShownStep s) { applyStep(std::move(s)); });
@@ -149,6 +138,7 @@ void MainWindow::applyStep(ShownStep s) {
     m_nodeTable->setGraph(s.graph);
     m_canvas->setGraph(s.graph, depth);
     if (s.previous) m_before->setGraph(s.previous, depth);
+    else if (m_compareWithout) m_before->setGraph(nullptr, depth);  // that variant did not compile
     m_canvas->setLinkSelection(m_compare);
     m_before->setLinkSelection(m_compare);
     m_before->setMarks(std::move(s.before));

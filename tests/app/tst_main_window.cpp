@@ -696,6 +696,71 @@ private slots:
         w.setCompare(false);
     }
 
+    // View > Compare with the compile without the selected pass: the full compile on the
+    // right, the compile without attention-fusion on the left, its Softmax outlined as only
+    // there and the fused Attention as only on the right; a pass that changed nothing leaves
+    // two equal graphs, nothing outlined.
+    void comparingWithoutAPassShowsItsVariantBesideTheFullCompile() {
+        MainWindow w;
+        w.resize(1400, 800);
+        w.show();
+        QSignalSpy compiled(&w, &MainWindow::compiled);
+        w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
+        QVERIFY(compiled.wait(30000));
+        int row = -1;
+        const auto& passes = w.passList()->trace()->passes;
+        for (size_t i = 0; i < passes.size() && row < 0; ++i)
+            if (passes[i].name == "attention-fusion") row = int(i) + 1;
+        QVERIFY(row > 0);
+        const int last = w.passList()->rowCount() - 1;
+        auto laidOut = [&w] {
+            return QTest::qWaitFor(
+                [&w] {
+                    return w.canvas()->shownGraph() == w.canvas()->graph() && !w.canvas()->layingOut() &&
+                           w.beforeCanvas()->shownGraph() == w.beforeCanvas()->graph() &&
+                           !w.beforeCanvas()->layingOut();
+                },
+                20000);
+        };
+        w.setCompareWithout(true);
+        QVERIFY(w.findChild<QAction*>(QStringLiteral("compareWithoutAction"))->isChecked());
+        QVERIFY(showStepAndWait(w, row));
+        QVERIFY(laidOut());
+        QVERIFY(w.beforeCanvas()->isVisible());
+        QCOMPARE(w.session().step(), last);  // the right pane: the full compile
+        QVERIFY2(w.logText().contains(QStringLiteral("Left: the compile without attention-fusion")), qPrintable(w.logText()));
+        const Graph& full = *w.canvas()->shownGraph();
+        const Graph& variant = *w.beforeCanvas()->shownGraph();
+        NodeId attention, softmax;
+        for (NodeId id : full.order())
+            if (full.node(id).opType == "Attention") attention = id;
+        for (NodeId id : variant.order())
+            if (variant.node(id).opType == "Softmax") softmax = id;
+        QVERIFY(attention.valid() && softmax.valid());
+        QCOMPARE(w.canvas()->markOf(attention), GraphCanvas::Mark::Added);
+        QCOMPARE(w.beforeCanvas()->markOf(softmax), GraphCanvas::Mark::Removed);
+        // The pass list keeps the pass selected, though the step shown is the last.
+        QTableView* passView = w.findChild<QDockWidget*>(QStringLiteral("passDock"))->findChild<QTableView*>();
+        QVERIFY(passView);
+        QCOMPARE(passView->currentIndex().row(), row);
+
+        QVERIFY(!w.session().stepChanged(last));
+        QVERIFY(showStepAndWait(w, last));
+        QVERIFY(laidOut());
+        int outlined = 0;
+        for (NodeId id : w.beforeCanvas()->shownGraph()->order())
+            outlined += w.beforeCanvas()->markOf(id) != GraphCanvas::Mark::None;
+        for (NodeId id : w.canvas()->shownGraph()->order()) outlined += w.canvas()->markOf(id) != GraphCanvas::Mark::None;
+        QCOMPARE(outlined, 0);
+        QCOMPARE(w.beforeCanvas()->shownGraph()->nodeCount(), w.canvas()->shownGraph()->nodeCount());
+
+        // The step comparison takes over from it, and off is off.
+        w.setCompare(true);
+        QVERIFY(!w.findChild<QAction*>(QStringLiteral("compareWithoutAction"))->isChecked());
+        w.setCompare(false);
+        QVERIFY(!w.beforeCanvas()->isVisible());
+    }
+
     void aCustomPipelineCompilesTheChosenPasses() {
         MainWindow w;
         QVERIFY(openCompiled(w, QString::fromLatin1(MainWindow::kSamplePath), QSize(1200, 800)));
