@@ -5,6 +5,8 @@
   gpu_stages.py compare-outputs OURS_DIR REFERENCE_DIR   (stage 2: two `run --output-dir` folders)
   gpu_stages.py export MODEL BATCH OUT.onnx               (stage 2: resnet50 at batch 1)
   gpu_stages.py goals-line SUMMARY_JSON                   (run.sh: every stage's goals in one line)
+  gpu_stages.py compare-check COMPARE_JSON                (stage 2: `compare --json` of cpu/fp32,
+                                                           cuda/fp32 and cuda/fp16)
 
 Stage 3, CUPTI: resnet50 (random weights) exported by PyTorch at batch 1 and 32, each
 profiled with `fusescope-cli profile --backend cuda`: the run stored, the HTML report and the
@@ -608,7 +610,32 @@ def summary_text(stage, status, reason, cases):
     return "\n".join(lines) + "\n"
 
 
+# The largest output error `compare` may find for a variant against cpu/fp32: the GPU in
+# float32 matches the CPU (as bisect asks, no jump at 1e-3), float16 within its own rounding.
+COMPARE_LIMITS = {"fp32": 1e-3, "fp16": 1e-2, "bf16": 5e-2}
+
+
+def compare_check(path):
+    """One line on an N-way compare's JSON, and whether every variant ran within its limit."""
+    d = json.load(open(path))
+    problems, parts = [], []
+    for v in d["variants"]:
+        precision = v["label"].split("/")[-1]
+        parts.append("%s %.3g ms (x%.2f) error %.1e" % (v["label"], v["median_ms"], v["vs_baseline"], v["output_error"]))
+        if v["label"] != d["baseline"] and v["output_error"] > COMPARE_LIMITS.get(precision, 1e-1):
+            problems.append("%s's output error %.1e is over %.0e" % (v["label"], v["output_error"], COMPARE_LIMITS[precision]))
+        if v["median_ms"] <= 0:
+            problems.append(v["label"] + " was not timed")
+    ran = sum(any(c["ran"] for c in row["variants"]) for row in d["rows"])
+    line = "%d variants, %d of %d ONNX nodes ran: %s" % (len(d["variants"]), ran, len(d["rows"]), "; ".join(parts))
+    return line, problems
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "compare-check":  # run.sh stage 2: COMPARE_JSON
+        line, problems = compare_check(sys.argv[2])
+        print(line + ("" if not problems else " -- " + "; ".join(problems)))
+        return 0 if not problems else 1
     if len(sys.argv) == 4 and sys.argv[1] == "compare-outputs":  # run.sh stage 2: OURS REFERENCE
         worst, problem = compare_output_dirs(sys.argv[2], sys.argv[3])
         print("outputs within %.2g of the CPU's" % worst if problem is None else "outputs differ: " + problem)

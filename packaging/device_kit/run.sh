@@ -10,7 +10,8 @@
 #      the kernels, the NVRTC kernels and a CUDA Graph replay again under compute-sanitizer
 #      memcheck (its absence is a failure), and the sample and resnet50 at batch 1 (exported
 #      here by PyTorch; also under memcheck) through fusescope-cli run --backend cuda
-#      against the CPU, every output value compared; then ablate --backend cuda and bisect
+#      against the CPU, every output value compared; then ablate --backend cuda, compare
+#      (cpu/fp32 beside cuda/fp32 and cuda/fp16, each within its error limit) and bisect
 #      --candidate cuda/fp32 (no first jump: the GPU's kernels follow the CPU's) on both.
 #   3  CUPTI: resnet50 exported by PyTorch, profiled at batch 1 and 32 (stored, HTML report,
 #      Perfetto trace, every kernel tied to a plan node), profiler overhead against its goals.
@@ -204,6 +205,15 @@ stage2() {
       status=failed; line="bisect $name: $(tail -1 "$out/stage2-bisect-$name.err" | head -c 200)"; reason="${reason:+$reason; }$line"
     fi
     analysis="${analysis:+$analysis | }$line"
+    # N-way compare: the GPU in float32 and float16 beside the CPU, node by node.
+    if "$cli" compare "$model" --variants cpu/fp32,cuda/fp32,cuda/fp16 --rounds 3 --json \
+        >"$out/stage2-compare-$name.json" 2>"$out/stage2-compare-$name.err"; then
+      line="compare $name: $(python3 "$here/gpu_stages.py" compare-check "$out/stage2-compare-$name.json")" ||
+        { status=failed; reason="${reason:+$reason; }$line"; }
+    else
+      status=failed; line="compare $name: $(tail -1 "$out/stage2-compare-$name.err" | head -c 200)"; reason="${reason:+$reason; }$line"
+    fi
+    analysis="${analysis:+$analysis | }$line"
   done
   {
     printf '{"stage": 2, "name": "kernels and models against the CPU", "status": "%s", "reason": %s,\n' "$status" "$(json_string "$reason")"
@@ -214,7 +224,7 @@ stage2() {
     echo "  tst_cuda_backend on the GPU: $totals"
     echo "  compute-sanitizer memcheck:  $sanitizer"
     echo "  fusescope-cli:               $cli_check"
-    echo "  ablate and bisect:           $analysis"
+    echo "  ablate, bisect and compare:  $analysis"
   } >"$out/stage2.txt"
   [ "$status" = passed ]
 }

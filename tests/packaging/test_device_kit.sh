@@ -88,6 +88,24 @@ python3 "$kit/gpu_stages.py" compare-outputs "$work/e2e-cuda" "$work/e2e-cpu" >/
 [ $? = 1 ] || fail "compare-outputs accepts a changed output value"
 set -e
 
+# Stage 2's N-way compare, as the kit runs it, on the simulated device: every variant within
+# its error limit; an error planted over the limit fails the check.
+FUSESCOPE_DEVICE=simulated "$kit/fusescope-cli" compare "$kit/models/sample.onnx" --variants cpu/fp32,cuda/fp32,cuda/fp16 \
+  --rounds 1 --iterations 2 --json >"$work/compare.json" 2>"$work/compare.err" || { tail -3 "$work/compare.err"; fail "compare on the simulated device"; }
+python3 "$kit/gpu_stages.py" compare-check "$work/compare.json" >"$work/compare-check.txt" ||
+  fail "compare-check: $(cat "$work/compare-check.txt")"
+grep -q "^3 variants, " "$work/compare-check.txt" || fail "compare-check's line: $(cat "$work/compare-check.txt")"
+python3 - "$work/compare.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["variants"][1]["output_error"] = 0.5
+json.dump(d, open(sys.argv[1], "w"))
+PY
+set +e
+python3 "$kit/gpu_stages.py" compare-check "$work/compare.json" >/dev/null
+[ $? = 1 ] || fail "compare-check accepts cuda/fp32 at an output error of 0.5"
+set -e
+
 # Stage 3 without a device is not attempted: exit 3, stage 1's reason.
 if [ "$rc" = 3 ]; then
   set +e
