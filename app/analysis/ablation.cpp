@@ -79,16 +79,16 @@ VariantFigures figuresOf(const TimedVariant& v) {
 // What the pass saved, round by round: the time without it against the time with it.
 void compare(PassEffect& effect, const VariantFigures& withoutPass, const VariantFigures& withPass) {
     const auto &a = withoutPass.roundMediansMs, &b = withPass.roundMediansMs;
-    const std::vector<double> ratios = roundRatios(a, b);
+    const RoundRatios ratios = summarizeRoundRatios(a, b);
+    if (ratios.empty()) return;
     std::vector<double> deltas;
     for (size_t r = 0; r < a.size() && r < b.size(); ++r)
         if (b[r] > 0) deltas.push_back(a[r] - b[r]);
-    if (ratios.empty()) return;
-    effect.ratio = median(ratios);
-    effect.lowestRatio = *std::min_element(ratios.begin(), ratios.end());
-    effect.highestRatio = *std::max_element(ratios.begin(), ratios.end());
+    effect.ratio = ratios.median;
+    effect.lowestRatio = ratios.lowest;
+    effect.highestRatio = ratios.highest;
     effect.deltaMs = median(deltas);
-    effect.aboveNoise = aboveNoise(ratios);
+    effect.aboveNoise = aboveNoise(ratios.ratios);
 }
 
 void interactions(PassEffect& effect, const std::map<std::string, int>& with, const std::map<std::string, int>& without) {

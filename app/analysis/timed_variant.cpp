@@ -60,4 +60,15 @@ std::vector<double> roundRatios(const std::vector<double>& roundMediansMs, const
     return ratios;
 }
 
+RoundRatios summarizeRoundRatios(const std::vector<double>& roundMediansMs,
+                                 const std::vector<double>& againstRoundMediansMs) {
+    RoundRatios r;
+    r.ratios = roundRatios(roundMediansMs, againstRoundMediansMs);
+    if (r.ratios.empty()) return r;
+    r.lowest = *std::min_element(r.ratios.begin(), r.ratios.end());
+    r.highest = *std::max_element(r.ratios.begin(), r.ratios.end());
+    r.median = computeStats(r.ratios).median;
+    return r;
+}
+
 }  // namespace fsc

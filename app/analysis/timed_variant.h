@@ -42,4 +42,14 @@ Status alternateRounds(const std::vector<TimedVariant*>& variants, int warmup, i
 // (rounds where the second has no time are left out).
 std::vector<double> roundRatios(const std::vector<double>& roundMediansMs, const std::vector<double>& againstRoundMediansMs);
 
+// Those ratios and what ablation and compare report of them: their median and range (empty
+// and 0 when no round compares).
+struct RoundRatios {
+    std::vector<double> ratios;
+    double median = 0, lowest = 0, highest = 0;
+    bool empty() const { return ratios.empty(); }
+};
+RoundRatios summarizeRoundRatios(const std::vector<double>& roundMediansMs,
+                                 const std::vector<double>& againstRoundMediansMs);
+
 }  // namespace fsc

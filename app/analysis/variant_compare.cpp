@@ -125,11 +125,10 @@ Result<VariantComparison> compareVariants(const Model& model, const std::vector<
             summary.medianMs = latency.median;
             summary.p90Ms = latency.p90;
             summary.timingWarning = latency.disturbed;
-            std::vector<double> ratios = roundRatios(timed[v].roundMediansMs, timed[baseline].roundMediansMs);
-            if (ratios.empty()) continue;
-            summary.lowestRatio = *std::min_element(ratios.begin(), ratios.end());
-            summary.highestRatio = *std::max_element(ratios.begin(), ratios.end());
-            summary.vsBaseline = computeStats(std::move(ratios)).median;
+            const RoundRatios ratios = summarizeRoundRatios(timed[v].roundMediansMs, timed[baseline].roundMediansMs);
+            summary.vsBaseline = ratios.median;
+            summary.lowestRatio = ratios.lowest;
+            summary.highestRatio = ratios.highest;
         }
     }
     return out;
