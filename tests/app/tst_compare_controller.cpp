@@ -116,6 +116,25 @@ private slots:
         QVERIFY(imported.nodesHeated > compiled.nodesHeated);  // the imported graph has more nodes
     }
 
+    void aCancelledCompareSaysSoAndShowsNothing() {
+        JobRunner jobs;
+        CompareController controller(jobs);
+        QSignalSpy finished(&controller, &CompareController::finished);
+        QSignalSpy stopped(&controller, &CompareController::stopped);
+        Session session;
+        QVERIFY(session.open(FSC_SAMPLE_MODEL));
+        PipelineSpec spec{.passes = *pipelinePasses("O2")};
+        spec.target.threads = 1;
+        QVERIFY(session.compile(spec));
+        QVERIFY(controller.compare(session, 1));
+        jobs.cancelAll();
+        QTRY_VERIFY_WITH_TIMEOUT(!jobs.busy(), 60000);
+        QCOMPARE(finished.size(), 0);
+        QCOMPARE(stopped.size(), 1);
+        QVERIFY2(stopped.first().at(0).toString().contains(QStringLiteral("cancel")),
+                 qPrintable(stopped.first().at(0).toString()));
+    }
+
     void aNodeIsHeatedByItsRatioOrItsError() {
         Session session;
         QVERIFY(session.open(FSC_SAMPLE_MODEL));
