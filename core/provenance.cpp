@@ -21,4 +21,12 @@ std::vector<NodeId> linkedNodes(const Graph& from, NodeId node, const Graph& to)
     return linked;
 }
 
+std::vector<std::string> ownAndOriginNames(const Graph& graph, NodeId node) {
+    const Node& n = graph.node(node);
+    std::vector<std::string> names{n.name};
+    for (NodeId origin : n.origins)
+        if (origin.index < graph.nodeArenaSize()) names.push_back(graph.node(origin).name);
+    return names;
+}
+
 }  // namespace fsc

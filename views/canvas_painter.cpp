@@ -215,8 +215,15 @@ void CanvasPainter::paintPrecisionLegend(QPainter& p, QSizeF area) const {
 }
 
 void CanvasPainter::paintHeatLegend(QPainter& p, QSizeF area, double scale) const {
-    // A bar from no time to the largest node's share, bottom left.
-    const double w = 230, h = 12, margin = 12;
+    // A bar from no time to the largest node's share, bottom left, wide enough for its title
+    // and range side by side (the longest title, bisection's, did not fit 230 pixels).
+    QFont font = p.font();
+    font.setPointSizeF(8.5);
+    const QString title = GraphCanvas::tr(heatTitle(c.m_heat.unit));
+    const QString range = GraphCanvas::tr("0 – %1").arg(QString::fromStdString(formatHeat(c.m_heat.unit, scale)));
+    const QFontMetricsF metrics(font);
+    const double w = std::max(230.0, metrics.horizontalAdvance(title) + metrics.horizontalAdvance(range) + 16);
+    const double h = 12, margin = 12;
     const QRectF bar(margin, area.height() - margin - h, w, h);
     const QRectF frame = bar.adjusted(-8, -24, 8, 8);
     p.save();
@@ -228,13 +235,10 @@ void CanvasPainter::paintHeatLegend(QPainter& p, QSizeF area, double scale) cons
     for (int i = 0; i <= 8; ++i) ramp.setColorAt(i / 8.0, QColor::fromRgb(QRgb(heatColor(i / 8.0))));
     p.setBrush(ramp);
     p.drawRect(bar);
-    QFont font = p.font();
-    font.setPointSizeF(8.5);
     p.setFont(font);
     p.setPen(c.palette().color(QPalette::WindowText));
-    p.drawText(QRectF(bar.x(), frame.y() + 2, w, 18), Qt::AlignLeft | Qt::AlignVCenter, GraphCanvas::tr(heatTitle(c.m_heat.unit)));
-    p.drawText(QRectF(bar.x(), frame.y() + 2, w, 18), Qt::AlignRight | Qt::AlignVCenter,
-               GraphCanvas::tr("0 – %1").arg(QString::fromStdString(formatHeat(c.m_heat.unit, scale))));
+    p.drawText(QRectF(bar.x(), frame.y() + 2, w, 18), Qt::AlignLeft | Qt::AlignVCenter, title);
+    p.drawText(QRectF(bar.x(), frame.y() + 2, w, 18), Qt::AlignRight | Qt::AlignVCenter, range);
     p.restore();
 }
 

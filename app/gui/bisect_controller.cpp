@@ -6,7 +6,7 @@
 #include <map>
 
 #include "app/common/session.h"
-#include "app/gui/own_and_origin_names.h"
+#include "core/provenance.h"
 #include "views/job_runner.h"
 
 namespace fsc {

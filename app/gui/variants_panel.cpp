@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-#include "app/gui/own_and_origin_names.h"
+#include "core/provenance.h"
 #include "core/units.h"
 #include "views/compact_rows.h"
 #include "views/selection.h"

@@ -184,6 +184,33 @@ private slots:
         QVERIFY(linkedNodes(*last, NodeId{}, *imported).empty());
     }
 
+    // Two compiles of one model (without attention-fusion, and the full O2): the unfused
+    // Softmax is only on the left, the Attention only on the right, and the nodes both make
+    // from the same imported nodes are marked on neither side, whatever their ids.
+    void aDiffByProvenanceComparesTwoCompiles() {
+        Session s = compiledSample();
+        const auto full = s.snapshotAt(s.stepCount() - 1)->materialize();
+        PipelineSpec without = s.pipeline();
+        without.passes.erase(std::remove(without.passes.begin(), without.passes.end(), "attention-fusion"),
+                             without.passes.end());
+        auto variant = Session::compileWith(*s.model(), without);
+        QVERIFY(variant);
+        const Graph& left = *variant->model.graph;
+        const Session::StepDiff d = Session::diffByProvenance(left, *full);
+        QCOMPARE(d.before[nodeOfType(left, "Softmax").index], Session::Change::Removed);
+        QCOMPARE(d.after[nodeOfType(*full, "Attention").index], Session::Change::Added);
+        const NodeId conv = nodeOfType(*full, "FusedConv");
+        QVERIFY(conv.valid());
+        QCOMPARE(d.after[conv.index], Session::Change::None);  // conv-bn and activation fusion ran on both
+        const Session::StepDiff same = Session::diffByProvenance(*full, *full);
+        QVERIFY(std::all_of(same.before.begin(), same.before.end(), [](auto c) { return c == Session::Change::None; }));
+        // A fused node is looked up by its own name and by those of the imported nodes it holds.
+        const std::vector<std::string> names = ownAndOriginNames(*full, nodeOfType(*full, "Attention"));
+        QVERIFY(names.size() > 2);
+        QCOMPARE(names.front(), full->node(nodeOfType(*full, "Attention")).name);
+        QVERIFY(std::find(names.begin(), names.end(), left.node(nodeOfType(left, "Softmax")).name) != names.end());
+    }
+
     void heatAndKernelsBelongToTheStepThatRan() {
         Session s = compiledSample();
         const int ran = s.stepCount() - 1;
