@@ -248,11 +248,9 @@ void MainWindow::createDocks() {
     connect(m_bisect, &BisectController::logged, this, &MainWindow::log);
     connect(m_bisect, &BisectController::statusMessage, m_status, &StatusLine::setText);
     connect(m_bisect, &BisectController::finished, this, [this](std::shared_ptr<const BisectReport> report) {
-        const Graph* shown = m_canvas->shownGraph();
-        if (!shown) return;
-        BisectController::Overlay overlay = BisectController::overlayFor(*shown, *report);
-        m_canvas->setHeat(std::move(overlay.heat));
-        m_canvas->setMarks(std::move(overlay.marks));
+        m_bisection = std::move(report);
+        m_overlay = Overlay::Bisection;
+        showBisection();
     });
     QDockWidget* variants = addVariantsDock();
     m_sensitivity->setSelection(&m_selection);

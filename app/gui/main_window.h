@@ -57,6 +57,7 @@ class RunController;
 class SensitivityController;
 class AblationController;
 class BisectController;
+struct BisectReport;
 class CompareController;
 class VariantsPanel;
 class SensitivityPanel;
@@ -129,7 +130,8 @@ public:
     // What the run overlay colours nodes by (View > Heat shows).
     void setHeatUnit(HeatUnit unit);
     HeatUnit heatUnit() const { return m_heatUnit; }
-    // The run's heat on the canvas when it belongs to the graph shown and the overlay is on.
+    // The run's heat on the canvas when it belongs to the graph shown and the overlay is on
+    // (in place of a bisection's or the Variants dock's overlay).
     void applyRunHeat();
     // A line in the Log dock, timed.
     void log(const QString& line);
@@ -166,6 +168,14 @@ private:
     void createDocks();
     QDockWidget* addVariantsDock();  // the Variants dock and its controller (main_window_variants.cpp)
     void applyVariantHeat();         // the Variants dock's choice on the graph shown
+    // What heats the canvas: the run shown, the last bisection, or the Variants dock's
+    // choice; a new step shown gets the same overlay, mapped onto it.
+    enum class Overlay { Run, Bisection, Variants };
+    Overlay m_overlay = Overlay::Run;
+    std::shared_ptr<const BisectReport> m_bisection;
+    void applyOverlay();
+    void showRunHeat();
+    void showBisection();
     void showEvent(QShowEvent* event) override;
     DockLayout* m_docks = nullptr;
     QDockWidget* addDock(const QString& title, const QString& name, QWidget* widget,

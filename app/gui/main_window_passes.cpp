@@ -145,8 +145,9 @@ void MainWindow::applyStep(ShownStep s) {
     m_canvas->setMarks(std::move(s.after));
     showBreaks(s.graph);
     m_changes->showRows(s.changes);
-    // The heat overlay belongs to the step that ran (node ids differ between steps).
-    applyRunHeat();
+    // A run's heat belongs to the step that ran (node ids differ between steps); a
+    // bisection's or the Variants dock's maps onto any step.
+    applyOverlay();
     if (m_selection.isOfRun() && m_selection.node().valid()) showNodeKernels(m_selection.node());
     emit stepShown(s.row);
     if (!m_compiledPipeline.isNull()) {

@@ -68,6 +68,20 @@ void MainWindow::setHeatUnit(HeatUnit unit) {
 }
 
 void MainWindow::applyRunHeat() {
+    if (m_overlay != Overlay::Run && !m_compare) m_canvas->setMarks({});  // a bisection's outlines
+    m_overlay = Overlay::Run;
+    showRunHeat();
+}
+
+void MainWindow::applyOverlay() {
+    switch (m_overlay) {
+        case Overlay::Run: return showRunHeat();
+        case Overlay::Bisection: return showBisection();
+        case Overlay::Variants: return applyVariantHeat();
+    }
+}
+
+void MainWindow::showRunHeat() {
     const QAction* on = findChild<QAction*>(QStringLiteral("heatAction"));
     if (!runMatchesCanvas() || (on && !on->isChecked())) {
         m_canvas->clearHeat();

@@ -1,7 +1,8 @@
-// MainWindow, N-way compare: the Variants dock, Run > Compare variants, and the canvas heated
-// by the variant the dock chooses.
+// MainWindow, the analyses' overlays: the Variants dock (Run > Compare variants) and the
+// canvas heated by the variant it chooses, or by the last bisection's errors.
 #include <QDockWidget>
 
+#include "app/gui/bisect_controller.h"
 #include "app/gui/compare_controller.h"
 #include "app/gui/dock_layout.h"
 #include "app/gui/main_window.h"
@@ -28,7 +29,10 @@ QDockWidget* MainWindow::addVariantsDock() {
         m_variants->setStatus(tr("Compare stopped: %1").arg(why));
     });
     connect(m_variantCompare, &CompareController::finished, m_variants, &VariantsPanel::showResult);
-    connect(m_variants, &VariantsPanel::heatChanged, this, &MainWindow::applyVariantHeat);
+    connect(m_variants, &VariantsPanel::heatChanged, this, [this] {
+        m_overlay = Overlay::Variants;
+        applyVariantHeat();
+    });
     m_variants->setSelection(&m_selection);
     connect(m_variants, &VariantsPanel::nodeMissing, this, [this](const QString& name) {
         m_status->setText(
@@ -42,14 +46,23 @@ void MainWindow::compareVariants() {
 }
 
 void MainWindow::applyVariantHeat() {
-    const Graph* shown = m_canvas->shownGraph();
+    const Graph* shown = m_canvas->graph();  // the step just set, before its layout arrives
     const auto& comparison = m_variants->comparison();
     if (!shown || !comparison) return;
     CompareController::Overlay overlay =
         CompareController::overlayFor(*shown, *comparison, m_variants->heatVariant(),
                                       m_variants->heatMeasure(), m_variants->heatOver());
-    m_canvas->setMarks({});
+    if (!m_compare) m_canvas->setMarks({});  // a bisection's outlines; a comparison keeps its own
     m_canvas->setHeat(std::move(overlay.heat));
+}
+
+void MainWindow::showBisection() {
+    const Graph* shown = m_canvas->graph();  // the step just set, before its layout arrives
+    if (!shown || !m_bisection) return;
+    BisectController::Overlay overlay = BisectController::overlayFor(*shown, *m_bisection);
+    m_canvas->setHeat(std::move(overlay.heat));
+    if (!m_compare)
+        m_canvas->setMarks(std::move(overlay.marks));  // a comparison keeps its outlines
 }
 
 }  // namespace fsc

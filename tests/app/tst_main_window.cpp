@@ -1010,6 +1010,15 @@ private slots:
         QTableView* view = w.variantsPanel()->view();
         QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(table->index(0, 0)).center());
         QTRY_VERIFY(w.canvas()->selectedNode().valid());
+        // Another step shown keeps the overlay, mapped onto its nodes; the run's heat replaces it.
+        QVERIFY(showStepAndWait(w, 0));
+        QCOMPARE(w.canvas()->heatUnit(), HeatUnit::RelativeError);
+        const Graph& imported = *w.canvas()->graph();
+        int heated = 0;
+        for (NodeId id : imported.order()) heated += w.canvas()->heatOfNode(id) > 0;
+        QVERIFY2(heated > int(imported.nodeCount()) / 2, qPrintable(QString::number(heated)));
+        w.applyRunHeat();
+        QVERIFY(!w.canvas()->hasHeat());  // nothing has run
     }
 
     void aPartitionedGraphIsSimulatedWithALanePerDevice() {
