@@ -26,7 +26,9 @@ struct CompareArgs {
 void addOptions(CLI::App& app, CompareArgs& a) {
     app.add_option("MODEL", a.model, "the ONNX model");
     const std::string what = "what to compare";
-    app.add_option("--variants", a.variants, "two or more BACKEND/PRECISION: cpu or cuda, fp32, fp16, bf16 or int8")
+    app.add_option("--variants", a.variants,
+                   "two or more BACKEND/PRECISION[@PIPELINE]: cpu or cuda, fp32, fp16, bf16 or int8, "
+                   "O0-O3 (default --pipeline's)")
         ->type_name("a,b,c")
         ->group(what);
     app.add_option("--baseline", a.baseline, "the variant errors are measured against (default the first)")
@@ -73,12 +75,16 @@ int run(const CLI::App& app, const CompareArgs& args) {
     if (labels.size() < 2) return usageError(app, "compare needs --variants with two or more of cpu/fp32, cuda/fp16, ...");
     std::vector<CompareVariant> variants;
     for (const std::string& label : labels) {
-        auto choice = parseSideChoice(label);
+        // "cuda/fp16@O1": the variant's own pipeline after the '@'.
+        const size_t at = label.find('@');
+        auto choice = parseSideChoice(label.substr(0, at));
         if (!choice) return usageError(app, choice.status().message());
         auto target = chooseTarget(args.model, {.backend = choice->backend, .threads = args.threads});
         if (!target) return fail(target.status());
         PipelineChoice pipeline;
-        pipeline.pipeline = args.pipeline;
+        pipeline.pipeline = at == std::string::npos ? args.pipeline : label.substr(at + 1);
+        if (at != std::string::npos && pipeline.pipeline.empty())
+            return usageError(app, "'" + label + "': a pipeline follows the '@' (O0, O1, O2 or O3)");
         auto spec = pipeline.spec(*target);
         if (!spec) return usageError(app, spec.status().message());
         spec->precision = choice->precision;

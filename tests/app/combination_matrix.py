@@ -93,8 +93,9 @@ commands += [
     ("bisect cuda/fp32 --json", [CLI, "bisect"], ["--candidate", "cuda/fp32", "--json", "--threshold", "1e-4"]),
     ("compare --json --sort error", [CLI, "compare"], ["--variants", "cpu/fp32,cpu/fp16,cuda/fp32", "--iterations", "1",
                                                     "--warmup", "0", "--json", "--sort", "error"]),
-    ("compare --baseline --csv --top --rounds 0", [CLI, "compare"],
-     ["--variants", "cpu/fp32,cpu/bf16", "--baseline", "cpu/bf16", "--iterations", "1", "--csv", "{out}/compare.csv",
+    # A variant's own pipeline after '@' (the others take --pipeline's).
+    ("compare --baseline --csv --top --rounds 0 (a variant @O1)", [CLI, "compare"],
+     ["--variants", "cpu/fp32@O1,cpu/bf16", "--baseline", "cpu/bf16", "--iterations", "1", "--csv", "{out}/compare.csv",
       "--top", "3", "--rounds", "0"]),
     ("bisect cpu/int8 --no-inside", [CLI, "bisect"], ["--candidate", "cpu/int8", "--no-inside", "--pipeline", "O1",
                                                       "--jump", "4"]),

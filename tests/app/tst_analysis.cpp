@@ -292,6 +292,20 @@ private slots:
         QCOMPARE(profiled->rounds, 0);
         QVERIFY(profiled->variants[1].medianMs > 0);
         QCOMPARE(profiled->variants[1].vsBaseline, 0.0);
+
+        // A variant of another pipeline (compare's "cpu/fp32@O0"): nothing fused, each ONNX
+        // node its own group, and the same numbers as its reference compiled the same way.
+        PipelineSpec o0 = o2();
+        o0.passes = *pipelinePasses("O0");
+        auto pipelines = compareVariants(model, {variants[0], {"cpu/fp32@O0", o0}}, 0, options);
+        QVERIFY2(pipelines, pipelines ? "" : pipelines.status().message().c_str());
+        QVERIFY(pipelines->variants[1].nodes > pipelines->variants[0].nodes);
+        for (const CompareRow& row : pipelines->rows)
+            if (row.node == "fc1") {
+                QCOMPARE(row.cells[1].groupSize, 1);
+                QVERIFY(row.cells[0].groupSize >= 2);
+            }
+        QVERIFY(pipelines->variants[1].outputError < 1e-6);
     }
 
     void sideChoicesNameABackendAndAPrecision() {
