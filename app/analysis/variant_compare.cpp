@@ -27,6 +27,65 @@ std::string compareErrorText(double error) {
     return text;
 }
 
+namespace {
+
+// The imported nodes a traced node holds: those it was made from, or itself.
+std::vector<std::string> membersOf(const TraceNode& n) {
+    return n.origins.empty() ? std::vector<std::string>{n.name} : n.origins;
+}
+
+// Variant v's cells from its trace: each ONNX node of a row gets the time of the group
+// holding it (shared by the group's nodes).
+void fillTimes(VariantComparison& out, const std::map<std::string, size_t>& rowOf, size_t v, const Trace& trace) {
+    std::map<int64_t, const NodeStat*> statOf;
+    const std::vector<NodeStat> stats = computeNodeStats(trace);
+    for (const NodeStat& s : stats) statOf[s.node] = &s;
+    for (const TraceNode& n : trace.nodes) {
+        const std::vector<std::string> members = membersOf(n);
+        const auto stat = statOf.find(n.id);
+        for (const std::string& member : members) {
+            const auto row = rowOf.find(member);
+            if (row == rowOf.end()) continue;
+            NodeCell& cell = out.rows[row->second].cells[v];
+            cell.ran = true;
+            cell.group = n.name;
+            cell.groupSize = int(members.size());
+            cell.ms = stat == statOf.end() ? 0.0 : double(stat->second->medianNs) / 1e6;
+        }
+    }
+}
+
+}  // namespace
+
+VariantComparison compareStoredRuns(const std::vector<StoredRun>& runs, size_t baseline) {
+    VariantComparison out;
+    out.baseline = baseline < runs.size() ? baseline : 0;
+    std::map<std::string, size_t> rowOf;
+    for (const StoredRun& run : runs) {
+        if (out.model.empty()) out.model = run.trace.model;
+        for (const TraceNode& n : run.trace.nodes)
+            for (const std::string& member : membersOf(n)) {
+                auto [at, added] = rowOf.try_emplace(member, out.rows.size());
+                if (added) out.rows.push_back({member, "", std::vector<NodeCell>(runs.size())});
+                // An ONNX node's op is known where it ran on its own.
+                if (n.origins.empty() || (n.origins.size() == 1 && n.origins[0] == n.name))
+                    out.rows[at->second].op = n.opType;
+            }
+    }
+    for (size_t v = 0; v < runs.size(); ++v) {
+        const Trace& trace = runs[v].trace;
+        VariantSummary summary;
+        summary.label = runs[v].label;
+        summary.medianMs = trace.unprofiledMs > 0 ? trace.unprofiledMs : trace.profiledMs;
+        summary.nodes = summary.kernels = trace.nodes.size();
+        summary.timingWarning = trace.timingWarning;
+        summary.outputError = v == out.baseline ? 0 : -1;  // not known: a run keeps no outputs
+        fillTimes(out, rowOf, v, trace);
+        out.variants.push_back(std::move(summary));
+    }
+    return out;
+}
+
 Result<VariantComparison> compareVariants(const Model& model, const std::vector<CompareVariant>& variants, size_t baseline,
                                           const CompareOptions& options, const std::atomic<bool>* cancel,
                                           const std::function<void(const std::string&)>& progress) {
@@ -73,22 +132,7 @@ Result<VariantComparison> compareVariants(const Model& model, const std::vector<
         summary.nodes = session.compiledModel()->graph->nodeCount();
         summary.kernels = trace->nodes.size();
         summary.timingWarning = trace->timingWarning;
-        std::map<int64_t, const NodeStat*> statOf;
-        const std::vector<NodeStat> stats = computeNodeStats(*trace);
-        for (const NodeStat& s : stats) statOf[s.node] = &s;
-        for (const TraceNode& n : trace->nodes) {
-            const std::vector<std::string> members = n.origins.empty() ? std::vector<std::string>{n.name} : n.origins;
-            const auto stat = statOf.find(n.id);
-            for (const std::string& member : members) {
-                const auto row = rowOf.find(member);
-                if (row == rowOf.end()) continue;
-                NodeCell& cell = out.rows[row->second].cells[v];
-                cell.ran = true;
-                cell.group = n.name;
-                cell.groupSize = int(members.size());
-                cell.ms = stat == statOf.end() ? 0.0 : double(stat->second->medianNs) / 1e6;
-            }
-        }
+        fillTimes(out, rowOf, v, *trace);
         if (v == baseline) {
             for (CompareRow& row : out.rows)
                 if (row.cells[v].ran) row.cells[v].error = 0;

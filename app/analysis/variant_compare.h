@@ -1,6 +1,6 @@
 #pragma once
 // N-way compare: any number of compiled variants of one model (backends, precisions,
-// pipelines) side by side, one row per node of the imported ONNX graph. Each variant is
+// pipelines), or of stored runs, side by side, one row per node of the imported ONNX graph. Each variant is
 // profiled (its per-node times) and, against the baseline, bisected without looking inside
 // (its per-group errors, numeric_bisect.h); a row gives, per variant, the time of the group
 // that holds the ONNX node (shared by the group's nodes) and that group's output error.
@@ -16,6 +16,7 @@
 #include "compiler/runtime/feeds.h"
 #include "core/graph.h"
 #include "core/status.h"
+#include "profiler/trace.h"
 
 namespace fsc {
 
@@ -55,7 +56,7 @@ struct VariantSummary {
     // the baseline; 0 without rounds).
     double vsBaseline = 0, lowestRatio = 0, highestRatio = 0;
     size_t nodes = 0, kernels = 0;
-    double outputError = 0;   // against the baseline (0 for it)
+    double outputError = 0;   // against the baseline (0 for it; -1: not known, a stored run's)
     size_t compared = 0;      // values compared with the baseline
     std::string timingWarning;
 };
@@ -67,6 +68,18 @@ struct VariantComparison {
     std::vector<VariantSummary> variants;
     std::vector<CompareRow> rows;  // the imported graph's nodes, in its order
 };
+
+// A run read back from a run store, under the label it is shown by ("run 3").
+struct StoredRun {
+    std::string label;
+    Trace trace;
+};
+// N-way compare of stored runs (profiles of any pipelines, backends or machines; no model
+// needed): one row per ONNX node the runs' nodes were made from (provenance, by name, in the
+// order the runs first name them; its op where it ran on its own), each run's group time per
+// node. A run holds no outputs, so no errors (-1, and outputError -1), and no rounds: each run's whole time is
+// its own profile's median, and no ratio is claimed (rounds 0).
+VariantComparison compareStoredRuns(const std::vector<StoredRun>& runs, size_t baseline);
 
 // "1.23x (1.20-1.25)": the median of the rounds' ratios over the baseline's and their
 // range; empty without rounds. The CLI, the GUI and the log print it the same.

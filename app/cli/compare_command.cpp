@@ -10,13 +10,16 @@
 #include "app/analysis/variant_compare.h"
 #include "core/comma_list.h"
 #include "core/onnx_import.h"
+#include "core/parse_int.h"
 #include "core/units.h"
+#include "profiler/run_store.h"
 
 namespace fsc::cli {
 namespace {
 
 struct CompareArgs {
     std::string model, variants, baseline, pipeline, sort = "time", csvPath;
+    std::vector<std::string> runs;  // --runs RUN.fsdb A,B,C
     int iterations = 10, warmup = 2, threads = 0, top = 25, rounds = 3;
     bool json = false;
     uint64_t seed = 0;
@@ -33,6 +36,10 @@ void addOptions(CLI::App& app, CompareArgs& a) {
         ->group(what);
     app.add_option("--baseline", a.baseline, "the variant errors are measured against (default the first)")
         ->type_name("BACKEND/PRECISION")
+        ->group(what);
+    app.add_option("--runs", a.runs, "two or more runs of a run store instead (no MODEL): their times per ONNX node")
+        ->type_name("RUN.fsdb A,B,C")
+        ->expected(2)
         ->group(what);
     app.add_option("--pipeline", a.pipeline, "named pipeline every variant compiles with (default O2)")
         ->type_name("O0|O1|O2|O3")
@@ -60,7 +67,9 @@ void addOptions(CLI::App& app, CompareArgs& a) {
     addInputOptions(app, a.input, inputs);
     addSeedOption(app, a.seed, inputs);
     app.footer("A fused group's time is shown on each ONNX node it holds; its error is that of the group's\n"
-               "output against the baseline compiled with the same passes (as bisect measures it).");
+               "output against the baseline compiled with the same passes (as bisect measures it).\n"
+               "--runs RUN.fsdb A,B compares stored runs instead, by the ONNX nodes their nodes were made\n"
+               "from: times only (a run keeps no outputs), each run's own median (no rounds).");
 }
 
 double largestError(const CompareRow& row) {
@@ -69,7 +78,36 @@ double largestError(const CompareRow& row) {
     return worst;
 }
 
+int printComparison(const CompareArgs& args, const VariantComparison& comparison);
+
+// --runs RUN.fsdb A,B,C: the runs read back, compared by provenance (no model, no errors).
+int compareStored(const CLI::App& app, const CompareArgs& args) {
+    if (!args.model.empty() || !args.variants.empty())
+        return usageError(app, "--runs compares stored runs: give it no MODEL and no --variants");
+    std::vector<int64_t> ids;
+    for (const std::string& text : splitCommaList(args.runs[1])) {
+        int64_t id = 0;
+        if (!parseInt(text, id)) return usageError(app, "--runs needs RUN.fsdb A,B,... (run ids), not '" + text + "'");
+        ids.push_back(id);
+    }
+    if (ids.size() < 2) return usageError(app, "--runs needs two or more run ids (RUN.fsdb A,B,...)");
+    auto store = RunStore::openExisting(args.runs[0]);
+    if (!store) return fail(store.status().message());
+    std::vector<StoredRun> runs;
+    size_t baseline = 0;
+    for (int64_t id : ids) {
+        auto trace = (*store)->loadTrace(id);
+        if (!trace) return fail(trace.status().message());
+        if (args.baseline == std::to_string(id) || args.baseline == "run " + std::to_string(id)) baseline = runs.size();
+        runs.push_back({"run " + std::to_string(id), std::move(*trace)});
+    }
+    if (!args.baseline.empty() && runs[baseline].label != "run " + args.baseline && runs[baseline].label != args.baseline)
+        return usageError(app, "--baseline " + args.baseline + " is not one of --runs");
+    return printComparison(args, compareStoredRuns(runs, baseline));
+}
+
 int run(const CLI::App& app, const CompareArgs& args) {
+    if (!args.runs.empty()) return compareStored(app, args);
     if (args.model.empty()) return usageError(app, "compare needs a MODEL");
     const std::vector<std::string> labels = splitCommaList(args.variants);
     if (labels.size() < 2) return usageError(app, "compare needs --variants with two or more of cpu/fp32, cuda/fp16, ...");
@@ -106,6 +144,13 @@ int run(const CLI::App& app, const CompareArgs& args) {
     auto result = compareVariants(*model, variants, baseline, options, nullptr,
                                   [](const std::string& what) { std::cerr << "compare: " << what << "\n"; });
     if (!result) return fail(result.status());
+    return printComparison(args, *result);
+}
+
+int printComparison(const CompareArgs& args, const VariantComparison& comparison) {
+    const VariantComparison* result = &comparison;
+    const size_t baseline = comparison.baseline;
+    const std::string& baselineLabel = comparison.variants[baseline].label;
     std::vector<const CompareRow*> rows;
     for (const CompareRow& row : result->rows) rows.push_back(&row);
     if (args.sort == "time")
@@ -135,14 +180,14 @@ int run(const CLI::App& app, const CompareArgs& args) {
         nlohmann::json j;
         j["schema"] = "fusescope.compare/1";
         j["model"] = result->model;
-        j["baseline"] = labels[baseline];
+        j["baseline"] = baselineLabel;
         j["rounds"] = result->rounds;
         j["variants"] = nlohmann::json::array();
         for (const VariantSummary& v : result->variants)
             j["variants"].push_back({{"label", v.label}, {"median_ms", v.medianMs}, {"p90_ms", v.p90Ms},
                                      {"vs_baseline", v.vsBaseline}, {"vs_baseline_range", {v.lowestRatio, v.highestRatio}},
                                      {"nodes", v.nodes}, {"kernels", v.kernels},
-                                     {"output_error", v.outputError}, {"values_compared", v.compared},
+                                     {"output_error", v.outputError >= 0 ? nlohmann::json(v.outputError) : nlohmann::json()}, {"values_compared", v.compared},
                                      {"timing_warning", v.timingWarning}});
         j["rows"] = nlohmann::json::array();
         for (const CompareRow* row : rows) {
@@ -155,21 +200,21 @@ int run(const CLI::App& app, const CompareArgs& args) {
         std::cout << j.dump(2) << "\n";
         return kExitOk;
     }
-    std::cout << "model: " << result->model << "  baseline: " << labels[baseline];
+    std::cout << "model: " << result->model << "  baseline: " << baselineLabel;
     if (result->rounds > 0)
         std::cout << "  (medians over " << result->rounds << " alternating rounds; x: time over the baseline's, round by round)";
     std::cout << "\n\n";
     for (const VariantSummary& v : result->variants) {
-        const std::string against = v.label == labels[baseline]
-                                        ? std::string("the baseline")
-                                        : "output error " + compareErrorText(v.outputError) + " (" + std::to_string(v.compared) +
+        const std::string against = v.label == baselineLabel ? std::string("the baseline")
+                                    : v.outputError < 0 ? std::string("times only (a stored run keeps no outputs)")
+                                                        : "output error " + compareErrorText(v.outputError) + " (" + std::to_string(v.compared) +
                                               " values compared)";
         std::printf("  %-12s median %10s  %-24s %5zu nodes  %5zu kernels  %s\n", v.label.c_str(),
                     durationText(v.medianMs).c_str(), vsBaselineText(v, result->rounds).c_str(), v.nodes, v.kernels,
                     against.c_str());
         if (!v.timingWarning.empty()) std::printf("      warning: %s\n", v.timingWarning.c_str());
     }
-    std::cout << "\nper ONNX node (time of the group holding it, its error against " << labels[baseline]
+    std::cout << "\nper ONNX node (time of the group holding it, its error against " << baselineLabel
               << "; * shared by the group's nodes):\n";
     size_t width = 4;
     for (const CompareRow* row : rows) width = std::min<size_t>(48, std::max(width, row->node.size()));

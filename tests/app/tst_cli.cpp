@@ -706,6 +706,39 @@ private slots:
         QCOMPARE(compare.exitCode, 0);
         QVERIFY(compare.out.contains(QStringLiteral("run 1 ms   run 2 ms")));
         QVERIFY(!compare.out.contains(QStringLiteral("note: ")));  // one model: nothing to warn of
+        // The same two runs in N-way compare, by the ONNX nodes their nodes were made from: every
+        // node of the sample a row, the O2 run's fused groups shared by their nodes, no errors.
+        Run nway = cli({QStringLiteral("compare"), QStringLiteral("--runs"), store, QStringLiteral("1,2"), QStringLiteral("--json"),
+                        QStringLiteral("--baseline"), QStringLiteral("2")});
+        QCOMPARE(nway.exitCode, 0);
+        const QJsonObject n = QJsonDocument::fromJson(nway.out.toUtf8()).object();
+        QCOMPARE(n[QStringLiteral("baseline")].toString(), QStringLiteral("run 2"));
+        QCOMPARE(n[QStringLiteral("variants")].toArray().size(), 2);
+        QVERIFY(n[QStringLiteral("variants")][0][QStringLiteral("output_error")].isNull());
+        const QJsonArray nodeRows = n[QStringLiteral("rows")].toArray();
+        QVERIFY2(nodeRows.size() >= 40, qPrintable(QString::number(nodeRows.size())));  // the sample's 42, but folded ones
+        int shared = 0;
+        for (const QJsonValue row : nodeRows) {
+            const QJsonArray cells = row[QStringLiteral("variants")].toArray();
+            QVERIFY(cells[1][QStringLiteral("error")].isNull());
+            shared += cells[0][QStringLiteral("group_size")].toInt() > 1;
+        }
+        QVERIFY(shared > 0);
+        Run nwayText = cli({QStringLiteral("compare"), QStringLiteral("--runs"), store, QStringLiteral("1,2")});
+        QCOMPARE(nwayText.exitCode, 0);
+        QVERIFY2(nwayText.out.contains(QStringLiteral("times only (a stored run keeps no outputs)")), qPrintable(nwayText.out));
+        for (const QStringList& bad : {QStringList{QStringLiteral("--runs"), store, QStringLiteral("1")},
+                                       QStringList{QStringLiteral("--runs"), store, QStringLiteral("1,x")},
+                                       QStringList{QStringLiteral(FSC_SAMPLE_MODEL), QStringLiteral("--runs"), store, QStringLiteral("1,2")},
+                                       QStringList{QStringLiteral("--runs"), store, QStringLiteral("1,2"), QStringLiteral("--baseline"),
+                                                   QStringLiteral("5")}}) {
+            Run refused = cli(QStringList{QStringLiteral("compare")} + bad);
+            QCOMPARE(refused.exitCode, 64);
+            QCOMPARE(refused.err.trimmed().count(QLatin1Char('\n')), 1);  // the reason, then where the options are
+        }
+        Run absent = cli({QStringLiteral("compare"), QStringLiteral("--runs"), store, QStringLiteral("1,9")});
+        QCOMPARE(absent.exitCode, 2);
+        QVERIFY2(absent.err.contains(QStringLiteral("runs.fsdb: no run 9")), qPrintable(absent.err));
         // A run of another model: the comparison says the nodes are matched by name only.
         QCOMPARE(cli({QStringLiteral("profile"), QStringLiteral(FSC_FIXTURE_DIR "/good/elementwise.onnx"), QStringLiteral("--iterations"),
                       QStringLiteral("1"), QStringLiteral("-o"), store}).exitCode, 0);
