@@ -34,8 +34,8 @@ void addOptions(CLI::App& app, CompareArgs& a) {
                    "O0-O3 (default --pipeline's)")
         ->type_name("a,b,c")
         ->group(what);
-    app.add_option("--baseline", a.baseline, "the variant errors are measured against (default the first)")
-        ->type_name("BACKEND/PRECISION")
+    app.add_option("--baseline", a.baseline, "the variant errors are measured against, or with --runs a run id (default the first)")
+        ->type_name("VARIANT|ID")
         ->group(what);
     app.add_option("--runs", a.runs, "two or more runs of a run store instead (no MODEL): their times per ONNX node")
         ->type_name("RUN.fsdb A,B,C")
@@ -91,18 +91,23 @@ int compareStored(const CLI::App& app, const CompareArgs& args) {
         ids.push_back(id);
     }
     if (ids.size() < 2) return usageError(app, "--runs needs two or more run ids (RUN.fsdb A,B,...)");
+    size_t baseline = 0;  // --baseline ID (or "run ID")
+    if (!args.baseline.empty()) {
+        const auto named = [&args](int64_t id) {
+            return args.baseline == std::to_string(id) || args.baseline == "run " + std::to_string(id);
+        };
+        const auto at = std::find_if(ids.begin(), ids.end(), named);
+        if (at == ids.end()) return usageError(app, "--baseline " + args.baseline + " is not one of --runs");
+        baseline = size_t(at - ids.begin());
+    }
     auto store = RunStore::openExisting(args.runs[0]);
     if (!store) return fail(store.status().message());
     std::vector<StoredRun> runs;
-    size_t baseline = 0;
     for (int64_t id : ids) {
         auto trace = (*store)->loadTrace(id);
         if (!trace) return fail(trace.status().message());
-        if (args.baseline == std::to_string(id) || args.baseline == "run " + std::to_string(id)) baseline = runs.size();
         runs.push_back({"run " + std::to_string(id), std::move(*trace)});
     }
-    if (!args.baseline.empty() && runs[baseline].label != "run " + args.baseline && runs[baseline].label != args.baseline)
-        return usageError(app, "--baseline " + args.baseline + " is not one of --runs");
     return printComparison(args, compareStoredRuns(runs, baseline));
 }
 
