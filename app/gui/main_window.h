@@ -215,7 +215,8 @@ private:
     GraphCanvas* m_before;  // the left pane of the comparison
     bool m_compare = false;
     bool m_compareWithout = false;  // the left pane: the compile without the selected pass
-    // Those compiles, by pass left out, for the compile shown (showCompiled() forgets them).
+    // Those compiles, by pass left out, for the compile shown (showCompiled() forgets them;
+    // at most a few are kept).
     std::map<std::string, std::shared_ptr<const Graph>> m_withoutPass;
     int m_compareBase = -1;
     MainMenus* m_menus = nullptr;

@@ -14,6 +14,12 @@
 
 namespace fsc {
 
+namespace {
+
+constexpr size_t kWithoutPassKept = 4;
+
+}  // namespace
+
 void MainWindow::setCompareWithout(bool on) {
     if (on)  // one comparison at a time
         if (QAction* step = findChild<QAction*>(QStringLiteral("compareAction")))
@@ -80,7 +86,11 @@ void MainWindow::startStepWithout(int row) {
             return s;
         },
         [this, row, pass](ShownStep s) {
-            if (row > 0 && s.previous) m_withoutPass[pass] = s.previous;
+            if (row > 0 && s.previous) {
+                // Each holds a compiled model (ResNet-50's weights are 100 MB): a few at a time.
+                if (m_withoutPass.size() >= kWithoutPassKept) m_withoutPass.clear();
+                m_withoutPass[pass] = s.previous;
+            }
             const QString note = s.note;
             log(note);
             applyStep(std::move(s));
