@@ -1,5 +1,9 @@
 #include "views/selection.h"
 
+#include <algorithm>
+
+#include "core/provenance.h"
+
 namespace fsc {
 
 void Selection::selectStep(int step) {
@@ -18,6 +22,25 @@ void Selection::setRunGraph(std::shared_ptr<const Graph> graph) {
     if (graph == m_runGraph) return;
     m_runGraph = std::move(graph);
     emit runGraphChanged();
+}
+
+bool Selection::selectStepNodeNamed(const std::string& name, bool orMadeFrom) {
+    const Graph* graph = m_stepGraph.get();
+    if (!graph) return false;
+    for (NodeId id : graph->order())
+        if (graph->node(id).name == name) {
+            selectStepNode(id);
+            return true;
+        }
+    if (orMadeFrom)
+        for (NodeId id : graph->order()) {
+            const std::vector<std::string> names = ownAndOriginNames(*graph, id);
+            if (std::find(names.begin(), names.end(), name) != names.end()) {
+                selectStepNode(id);
+                return true;
+            }
+        }
+    return false;
 }
 
 void Selection::selectNode(std::shared_ptr<const Graph> graph, NodeId node) {

@@ -33,6 +33,9 @@ public:
     // already the one selected.
     void selectNode(std::shared_ptr<const Graph> graph, NodeId node);
     void selectStepNode(NodeId node) { selectNode(m_stepGraph, node); }
+    // The step's node named `name`, or with `orMadeFrom` the node made from the imported node
+    // of that name (provenance): false, selecting nothing, when the step has neither.
+    bool selectStepNodeNamed(const std::string& name, bool orMadeFrom = false);
     // A node of the run (the timeline, roofline and Run table name those): false, with
     // runNodeElsewhere(), when the run's graph is not shown here.
     bool selectRunNode(NodeId node);

@@ -70,14 +70,7 @@ void SensitivityPanel::showResult(const QString& summary, const std::vector<Laye
 
 void SensitivityPanel::setSelection(Selection* selection) {
     connect(this, &SensitivityPanel::nodeActivated, selection, [this, selection](const QString& name) {
-        const Graph* graph = selection->stepGraph().get();
-        const std::string wanted = name.toStdString();
-        for (NodeId id : graph ? graph->order() : std::vector<NodeId>{})
-            if (graph->node(id).name == wanted) {
-                selection->selectStepNode(id);
-                return;
-            }
-        emit nodeMissing(name);
+        if (!selection->selectStepNodeNamed(name.toStdString())) emit nodeMissing(name);
     });
 }
 

@@ -8,9 +8,6 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include <algorithm>
-
-#include "core/provenance.h"
 #include "core/units.h"
 #include "views/compact_rows.h"
 #include "views/selection.h"
@@ -195,17 +192,8 @@ size_t VariantsPanel::heatOver() const {
 
 void VariantsPanel::setSelection(Selection* selection) {
     connect(this, &VariantsPanel::nodeActivated, selection, [this, selection](const QString& name) {
-        const Graph* graph = selection->stepGraph().get();
-        const std::string wanted = name.toStdString();
-        for (NodeId id :
-             graph ? graph->order() : std::vector<NodeId>{}) {  // the node, or the group made of it
-            const std::vector<std::string> names = ownAndOriginNames(*graph, id);
-            if (std::find(names.begin(), names.end(), wanted) != names.end()) {
-                selection->selectStepNode(id);
-                return;
-            }
-        }
-        emit nodeMissing(name);
+        // The node, or the group made of it in a compiled step.
+        if (!selection->selectStepNodeNamed(name.toStdString(), true)) emit nodeMissing(name);
     });
 }
 

@@ -37,6 +37,13 @@ VariantComparison planted(const Graph& g) {
     return c;
 }
 
+// The bundled sample compiled at O2 on one CPU thread.
+bool openCompiledSample(Session& session) {
+    PipelineSpec spec{.passes = *pipelinePasses("O2")};
+    spec.target.threads = 1;
+    return bool(session.open(FSC_SAMPLE_MODEL)) && bool(session.compile(spec));
+}
+
 }  // namespace
 
 class TestCompareController : public QObject {
@@ -59,10 +66,7 @@ private slots:
         QSignalSpy finished(&controller, &CompareController::finished);
         QSignalSpy started(&controller, &CompareController::started);
         Session session;
-        QVERIFY(session.open(FSC_SAMPLE_MODEL));
-        PipelineSpec spec{.passes = *pipelinePasses("O2")};
-        spec.target.threads = 1;
-        QVERIFY(session.compile(spec));
+        QVERIFY(openCompiledSample(session));
         const std::vector<CompareVariant> variants = CompareController::variantsOf(session);
         QCOMPARE(variants.size(), size_t(4));  // a CPU compile: its own target is the baseline's
         QCOMPARE(variants.front().label, std::string("cpu/fp32"));
@@ -122,10 +126,7 @@ private slots:
         QSignalSpy finished(&controller, &CompareController::finished);
         QSignalSpy stopped(&controller, &CompareController::stopped);
         Session session;
-        QVERIFY(session.open(FSC_SAMPLE_MODEL));
-        PipelineSpec spec{.passes = *pipelinePasses("O2")};
-        spec.target.threads = 1;
-        QVERIFY(session.compile(spec));
+        QVERIFY(openCompiledSample(session));
         QVERIFY(controller.compare(session, 1));
         jobs.cancelAll();
         QTRY_VERIFY_WITH_TIMEOUT(!jobs.busy(), 60000);

@@ -97,6 +97,14 @@ bool showStepAndWait(MainWindow& w, int row) {
     return shown.wait(20000) && QTest::qWaitFor([&] { return !w.workPending(); }, 20000);
 }
 
+// The pass list's row of the first step of `pass` (0 is the imported graph); -1 if none.
+int stepOfPass(const MainWindow& w, const std::string& pass) {
+    const auto& passes = w.passList()->trace()->passes;
+    for (size_t i = 0; i < passes.size(); ++i)
+        if (passes[i].name == pass) return int(i) + 1;
+    return -1;
+}
+
 }  // namespace
 
 class TestMainWindow : public QObject {
@@ -618,11 +626,9 @@ private slots:
         QSignalSpy compiled(&w, &MainWindow::compiled);
         w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
         QVERIFY(compiled.wait(30000));
-        int row = -1;
-        const auto& passes = w.passList()->trace()->passes;
-        for (size_t i = 0; i < passes.size() && row < 0; ++i)
-            if (passes[i].name == "attention-fusion") row = int(i) + 1;
+        const int row = stepOfPass(w, "attention-fusion");
         QVERIFY(row > 0);
+        const auto& passes = w.passList()->trace()->passes;
         w.setCompare(true);
         QVERIFY(showStepAndWait(w, row));
         QVERIFY(w.beforeCanvas()->isVisible());
@@ -707,10 +713,7 @@ private slots:
         QSignalSpy compiled(&w, &MainWindow::compiled);
         w.openModel(QString::fromLatin1(MainWindow::kSamplePath));
         QVERIFY(compiled.wait(30000));
-        int row = -1;
-        const auto& passes = w.passList()->trace()->passes;
-        for (size_t i = 0; i < passes.size() && row < 0; ++i)
-            if (passes[i].name == "attention-fusion") row = int(i) + 1;
+        const int row = stepOfPass(w, "attention-fusion");
         QVERIFY(row > 0);
         const int last = w.passList()->rowCount() - 1;
         auto laidOut = [&w] {

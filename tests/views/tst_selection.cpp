@@ -61,6 +61,18 @@ std::shared_ptr<Trace> runOfChain(const Graph& g) {
 class TestSelection : public QObject {
     Q_OBJECT
 private slots:
+    void aStepNodeIsFoundByName() {
+        Selection selection;
+        const auto graph = chain();
+        selection.setStepGraph(graph);
+        QSignalSpy picked(&selection, &Selection::nodeSelected);
+        QVERIFY(selection.selectStepNodeNamed("sigmoid"));
+        QCOMPARE(selection.node(), nodeNamed(*graph, "sigmoid"));
+        QVERIFY(!selection.selectStepNodeNamed("no such node", true));  // nothing made from it either
+        QCOMPARE(selection.node(), nodeNamed(*graph, "sigmoid"));
+        QCOMPARE(picked.size(), 1);
+    }
+
     void saysWhatChangedOnce() {
         const auto g = chain(), other = chain();
         const NodeId relu = nodeNamed(*g, "relu");
