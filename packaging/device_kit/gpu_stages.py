@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The device kit's stages that need PyTorch, run by run.sh on the GPU machine.
 
-  gpu_stages.py 3|4 --cli FUSESCOPE_CLI --out DIR [--cases a,b] [--budget SECONDS] [--self-test]
+  gpu_stages.py 3|4 --cli FUSESCOPE_CLI --out DIR [--cases a,b] [--budget SECONDS] [--max-autotune]
+                [--self-test]
   gpu_stages.py compare-outputs OURS_DIR REFERENCE_DIR   (stage 2: two `run --output-dir` folders)
   gpu_stages.py export MODEL BATCH OUT.onnx               (stage 2: resnet50 at batch 1)
   gpu_stages.py goals-line SUMMARY_JSON                   (run.sh: every stage's goals in one line)
@@ -17,7 +18,7 @@ Stage 4, the benchmark: a case list fixed in advance (case_list: resnet50, vit_b
 BERT-base encoder with its own weights per layer, sequence 128; batch 32 in float16 and in
 float32 with TF32 on both sides, batch 1 in strict float32), exported there by PyTorch. In
 the same run, three alternating rounds of PyTorch eager, torch.compile (every mode at batch
-32 float16, max-autotune included; reduce-overhead at batch 1), ONNX Runtime's CUDA and
+32 float16, max-autotune with --max-autotune; reduce-overhead at batch 1), ONNX Runtime's CUDA and
 TensorRT providers where this machine has them (the summary says when not), and
 `fusescope-cli run --backend cuda`, each side timed device-resident (`--device-io`; IOBinding)
 and host to host (the input copied in, the output out); peak device memory; kernels per run,
@@ -35,8 +36,9 @@ first line says `GOALS k/n met` with every missed goal. A case that did not run 
 or not started within --budget seconds, which is not a failure) misses every goal it has.
 Times are the median of the rounds' medians and the p90 of every sample; PyTorch's settings
 are recorded. Each stage writes
-DIR/stageN.json and DIR/stageN.txt and exits 0 (passed), 1 (failed) or 3 (skipped: no CUDA
-in this PyTorch). --self-test runs the plumbing on a tiny model on the CPU and the simulated
+DIR/stageN.json and DIR/stageN.txt after every case (status "incomplete" until the last, so a
+run cut off by its lease keeps what it measured) and exits 0 (passed), 1 (failed) or 3
+(skipped: no CUDA in this PyTorch). --self-test runs the plumbing on a tiny model on the CPU and the simulated
 device, for CI, where there is no GPU.
 """
 import argparse
@@ -333,6 +335,7 @@ def stage3(torch, args, env, device, dtype):
             case["error"] = str(e)
             case["goals"] = [goal("profiler overhead", None, 15.0 if batch == 1 else 5.0, "%", False)]
             failures.append("b%d: %s" % (batch, e))
+        args.checkpoint(cases)
     return cases, failures
 
 
@@ -368,15 +371,19 @@ def case_list(self_test):
             [(m, 1, "float32", False) for m in MODELS])
 
 
-def compile_modes(batch, dtype_name, tf32):
-    """torch.compile's modes a case is timed in: every mode at batch 32 in float16 (max-autotune's
-    search only there), reduce-overhead (CUDA graphs) at batch 1, none for TF32 (its goal is eager)."""
+def compile_modes(batch, dtype_name, tf32, max_autotune):
+    """torch.compile's modes a case is timed in: at batch 32 in float16 default and
+    reduce-overhead, and max-autotune when asked (its search takes minutes per model, more than a
+    lease holds beside the rest); reduce-overhead (CUDA graphs) at batch 1; none for TF32 (its
+    goal is eager)."""
     if batch == 1:
         return ["reduce-overhead"]
-    return [] if tf32 else ["default", "reduce-overhead", "max-autotune"]
+    if tf32:
+        return []
+    return ["default", "reduce-overhead"] + (["max-autotune"] if max_autotune else [])
 
 
-def torch_settings(torch, device):
+def torch_settings(torch, device, max_autotune):
     """PyTorch as the benchmark runs it: cuDNN's autotuner on; TF32 set per case (both kinds on
     for the TF32 cases, both off otherwise, so each side runs the same arithmetic); recorded."""
     if device == "cuda":
@@ -385,6 +392,8 @@ def torch_settings(torch, device):
             "tf32": "per case: convolutions and matmuls both TF32 in the float32 batch-32 cases, both strict "
                     "otherwise (PyTorch's own default is TF32 convolutions, strict matmuls)",
             "rounds": ROUNDS,
+            "torch_compile_modes": "default and reduce-overhead at batch 32 float16%s; reduce-overhead at batch 1" % (
+                ", max-autotune" if max_autotune else " (max-autotune not timed: run.sh 4 --max-autotune)"),
             "timing": "each side both ways: device-resident (inputs and outputs on the device) and host to host "
                       "(the input copied in, the output out); goals use the device-resident figures"}
 
@@ -453,7 +462,7 @@ def case_goals(model_name, batch, dtype_name, tf32, figures):
 
 def stage4(torch, args, env, device, _dtype):
     cases, failures = [], []
-    args.settings = torch_settings(torch, device)
+    args.settings = torch_settings(torch, device, args.max_autotune)
     chosen = case_list(args.self_test)
     if args.cases:
         chosen = [c for c in chosen if c[0] in args.cases.split(",")]
@@ -461,13 +470,18 @@ def stage4(torch, args, env, device, _dtype):
     per_round = max(1, iterations // ROUNDS)
     deadline = time.monotonic() + args.budget
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    # Every listed case is in the summary from the start, each goal a miss until measured, so a
+    # run cut off by its lease still lists what it did not reach.
     for model_name, batch, dtype_name, tf32 in chosen:
-        case = {"model": model_name, "batch": batch, "dtype": dtype_name + (" TF32" if tf32 else "")}
-        cases.append(case)
-        case["goals"] = case_goals(model_name, batch, dtype_name, tf32, {})  # every goal a miss until measured
+        cases.append({"model": model_name, "batch": batch, "dtype": dtype_name + (" TF32" if tf32 else ""),
+                      "goals": case_goals(model_name, batch, dtype_name, tf32, {}),
+                      "error": "not run: the kit was stopped before this case (run.sh 4 --cases %s)" % model_name})
+    args.checkpoint(cases)
+    for case, (model_name, batch, dtype_name, tf32) in zip(cases, chosen):
         if time.monotonic() > deadline:  # a miss of every goal it has, not a wrong answer
             case["error"] = "not run: the stage's time budget was spent (run.sh 4 --cases %s)" % model_name
             continue
+        del case["error"]
         started = time.monotonic()
         try:
             case["torch_settings"] = set_tf32(torch, tf32)
@@ -493,7 +507,7 @@ def stage4(torch, args, env, device, _dtype):
                 return lambda: time_torch(torch, fn, x, per_round, warmup, device)
 
             contenders = {"eager": torch_round(model), "eager host": torch_round(model, host=True)}
-            modes = compile_modes(batch, dtype_name, tf32) if hasattr(torch, "compile") and not args.self_test else []
+            modes = compile_modes(batch, dtype_name, tf32, args.max_autotune) if hasattr(torch, "compile") and not args.self_test else []
             for mode in modes:
                 contenders["compile " + mode] = torch_round(torch.compile(model, mode=None if mode == "default" else mode))
             ort_runs, case["onnxruntime"] = ort_contenders(path, x, batch, dtype_name, per_round, warmup, device)
@@ -545,6 +559,7 @@ def stage4(torch, args, env, device, _dtype):
             case["error"] = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
             failures.append("%s: %s" % (case_label(case), case["error"]))
         case["seconds"] = round(time.monotonic() - started, 1)
+        args.checkpoint(cases)
     return cases, failures
 
 
@@ -657,6 +672,7 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--cases", default="")
     parser.add_argument("--budget", type=float, default=420.0)
+    parser.add_argument("--max-autotune", action="store_true")
     parser.add_argument("--self-test", action="store_true")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -674,19 +690,25 @@ def main():
             status, reason = "skipped", "this PyTorch sees no CUDA device"
         else:
             device = "cuda"
+    args.checkpoint = lambda so_far: write_stage(args, "incomplete", "stopped before its last case", so_far)
     if status == "passed":
         run = stage3 if args.stage == 3 else stage4
         cases, failures = run(torch, args, env, device, None)
         if failures:
             status, reason = "failed", "; ".join(failures)[:2000]
+    write_stage(args, status, reason, cases)
+    return {"passed": 0, "failed": 1, "skipped": 3}[status]
+
+
+def write_stage(args, status, reason, cases):
+    """DIR/stageN.json and .txt as they stand: after every case, and once more at the end."""
+    goals = [g for c in cases for g in c.get("goals", [])]
     with open(os.path.join(args.out, "stage%d.json" % args.stage), "w") as f:
-        goals = [g for c in cases for g in c.get("goals", [])]
         json.dump({"stage": args.stage, "name": STAGE_NAMES[args.stage], "status": status, "reason": reason,
                    "self_test": args.self_test, "goals_met": sum(1 for g in goals if g["met"]), "goals": len(goals),
                    "settings": getattr(args, "settings", None), "cases": cases}, f, indent=1)
     with open(os.path.join(args.out, "stage%d.txt" % args.stage), "w") as f:
         f.write(summary_text(args.stage, status, reason, cases))
-    return {"passed": 0, "failed": 1, "skipped": 3}[status]
 
 
 if __name__ == "__main__":

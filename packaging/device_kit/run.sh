@@ -18,24 +18,39 @@
 #   4  the benchmark: resnet50, vit_b_16, a BERT-base encoder, batch 1 and 32, float32 and
 #      float16, fusescope-cli run --backend cuda against PyTorch eager and torch.compile in
 #      the same run, the same input through both and the outputs compared whole
-#      (gpu_stages.py says how); --cases a,b limits it to those models.
+#      (gpu_stages.py says how); --cases a,b limits it to those models; --max-autotune adds
+#      torch.compile's max-autotune mode (minutes of search per model).
+# Several stages may be named (run.sh 2 3). --deadline SECONDS bounds the whole kit, for a
+# lease whose call has a limit: a step that would start too late is not run and says so (a
+# correctness check not run fails its stage; a benchmark case not run misses its goals), and
+# stages 3 and 4 keep every case they finished when they are stopped.
 # Exit status: 0 when every stage run passed, 1 when one failed (an error, a wrong output, a
 # case that did not run), 3 when there is no usable CUDA device (no driver, no GPU): the
 # summary says why. 64 for a bad command line. Goals (speed, memory, profiler overhead) do
 # not change it: summary.txt's first line says `GOALS k/n met` and lists each missed goal.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-stage="" out=$here cases=""
-usage="usage: run.sh 1|2|3|4|all [--out DIR] [--cases MODEL,...]"
+stages=() out=$here cases="" deadline="" autotune=""
+usage="usage: run.sh 1|2|3|4|all ... [--out DIR] [--cases MODEL,...] [--deadline SECONDS] [--max-autotune]"
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=${2:?--out needs DIR}; shift 2 ;;
     --cases) cases=${2:?--cases needs MODEL,...}; shift 2 ;;
-    1|2|3|4|all) stage=$1; shift ;;
+    --deadline) deadline=${2:?--deadline needs SECONDS}; shift 2
+                [[ "$deadline" =~ ^[0-9]+$ ]] || { echo "$usage" >&2; exit 64; } ;;
+    --max-autotune) autotune=1; shift ;;
+    1|2|3|4) stages+=("$1"); shift ;;
+    all) stages+=(1 2 3 4); shift ;;
     *) echo "$usage" >&2; exit 64 ;;
   esac
 done
-[ -n "$stage" ] || { echo "$usage" >&2; exit 64; }
+[ ${#stages[@]} -gt 0 ] || { echo "$usage" >&2; exit 64; }
+wanted() { [[ " ${stages[*]} " == *" $1 "* ]]; }
+started_at=$SECONDS
+# Seconds left before --deadline (a day when there is none).
+remaining() { if [ -n "$deadline" ]; then echo $((deadline - (SECONDS - started_at))); else echo 86400; fi; }
+# Whether a step needing about $1 seconds can still start.
+time_for() { [ "$(remaining)" -ge "$1" ]; }
 mkdir -p "$out"
 cli=$here/fusescope-cli
 
@@ -82,7 +97,7 @@ stage1() {
   devices=$("$cli" devices 2>&1)
   gpu="nvidia-smi: not installed"
   command -v nvidia-smi >/dev/null && gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1)
-  torch=$(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)' 2>/dev/null || echo "not installed")
+  torch=$(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version())' 2>/dev/null || echo "not installed")
   if echo "$devices" | grep -q '^cuda:'; then
     status=passed
   else
@@ -135,10 +150,18 @@ print("%s steps on %s, graph replayed: %s, median %.3f ms" % (dev.get("steps_on_
   return $rc
 }
 
+# A step of stage 2 that the deadline leaves no time for: the stage fails, saying which.
+not_run() {
+  status=failed
+  reason="${reason:+$reason; }$1 not run: the kit's --deadline came first"
+}
+
 stage2() {
   local tests=$here/tests/tst_cuda_backend status=passed reason="" totals sanitizer="not run" cli_check
+  local began=$SECONDS
   export FUSESCOPE_FIXTURE_DIR=$here/models/fixtures FUSESCOPE_SAMPLE_MODEL=$here/models/sample.onnx
-  FUSESCOPE_TEST_DEVICE=gpu timeout 420 "$tests" -o "$out/stage2-tests.txt,txt" -o "$out/stage2-tests.xml,junitxml" >/dev/null 2>&1
+  local limit; limit=$(remaining); [ "$limit" -le 420 ] || limit=420; [ "$limit" -ge 1 ] || limit=1
+  FUSESCOPE_TEST_DEVICE=gpu timeout "$limit" "$tests" -o "$out/stage2-tests.txt,txt" -o "$out/stage2-tests.xml,junitxml" >/dev/null 2>&1
   local test_rc=$?
   totals=$(grep '^Totals:' "$out/stage2-tests.txt" 2>/dev/null || echo "no totals (exit $test_rc)")
   if [ "$test_rc" -ne 0 ]; then
@@ -157,14 +180,18 @@ stage2() {
   # kernels, CUDA Graph capture and replay, then resnet50 through the CLI (a graph replayed).
   local cs
   cs=$(command -v compute-sanitizer || ls "${CUDA_HOME:-/usr/local/cuda}"/bin/compute-sanitizer 2>/dev/null || true)
-  if [ -n "$cs" ]; then
+  if [ -n "$cs" ] && ! time_for 150; then
+    not_run "compute-sanitizer memcheck"
+  elif [ -n "$cs" ]; then
     FUSESCOPE_TEST_DEVICE=gpu timeout 300 "$cs" --tool memcheck --leak-check full --error-exitcode 9 \
       "$tests" singleOps fallbackCopiesAreExplicit fusedElementwiseRunsTheGeneratedKernel \
       cudaGraphCapturedAndReplayed >"$out/stage2-memcheck.txt" 2>&1
     local cs_rc=$?
     sanitizer=$(grep -m1 'ERROR SUMMARY' "$out/stage2-memcheck.txt" || echo "exit $cs_rc")
     if [ "$cs_rc" -ne 0 ]; then status=failed; reason="${reason:+$reason; }compute-sanitizer: $sanitizer"; fi
-    if [ "$have_resnet" = 1 ]; then
+    if [ "$have_resnet" = 1 ] && ! time_for 120; then
+      not_run "compute-sanitizer memcheck of resnet50"
+    elif [ "$have_resnet" = 1 ]; then
       timeout 300 "$cs" --tool memcheck --error-exitcode 9 "$cli" run "$resnet" --backend cuda --iterations 2 \
         --warmup 1 >"$out/stage2-memcheck-resnet50.txt" 2>&1
       cs_rc=$?
@@ -184,6 +211,7 @@ stage2() {
   local models=("$here/models/sample.onnx") model line
   [ "$have_resnet" = 1 ] && models+=("$resnet")
   for model in "${models[@]}"; do
+    time_for 30 || { not_run "fusescope-cli run --backend cuda of $(basename "$model")"; continue; }
     line=$(end_to_end "$model") || { status=failed; reason="${reason:+$reason; }fusescope-cli run --backend cuda: $line"; }
     cli_check="${cli_check:+$cli_check | }$line"
   done
@@ -192,6 +220,7 @@ stage2() {
   analysis=""
   for model in "${models[@]}"; do
     local name; name=$(basename "$model" .onnx)
+    time_for 90 || { not_run "ablate, bisect and compare of $name"; continue; }
     if "$cli" ablate "$model" --backend cuda --rounds 3 --json >"$out/stage2-ablate-$name.json" 2>"$out/stage2-ablate-$name.err"; then
       line="ablate $name: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(e["kind"]=="measured" for e in d["without"]), "variants timed in", round(d["seconds"], 1), "s")' "$out/stage2-ablate-$name.json")"
     else
@@ -217,7 +246,7 @@ stage2() {
   done
   {
     printf '{"stage": 2, "name": "kernels and models against the CPU", "status": "%s", "reason": %s,\n' "$status" "$(json_string "$reason")"
-    printf ' "tests": %s,\n "memcheck": %s,\n "cli": %s,\n "analysis": %s}\n' "$(json_string "$totals")" "$(json_string "$sanitizer")" "$(json_string "$cli_check")" "$(json_string "$analysis")"
+    printf ' "tests": %s,\n "memcheck": %s,\n "cli": %s,\n "analysis": %s,\n "seconds": %d}\n' "$(json_string "$totals")" "$(json_string "$sanitizer")" "$(json_string "$cli_check")" "$(json_string "$analysis")" $((SECONDS - began))
   } >"$out/stage2.json"
   {
     echo "stage 2, kernels and models against the CPU: $status${reason:+ ($reason)}"
@@ -225,16 +254,39 @@ stage2() {
     echo "  compute-sanitizer memcheck:  $sanitizer"
     echo "  fusescope-cli:               $cli_check"
     echo "  ablate, bisect and compare:  $analysis"
+    echo "  ($((SECONDS - began)) s)"
   } >"$out/stage2.txt"
   [ "$status" = passed ]
 }
 
 # Stages 3 and 4 need PyTorch on the GPU machine: gpu_stages.py writes their summaries.
 python_stage() {
-  local n=$1 status
-  timeout 480 python3 "$here/gpu_stages.py" "$n" --cli "$cli" --out "$out" ${cases:+--cases "$cases"} \
-    >"$out/stage$n-log.txt" 2>&1
+  local n=$1 status limit budget
+  # Under --deadline: stopped 10 s before it (what it finished stays), cases started until
+  # about 90 s before it (a case takes about a minute).
+  limit=$(remaining); [ "$limit" -le 480 ] || limit=480; limit=$((limit - 10))
+  budget=$((limit - 90)); [ "$budget" -ge 0 ] || budget=0; [ "$budget" -le 420 ] || budget=420
+  if [ "$limit" -lt 20 ]; then
+    printf '{"stage": %d, "name": "stage %d", "status": "failed", "reason": "not run: the kit\x27s --deadline came first"}\n' "$n" "$n" >"$out/stage$n.json"
+    echo "stage $n: failed (not run: the kit's --deadline came first)" >"$out/stage$n.txt"
+    return 1
+  fi
+  timeout "$limit" python3 "$here/gpu_stages.py" "$n" --cli "$cli" --out "$out" ${cases:+--cases "$cases"} \
+    --budget "$budget" ${autotune:+--max-autotune} >"$out/stage$n-log.txt" 2>&1
   status=$?
+  if [ "$status" = 124 ] && [ -s "$out/stage$n.json" ]; then
+    # Stopped mid-case: the cases it finished stand, the stage fails for what it did not finish.
+    python3 - "$out/stage$n.json" "$out/stage$n.txt" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["status"], s["reason"] = "failed", "stopped by the kit's --deadline; cases without figures were not finished"
+json.dump(s, open(sys.argv[1], "w"), indent=1)
+lines = open(sys.argv[2]).read().splitlines()
+lines[1:2] = ["stage %d, %s: failed (%s)" % (s["stage"], s["name"], s["reason"])]
+open(sys.argv[2], "w").write("\n".join(lines) + "\n")
+PY
+    return 1
+  fi
   if [ ! -s "$out/stage$n.json" ] || [ "$status" = 124 ]; then
     printf '{"stage": %d, "name": "stage %d", "status": "failed", "reason": %s}\n' "$n" "$n" \
       "$(json_string "gpu_stages.py exited $status: $(tail -c 400 "$out/stage$n-log.txt")")" >"$out/stage$n.json"
@@ -246,32 +298,24 @@ python_stage() {
 
 rc=0
 ran=()
-if [ "$stage" = 1 ] || [ "$stage" = all ]; then
+if wanted 1; then
   stage1 || rc=$?
   ran+=(1)
 fi
 # Later stages need a device: without one they are not attempted.
-if [ "$rc" -ne 3 ] && { [ "$stage" = 2 ] || [ "$stage" = all ]; }; then
+for n in 2 3 4; do
+  wanted "$n" && [ "$rc" -ne 3 ] || continue
   if ! "$cli" devices 2>/dev/null | grep -q '^cuda:'; then
     rc=3
     [ -f "$out/stage1.txt" ] || stage1 >/dev/null 2>&1
-    ran+=(1)
-  else
+    wanted 1 || ran+=(1)
+  elif [ "$n" = 2 ]; then
     stage2 || rc=1
     ran+=(2)
-  fi
-fi
-for n in 3 4; do
-  if [ "$rc" -ne 3 ] && { [ "$stage" = "$n" ] || [ "$stage" = all ]; }; then
-    if ! "$cli" devices 2>/dev/null | grep -q '^cuda:'; then
-      rc=3
-      [ -f "$out/stage1.txt" ] || stage1 >/dev/null 2>&1
-      ran+=(1)
-    else
-      rm -f "$out/stage$n.json"
-      python_stage "$n" || rc=1
-      ran+=("$n")
-    fi
+  else
+    rm -f "$out/stage$n.json"
+    python_stage "$n" || rc=1
+    ran+=("$n")
   fi
 done
 {
