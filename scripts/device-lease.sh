@@ -20,6 +20,8 @@ bash "$work/fusescope-device-kit/run.sh" "$@" --out "$out"
 rc=$?
 cp "$out"/summary.json "$out"/summary.txt "$OUT"/ 2>/dev/null
 cp "$out"/gpu-runs/*.json "$OUT"/ 2>/dev/null
-tar -C "$out" --exclude=./models --exclude='*.fsdb' --exclude='*.onnx' -czf "$OUT/kit-out.tar.gz" .
+# Outputs, traces and reports are large and remade by any rerun; the CSVs and logs explain it.
+tar -C "$out" --exclude=./models --exclude='*.fsdb' --exclude='*.onnx' --exclude='*.html' --exclude='*-outputs' \
+  --exclude='stage3-*.json' -czf "$OUT/kit-out.tar.gz" .
 ls -la "$OUT"
 exit $rc
