@@ -98,22 +98,21 @@ PassList::iterator insertBefore(PassList& list, std::unique_ptr<Pass> pass, Pred
 
 }  // namespace
 
-std::vector<std::string> float32PassesForCuda(std::vector<std::string> passes) {
-    std::erase(passes, std::string("channels-last"));
-    return passes;
-}
-
-std::vector<std::string> passesForTarget(const PipelineSpec& spec) {
-    return spec.target.backend == Backend::Cuda && !spec.customPasses ? float32PassesForCuda(spec.passes) : spec.passes;
+std::set<DType> channelsLastTypes(const PipelineSpec& spec) {
+    if (spec.channelsLastTypes) return *spec.channelsLastTypes;
+    if (spec.target.backend != Backend::Cuda) return {DType::Float32};
+    std::set<DType> types = {DType::Float16, DType::BFloat16};
+    if (spec.target.tf32 || spec.precision == Precision::Float16 || spec.precision == Precision::BFloat16)
+        types.insert(DType::Float32);
+    return types;
 }
 
 Result<std::vector<std::unique_ptr<Pass>>> buildPipeline(const PipelineSpec& spec) {
     PassList list;
-    const std::vector<std::string> names = passesForTarget(spec);
-    for (const std::string& name : names) {
+    for (const std::string& name : spec.passes) {
         const PassInfo* info = PassRegistry::builtin().find(name);
         if (!info) return Status(ErrorCode::InvalidArgument, "unknown pass '" + name + "' (fusescope-cli compile --list-passes)");
-        list.push_back(info->create());
+        list.push_back(name == "channels-last" ? passes::channelsLast(channelsLastTypes(spec)) : info->create());
     }
     const std::set<std::string> keep = spec.keepInFloat32 ? *spec.keepInFloat32 : passes::defaultKeepInFloat32();
     switch (spec.precision) {

@@ -35,12 +35,6 @@ Result<std::vector<std::string>> pipelinePasses(const std::string& level);
 Result<std::vector<std::string>> resolvePipeline(const std::string& level, const std::string& passList,
                                                  const std::vector<std::string>& disabled);
 
-// A pipeline's passes as the CUDA backend runs float32 graphs: without channels-last, whose
-// NHWC layout is the CPU kernels'. cuDNN has no float32 NHWC kernels under FMA math (the
-// backend keeps float32 off TF32) and wraps each such convolution in two transposes: on an
-// H200, ResNet-50 ran 211 -> 112 kernels a run without it, 2.32-2.37 -> 2.13 ms at batch 1.
-std::vector<std::string> float32PassesForCuda(std::vector<std::string> passes);
-
 // What to compile: a list of passes (a named pipeline or the user's own) with precision and
 // parallelism on top. The CLI, the GUI and the benchmarks describe their pipelines with it;
 // buildPipeline() alone decides where the optional passes go.
@@ -48,8 +42,8 @@ enum class Precision { Float32, Float16, BFloat16, Int8 };
 
 struct PipelineSpec {
     std::vector<std::string> passes;  // registered names, in order (resolvePipeline's result)
-    // The user's own pass list, run as given; otherwise a named pipeline, which buildPipeline
-    // fits to the target (float32PassesForCuda on the CUDA backend).
+    // The user's own pass list; otherwise a named pipeline. Either way buildPipeline fits
+    // channels-last to the target (channelsLastTypes).
     bool customPasses = false;
     Target target;
     Precision precision = Precision::Float32;
@@ -58,14 +52,21 @@ struct PipelineSpec {
     Int8Options int8;                     // int8: calibration, scheme, exclusions
     int tensorParallel = 1;               // devices; 1 = no split
     int pipelineParallel = 1;             // stages; 1 = no cut
+    // The element types channels-last lays out; none: the target's (channelsLastTypes). Set
+    // where one graph must match another's layout (bisect's CPU reference of a GPU run).
+    std::optional<std::set<DType>> channelsLastTypes;
 };
 
-// The named passes `spec` runs on its target (float32PassesForCuda for a named pipeline on
-// the CUDA backend), before the precision and parallelism passes are placed among them.
-std::vector<std::string> passesForTarget(const PipelineSpec& spec);
+// The element types whose convolution chains channels-last lays out NHWC for `spec`: float32
+// on the CPU (oneDNN's and our NHWC kernels). On CUDA, float16 and bfloat16, whose fast cuDNN
+// kernels are NHWC (an NCHW float16 ResNet-50 ran 96 of its 210 kernels a run as cuDNN's
+// layout transposes, 1.4 of 3.6 ms at batch 32 on an H200: docs/gpu-runs/2026-12-04-*), and
+// float32 only under TF32 or a half precision: cuDNN has no NHWC float32 kernels under FMA
+// maths and wraps each such convolution in two transposes (ResNet-50 211 -> 112 kernels a run
+// without them, 2.32-2.37 -> 2.13 ms at batch 1).
+std::set<DType> channelsLastTypes(const PipelineSpec& spec);
 
-// The passes of `spec`, created: a named pipeline as float32PassesForCuda gives it for a CUDA
-// target; INT8 (QDQ, then folding) after the clean-up and conv-bn
+// The passes of `spec`, created: channels-last for the target's types (channelsLastTypes); INT8 (QDQ, then folding) after the clean-up and conv-bn
 // folding, before the other fusions, which would hide plain Conv/MatMul/Gemm; fp16/bf16
 // before the memory passes (or last); tensor parallelism before the fusions and INT8, on
 // float linear layers; pipeline parallelism after precision, before the memory passes, so

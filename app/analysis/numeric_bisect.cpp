@@ -212,10 +212,11 @@ Result<BisectReport> bisectNumerics(const Model& model, const BisectSide& refere
     report.threshold = threshold;
 
     say("compiling " + reference.label + " and " + candidate.label);
-    // The reference runs the candidate's passes (as fitted to the candidate's target), so
-    // both graphs have the same groups and the same layouts.
+    // The reference runs the candidate's passes, channels-last as fitted to the candidate's
+    // target, so both graphs have the same groups and the same layouts.
     PipelineSpec referencePipeline = reference.pipeline;
-    referencePipeline.passes = passesForTarget(candidate.pipeline);
+    referencePipeline.passes = candidate.pipeline.passes;
+    referencePipeline.channelsLastTypes = channelsLastTypes(candidate.pipeline);
     referencePipeline.customPasses = true;
     auto ref = prepareSide(model, reference, referencePipeline, cancel);
     if (!ref) return ref.status().withContext(model.path);

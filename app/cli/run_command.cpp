@@ -63,8 +63,8 @@ void addOptions(CLI::App& app, RunArgs& a) {
     const std::string execution = "execution";
     addBackendOption(app, a.backend, execution,
                      "default cpu; cuda runs what the CUDA capability table claims on the first\n"
-                     "GPU and the rest on the CPU, with explicit copies (a named pipeline then\n"
-                     "leaves channels-last out: cuDNN's float32 kernels read NCHW)");
+                     "GPU and the rest on the CPU, with explicit copies (channels-last then\n"
+                     "lays out float16/bfloat16 convolutions, and float32 ones only with --tf32)");
     app.add_option("--cuda-graphs", a.cudaGraphs,
                    "capture a run as a CUDA Graph and replay it (default on; used only when\n"
                    "every node runs on the GPU and --profile is off)")

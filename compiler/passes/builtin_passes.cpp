@@ -23,7 +23,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(fuseSePool);
     registry.add(fuseAttention);
     registry.add(fuseElementwise);
-    registry.add(channelsLast);
+    registry.add([] { return channelsLast(); });
     registry.add([] { return convertToFloat16(); });
     registry.add([] { return convertToBFloat16(); });
     registry.add([] { return quantizeInt8(); });

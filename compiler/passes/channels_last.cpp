@@ -23,7 +23,10 @@
 // A pooled [N, 1, 1, C] that only Flattens read leaves without a Transpose (its memory order
 // is [N, C, 1, 1]'s). A region is converted only when it holds at least two convolutions
 // and needs no more Transposes at its edges than it holds convolutions: a lone Conv (a ViT's
-// patch embedding) stays as it is.
+// patch embedding) stays as it is. Which element types a region may hold is the target's
+// choice (the pipelines file): float32 on the CPU; float16 and bfloat16 on CUDA, and float32
+// there under TF32, where cuDNN's NHWC kernels are its fast ones. A BatchNormalization and
+// a channel shuffle stay float32-only (their rewrites make float32 constants).
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -75,10 +78,10 @@ std::vector<int64_t> reductionAxes(const Rewriter& rw, const Node& n) {
     return intsAttr(n, "axes");
 }
 
-// A ReduceMean, ReduceSum or ReduceMax of a rank-4 float32 tensor over exactly H and W.
-bool spatialReduction(const Rewriter& rw, const Node& n) {
+// A ReduceMean, ReduceSum or ReduceMax of a rank-4 tensor of a region's type over exactly H and W.
+bool spatialReduction(const Rewriter& rw, const Node& n, const std::set<DType>& types) {
     if (!(isOp(n, "ReduceMean") || isOp(n, "ReduceSum") || isOp(n, "ReduceMax")) || !rank4(rw.graph(), n.inputs[0]) ||
-        dtypeOf(rw.graph(), n.inputs[0]) != DType::Float32)
+        !types.count(dtypeOf(rw.graph(), n.inputs[0])))
         return false;
     std::vector<int64_t> axes = reductionAxes(rw, n);
     for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
@@ -147,11 +150,12 @@ bool elementwiseKind(const Node& n) {
 }
 
 // What the node becomes in a channels-last region, or None with the reason.
-Role roleOf(const Rewriter& rw, NodeId id, std::string& why) {
+Role roleOf(const Rewriter& rw, NodeId id, const std::set<DType>& types, std::string& why) {
     const Graph& g = rw.graph();
     const Node& n = g.node(id);
+    auto typed = [&](ValueId v) { return types.count(dtypeOf(g, v)) != 0; };
     if (isOp(n, "Split") && channelAxis(intAttr(n, "axis", 0)) && !n.inputs.empty() && n.inputs[0].valid() && rank4(g, n.inputs[0]) &&
-        dtypeOf(g, n.inputs[0]) == DType::Float32) {
+        typed(n.inputs[0])) {
         for (ValueId out : n.outputs)
             if (!out.valid() || !rank4(g, out)) return Role::None;
         return Role::ChannelSplit;
@@ -165,16 +169,17 @@ Role roleOf(const Rewriter& rw, NodeId id, std::string& why) {
             why = "not a 2-D convolution of known rank";
             return Role::None;
         }
-        if (dtypeOf(g, out) != DType::Float32) {
-            why = "only float32 convolutions have channels-last kernels";
+        if (!typed(out)) {
+            why = std::string("no channels-last convolution kernels for ") + std::string(dtypeName(dtypeOf(g, out))) +
+                  " on this target";
             return Role::None;
         }
         return Role::Conv;
     }
     if (isOp(n, "GlobalAveragePool"))
-        return rank4(g, n.inputs[0]) && dtypeOf(g, out) == DType::Float32 ? Role::GlobalPool : Role::None;
+        return rank4(g, n.inputs[0]) && typed(out) ? Role::GlobalPool : Role::None;
     if (isOp(n, "MaxPool")) {
-        if (!rank4(g, n.inputs[0]) || dtypeOf(g, out) != DType::Float32) return Role::None;
+        if (!rank4(g, n.inputs[0]) || !typed(out)) return Role::None;
         if (intAttr(n, "storage_order", 0) != 0) {
             why = "MaxPool with storage_order 1";
             return Role::None;
@@ -183,7 +188,7 @@ Role roleOf(const Rewriter& rw, NodeId id, std::string& why) {
     }
     if (isOp(n, "Concat")) {
         const int64_t axis = intAttr(n, "axis", 1);
-        if ((axis != 1 && axis != -3) || !rank4(g, out) || dtypeOf(g, out) != DType::Float32) return Role::None;
+        if ((axis != 1 && axis != -3) || !rank4(g, out) || !typed(out)) return Role::None;
         for (ValueId in : n.inputs)
             if (!in.valid() || !rank4(g, in)) return Role::None;
         return Role::ChannelConcat;
@@ -193,13 +198,12 @@ Role roleOf(const Rewriter& rw, NodeId id, std::string& why) {
         const auto axes = n.inputs.size() > 3 && n.inputs[3].valid() ? constantInts(rw, n.inputs[3]) : std::nullopt;
         const bool bounds = n.inputs.size() > 2 && constantInts(rw, n.inputs[1]) && constantInts(rw, n.inputs[2]) &&
                             (n.inputs.size() < 5 || !n.inputs[4].valid() || constantInts(rw, n.inputs[4]));
-        if (!axes || axes->size() != 1 || !channelAxis(axes->front()) || !bounds || !rank4(g, n.inputs[0]) ||
-            dtypeOf(g, out) != DType::Float32)
+        if (!axes || axes->size() != 1 || !channelAxis(axes->front()) || !bounds || !rank4(g, n.inputs[0]) || !typed(out))
             return Role::None;
         return Role::ChannelSlice;
     }
     if (channelShuffleEndingAt(rw, id)) return Role::ChannelShuffle;
-    if (spatialReduction(rw, n)) return Role::SpatialReduce;
+    if (spatialReduction(rw, n, types)) return Role::SpatialReduce;
     if (isOp(n, "BatchNormalization")) {
         if (!rank4(g, n.inputs[0]) || dtypeOf(g, out) != DType::Float32 || n.inputs.size() != 5) return Role::None;
         bool vectors = true;
@@ -291,6 +295,7 @@ struct Region {
 
 class ChannelsLastPass : public Pass {
 public:
+    explicit ChannelsLastPass(std::set<DType> types) : m_types(std::move(types)) {}
     std::string name() const override { return "channels-last"; }
     std::string description() const override {
         return "runs convolution chains in NHWC, with Transposes only where they meet the rest of the graph";
@@ -302,7 +307,7 @@ public:
         std::map<uint32_t, Role> roles;
         for (NodeId id : g.order()) {
             std::string why;
-            const Role r = roleOf(rw, id, why);
+            const Role r = roleOf(rw, id, m_types, why);
             if (r != Role::None) roles[id.index] = r;
             else if (!why.empty()) context.reject("channels-last-region", id, why);
         }
@@ -331,6 +336,8 @@ public:
     }
 
 private:
+    std::set<DType> m_types;  // the element types a region may hold
+
     // Connected groups of convertible nodes, joined through the values they pass each other.
     static std::vector<Region> regions(const Rewriter& rw, const std::map<uint32_t, Role>& roles) {
         const Graph& g = rw.graph();
@@ -598,6 +605,7 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Pass> channelsLast() { return std::make_unique<ChannelsLastPass>(); }
+std::unique_ptr<Pass> channelsLast() { return channelsLast({DType::Float32}); }
+std::unique_ptr<Pass> channelsLast(std::set<DType> types) { return std::make_unique<ChannelsLastPass>(std::move(types)); }
 
 }  // namespace fsc::passes

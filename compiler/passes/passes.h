@@ -30,8 +30,9 @@ std::unique_ptr<Pass> fuseSePool();
 std::unique_ptr<Pass> fuseAttention();
 std::unique_ptr<Pass> fuseElementwise();
 std::unique_ptr<Pass> fusePad();
-// Layout (O2, after the fusions): convolution chains in NHWC.
+// Layout (O2, after the fusions): convolution chains in NHWC; of float32 alone, or of `types`.
 std::unique_ptr<Pass> channelsLast();
+std::unique_ptr<Pass> channelsLast(std::set<DType> types);
 
 // Precision: float32 work stored in float16 / bfloat16, ops in `keepInFloat32` (by op
 // type; default: norms, softmax, reductions) left in float32.

@@ -668,6 +668,28 @@ std::vector<OpRow> singleOpCases() {
     OpCase halfGelu{"FusedMatMul", "ai.fusescope", {{5, 8}, {8, 6}}, {stringAttr("activation", "Gelu")}, {halfWeights("bias", {6})}};
     halfGelu.dtype = DType::Float16;
     row("fused matmul gelu float16", halfGelu, 1e-2);
+    // Rows of 24 halves: the epilogue takes them 8 at a time (biasActVector).
+    OpCase halfGeluGroups{"FusedMatMul", "ai.fusescope", {{4, 32}, {32, 24}}, {stringAttr("activation", "Gelu")}, {halfWeights("bias", {24})}};
+    halfGeluGroups.dtype = DType::Float16;
+    row("fused matmul gelu float16, 16-byte groups", halfGeluGroups, 1e-2);
+    row("fused matmul gelu, 16-byte groups",
+        {"FusedMatMul", "ai.fusescope", {{4, 32}, {32, 12}}, {stringAttr("activation", "Gelu")}, {randomFloatTensor("bias", {12}, 43, 1.f)}});
+    // float16 convolutions as channels-last lays them out, with bias, residual and ReLU; and
+    // an NCHW one whose 8x8 planes hold whole groups of the epilogue.
+    OpCase halfNhwc{"FusedConv",
+                    "ai.fusescope",
+                    {{2, 5, 5, 8}},
+                    {intAttr("channels_last", 1), intsAttr("pads", {1, 1, 1, 1}), stringAttr("activation", "Relu")},
+                    {halfWeights("w", {16, 8, 3, 3}), halfWeights("b", {16}), halfWeights("z", {2, 5, 5, 16})}};
+    halfNhwc.dtype = DType::Float16;
+    row("fused conv channels last residual float16", halfNhwc, 1e-2);
+    OpCase halfPlanes{"FusedConv",
+                      "ai.fusescope",
+                      {{1, 4, 8, 8}},
+                      {stringAttr("activation", "Relu")},
+                      {halfWeights("w", {8, 4, 1, 1}), halfWeights("b", {8}), halfWeights("z", {1, 8, 8, 8})}};
+    halfPlanes.dtype = DType::Float16;
+    row("fused conv residual relu float16, whole planes", halfPlanes, 1e-2);
     OpCase halfSkip{"SkipLayerNorm", "ai.fusescope", {{2, 3, 40}, {2, 3, 40}}, {floatAttr("epsilon", 1e-5f)},
                     {halfWeights("g", {40}), halfWeights("b", {40})}};
     halfSkip.dtype = DType::Float16;
@@ -794,6 +816,42 @@ private slots:
         dk::simplifyCopy(slice);
         QVERIFY(!slice.index32);
         QCOMPARE(slice.wordBytes, 0);  // rows of 3 floats: no wider word divides them
+    }
+
+    // The bias-activation epilogue takes 16 bytes of each operand a step where the pointers,
+    // the count and the bias allow it, and computes what the element-by-element path does.
+    void biasActivationInSixteenByteGroups() {
+        alignas(16) static uint16_t in[64 + 8], bias[16 + 8], residual[64 + 8], grouped[64 + 8], single[64 + 8];
+        std::mt19937_64 rng(5);
+        std::uniform_real_distribution<float> u(-2.f, 2.f);
+        for (auto* a : {in, residual}) for (int i = 0; i < 64; ++i) a[i] = floatToHalf(u(rng));
+        for (int i = 0; i < 16; ++i) bias[i] = floatToHalf(u(rng));
+        dk::BiasActParams p{};  // [4, 16] float16 rows + bias [16] + residual, then erf GELU
+        p.in = in, p.bias = bias, p.residual = residual, p.type = dk::ElemType::F16, p.act = dk::Act::Gelu;
+        p.cols = 16, p.biasInner = 1, p.count = 64;
+        p.out = grouped;
+        QCOMPARE(dk::biasActVector(p), 8);
+        p.vector = 8;
+        QCOMPARE(dk::biasActSteps(p), int64_t(8));
+        for (int64_t i = 0; i < dk::biasActSteps(p); ++i) dk::biasActElement(p, i);
+        p.out = single, p.vector = 1;
+        for (int64_t i = 0; i < p.count; ++i) dk::biasActElement(p, i);
+        QCOMPARE(std::memcmp(grouped, single, 64 * 2), 0);
+        // NCHW channels: one bias value per group when the plane holds whole groups.
+        dk::BiasActParams planes = p;
+        planes.biasInner = 16, planes.cols = 4;
+        QCOMPARE(dk::biasActVector(planes), 8);
+        planes.biasInner = 12, planes.count = 48;  // a 12-element plane splits a group
+        QCOMPARE(dk::biasActVector(planes), 1);
+        dk::BiasActParams odd = p;
+        odd.cols = 12, odd.count = 48;  // rows of 12 halves: a group would straddle two rows
+        QCOMPARE(dk::biasActVector(odd), 1);
+        odd = p;
+        odd.in = in + 1;  // 2 bytes past alignment
+        QCOMPARE(dk::biasActVector(odd), 1);
+        odd = p;
+        odd.type = dk::ElemType::F32, odd.count = 32;  // float32: groups of 4
+        QCOMPARE(dk::biasActVector(odd), 4);
     }
 
     // Every device kernel, on random, odd, broadcast and empty shapes, against the CPU kernel.

@@ -326,6 +326,49 @@ private slots:
         QVERIFY(maxRelativeError(m, o2.model) < 1e-5);
     }
 
+    // A float16 export's convolution chain (model.half()): left NCHW where the target has no
+    // half NHWC kernels (the CPU's float32 default, with the reason), laid out when the target
+    // lists float16 (CUDA's cuDNN), with the same outputs.
+    void channelsLastLaysOutTheTargetsTypes() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({2, 8, 6, 6}));
+        ValueId stem = b.op("Relu", {b.op("Conv", {x, b.initializer(randomFloatTensor("w1", {16, 8, 3, 3}, 51, 0.3f)),
+                                                     b.initializer(randomFloatTensor("b1", {16}, 52))},
+                                          "conv1", {intsAttr("pads", {1, 1, 1, 1})})},
+                            "relu1");
+        ValueId pooled = b.op("MaxPool", {stem}, "pool", {intsAttr("kernel_shape", {2, 2}), intsAttr("strides", {2, 2})});
+        ValueId body = b.op("Conv", {pooled, b.initializer(randomFloatTensor("w2", {16, 16, 1, 1}, 53, 0.3f))}, "conv2");
+        ValueId sum = b.op("Relu", {b.op("Add", {body, pooled}, "residual")}, "relu2");
+        b.output(b.op("Flatten", {b.op("GlobalAveragePool", {sum}, "gap")}, "features"));
+        const Model wide = withInferredTypes(b);
+        std::vector<std::unique_ptr<Pass>> narrowing;
+        narrowing.push_back(passes::convertToFloat16({}));
+        auto narrowed = compileModel(wide, std::move(narrowing));
+        QVERIFY2(narrowed.isOk(), narrowed.status().message().c_str());
+        const Model& half = narrowed->model;
+        auto laidOut = [](const Graph& g) {
+            int n = 0;
+            for (NodeId id : g.order()) n += passes::intAttr(g.node(id), "channels_last", 0) == 1;
+            return n;
+        };
+        auto run = [&](std::set<DType> types) {
+            std::vector<std::unique_ptr<Pass>> list;
+            list.push_back(passes::channelsLast(std::move(types)));
+            CompileOptions options;
+            options.verifyEachPass = true;
+            auto r = compileModel(half, std::move(list), options);
+            if (!r) qFatal("%s", r.status().message().c_str());
+            return std::move(*r);
+        };
+        const CompileResult cpu = run({DType::Float32});
+        QCOMPARE(laidOut(*cpu.model.graph), 0);
+        QVERIFY(rejectedFor(cpu, "no channels-last convolution kernels for float16"));
+        const CompileResult cuda = run({DType::Float16, DType::BFloat16});
+        QCOMPARE(laidOut(*cuda.model.graph), 3);  // both convolutions and the MaxPool
+        QCOMPARE(countOps(*cuda.model.graph, "GlobalAveragePool"), 0);  // a ReduceMean over H and W
+        QVERIFY2(maxRelativeError(half, cuda.model) < 2e-3, qPrintable(QString::number(maxRelativeError(half, cuda.model))));
+    }
+
     // A pre-activation block (DenseNet's): Concat, BatchNormalization, Relu, Conv. The Concat
     // joins channels over NHWC's last axis and the BatchNormalization becomes a per-channel Mul
     // and Add, both inside the region instead of breaking it with Transpose pairs; the numbers stay.

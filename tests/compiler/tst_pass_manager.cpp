@@ -171,20 +171,28 @@ private slots:
         QVERIFY(!buildPipeline(spec).isOk());
     }
 
-    // The CUDA backend's float32 graphs keep NCHW: every other pass of the pipeline stays,
-    // in order.
-    void cudaFloat32PipelinesLeaveChannelsLastOut() {
-        for (const char* level : {"O2", "O3"}) {
-            const std::vector<std::string> all = *pipelinePasses(level);
-            QVERIFY(std::count(all.begin(), all.end(), "channels-last") == 1);
-            const std::vector<std::string> cuda = float32PassesForCuda(all);
-            QCOMPARE(cuda.size(), all.size() - 1);
-            std::vector<std::string> expected = all;
-            expected.erase(std::find(expected.begin(), expected.end(), "channels-last"));
-            QCOMPARE(cuda, expected);
-        }
-        const std::vector<std::string> o1 = *pipelinePasses("O1");
-        QCOMPARE(float32PassesForCuda(o1), o1);
+    // channels-last lays out what the target has NHWC kernels for: float32 on the CPU; half
+    // types on CUDA, and float32 there only under TF32 or a half precision; an explicit
+    // choice (bisect's reference) wins.
+    void channelsLastTypesFollowTheTarget() {
+        PipelineSpec spec;
+        QCOMPARE(channelsLastTypes(spec), std::set<DType>{DType::Float32});
+        spec.target.backend = Backend::Cuda;
+        QCOMPARE(channelsLastTypes(spec), (std::set<DType>{DType::Float16, DType::BFloat16}));
+        spec.target.tf32 = true;
+        QVERIFY(channelsLastTypes(spec).count(DType::Float32));
+        spec.target.tf32 = false;
+        spec.precision = Precision::Float16;
+        QVERIFY(channelsLastTypes(spec).count(DType::Float32));
+        spec.channelsLastTypes = std::set<DType>{DType::Float32};
+        QCOMPARE(channelsLastTypes(spec), std::set<DType>{DType::Float32});
+        // The named pipeline is the same list on both backends.
+        spec = PipelineSpec{};
+        spec.passes = *pipelinePasses("O2");
+        spec.target.backend = Backend::Cuda;
+        auto built = buildPipeline(spec);
+        QVERIFY(built.isOk());
+        QCOMPARE(built->size(), spec.passes.size());
     }
 
     void snapshotsMaterializeWhatTheyCaptured() {

@@ -161,7 +161,8 @@ Status launchBiasActivation(KernelContext& ctx, const RtTensor& in, RtTensor& ou
     l.extents = {extentOf(in, false, "input"), extentOf(out, true, "output")};
     if (bias) l.extents.push_back(extentOf(*bias, false, "bias"));
     if (residual) l.extents.push_back(extentOf(*residual, false, "residual"));
-    l.geometry = dk::elementGeometry(p.count);
+    p.vector = dk::biasActVector(p);
+    l.geometry = dk::elementGeometry(dk::biasActSteps(p));
     return launch(ctx, l);
 }
 

@@ -124,7 +124,8 @@ DeviceLaunch convEpilogueLaunch(const ConvCall& c) {
     const auto all = convExtents(c);
     l.extents = {{c.y, all[2].bytes, false, "input"}, {c.y, all[2].bytes, true, "output"}};
     for (size_t i = 3; i < all.size(); ++i) l.extents.push_back(all[i]);
-    l.geometry = dk::elementGeometry(p.count);
+    p.vector = dk::biasActVector(p);
+    l.geometry = dk::elementGeometry(dk::biasActSteps(p));
     return l;
 }
 

@@ -129,7 +129,9 @@ namespace {
 // Each kind's CPU twin: the kernel's per-element (or per-row) code over the whole grid.
 using G = dk::LaunchGeometry;
 void twin(const dk::EwParams& p, const G& g) { gridStride(g, p.count, [&](int64_t i) { dk::elementwiseElement(p, i); }); }
-void twin(const dk::BiasActParams& p, const G& g) { gridStride(g, p.count, [&](int64_t i) { dk::biasActElement(p, i); }); }
+void twin(const dk::BiasActParams& p, const G& g) {
+    gridStride(g, dk::biasActSteps(p), [&](int64_t i) { dk::biasActElement(p, i); });
+}
 void twin(const dk::CopyParams& p, const G& g) { gridStride(g, p.count, [&](int64_t i) { dk::copyElement(p, i); }); }
 void twin(const dk::SoftmaxParams& p, const G& g) { rowWarps(g, p.rows, [&](int64_t row) { runSoftmaxRow(p, row); }); }
 void twin(const dk::NormParams& p, const G& g) { rowWarps(g, p.rows, [&](int64_t row) { runNormRow(p, row); }); }
@@ -247,7 +249,7 @@ void referenceConvolution(const ConvCall& c) {
     if (c.hasEpilogue()) {  // the same per-element code as the BiasActivation kernel
         const DeviceLaunch epilogue = convEpilogueLaunch(c);
         const auto& p = std::get<dk::BiasActParams>(epilogue.params);
-        for (int64_t i = 0; i < p.count; ++i) dk::biasActElement(p, i);
+        for (int64_t i = 0; i < dk::biasActSteps(p); ++i) dk::biasActElement(p, i);
     }
 }
 

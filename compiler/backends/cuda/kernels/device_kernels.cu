@@ -19,7 +19,8 @@ __global__ void fscElementwiseSingleOp(const EwParams p) {
     for (int64_t i = firstIndex(); i < p.count; i += gridStride()) elementwiseSingleOpElement(p, i);
 }
 __global__ void fscBiasActivation(const BiasActParams p) {
-    for (int64_t i = firstIndex(); i < p.count; i += gridStride()) biasActElement(p, i);
+    const int64_t steps = biasActSteps(p);
+    for (int64_t i = firstIndex(); i < steps; i += gridStride()) biasActElement(p, i);
 }
 __global__ void fscStridedCopy(const CopyParams p) {
     for (int64_t i = firstIndex(); i < p.count; i += gridStride()) copyElement(p, i);

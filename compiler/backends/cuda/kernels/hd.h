@@ -107,6 +107,56 @@ FSC_HD void storeFloat(void* p, ElemType t, int64_t i, float v) {
     else static_cast<float*>(p)[i] = v;
 }
 
+// 16 bytes of a float-kind buffer at once: 8 float16 or bfloat16 elements, or 4 float32
+// (the rest of the 8 floats unused). The device loads and stores them as one 128-bit access;
+// the caller checked the address is 16-byte aligned.
+struct alignas(16) Pack16 {
+    uint32_t w[4];
+};
+FSC_HD Pack16 load16(const void* base, int64_t byteOffset) {
+    const char* at = static_cast<const char*>(base) + byteOffset;
+#if defined(__CUDA_ARCH__)
+    const uint4 u = *reinterpret_cast<const uint4*>(at);
+    return Pack16{{u.x, u.y, u.z, u.w}};
+#else
+    Pack16 v;
+    std::memcpy(&v, at, sizeof v);
+    return v;
+#endif
+}
+FSC_HD void store16(void* base, int64_t byteOffset, const Pack16& v) {
+    char* at = static_cast<char*>(base) + byteOffset;
+#if defined(__CUDA_ARCH__)
+    *reinterpret_cast<uint4*>(at) = make_uint4(v.w[0], v.w[1], v.w[2], v.w[3]);
+#else
+    std::memcpy(at, &v, sizeof v);
+#endif
+}
+FSC_HD void unpack16(const Pack16& x, ElemType t, float* v) {
+    FSC_UNROLL for (int k = 0; k < 8; ++k) {
+        if (t == ElemType::F32) {
+            float f = 0.f;
+            if (k < 4) std::memcpy(&f, &x.w[k], sizeof f);
+            v[k] = f;
+        } else {
+            const uint16_t bits = uint16_t(x.w[k / 2] >> (16 * (k % 2)));  // little-endian: element 2j low
+            v[k] = t == ElemType::F16 ? halfBitsToFloat(bits) : bf16BitsToFloat(bits);
+        }
+    }
+}
+FSC_HD Pack16 pack16(const float* v, ElemType t) {
+    Pack16 x{{0, 0, 0, 0}};
+    FSC_UNROLL for (int k = 0; k < 8; ++k) {
+        if (t == ElemType::F32) {
+            if (k < 4) std::memcpy(&x.w[k], &v[k], sizeof(float));
+        } else {
+            const uint16_t bits = t == ElemType::F16 ? floatToHalfBits(v[k]) : floatToBf16Bits(v[k]);
+            x.w[k / 2] |= uint32_t(bits) << (16 * (k % 2));
+        }
+    }
+    return x;
+}
+
 // Any element type as double and back, for Cast: exact for every integer below 2^53.
 FSC_HD double loadDouble(const void* p, ElemType t, int64_t i) {
     switch (t) {
