@@ -20,6 +20,8 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {1, "eliminate-common-subexpressions", "exporters repeat the same Shape/Gather per use"},
         {1, "eliminate-dead-code", "drops what the steps above left unread"},
         // O2: fusions; each replaces a group of nodes by one op that does the same arithmetic.
+        {2, "split-packed-projection", "first: a packed QKV projection's copies apart become three products, "
+                                       "which the attention and bias fusions then take as any others"},
         {2, "pad-fusion", "TensorFlow's exports pad explicitly; a Conv or pool pads for free"},
         {2, "conv-bn-fusion", "inference batch norm is a per-channel affine map: free inside the Conv weights"},
         {2, "gelu-fusion", "GELU before activation-fusion, so it can become a MatMul epilogue"},

@@ -263,9 +263,9 @@ stage2() {
 python_stage() {
   local n=$1 status limit budget
   # Under --deadline: stopped 10 s before it (what it finished stays), cases started until
-  # about 90 s before it (a case takes about a minute).
+  # a minute before it (the first H200 run's cases took 13-73 s).
   limit=$(remaining); [ "$limit" -le 480 ] || limit=480; limit=$((limit - 10))
-  budget=$((limit - 90)); [ "$budget" -ge 0 ] || budget=0; [ "$budget" -le 420 ] || budget=420
+  budget=$((limit - 60)); [ "$budget" -ge 0 ] || budget=0; [ "$budget" -le 420 ] || budget=420
   if [ "$limit" -lt 20 ]; then
     printf '{"stage": %d, "name": "stage %d", "status": "failed", "reason": "not run: the kit\x27s --deadline came first"}\n' "$n" "$n" >"$out/stage$n.json"
     echo "stage $n: failed (not run: the kit's --deadline came first)" >"$out/stage$n.txt"

@@ -106,6 +106,40 @@ ValueId writtenOutAttention(GraphBuilder& b, ValueId x, ValueId mask, const Atte
 
 }  // namespace
 
+// nn.MultiheadAttention's packed [E, 3E] input projection and the copies that take it apart,
+// as split-packed-projection's tests build it.
+enum class PackedSplit { Gathers, Slices, IndexComputed, ProductReadElsewhere, AxesSwapped };
+Model packedProjection(PackedSplit how) {
+    GraphBuilder b;
+    ValueId x = b.input("x", DType::Float32, dims({5, 2, 8}));  // [L, N, E]
+    ValueId proj = b.op("Add", {b.op("MatMul", {x, b.initializer(randomFloatTensor("w_in", {8, 24}, 61, 0.4f))}, "in_proj"),
+                                b.initializer(randomFloatTensor("b_in", {24}, 62))},
+                        "in_proj_bias");
+    std::vector<ValueId> parts;
+    if (how == PackedSplit::Slices) {
+        for (int64_t i = 0; i < 3; ++i)
+            parts.push_back(b.op("Slice", {proj, b.initializer(int64Tensor("s" + std::to_string(i), {1}, {8 * i})),
+                                           b.initializer(int64Tensor("e" + std::to_string(i), {1}, {8 * i + 8})),
+                                           b.initializer(int64Tensor("a" + std::to_string(i), {1}, {-1}))},
+                                 "slice" + std::to_string(i)));
+    } else {
+        ValueId split = b.op("Reshape", {proj, b.initializer(int64Tensor("to", {4}, {5, 2, 3, 8}))}, "unflatten");
+        ValueId unit = b.op("Unsqueeze", {split, b.initializer(int64Tensor("u", {1}, {0}))}, "unsqueeze");  // [1, L, N, 3, E]
+        const std::vector<int64_t> perm =
+            how == PackedSplit::AxesSwapped ? std::vector<int64_t>{3, 2, 1, 0, 4} : std::vector<int64_t>{3, 1, 2, 0, 4};
+        ValueId moved = b.op("Transpose", {unit}, "transpose", {intsAttr("perm", perm)});
+        ValueId packed = b.op("Squeeze", {moved, b.initializer(int64Tensor("q", {1}, {-2}))}, "squeeze");  // [3, L, N, E]
+        for (int64_t i = 0; i < 3; ++i) {
+            ValueId index = how == PackedSplit::IndexComputed && i == 2
+                                ? b.op("Add", {b.initializer(int64Tensor("one", {}, {1})), b.initializer(int64Tensor("one2", {}, {1}))}, "two")
+                                : b.initializer(int64Tensor("i" + std::to_string(i), {}, {i}));
+            parts.push_back(b.op("Gather", {packed, index}, "part" + std::to_string(i), {intAttr("axis", 0)}));
+        }
+    }
+    b.output(b.op("Add", {b.op("Mul", {parts[0], parts[1]}, "qk"), parts[2]}, "y"));
+    if (how == PackedSplit::ProductReadElsewhere) b.output(b.op("Relu", {proj}, "also"));
+    return withInferredTypes(b);
+}
 class TestFusionPasses : public QObject {
     Q_OBJECT
 private slots:
@@ -324,6 +358,47 @@ private slots:
         QCOMPARE(countFused(*o2.model.graph, "FusedConv"), 4);
         QCOMPARE(countOps(*o2.model.graph, "Clip"), 0);
         QVERIFY(maxRelativeError(m, o2.model) < 1e-5);
+    }
+
+    // split-packed-projection: nn.MultiheadAttention's packed [E, 3E] projection, copied apart
+    // as PyTorch 2 exports it (Reshape, Unsqueeze, Transpose, Squeeze, a Gather per part) or as
+    // older exporters do (a Slice per part), becomes three MatMuls with their own bias.
+    void packedProjectionIsComputedApart_data() {
+        QTest::addColumn<int>("how");
+        QTest::newRow("PyTorch 2: Reshape, Unsqueeze, Transpose, Squeeze, Gathers") << int(PackedSplit::Gathers);
+        QTest::newRow("older exporters: Slices") << int(PackedSplit::Slices);
+    }
+    void packedProjectionIsComputedApart() {
+        QFETCH(int, how);
+        const Model m = packedProjection(PackedSplit(how));
+        auto r = compileWith(m, {"split-packed-projection"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countOps(g, "MatMul"), 3);
+        for (const char* copy : {"Gather", "Slice", "Transpose", "Reshape", "Squeeze", "Unsqueeze"}) QCOMPARE(countOps(g, copy), 0);
+        for (NodeId id : g.order())
+            if (g.node(id).opType == "MatMul") {
+                const Tensor* w = g.value(g.node(id).inputs[1]).initializer.get();
+                QVERIFY(w);
+                QCOMPARE(w->dims(), (std::vector<int64_t>{8, 8}));
+            }
+        QVERIFY(maxRelativeError(m, r.model) < 1e-6);
+        // Then as O2 runs it: each product and its bias slice become one FusedMatMul.
+        auto o2 = compileWith(m, {"split-packed-projection", "matmul-add-fusion"});
+        QCOMPARE(countFused(*o2.model.graph, "FusedMatMul"), 3);
+        QVERIFY(maxRelativeError(m, o2.model) < 1e-6);
+    }
+    void packedProjectionGuards_data() {
+        QTest::addColumn<int>("how");
+        QTest::newRow("an index computed at run time") << int(PackedSplit::IndexComputed);
+        QTest::newRow("the product also read whole") << int(PackedSplit::ProductReadElsewhere);
+        QTest::newRow("leading axes reordered") << int(PackedSplit::AxesSwapped);
+    }
+    void packedProjectionGuards() {
+        QFETCH(int, how);
+        const Model m = packedProjection(PackedSplit(how));
+        auto r = compileWith(m, {"split-packed-projection"});
+        QCOMPARE(countOps(*r.model.graph, "MatMul"), 1);
+        QCOMPARE(printGraph(*r.model.graph), printGraph(*m.graph));
     }
 
     // A float16 export's convolution chain (model.half()): left NCHW where the target has no
