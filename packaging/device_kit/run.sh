@@ -143,10 +143,11 @@ end_to_end() {
 d = json.load(open(sys.argv[1])); dev = d.get("device", {})
 print("%s steps on %s, graph replayed: %s, median %.3f ms" % (dev.get("steps_on_device"), dev.get("name"),
       dev.get("cuda_graph_replayed"), d["latency_ms"]["median"]))' "$out/stage2-$name-cuda.json")
-  local graphs legacy
+  local graphs legacy dropped
   graphs=$(grep -c '^cuDNN .*: operation graph' "$out/stage2-$name.err")
   legacy=$(grep -c '^cuDNN .*: legacy call' "$out/stage2-$name.err")
-  echo "$name: $compared; $summary; cuDNN shapes: $graphs as operation graphs, $legacy legacy (stage2-$name.err says why)"
+  dropped=$(grep -c 'dropped for disagreeing\|agreed with the legacy call' "$out/stage2-$name.err")
+  echo "$name: $compared; $summary; cuDNN shapes: $graphs as operation graphs, $legacy legacy, $dropped with an engine dropped for a wrong output (stage2-$name.err says why)"
   return $rc
 }
 

@@ -1,7 +1,9 @@
 #include "compiler/backends/cuda/cudnn_conv_graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "compiler/backends/cuda/cudnn_api.h"
 
@@ -186,6 +188,54 @@ VariantPointers variantOf(const ConvCall& c) {
     return v;
 }
 
+// Y's bytes, and a host copy of its first and last kSampleBytes as floats: what a candidate
+// engine's output is compared on (a wrong layout or engine shows everywhere; the ends catch
+// a bad edge tile).
+constexpr size_t kSampleBytes = size_t(8) << 20;
+size_t outputBytes(const ConvCall& c) {
+    int64_t n = c.n * c.k;
+    for (int d = 0; d < c.spatial; ++d) n *= c.outDims[d];
+    return size_t(n) * size_t(dk::elemBytes(c.type));
+}
+Result<std::vector<float>> sampleOutput(const void* y, const ConvCall& c, cudaStream_t stream) {
+    const size_t bytes = outputBytes(c), head = std::min(bytes, kSampleBytes), tail = std::min(bytes - head, kSampleBytes);
+    std::vector<uint8_t> raw(head + tail);
+    const uint8_t* base = static_cast<const uint8_t*>(y);
+    if (cudaMemcpyAsync(raw.data(), base, head, cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
+        (tail && cudaMemcpyAsync(raw.data() + head, base + bytes - tail, tail, cudaMemcpyDeviceToHost, stream) != cudaSuccess) ||
+        cudaStreamSynchronize(stream) != cudaSuccess) {
+        cudaGetLastError();
+        return Status(ErrorCode::Internal, "reading the convolution's output back failed");
+    }
+    const size_t width = size_t(dk::elemBytes(c.type)), count = raw.size() / width;
+    std::vector<float> values(count);
+    for (size_t i = 0; i < count; ++i) values[i] = dk::loadFloat(raw.data(), c.type, int64_t(i));
+    return values;
+}
+// Whether a candidate's sample agrees with the reference's: the largest difference within
+// `tolerance` of the reference's largest magnitude (NaN only where the reference has one).
+bool agrees(const std::vector<float>& candidate, const std::vector<float>& reference, double tolerance, double* worst) {
+    double scale = 0.0, diff = 0.0;
+    for (float r : reference)
+        if (std::isfinite(r)) scale = std::max(scale, double(std::fabs(r)));
+    for (size_t i = 0; i < reference.size(); ++i) {
+        const float r = reference[i], x = candidate[i];
+        if (std::isnan(r) || std::isnan(x)) {
+            if (std::isnan(r) != std::isnan(x)) diff = INFINITY;
+            continue;
+        }
+        diff = std::max(diff, double(std::fabs(x - r)));
+    }
+    *worst = diff / std::max(scale, 1e-30);
+    return *worst <= tolerance;
+}
+// How far an engine may be from the legacy call: both round differently (other algorithms,
+// TF32 or half-precision stores), but a wrong engine is off by the output's own magnitude.
+double agreementTolerance(const ConvCall& c) {
+    if (c.type != dk::ElemType::F32) return 5e-2;
+    return c.tf32 ? 2e-2 : 1e-3;
+}
+
 Status executePlan(const Api& api, void* handle, cudnnBackendDescriptor_t plan, const ConvCall& c, void* workspace) {
     const VariantPointers v = variantOf(c);
     Desc pack(api, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
@@ -209,7 +259,7 @@ bool CudnnConvGraph::aligned(const ConvCall& c) {
 
 std::unique_ptr<CudnnConvGraph> CudnnConvGraph::build(const Api& api, void* handle, cudaStream_t stream,
                                                       const ConvCall& c, const CudnnConvolution::Workspace& workspace,
-                                                      std::string* why) {
+                                                      const Reference& reference, std::string* why) {
     auto refuse = [&](const std::string& reason) -> std::unique_ptr<CudnnConvGraph> {
         *why = reason;
         return nullptr;
@@ -341,9 +391,30 @@ std::unique_ptr<CudnnConvGraph> CudnnConvGraph::build(const Api& api, void* hand
     }
     if (candidates.empty()) return refuse(std::to_string(returned) + " engines proposed, none builds for this graph");
 
+    // The legacy call's output, into a buffer of Y's size for as long as it takes to read
+    // back: every candidate must agree with it. On an H200 two engines did not (ResNet-50 under
+    // TF32 at a cosine of 0.975 to PyTorch's; a float16 NHWC test 85x over its tolerance when
+    // memcheck's timing made another engine the fastest): docs/gpu-runs/2026-12-04-*.
+    std::vector<float> expected;
+    {
+        void* out = nullptr;
+        if (cudaMalloc(&out, outputBytes(c)) != cudaSuccess) {
+            cudaGetLastError();
+            return refuse("no device memory for the reference output the engines are checked against");
+        }
+        Status made = reference(out);
+        auto sampled = made ? sampleOutput(out, c, stream) : Result<std::vector<float>>(made);
+        cudaStreamSynchronize(stream);
+        cudaFree(out);
+        if (!sampled) return refused(sampled.status().withContext("the legacy call the engines are checked against"));
+        expected = std::move(*sampled);
+    }
+    const double tolerance = agreementTolerance(c);
+    std::string dropped;  // engines whose output disagreed, for the log
+
     size_t best = 0;
     float bestMs = -1.f;
-    if (candidates.size() > 1) {
+    {
         cudaEvent_t start = nullptr, stop = nullptr;
         cudaEventCreate(&start);
         cudaEventCreate(&stop);
@@ -354,8 +425,17 @@ std::unique_ptr<CudnnConvGraph> CudnnConvGraph::build(const Api& api, void* hand
                 if (!got) continue;
                 scratch = *got;
             }
-            // Once to warm up (a runtime-fused engine compiles its kernel here), once timed.
+            // Once to check (a runtime-fused engine compiles its kernel here), once timed.
             if (!executePlan(api, handle, candidates[i].plan.get(), c, scratch)) continue;
+            auto produced = sampleOutput(c.y, c, stream);
+            double worst = 0.0;
+            if (!produced || !agrees(*produced, expected, tolerance, &worst)) {
+                char note[96];
+                std::snprintf(note, sizeof note, "%sengine config %d off by %.3g", dropped.empty() ? "" : ", ",
+                              candidates[i].index + 1, worst);
+                dropped += note;
+                continue;
+            }
             cudaEventRecord(start, stream);
             const bool ran = executePlan(api, handle, candidates[i].plan.get(), c, scratch).isOk();
             cudaEventRecord(stop, stream);
@@ -369,7 +449,8 @@ std::unique_ptr<CudnnConvGraph> CudnnConvGraph::build(const Api& api, void* hand
         cudaEventDestroy(start);
         cudaEventDestroy(stop);
         cudaGetLastError();  // a failed candidate's error is not the next call's
-        if (bestMs < 0.f) return refuse("no candidate engine ran");
+        if (bestMs < 0.f)
+            return refuse("no candidate engine ran and agreed with the legacy call" + (dropped.empty() ? "" : " (" + dropped + ")"));
     }
     std::unique_ptr<CudnnConvGraph> g(new CudnnConvGraph);
     g->m_api = &api;
@@ -380,10 +461,9 @@ std::unique_ptr<CudnnConvGraph> CudnnConvGraph::build(const Api& api, void* hand
     std::snprintf(text, sizeof text, "engine config %d of %lld proposed, %zu built", candidates[best].index + 1,
                   static_cast<long long>(returned), candidates.size());
     g->m_choice = text;
-    if (bestMs >= 0.f) {
-        std::snprintf(text, sizeof text, ", fastest in %.3f ms", double(bestMs));
-        g->m_choice += text;
-    }
+    std::snprintf(text, sizeof text, ", fastest in %.3f ms", double(bestMs));
+    g->m_choice += text;
+    if (!dropped.empty()) g->m_choice += "; dropped for disagreeing with the legacy call: " + dropped;
     return g;
 }
 

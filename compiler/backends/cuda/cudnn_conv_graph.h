@@ -1,11 +1,13 @@
 #pragma once
 // A convolution and its epilogue (bias, residual, activation) as one cuDNN operation graph
 // (the backend descriptor API): cuDNN's heuristics propose engines, the first few that
-// finalize are timed once on the call's own buffers and the fastest is kept, as ONNX
-// Runtime's exhaustive search and TensorRT's tactics do. One plan per shape; the legacy
-// convolution call stays for what no engine takes. Part of the CUDA device plugin only.
+// finalize are run on the call's own buffers, each output checked against the legacy call's,
+// and the fastest of those that agree is kept, as ONNX Runtime's exhaustive search and
+// TensorRT's tactics time theirs. One plan per shape; the legacy convolution call stays for
+// what no engine takes. Part of the CUDA device plugin only.
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,12 +18,15 @@ namespace fsc {
 
 class CudnnConvGraph {
 public:
-    // Null with `why` set when cuDNN has no engine for the graph (or the graph's shape is one
-    // this builder does not describe). Times candidates on `stream`, so never call it while
-    // capturing a CUDA Graph.
+    // The legacy call's result for the call being planned, written to `out` (a buffer of Y's
+    // size): what every candidate engine's output must agree with before it may be chosen.
+    using Reference = std::function<Status(void* out)>;
+    // Null with `why` set when cuDNN has no engine for the graph that agrees with `reference`
+    // (or the graph's shape is one this builder does not describe). Runs candidates on
+    // `stream`, so never call it while capturing a CUDA Graph.
     static std::unique_ptr<CudnnConvGraph> build(const CudnnConvolution::Api& api, void* handle, cudaStream_t stream,
                                                  const ConvCall& call, const CudnnConvolution::Workspace& workspace,
-                                                 std::string* why);
+                                                 const Reference& reference, std::string* why);
     ~CudnnConvGraph();
     // Runs the plan on another call of the same shape (its pointers 16-byte aligned).
     Status execute(const ConvCall& call, const CudnnConvolution::Workspace& workspace) const;

@@ -105,21 +105,33 @@ Status CudnnConvolution::run(const ConvCall& c, const Workspace& workspace, cons
     FSC_RETURN_IF_ERROR(checkConvCall(c));
     const std::string key = shapeKey(c);
     const CudnnConvGraph* graph = nullptr;
+    bool planned = false;
     {
         std::lock_guard lock(m_mutex);
-        auto it = m_graphs.find(key);
-        if (it == m_graphs.end() && !capturing) {
-            std::string why;
-            auto built = CudnnConvGraph::build(*m_api, m_handle, m_stream, c, workspace, &why);
-            ++(built ? m_routes.graphs : m_routes.legacy);
-            if (!built) m_routes.lastLegacyReason = why;
-            // FUSESCOPE_CUDNN_LOG=1: each shape's route on stderr, for the device kit's logs.
-            if (std::getenv("FUSESCOPE_CUDNN_LOG"))
-                std::fprintf(stderr, "cuDNN %s: %s\n", key.c_str(),
-                             built ? ("operation graph, " + built->choice()).c_str() : ("legacy call: " + why).c_str());
-            it = m_graphs.emplace(key, std::move(built)).first;
+        if (auto it = m_graphs.find(key); it != m_graphs.end()) {
+            planned = true;
+            graph = it->second.get();
         }
-        if (it != m_graphs.end()) graph = it->second.get();
+    }
+    if (!planned && !capturing) {
+        // Planned outside the lock: the engines are checked against the legacy call, which
+        // takes it.
+        auto reference = [&](void* out) -> Status {
+            ConvCall legacy = c;
+            legacy.y = out;
+            FSC_RETURN_IF_ERROR(runLegacy(legacy, workspace));
+            return legacy.hasEpilogue() ? launch(convEpilogueLaunch(legacy)) : Status::ok();
+        };
+        std::string why;
+        auto built = CudnnConvGraph::build(*m_api, m_handle, m_stream, c, workspace, reference, &why);
+        std::lock_guard lock(m_mutex);
+        ++(built ? m_routes.graphs : m_routes.legacy);
+        if (!built) m_routes.lastLegacyReason = why;
+        // FUSESCOPE_CUDNN_LOG=1: each shape's route on stderr, for the device kit's logs.
+        if (std::getenv("FUSESCOPE_CUDNN_LOG"))
+            std::fprintf(stderr, "cuDNN %s: %s\n", key.c_str(),
+                         built ? ("operation graph, " + built->choice()).c_str() : ("legacy call: " + why).c_str());
+        graph = m_graphs.emplace(key, std::move(built)).first->second.get();
     }
     if (graph && CudnnConvGraph::aligned(c)) return graph->execute(c, workspace);
     FSC_RETURN_IF_ERROR(runLegacy(c, workspace));
