@@ -20,14 +20,16 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {1, "eliminate-common-subexpressions", "exporters repeat the same Shape/Gather per use"},
         {1, "eliminate-dead-code", "drops what the steps above left unread"},
         // O2: fusions; each replaces a group of nodes by one op that does the same arithmetic.
-        {2, "split-packed-projection", "first: a packed QKV projection's copies apart become three products, "
-                                       "which the attention and bias fusions then take as any others"},
         {2, "pad-fusion", "TensorFlow's exports pad explicitly; a Conv or pool pads for free"},
         {2, "conv-bn-fusion", "inference batch norm is a per-channel affine map: free inside the Conv weights"},
+        {2, "split-packed-projection", "a packed QKV projection's copies apart become three products, which "
+                                       "the attention and bias fusions then take as any others (after INT8's place)"},
         {2, "gelu-fusion", "GELU before activation-fusion, so it can become a MatMul epilogue"},
         {2, "layer-norm-fusion", "older opsets write LayerNorm out as 9 element-wise nodes"},
         {2, "rms-norm-fusion", "after layer-norm-fusion, which claims the centered form"},
         {2, "skip-layer-norm-fusion", "the residual Add is read once more by the norm right after it"},
+        {2, "reshape-before-transpose", "a head split after a transpose (PyTorch 2's attention) goes first, so "
+                                        "attention-fusion meets the transpose and takes it into the fused op"},
         {2, "attention-fusion", "before matmul-add-fusion, so the mask Add stays with its Softmax"},
         {2, "matmul-add-fusion", "a bias Add after MatMul is a Gemm / epilogue, not a separate pass over memory"},
         {2, "activation-fusion", "activations after Conv/Gemm/MatMul run in the epilogue, while data is in cache"},

@@ -50,7 +50,8 @@ public:
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
         const Node& mm = g.node(anchor);
-        if (mm.inputs.size() != 2 || mm.outputs.size() != 1 || !mm.outputs[0].valid()) return MatchResult::none();
+        if (mm.inputs.size() != 2 || mm.outputs.size() != 1 || !mm.outputs[0].valid())
+            return MatchResult::none();
         const Tensor* w = rw.constant(mm.inputs[1]);
         if (!w || w->dims().size() != 2 || !isFusableFloat(w->dtype())) return MatchResult::none();
         const int64_t columns = w->dims()[1];
@@ -60,7 +61,8 @@ public:
         if (const NodeId add = rw.soleUser(product); add.valid() && isOp(g.node(add), "Add")) {
             const ValueId other = otherInput(g.node(add), product);
             const Tensor* bias = other.valid() ? rw.constant(other) : nullptr;
-            if (bias && bias->numElements() == columns && bias->dtype() == w->dtype() && bias->dims().back() == columns) {
+            if (bias && !bias->dims().empty() && bias->numElements() == columns &&
+                bias->dtype() == w->dtype() && bias->dims().back() == columns) {
                 m.add = add;
                 m.bias = other;
                 product = g.node(add).outputs[0];
@@ -90,7 +92,8 @@ public:
         if (m.add.valid()) replaced.push_back(m.add);
         for (const Block& b : m.blocks)  // a layout chain ending in several Gathers is shared
             for (NodeId id : b.chain)
-                if (std::find(replaced.begin(), replaced.end(), id) == replaced.end()) replaced.push_back(id);
+                if (std::find(replaced.begin(), replaced.end(), id) == replaced.end())
+                    replaced.push_back(id);
         const std::string weightName = rw.graph().value(mm.inputs[1]).name;
         std::vector<std::pair<Node, NodeId>> made;  // each block's nodes, anchored at its last copy
         for (size_t i = 0; i < m.blocks.size(); ++i) {
@@ -98,60 +101,75 @@ public:
             const std::string part = "/part" + std::to_string(i);
             std::string slice(size_t(rows * b.width) * width, '\0');
             for (int64_t r = 0; r < rows; ++r)
-                std::memcpy(slice.data() + size_t(r * b.width) * width, w.data() + size_t(r * columns + b.begin) * width,
+                std::memcpy(slice.data() + size_t(r * b.width) * width,
+                            w.data() + size_t(r * columns + b.begin) * width,
                             size_t(b.width) * width);
             const size_t bytes = slice.size();
-            const ValueId wPart =
-                rw.addConstant(Tensor("", type, {rows, b.width}, makeBuffer(std::move(slice)), 0, bytes), weightName + part);
+            const ValueId wPart = rw.addConstant(
+                Tensor("", type, {rows, b.width}, makeBuffer(std::move(slice)), 0, bytes),
+                weightName + part);
             ValueId productPart = b.value;
             if (bias) {
                 const ValueType& outType = rw.graph().value(b.value).type;
-                productPart = rw.addIntermediate(outType, rw.graph().value(b.value).name + "/product");
+                productPart =
+                    rw.addIntermediate(outType, rw.graph().value(b.value).name + "/product");
             }
             Node partMm = makeNode("MatMul", "", mm, {mm.inputs[0], wPart}, {productPart});
             partMm.name = mm.name + part;
             made.push_back({std::move(partMm), b.chain.back()});
             if (bias) {
                 std::string biasBytes(size_t(b.width) * width, '\0');
-                std::memcpy(biasBytes.data(), bias->data() + size_t(b.begin) * width, biasBytes.size());
+                std::memcpy(biasBytes.data(), bias->data() + size_t(b.begin) * width,
+                            biasBytes.size());
                 const size_t n = biasBytes.size();
-                const ValueId biasPart = rw.addConstant(Tensor("", type, {b.width}, makeBuffer(std::move(biasBytes)), 0, n),
-                                                        rw.graph().value(m.bias).name + part);
-                Node partAdd = makeNode("Add", "", rw.graph().node(m.add), {productPart, biasPart}, {b.value});
+                const ValueId biasPart = rw.addConstant(
+                    Tensor("", type, {b.width}, makeBuffer(std::move(biasBytes)), 0, n),
+                    rw.graph().value(m.bias).name + part);
+                Node partAdd =
+                    makeNode("Add", "", rw.graph().node(m.add), {productPart, biasPart}, {b.value});
                 partAdd.name = rw.graph().node(m.add).name + part;
                 made.push_back({std::move(partAdd), b.chain.back()});
             }
         }
         for (NodeId id : replaced) rw.removeNode(id);
         for (auto& [node, anchor] : made) rw.addNode(std::move(node), anchor, replaced);
-        return std::to_string(m.blocks.size()) + " blocks of a packed projection's columns computed apart: no copies";
+        return std::to_string(m.blocks.size()) +
+               " blocks of a packed projection's columns computed apart: no copies";
     }
 
 private:
     // The blocks `reader` (and the layout ops after it) take of `product`'s columns, or none
     // when it reads the product any other way.
-    static std::optional<std::vector<Block>> blocksRead(const Rewriter& rw, ValueId product, NodeId reader, int64_t columns) {
+    static std::optional<std::vector<Block>> blocksRead(const Rewriter& rw, ValueId product,
+                                                        NodeId reader, int64_t columns) {
         const Graph& g = rw.graph();
         const Node& n = g.node(reader);
         const size_t rank = g.value(product).type.shape.rank();
         if (isOp(n, "Slice")) {  // older exporters: a Slice of the last axis
-            if (n.inputs.size() < 3 || n.outputs.size() != 1 || !n.outputs[0].valid()) return std::nullopt;
+            if (n.inputs.size() < 3 || n.outputs.size() != 1 || !n.outputs[0].valid())
+                return std::nullopt;
             const auto starts = constantInts(rw, n.inputs[1]), ends = constantInts(rw, n.inputs[2]);
-            const auto axes = n.inputs.size() > 3 && n.inputs[3].valid() ? constantInts(rw, n.inputs[3])
-                                                                          : std::optional<std::vector<int64_t>>();
-            const auto steps = n.inputs.size() > 4 && n.inputs[4].valid() ? constantInts(rw, n.inputs[4])
-                                                                           : std::optional<std::vector<int64_t>>();
+            const auto axes = n.inputs.size() > 3 && n.inputs[3].valid()
+                                  ? constantInts(rw, n.inputs[3])
+                                  : std::optional<std::vector<int64_t>>();
+            const auto steps = n.inputs.size() > 4 && n.inputs[4].valid()
+                                   ? constantInts(rw, n.inputs[4])
+                                   : std::optional<std::vector<int64_t>>();
             if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
             const int64_t axis = axes ? (axes->size() == 1 ? (*axes)[0] : -99) : 0;
             if (axis != -1 && axis != int64_t(rank) - 1) return std::nullopt;
             if (steps && (steps->size() != 1 || (*steps)[0] != 1)) return std::nullopt;
-            auto clampIndex = [columns](int64_t x) { return std::clamp<int64_t>(x < 0 ? x + columns : x, 0, columns); };
+            auto clampIndex = [columns](int64_t x) {
+                return std::clamp<int64_t>(x < 0 ? x + columns : x, 0, columns);
+            };
             const int64_t begin = clampIndex((*starts)[0]), end = clampIndex((*ends)[0]);
             if (end <= begin) return std::nullopt;
             return std::vector<Block>{Block{begin, end - begin, n.outputs[0], {reader}}};
         }
-        // PyTorch 2: Reshape [.., parts, E], then Unsqueeze/Transpose/Squeeze, then a Gather per part.
-        if (!isOp(n, "Reshape") || n.outputs.size() != 1 || !n.outputs[0].valid()) return std::nullopt;
+        // PyTorch 2: Reshape [.., parts, E], then Unsqueeze/Transpose/Squeeze, then a Gather per
+        // part.
+        if (!isOp(n, "Reshape") || n.outputs.size() != 1 || !n.outputs[0].valid())
+            return std::nullopt;
         const Shape& in = g.value(product).type.shape;
         const Shape& split = g.value(n.outputs[0]).type.shape;
         if (!split.rankKnown() || split.rank() != rank + 1) return std::nullopt;
@@ -190,7 +208,8 @@ private:
                 for (int64_t a : *axes) sorted.push_back(a < 0 ? a + int64_t(labels.size()) : a);
                 std::sort(sorted.rbegin(), sorted.rend());
                 for (int64_t a : sorted) {
-                    if (a < 0 || a >= int64_t(labels.size()) || labels[size_t(a)] != kUnit) return std::nullopt;
+                    if (a < 0 || a >= int64_t(labels.size()) || labels[size_t(a)] != kUnit)
+                        return std::nullopt;
                     labels.erase(labels.begin() + a);
                 }
             } else if (isOp(op, "Transpose")) {
@@ -213,14 +232,17 @@ private:
         if (rw.isGraphOutput(at) || rw.users(at).empty()) return std::nullopt;
         for (NodeId gatherId : rw.users(at)) {
             const Node& gather = g.node(gatherId);
-            if (!isOp(gather, "Gather") || gather.inputs.size() != 2 || gather.outputs.size() != 1 || !gather.outputs[0].valid())
+            if (!isOp(gather, "Gather") || gather.inputs.size() != 2 ||
+                gather.outputs.size() != 1 || !gather.outputs[0].valid())
                 return std::nullopt;
             int64_t axis = intAttr(gather, "axis", 0);
             if (axis < 0) axis += int64_t(labels.size());
-            if (axis < 0 || axis >= int64_t(labels.size()) || labels[size_t(axis)] != kPart) return std::nullopt;
+            if (axis < 0 || axis >= int64_t(labels.size()) || labels[size_t(axis)] != kPart)
+                return std::nullopt;
             const Tensor* index = rw.constant(gather.inputs[1]);
             const auto value = constantInts(rw, gather.inputs[1]);
-            if (!index || !index->dims().empty() || !value || value->size() != 1) return std::nullopt;
+            if (!index || !index->dims().empty() || !value || value->size() != 1)
+                return std::nullopt;
             int64_t part = (*value)[0];
             if (part < 0) part += parts;
             if (part < 0 || part >= parts) return std::nullopt;
@@ -241,10 +263,10 @@ private:
 }  // namespace
 
 std::unique_ptr<Pass> splitPackedProjection() {
-    return std::make_unique<PatternPass>(
-        "split-packed-projection",
-        "a MatMul whose columns are copied apart (a packed QKV projection) becomes one MatMul per block",
-        onePattern(std::make_unique<PackedProjectionPattern>()));
+    return std::make_unique<PatternPass>("split-packed-projection",
+                                         "a MatMul whose columns are copied apart (a packed QKV "
+                                         "projection) becomes one MatMul per block",
+                                         onePattern(std::make_unique<PackedProjectionPattern>()));
 }
 
 }  // namespace fsc::passes
