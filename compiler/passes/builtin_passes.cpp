@@ -25,6 +25,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(fuseElementwise);
     registry.add([] { return channelsLast(); });
     registry.add(splitPackedProjection);
+    registry.add(reshapeBeforeTranspose);
     registry.add([] { return convertToFloat16(); });
     registry.add([] { return convertToBFloat16(); });
     registry.add([] { return quantizeInt8(); });

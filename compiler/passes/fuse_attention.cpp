@@ -39,20 +39,32 @@ ValueId peelScale(const Rewriter& rw, ValueId v, NodeId reader, double& scale, s
     return v;
 }
 
-// Peels a Transpose off `v`; its permutation goes to `perm`.
+// Peels the Transposes off `v` (a chain of them composes: K's head split, then K^T); their
+// permutation goes to `perm`.
 ValueId peelTranspose(const Rewriter& rw, ValueId v, NodeId reader, std::vector<int64_t>& perm,
                       std::vector<NodeId>& nodes) {
-    NodeId p = soleProducer(rw, v, "Transpose", reader);
-    if (!p.valid()) return v;
-    const Node& n = rw.graph().node(p);
-    perm = intsAttr(n, "perm");
-    if (perm.empty()) {  // default: reverse the dims
-        const Shape& s = rw.graph().value(n.inputs[0]).type.shape;
-        if (!s.rankKnown()) return v;
-        for (size_t i = s.rank(); i-- > 0;) perm.push_back(int64_t(i));
+    for (;;) {
+        NodeId p = soleProducer(rw, v, "Transpose", reader);
+        if (!p.valid()) return v;
+        const Node& n = rw.graph().node(p);
+        std::vector<int64_t> inner = intsAttr(n, "perm");
+        if (inner.empty()) {  // default: reverse the dims
+            const Shape& s = rw.graph().value(n.inputs[0]).type.shape;
+            if (!s.rankKnown()) return v;
+            for (size_t i = s.rank(); i-- > 0;) inner.push_back(int64_t(i));
+        }
+        if (!perm.empty() && perm.size() != inner.size()) return v;
+        if (perm.empty()) {
+            perm = inner;
+        } else {  // out[i] = mid[perm[i]] = in[inner[perm[i]]]
+            std::vector<int64_t> composed;
+            for (int64_t a : perm) composed.push_back(inner[size_t(a)]);
+            perm = std::move(composed);
+        }
+        nodes.push_back(p);
+        v = n.inputs[0];
+        reader = p;
     }
-    nodes.push_back(p);
-    return n.inputs[0];
 }
 
 // A step of the chain that exists but whose output others read too: say so, rather than

@@ -553,6 +553,14 @@ std::vector<OpRow> singleOpCases() {
          {floatAttr("scale", 0.5f), intsAttr("q_perm", {0, 2, 1, 3}),
           intsAttr("k_perm", {0, 2, 3, 1}), intsAttr("v_perm", {0, 2, 1, 3}),
           intsAttr("out_perm", {0, 2, 1, 3})}});
+    // PyTorch 2's heads after reshape-before-transpose: Q, K and V stored [L, N, H, D], read
+    // as [N, H, L, D] (K^T's perm composed with it), the output written back [L, N, H, D].
+    row("attention heads split after the projection",
+        {"Attention",
+         "ai.fusescope",
+         {{5, 2, 3, 4}, {6, 2, 3, 4}, {6, 2, 3, 4}},
+         {floatAttr("scale", 0.5f), intsAttr("q_perm", {1, 2, 0, 3}), intsAttr("k_perm", {1, 2, 3, 0}),
+          intsAttr("v_perm", {1, 2, 0, 3}), intsAttr("out_perm", {2, 0, 1, 3})}});
     row("attention mask, many keys", {"Attention",
                                       "ai.fusescope",
                                       {{1, 2, 3, 4}, {1, 2, 4, 70}, {1, 2, 70, 5}},

@@ -401,6 +401,56 @@ private slots:
         QCOMPARE(printGraph(*r.model.graph), printGraph(*m.graph));
     }
 
+    // reshape-before-transpose: a split after a Transpose goes first; a merge stays.
+    void reshapeBeforeTransposeSplitsFirst() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({5, 6, 4}));
+        ValueId t = b.op("Transpose", {x}, "t", {intsAttr("perm", {1, 0, 2})});  // [6, 5, 4]
+        b.output(b.op("Reshape", {t, b.initializer(int64Tensor("split", {4}, {2, 3, 5, 4}))}, "y"));
+        ValueId t2 = b.op("Transpose", {b.input("x2", DType::Float32, dims({5, 6, 4}))}, "t2", {intsAttr("perm", {1, 0, 2})});
+        b.output(b.op("Reshape", {t2, b.initializer(int64Tensor("merge", {2}, {30, 4}))}, "merged"));
+        const Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"reshape-before-transpose"});
+        const Graph& g = *r.model.graph;
+        int moved = 0;
+        for (NodeId id : g.order())
+            if (g.node(id).opType == "Transpose" && passes::intsAttr(g.node(id), "perm") == std::vector<int64_t>{1, 2, 0, 3}) ++moved;
+        QCOMPARE(moved, 1);
+        int kept = 0;  // the merge's Transpose, as it was
+        for (NodeId id : g.order())
+            if (g.node(id).opType == "Transpose" && passes::intsAttr(g.node(id), "perm") == std::vector<int64_t>{1, 0, 2}) ++kept;
+        QCOMPARE(kept, 1);
+        QVERIFY(maxRelativeError(m, r.model) == 0.0);
+    }
+
+    // PyTorch 2's nn.MultiheadAttention, as exported: per-head views around transposes, then
+    // scaled_dot_product_attention written out. With the split first, attention-fusion takes
+    // every head transpose (K's composed with K^T) and leaves no Transpose.
+    void pytorch2AttentionHeadsFuse() {
+        const int64_t L = 5, N = 2, H = 3, D = 4, E = H * D;
+        GraphBuilder b;
+        auto heads = [&](ValueId x, const std::string& name) {  // x [L, N, E] -> [N, H, L, D]
+            ValueId v = b.op("Reshape", {x, b.initializer(int64Tensor(name + "_s1", {3}, {L, N * H, D}))}, name + "_view");
+            v = b.op("Transpose", {v}, name + "_t", {intsAttr("perm", {1, 0, 2})});
+            return b.op("Reshape", {v, b.initializer(int64Tensor(name + "_s2", {4}, {N, H, L, D}))}, name + "_heads");
+        };
+        ValueId q = heads(b.input("q", DType::Float32, dims({L, N, E})), "q");
+        ValueId k = heads(b.input("k", DType::Float32, dims({L, N, E})), "k");
+        ValueId v = heads(b.input("v", DType::Float32, dims({L, N, E})), "v");
+        ValueId root = b.initializer(floatTensor("root_scale", {}, {0.70710678f}));  // sqrt(1 / sqrt(D))
+        ValueId qs = b.op("Mul", {q, root}, "q_scaled");
+        ValueId kt = b.op("Mul", {b.op("Transpose", {k}, "k_transposed", {intsAttr("perm", {0, 1, 3, 2})}), root}, "k_scaled");
+        ValueId p = b.op("Softmax", {b.op("MatMul", {qs, kt}, "scores")}, "probs", {fsc::intAttr("axis", -1)});
+        ValueId ctx = b.op("Transpose", {b.op("MatMul", {p, v}, "context")}, "ctx_t", {intsAttr("perm", {2, 0, 1, 3})});
+        b.output(b.op("Reshape", {ctx, b.initializer(int64Tensor("flat", {2}, {L * N, E}))}, "y"));
+        const Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"reshape-before-transpose", "attention-fusion", "eliminate-dead-code"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countFused(g, "Attention"), 1);
+        QCOMPARE(countOps(g, "Transpose"), 0);
+        QVERIFY2(maxRelativeError(m, r.model) < 1e-5, qPrintable(QString::number(maxRelativeError(m, r.model))));
+    }
+
     // A float16 export's convolution chain (model.half()): left NCHW where the target has no
     // half NHWC kernels (the CPU's float32 default, with the reason), laid out when the target
     // lists float16 (CUDA's cuDNN), with the same outputs.
