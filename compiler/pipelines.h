@@ -61,9 +61,11 @@ struct PipelineSpec {
 // on the CPU (oneDNN's and our NHWC kernels). On CUDA, float16 and bfloat16, whose fast cuDNN
 // kernels are NHWC (an NCHW float16 ResNet-50 ran 96 of its 210 kernels a run as cuDNN's
 // layout transposes, 1.4 of 3.6 ms at batch 32 on an H200: docs/gpu-runs/2026-12-04-*), and
-// float32 only under TF32 or a half precision: cuDNN has no NHWC float32 kernels under FMA
-// maths and wraps each such convolution in two transposes (ResNet-50 211 -> 112 kernels a run
-// without them, 2.32-2.37 -> 2.13 ms at batch 1).
+// float32 only where a half precision narrows it after: cuDNN has no NHWC float32 kernels
+// under FMA maths and wraps each such convolution in two transposes (ResNet-50 211 -> 112
+// kernels a run without them, 2.32-2.37 -> 2.13 ms at batch 1), and NHWC float32 under TF32
+// came out wrong on the one GPU run that tried it (2.3 against 4.4 ms NCHW, but a cosine of
+// 0.975), so it waits for a kit run with cuDNN's engines checked.
 std::set<DType> channelsLastTypes(const PipelineSpec& spec);
 
 // The passes of `spec`, created: channels-last for the target's types (channelsLastTypes); INT8 (QDQ, then folding) after the clean-up and conv-bn

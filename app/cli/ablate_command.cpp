@@ -40,7 +40,7 @@ void addOptions(CLI::App& app, AblateArgs& a) {
         ->type_name("N")
         ->check(integerIn(0, 1000, "a number >= 0"))
         ->group(timing);
-    addBackendOption(app, a.backend, timing, "default cpu (cuda: channels-last lays out half convolutions, float32 only with --tf32)");
+    addBackendOption(app, a.backend, timing, "default cpu (cuda: channels-last lays out half convolutions, float32 ones stay NCHW)");
     addThreadsOption(app, a.threads, timing);
     addTf32Option(app, a.tf32, timing);
     const std::string output = "output";

@@ -56,7 +56,7 @@ void addOptions(CLI::App& app, ProfileArgs& a) {
         ->type_name("R.html")
         ->group(outputs);
     const std::string running = "the run";
-    addBackendOption(app, a.backend, running, "default cpu (cuda: channels-last lays out half convolutions, float32 only with --tf32)");
+    addBackendOption(app, a.backend, running, "default cpu (cuda: channels-last lays out half convolutions, float32 ones stay NCHW)");
     addIterationOptions(app, a.iterations, a.warmup, running,
                         "profiled iterations (default 20), each also timed without the profiler\n"
                         "to measure its overhead",

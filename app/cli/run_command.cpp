@@ -64,7 +64,7 @@ void addOptions(CLI::App& app, RunArgs& a) {
     addBackendOption(app, a.backend, execution,
                      "default cpu; cuda runs what the CUDA capability table claims on the first\n"
                      "GPU and the rest on the CPU, with explicit copies (channels-last then\n"
-                     "lays out float16/bfloat16 convolutions, and float32 ones only with --tf32)");
+                     "lays out float16/bfloat16 convolutions; float32 ones stay NCHW)");
     app.add_option("--cuda-graphs", a.cudaGraphs,
                    "capture a run as a CUDA Graph and replay it (default on; used only when\n"
                    "every node runs on the GPU and --profile is off)")

@@ -179,8 +179,8 @@ private slots:
         QCOMPARE(channelsLastTypes(spec), std::set<DType>{DType::Float32});
         spec.target.backend = Backend::Cuda;
         QCOMPARE(channelsLastTypes(spec), (std::set<DType>{DType::Float16, DType::BFloat16}));
-        spec.target.tf32 = true;
-        QVERIFY(channelsLastTypes(spec).count(DType::Float32));
+        spec.target.tf32 = true;  // NHWC float32 under TF32 came out wrong on an H200: NCHW
+        QVERIFY(!channelsLastTypes(spec).count(DType::Float32));
         spec.target.tf32 = false;
         spec.precision = Precision::Float16;
         QVERIFY(channelsLastTypes(spec).count(DType::Float32));
