@@ -348,9 +348,11 @@ public:
     Status convolution(const ConvCall& call) override {
         if (!m_dnn)
             return Status(ErrorCode::Unsupported, "no convolutions on this GPU: " + m_dnnMissing);
+        const CudnnConvolution::Memory memory{[this](size_t bytes) { return allocate(bytes); },
+                                              [this](void* p) { release(p); }};
         return m_dnn->run(
             call, [this](size_t bytes) { return workspace(bytes); },
-            [this](const DeviceLaunch& l) { return launch(l); }, m_capturing);
+            [this](const DeviceLaunch& l) { return launch(l); }, memory, m_capturing);
     }
 
     Status synchronize() override {

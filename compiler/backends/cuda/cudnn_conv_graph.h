@@ -18,9 +18,9 @@ namespace fsc {
 
 class CudnnConvGraph {
 public:
-    // The legacy call's result for the call being planned, written to `out` (a buffer of Y's
-    // size): what every candidate engine's output must agree with before it may be chosen.
-    using Reference = std::function<Status(void* out)>;
+    // The legacy call's result for the call being planned, in device memory the caller owns
+    // until build returns: what every candidate engine's output must agree with first.
+    using Reference = std::function<Result<const void*>()>;
     // Null with `why` set when cuDNN has no engine for the graph that agrees with `reference`
     // (or the graph's shape is one this builder does not describe). Runs candidates on
     // `stream`, so never call it while capturing a CUDA Graph.

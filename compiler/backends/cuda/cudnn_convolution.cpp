@@ -101,7 +101,8 @@ std::string shapeKey(const ConvCall& c) {
 
 }  // namespace
 
-Status CudnnConvolution::run(const ConvCall& c, const Workspace& workspace, const Launcher& launch, bool capturing) {
+Status CudnnConvolution::run(const ConvCall& c, const Workspace& workspace, const Launcher& launch, const Memory& memory,
+                             bool capturing) {
     FSC_RETURN_IF_ERROR(checkConvCall(c));
     const std::string key = shapeKey(c);
     const CudnnConvGraph* graph = nullptr;
@@ -115,15 +116,27 @@ Status CudnnConvolution::run(const ConvCall& c, const Workspace& workspace, cons
     }
     if (!planned && !capturing) {
         // Planned outside the lock: the engines are checked against the legacy call, which
-        // takes it.
-        auto reference = [&](void* out) -> Status {
+        // takes it. Its output goes to memory from the device's allocator, so the peak counts it.
+        void* out = nullptr;
+        auto reference = [&]() -> Result<const void*> {
+            size_t bytes = 0;
+            for (const DeviceExtent& e : convExtents(c))
+                if (e.write) bytes = e.bytes;  // Y's
+            auto got = memory.allocate(bytes);
+            if (!got) return got.status().withContext("the reference output the engines are checked against");
+            out = *got;
             ConvCall legacy = c;
             legacy.y = out;
             FSC_RETURN_IF_ERROR(runLegacy(legacy, workspace));
-            return legacy.hasEpilogue() ? launch(convEpilogueLaunch(legacy)) : Status::ok();
+            FSC_RETURN_IF_ERROR(legacy.hasEpilogue() ? launch(convEpilogueLaunch(legacy)) : Status::ok());
+            return static_cast<const void*>(out);
         };
         std::string why;
         auto built = CudnnConvGraph::build(*m_api, m_handle, m_stream, c, workspace, reference, &why);
+        if (out) {
+            cudaStreamSynchronize(m_stream);
+            memory.release(out);
+        }
         std::lock_guard lock(m_mutex);
         ++(built ? m_routes.graphs : m_routes.legacy);
         if (!built) m_routes.lastLegacyReason = why;

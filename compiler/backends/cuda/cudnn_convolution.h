@@ -27,11 +27,18 @@ public:
     using Workspace = std::function<Result<void*>(size_t bytes)>;
     // A launch on the device's stream: the epilogue when cuDNN does not fuse it.
     using Launcher = std::function<Status(const DeviceLaunch&)>;
+    // The device's own allocations (counted in its peak): a shape's planning step's buffer.
+    struct Memory {
+        std::function<Result<void*>(size_t bytes)> allocate;
+        std::function<void(void*)> release;
+    };
     // Runs the whole call (epilogue included) on the stream with scratch memory from
     // `workspace`: as an operation graph where cuDNN has an engine for it (planned on a shape's
     // first call, which is never captured), else the legacy convolution then `launch` of
-    // convEpilogueLaunch. `capturing`: a CUDA Graph is being captured, so nothing is planned.
-    Status run(const ConvCall& call, const Workspace& workspace, const Launcher& launch, bool capturing);
+    // convEpilogueLaunch. Planning checks each engine against the legacy call's output, made
+    // in `memory`. `capturing`: a CUDA Graph is being captured, so nothing is planned.
+    Status run(const ConvCall& call, const Workspace& workspace, const Launcher& launch, const Memory& memory,
+               bool capturing);
     // How many shapes run as an operation graph and how many the legacy way, and why the last did.
     struct Routes {
         int graphs = 0, legacy = 0;
