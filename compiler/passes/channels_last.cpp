@@ -24,9 +24,9 @@
 // is [N, C, 1, 1]'s). A region is converted only when it holds at least two convolutions
 // and needs no more Transposes at its edges than it holds convolutions: a lone Conv (a ViT's
 // patch embedding) stays as it is. Which element types a region may hold is the target's
-// choice (the pipelines file): float32 on the CPU; float16 and bfloat16 on CUDA, and float32
-// there under TF32, where cuDNN's NHWC kernels are its fast ones. A BatchNormalization and
-// a channel shuffle stay float32-only (their rewrites make float32 constants).
+// choice (channelsLastTypes in the pipelines file): float32 on the CPU; float16 and bfloat16
+// on CUDA, where cuDNN's NHWC kernels are its fast ones. A BatchNormalization and a channel
+// shuffle stay float32-only (their rewrites make float32 constants).
 #include <algorithm>
 #include <cstring>
 #include <map>

@@ -36,6 +36,19 @@ struct PackedProjection {
 // part axis, the element axis within a part, and a size-1 axis an Unsqueeze made.
 constexpr int kPart = -1, kElement = -2, kUnit = -3;
 
+// Columns [begin, begin + width) of `t` read as `rows` rows, as a new tensor of `dims`.
+Tensor columnBlock(const Tensor& t, int64_t rows, int64_t begin, int64_t width,
+                   std::vector<int64_t> dims) {
+    const size_t bytes = size_t(dtypeBits(t.dtype()) / 8), columns = size_t(t.numElements() / rows);
+    std::string block(size_t(rows * width) * bytes, '\0');
+    for (int64_t r = 0; r < rows; ++r)
+        std::memcpy(block.data() + size_t(r * width) * bytes,
+                    t.data() + (size_t(r) * columns + size_t(begin)) * bytes,
+                    size_t(width) * bytes);
+    const size_t size = block.size();
+    return Tensor("", t.dtype(), std::move(dims), makeBuffer(std::move(block)), 0, size);
+}
+
 std::optional<std::vector<int64_t>> axesOf(const Rewriter& rw, const Node& n) {
     if (n.inputs.size() > 1 && n.inputs[1].valid()) return constantInts(rw, n.inputs[1]);
     if (const Attribute* a = n.attribute("axes")) return a->ints;
@@ -85,9 +98,7 @@ public:
         const Node mm = rw.graph().node(m.matmul);
         const Tensor& w = *rw.constant(mm.inputs[1]);
         const Tensor* bias = m.add.valid() ? rw.constant(m.bias) : nullptr;
-        const DType type = w.dtype();
-        const size_t width = size_t(dtypeBits(type) / 8);
-        const int64_t rows = w.dims()[0], columns = w.dims()[1];
+        const int64_t rows = w.dims()[0];
         std::vector<NodeId> replaced = {m.matmul};
         if (m.add.valid()) replaced.push_back(m.add);
         for (const Block& b : m.blocks)  // a layout chain ending in several Gathers is shared
@@ -99,15 +110,8 @@ public:
         for (size_t i = 0; i < m.blocks.size(); ++i) {
             const Block& b = m.blocks[i];
             const std::string part = "/part" + std::to_string(i);
-            std::string slice(size_t(rows * b.width) * width, '\0');
-            for (int64_t r = 0; r < rows; ++r)
-                std::memcpy(slice.data() + size_t(r * b.width) * width,
-                            w.data() + size_t(r * columns + b.begin) * width,
-                            size_t(b.width) * width);
-            const size_t bytes = slice.size();
             const ValueId wPart = rw.addConstant(
-                Tensor("", type, {rows, b.width}, makeBuffer(std::move(slice)), 0, bytes),
-                weightName + part);
+                columnBlock(w, rows, b.begin, b.width, {rows, b.width}), weightName + part);
             ValueId productPart = b.value;
             if (bias) {
                 const ValueType& outType = rw.graph().value(b.value).type;
@@ -118,13 +122,9 @@ public:
             partMm.name = mm.name + part;
             made.push_back({std::move(partMm), b.chain.back()});
             if (bias) {
-                std::string biasBytes(size_t(b.width) * width, '\0');
-                std::memcpy(biasBytes.data(), bias->data() + size_t(b.begin) * width,
-                            biasBytes.size());
-                const size_t n = biasBytes.size();
-                const ValueId biasPart = rw.addConstant(
-                    Tensor("", type, {b.width}, makeBuffer(std::move(biasBytes)), 0, n),
-                    rw.graph().value(m.bias).name + part);
+                const ValueId biasPart =
+                    rw.addConstant(columnBlock(*bias, 1, b.begin, b.width, {b.width}),
+                                   rw.graph().value(m.bias).name + part);
                 Node partAdd =
                     makeNode("Add", "", rw.graph().node(m.add), {productPart, biasPart}, {b.value});
                 partAdd.name = rw.graph().node(m.add).name + part;

@@ -188,17 +188,11 @@ VariantPointers variantOf(const ConvCall& c) {
     return v;
 }
 
-// Y's bytes, and a host copy of its first and last kSampleBytes as floats: what a candidate
-// engine's output is compared on (a wrong layout or engine shows everywhere; the ends catch
-// a bad edge tile).
+// A host copy of Y's first and last kSampleBytes as floats: what a candidate engine's output
+// is compared on (a wrong layout or engine shows everywhere; the ends catch a bad edge tile).
 constexpr size_t kSampleBytes = size_t(8) << 20;
-size_t outputBytes(const ConvCall& c) {
-    int64_t n = c.n * c.k;
-    for (int d = 0; d < c.spatial; ++d) n *= c.outDims[d];
-    return size_t(n) * size_t(dk::elemBytes(c.type));
-}
 Result<std::vector<float>> sampleOutput(const void* y, const ConvCall& c, cudaStream_t stream) {
-    const size_t bytes = outputBytes(c), head = std::min(bytes, kSampleBytes), tail = std::min(bytes - head, kSampleBytes);
+    const size_t bytes = convOutputBytes(c), head = std::min(bytes, kSampleBytes), tail = std::min(bytes - head, kSampleBytes);
     std::vector<uint8_t> raw(head + tail);
     const uint8_t* base = static_cast<const uint8_t*>(y);
     if (cudaMemcpyAsync(raw.data(), base, head, cudaMemcpyDeviceToHost, stream) != cudaSuccess ||

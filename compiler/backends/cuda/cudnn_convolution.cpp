@@ -119,10 +119,7 @@ Status CudnnConvolution::run(const ConvCall& c, const Workspace& workspace, cons
         // takes it. Its output goes to memory from the device's allocator, so the peak counts it.
         void* out = nullptr;
         auto reference = [&]() -> Result<const void*> {
-            size_t bytes = 0;
-            for (const DeviceExtent& e : convExtents(c))
-                if (e.write) bytes = e.bytes;  // Y's
-            auto got = memory.allocate(bytes);
+            auto got = memory.allocate(convOutputBytes(c));
             if (!got) return got.status().withContext("the reference output the engines are checked against");
             out = *got;
             ConvCall legacy = c;

@@ -88,19 +88,22 @@ Status checkConvCall(const ConvCall& c) {
     return Status::ok();
 }
 
+size_t convOutputBytes(const ConvCall& c) {
+    int64_t out = c.n * c.k;
+    for (int d = 0; d < c.spatial; ++d) out *= c.outDims[d];
+    return size_t(out) * size_t(dk::elemBytes(c.type));
+}
+
 std::vector<DeviceExtent> convExtents(const ConvCall& c) {
-    const size_t e = size_t(dk::elemBytes(c.type));
-    int64_t in = c.n * c.c, w = c.k * (c.c / std::max<int64_t>(c.group, 1)), out = c.n * c.k;
+    const size_t e = size_t(dk::elemBytes(c.type)), out = convOutputBytes(c);
+    int64_t in = c.n * c.c, w = c.k * (c.c / std::max<int64_t>(c.group, 1));
     for (int d = 0; d < c.spatial; ++d) {
         in *= c.inDims[d];
         w *= c.kernel[d];
-        out *= c.outDims[d];
     }
-    std::vector<DeviceExtent> extents{{c.x, size_t(in) * e, false, "X"},
-                                      {c.w, size_t(w) * e, false, "W"},
-                                      {c.y, size_t(out) * e, true, "Y"}};
+    std::vector<DeviceExtent> extents{{c.x, size_t(in) * e, false, "X"}, {c.w, size_t(w) * e, false, "W"}, {c.y, out, true, "Y"}};
     if (c.bias) extents.push_back({c.bias, size_t(c.k) * e, false, "bias"});
-    if (c.z) extents.push_back({c.z, size_t(out) * e, false, "Z"});
+    if (c.z) extents.push_back({c.z, out, false, "Z"});
     return extents;
 }
 

@@ -148,6 +148,7 @@ std::vector<DeviceExtent> gemmExtents(const GemmCall& call);
 // The same for a convolution; checkConvCall also checks the output size follows from the rest.
 Status checkConvCall(const ConvCall& call);
 std::vector<DeviceExtent> convExtents(const ConvCall& call);
+size_t convOutputBytes(const ConvCall& call);  // Y's
 // The convolution's epilogue as one BiasActivation launch over y, in place: what a device
 // runs after the convolution when its library cannot fuse it.
 DeviceLaunch convEpilogueLaunch(const ConvCall& call);
