@@ -451,9 +451,12 @@ private:
             {"depthwise 5x5 stride 2 96 channels", 96, 96, 96, 5, 5, 2, 2, 1, 1, {2, 2, 2, 2}, true},
             {"depthwise 3x3 dilated 37 channels asymmetric pads", 37, 37, 37, 3, 3, 1, 1, 2, 2, {2, 1, 0, 2}, false},
             {"depthwise 3x3 stride 2 136 channels", 136, 136, 136, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, true},
-            // The channels past the last 16 on padded copies: mnasnet's 120 by 5x5, shufflenet's 58.
+            // The channels past the last 16 as one vector overlapping the channels before:
+            // mnasnet's 120 by 5x5, shufflenet's 58, 20 (all but 4 overlapped); under 16 on a padded copy.
             {"depthwise 5x5 120 channels", 120, 120, 120, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, true},
             {"depthwise 3x3 58 channels no pad", 58, 58, 58, 3, 3, 1, 1, 1, 1, {0, 0, 0, 0}, false},
+            {"depthwise 5x5 stride 2 20 channels", 20, 20, 20, 5, 5, 2, 2, 1, 1, {2, 2, 2, 2}, true},
+            {"depthwise 3x3 12 channels", 12, 12, 12, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
             // The sliding stride-2 tile with and without pads; rows 2 apart under columns that slide at stride 1.
             {"depthwise 3x3 stride 2 48 channels no pad", 48, 48, 48, 3, 3, 2, 2, 1, 1, {0, 0, 0, 0}, true},
             {"depthwise 3x3 stride 2x1 32 channels", 32, 32, 32, 3, 3, 2, 1, 1, 1, {1, 1, 1, 1}, false},
