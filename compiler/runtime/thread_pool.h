@@ -23,9 +23,9 @@ public:
     // The threads the current run uses.
     int size() const { return m_active; }
     bool automatic() const { return m_availability != nullptr; }
-    // Calls fn(begin, end) over [0, n) in contiguous chunks, up to four per thread, taken
-    // dynamically. Work smaller than `grain` items per thread is not split. Nested calls run
-    // inline.
+    // Calls fn(begin, end) over [0, n) in contiguous chunks, up to four per thread: each
+    // thread takes those of its own contiguous share first, then any the others left. Work
+    // smaller than `grain` items per thread is not split. Nested calls run inline.
     void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
     // OpenMP's thread count is a per-thread setting: call this on the thread that runs
     // kernels before they reach oneDNN, as a run starts (an automatic pool decides its count here).

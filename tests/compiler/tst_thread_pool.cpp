@@ -1,0 +1,96 @@
+// ThreadPool::parallelFor: every index of [0, n) reaches fn exactly once, in contiguous
+// chunks, at any thread count, grain and size, also when one thread stalls in its first
+// piece (the others then take the rest of its share) and when called from inside a loop.
+#include <QtTest>
+
+#include <omp.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "compiler/runtime/thread_pool.h"
+
+using namespace fsc;
+
+namespace {
+
+// How many times each index was visited, and whether every chunk was well formed.
+struct Coverage {
+    std::vector<std::atomic<int>> visits;
+    std::atomic<bool> badChunk{false};
+    explicit Coverage(int64_t n) : visits(size_t(n)) {}
+    void visit(int64_t begin, int64_t end) {
+        if (begin < 0 || end > int64_t(visits.size()) || begin >= end) badChunk = true;
+        for (int64_t i = begin; i < end && i < int64_t(visits.size()); ++i) visits[size_t(i)]++;
+    }
+    bool eachOnce() const {
+        for (const auto& v : visits)
+            if (v.load() != 1) return false;
+        return !badChunk;
+    }
+};
+
+}  // namespace
+
+class TestThreadPool : public QObject {
+    Q_OBJECT
+private slots:
+    void everyIndexOnce() {
+        for (int threads : {1, 2, 3, 4, 7})
+            for (int64_t n : {1, 2, 5, 17, 64, 1000, 100003})
+                for (int64_t grain : {1, 3, 4096}) {
+                    ThreadPool pool(threads);
+                    pool.applyToCallingThread();
+                    Coverage c(n);
+                    pool.parallelFor(n, grain, [&](int64_t b, int64_t e) { c.visit(b, e); });
+                    QVERIFY2(c.eachOnce(), qPrintable(QString("threads %1, n %2, grain %3").arg(threads).arg(n).arg(grain)));
+                }
+    }
+
+    void aStalledThreadsShareIsTakenByTheOthers() {
+        ThreadPool pool(4);
+        pool.applyToCallingThread();
+        const int64_t n = 64;  // 16 pieces of 4, a share of 4 pieces per thread
+        Coverage c(n);
+        std::atomic<int> sleeper{-1};
+        std::atomic<bool> lateChunk{false};
+        pool.parallelFor(n, 1, [&](int64_t b, int64_t e) {
+            const int self = omp_get_thread_num();
+            if (self == sleeper.load()) lateChunk = true;
+            if (b == 0) {
+                sleeper = self;
+                std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            }
+            c.visit(b, e);
+        });
+        QVERIFY(c.eachOnce());
+        QVERIFY(sleeper.load() >= 0);
+        // Whatever share index 0 was in, the other threads emptied it while its thread slept.
+        QVERIFY(!lateChunk.load());
+    }
+
+    void nestedCallsRunInline() {
+        ThreadPool pool(3);
+        pool.applyToCallingThread();
+        Coverage outer(12);
+        std::atomic<int> outerChunks{0};
+        std::atomic<int64_t> inner{0};
+        pool.parallelFor(12, 1, [&](int64_t b, int64_t e) {
+            outer.visit(b, e);
+            ++outerChunks;
+            Coverage mine(100);
+            pool.parallelFor(100, 1, [&](int64_t ib, int64_t ie) {
+                mine.visit(ib, ie);
+                inner += ie - ib;
+            });
+            if (!mine.eachOnce()) inner = -1000000;
+        });
+        QVERIFY(outer.eachOnce());
+        QCOMPARE(inner.load(), int64_t(outerChunks.load()) * 100);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestThreadPool)
+#include "tst_thread_pool.moc"
