@@ -8,7 +8,9 @@
 // a batch-1 Linear takes, against the same product in double.
 #include <QtTest>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "compiler/target.h"
@@ -407,6 +409,63 @@ private slots:
         QVERIFY(!conv.run(pool, {1, channels, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1}, channels, 4, x2.data(), w.data(),
                           true, nullptr, nullptr, y2.data(), {}));
         QVERIFY(std::all_of(y2.begin(), y2.end(), [](float v) { return v == -7.f; }));
+    }
+
+    // ai.fusescope MaxPool on NHWC (what channels-last makes of MaxPool) against the max over
+    // each window written out here: channel counts under one vector, whole vectors, blocks
+    // of four and an overlapping last vector; windows at the borders, strided and dilated;
+    // -inf and NaN among the values as ONNX's kernel keeps them (the first tap seeds).
+    void channelsLastMaxPoolMatchesTheDefinition() {
+        struct Pool {
+            int64_t kh, kw, sh, sw, dh, dw;
+            std::vector<int64_t> pads;
+        };
+        const std::vector<Pool> pools{{3, 3, 2, 2, 1, 1, {1, 1, 1, 1}}, {2, 2, 2, 2, 1, 1, {0, 0, 0, 0}},
+                                      {3, 3, 1, 1, 1, 1, {1, 1, 1, 1}}, {5, 3, 1, 2, 2, 1, {2, 0, 1, 2}}};
+        std::mt19937 rng(7);
+        for (const int64_t c : {3, 16, 20, 64, 72, 130})
+            for (const Pool& k : pools) {
+                GraphBuilder gb;
+                ValueId x = gb.input("x", DType::Float32, Shape({Dim::known(1), Dim::known(9), Dim::known(11), Dim::known(c)}));
+                gb.output(gb.node("MaxPool", {x}, {"y"},
+                                  {intsAttr("kernel_shape", {k.kh, k.kw}), intsAttr("strides", {k.sh, k.sw}),
+                                   intsAttr("dilations", {k.dh, k.dw}), intsAttr("pads", k.pads)},
+                                  "pool", "ai.fusescope")[0]);
+                Model model = gb.buildModel();
+                model.opsetImports.push_back({"ai.fusescope", 1});
+                auto exec = Executor::create(model, cpuExecutorOptions(2));
+                QVERIFY2(exec.isOk(), exec.status().message().c_str());
+                const int64_t h = 9, w = 11;
+                std::vector<float> input = randomValues(size_t(h * w * c), rng);
+                input[5] = -std::numeric_limits<float>::infinity();
+                input[size_t(c + 1)] = std::numeric_limits<float>::quiet_NaN();
+                RtTensor t = allocateTensor(DType::Float32, {1, h, w, c});
+                std::copy(input.begin(), input.end(), t.as<float>());
+                auto out = (*exec)->run({t});
+                QVERIFY2(out.isOk(), out.status().message().c_str());
+                const RtTensor& y = (*out)[0];
+                const int64_t oh = (h + k.pads[0] + k.pads[2] - ((k.kh - 1) * k.dh + 1)) / k.sh + 1;
+                const int64_t ow = (w + k.pads[1] + k.pads[3] - ((k.kw - 1) * k.dw + 1)) / k.sw + 1;
+                QCOMPARE(y.dims, (std::vector<int64_t>{1, oh, ow, c}));
+                for (int64_t oy = 0; oy < oh; ++oy)
+                    for (int64_t ox = 0; ox < ow; ++ox)
+                        for (int64_t ch = 0; ch < c; ++ch) {
+                            float want = 0.f;
+                            bool seeded = false;
+                            for (int64_t ky = 0; ky < k.kh; ++ky)
+                                for (int64_t kx = 0; kx < k.kw; ++kx) {
+                                    const int64_t iy = oy * k.sh - k.pads[0] + ky * k.dh, ix = ox * k.sw - k.pads[1] + kx * k.dw;
+                                    if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                                    const float v = input[size_t((iy * w + ix) * c + ch)];
+                                    want = !seeded ? v : (v > want ? v : want);
+                                    seeded = true;
+                                }
+                            const float got = y.as<float>()[size_t((oy * ow + ox) * c + ch)];
+                            const bool same = std::isnan(want) ? std::isnan(got) : got == want;
+                            QVERIFY2(same, qPrintable(QString("c %1, window %2x%3: (%4, %5, %6) is %7, not %8")
+                                                          .arg(c).arg(k.kh).arg(k.kw).arg(oy).arg(ox).arg(ch).arg(got).arg(want)));
+                        }
+            }
     }
 
 private:
