@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 namespace fsc {
 
@@ -42,7 +43,7 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain,
                              const std::function<void(int64_t, int64_t)>& fn) {
     if (n <= 0) return;
     const int64_t grains = std::max<int64_t>(1, n / std::max<int64_t>(1, grain));
-    const int threads = int(std::min<int64_t>({m_active, grains, kMaxShares}));
+    const int threads = int(std::min<int64_t>(m_active, grains));
     if (threads <= 1 || omp_in_parallel()) {
         fn(0, n);
         return;
@@ -51,10 +52,12 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain,
     // left in the others' shares. Idle, every thread works on the same stretch of the
     // tensors as in the kernel before and after (static shares, as oneDNN splits its work):
     // taking pieces in turn from one queue sent half of every layer's inputs from the other
-    // core's cache (mnasnet1_0 at two threads: 4.05 -> 3.52 ms). A thread whose core another
+    // core's cache (mnasnet1_0 at two threads: 3.94-4.36 -> 3.55-3.82 ms). A thread whose core another
     // program holds still holds nothing up: its pieces go to the threads that run.
     const int64_t pieces = std::min<int64_t>(grains, int64_t(threads) * kPiecesPerThread);
-    Share shares[kMaxShares];
+    Share onStack[kMaxShares];
+    std::unique_ptr<Share[]> onHeap;
+    Share* shares = threads <= kMaxShares ? onStack : (onHeap = std::make_unique<Share[]>(size_t(threads))).get();
     for (int t = 0; t < threads; ++t)
         shares[t].range.store(Share::pack(pieces * t / threads, pieces * (t + 1) / threads), std::memory_order_relaxed);
 #pragma omp parallel num_threads(threads)
