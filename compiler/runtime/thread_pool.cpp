@@ -16,7 +16,9 @@ constexpr int64_t kPiecesPerThread = 4;
 // them from the front, other threads from the back.
 struct alignas(64) Share {
     std::atomic<uint64_t> range{0};
-    static uint64_t pack(int64_t front, int64_t back) { return uint64_t(front) << 32 | uint64_t(back); }
+    static uint64_t pack(int64_t front, int64_t back) {
+        return uint64_t(front) << 32 | uint64_t(back);
+    }
     // The next piece, or -1 when none is left.
     int64_t take(bool owner) {
         uint64_t r = range.load(std::memory_order_relaxed);
@@ -24,7 +26,8 @@ struct alignas(64) Share {
             const int64_t front = int64_t(r >> 32), back = int64_t(r & 0xffffffffu);
             if (front >= back) return -1;
             const uint64_t taken = owner ? pack(front + 1, back) : pack(front, back - 1);
-            if (range.compare_exchange_weak(r, taken, std::memory_order_relaxed)) return owner ? front : back - 1;
+            if (range.compare_exchange_weak(r, taken, std::memory_order_relaxed))
+                return owner ? front : back - 1;
         }
     }
 };
@@ -52,14 +55,17 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain,
     // left in the others' shares. Idle, every thread works on the same stretch of the
     // tensors as in the kernel before and after (static shares, as oneDNN splits its work):
     // taking pieces in turn from one queue sent half of every layer's inputs from the other
-    // core's cache (mnasnet1_0 at two threads: 3.94-4.36 -> 3.55-3.82 ms). A thread whose core another
-    // program holds still holds nothing up: its pieces go to the threads that run.
+    // core's cache (mnasnet1_0 at two threads: 3.94-4.36 -> 3.55-3.82 ms). A thread whose core
+    // another program holds still holds nothing up: its pieces go to the threads that run.
     const int64_t pieces = std::min<int64_t>(grains, int64_t(threads) * kPiecesPerThread);
     Share onStack[kMaxShares];
     std::unique_ptr<Share[]> onHeap;
-    Share* shares = threads <= kMaxShares ? onStack : (onHeap = std::make_unique<Share[]>(size_t(threads))).get();
+    Share* shares = threads <= kMaxShares
+                        ? onStack
+                        : (onHeap = std::make_unique<Share[]>(size_t(threads))).get();
     for (int t = 0; t < threads; ++t)
-        shares[t].range.store(Share::pack(pieces * t / threads, pieces * (t + 1) / threads), std::memory_order_relaxed);
+        shares[t].range.store(Share::pack(pieces * t / threads, pieces * (t + 1) / threads),
+                              std::memory_order_relaxed);
 #pragma omp parallel num_threads(threads)
     {
         const int self = omp_get_thread_num();

@@ -45,7 +45,10 @@ private slots:
                     pool.applyToCallingThread();
                     Coverage c(n);
                     pool.parallelFor(n, grain, [&](int64_t b, int64_t e) { c.visit(b, e); });
-                    QVERIFY2(c.eachOnce(), qPrintable(QString("threads %1, n %2, grain %3").arg(threads).arg(n).arg(grain)));
+                    QVERIFY2(
+                        c.eachOnce(),
+                        qPrintable(
+                            QString("threads %1, n %2, grain %3").arg(threads).arg(n).arg(grain)));
                 }
     }
 

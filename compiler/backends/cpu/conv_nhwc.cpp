@@ -217,7 +217,8 @@ template <typename T>
     // zero-padded image instead cost as much as all the other channels (mnasnet's 72-channel
     // 56 x 56 layer: 152 us at one thread against 77 for 64 channels) and kept two threads
     // waiting on one thread's copies.
-    if (cEnd >= L) rowSweep<T, 1>(s, img, w, bias, out, oy, cEnd - L, lo, hi, kernelWidth);
+    if (cEnd >= L)
+        rowSweep<T, 1>(s, img, w, bias, out, oy, cEnd - L, lo, hi, kernelWidth);
     else
         for (int64_t ox = 0; ox < s.ow; ++ox) tailChannels(s, img, w, bias, out + ox * s.c, oy, ox, c0, cEnd);
 }
@@ -325,7 +326,8 @@ struct PaddedTail {
     NhwcWindow s{};
     std::vector<float> x, w, bias, y;  // y: the padded output rows, [n * oh, ow, 16]
 
-    PaddedTail(ThreadPool& pool, const NhwcWindow& whole, const float* xs, const float* ws, const float* bs)
+    PaddedTail(ThreadPool& pool, const NhwcWindow& whole, const float* xs, const float* ws,
+               const float* bs)
         : first(whole.c >= kWidth ? whole.c : 0), s(whole) {
         if (first == whole.c) return;
         const int64_t count = whole.c - first, pixels = whole.n * whole.ih * whole.iw, taps = whole.kh * whole.kw;
@@ -424,6 +426,8 @@ static inline void maxPoolRow(const NhwcWindow& s, const T* image, T* row, int64
     }
 }
 
+namespace {
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 // float: each pixel's channels a block of up to four vectors at a time, its maximum kept in
@@ -432,8 +436,8 @@ static inline void maxPoolRow(const NhwcWindow& s, const T* image, T* row, int64
 // channels past the last vector are one more vector overlapping those before (max again
 // of the same values), under one vector the loop above.
 template <typename Vec, int V>
-[[gnu::always_inline]] inline void maxPoolBlock(const NhwcWindow& s, const float* image, float* out, int64_t oy,
-                                                int64_t ox, int64_t c0) {
+[[gnu::always_inline]] inline void maxPoolBlock(const NhwcWindow& s, const float* image, float* out,
+                                                int64_t oy, int64_t ox, int64_t c0) {
     constexpr int L = kLanes<Vec>;
     Vec acc[V];
     bool seeded = false;
@@ -461,7 +465,8 @@ template <typename Vec, int V>
 }
 
 template <typename Vec>
-[[gnu::always_inline]] inline void maxPoolRowVectors(const NhwcWindow& s, const float* image, float* row, int64_t oy) {
+[[gnu::always_inline]] inline void maxPoolRowVectors(const NhwcWindow& s, const float* image,
+                                                     float* row, int64_t oy) {
     constexpr int L = kLanes<Vec>;
     if (s.c < L) return maxPoolRow(s, image, row, oy);
     for (int64_t ox = 0; ox < s.ow; ++ox) {
@@ -476,27 +481,37 @@ template <typename Vec>
 #pragma GCC diagnostic pop
 
 using MaxPoolRowFn = void (*)(const NhwcWindow&, const float*, float*, int64_t);
-[[gnu::target("avx512f")]] void maxPoolRowAvx512(const NhwcWindow& s, const float* image, float* row, int64_t oy) {
+[[gnu::target("avx512f")]] void maxPoolRowAvx512(const NhwcWindow& s, const float* image,
+                                                 float* row, int64_t oy) {
     maxPoolRowVectors<Vec16>(s, image, row, oy);
 }
-[[gnu::target("avx2")]] void maxPoolRowAvx2(const NhwcWindow& s, const float* image, float* row, int64_t oy) {
+[[gnu::target("avx2")]] void maxPoolRowAvx2(const NhwcWindow& s, const float* image, float* row,
+                                            int64_t oy) {
     maxPoolRowVectors<Vec8>(s, image, row, oy);
 }
 void maxPoolRowBaseline(const NhwcWindow& s, const float* image, float* row, int64_t oy) {
     maxPoolRowVectors<Vec16>(s, image, row, oy);
 }
 
+MaxPoolRowFn maxPoolRowForThisCpu() {
+    static const MaxPoolRowFn chosen =
+        vec16::forThisCpu<MaxPoolRowFn>(maxPoolRowAvx512, maxPoolRowAvx2, maxPoolRowBaseline);
+    return chosen;
+}
+
+}  // namespace
+
 template <typename T>
 void maxPoolNhwc(ThreadPool& pool, const NhwcWindow& s, const T* x, T* y) {
-    [[maybe_unused]] static const MaxPoolRowFn maxPoolRowFloat =
-        vec16::forThisCpu<MaxPoolRowFn>(maxPoolRowAvx512, maxPoolRowAvx2, maxPoolRowBaseline);
+    MaxPoolRowFn floatRow = nullptr;
+    if constexpr (std::is_same_v<T, float>) floatRow = maxPoolRowForThisCpu();
     pool.parallelFor(s.n * s.oh, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, s.ow * s.c * s.kh * s.kw)),
                      [&](int64_t b, int64_t e) {
                          for (int64_t r = b; r < e; ++r) {
                              const int64_t img = r / s.oh, oy = r % s.oh;
                              const T* image = x + img * s.ih * s.iw * s.c;
                              if constexpr (std::is_same_v<T, float>)
-                                 maxPoolRowFloat(s, image, y + r * s.ow * s.c, oy);
+                                 floatRow(s, image, y + r * s.ow * s.c, oy);
                              else
                                  maxPoolRow(s, image, y + r * s.ow * s.c, oy);
                          }

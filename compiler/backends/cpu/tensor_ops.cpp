@@ -333,19 +333,21 @@ KernelFactory concat() {
             std::vector<Piece> pieces;
             for (size_t i = 0; i < ctx.inputCount(); ++i)
                 if (const RtTensor* in = ctx.input(i); in && in->numel())
-                    pieces.push_back({in->as<uint8_t>(), size_t(in->dims[size_t(*axis)] * innerUnit) * esize});
+                    pieces.push_back(
+                        {in->as<uint8_t>(), size_t(in->dims[size_t(*axis)] * innerUnit) * esize});
             uint8_t* po = (*out)->as<uint8_t>();
             const size_t outBytes = size_t(outRow) * esize;
-            ctx.pool().parallelFor(outer, std::max<int64_t>(1, int64_t(32768 / std::max<size_t>(outBytes, 1))),
-                                   [&](int64_t b, int64_t e) {
-                                       for (int64_t o = b; o < e; ++o) {
-                                           uint8_t* dst = po + size_t(o) * outBytes;
-                                           for (const Piece& p : pieces) {
-                                               std::memcpy(dst, p.data + size_t(o) * p.bytes, p.bytes);
-                                               dst += p.bytes;
-                                           }
-                                       }
-                                   });
+            ctx.pool().parallelFor(
+                outer, std::max<int64_t>(1, int64_t(32768 / std::max<size_t>(outBytes, 1))),
+                [&](int64_t b, int64_t e) {
+                    for (int64_t o = b; o < e; ++o) {
+                        uint8_t* dst = po + size_t(o) * outBytes;
+                        for (const Piece& p : pieces) {
+                            std::memcpy(dst, p.data + size_t(o) * p.bytes, p.bytes);
+                            dst += p.bytes;
+                        }
+                    }
+                });
             return Status::ok();
         }));
     };
