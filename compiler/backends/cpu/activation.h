@@ -73,9 +73,13 @@ struct Activation {
                 for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
                 return;
             case Kind::HardSigmoid:
+                if constexpr (std::is_same_v<T, float>)
+                    return hardSigmoidArray(x, n, a, b);
                 for (int64_t i = 0; i < n; ++i) x[i] = std::max(T(0), std::min(T(1), T(a) * x[i] + T(b)));
                 return;
             case Kind::HardSwish:
+                if constexpr (std::is_same_v<T, float>)
+                    return hardSwishArray(x, n);
                 for (int64_t i = 0; i < n; ++i) x[i] = x[i] * std::max(T(0), std::min(T(1), x[i] / T(6) + T(0.5)));
                 return;
             case Kind::Gelu:

@@ -160,6 +160,15 @@ void swishArray(const float* x, float* y, int64_t n, float alpha) {
     for (int64_t i = 0; i < n; ++i) x[i] = std::min(std::max(x[i], lo), hi);
 }
 
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void hardSigmoidArray(float* __restrict x, int64_t n,
+                                                                             float alpha, float beta) {
+    for (int64_t i = 0; i < n; ++i) x[i] = std::max(0.f, std::min(1.f, alpha * x[i] + beta));
+}
+
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void hardSwishArray(float* __restrict x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) x[i] = x[i] * std::max(0.f, std::min(1.f, x[i] / 6.f + 0.5f));
+}
+
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void meanVariance(const float* x, int64_t n, double& mean,
                                                                          double& variance) {
     // In double lanes, as the scalar loops were in double: a normalization's inputs may sit

@@ -109,6 +109,10 @@ void accumulateArray(const float* x, float* sum, int64_t n);
 void reluArray(float* x, int64_t n);
 void leakyReluArray(float* x, int64_t n, float alpha);
 void clampArray(float* x, int64_t n, float lo, float hi);
+// max(0, min(1, alpha x + beta)) and x * max(0, min(1, x / 6 + 1/2)), as the scalar loops
+// they replace (the division kept: x / 6 rounds once).
+void hardSigmoidArray(float* x, int64_t n, float alpha, float beta);
+void hardSwishArray(float* x, int64_t n);
 
 // Widens [lo, hi] to every non-NaN x (as std::min/std::max from those starting values).
 void minMaxArray(const float* x, int64_t n, float& lo, float& hi);
