@@ -204,7 +204,8 @@ private slots:
                                                                  // maps narrower than two tiles: all borders
                                                                  {1, 7, 7}, {2, 5, 6}, {1, 5, 4}};
         const bool pointwise = k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 && k.pads == std::vector<int64_t>{0, 0, 0, 0};
-        if (pointwise) sizes.insert(sizes.end(), {{2, 1, 1}, {1, 2, 2}});  // a pooled image: the dot-product loop
+        // Pooled images: the dot-product loop, and one pixel as one row times the weights.
+        if (pointwise) sizes.insert(sizes.end(), {{2, 1, 1}, {1, 2, 2}, {1, 1, 1}});
         if (winogradSized(k)) sizes.insert(sizes.end(), {{1, 30, 29}, {1, 30, 29}, {1, 16, 15}, {1, 16, 15}});
         const uint64_t winogradBefore = cpu::OneDnnConv::winogradRuns(), oursBefore = cpu::WinogradConv::runs();
         for (auto [n, h, w] : sizes) {
@@ -362,14 +363,15 @@ private slots:
     }
 
     // Layers whose buffers would be too large are left to oneDNN: y untouched.
-    // One row times B (k rows of n): every column-block width, a row pitch wider than n, x
-    // read with a stride (transA), beta 0 (y's old contents ignored, NaNs included) and 1, on
-    // one thread and two.
+    // One row times B (k rows of n): rows in fours and a remainder, vector columns and a
+    // remainder, more columns than one pass sums (2048), a row pitch wider than n, x read with
+    // a stride (transA), beta 0 (y's old contents ignored, NaNs included) and 1, on one thread
+    // and two (the rows split into stretches whose partial sums are added).
     void oneRowProductsMatchTheDefinition() {
         std::mt19937 rng(7);
         std::normal_distribution<float> normal;
         for (int threads : {1, 2})
-            for (auto [k, n] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {5, 17}, {960, 1280}, {1280, 1000}, {33, 130}})
+            for (auto [k, n] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {5, 17}, {960, 1280}, {1280, 1000}, {33, 130}, {67, 4133}, {2, 3000}})
                 for (bool transA : {false, true})
                     for (float beta : {0.f, 1.f}) {
                         const int64_t ldb = n + 3, lda = transA ? 2 : k;

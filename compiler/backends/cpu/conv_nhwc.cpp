@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "compiler/backends/cpu/gemv.h"
 #include "compiler/backends/cpu/vec16.h"
 #include "compiler/runtime/thread_pool.h"
 
@@ -385,6 +386,10 @@ void depthwiseNhwc(ThreadPool& pool, const NhwcWindow& s, const float* x, const 
 
 void pointwiseDots(ThreadPool& pool, const float* x, const float* wT, const float* bias, float* y, int64_t pixels,
                    int64_t c, int64_t m, const Activation& act) {
+    if (pixels == 1) {  // a squeeze-excite layer: one row times the weights, streamed row by row
+        gemvRowMajor(c, m, 1.f, x, 1, wT, m, 0.f, y);
+        return biasActivationRows(pool, y, 1, m, bias, act);
+    }
     pool.parallelFor(m, std::max<int64_t>(16, 65536 / std::max<int64_t>(1, c * pixels)), [&](int64_t j0, int64_t j1) {
         for (int64_t p = 0; p < pixels; ++p) {
             float* out = y + p * m;
