@@ -21,9 +21,11 @@
 //                      Reshape back (ShuffleNet's) is, in NHWC, the same three ops on
 //                      [N, H, W, g, C/g] swapping its last two axes: no layout change
 // A pooled [N, 1, 1, C] that only Flattens read leaves without a Transpose (its memory order
-// is [N, C, 1, 1]'s). A region is converted only when it holds at least two convolutions
-// and needs no more Transposes at its edges than it holds convolutions: a lone Conv (a ViT's
-// patch embedding) stays as it is. Which element types a region may hold is the target's
+// is [N, C, 1, 1]'s). A region is converted only when it needs no more Transposes at its
+// edges than it holds convolutions, and a lone Conv only when it needs none (a ViT's patch
+// embedding stays as it is). Edges where the region's Transpose cancels an exporter's own cost
+// none: ConvNeXt permutes each block to NHWC after its depthwise convolution and back before
+// its residual Add, so its whole trunk runs channels-last without a layout change. Which element types a region may hold is the target's
 // choice (channelsLastTypes in the pipelines file): float32 on the CPU; float16 and bfloat16
 // on CUDA, where cuDNN's NHWC kernels are its fast ones. A BatchNormalization and a channel
 // shuffle stay float32-only (their rewrites make float32 constants).
@@ -290,7 +292,8 @@ Tensor toNhwc(const Tensor& t) {
 struct Region {
     std::vector<NodeId> nodes;  // in graph order
     int convolutions = 0;
-    int entries = 0, exits = 0;  // values crossing its edges: at most this many Transposes
+    int entries = 0, exits = 0;  // values crossing its edges: at most this many Transposes (not
+                                 // counting those that cancel an exporter's own)
 };
 
 class ChannelsLastPass : public Pass {
@@ -316,7 +319,7 @@ public:
             if (region.convolutions == 0) continue;  // element-wise ops alone: nothing to gain
             ++context.counters.matched;
             const NodeId first = region.nodes.front();
-            if (region.convolutions < 2) {
+            if (region.convolutions < 2 && region.entries + region.exits > 0) {
                 context.reject("channels-last-region", first, "a lone convolution: the Transposes would cost more than they save");
                 continue;
             }
@@ -369,17 +372,41 @@ private:
             std::set<uint32_t> members, entered;
             for (NodeId id : r.nodes) members.insert(id.index);
             const std::set<uint32_t> takenOut = nodesTakenOut(rw, r.nodes, roles);
+            const std::set<uint32_t> readNchw = readAsNchw(rw, members, roles);  // need no Transpose
             for (NodeId id : r.nodes) {
                 for (const auto& [i, in] : activationInputs(rw, id, roles.at(id.index)))
                     if (rank4(g, in) && !rw.constant(in)) {
                         const NodeId p = rw.producer(in);
-                        if ((!p.valid() || !members.count(p.index)) && entered.insert(in.index).second) ++r.entries;
+                        if ((!p.valid() || !members.count(p.index)) && entered.insert(in.index).second &&
+                            !readNchw.count(in.index) && !enteringUndone(rw, in))
+                            ++r.entries;
                     }
-                for (ValueId out : g.node(id).outputs) r.exits += rank4(g, out) && leavesRegion(rw, out, takenOut);
+                for (ValueId out : g.node(id).outputs)
+                    r.exits += rank4(g, out) && leavesRegion(rw, out, takenOut) && !leavingUndone(rw, out, takenOut);
             }
             out.push_back(std::move(r));
         }
         return out;
+    }
+
+    // Whether v comes out of a Transpose to NCHW (an exporter's own: ConvNeXt permutes back
+    // before its layer scale and residual Add): the Transpose the region puts after it
+    // cancels it (cancel-inverse-pairs), so the edge costs nothing.
+    static bool enteringUndone(const Rewriter& rw, ValueId v) {
+        const NodeId p = rw.producer(v);
+        return p.valid() && isOp(rw.graph().node(p), "Transpose") && intsAttr(rw.graph().node(p), "perm") == kToNchw;
+    }
+
+    // Whether every reader of v outside the region is a Transpose to NHWC (ConvNeXt's permute
+    // after its depthwise convolution), which the region's Transpose back cancels.
+    static bool leavingUndone(const Rewriter& rw, ValueId v, const std::set<uint32_t>& members) {
+        if (rw.isGraphOutput(v) || rw.isCaptured(v)) return false;
+        for (NodeId u : rw.users(v)) {
+            if (members.count(u.index)) continue;
+            const Node& n = rw.graph().node(u);
+            if (!isOp(n, "Transpose") || intsAttr(n, "perm") != kToNhwc) return false;
+        }
+        return true;
     }
 
     static bool leavesRegion(const Rewriter& rw, ValueId v, const std::set<uint32_t>& members) {

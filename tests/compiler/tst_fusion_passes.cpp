@@ -644,6 +644,45 @@ private slots:
         QVERIFY(maxRelativeError(m, res.model) < 1e-5);
     }
 
+    // ConvNeXt as torchvision exports it: each block a depthwise 7x7 convolution, a permute to
+    // NHWC for its LayerNorm and Linear layers (a MatMul here), a permute back, the layer
+    // scale and the residual Add; the stem a lone strided convolution whose output goes
+    // straight into such a permute (the first block's convolution, whose input comes out of
+    // one, is a region of its own too). The region's own Transposes cancel the exporter's, so
+    // every convolution runs channels-last (the lone stem too, whose edges then cost nothing)
+    // and one Transpose is left, back to NCHW for the graph's output. Without the permutes
+    // each block's edges would cost two Transposes, and the region was refused.
+    void channelsLastTakesConvNextBlocks() {
+        GraphBuilder b;
+        const int64_t c = 8;
+        ValueId x = b.input("x", DType::Float32, dims({1, 3, 16, 16}));
+        auto permute = [&](ValueId v, std::vector<int64_t> perm) { return b.op("Transpose", {v}, fresh(), {intsAttr("perm", perm)}); };
+        auto linear = [&](ValueId nchw, uint64_t seed) {  // permute, MatMul over the channels, permute back
+            const ValueId nhwc = permute(nchw, {0, 2, 3, 1});
+            return permute(b.op("MatMul", {nhwc, b.initializer(randomFloatTensor(fresh(), {c, c}, seed, 0.3f))}, fresh()), {0, 3, 1, 2});
+        };
+        ValueId stem = b.op("Conv", {x, b.initializer(randomFloatTensor("ws", {c, 3, 4, 4}, 71, 0.3f))}, "stem",
+                            {intsAttr("strides", {4, 4})});
+        ValueId h = linear(stem, 72);
+        for (uint64_t k = 0; k < 3; ++k) {
+            ValueId dw = b.op("Conv", {h, b.initializer(randomFloatTensor(fresh(), {c, 1, 7, 7}, 73 + 10 * k, 0.3f)),
+                                       b.initializer(randomFloatTensor(fresh(), {c}, 74 + 10 * k))},
+                              fresh(), {intAttr("group", c), intsAttr("pads", {3, 3, 3, 3})});
+            ValueId scaled = b.op("Mul", {linear(dw, 75 + 10 * k), b.initializer(randomFloatTensor(fresh(), {c, 1, 1}, 76 + 10 * k))}, fresh());
+            h = b.op("Add", {scaled, h}, fresh());
+        }
+        b.output(h);
+        Model m = withInferredTypes(b);
+        auto res = compileWith(m, {"channels-last", "cancel-inverse-pairs"});
+        const Graph& g = *res.model.graph;
+        int channelsLast = 0;
+        for (NodeId id : g.order()) channelsLast += fsc::passes::intAttr(g.node(id), "channels_last", 0) == 1;
+        QCOMPARE(channelsLast, 4);  // the first block's convolution is a lone one too
+        QCOMPARE(countOps(g, "Conv"), 0);
+        QCOMPARE(countOps(g, "Transpose"), 1);
+        QVERIFY(maxRelativeError(m, res.model) < 1e-5);
+    }
+
     // A ResNet block's end, Relu(Conv(..) + shortcut), becomes FusedConv(X, W, B, Z) with the
     // Relu; an Add of two convolutions gives Z to the later one; guards: a broadcast Add, a
     // convolution output read twice, an activation before the Add. Numerically checked in
