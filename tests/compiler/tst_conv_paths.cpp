@@ -522,6 +522,9 @@ private:
             {"depthwise 3x3 stride 2 48 channels no pad", 48, 48, 48, 3, 3, 2, 2, 1, 1, {0, 0, 0, 0}, true},
             {"depthwise 3x3 stride 2x1 32 channels", 32, 32, 32, 3, 3, 2, 1, 1, 1, {1, 1, 1, 1}, false},
             {"depthwise 5x5 stride 1x2 16 channels (no slide)", 16, 16, 16, 5, 5, 1, 2, 1, 1, {2, 2, 2, 2}, true},
+            // ConvNeXt's 7x7 windows slide too: whole blocks, an overlapping last vector.
+            {"depthwise 7x7 48 channels", 48, 48, 48, 7, 7, 1, 1, 1, 1, {3, 3, 3, 3}, true},
+            {"depthwise 7x7 20 channels asymmetric pads", 20, 20, 20, 7, 7, 1, 1, 1, 1, {3, 2, 1, 3}, false},
         };
     }
 };

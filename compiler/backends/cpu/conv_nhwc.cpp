@@ -170,14 +170,22 @@ template <typename T, int V>
                                             int kernelWidth) {
     using Vec = typename T::Vec;
     constexpr int P = T::kPixels;
-    if (T::kSlides && kernelWidth == 5 && s.ow >= P) {
-        // 5x5 windows: every tile slides, those at the borders reading zeros outside the
-        // image (on a 7 x 7 map borders are most of the row); the last overlaps the one
+    if (T::kSlides && (kernelWidth == 5 || kernelWidth == 7) && s.ow >= P) {
+        // 5x5 and 7x7 windows: every tile slides, those at the borders reading zeros outside
+        // the image (on a 7 x 7 map borders are most of the row); the last overlaps the one
         // before it (its pixels computed twice, stored alike) rather than leaving a remainder.
         for (int64_t ox = 0; ox < s.ow; ox += P) {
             const int64_t at = std::min(ox, s.ow - P);
-            if (at >= lo && at + P <= hi) fiveWide<Vec, P, V, false>(s, img, w, bias, out + at * s.c, oy, at, c0);
-            else fiveWide<Vec, P, V, true>(s, img, w, bias, out + at * s.c, oy, at, c0);
+            float* o = out + at * s.c;
+            const bool inside = at >= lo && at + P <= hi;
+            if (kernelWidth == 7) {  // ConvNeXt's depthwise layers (stride 1 only)
+                if (inside) slidingTile<Vec, P, V, 7, 1, false>(s, img, w, bias, o, oy, at, c0);
+                else slidingTile<Vec, P, V, 7, 1, true>(s, img, w, bias, o, oy, at, c0);
+            } else if (inside) {
+                fiveWide<Vec, P, V, false>(s, img, w, bias, o, oy, at, c0);
+            } else {
+                fiveWide<Vec, P, V, true>(s, img, w, bias, o, oy, at, c0);
+            }
         }
         return;
     }
@@ -204,8 +212,8 @@ template <typename T>
     const int64_t lo = std::min(s.ow, (s.pw + s.sw - 1) / s.sw);
     const int64_t lastIn = s.iw - 1 - (s.kw - 1) * s.dw + s.pw;  // the largest ox * sw allowed
     const int64_t hi = std::max(lo, std::min(s.ow, lastIn >= 0 ? lastIn / s.sw + 1 : 0));
-    // Windows that slide: 3x3 and 5x5 at stride 1 and 2, without dilation.
-    const bool slides = s.dw == 1 && (s.sw == 1 || s.sw == 2) && (s.kw == 3 || s.kw == 5);
+    // Windows that slide: 3x3 and 5x5 at stride 1 and 2, 7x7 at stride 1, without dilation.
+    const bool slides = s.dw == 1 && (((s.sw == 1 || s.sw == 2) && (s.kw == 3 || s.kw == 5)) || (s.sw == 1 && s.kw == 7));
     const int kernelWidth = slides ? int(s.kw) : 0;
     constexpr int64_t L = kLanes<typename T::Vec>, MaxV = T::kMaxVectors;
     int64_t c0 = 0;
