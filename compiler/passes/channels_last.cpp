@@ -10,6 +10,7 @@
 //                      without keepdims its [N, C] is the same in either layout, so it
 //                      leaves the region without a Transpose
 //   MaxPool:           ai.fusescope.MaxPool with `channels_last` = 1 (ONNX's attributes)
+//   AveragePool:       ai.fusescope.AveragePool, the same way (DenseNet's transition layers)
 //   element-wise ops:  the same op on NHWC operands; constants are permuted once here
 //   Concat of channels: the same Concat over NHWC's last axis (DenseNet's dense blocks,
 //                      Inception's branches join inside the region)
@@ -50,6 +51,7 @@ enum class Role {
     Conv,
     GlobalPool,
     MaxPool,
+    AveragePool,
     SpatialReduce,
     Elementwise,
     BatchNorm,
@@ -188,6 +190,8 @@ Role roleOf(const Rewriter& rw, NodeId id, const std::set<DType>& types, std::st
         }
         return Role::MaxPool;
     }
+    if (isOp(n, "AveragePool"))
+        return rank4(g, n.inputs[0]) && typed(out) ? Role::AveragePool : Role::None;
     if (isOp(n, "Concat")) {
         const int64_t axis = intAttr(n, "axis", 1);
         if ((axis != 1 && axis != -3) || !rank4(g, out) || !typed(out)) return Role::None;
@@ -535,7 +539,7 @@ private:
                     std::erase_if(made.attributes, [](const Attribute& a) { return a.name == "axes"; });
                     made.attributes.push_back(fsc::intsAttr("axes", {1, 2}));
                 }
-            } else if (role == Role::MaxPool) {
+            } else if (role == Role::MaxPool || role == Role::AveragePool) {
                 made.domain = kFusescopeDomain;
                 made.attributes.push_back(fsc::intAttr("channels_last", 1));
             } else if (role == Role::GlobalPool) {

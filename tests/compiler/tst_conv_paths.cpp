@@ -470,6 +470,62 @@ private slots:
             }
     }
 
+    // ai.fusescope AveragePool on NHWC against ONNX's AveragePool on the same values in NCHW
+    // (the kernel ONNX's conformance data checks): DenseNet's 2x2 stride 2, Inception's 3x3
+    // with and without count_include_pad, ceil_mode's extra column, auto_pad, dilation; channel
+    // counts under one vector, whole vectors, blocks of four and an overlapping last vector.
+    void channelsLastAveragePoolMatchesOnnxs() {
+        struct Pool {
+            std::vector<int64_t> kernel, strides, dilations, pads;
+            int64_t ceil, includePad;
+            std::string autoPad;
+        };
+        const std::vector<Pool> pools{{{2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, 0, 0, "NOTSET"},
+                                      {{3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0, 0, "NOTSET"},
+                                      {{3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0, 1, "NOTSET"},
+                                      {{3, 3}, {2, 2}, {1, 1}, {1, 0, 0, 1}, 1, 1, "NOTSET"},
+                                      {{5, 3}, {1, 2}, {2, 1}, {2, 0, 1, 2}, 0, 1, "NOTSET"},
+                                      {{3, 3}, {2, 2}, {1, 1}, {}, 0, 1, "SAME_UPPER"}};
+        std::mt19937 rng(11);
+        const int64_t h = 9, w = 11;
+        for (const int64_t c : {3, 16, 20, 64, 72, 130})
+            for (const Pool& k : pools) {
+                std::vector<Attribute> attrs{intsAttr("kernel_shape", k.kernel), intsAttr("strides", k.strides),
+                                             intsAttr("dilations", k.dilations), intAttr("ceil_mode", k.ceil),
+                                             intAttr("count_include_pad", k.includePad), stringAttr("auto_pad", k.autoPad)};
+                if (!k.pads.empty()) attrs.push_back(intsAttr("pads", k.pads));
+                auto runPool = [&](bool channelsLast, const std::vector<float>& values) {
+                    GraphBuilder gb;
+                    const std::vector<int64_t> dims = channelsLast ? std::vector<int64_t>{1, h, w, c} : std::vector<int64_t>{1, c, h, w};
+                    ValueId x = gb.input("x", DType::Float32, Shape::ofSizes(dims));
+                    gb.output(gb.node("AveragePool", {x}, {"y"}, attrs, "pool", channelsLast ? "ai.fusescope" : "")[0]);
+                    Model model = gb.buildModel();
+                    model.opsetImports = {{"", 19}, {"ai.fusescope", 1}};
+                    auto exec = Executor::create(model, cpuExecutorOptions(2));
+                    if (!exec.isOk()) qFatal("%s", exec.status().message().c_str());
+                    RtTensor t = allocateTensor(DType::Float32, dims);
+                    std::copy(values.begin(), values.end(), t.as<float>());
+                    auto out = (*exec)->run({t});
+                    if (!out.isOk()) qFatal("%s", out.status().message().c_str());
+                    return (*out)[0];
+                };
+                const std::vector<float> nchw = randomValues(size_t(h * w * c), rng);
+                std::vector<float> nhwc(nchw.size());
+                for (int64_t ch = 0; ch < c; ++ch)
+                    for (int64_t p = 0; p < h * w; ++p) nhwc[size_t(p * c + ch)] = nchw[size_t(ch * h * w + p)];
+                const RtTensor want = runPool(false, nchw), got = runPool(true, nhwc);
+                const int64_t oh = want.dims[2], ow = want.dims[3];
+                QCOMPARE(got.dims, (std::vector<int64_t>{1, oh, ow, c}));
+                for (int64_t ch = 0; ch < c; ++ch)
+                    for (int64_t p = 0; p < oh * ow; ++p) {
+                        const float a = got.as<float>()[size_t(p * c + ch)], b = want.as<float>()[size_t(ch * oh * ow + p)];
+                        QVERIFY2(std::abs(a - b) <= 1e-6f * (1 + std::abs(b)),
+                                 qPrintable(QString("c %1, window %2x%3 (%4): pixel %5 channel %6 is %7, not %8")
+                                                .arg(c).arg(k.kernel[0]).arg(k.kernel[1]).arg(k.autoPad.c_str()).arg(p).arg(ch).arg(a).arg(b)));
+                    }
+            }
+    }
+
 private:
     // 3x3 at stride 1 with channels oneDNN's Winograd kernels take: F(4x4, 3x3) runs on the
     // 30x29 image the tests add for these and F(2x2, 3x3) on the 16x15 one, where oneDNN

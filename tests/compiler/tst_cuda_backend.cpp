@@ -523,6 +523,17 @@ std::vector<OpRow> singleOpCases() {
          {{1, 10, 10, 3}},
          {intAttr("channels_last", 1), intsAttr("kernel_shape", {2, 2}), intsAttr("strides", {3, 3}),
           intsAttr("dilations", {2, 2}), intAttr("ceil_mode", 1)}});
+    row("average pool channels last, count pads",
+        {"AveragePool",
+         "ai.fusescope",
+         {{2, 7, 6, 20}},
+         {intAttr("channels_last", 1), intsAttr("kernel_shape", {3, 2}), intsAttr("pads", {1, 0, 1, 1}),
+          intAttr("count_include_pad", 1)}});
+    row("average pool channels last 2x2 s2",
+        {"AveragePool",
+         "ai.fusescope",
+         {{1, 8, 8, 16}},
+         {intAttr("channels_last", 1), intsAttr("kernel_shape", {2, 2}), intsAttr("strides", {2, 2})}});
     row("reduce mean middle axes", {"ReduceMean", "", {{2, 5, 4, 6}}, {intsAttr("axes", {1, 2})}});
     row("transpose to channels last", {"Transpose", "", {{2, 3, 5, 7}}, {intsAttr("perm", {0, 2, 3, 1})}});
     // The CPU's Transpose paths: few columns, square tiles with remainders, no merge.

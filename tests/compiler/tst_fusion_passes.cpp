@@ -644,6 +644,26 @@ private slots:
         QVERIFY(maxRelativeError(m, res.model) < 1e-5);
     }
 
+    // DenseNet's transition layer (a convolution, then a 2x2 AveragePool at stride 2) and an
+    // Inception pool branch (3x3 at stride 1, count_include_pad 0) stay inside the region as
+    // ai.fusescope AveragePools: no Transpose but the one out.
+    void channelsLastTakesAveragePools() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({1, 8, 12, 12}));
+        ValueId c1 = b.op("Conv", {x, b.initializer(randomFloatTensor("w1", {16, 8, 1, 1}, 81, 0.3f))}, "c1");
+        ValueId down = b.op("AveragePool", {c1}, "down", {intsAttr("kernel_shape", {2, 2}), intsAttr("strides", {2, 2})});
+        ValueId branch = b.op("AveragePool", {down}, "branch",
+                              {intsAttr("kernel_shape", {3, 3}), intsAttr("pads", {1, 1, 1, 1})});
+        b.output(b.op("Conv", {branch, b.initializer(randomFloatTensor("w2", {8, 16, 3, 3}, 82, 0.3f))}, "y",
+                      {intsAttr("pads", {1, 1, 1, 1})}));
+        Model m = withInferredTypes(b);
+        auto res = compileWith(m, {"channels-last", "cancel-inverse-pairs"});
+        const Graph& g = *res.model.graph;
+        QCOMPARE(countFused(g, "AveragePool"), 2);
+        QCOMPARE(countOps(g, "Transpose"), 1);
+        QVERIFY(maxRelativeError(m, res.model) < 1e-5);
+    }
+
     // ConvNeXt as torchvision exports it: each block a depthwise 7x7 convolution, a permute to
     // NHWC for its LayerNorm and Linear layers (a MatMul here), a permute back, the layer
     // scale and the residual Add; the stem a lone strided convolution whose output goes

@@ -9,6 +9,7 @@
 #include "compiler/backends/cpu/cpu_provider.h"
 #include "compiler/backends/cpu/vector_math.h"
 #include "compiler/backends/cpu/activation.h"
+#include "compiler/backends/cpu/average_pool_nhwc.h"
 #include "compiler/backends/cpu/fused_kernels.h"
 #include "compiler/runtime/execution_plan.h"
 #include "compiler/runtime/first_output_context.h"
@@ -198,6 +199,7 @@ void addFused(KernelRegistry& r, const char* op, KernelFactory factory, const ch
 void registerFusedKernels(KernelRegistry& registry) {
     addFused(registry, "FusedConv", cpu::fusedConv(), "epilogue");
     addFused(registry, "MaxPool", cpu::channelsLastMaxPool(), "channels_last");
+    addFused(registry, "AveragePool", cpu::channelsLastAveragePool(), "channels_last");
     addFused(registry, "FusedGemm", withEpilogue("Gemm", -1), "epilogue");
     addFused(registry, "FusedMatMul", withEpilogue("MatMul", 2), "epilogue");
     addFused(registry, "Gelu", sameAs("Gelu"), "ref");

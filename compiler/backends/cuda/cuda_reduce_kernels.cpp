@@ -116,7 +116,7 @@ public:
         if (!isFloatKind(x->dtype)) return unsupported(ctx, "not a float type");
         const size_t nd = x->rank() - 2;
         if (nd > 3) return unsupported(ctx, "more than 3 spatial dims");
-        if (m_channelsLast && nd != 2) return bad(ctx, "a channels-last MaxPool needs X [N, H, W, C]");
+        if (m_channelsLast && nd != 2) return bad(ctx, "a channels-last pool needs X [N, H, W, C]");
         const size_t firstSpatial = m_channelsLast ? 1 : 2;
         std::vector<int64_t> spatial(x->dims.begin() + firstSpatial, x->dims.begin() + firstSpatial + nd);
         if (m_attrs.kernelShape.size() != nd) return bad(ctx, "kernel_shape does not match the input rank");
@@ -159,7 +159,7 @@ public:
 
 private:
     bool m_max;
-    bool m_channelsLast;  // ai.fusescope.MaxPool: X and Y NHWC
+    bool m_channelsLast;  // ai.fusescope.MaxPool and AveragePool: X and Y NHWC
     WindowAttrs m_attrs;
     bool m_ceil = false, m_countIncludePad = false;
 };
@@ -224,6 +224,7 @@ void registerReduceKernels(KernelRegistry& r) {
     addKernel(r, "", "MaxPool", poolOp(true), "pool");
     addKernel(r, "ai.fusescope", "MaxPool", poolOp(true, true), "pool");
     addKernel(r, "", "AveragePool", poolOp(false), "pool");
+    addKernel(r, "ai.fusescope", "AveragePool", poolOp(false, true), "pool");
     addKernel(r, "", "BatchNormalization", batchNormOp(), "channel_affine");
 }
 

@@ -60,7 +60,8 @@ struct PoolParams {
     int64_t inDims[3], outDims[3], kernel[3], strides[3], dilations[3], padBegin[3], padEnd[3];
     int64_t inPlane, outPlane;  // elements per plane
     int64_t count;
-    // ai.fusescope.MaxPool's channels_last: [N, spatial..., channels], the channel innermost.
+    // ai.fusescope.MaxPool's and AveragePool's channels_last: [N, spatial..., channels], the
+    // channel innermost.
     bool channelsLast;
     int64_t channels;
     bool narrowIndex;  // every index into X and Y fits in 32 bits
