@@ -24,12 +24,13 @@
 // A pooled [N, 1, 1, C] that only Flattens read leaves without a Transpose (its memory order
 // is [N, C, 1, 1]'s). A region is converted only when it needs no more Transposes at its
 // edges than it holds convolutions, and a lone Conv only when it needs none (a ViT's patch
-// embedding stays as it is). Edges where the region's Transpose cancels an exporter's own cost
-// none: ConvNeXt permutes each block to NHWC after its depthwise convolution and back before
-// its residual Add, so its whole trunk runs channels-last without a layout change. Which element types a region may hold is the target's
-// choice (channelsLastTypes in the pipelines file): float32 on the CPU; float16 and bfloat16
-// on CUDA, where cuDNN's NHWC kernels are its fast ones. A BatchNormalization and a channel
-// shuffle stay float32-only (their rewrites make float32 constants).
+// embedding stays as it is). Edges where the region's Transpose cancels an exporter's own
+// cost none: ConvNeXt permutes each block to NHWC after its depthwise convolution and back
+// before its residual Add, so its whole trunk runs channels-last without a layout change.
+// Which element types a region may hold is the target's choice (channelsLastTypes in the
+// pipelines file): float32 on the CPU; float16 and bfloat16 on CUDA, where cuDNN's NHWC
+// kernels are its fast ones. A BatchNormalization and a channel shuffle stay float32-only
+// (their rewrites make float32 constants).
 #include <algorithm>
 #include <cstring>
 #include <map>

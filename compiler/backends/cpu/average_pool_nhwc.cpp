@@ -24,8 +24,9 @@ using vec16::Vec8;
 // column ceil_mode may add), as the NCHW kernel counts them. Per output row and column.
 struct Divisors {
     std::vector<int64_t> rows, columns;
-    static std::vector<int64_t> along(int64_t out, int64_t in, int64_t k, int64_t stride, int64_t dilation,
-                                      int64_t padBegin, int64_t padEnd, bool includePad) {
+    static std::vector<int64_t> along(int64_t out, int64_t in, int64_t k, int64_t stride,
+                                      int64_t dilation, int64_t padBegin, int64_t padEnd,
+                                      bool includePad) {
         std::vector<int64_t> counts(static_cast<size_t>(out));
         for (int64_t o = 0; o < out; ++o) {
             const int64_t start = o * stride - padBegin;
@@ -34,7 +35,8 @@ struct Divisors {
                 counts[size_t(o)] = (end - start + dilation - 1) / dilation;
             } else {
                 int64_t inside = 0;
-                for (int64_t t = 0; t < k; ++t) inside += start + t * dilation >= 0 && start + t * dilation < in;
+                for (int64_t t = 0; t < k; ++t)
+                    inside += start + t * dilation >= 0 && start + t * dilation < in;
                 counts[size_t(o)] = inside;
             }
         }
@@ -51,8 +53,8 @@ struct Divisors {
 // V vectors of channels from c0 of output pixel (oy, ox): the window's pixels inside the
 // image summed in registers, then divided once.
 template <typename Vec, int V>
-[[gnu::always_inline]] inline void averageBlock(const NhwcWindow& s, const float* image, float* out, int64_t oy,
-                                                int64_t ox, int64_t c0, float divisor) {
+[[gnu::always_inline]] inline void averageBlock(const NhwcWindow& s, const float* image, float* out,
+                                                int64_t oy, int64_t ox, int64_t c0, float divisor) {
     constexpr int L = kLanes<Vec>;
     Vec acc[V];
 #pragma GCC unroll 4
@@ -75,8 +77,8 @@ template <typename Vec, int V>
 // One output row: blocks of four vectors of channels, then single vectors, then one more
 // vector overlapping the last (the same sums again); under one vector, channel by channel.
 template <typename Vec>
-[[gnu::always_inline]] inline void averageRowOf(const NhwcWindow& s, const Divisors& d, const float* image,
-                                                float* row, int64_t oy) {
+[[gnu::always_inline]] inline void averageRowOf(const NhwcWindow& s, const Divisors& d,
+                                                const float* image, float* row, int64_t oy) {
     constexpr int L = kLanes<Vec>;
     for (int64_t ox = 0; ox < s.ow; ++ox) {
         float* out = row + ox * s.c;
@@ -86,30 +88,34 @@ template <typename Vec>
                 float sum = 0.f;
                 for (int64_t ky = 0; ky < s.kh; ++ky)
                     for (int64_t kx = 0; kx < s.kw; ++kx) {
-                        const int64_t iy = oy * s.sh - s.ph + ky * s.dh, ix = ox * s.sw - s.pw + kx * s.dw;
-                        if (iy >= 0 && iy < s.ih && ix >= 0 && ix < s.iw) sum += image[(iy * s.iw + ix) * s.c + ch];
+                        const int64_t iy = oy * s.sh - s.ph + ky * s.dh,
+                                      ix = ox * s.sw - s.pw + kx * s.dw;
+                        if (iy >= 0 && iy < s.ih && ix >= 0 && ix < s.iw)
+                            sum += image[(iy * s.iw + ix) * s.c + ch];
                     }
                 out[ch] = sum / divisor;
             }
             continue;
         }
         int64_t c0 = 0;
-        for (; c0 + 4 * L <= s.c; c0 += 4 * L) averageBlock<Vec, 4>(s, image, out, oy, ox, c0, divisor);
+        for (; c0 + 4 * L <= s.c; c0 += 4 * L)
+            averageBlock<Vec, 4>(s, image, out, oy, ox, c0, divisor);
         for (; c0 + L <= s.c; c0 += L) averageBlock<Vec, 1>(s, image, out, oy, ox, c0, divisor);
         if (c0 < s.c) averageBlock<Vec, 1>(s, image, out, oy, ox, s.c - L, divisor);
     }
 }
 
 using RowFn = void (*)(const NhwcWindow&, const Divisors&, const float*, float*, int64_t);
-[[gnu::target("avx512f")]] void rowAvx512(const NhwcWindow& s, const Divisors& d, const float* image, float* row,
-                                          int64_t oy) {
+[[gnu::target("avx512f")]] void rowAvx512(const NhwcWindow& s, const Divisors& d,
+                                          const float* image, float* row, int64_t oy) {
     averageRowOf<Vec16>(s, d, image, row, oy);
 }
-[[gnu::target("avx2")]] void rowAvx2(const NhwcWindow& s, const Divisors& d, const float* image, float* row,
-                                     int64_t oy) {
+[[gnu::target("avx2")]] void rowAvx2(const NhwcWindow& s, const Divisors& d, const float* image,
+                                     float* row, int64_t oy) {
     averageRowOf<Vec8>(s, d, image, row, oy);
 }
-void rowBaseline(const NhwcWindow& s, const Divisors& d, const float* image, float* row, int64_t oy) {
+void rowBaseline(const NhwcWindow& s, const Divisors& d, const float* image, float* row,
+                 int64_t oy) {
     averageRowOf<Vec16>(s, d, image, row, oy);
 }
 
@@ -129,30 +135,47 @@ public:
 
     Status compute(KernelContext& ctx) override {
         const RtTensor* x = ctx.input(0);
-        if (!x || x->rank() != 4) return bad(ctx, "a channels-last AveragePool needs X [N, H, W, C]");
-        if (x->dtype != DType::Float32) return bad(ctx, "a channels-last AveragePool takes float32");
+        if (!x || x->rank() != 4)
+            return bad(ctx, "a channels-last AveragePool needs X [N, H, W, C]");
+        if (x->dtype != DType::Float32)
+            return bad(ctx, "a channels-last AveragePool takes float32");
         if (m_attrs.kernelShape.size() != 2) return bad(ctx, "kernel_shape must have 2 dims");
         const int64_t n = x->dims[0], c = x->dims[3];
-        auto geo = convGeometry(ctx, m_attrs, {x->dims[1], x->dims[2]}, m_attrs.kernelShape, m_ceil);
+        auto geo =
+            convGeometry(ctx, m_attrs, {x->dims[1], x->dims[2]}, m_attrs.kernelShape, m_ceil);
         if (!geo) return geo.status();
         auto out = ctx.output(0, x->dtype, {n, geo->out[0], geo->out[1], c});
         if (!out) return out.status();
         if ((*out)->numel() == 0) return Status::ok();
-        const NhwcWindow s{n, c, x->dims[1], x->dims[2], geo->out[0], geo->out[1], geo->kernel[0], geo->kernel[1],
-                           geo->strides[0], geo->strides[1], geo->dilations[0], geo->dilations[1],
-                           geo->padBegin[0], geo->padBegin[1]};
+        const NhwcWindow s{n,
+                           c,
+                           x->dims[1],
+                           x->dims[2],
+                           geo->out[0],
+                           geo->out[1],
+                           geo->kernel[0],
+                           geo->kernel[1],
+                           geo->strides[0],
+                           geo->strides[1],
+                           geo->dilations[0],
+                           geo->dilations[1],
+                           geo->padBegin[0],
+                           geo->padBegin[1]};
         // Only explicit pads count for count_include_pad (auto_pad's are not), as in NCHW.
         const bool explicitPads = !m_attrs.pads.empty() && m_attrs.autoPad == "NOTSET";
-        const Divisors d{Divisors::along(s.oh, s.ih, s.kh, s.sh, s.dh, s.ph, explicitPads ? m_attrs.pads[2] : 0, m_countIncludePad),
-                         Divisors::along(s.ow, s.iw, s.kw, s.sw, s.dw, s.pw, explicitPads ? m_attrs.pads[3] : 0, m_countIncludePad)};
+        const Divisors d{Divisors::along(s.oh, s.ih, s.kh, s.sh, s.dh, s.ph,
+                                         explicitPads ? m_attrs.pads[2] : 0, m_countIncludePad),
+                         Divisors::along(s.ow, s.iw, s.kw, s.sw, s.dw, s.pw,
+                                         explicitPads ? m_attrs.pads[3] : 0, m_countIncludePad)};
         const RowFn row = rowForThisCpu();
         const float* px = x->as<float>();
         float* py = (*out)->as<float>();
-        ctx.pool().parallelFor(n * s.oh, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, s.ow * c * s.kh * s.kw)),
-                               [&](int64_t b, int64_t e) {
-                                   for (int64_t r = b; r < e; ++r)
-                                       row(s, d, px + (r / s.oh) * s.ih * s.iw * c, py + r * s.ow * c, r % s.oh);
-                               });
+        ctx.pool().parallelFor(
+            n * s.oh, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, s.ow * c * s.kh * s.kw)),
+            [&](int64_t b, int64_t e) {
+                for (int64_t r = b; r < e; ++r)
+                    row(s, d, px + (r / s.oh) * s.ih * s.iw * c, py + r * s.ow * c, r % s.oh);
+            });
         return Status::ok();
     }
 

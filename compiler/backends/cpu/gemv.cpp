@@ -28,12 +28,14 @@ constexpr int64_t kColumnChunk = 2048;
 // its own order, rows after rows, which the prefetchers follow (blocks of columns down all
 // the rows read 512 bytes of each 4 KiB row and stalled on the next).
 template <typename Vec>
-[[gnu::always_inline]] inline void addRowsOf(int64_t p0, int64_t p1, int64_t j0, int64_t j1, const float* x,
-                                             int64_t incx, const float* b, int64_t ldb, float* sum) {
+[[gnu::always_inline]] inline void addRowsOf(int64_t p0, int64_t p1, int64_t j0, int64_t j1,
+                                             const float* x, int64_t incx, const float* b,
+                                             int64_t ldb, float* sum) {
     constexpr int64_t L = kLanes<Vec>;
     int64_t p = p0;
     for (; p + 4 <= p1; p += 4) {
-        const float x0 = x[p * incx], x1 = x[(p + 1) * incx], x2 = x[(p + 2) * incx], x3 = x[(p + 3) * incx];
+        const float x0 = x[p * incx], x1 = x[(p + 1) * incx], x2 = x[(p + 2) * incx],
+                    x3 = x[(p + 3) * incx];
         const float *r0 = b + p * ldb, *r1 = r0 + ldb, *r2 = r1 + ldb, *r3 = r2 + ldb;
         int64_t j = j0;
         for (; j + L <= j1; j += L)
@@ -50,30 +52,34 @@ template <typename Vec>
     }
 }
 
-using AddRowsFn = void (*)(int64_t, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*);
-[[gnu::target("avx512f")]] void addRowsAvx512(int64_t p0, int64_t p1, int64_t j0, int64_t j1, const float* x,
-                                              int64_t incx, const float* b, int64_t ldb, float* sum) {
+using AddRowsFn = void (*)(int64_t, int64_t, int64_t, int64_t, const float*, int64_t, const float*,
+                           int64_t, float*);
+[[gnu::target("avx512f")]] void addRowsAvx512(int64_t p0, int64_t p1, int64_t j0, int64_t j1,
+                                              const float* x, int64_t incx, const float* b,
+                                              int64_t ldb, float* sum) {
     addRowsOf<Vec16>(p0, p1, j0, j1, x, incx, b, ldb, sum);
 }
-[[gnu::target("avx2,fma")]] void addRowsAvx2(int64_t p0, int64_t p1, int64_t j0, int64_t j1, const float* x,
-                                             int64_t incx, const float* b, int64_t ldb, float* sum) {
+[[gnu::target("avx2,fma")]] void addRowsAvx2(int64_t p0, int64_t p1, int64_t j0, int64_t j1,
+                                             const float* x, int64_t incx, const float* b,
+                                             int64_t ldb, float* sum) {
     addRowsOf<Vec8>(p0, p1, j0, j1, x, incx, b, ldb, sum);
 }
-void addRowsBaseline(int64_t p0, int64_t p1, int64_t j0, int64_t j1, const float* x, int64_t incx, const float* b,
-                     int64_t ldb, float* sum) {
+void addRowsBaseline(int64_t p0, int64_t p1, int64_t j0, int64_t j1, const float* x, int64_t incx,
+                     const float* b, int64_t ldb, float* sum) {
     addRowsOf<Vec16>(p0, p1, j0, j1, x, incx, b, ldb, sum);
 }
 
 #pragma GCC diagnostic pop
 
 AddRowsFn addRowsForThisCpu() {
-    static const AddRowsFn chosen = vec16::forThisCpu<AddRowsFn>(addRowsAvx512, addRowsAvx2, addRowsBaseline);
+    static const AddRowsFn chosen =
+        vec16::forThisCpu<AddRowsFn>(addRowsAvx512, addRowsAvx2, addRowsBaseline);
     return chosen;
 }
 
 // sum[0, n) = x B over rows [p0, p1), column chunk by column chunk.
-void sumRows(AddRowsFn addRows, int64_t p0, int64_t p1, int64_t n, const float* x, int64_t incx, const float* b,
-             int64_t ldb, float* sum) {
+void sumRows(AddRowsFn addRows, int64_t p0, int64_t p1, int64_t n, const float* x, int64_t incx,
+             const float* b, int64_t ldb, float* sum) {
     std::memset(sum, 0, size_t(n) * sizeof(float));
     for (int64_t j0 = 0; j0 < n; j0 += kColumnChunk)
         addRows(p0, p1, j0, std::min(n, j0 + kColumnChunk), x, incx, b, ldb, sum);
@@ -81,8 +87,8 @@ void sumRows(AddRowsFn addRows, int64_t p0, int64_t p1, int64_t n, const float* 
 
 }  // namespace
 
-void gemvRowMajor(int64_t k, int64_t n, float alpha, const float* x, int64_t incx, const float* b, int64_t ldb,
-                  float beta, float* y) {
+void gemvRowMajor(int64_t k, int64_t n, float alpha, const float* x, int64_t incx, const float* b,
+                  int64_t ldb, float beta, float* y) {
     const AddRowsFn addRows = addRowsForThisCpu();
     // The rows are split among the threads, each summing its own contiguous stretch of B
     // into partial sums that are added up at the end: every thread streams its rows in
@@ -91,7 +97,8 @@ void gemvRowMajor(int64_t k, int64_t n, float alpha, const float* x, int64_t inc
     // it saves (MobileNetV3's squeeze-excite layers, 960 x 240, gain from two).
     const int threads = int(std::min<int64_t>({omp_get_max_threads(), std::max<int64_t>(1, k / 16),
                                                std::max<int64_t>(1, k * n / 65536)}));
-    const int64_t pieces = threads <= 1 || omp_in_parallel() ? 1 : std::min<int64_t>(k / 4, 4 * int64_t(threads));
+    const int64_t pieces =
+        threads <= 1 || omp_in_parallel() ? 1 : std::min<int64_t>(k / 4, 4 * int64_t(threads));
     const auto partials = std::make_unique_for_overwrite<float[]>(size_t(pieces * n));
     const auto finish = [&](int64_t j0, int64_t j1) {
         for (int64_t j = j0; j < j1; ++j) {

@@ -8,7 +8,7 @@ namespace fsc::cpu {
 
 // x: k floats, incx apart; B: k rows of n, ldb apart; y: n floats. Threads: OpenMP's count on
 // the calling thread (the run's pool sets it), over stretches of rows.
-void gemvRowMajor(int64_t k, int64_t n, float alpha, const float* x, int64_t incx, const float* b, int64_t ldb,
-                  float beta, float* y);
+void gemvRowMajor(int64_t k, int64_t n, float alpha, const float* x, int64_t incx, const float* b,
+                  int64_t ldb, float beta, float* y);
 
 }  // namespace fsc::cpu
