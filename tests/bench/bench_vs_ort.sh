@@ -2,10 +2,10 @@
 # CPU speed against ONNX Runtime: the same models, the same thread count, on the same machine.
 # Prints fusescope's median and p90 latency over ORT's for resnet50, mobilenet_v2,
 # efficientnet_b0, vit_b_16, swin_t and a BERT-base encoder (or the MODELs named) at
-# batch 1, at 1 and 2 threads. The iterations run in ROUNDS rounds (default 5) that alternate
-# between the two (each round warms up again), and median and p90 are taken over every
-# sample of each: a noisy stretch of a shared machine then falls on both, not on whichever
-# happened to run during it.
+# batch 1, at 1 and 2 threads. The iterations run in ROUNDS rounds (default 5), each running
+# every thread count of both runtimes in turn (each run warms up again), and median and p90
+# are taken over every sample of each: a noisy stretch of a shared machine then falls on all
+# of them, not on whichever happened to run during it.
 # With CPU_AS=avx2 or avx2-vnni, both run as such a CPU would (cpu_as.sh).
 # With LOAD=busy (one spinning process per core) or LOAD=pinned (one spinning process pinned to
 # the last core), both run under that load, at their default threads ("default": Fusescope's
@@ -50,18 +50,21 @@ esac
 [ -z "${LOAD:-}" ] || echo "load: $LOAD (${#spinners[@]} spinning process(es))"
 printf "%-16s %7s %12s %12s %8s %9s\n" model threads "fusescope ms" "ort ms" ratio "p90 ratio"
 for model in $models; do
-  for threads in $thread_list; do
-    ours_threads=(--threads "$threads") ort_threads=$threads
-    [ "$threads" != default ] || { ours_threads=(); ort_threads=0; }
-    : >"$samples/ours"
-    : >"$samples/ort"
-    for _ in $(seq "$rounds"); do
+  # Each round runs every thread count, ours then ORT's: the counts compared with each other
+  # (default against 1 under load) see the same stretch of the machine, as the runtimes do.
+  for threads in $thread_list; do : >"$samples/ours.$threads"; : >"$samples/ort.$threads"; done
+  for _ in $(seq "$rounds"); do
+    for threads in $thread_list; do
+      ours_threads=(--threads "$threads") ort_threads=$threads
+      [ "$threads" != default ] || { ours_threads=(); ort_threads=0; }
       "${as_cpu[@]}" "$cli" run "$cache/$model.onnx" "${ours_threads[@]}" --iterations "$per_round" --warmup 3 --json |
-        /usr/bin/python3 -c 'import json,sys; print(*json.load(sys.stdin)["latency_ms"]["samples"])' >>"$samples/ours"
+        /usr/bin/python3 -c 'import json,sys; print(*json.load(sys.stdin)["latency_ms"]["samples"])' >>"$samples/ours.$threads"
       NODE_PATH="$ort/node_modules" "${as_cpu[@]}" node "$here/ort_latency.js" "$cache/$model.onnx" "$ort_threads" "$per_round" 3 |
-        /usr/bin/python3 -c 'import json,sys; print(*json.load(sys.stdin)["samples"])' >>"$samples/ort"
+        /usr/bin/python3 -c 'import json,sys; print(*json.load(sys.stdin)["samples"])' >>"$samples/ort.$threads"
     done
-    /usr/bin/python3 - "$model" "$threads" "$samples/ours" "$samples/ort" <<'PY'
+  done
+  for threads in $thread_list; do
+    /usr/bin/python3 - "$model" "$threads" "$samples/ours.$threads" "$samples/ort.$threads" <<'PY'
 import math, sys
 def stats(path):
     s = sorted(float(v) for v in open(path).read().split())
