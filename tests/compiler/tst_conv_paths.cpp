@@ -134,19 +134,21 @@ private slots:
         QTest::addColumn<bool>("means");      // a second output, Y's mean over H and W (se-pool-fusion)
         QTest::addColumn<bool>("noCopies");   // the weight-copy budget spent: W re-laid per call
         QTest::addColumn<bool>("blocked");    // oneDNN in its own (blocked) layouts, Z reordered in
+        QTest::addColumn<int>("threads");     // one thread walks the depthwise rows backward
         static const std::vector<Case> cases = cases_();
         for (size_t i = 0; i < cases.size(); ++i) {
             const std::string name = cases[i].name;
-            QTest::newRow(name.c_str()) << int(i) << false << false << false << false << false << false;
-            QTest::newRow((name + ", float64").c_str()) << int(i) << true << false << false << false << false << false;
-            QTest::newRow((name + ", NCHW input").c_str()) << int(i) << false << true << false << false << false << false;
-            QTest::newRow((name + ", NCHW input, no weight copies").c_str()) << int(i) << false << true << false << false << true << false;
-            QTest::newRow((name + ", residual").c_str()) << int(i) << false << false << true << false << false << false;
-            QTest::newRow((name + ", residual, blocked").c_str()) << int(i) << false << false << true << false << false << true;
-            QTest::newRow((name + ", residual, float64").c_str()) << int(i) << true << false << true << false << false << false;
-            QTest::newRow((name + ", channel means").c_str()) << int(i) << false << false << false << true << false << false;
-            QTest::newRow((name + ", channel means, float64").c_str()) << int(i) << true << false << false << true << false << false;
-            QTest::newRow((name + ", channel means, residual").c_str()) << int(i) << false << false << true << true << false << false;
+            QTest::newRow(name.c_str()) << int(i) << false << false << false << false << false << false << 2;
+            QTest::newRow((name + ", one thread, channel means").c_str()) << int(i) << false << false << false << true << false << false << 1;
+            QTest::newRow((name + ", float64").c_str()) << int(i) << true << false << false << false << false << false << 2;
+            QTest::newRow((name + ", NCHW input").c_str()) << int(i) << false << true << false << false << false << false << 2;
+            QTest::newRow((name + ", NCHW input, no weight copies").c_str()) << int(i) << false << true << false << false << true << false << 2;
+            QTest::newRow((name + ", residual").c_str()) << int(i) << false << false << true << false << false << false << 2;
+            QTest::newRow((name + ", residual, blocked").c_str()) << int(i) << false << false << true << false << false << true << 2;
+            QTest::newRow((name + ", residual, float64").c_str()) << int(i) << true << false << true << false << false << false << 2;
+            QTest::newRow((name + ", channel means").c_str()) << int(i) << false << false << false << true << false << false << 2;
+            QTest::newRow((name + ", channel means, float64").c_str()) << int(i) << true << false << false << true << false << false << 2;
+            QTest::newRow((name + ", channel means, residual").c_str()) << int(i) << false << false << true << true << false << false << 2;
         }
     }
     void channelsLastMatchesTheDefinition() {
@@ -157,6 +159,7 @@ private slots:
         QFETCH(bool, means);
         QFETCH(bool, noCopies);
         QFETCH(bool, blocked);
+        QFETCH(int, threads);
         cpu::setRelaidCopyBudgetBytes(noCopies ? cpu::relaidBytesKept() : cpu::kDefaultCopyBudgetBytes);
         cpu::OneDnnConv::useOwnLayoutsOnly(blocked);
         const auto restore = qScopeGuard([] {
@@ -198,7 +201,7 @@ private slots:
         for (ValueId v : produced) gb.output(v);
         Model model = gb.buildModel();
         model.opsetImports.push_back({"ai.fusescope", 1});
-        auto exec = Executor::create(model, cpuExecutorOptions(2));
+        auto exec = Executor::create(model, cpuExecutorOptions(threads));
         QVERIFY2(exec.isOk(), exec.status().message().c_str());
         std::vector<std::tuple<int64_t, int64_t, int64_t>> sizes{{1, 13, 11}, {1, 13, 11}, {2, 8, 17}, {1, 7, 12}, {1, 9, 40},
                                                                  // maps narrower than two tiles: all borders
