@@ -88,9 +88,14 @@ std::atomic<uint64_t> g_winogradRuns{0};
 // - 7x7: both slower than direct.
 // F(4x4)'s error stays within twice the direct kernel's, F(2x2)'s within the direct
 // kernel's (1.2e-5 and 3e-6 against 6e-6 on outputs up to 4: docs/benchmarks.md).
+// Its transforms and reorders cost in proportion to the input and output channels, what it
+// saves to their product: under 32 channels on either side the direct kernel is faster
+// (squeezenet1_1's 16-to-64-channel layers on 55 x 55 at one thread: 410 and 368 us through
+// F(4x4) and its reorders, 342 and 341 direct; GoogLeNet's 16-to-32 and 16-to-48 layers also
+// faster direct; squeezenet's 32-to-128 layers faster through Winograd).
 // Returns the name oneDNN gives the kernel to take, or null for the direct one.
-const char* winogradKernelFor(const ConvGeometry& g, int64_t group) {
-    if (g.in.size() != 2 || group != 1) return nullptr;
+const char* winogradKernelFor(const ConvGeometry& g, int64_t group, int64_t inChannels, int64_t outChannels) {
+    if (g.in.size() != 2 || group != 1 || std::min(inChannels, outChannels) < 32) return nullptr;
     for (size_t d = 0; d < 2; ++d)
         if (g.kernel[d] != 3 || g.strides[d] != 1 || g.dilations[d] != 1) return nullptr;
     const int64_t side = std::min(g.out[0], g.out[1]);
@@ -194,7 +199,7 @@ OneDnnConv::Done OneDnnConv::run(const ConvGeometry& g, int64_t group, const RtT
             // primitive does neither the sum nor the activation (which must come after it),
             // and the caller adds both in one pass.
             const auto activation = postOpOf(m_act);
-            const char* winograd = winogradKernelFor(g, group);
+            const char* winograd = winogradKernelFor(g, group, w.dims[1], w.dims[0]);
             auto withPostOps = [&](bool residual, bool activate) {
                 dnnl::primitive_attr attr;
                 dnnl::post_ops ops;
