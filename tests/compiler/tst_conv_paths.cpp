@@ -136,20 +136,23 @@ private slots:
         QTest::addColumn<bool>("noCopies");   // the weight-copy budget spent: W re-laid per call
         QTest::addColumn<bool>("blocked");    // oneDNN in its own (blocked) layouts, Z reordered in
         QTest::addColumn<int>("threads");     // one thread walks the depthwise rows backward
+        QTest::addColumn<QString>("activation");  // without Z: Relu, or Clip to [-0.25, 0.5]
         static const std::vector<Case> cases = cases_();
         for (size_t i = 0; i < cases.size(); ++i) {
             const std::string name = cases[i].name;
-            QTest::newRow(name.c_str()) << int(i) << false << false << false << false << false << false << 2;
-            QTest::newRow((name + ", one thread, channel means").c_str()) << int(i) << false << false << false << true << false << false << 1;
-            QTest::newRow((name + ", float64").c_str()) << int(i) << true << false << false << false << false << false << 2;
-            QTest::newRow((name + ", NCHW input").c_str()) << int(i) << false << true << false << false << false << false << 2;
-            QTest::newRow((name + ", NCHW input, no weight copies").c_str()) << int(i) << false << true << false << false << true << false << 2;
-            QTest::newRow((name + ", residual").c_str()) << int(i) << false << false << true << false << false << false << 2;
-            QTest::newRow((name + ", residual, blocked").c_str()) << int(i) << false << false << true << false << false << true << 2;
-            QTest::newRow((name + ", residual, float64").c_str()) << int(i) << true << false << true << false << false << false << 2;
-            QTest::newRow((name + ", channel means").c_str()) << int(i) << false << false << false << true << false << false << 2;
-            QTest::newRow((name + ", channel means, float64").c_str()) << int(i) << true << false << false << true << false << false << 2;
-            QTest::newRow((name + ", channel means, residual").c_str()) << int(i) << false << false << true << true << false << false << 2;
+            QTest::newRow((name + ", Relu").c_str()) << int(i) << false << false << false << false << false << false << 2 << QString("Relu");
+            QTest::newRow((name + ", Clip, one thread").c_str()) << int(i) << false << false << false << false << false << false << 1 << QString("Clip");
+            QTest::newRow(name.c_str()) << int(i) << false << false << false << false << false << false << 2 << QString();
+            QTest::newRow((name + ", one thread, channel means").c_str()) << int(i) << false << false << false << true << false << false << 1 << QString();
+            QTest::newRow((name + ", float64").c_str()) << int(i) << true << false << false << false << false << false << 2 << QString();
+            QTest::newRow((name + ", NCHW input").c_str()) << int(i) << false << true << false << false << false << false << 2 << QString();
+            QTest::newRow((name + ", NCHW input, no weight copies").c_str()) << int(i) << false << true << false << false << true << false << 2 << QString();
+            QTest::newRow((name + ", residual").c_str()) << int(i) << false << false << true << false << false << false << 2 << QString();
+            QTest::newRow((name + ", residual, blocked").c_str()) << int(i) << false << false << true << false << false << true << 2 << QString();
+            QTest::newRow((name + ", residual, float64").c_str()) << int(i) << true << false << true << false << false << false << 2 << QString();
+            QTest::newRow((name + ", channel means").c_str()) << int(i) << false << false << false << true << false << false << 2 << QString();
+            QTest::newRow((name + ", channel means, float64").c_str()) << int(i) << true << false << false << true << false << false << 2 << QString();
+            QTest::newRow((name + ", channel means, residual").c_str()) << int(i) << false << false << true << true << false << false << 2 << QString();
         }
     }
     void channelsLastMatchesTheDefinition() {
@@ -161,6 +164,7 @@ private slots:
         QFETCH(bool, noCopies);
         QFETCH(bool, blocked);
         QFETCH(int, threads);
+        QFETCH(QString, activation);
         cpu::setRelaidCopyBudgetBytes(noCopies ? cpu::relaidBytesKept() : cpu::kDefaultCopyBudgetBytes);
         cpu::OneDnnConv::useOwnLayoutsOnly(blocked);
         const auto restore = qScopeGuard([] {
@@ -197,6 +201,8 @@ private slots:
                                      intsAttr("dilations", {k.dh, k.dw}), intsAttr("pads", k.pads)};
         if (nchwInput) attrs.push_back(stringAttr("input_layout", "NCHW"));
         if (residual) attrs.push_back(stringAttr("activation", "Relu"));
+        if (!activation.isEmpty()) attrs.push_back(stringAttr("activation", activation.toStdString()));
+        if (activation == "Clip") attrs.push_back(floatsAttr("activation_params", {-0.25f, 0.5f}));
         const auto produced = gb.node("FusedConv", inputs, means ? std::vector<std::string>{"y", "means"} : std::vector<std::string>{"y"},
                                       attrs, "conv", "ai.fusescope");
         for (ValueId v : produced) gb.output(v);
@@ -254,6 +260,8 @@ private slots:
                         const double got = doubles ? y.as<double>()[at] : y.as<float>()[at];
                         float want = expected[size_t((img * k.m + oc) * oh * ow + p)];
                         if (residual) want = std::max(0.f, want + zValues[at]);
+                        if (activation == "Relu") want = std::max(0.f, want);
+                        if (activation == "Clip") want = std::clamp(want, -0.25f, 0.5f);
                         wantMeans[size_t(img * k.m + oc)] += double(want) / double(oh * ow);
                         if (!(std::abs(got - want) <= 1e-4 * (1 + std::abs(want))))
                             QFAIL(qPrintable(QString("image %1 channel %2 pixel %3: %4, expected %5")
@@ -270,9 +278,10 @@ private slots:
             }
         }
         // float32 goes through oneDNN or our Winograd route (NHWC input only), float64
-        // through NCHW copies around the plain loops.
+        // through NCHW copies around the plain loops. oneDNN's Winograd kernels take no Clip.
         if (winogradSized(k) && oneDnnHasWinograd() && !doubles)
-            QCOMPARE(cpu::OneDnnConv::winogradRuns() - winogradBefore, uint64_t(oneDnnTakesWinograd(k) ? 4 : 0));
+            QCOMPARE(cpu::OneDnnConv::winogradRuns() - winogradBefore,
+                     uint64_t(oneDnnTakesWinograd(k) && activation != "Clip" ? 4 : 0));
         if (winogradSized(k) && ourWinogradRuns() && !doubles)
             QCOMPARE(cpu::WinogradConv::runs() - oursBefore, uint64_t(nchwInput ? 0 : 4));
     }

@@ -5,7 +5,7 @@ usage: export_models.py CACHE_DIR
 
 torchvision (resnet50, mobilenet_v2, efficientnet_b0, vit_b_16, swin_t, densenet121, googlenet,
 shufflenet_v2_x1_0, squeezenet1_1, mnasnet1_0, regnet_y_400mf, mobilenet_v3_large,
-convnext_tiny, resnext50_32x4d) and torch.nn (a TransformerEncoder,
+convnext_tiny, resnext50_32x4d, inception_v3, regnet_x_800mf) and torch.nn (a TransformerEncoder,
 an LSTM) with random weights from Debian's python3-torch and python3-torchvision: nothing
 is downloaded. A model already in the cache from the same torch version is kept. Next to
 each model go a reference input and PyTorch's output for it (NAME.input.npy,
@@ -81,6 +81,11 @@ MODELS = {
     "mobilenet_v3_large": (lambda: torchvision.models.mobilenet_v3_large(weights=None), image),
     "convnext_tiny": (lambda: torchvision.models.convnext_tiny(weights=None), image),
     "resnext50_32x4d": (lambda: torchvision.models.resnext50_32x4d(weights=None), image),
+    # Inception-v3's factorised 1x7 and 7x1 convolutions and average-pool branches on 299 x 299;
+    # RegNetX's grouped convolutions without squeeze-and-excitation, strided on 112 x 112.
+    "inception_v3": (lambda: torchvision.models.inception_v3(weights=None, aux_logits=False, init_weights=True),
+                     lambda: image(299)),
+    "regnet_x_800mf": (lambda: torchvision.models.regnet_x_800mf(weights=None), image),
     "lstm": (Lstm, lambda: torch.randn(1, 12, 32)),
 }
 

@@ -25,19 +25,25 @@ using vec16::Vec8;
 
 // A tile's accumulators start at the bias (or 0) of their channels...
 template <typename Vec, int P, int V>
-[[gnu::always_inline]] inline void seed(Vec (&acc)[P][V], const float* bias, int64_t c0) {
+[[gnu::always_inline]] inline void seed(Vec (&acc)[P][V], const DepthwiseEpilogue& ep, int64_t c0) {
 #pragma GCC unroll 8
     for (int p = 0; p < P; ++p)
 #pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) acc[p][v] = bias ? load<Vec>(bias + c0 + kLanes<Vec> * v) : Vec{};
+        for (int v = 0; v < V; ++v) acc[p][v] = ep.bias ? load<Vec>(ep.bias + c0 + kLanes<Vec> * v) : Vec{};
 }
-// ... and are stored once, pixel p at out + p * c.
+// ... and are clamped and stored once, pixel p at out + p * c.
+template <typename Vec>
+[[gnu::always_inline]] inline Vec clamped(Vec v, const DepthwiseEpilogue& ep) {
+    v = v < ep.lo ? Vec{} + ep.lo : v;  // NaN stays NaN, as in PyTorch's relu and clamp
+    return v > ep.hi ? Vec{} + ep.hi : v;
+}
 template <typename Vec, int P, int V>
-[[gnu::always_inline]] inline void storeTile(const Vec (&acc)[P][V], float* out, int64_t c, int64_t c0) {
+[[gnu::always_inline]] inline void storeTile(const Vec (&acc)[P][V], float* out, int64_t c, int64_t c0,
+                                             const DepthwiseEpilogue& ep) {
 #pragma GCC unroll 8
     for (int p = 0; p < P; ++p)
 #pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) store(out + p * c + c0 + kLanes<Vec> * v, acc[p][v]);
+        for (int v = 0; v < V; ++v) store(out + p * c + c0 + kLanes<Vec> * v, clamped(acc[p][v], ep));
 }
 
 // P neighbouring output pixels by V vectors of channels from c0, every tap's product
@@ -45,9 +51,9 @@ template <typename Vec, int P, int V>
 // (border pixels); interior tiles skip it.
 template <typename Vec, int P, int V, bool Clip>
 [[gnu::always_inline]] inline void tile(const NhwcWindow& s, const float* img, const float* w,
-                                        const float* bias, float* out, int64_t oy, int64_t ox0, int64_t c0) {
+                                        const DepthwiseEpilogue& ep, float* out, int64_t oy, int64_t ox0, int64_t c0) {
     Vec acc[P][V];
-    seed(acc, bias, c0);
+    seed(acc, ep, c0);
     for (int64_t ky = 0; ky < s.kh; ++ky) {
         const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
         if (iy < 0 || iy >= s.ih) continue;
@@ -67,7 +73,7 @@ template <typename Vec, int P, int V, bool Clip>
             }
         }
     }
-    storeTile(acc, out, s.c, c0);
+    storeTile(acc, out, s.c, c0, ep);
 }
 
 // The same tile at stride S (1 or 2) and no dilation with KW taps per kernel row: the row's
@@ -80,10 +86,10 @@ template <typename Vec, int P, int V, bool Clip>
 // 1152-channel 5x5 layers: 43 GFLOP/s).
 template <typename Vec, int P, int V, int KW, int S, bool Clip = false>
 [[gnu::always_inline]] inline void slidingTile(const NhwcWindow& s, const float* img, const float* w,
-                                               const float* bias, float* out, int64_t oy, int64_t ox0, int64_t c0) {
+                                               const DepthwiseEpilogue& ep, float* out, int64_t oy, int64_t ox0, int64_t c0) {
     constexpr int kInputs = (P - 1) * S + KW;
     Vec acc[P][V];
-    seed(acc, bias, c0);
+    seed(acc, ep, c0);
     const int64_t ix0 = ox0 * S - s.pw;
     for (int64_t ky = 0; ky < s.kh; ++ky) {
         const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
@@ -109,7 +115,7 @@ template <typename Vec, int P, int V, int KW, int S, bool Clip = false>
                 for (int v = 0; v < V; ++v) acc[p][v] += in[p * S + kx][v] * wv[v];
         }
     }
-    storeTile(acc, out, s.c, c0);
+    storeTile(acc, out, s.c, c0, ep);
 }
 
 // fn(pixel, tap) for each tap of output pixel (oy, ox) that falls inside the image: the
@@ -128,28 +134,29 @@ template <typename F>
 }
 
 // The channels past the last multiple of 16, one at a time.
-inline void tailChannels(const NhwcWindow& s, const float* img, const float* w, const float* bias, float* out,
+inline void tailChannels(const NhwcWindow& s, const float* img, const float* w, const DepthwiseEpilogue& ep, float* out,
                          int64_t oy, int64_t ox, int64_t c0, int64_t cEnd) {
     for (int64_t ch = c0; ch < cEnd; ++ch) {
-        float acc = bias ? bias[ch] : 0.f;
+        float acc = ep.bias ? ep.bias[ch] : 0.f;
         forEachTapInside(s, oy, ox, [&](int64_t pixel, int64_t tap) __attribute__((always_inline)) {
             acc += img[pixel * s.c + ch] * w[tap * s.c + ch];
         });
-        out[ch] = acc;
+        acc = acc < ep.lo ? ep.lo : acc;
+        out[ch] = acc > ep.hi ? ep.hi : acc;
     }
 }
 
 // A tile of a 5-wide window at stride 1 or 2. At stride 2 a row's 11 input pixels by two
 // vectors would not fit AVX-512's registers beside the accumulators: one vector at a time.
 template <typename Vec, int P, int V, bool Clip>
-[[gnu::always_inline]] inline void fiveWide(const NhwcWindow& s, const float* img, const float* w, const float* bias,
+[[gnu::always_inline]] inline void fiveWide(const NhwcWindow& s, const float* img, const float* w, const DepthwiseEpilogue& ep,
                                             float* out, int64_t oy, int64_t ox0, int64_t c0) {
     if (s.sw == 1) {
-        slidingTile<Vec, P, V, 5, 1, Clip>(s, img, w, bias, out, oy, ox0, c0);
+        slidingTile<Vec, P, V, 5, 1, Clip>(s, img, w, ep, out, oy, ox0, c0);
         return;
     }
 #pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) slidingTile<Vec, P, 1, 5, 2, Clip>(s, img, w, bias, out, oy, ox0, c0 + kLanes<Vec> * v);
+    for (int v = 0; v < V; ++v) slidingTile<Vec, P, 1, 5, 2, Clip>(s, img, w, ep, out, oy, ox0, c0 + kLanes<Vec> * v);
 }
 
 // How a target tiles an output row: P neighbouring pixels a tile, channels 16 MaxV at a
@@ -165,7 +172,7 @@ struct RowTiling {
 // The output row's pixels for the V vectors of channels from c0: interior pixels a tile at
 // a time, the borders one at a time.
 template <typename T, int V>
-[[gnu::always_inline]] inline void rowSweep(const NhwcWindow& s, const float* img, const float* w, const float* bias,
+[[gnu::always_inline]] inline void rowSweep(const NhwcWindow& s, const float* img, const float* w, const DepthwiseEpilogue& ep,
                                             float* out, int64_t oy, int64_t c0, int64_t lo, int64_t hi,
                                             int kernelWidth) {
     using Vec = typename T::Vec;
@@ -179,26 +186,26 @@ template <typename T, int V>
             float* o = out + at * s.c;
             const bool inside = at >= lo && at + P <= hi;
             if (kernelWidth == 7) {  // ConvNeXt's depthwise layers (stride 1 only)
-                if (inside) slidingTile<Vec, P, V, 7, 1, false>(s, img, w, bias, o, oy, at, c0);
-                else slidingTile<Vec, P, V, 7, 1, true>(s, img, w, bias, o, oy, at, c0);
+                if (inside) slidingTile<Vec, P, V, 7, 1, false>(s, img, w, ep, o, oy, at, c0);
+                else slidingTile<Vec, P, V, 7, 1, true>(s, img, w, ep, o, oy, at, c0);
             } else if (inside) {
-                fiveWide<Vec, P, V, false>(s, img, w, bias, o, oy, at, c0);
+                fiveWide<Vec, P, V, false>(s, img, w, ep, o, oy, at, c0);
             } else {
-                fiveWide<Vec, P, V, true>(s, img, w, bias, o, oy, at, c0);
+                fiveWide<Vec, P, V, true>(s, img, w, ep, o, oy, at, c0);
             }
         }
         return;
     }
-    for (int64_t ox = 0; ox < lo; ++ox) tile<Vec, 1, V, true>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
+    for (int64_t ox = 0; ox < lo; ++ox) tile<Vec, 1, V, true>(s, img, w, ep, out + ox * s.c, oy, ox, c0);
     int64_t ox = lo;
     for (; ox + P <= hi; ox += P) {
         float* o = out + ox * s.c;
-        if (T::kSlides && kernelWidth == 3 && s.sw == 1) slidingTile<Vec, P, V, 3, 1>(s, img, w, bias, o, oy, ox, c0);
-        else if (T::kSlides && kernelWidth == 3) slidingTile<Vec, P, V, 3, 2>(s, img, w, bias, o, oy, ox, c0);
-        else tile<Vec, P, V, false>(s, img, w, bias, o, oy, ox, c0);
+        if (T::kSlides && kernelWidth == 3 && s.sw == 1) slidingTile<Vec, P, V, 3, 1>(s, img, w, ep, o, oy, ox, c0);
+        else if (T::kSlides && kernelWidth == 3) slidingTile<Vec, P, V, 3, 2>(s, img, w, ep, o, oy, ox, c0);
+        else tile<Vec, P, V, false>(s, img, w, ep, o, oy, ox, c0);
     }
-    for (; ox < hi; ++ox) tile<Vec, 1, V, false>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
-    for (ox = hi; ox < s.ow; ++ox) tile<Vec, 1, V, true>(s, img, w, bias, out + ox * s.c, oy, ox, c0);
+    for (; ox < hi; ++ox) tile<Vec, 1, V, false>(s, img, w, ep, out + ox * s.c, oy, ox, c0);
+    for (ox = hi; ox < s.ow; ++ox) tile<Vec, 1, V, true>(s, img, w, ep, out + ox * s.c, oy, ox, c0);
 }
 
 // A row of sliding windows, tile-major: each tile of P pixels takes every vector of channels
@@ -211,10 +218,10 @@ template <typename T, int V>
 // layer on 56 x 56 270 -> 232 us.
 template <typename Vec, int P, int K, int S, bool Clip>
 [[gnu::always_inline]] inline void squareTile(const NhwcWindow& s, const float* const (&rows)[K], const float* w,
-                                              const float* bias, float* out, int64_t ox0, int64_t c0) {
+                                              const DepthwiseEpilogue& ep, float* out, int64_t ox0, int64_t c0) {
     constexpr int kInputs = (P - 1) * S + K;
     Vec acc[P];
-    const Vec b = bias ? load<Vec>(bias + c0) : Vec{};
+    const Vec b = ep.bias ? load<Vec>(ep.bias + c0) : Vec{};
 #pragma GCC unroll 8
     for (int p = 0; p < P; ++p) acc[p] = b;
     const int64_t ix0 = ox0 * S - s.pw;
@@ -236,11 +243,11 @@ template <typename Vec, int P, int K, int S, bool Clip>
         }
     }
 #pragma GCC unroll 8
-    for (int p = 0; p < P; ++p) store(out + p * s.c + c0, acc[p]);
+    for (int p = 0; p < P; ++p) store(out + p * s.c + c0, clamped(acc[p], ep));
 }
 
 template <typename Vec, int P, int K, int S>
-[[gnu::always_inline]] inline void slidingRow(const NhwcWindow& s, const float* img, const float* w, const float* bias,
+[[gnu::always_inline]] inline void slidingRow(const NhwcWindow& s, const float* img, const float* w, const DepthwiseEpilogue& ep,
                                               float* out, int64_t oy, int64_t cEnd, int64_t lo, int64_t hi) {
     constexpr int64_t L = kLanes<Vec>;
     const float* rows[K];
@@ -254,8 +261,8 @@ template <typename Vec, int P, int K, int S>
         float* o = out + at * s.c;
         for (int64_t c0 = 0; c0 < cEnd; c0 += L) {
             const int64_t cb = std::min(c0, cEnd - L);
-            if (inside) squareTile<Vec, P, K, S, false>(s, rows, w, bias, o, at, cb);
-            else squareTile<Vec, P, K, S, true>(s, rows, w, bias, o, at, cb);
+            if (inside) squareTile<Vec, P, K, S, false>(s, rows, w, ep, o, at, cb);
+            else squareTile<Vec, P, K, S, true>(s, rows, w, ep, o, at, cb);
         }
     }
 }
@@ -264,19 +271,19 @@ template <typename Vec, int P, int K, int S>
 // False where it does not apply (no sliding window, fewer channels than a vector, rows
 // narrower than a tile).
 template <typename Vec>
-[[gnu::always_inline]] inline bool slidingRowFor(const NhwcWindow& s, const float* img, const float* w, const float* bias,
+[[gnu::always_inline]] inline bool slidingRowFor(const NhwcWindow& s, const float* img, const float* w, const DepthwiseEpilogue& ep,
                                                  float* out, int64_t oy, int64_t cEnd, int64_t lo, int64_t hi,
                                                  int kernelWidth) {
     if (kernelWidth == 0 || s.kh != s.kw || cEnd < kLanes<Vec> || s.ow < 4) return false;
     const bool eight = s.sw == 1 && s.ow >= 8;
-    if (kernelWidth == 3 && eight) slidingRow<Vec, 8, 3, 1>(s, img, w, bias, out, oy, cEnd, lo, hi);
-    else if (kernelWidth == 3 && s.sw == 1) slidingRow<Vec, 4, 3, 1>(s, img, w, bias, out, oy, cEnd, lo, hi);
-    else if (kernelWidth == 3) slidingRow<Vec, 4, 3, 2>(s, img, w, bias, out, oy, cEnd, lo, hi);
-    else if (kernelWidth == 5 && eight) slidingRow<Vec, 8, 5, 1>(s, img, w, bias, out, oy, cEnd, lo, hi);
-    else if (kernelWidth == 5 && s.sw == 1) slidingRow<Vec, 4, 5, 1>(s, img, w, bias, out, oy, cEnd, lo, hi);
-    else if (kernelWidth == 5) slidingRow<Vec, 4, 5, 2>(s, img, w, bias, out, oy, cEnd, lo, hi);
-    else if (eight) slidingRow<Vec, 8, 7, 1>(s, img, w, bias, out, oy, cEnd, lo, hi);
-    else slidingRow<Vec, 4, 7, 1>(s, img, w, bias, out, oy, cEnd, lo, hi);
+    if (kernelWidth == 3 && eight) slidingRow<Vec, 8, 3, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
+    else if (kernelWidth == 3 && s.sw == 1) slidingRow<Vec, 4, 3, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
+    else if (kernelWidth == 3) slidingRow<Vec, 4, 3, 2>(s, img, w, ep, out, oy, cEnd, lo, hi);
+    else if (kernelWidth == 5 && eight) slidingRow<Vec, 8, 5, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
+    else if (kernelWidth == 5 && s.sw == 1) slidingRow<Vec, 4, 5, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
+    else if (kernelWidth == 5) slidingRow<Vec, 4, 5, 2>(s, img, w, ep, out, oy, cEnd, lo, hi);
+    else if (eight) slidingRow<Vec, 8, 7, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
+    else slidingRow<Vec, 4, 7, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
     return true;
 }
 
@@ -286,7 +293,7 @@ template <typename Vec>
 // vector one by one.
 template <typename T>
 [[gnu::always_inline]] inline void depthwiseRowWith(const NhwcWindow& s, const float* img, const float* w,
-                                                    const float* bias, float* out, int64_t oy, int64_t cEnd) {
+                                                    const DepthwiseEpilogue& ep, float* out, int64_t oy, int64_t cEnd) {
     // Interior columns: every tap inside the image.
     const int64_t lo = std::min(s.ow, (s.pw + s.sw - 1) / s.sw);
     const int64_t lastIn = s.iw - 1 - (s.kw - 1) * s.dw + s.pw;  // the largest ox * sw allowed
@@ -295,12 +302,12 @@ template <typename T>
     const bool slides = s.dw == 1 && (((s.sw == 1 || s.sw == 2) && (s.kw == 3 || s.kw == 5)) || (s.sw == 1 && s.kw == 7));
     const int kernelWidth = slides ? int(s.kw) : 0;
     if constexpr (T::kSlides)
-        if (slidingRowFor<typename T::Vec>(s, img, w, bias, out, oy, cEnd, lo, hi, kernelWidth)) return;
+        if (slidingRowFor<typename T::Vec>(s, img, w, ep, out, oy, cEnd, lo, hi, kernelWidth)) return;
     constexpr int64_t L = kLanes<typename T::Vec>, MaxV = T::kMaxVectors;
     int64_t c0 = 0;
     if constexpr (MaxV > 1)
-        for (; c0 + L * MaxV <= cEnd; c0 += L * MaxV) rowSweep<T, MaxV>(s, img, w, bias, out, oy, c0, lo, hi, kernelWidth);
-    for (; c0 + L <= cEnd; c0 += L) rowSweep<T, 1>(s, img, w, bias, out, oy, c0, lo, hi, kernelWidth);
+        for (; c0 + L * MaxV <= cEnd; c0 += L * MaxV) rowSweep<T, MaxV>(s, img, w, ep, out, oy, c0, lo, hi, kernelWidth);
+    for (; c0 + L <= cEnd; c0 += L) rowSweep<T, 1>(s, img, w, ep, out, oy, c0, lo, hi, kernelWidth);
     if (c0 == cEnd) return;
     // The channels past the last whole vector: one more vector ending at cEnd, overlapping
     // channels already done (recomputed alike, before any activation). Copying them into a
@@ -308,9 +315,9 @@ template <typename T>
     // 56 x 56 layer: 152 us at one thread against 77 for 64 channels) and kept two threads
     // waiting on one thread's copies.
     if (cEnd >= L)
-        rowSweep<T, 1>(s, img, w, bias, out, oy, cEnd - L, lo, hi, kernelWidth);
+        rowSweep<T, 1>(s, img, w, ep, out, oy, cEnd - L, lo, hi, kernelWidth);
     else
-        for (int64_t ox = 0; ox < s.ow; ++ox) tailChannels(s, img, w, bias, out + ox * s.c, oy, ox, c0, cEnd);
+        for (int64_t ox = 0; ox < s.ow; ++ox) tailChannels(s, img, w, ep, out + ox * s.c, oy, ox, c0, cEnd);
 }
 
 // AVX-512's 32 registers hold four pixels by 32 channels and the inputs they share. AVX2
@@ -318,19 +325,19 @@ template <typename T>
 // would spill (EfficientNet-B0 at 1 thread on a Zen 3 VM, --profile: 26.5 -> 20.0 ms with
 // these tiles of 8-float vectors and FMA, against the AVX-512 tiles built for AVX2, whose
 // 16-float halves GCC kept on the stack).
-using DepthwiseRowFn = void (*)(const NhwcWindow&, const float*, const float*, const float*, float*, int64_t,
-                                 int64_t);
+using DepthwiseRowFn = void (*)(const NhwcWindow&, const float*, const float*, const DepthwiseEpilogue&, float*,
+                                 int64_t, int64_t);
 [[gnu::target("avx512f")]] void depthwiseRowAvx512(const NhwcWindow& s, const float* img, const float* w,
-                                                   const float* bias, float* out, int64_t oy, int64_t cEnd) {
-    depthwiseRowWith<RowTiling<Vec16, 4, 2, true>>(s, img, w, bias, out, oy, cEnd);
+                                                   const DepthwiseEpilogue& ep, float* out, int64_t oy, int64_t cEnd) {
+    depthwiseRowWith<RowTiling<Vec16, 4, 2, true>>(s, img, w, ep, out, oy, cEnd);
 }
 [[gnu::target("avx2,fma")]] void depthwiseRowAvx2(const NhwcWindow& s, const float* img, const float* w,
-                                                  const float* bias, float* out, int64_t oy, int64_t cEnd) {
-    depthwiseRowWith<RowTiling<Vec8, 4, 2, false>>(s, img, w, bias, out, oy, cEnd);
+                                                  const DepthwiseEpilogue& ep, float* out, int64_t oy, int64_t cEnd) {
+    depthwiseRowWith<RowTiling<Vec8, 4, 2, false>>(s, img, w, ep, out, oy, cEnd);
 }
-void depthwiseRowBaseline(const NhwcWindow& s, const float* img, const float* w, const float* bias, float* out,
+void depthwiseRowBaseline(const NhwcWindow& s, const float* img, const float* w, const DepthwiseEpilogue& ep, float* out,
                           int64_t oy, int64_t cEnd) {
-    depthwiseRowWith<RowTiling<Vec16, 1, 1, false>>(s, img, w, bias, out, oy, cEnd);
+    depthwiseRowWith<RowTiling<Vec16, 1, 1, false>>(s, img, w, ep, out, oy, cEnd);
 }
 
 DepthwiseRowFn depthwiseRowForThisCpu() {
@@ -434,10 +441,11 @@ struct PaddedTail {
     }
     bool empty() const { return x.empty(); }
     // Output row r of the padded channels, computed and copied into the whole row `out`.
-    void row(DepthwiseRowFn depthwiseRow, int64_t r, int64_t wholeC, float* out) {
+    void row(DepthwiseRowFn depthwiseRow, int64_t r, int64_t wholeC, const DepthwiseEpilogue& clamp, float* out) {
         const int64_t img = r / s.oh, oy = r % s.oh, count = wholeC - first;
         float* padded = &y[size_t(r * s.ow * kWidth)];
-        depthwiseRow(s, &x[size_t(img * s.ih * s.iw * kWidth)], w.data(), bias.data(), padded, oy, kWidth);
+        depthwiseRow(s, &x[size_t(img * s.ih * s.iw * kWidth)], w.data(), {bias.data(), clamp.lo, clamp.hi}, padded, oy,
+                     kWidth);
         for (int64_t ox = 0; ox < s.ow; ++ox)
             std::memcpy(out + ox * wholeC + first, padded + ox * kWidth, size_t(count) * 4);
     }
@@ -450,6 +458,12 @@ void depthwiseNhwc(ThreadPool& pool, const NhwcWindow& s, const float* x, const 
     const int64_t rowWork = std::max<int64_t>(1, s.ow * s.c * s.kh * s.kw);
     const DepthwiseRowFn depthwiseRow = depthwiseRowForThisCpu();
     PaddedTail tail(pool, s, x, w, bias);
+    // Relu and Clip are applied to the sums in registers; other activations after each row.
+    DepthwiseEpilogue ep{bias};
+    const bool clamps = act.kind == Activation::Kind::None || act.kind == Activation::Kind::Relu ||
+                        act.kind == Activation::Kind::Clip;
+    if (act.kind == Activation::Kind::Relu) ep.lo = 0.f;
+    if (act.kind == Activation::Kind::Clip) ep = {bias, act.a, act.b};
     // On one thread, rows from the last to the first: the layer before (oneDNN's, first row
     // to last) left its last rows in the core's cache, and the first rows written here are
     // the last left in it for the layer after. Over tensors larger than the cache, walking
@@ -463,9 +477,9 @@ void depthwiseNhwc(ThreadPool& pool, const NhwcWindow& s, const float* x, const 
             const int64_t r = backward ? b + e - 1 - i : i;
             const int64_t img = r / s.oh, oy = r % s.oh;
             float* out = y + r * s.ow * s.c;
-            depthwiseRow(s, x + img * s.ih * s.iw * s.c, w, bias, out, oy, tail.first);
-            if (!tail.empty()) tail.row(depthwiseRow, r, s.c, out);
-            act.apply(out, s.ow * s.c);  // while the row is in cache
+            depthwiseRow(s, x + img * s.ih * s.iw * s.c, w, ep, out, oy, tail.first);
+            if (!tail.empty()) tail.row(depthwiseRow, r, s.c, ep, out);
+            if (!clamps) act.apply(out, s.ow * s.c);  // while the row is in cache
             if (rowSums) sumPixels(out, s.ow, s.c, rowSums + r * s.c);
         }
     });

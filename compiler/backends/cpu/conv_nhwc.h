@@ -3,6 +3,7 @@
 // not oneDNN's: depthwise convolution with the channels in the vector lanes, the bias and
 // activation after a pointwise GEMM, and the layout changes the other dtypes fall back on;
 // also max pooling on NHWC (the channels-last pass's ai.fusescope.MaxPool).
+#include <cmath>
 #include <cstdint>
 
 #include "compiler/backends/cpu/activation.h"
@@ -17,6 +18,13 @@ namespace fsc::cpu {
 // kernel kh x kw, strides, dilations, and the padding before the first row and column.
 struct NhwcWindow {
     int64_t n, c, ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw;
+};
+
+// What a depthwise tile does to its sums before storing them: add the bias (if any), then
+// clamp to [lo, hi] (Relu and Clip, applied while the sums are in registers).
+struct DepthwiseEpilogue {
+    const float* bias = nullptr;
+    float lo = -INFINITY, hi = INFINITY;
 };
 
 // MaxPool on NHWC: each output pixel the lane-wise maximum over its window's pixels inside
