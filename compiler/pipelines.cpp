@@ -24,6 +24,8 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {2, "conv-bn-fusion", "inference batch norm is a per-channel affine map: free inside the Conv weights"},
         {2, "split-packed-projection", "a packed QKV projection's copies apart become three products, which "
                                        "the attention and bias fusions then take as any others (after INT8's place)"},
+        {2, "einsum-to-matmul", "torch.einsum's attention and linear layers are matrix products; as MatMul the "
+                                "GEMM library runs them and the fusions below see them"},
         {2, "gelu-fusion", "GELU before activation-fusion, so it can become a MatMul epilogue"},
         {2, "layer-norm-fusion", "older opsets write LayerNorm out as 9 element-wise nodes"},
         {2, "rms-norm-fusion", "after layer-norm-fusion, which claims the centered form"},

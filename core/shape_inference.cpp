@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/einsum_equation.h"
 #include "core/shape_values.h"
 
 namespace fsc {
@@ -251,6 +252,26 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
             delta->size() == 1 && (*delta)[0] != 0)
             return like(Shape::ofSizes({rangeLength((*start)[0], (*limit)[0], (*delta)[0])}));
     }
+    if (op == "Einsum") {
+        // ONNX 1.12 gives Einsum's output a rank only when the equation has spaces.
+        const Attribute* text = node.attribute("equation");
+        auto equation = text ? parseEinsumEquation(text->s) : std::nullopt;
+        std::vector<const Shape*> shapes;
+        std::vector<size_t> ranks;
+        for (const ValueType* t : allInputs()) {
+            if (!t || !t->shape.rankKnown()) return std::nullopt;
+            shapes.push_back(&t->shape);
+            ranks.push_back(t->shape.rank());
+        }
+        auto labels = equation ? labelEinsum(*equation, ranks) : std::nullopt;
+        return labels ? like(einsumShape(*labels, shapes)) : std::nullopt;
+    }
+    // Resize to `sizes` computed from shapes (torchvision's segmentation heads resize to the
+    // input's height and width), which ONNX sizes only when they are constants.
+    if (op == "Resize" && node.inputs.size() >= 4 && shapeValue(3) && !node.attribute("axes") &&
+        (!node.attribute("keep_aspect_ratio_policy") || node.attribute("keep_aspect_ratio_policy")->s == "stretch") &&
+        first->shape.rankKnown() && shapeValue(3)->size() == first->shape.rank())
+        return like(Shape(*shapeValue(3)));
     if (op == "ConstantOfShape" && shapeValue(0)) {
         const Attribute* value = node.attribute("value");
         return ValueType::tensor(value ? value->t.dtype() : DType::Float32, Shape(*shapeValue(0)));

@@ -26,6 +26,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add([] { return channelsLast(); });
     registry.add(splitPackedProjection);
     registry.add(reshapeBeforeTranspose);
+    registry.add(einsumToMatmul);
     registry.add([] { return convertToFloat16(); });
     registry.add([] { return convertToBFloat16(); });
     registry.add([] { return quantizeInt8(); });

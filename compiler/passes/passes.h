@@ -32,6 +32,7 @@ std::unique_ptr<Pass> fuseElementwise();
 std::unique_ptr<Pass> fusePad();
 std::unique_ptr<Pass> splitPackedProjection();
 std::unique_ptr<Pass> reshapeBeforeTranspose();
+std::unique_ptr<Pass> einsumToMatmul();
 // Layout (O2, after the fusions): convolution chains in NHWC; of float32 alone, or of `types`.
 std::unique_ptr<Pass> channelsLast();
 std::unique_ptr<Pass> channelsLast(std::set<DType> types);

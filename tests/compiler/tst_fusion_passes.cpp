@@ -401,6 +401,47 @@ private slots:
         QCOMPARE(printGraph(*r.model.graph), printGraph(*m.graph));
     }
 
+    // einsum-to-matmul: matrix products written as Einsum become MatMul, with Transposes only
+    // where the labels are out of MatMul's order; what is no one product stays an Einsum.
+    void einsumProductsBecomeMatMul() {
+        struct Case {
+            const char* equation;
+            std::vector<int64_t> a, b;
+            int transposes;  // expected around the MatMul
+        };
+        const std::vector<Case> cases = {
+            {"B G H I D, B G H J D -> B G H I J", {1, 3, 2, 5, 4}, {1, 3, 2, 6, 4}, 1},  // MaxViT: K^T
+            {"bhij,bhjd->bhid", {2, 3, 5, 6}, {2, 3, 6, 4}, 0},
+            {"bnd,dk->bnk", {2, 5, 4}, {4, 3}, 0},                 // a linear layer
+            {"ik,bkj->bji", {3, 4}, {2, 4, 5}, 2},                 // operands swapped, both moved
+            {"bhqd,bkhd->bhqk", {2, 3, 5, 4}, {2, 6, 3, 4}, 1},    // batch labels in another order
+            {"bij,bjk->bki", {2, 3, 4}, {2, 4, 5}, 1},              // the product transposed after
+        };
+        for (const Case& c : cases) {
+            GraphBuilder b;
+            ValueId x = b.input("x", DType::Float32, dims(c.a));
+            ValueId y = b.input("y", DType::Float32, dims(c.b));
+            b.output(b.op("Einsum", {x, y}, "z", {stringAttr("equation", c.equation)}));
+            const Model m = withInferredTypes(b);
+            auto r = compileWith(m, {"einsum-to-matmul"});
+            const Graph& g = *r.model.graph;
+            QVERIFY2(countOps(g, "Einsum") == 0 && countOps(g, "MatMul") == 1, c.equation);
+            QVERIFY2(countOps(g, "Transpose") == c.transposes, c.equation);
+            const double error = maxRelativeError(m, r.model);
+            QVERIFY2(error < 1e-6, qPrintable(QString("%1: %2").arg(c.equation).arg(error)));
+        }
+        // A dot product (no label of either operand's own), a diagonal and a sum within one
+        // operand stay.
+        for (const char* equation : {"ij,ij->i", "ii,ij->ij", "ij,jk->k"}) {
+            GraphBuilder b;
+            ValueId x = b.input("x", DType::Float32, dims({4, 4}));
+            ValueId y = b.input("y", DType::Float32, dims({4, 4}));
+            b.output(b.op("Einsum", {x, y}, "z", {stringAttr("equation", equation)}));
+            auto r = compileWith(withInferredTypes(b), {"einsum-to-matmul"});
+            QVERIFY2(countOps(*r.model.graph, "Einsum") == 1, equation);
+        }
+    }
+
     // reshape-before-transpose: a split after a Transpose goes first; a merge stays.
     void reshapeBeforeTransposeSplitsFirst() {
         GraphBuilder b;

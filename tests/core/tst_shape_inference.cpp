@@ -1,6 +1,7 @@
 // Shape inference: ONNX's own first, our rules for what it leaves, symbolic dims kept.
 #include <QtTest>
 
+#include "core/einsum_equation.h"
 #include "core/graph_builder.h"
 #include "core/onnx_export.h"
 #include "core/onnx_import.h"
@@ -159,6 +160,53 @@ private slots:
         QCOMPARE(type(mv), std::string("float32[n,4]"));
         QCOMPARE(type(cat), std::string("float32[n,12,8]"));
         QCOMPARE(type(catSym), std::string("float32[?,4,8]"));
+    }
+
+    // Einsum: explicit and implied outputs, spaces (MaxViT's equations, which ONNX 1.12 only
+    // ranks), "..." aligned from the right, and 1s broadcasting.
+    void einsumRule() {
+        GraphBuilder b;
+        ValueId q = b.input("q", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(64), Dim::known(2), Dim::known(49), Dim::known(32)}));
+        ValueId k = b.input("k", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(64), Dim::known(2), Dim::known(49), Dim::known(32)}));
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({5, 1, 3, 4}));
+        ValueId w = b.input("w", DType::Float32, Shape::ofSizes({2, 4, 6}));
+        ValueId scores = b.op("Einsum", {q, k}, "scores", {stringAttr("equation", "B G H I D, B G H J D -> B G H I J")});
+        ValueId ell = b.op("Einsum", {x, w}, "ell", {stringAttr("equation", "...ij,...jk->...ik")});
+        ValueId implied = b.op("Einsum", {w}, "implied", {stringAttr("equation", "bAc")});
+        ValueId broken = b.op("Einsum", {x, w}, "broken", {stringAttr("equation", "ij,jk->ik")});
+        for (ValueId o : {scores, ell, implied, broken}) b.output(o);
+        fillUnknownTypes(b.graph());
+        auto type = [&](ValueId id) { return b.graph().value(id).type.toString(); };
+        QCOMPARE(type(scores), std::string("float32[batch,64,2,49,49]"));
+        QCOMPARE(type(ell), std::string("float32[5,2,3,6]"));
+        QCOMPARE(type(implied), std::string("float32[4,2,6]"));  // ASCII order: A, b, c
+        QCOMPARE(type(broken), std::string("?"));  // ranks 4 and 3 for two-label terms
+        QVERIFY(!parseEinsumEquation("ab,b1->a"));
+        QVERIFY(!parseEinsumEquation("a...b...->ab"));
+        auto labels = labelEinsum(*parseEinsumEquation("...ij,...jk->...ik"), {4, 3});
+        QVERIFY(labels);
+        QCOMPARE(labels->inputs[0], std::string("01ij"));
+        QCOMPARE(labels->inputs[1], std::string("1jk"));
+        QCOMPARE(labels->output, std::string("01ik"));
+        QVERIFY(!labelEinsum(*parseEinsumEquation("...ij->ij"), {3}));  // NumPy refuses it
+    }
+
+    // Resize to sizes computed from shapes: torchvision's LRASPP and DeepLabV3 heads resize
+    // to [N, C] of one tensor and [H, W] of another.
+    void resizeToComputedSizes() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(21), Dim::known(20), Dim::known(20)}));
+        ValueId image = b.input("image", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(3), Dim::known(320), Dim::known(320)}));
+        auto i64 = [&](const std::string& name, std::vector<int64_t> v) {
+            return b.initializer(int64Tensor(name, {int64_t(v.size())}, v));
+        };
+        ValueId nc = b.op("Slice", {b.op("Shape", {x}, "xs"), i64("s0", {0}), i64("e2", {2}), i64("a0", {0})}, "nc");
+        ValueId hw = b.op("Slice", {b.op("Shape", {image}, "is"), i64("s2", {2}), i64("e4", {4}), i64("a0b", {0})}, "hw");
+        ValueId sizes = b.op("Concat", {nc, b.op("Cast", {hw}, "hw_cast", {intAttr("to", 7)})}, "sizes", {intAttr("axis", 0)});
+        ValueId none;
+        b.output(b.op("Resize", {x, none, none, sizes}, "up", {stringAttr("mode", "linear")}));
+        fillUnknownTypes(b.graph());
+        QCOMPARE(b.graph().value(b.graph().findValue("up")).type.toString(), std::string("float32[batch,21,320,320]"));
     }
 
     void reshapeInfersMinusOneWhenSymbolsCancel() {

@@ -8,6 +8,7 @@
 #include "compiler/backends/cpu/vector_math.h"
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/relaid_constant.h"
+#include "core/einsum_equation.h"
 
 namespace fsc::cpu {
 namespace {
@@ -420,56 +421,20 @@ Status dropout(KernelContext& ctx) {
 class EinsumKernel : public Kernel {
 public:
     EinsumKernel(const KernelInit& init, Status& status) {
-        std::string eq;
-        for (char ch : init.getString("equation", ""))
-            if (ch != ' ') eq += ch;
-        const size_t arrow = eq.find("->");
-        std::string lhs = eq.substr(0, arrow);
-        size_t start = 0;
-        while (true) {
-            const size_t comma = lhs.find(',', start);
-            m_inputs.push_back(lhs.substr(start, comma - start));
-            if (comma == std::string::npos) break;
-            start = comma + 1;
-        }
-        if (arrow != std::string::npos) {
-            m_output = eq.substr(arrow + 2);
-            m_explicit = true;
-        }
-        if (eq.empty()) status = init.invalid("empty equation");
+        const std::string text = init.getString("equation", "");
+        if (auto parsed = parseEinsumEquation(text)) m_equation = std::move(*parsed);
+        else status = init.invalid("equation '" + text + "' is not an Einsum equation");
     }
     Status compute(KernelContext& ctx) override {
-        // Expand "..." per input into capital letters standing for broadcast dims.
-        std::vector<std::string> terms = m_inputs;
-        size_t ellipsisRank = 0;
-        for (size_t i = 0; i < terms.size(); ++i) {
-            const RtTensor* t = ctx.input(i);
-            if (!t) return bad(ctx, "missing input");
-            const size_t pos = terms[i].find("...");
-            if (pos != std::string::npos) {
-                const size_t named = terms[i].size() - 3;
-                const size_t r = t->rank() - named;
-                ellipsisRank = std::max(ellipsisRank, r);
-                std::string fill;
-                for (size_t k = 0; k < r; ++k) fill += char('A' + (ellipsisRank - r) + k);
-                terms[i] = terms[i].substr(0, pos) + fill + terms[i].substr(pos + 3);
-            }
-            if (terms[i].size() != t->rank()) return bad(ctx, "equation term '" + m_inputs[i] + "' does not match input rank");
+        std::vector<size_t> ranks;
+        for (size_t i = 0; i < m_equation.inputs.size(); ++i) {
+            if (!ctx.input(i)) return bad(ctx, "missing input");
+            ranks.push_back(ctx.input(i)->rank());
         }
-        std::string outTerm = m_output;
-        std::string ell;
-        for (size_t k = 0; k < ellipsisRank; ++k) ell += char('A' + k);
-        if (m_explicit) {
-            const size_t pos = outTerm.find("...");
-            if (pos != std::string::npos) outTerm = outTerm.substr(0, pos) + ell + outTerm.substr(pos + 3);
-        } else {
-            std::map<char, int> counts;
-            for (auto& t : terms)
-                for (char ch : t) counts[ch]++;
-            outTerm = ell;
-            for (auto& [ch, n] : counts)
-                if (n == 1 && !(ch >= 'A' && ch <= 'Z')) outTerm += ch;
-        }
+        const auto labels = labelEinsum(m_equation, ranks);
+        if (!labels) return bad(ctx, "the equation's terms do not fit the inputs' ranks");
+        const std::vector<std::string>& terms = labels->inputs;
+        const std::string& outTerm = labels->output;
         std::map<char, int64_t> sizes;
         for (size_t i = 0; i < terms.size(); ++i)
             for (size_t d = 0; d < terms[i].size(); ++d) {
@@ -531,9 +496,7 @@ public:
     }
 
 private:
-    std::vector<std::string> m_inputs;
-    std::string m_output;
-    bool m_explicit = false;
+    EinsumEquation m_equation;
 };
 
 }  // namespace
