@@ -5,7 +5,8 @@ usage: export_models.py CACHE_DIR
 
 torchvision (resnet50, mobilenet_v2, efficientnet_b0, vit_b_16, swin_t, densenet121, googlenet,
 shufflenet_v2_x1_0, squeezenet1_1, mnasnet1_0, regnet_y_400mf, mobilenet_v3_large,
-convnext_tiny, resnext50_32x4d, inception_v3, regnet_x_800mf) and torch.nn (a TransformerEncoder,
+convnext_tiny, resnext50_32x4d, inception_v3, regnet_x_800mf, maxvit_t,
+lraspp_mobilenet_v3_large) and torch.nn (a TransformerEncoder,
 an LSTM) with random weights from Debian's python3-torch and python3-torchvision: nothing
 is downloaded. A model already in the cache from the same torch version is kept. Next to
 each model go a reference input and PyTorch's output for it (NAME.input.npy,
@@ -55,6 +56,22 @@ def vit_b_16():
     return model
 
 
+class SegmentationOut(torch.nn.Module):
+    """torchvision's segmentation models return a dict; the export takes its "out"."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
+def lraspp():
+    from torchvision.models.segmentation import lraspp_mobilenet_v3_large
+    return SegmentationOut(lraspp_mobilenet_v3_large(weights=None, weights_backbone=None))
+
+
 def image(size=224):
     return torch.randn(1, 3, size, size)
 
@@ -86,6 +103,10 @@ MODELS = {
     "inception_v3": (lambda: torchvision.models.inception_v3(weights=None, aux_logits=False, init_weights=True),
                      lambda: image(299)),
     "regnet_x_800mf": (lambda: torchvision.models.regnet_x_800mf(weights=None), image),
+    # MaxViT's attention is torch.einsum with spaced equations; LR-ASPP's head resizes to
+    # sizes computed from two tensors' shapes (a segmentation model, 320 x 320).
+    "maxvit_t": (lambda: torchvision.models.maxvit_t(weights=None), image),
+    "lraspp_mobilenet_v3_large": (lraspp, lambda: image(320)),
     "lstm": (Lstm, lambda: torch.randn(1, 12, 32)),
 }
 
