@@ -17,9 +17,11 @@ using vec16::store;
 using vec16::Vec16;
 using vec16::Vec8;
 
-// Columns per pass over a stretch of rows: the sums (8 KiB) stay in L1 while four rows at a
-// time stream past them.
-constexpr int64_t kColumnChunk = 2048;
+// Columns per pass over a stretch of rows: the sums (16 KiB) stay in L1 while four rows at a
+// time stream past them. A row of 4,096 (AlexNet's and VGG's classifiers) is read whole: in
+// two chunks of 2,048, each row was read in two 8 KiB pieces a pass apart, and the
+// prefetchers started again at every piece (AlexNet's 9,216 x 4,096 layer: 9.3 -> 7.0 ms).
+constexpr int64_t kColumnChunk = 4096;
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
