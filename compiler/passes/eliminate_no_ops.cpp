@@ -1,6 +1,10 @@
 // eliminate-no-ops: nodes whose output equals an input (Identity, inference Dropout, Cast
 // to the same type, Reshape/Expand to the same shape, identity Transpose, one-input
-// Concat, adding zeros or multiplying by ones) are removed and their readers read the input.
+// Concat, adding zeros or multiplying by ones, pools of one element: AdaptiveAvgPool2d to the
+// size it is given, as AlexNet and VGG export it at 224 x 224) are removed and their readers
+// read the input.
+#include <algorithm>
+
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 
@@ -25,7 +29,8 @@ public:
     std::string name() const override { return "no-op"; }
     std::set<std::string> rootOps() const override {
         return {"Identity", "Dropout", "Cast", "Reshape", "Expand", "Flatten", "Squeeze", "Unsqueeze",
-                "Transpose", "Concat", "Add", "Sub", "Mul", "Div"};
+                "Transpose", "Concat", "Add", "Sub", "Mul", "Div", "AveragePool", "MaxPool",
+                "GlobalAveragePool", "GlobalMaxPool"};
     }
 
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
@@ -66,6 +71,21 @@ public:
             return forward(rw, anchor, in);
         }
         if (op == "Concat" && n.inputs.size() == 1) return forward(rw, anchor, in);
+        if (op == "AveragePool" || op == "MaxPool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+            if (n.outputs.size() > 1 && n.outputs[1].valid() &&
+                (!rw.users(n.outputs[1]).empty() || rw.isGraphOutput(n.outputs[1])))
+                return MatchResult::rejected("its indices output is read");
+            // A window of one element at stride 1 (a global pool over 1 x 1) keeps the input.
+            auto allEqual = [](const std::vector<int64_t>& v, int64_t x) {
+                return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
+            };
+            const bool global = op.rfind("Global", 0) == 0;
+            if (!global && (intsAttr(n, "kernel_shape").empty() || !allEqual(intsAttr(n, "kernel_shape"), 1) ||
+                            !allEqual(intsAttr(n, "strides"), 1) || !allEqual(intsAttr(n, "pads"), 0)))
+                return MatchResult::none();
+            if (!sameShape(g, in, out)) return MatchResult::none();
+            return forward(rw, anchor, in);
+        }
         if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
             if (n.inputs.size() != 2) return MatchResult::none();
             const double neutral = (op == "Add" || op == "Sub") ? 0.0 : 1.0;

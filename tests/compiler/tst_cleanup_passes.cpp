@@ -64,6 +64,27 @@ private slots:
         QCOMPARE(r.model.graph->value(r.model.graph->outputs[0]).name, std::string("id"));
     }
 
+    // Pools of one element go (AlexNet's AdaptiveAvgPool2d((6, 6)) on a 6 x 6 map); a 1 x 1
+    // window at stride 2 and a 2 x 2 window stay.
+    void onePixelPoolsRemoved() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({1, 4, 6, 6}));
+        ValueId avg = b.op("AveragePool", {x}, "avg", {intsAttr("kernel_shape", {1, 1}), intsAttr("strides", {1, 1})});
+        ValueId mx = b.op("MaxPool", {b.op("Relu", {avg}, "r1")}, "mx", {intsAttr("kernel_shape", {1, 1})});
+        ValueId strided = b.op("MaxPool", {b.op("Relu", {mx}, "r2")}, "strided", {intsAttr("kernel_shape", {1, 1}), intsAttr("strides", {2, 2})});
+        ValueId wide = b.op("AveragePool", {strided}, "wide", {intsAttr("kernel_shape", {2, 2})});
+        ValueId global = b.op("GlobalAveragePool", {b.op("GlobalMaxPool", {wide}, "gmax")}, "gavg");
+        b.output(b.op("Relu", {global}, "y"));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"eliminate-no-ops"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countOps(g, "AveragePool"), 1);  // the 2 x 2 window
+        QCOMPARE(countOps(g, "MaxPool"), 1);      // the strided one
+        QCOMPARE(countOps(g, "GlobalMaxPool"), 1);
+        QCOMPARE(countOps(g, "GlobalAveragePool"), 0);  // over the 1 x 1 that GlobalMaxPool leaves
+        QVERIFY(maxRelativeError(m, r.model) == 0.0);
+    }
+
     void graphOutputKeepsItsName() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, dims({4}));
