@@ -432,7 +432,7 @@ public:
             ranks.push_back(ctx.input(i)->rank());
         }
         const auto labels = labelEinsum(m_equation, ranks);
-        if (!labels) return bad(ctx, "the equation's terms do not fit the inputs' ranks");
+        if (!labels) return bad(ctx, "the equation's terms do not fit the inputs' ranks, or its output leaves out the dims '...' stands for");
         const std::vector<std::string>& terms = labels->inputs;
         const std::string& outTerm = labels->output;
         std::map<char, int64_t> sizes;
