@@ -269,9 +269,10 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
     // Resize to `sizes` computed from shapes (torchvision's segmentation heads resize to the
     // input's height and width), which ONNX sizes only when they are constants.
     if (op == "Resize" && node.inputs.size() >= 4 && shapeValue(3) && !node.attribute("axes") &&
-        (!node.attribute("keep_aspect_ratio_policy") || node.attribute("keep_aspect_ratio_policy")->s == "stretch") &&
-        first->shape.rankKnown() && shapeValue(3)->size() == first->shape.rank())
-        return like(Shape(*shapeValue(3)));
+        first->shape.rankKnown() && shapeValue(3)->size() == first->shape.rank()) {
+        const Attribute* policy = node.attribute("keep_aspect_ratio_policy");
+        if (!policy || policy->s == "stretch") return like(Shape(*shapeValue(3)));
+    }
     if (op == "ConstantOfShape" && shapeValue(0)) {
         const Attribute* value = node.attribute("value");
         return ValueType::tensor(value ? value->t.dtype() : DType::Float32, Shape(*shapeValue(0)));

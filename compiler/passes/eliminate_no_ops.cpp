@@ -24,6 +24,12 @@ MatchResult forward(const Rewriter& rw, NodeId anchor, ValueId input) {
     return MatchResult::matched(PassThrough{anchor, n.outputs[0], input});
 }
 
+// Dropout's mask or MaxPool's indices: a node that must still compute it cannot go.
+bool secondOutputRead(const Rewriter& rw, const Node& n) {
+    return n.outputs.size() > 1 && n.outputs[1].valid() &&
+           (!rw.users(n.outputs[1]).empty() || rw.isGraphOutput(n.outputs[1]));
+}
+
 class NoOpPattern : public TypedPattern<PassThrough> {
 public:
     std::string name() const override { return "no-op"; }
@@ -43,9 +49,7 @@ public:
         const std::string& op = n.opType;
         if (op == "Identity") return forward(rw, anchor, in);
         if (op == "Dropout") {
-            if (n.outputs.size() > 1 && n.outputs[1].valid() &&
-                (!rw.users(n.outputs[1]).empty() || rw.isGraphOutput(n.outputs[1])))
-                return MatchResult::rejected("its mask output is read");
+            if (secondOutputRead(rw, n)) return MatchResult::rejected("its mask output is read");
             // With ratio 0 nothing is dropped even in training mode.
             const bool zeroRatio = n.inputs.size() > 1 && isConstantSplat(rw, n.inputs[1], 0);
             if (!zeroRatio && n.inputs.size() > 2 && n.inputs[2].valid() && !isConstantSplat(rw, n.inputs[2], 0))
@@ -72,9 +76,7 @@ public:
         }
         if (op == "Concat" && n.inputs.size() == 1) return forward(rw, anchor, in);
         if (op == "AveragePool" || op == "MaxPool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") {
-            if (n.outputs.size() > 1 && n.outputs[1].valid() &&
-                (!rw.users(n.outputs[1]).empty() || rw.isGraphOutput(n.outputs[1])))
-                return MatchResult::rejected("its indices output is read");
+            if (secondOutputRead(rw, n)) return MatchResult::rejected("its indices output is read");
             // A window of one element at stride 1 (a global pool over 1 x 1) keeps the input.
             auto allEqual = [](const std::vector<int64_t>& v, int64_t x) {
                 return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
