@@ -1,6 +1,7 @@
 #include "core/shape_inference.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "core/einsum_equation.h"
@@ -199,6 +200,35 @@ std::optional<Shape> reducedShape(const Node& node, const Shape& in, const Shape
     return Shape(std::move(dims));
 }
 
+// The elements of a float32 initializer or Constant, for inputs that are numbers rather
+// than shapes (Resize's scales).
+std::optional<std::vector<float>> constantFloats(const Graph& graph, ValueId id) {
+    const Value& v = graph.value(id);
+    const Tensor* t = v.initializer.get();
+    if (!t && v.producer.valid()) {
+        const Node& producer = graph.node(v.producer);
+        const Attribute* value = producer.opType == "Constant" && producer.domain.empty() ? producer.attribute("value") : nullptr;
+        if (value && value->type == Attribute::Type::Tensor) t = &value->t;
+    }
+    if (!t || t->dtype() != DType::Float32 || t->numElements() < 0 || (t->numElements() > 0 && !t->data()))
+        return std::nullopt;
+    return std::vector<float>(t->dataAs<float>(), t->dataAs<float>() + t->numElements());
+}
+
+// Resize by constant scales: floor(size x scale) per axis; a symbolic dim survives a scale of 1
+// (the batch of an upsampling), which ONNX's rule renames to a dim of its own.
+std::optional<Shape> scaledShape(const Shape& in, const std::vector<float>& scales) {
+    if (!in.rankKnown() || scales.size() != in.rank()) return std::nullopt;
+    std::vector<Dim> dims;
+    for (size_t i = 0; i < scales.size(); ++i) {
+        const double scaled = in[i].isKnown() ? std::floor(double(in[i].size()) * scales[i]) : 0;
+        if (scales[i] == 1.0f) dims.push_back(in[i]);
+        else if (in[i].isKnown() && scales[i] > 0 && scaled < 9.0e18) dims.push_back(Dim::known(int64_t(scaled)));
+        else dims.push_back(Dim());
+    }
+    return Shape(std::move(dims));
+}
+
 // The type our rules give a node's first output, or nothing when no rule applies.
 std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, ShapeValueTable& values) {
     auto inputType = [&](size_t i) -> const ValueType* {
@@ -272,6 +302,13 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
         first->shape.rankKnown() && shapeValue(3)->size() == first->shape.rank()) {
         const Attribute* policy = node.attribute("keep_aspect_ratio_policy");
         if (!policy || policy->s == "stretch") return like(Shape(*shapeValue(3)));
+    }
+    // Resize by constant scales (an upsampling by 2 in a U-Net's decoder).
+    const Attribute* transformMode = node.attribute("coordinate_transformation_mode");
+    if (op == "Resize" && node.inputs.size() >= 3 && node.inputs[2].valid() &&
+        (node.inputs.size() < 4 || !node.inputs[3].valid()) && !node.attribute("axes") &&
+        !(transformMode && transformMode->s == "tf_crop_and_resize")) {
+        if (auto scales = constantFloats(graph, node.inputs[2])) return like(scaledShape(first->shape, *scales));
     }
     if (op == "ConstantOfShape" && shapeValue(0)) {
         const Attribute* value = node.attribute("value");

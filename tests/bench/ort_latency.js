@@ -16,6 +16,13 @@ async function main() {
     const meta = session.inputMetadata ? session.inputMetadata.find?.((m) => m.name === name) : undefined;
     const dims = (meta && meta.shape ? meta.shape : []).map((d) => (typeof d === 'number' ? d : 1));
     const n = dims.reduce((a, b) => a * b, 1);
+    // Integer inputs (token ids) get small values, as fusescope-cli's random feeds do.
+    if (meta && (meta.type === 'int64' || meta.type === 'int32')) {
+      const data = meta.type === 'int64' ? new BigInt64Array(n) : new Int32Array(n);
+      for (let i = 0; i < n; ++i) data[i] = meta.type === 'int64' ? BigInt(i % 10) : i % 10;
+      feeds[name] = new ort.Tensor(meta.type, data, dims);
+      continue;
+    }
     const data = new Float32Array(n);
     for (let i = 0; i < n; ++i) data[i] = Math.sin(i) * 0.5;
     feeds[name] = new ort.Tensor('float32', data, dims);

@@ -209,6 +209,20 @@ private slots:
         QCOMPARE(b.graph().value(b.graph().findValue("up")).type.toString(), std::string("float32[batch,21,320,320]"));
     }
 
+    void resizeByConstantScalesKeepsTheBatch() {
+        // torch exports F.interpolate(scale_factor=2) with its scales in a Constant; ONNX's
+        // rule names the batch afresh (unk__0), which hid every later shape from the folds.
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(256), Dim::known(16), Dim::known(5)}));
+        ValueId scales = b.op("Constant", {}, "scales", {tensorAttr("value", floatTensor("s", {4}, {1, 1, 2, 1.5f}))});
+        ValueId none;
+        ValueId up = b.op("Resize", {x, none, scales}, "up", {stringAttr("mode", "nearest")});
+        b.graph().value(up).type = ValueType::tensor(DType::Float32, Shape({Dim::symbolic("unk__0"), Dim::known(256), Dim::known(32), Dim::known(7)}));
+        b.output(up);
+        fillUnknownTypes(b.graph());
+        QCOMPARE(b.graph().value(up).type.toString(), std::string("float32[batch,256,32,7]"));
+    }
+
     void reshapeInfersMinusOneWhenSymbolsCancel() {
         const Shape data({Dim::symbolic("batch"), Dim::known(768), Dim::known(14), Dim::known(14)});
         auto s = reshapeResult(data, {Dim::symbolic("batch"), Dim::known(768), Dim::known(-1)}, false);

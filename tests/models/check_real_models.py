@@ -111,12 +111,20 @@ for name in MODELS:
                 onnx.checker.check_model(out)
             except Exception as e:  # noqa: BLE001 - report whatever the checker says
                 problems.append(f"checker rejected the export: {str(e).splitlines()[0]}")
-    ref_in = os.path.join(CACHE, name + ".input.npy")
+    # One reference array per graph input: NAME.INPUT.npy ("ids", "src"), NAME.input.npy alone.
+    initializers = {t.name for t in model.graph.initializer}
+    input_names = [i.name for i in model.graph.input if i.name not in initializers]
+    input_args = []
+    for input_name in input_names:
+        ref_in = os.path.join(CACHE, f"{name}.{input_name}.npy")
+        if len(input_names) == 1 and not os.path.exists(ref_in):
+            ref_in = os.path.join(CACHE, name + ".input.npy")
+        input_args += ["--input", f"{input_name}={ref_in}"]
     ref_out = np.load(os.path.join(CACHE, name + ".output.npy"))
     outputs = {}
     for pipeline in PIPELINES:
         with tempfile.TemporaryDirectory() as tmp:
-            r = cli("run", path, "--pipeline", pipeline, "--input", "input=" + ref_in,
+            r = cli("run", path, "--pipeline", pipeline, *input_args,
                     "--output-dir", tmp, "--threads", "2")
             if r.returncode != 0:
                 problems.append(f"run --pipeline {pipeline} failed: {r.stderr.strip()}")
