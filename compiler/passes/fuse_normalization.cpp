@@ -1,7 +1,8 @@
 // Normalizations written out by exporters become one op each:
 //   layer-norm-fusion: (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) [* gamma] [+ beta]
 //                      -> LayerNormalization (ONNX's from opset 17, ai.fusescope's before)
-//   rms-norm-fusion:   x / sqrt(mean(x^2) + eps) [* gamma]  (or x * 1/sqrt(...)) -> RmsNorm
+//   rms-norm-fusion:   x / sqrt(mean(x^2) + eps) [* gamma]  (or x * 1/sqrt(...), either way
+//                      of writing 1/sqrt) -> RmsNorm
 //   skip-layer-norm-fusion: LayerNormalization(a + b) -> SkipLayerNorm(a, b), whose second
 //                      output is the sum when the residual stream reads it too.
 // Means must be over the last axis, with keepdims.
@@ -165,11 +166,14 @@ public:
             rms = rootMeanSquare(rw, n.inputs[1]);
             if (!rms || rms->d != n.inputs[0]) return MatchResult::none();
             nodes = rms->nodes;
-        } else if (isOp(n, "Mul")) {  // x * Reciprocal(Sqrt(...))
+        } else if (isOp(n, "Mul")) {  // x * Reciprocal(Sqrt(...)), or x * (1 / Sqrt(...)) (torch.rsqrt)
             for (int side = 0; side < 2 && !rms; ++side) {
                 NodeId rec = rw.producer(n.inputs[1 - side]);
-                if (!rec.valid() || !isOp(g.node(rec), "Reciprocal")) continue;
-                rms = rootMeanSquare(rw, g.node(rec).inputs[0]);
+                if (!rec.valid()) continue;
+                const Node& r = g.node(rec);
+                const bool reciprocal = isOp(r, "Reciprocal") || (isOp(r, "Div") && isConstantSplat(rw, r.inputs[0], 1.0));
+                if (!reciprocal) continue;
+                rms = rootMeanSquare(rw, r.inputs.back());
                 if (rms && rms->d != n.inputs[side]) rms.reset();
                 if (rms) {
                     nodes = rms->nodes;

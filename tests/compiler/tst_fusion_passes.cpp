@@ -987,6 +987,28 @@ private slots:
         checkGolden(g, QStringLiteral("rms_norm_fusion"));
     }
 
+    // torch.rsqrt exports as Div(1, Sqrt(...)), and LLaMA-style models scale on the left. 40
+    // values a row: the kernel's vector loop and its tail.
+    void rmsNormWithRsqrtAsDivision() {
+        for (float numerator : {1.0f, 2.0f}) {
+            GraphBuilder b;
+            ValueId x = b.input("x", DType::Float32, dims({2, 3, 40}));
+            ValueId sq = b.op("Pow", {x, b.initializer(floatTensor(fresh(), {}, {2.0f}))}, fresh());
+            ValueId ms = b.op("ReduceMean", {sq}, fresh(), {intsAttr("axes", {-1})});
+            ValueId e = b.op("Add", {ms, b.initializer(floatTensor(fresh(), {}, {1e-6f}))}, fresh());
+            ValueId one = b.initializer(floatTensor(fresh(), {}, {numerator}));
+            ValueId r = b.op("Div", {one, b.op("Sqrt", {e}, fresh())}, fresh());
+            ValueId n = b.op("Mul", {x, r}, fresh());
+            b.output(b.op("Mul", {b.initializer(randomFloatTensor("gamma", {40}, 11, 1.0f)), n}, "y"));
+            Model m = withInferredTypes(b);
+            auto c = compileWith(m, {"rms-norm-fusion", "eliminate-dead-code"});
+            const Graph& g = *c.model.graph;
+            QCOMPARE(countFused(g, "RmsNorm"), numerator == 1.0f ? 1 : 0);  // 2/sqrt is not a norm
+            if (numerator == 1.0f) QCOMPARE(int(g.nodeCount()), 1);
+            QVERIFY(maxRelativeError(m, c.model) < 1e-5);
+        }
+    }
+
     void attention() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, dims({2, 5, 8}));

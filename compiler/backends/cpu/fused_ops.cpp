@@ -7,10 +7,10 @@
 
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/cpu_provider.h"
-#include "compiler/backends/cpu/vector_math.h"
 #include "compiler/backends/cpu/activation.h"
 #include "compiler/backends/cpu/average_pool_nhwc.h"
 #include "compiler/backends/cpu/fused_kernels.h"
+#include "compiler/backends/cpu/vector_math.h"
 #include "compiler/runtime/execution_plan.h"
 #include "compiler/runtime/first_output_context.h"
 #include "compiler/runtime/fused_domain.h"
@@ -104,6 +104,11 @@ KernelFactory rmsNorm() {
                 ctx.pool().parallelFor(rows, 1, [&](int64_t r0, int64_t r1) {
                     for (int64_t r = r0; r < r1; ++r) {
                         const T* src = px + r * len;
+                        if constexpr (std::is_same_v<T, float>) {
+                            const float inv = float(1.0 / std::sqrt(cpu::meanSquare(src, len) + double(eps)));
+                            cpu::normalizeArray(src, 0.f, inv, g, nullptr, py + r * len, len);
+                            continue;
+                        }
                         double s = 0;
                         for (int64_t i = 0; i < len; ++i) s += double(src[i]) * double(src[i]);
                         const T inv = T(1.0 / std::sqrt(s / double(len) + double(eps)));

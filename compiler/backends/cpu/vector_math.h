@@ -97,6 +97,8 @@ void geluArray(const float* x, float* y, int64_t n);   // 0.5 x (1 + erf(x / sqr
 void softmaxArray(const float* x, float* y, int64_t n);
 // The mean and the (population) variance of n values, in double: normalizations' statistics.
 void meanVariance(const float* x, int64_t n, double& mean, double& variance);
+// The mean of n values' squares, in double: RMS normalization's statistic.
+double meanSquare(const float* x, int64_t n);
 // A normalization's last pass: y = (x - mean) * inv * gamma + beta (beta may be null).
 void normalizeArray(const float* x, float mean, float inv, const float* gamma, const float* beta, float* y, int64_t n);
 // y = a + b, element by element (SkipLayerNormalization's sum).
