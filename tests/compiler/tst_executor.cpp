@@ -427,6 +427,83 @@ private slots:
         QVERIFY(std::fabs(elementAsDouble((*out)[0], 2) - 0.1192) < 1e-3);
     }
 
+    // Instance and group norms against the definition in double: 37 values a channel (the
+    // vector loop and its tail); affine per channel (instance; group from opset 21) or per
+    // group (group at opset 18).
+    void groupAndInstanceNormsMatchTheDefinition() {
+        const int64_t n = 2, c = 4, spatial = 37;
+        std::mt19937 rng(9);
+        std::uniform_real_distribution<float> real(-2.f, 6.f);
+        std::vector<float> x(static_cast<size_t>(n * c * spatial));
+        for (float& v : x) v = real(rng);
+        struct Case { const char* op; int64_t groups, affine; };
+        for (const Case& t : {Case{"InstanceNormalization", c, c}, Case{"GroupNormalization", 2, 2},
+                              Case{"GroupNormalization", 2, c}}) {
+            const bool group = std::string(t.op) == "GroupNormalization";
+            std::vector<float> scale, bias;
+            for (int64_t k = 0; k < t.affine; ++k) scale.push_back(0.5f + float(k)), bias.push_back(float(k) - 1.5f);
+            GraphBuilder g;
+            ValueId in = g.input("x", DType::Float32, Shape::ofSizes({n, c, spatial}));
+            ValueId s = g.initializer(floatTensor("scale", {t.affine}, scale));
+            ValueId b = g.initializer(floatTensor("bias", {t.affine}, bias));
+            std::vector<Attribute> attrs{floatAttr("epsilon", 1e-3f)};
+            if (group) attrs.push_back(intAttr("num_groups", t.groups));
+            g.output(g.op(t.op, {in, s, b}, "y", attrs));
+            Model m = g.buildModel(18);
+            fillUnknownTypes(*m.graph);
+            auto exec = Executor::create(m, cpuExecutorOptions());
+            QVERIFY2(exec.isOk(), exec.status().message().c_str());
+            auto out = (*exec)->run({floats({n, c, spatial}, x)});
+            QVERIFY2(out.isOk(), out.status().message().c_str());
+            const int64_t perGroup = c / t.groups * spatial;
+            for (int64_t r = 0; r < n * t.groups; ++r) {
+                double mean = 0, var = 0;
+                for (int64_t i = 0; i < perGroup; ++i) mean += x[size_t(r * perGroup + i)];
+                mean /= double(perGroup);
+                for (int64_t i = 0; i < perGroup; ++i) var += std::pow(x[size_t(r * perGroup + i)] - mean, 2);
+                const double inv = 1.0 / std::sqrt(var / double(perGroup) + 1e-3);
+                for (int64_t i = 0; i < perGroup; ++i) {
+                    const int64_t grp = r % t.groups;
+                    const int64_t k = t.affine == t.groups ? grp : grp * (c / t.groups) + i / spatial;
+                    const double want = (x[size_t(r * perGroup + i)] - mean) * inv * scale[size_t(k)] + bias[size_t(k)];
+                    const double got = (*out)[0].as<float>()[r * perGroup + i];
+                    QVERIFY2(std::fabs(got - want) < 1e-5 * (1 + std::fabs(want)),
+                             qPrintable(QStringLiteral("%1/%2 element %3: %4, not %5").arg(t.op).arg(t.affine)
+                                            .arg(r * perGroup + i).arg(got).arg(want)));
+                }
+            }
+        }
+    }
+
+    // GELU, Sigmoid and Exp over float take vector_math's whole-array forms: against libm
+    // over a length that several threads split, with the chunks' ends in the middle.
+    void unaryArrayKernelsMatchLibm() {
+        const int64_t len = 70001;
+        std::vector<float> x(static_cast<size_t>(len));
+        for (int64_t i = 0; i < len; ++i) x[size_t(i)] = float(i - len / 2) * 3e-4f;
+        for (const char* op : {"Gelu", "Sigmoid", "Exp"}) {
+            GraphBuilder g;
+            ValueId in = g.input("x", DType::Float32, Shape::ofSizes({len}));
+            g.output(g.op(op, {in}, "y"));
+            Model m = g.buildModel(20);
+            fillUnknownTypes(*m.graph);
+            ExecutorOptions options = cpuExecutorOptions();
+            options.threads = 2;
+            auto exec = Executor::create(m, options);
+            QVERIFY2(exec.isOk(), exec.status().message().c_str());
+            auto out = (*exec)->run({floats({len}, x)});
+            QVERIFY2(out.isOk(), out.status().message().c_str());
+            for (int64_t i = 0; i < len; ++i) {
+                const double v = x[size_t(i)];
+                const double want = std::string(op) == "Gelu" ? 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)))
+                                    : std::string(op) == "Sigmoid" ? 1 / (1 + std::exp(-v)) : std::exp(v);
+                const double got = (*out)[0].as<float>()[i];
+                QVERIFY2(std::fabs(got - want) < 1e-6 * (1 + std::fabs(want)),
+                         qPrintable(QStringLiteral("%1(%2) = %3, not %4").arg(op).arg(v).arg(got).arg(want)));
+            }
+        }
+    }
+
     // NaN has no integer: QuantizeLinear and DynamicQuantizeLinear give 0 for it (converting
     // NaN to an integer type is undefined behaviour; the compiler fuzzer met it).
     void quantizingNaNGivesZero() {

@@ -38,6 +38,22 @@ Status runUnary(KernelContext& ctx, Op op, bool ints) {
     return ints ? dispatchNumeric(ctx, x->dtype, body) : dispatchFloat(ctx, x->dtype, body);
 }
 
+// A unary op whose float form is one of vector_math's whole-array functions (built for the
+// CPU's full vector width: this file's loops are built for the baseline, four lanes, and
+// GELU ran 4.6 ns per element through them); other types through `op`.
+template <typename Op>
+Status runUnaryArray(KernelContext& ctx, void (*floatArray)(const float*, float*, int64_t), Op op) {
+    const RtTensor* x = ctx.input(0);
+    if (!x) return bad(ctx, "missing input");
+    if (x->dtype != DType::Float32) return runUnary(ctx, op, false);
+    auto out = ctx.output(0, x->dtype, x->dims);
+    if (!out) return out.status();
+    const float* in = x->as<float>();
+    float* o = (*out)->template as<float>();
+    ctx.pool().parallelFor(x->numel(), 32768, [&](int64_t b, int64_t e) { floatArray(in + b, o + b, e - b); });
+    return Status::ok();
+}
+
 // float through the vectorizable forms (vector_math.h); double through libm.
 template <typename T>
 T expOf(T v) {
@@ -580,10 +596,16 @@ void registerElementwiseKernels(KernelRegistry& r) {
     add("Round", unaryFast([](auto v) { return std::nearbyint(v); }));
     add("Sqrt", unaryFast([](auto v) { return std::sqrt(v); }));
     add("Reciprocal", unaryFast([](auto v) { return decltype(v)(1) / v; }));
-    add("Exp", unaryFast([](auto v) { return expOf(v); }));
+    add("Exp", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new FunctionKernel(
+            [](KernelContext& ctx) { return runUnaryArray(ctx, expArray, [](auto v) { return expOf(v); }); }));
+    });
     add("Log", unaryFast([](auto v) { return std::log(v); }));
     add("Tanh", unaryFast([](auto v) { return std::tanh(v); }));
-    add("Sigmoid", unaryFast([](auto v) { return sigmoid(v); }));
+    add("Sigmoid", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new FunctionKernel(
+            [](KernelContext& ctx) { return runUnaryArray(ctx, sigmoidArray, [](auto v) { return sigmoid(v); }); }));
+    });
     add("Erf", unaryFast([](auto v) {
         if constexpr (std::is_same_v<decltype(v), float>) return erfFast(v);
         else return std::erf(v);
@@ -640,11 +662,10 @@ void registerElementwiseKernels(KernelRegistry& r) {
                     using T = decltype(v);
                     return T(0.5) * v * (T(1) + std::tanh(T(0.7978845608028654) * (v + T(0.044715) * v * v * v)));
                 }, false);
-            return runUnary(ctx, [](auto v) {
+            return runUnaryArray(ctx, geluArray, [](auto v) {
                 using T = decltype(v);
-                if constexpr (std::is_same_v<T, float>) return 0.5f * v * (1.f + erfFast(v * 0.7071067811865476f));
-                else return T(0.5) * v * (T(1) + std::erf(v * T(0.7071067811865476)));
-            }, false);
+                return T(0.5) * v * (T(1) + std::erf(v * T(0.7071067811865476)));
+            });
         }));
     });
     add("IsNaN", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {

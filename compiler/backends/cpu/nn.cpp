@@ -355,6 +355,18 @@ KernelFactory groupNorm(bool instance) {
                         const int64_t grp = r % groups;
                         const T* src = px + r * perGroup;
                         T* dst = py + r * perGroup;
+                        if constexpr (std::is_same_v<T, float>) {  // in vector lanes (vector_math.h)
+                            double mean = 0, variance = 0;
+                            meanVariance(src, perGroup, mean, variance);
+                            const double inv = 1.0 / std::sqrt(variance + eps);
+                            const int64_t channels = perGroupAffine ? 1 : c / groups, length = perGroup / channels;
+                            for (int64_t k = 0; k < channels; ++k) {
+                                const int64_t ch = perGroupAffine ? grp : grp * (c / groups) + k;
+                                normalizeChannel(src + k * length, float(mean), float(inv * scale->as<float>()[ch]),
+                                                 bias->as<float>()[ch], dst + k * length, length);
+                            }
+                            continue;
+                        }
                         double s = 0, s2 = 0;
                         for (int64_t i = 0; i < perGroup; ++i) s += src[i];
                         const double mu = s / double(perGroup);

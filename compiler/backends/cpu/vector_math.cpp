@@ -136,6 +136,12 @@ void swishArray(const float* x, float* y, int64_t n, float alpha) {
         for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv * gamma[i];
 }
 
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void normalizeChannel(const float* __restrict x, float mean,
+                                                                             float scale, float shift,
+                                                                             float* __restrict y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * scale + shift;
+}
+
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void addArrays(const float* __restrict a, const float* __restrict b,
                                                                       float* __restrict y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];

@@ -101,6 +101,9 @@ void meanVariance(const float* x, int64_t n, double& mean, double& variance);
 double meanSquare(const float* x, int64_t n);
 // A normalization's last pass: y = (x - mean) * inv * gamma + beta (beta may be null).
 void normalizeArray(const float* x, float mean, float inv, const float* gamma, const float* beta, float* y, int64_t n);
+// One channel of an instance or group norm: y = (x - mean) * scale + shift, scale being
+// inv * gamma[channel] and shift beta[channel].
+void normalizeChannel(const float* x, float mean, float scale, float shift, float* y, int64_t n);
 // y = a + b, element by element (SkipLayerNormalization's sum).
 void addArrays(const float* a, const float* b, float* y, int64_t n);
 // sum += x, element by element (a pool's rows adding up).
