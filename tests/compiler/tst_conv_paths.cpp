@@ -483,6 +483,85 @@ private slots:
             }
     }
 
+    // MaxPool over 1 and 3 spatial dims (separably: each depth window's maximum, then the
+    // planes' pool) against the max over each window written out here: padded, strided,
+    // ceil_mode's partial last window, depth windows of one tap; float and uint8.
+    void lineAndVolumeMaxPoolsMatchTheDefinition() {
+        struct Pool {
+            std::vector<int64_t> in, kernel, strides, pads;
+            int64_t ceil = 0;
+        };
+        const std::vector<Pool> pools{
+            {{5, 7, 9}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},
+            {{5, 7, 9}, {1, 3, 3}, {1, 2, 2}, {0, 1, 1, 0, 1, 1}},
+            {{5, 7, 9}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0, 0, 0, 0}, 1},
+            {{5, 7, 9}, {3, 1, 1}, {2, 1, 1}, {1, 0, 0, 1, 0, 0}},
+            {{20}, {3}, {2}, {1, 1}},
+            {{20}, {4}, {1}, {0, 0}},
+            {{20}, {3}, {3}, {0, 0}, 1},
+        };
+        std::mt19937 rng(11);
+        for (const DType type : {DType::Float32, DType::UInt8})
+            for (const Pool& k : pools) {
+                const size_t nd = k.in.size();
+                const int64_t planes = 2 * 3;
+                std::vector<int64_t> dims{2, 3};
+                dims.insert(dims.end(), k.in.begin(), k.in.end());
+                GraphBuilder gb;
+                ValueId x = gb.input("x", type, Shape::ofSizes(dims));
+                gb.output(gb.op("MaxPool", {x}, "y",
+                                {intsAttr("kernel_shape", k.kernel), intsAttr("strides", k.strides),
+                                 intsAttr("pads", k.pads), intAttr("ceil_mode", k.ceil)}));
+                Model model = gb.buildModel();
+                auto exec = Executor::create(model, cpuExecutorOptions(2));
+                QVERIFY2(exec.isOk(), exec.status().message().c_str());
+                int64_t inSize = 1;
+                for (int64_t d : k.in) inSize *= d;
+                std::vector<float> input = randomValues(size_t(planes * inSize), rng);
+                RtTensor t = allocateTensor(type, dims);
+                for (size_t i = 0; i < input.size(); ++i) {
+                    if (type == DType::UInt8) input[i] = std::floor((input[i] + 1.f) * 100.f);
+                    if (type == DType::UInt8) t.as<uint8_t>()[i] = uint8_t(input[i]);
+                    else t.as<float>()[i] = input[i];
+                }
+                auto out = (*exec)->run({t});
+                QVERIFY2(out.isOk(), out.status().message().c_str());
+                const RtTensor& y = (*out)[0];
+                QCOMPARE(y.rank(), nd + 2);
+                std::vector<int64_t> outDims(y.dims.begin() + 2, y.dims.end());
+                int64_t outSize = 1;
+                for (size_t d = 0; d < nd; ++d) {
+                    const int64_t span = k.in[d] + k.pads[d] + k.pads[d + nd] - k.kernel[d];
+                    QCOMPARE(outDims[d], (k.ceil ? (span + k.strides[d] - 1) / k.strides[d] : span / k.strides[d]) + 1);
+                    outSize *= outDims[d];
+                }
+                for (int64_t p = 0; p < planes; ++p)
+                    for (int64_t o = 0; o < outSize; ++o) {
+                        std::vector<int64_t> at(nd);  // the output's coordinates
+                        for (int64_t rest = o, d = int64_t(nd) - 1; d >= 0; --d) at[size_t(d)] = rest % outDims[size_t(d)], rest /= outDims[size_t(d)];
+                        float want = -std::numeric_limits<float>::infinity();
+                        int64_t kSize = 1;
+                        for (int64_t kd : k.kernel) kSize *= kd;
+                        for (int64_t tap = 0; tap < kSize; ++tap) {
+                            int64_t offset = 0, rest = tap;
+                            bool inside = true;
+                            for (int64_t d = int64_t(nd) - 1, stride = 1; d >= 0; --d) {
+                                const int64_t kd = rest % k.kernel[size_t(d)];
+                                rest /= k.kernel[size_t(d)];
+                                const int64_t i = at[size_t(d)] * k.strides[size_t(d)] - k.pads[size_t(d)] + kd;
+                                inside = inside && i >= 0 && i < k.in[size_t(d)];
+                                offset += i * stride;
+                                stride *= k.in[size_t(d)];
+                            }
+                            if (inside) want = std::max(want, input[size_t(p * inSize + offset)]);
+                        }
+                        const float got = type == DType::UInt8 ? float(y.as<uint8_t>()[p * outSize + o]) : y.as<float>()[p * outSize + o];
+                        QVERIFY2(got == want, qPrintable(QString("%1-D pool %2 (%3): output %4 of plane %5 is %6, not %7")
+                                                             .arg(nd).arg(&k - pools.data()).arg(QString::fromUtf8(dtypeName(type).data(), qsizetype(dtypeName(type).size()))).arg(o).arg(p).arg(got).arg(want)));
+                    }
+            }
+    }
+
     // ai.fusescope AveragePool on NHWC against ONNX's AveragePool on the same values in NCHW
     // (the kernel ONNX's conformance data checks): DenseNet's 2x2 stride 2, Inception's 3x3
     // with and without count_include_pad, ceil_mode's extra column, auto_pad, dilation; channel
