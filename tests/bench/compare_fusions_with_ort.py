@@ -3,7 +3,8 @@
 
 usage: compare_fusions_with_ort.py FUSESCOPE_CLI MODEL_CACHE ORT_NODE_MODULES [LEVEL [MODEL.onnx ...]]
 
-The MODEL.onnx files named (the style fixtures: other exporters' idioms) join the table.
+The MODEL.onnx files named (the style fixtures: other exporters' idioms) join the table;
+FSC_MODELS=a,b replaces the exported models with those of the cache.
 
 For each exported real model: the imported node count, ONNX Runtime's graph at LEVEL
 (default `extended`, written with the session option optimizedModelFilePath through
@@ -30,6 +31,8 @@ LEVEL = sys.argv[4] if len(sys.argv) > 4 else "extended"
 MODELS = ["resnet50", "mobilenet_v2", "efficientnet_b0", "vit_b_16", "swin_t", "transformer_encoder", "bert_base",
           "lstm", "densenet121", "googlenet", "shufflenet_v2_x1_0", "squeezenet1_1", "mnasnet1_0", "regnet_y_400mf",
           "mobilenet_v3_large", "convnext_tiny", "resnext50_32x4d", "inception_v3", "regnet_x_800mf", "maxvit_t", "lraspp_mobilenet_v3_large"]
+if os.environ.get("FSC_MODELS"):  # a subset: models added by hand to the cache
+    MODELS = os.environ["FSC_MODELS"].split(",")
 MODELS += sys.argv[5:]
 HERE = os.path.dirname(os.path.abspath(__file__))
 
