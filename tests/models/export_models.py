@@ -6,8 +6,8 @@ usage: export_models.py CACHE_DIR
 torchvision (resnet50, mobilenet_v2, efficientnet_b0, vit_b_16, swin_t, densenet121, googlenet,
 shufflenet_v2_x1_0, squeezenet1_1, mnasnet1_0, regnet_y_400mf, mobilenet_v3_large,
 convnext_tiny, resnext50_32x4d, inception_v3, regnet_x_800mf, maxvit_t,
-lraspp_mobilenet_v3_large) and torch.nn (a TransformerEncoder,
-an LSTM) with random weights from Debian's python3-torch and python3-torchvision: nothing
+lraspp_mobilenet_v3_large, s3d), torch.nn (a TransformerEncoder, an LSTM) and
+written_architectures.py (a LLaMA-style decoder, a wav2vec-style audio encoder, a U-Net) with random weights from Debian's python3-torch and python3-torchvision: nothing
 is downloaded. A model already in the cache from the same torch version is kept. Next to
 each model go a reference input and PyTorch's output for it (NAME.input.npy,
 NAME.output.npy), which check_real_models.py compares with fusescope-cli run.
@@ -22,6 +22,7 @@ import torchvision
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from distinct_layers import distinct_layers  # noqa: E402
+import written_architectures  # noqa: E402
 
 CACHE = sys.argv[1]
 os.makedirs(CACHE, exist_ok=True)
@@ -108,6 +109,12 @@ MODELS = {
     "maxvit_t": (lambda: torchvision.models.maxvit_t(weights=None), image),
     "lraspp_mobilenet_v3_large": (lraspp, lambda: image(320)),
     "lstm": (Lstm, lambda: torch.randn(1, 12, 32)),
+    # S3D's separable 3-D convolutions and 3-D max pools on 16 frames; the written-out models'
+    # RMSNorm, rotary embeddings, SwiGLU, Conv1d with GroupNorm, constant-scale upsampling.
+    "s3d": (lambda: torchvision.models.video.s3d(weights=None), lambda: torch.randn(1, 3, 16, 224, 224)),
+    "llama_small": (written_architectures.Llama, lambda: torch.randint(0, 8000, (1, 128))),
+    "wav2vec_small": (written_architectures.Wav2Vec, lambda: torch.randn(1, 16000)),
+    "unet_small": (written_architectures.UNet, lambda: image(64)),
 }
 
 stamp = f"torch {torch.__version__}, torchvision {torchvision.__version__}, reference io 2, distinct layers\n"

@@ -1,0 +1,144 @@
+"""Architectures torchvision does not ship, written out as their papers and public code define
+them, small enough for the test suite: a LLaMA-style decoder, a wav2vec 2.0-style audio encoder
+and a diffusion-style U-Net. Each brings idioms the torchvision models lack: RMSNorm through
+torch.rsqrt, rotary embeddings (Slice, Neg, Concat), SwiGLU; Conv1d feature extraction with
+GroupNorm (InstanceNormalization in the export) and a grouped positional convolution; GroupNorm
+with SiLU, nearest upsampling by constant scales and skip Concats. Every layer is built on its
+own, so each has its own weights.
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from distinct_layers import distinct_layers
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(1 + 0.1 * torch.randn(d))
+        self.eps = eps
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+def rotate_half(x):
+    a, b = x.chunk(2, dim=-1)
+    return torch.cat((-b, a), dim=-1)
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d, heads, hidden):
+        super().__init__()
+        self.heads, self.head_dim = heads, d // heads
+        self.attn_norm, self.mlp_norm = RMSNorm(d), RMSNorm(d)
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d, bias=False) for _ in range(4))
+        self.gate, self.up = nn.Linear(d, hidden, bias=False), nn.Linear(d, hidden, bias=False)
+        self.down = nn.Linear(hidden, d, bias=False)
+
+    def forward(self, x, cos, sin, mask):
+        b, s, d = x.shape
+        y = self.attn_norm(x)
+        q, k, v = (p(y).view(b, s, self.heads, self.head_dim).transpose(1, 2) for p in (self.q, self.k, self.v))
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim) + mask
+        x = x + self.o(torch.matmul(scores.softmax(-1), v).transpose(1, 2).reshape(b, s, d))
+        y = self.mlp_norm(x)
+        return x + self.down(F.silu(self.gate(y)) * self.up(y))
+
+
+class Llama(nn.Module):
+    """Token ids [batch, 128] -> logits [batch, 128, 8000]: 4 layers, width 512, 8 heads."""
+
+    def __init__(self, vocab=8000, d=512, heads=8, layers=4, hidden=1376, seq=128):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList([LlamaBlock(d, heads, hidden) for _ in range(layers)])
+        self.norm, self.head = RMSNorm(d), nn.Linear(d, vocab, bias=False)
+        half = d // heads // 2
+        inverse = 1.0 / (10000 ** (torch.arange(half).float() / half))
+        angles = torch.outer(torch.arange(seq).float(), inverse).repeat(1, 2)
+        self.register_buffer("cos", angles.cos())
+        self.register_buffer("sin", angles.sin())
+        self.register_buffer("mask", torch.triu(torch.full((seq, seq), float("-inf")), 1))
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        for block in self.blocks:
+            x = block(x, self.cos, self.sin, self.mask)
+        return self.head(self.norm(x))
+
+
+class Wav2Vec(nn.Module):
+    """One second of 16 kHz audio [batch, 16000] -> features [batch, 49, 384]."""
+
+    def __init__(self, d=384, layers=4):
+        super().__init__()
+        convs, channels = [], 1
+        for i, (kernel, stride) in enumerate([(10, 5)] + [(3, 2)] * 4 + [(2, 2)] * 2):
+            convs.append(nn.Conv1d(channels, 256, kernel, stride, bias=False))
+            if i == 0:
+                convs.append(nn.GroupNorm(256, 256))
+            convs.append(nn.GELU())
+            channels = 256
+        self.features = nn.Sequential(*convs)
+        self.feature_norm, self.project = nn.LayerNorm(256), nn.Linear(256, d)
+        self.position = nn.Conv1d(d, d, 128, padding=64, groups=16)
+        layer = nn.TransformerEncoderLayer(d, 6, 4 * d, batch_first=True, activation="gelu")
+        self.encoder = distinct_layers(torch, nn.TransformerEncoder(layer, layers))
+        self.out_norm = nn.LayerNorm(d)
+
+    def forward(self, audio):
+        x = self.project(self.feature_norm(self.features(audio.unsqueeze(1)).transpose(1, 2)))
+        position = F.gelu(self.position(x.transpose(1, 2))[:, :, :-1]).transpose(1, 2)
+        return self.out_norm(self.encoder(x + position))
+
+
+class ResBlock(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.norm1, self.conv1 = nn.GroupNorm(32, cin), nn.Conv2d(cin, cout, 3, padding=1)
+        self.norm2, self.conv2 = nn.GroupNorm(32, cout), nn.Conv2d(cout, cout, 3, padding=1)
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x):
+        y = self.conv1(F.silu(self.norm1(x)))
+        return self.skip(x) + self.conv2(F.silu(self.norm2(y)))
+
+
+class SpatialAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm, self.qkv, self.out = nn.GroupNorm(32, c), nn.Conv2d(c, 3 * c, 1), nn.Conv2d(c, c, 1)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        q, k, v = self.qkv(self.norm(x)).reshape(b, 3, c, h * w).unbind(1)
+        weights = torch.softmax(q.transpose(1, 2) @ k / math.sqrt(c), -1)
+        return x + self.out((v @ weights.transpose(1, 2)).reshape(b, c, h, w))
+
+
+class UNet(nn.Module):
+    """An image [batch, 3, 64, 64] -> [batch, 3, 64, 64]: two levels down and up, attention at the bottom."""
+
+    def __init__(self, widths=(64, 128, 256)):
+        super().__init__()
+        a, b, c = widths
+        self.stem = nn.Conv2d(3, a, 3, padding=1)
+        self.down1, self.pool1 = ResBlock(a, a), nn.Conv2d(a, a, 3, 2, 1)
+        self.down2, self.pool2 = ResBlock(a, b), nn.Conv2d(b, b, 3, 2, 1)
+        self.middle = nn.Sequential(ResBlock(b, c), SpatialAttention(c), ResBlock(c, c))
+        self.up2, self.up1 = ResBlock(c + b, b), ResBlock(b + a, a)
+        self.head = nn.Sequential(nn.GroupNorm(32, a), nn.SiLU(), nn.Conv2d(a, 3, 3, padding=1))
+
+    def forward(self, x):
+        skip1 = self.down1(self.stem(x))
+        skip2 = self.down2(self.pool1(skip1))
+        y = self.middle(self.pool2(skip2))
+        y = self.up2(torch.cat([F.interpolate(y, scale_factor=2.0, mode="nearest"), skip2], 1))
+        y = self.up1(torch.cat([F.interpolate(y, scale_factor=2.0, mode="nearest"), skip1], 1))
+        return self.head(y)
