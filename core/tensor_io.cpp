@@ -8,6 +8,8 @@
 
 #include "core/onnx_proto_convert.h"
 
+#include <onnx/onnx-data.pb.h>
+
 namespace fsc {
 
 namespace {
@@ -35,6 +37,22 @@ Result<Tensor> readTensorProtoFile(const std::filesystem::path& path) {
     auto tensor = tensorFromProto(proto, nullptr);
     if (!tensor) return tensor.status().withContext(path.string());
     return tensor;
+}
+
+Result<TensorSequence> readSequenceProtoFile(const std::filesystem::path& path) {
+    auto bytes = slurp(path);
+    if (!bytes) return bytes.status();
+    onnx::SequenceProto proto;
+    if (!proto.ParseFromString(*bytes) || proto.elem_type() != onnx::SequenceProto::TENSOR)
+        return Status(ErrorCode::InvalidArgument, path.string() + ": not an ONNX SequenceProto file of tensors");
+    TensorSequence sequence;
+    for (onnx::TensorProto& element : *proto.mutable_tensor_values()) {
+        auto tensor = tensorFromProto(element, nullptr);
+        if (!tensor) return tensor.status().withContext(path.string());
+        sequence.elemType = tensor->dtype();
+        sequence.elements.push_back(std::move(*tensor));
+    }
+    return sequence;
 }
 
 Result<Tensor> readNpyFile(const std::filesystem::path& path) {

@@ -11,6 +11,12 @@ namespace fsc {
 // Chooses the format by extension: `.npy` is NumPy, anything else a TensorProto.
 Result<Tensor> readTensorFile(const std::filesystem::path& path);
 Result<Tensor> readTensorProtoFile(const std::filesystem::path& path);
+// A SequenceProto file of tensors (ONNX's test data for sequence inputs and outputs).
+struct TensorSequence {
+    DType elemType = DType::Undefined;
+    std::vector<Tensor> elements;
+};
+Result<TensorSequence> readSequenceProtoFile(const std::filesystem::path& path);
 Result<Tensor> readNpyFile(const std::filesystem::path& path);
 Status writeTensorProtoFile(const std::filesystem::path& path, const Tensor& tensor);
 

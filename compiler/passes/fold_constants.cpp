@@ -32,7 +32,7 @@ public:
                 inputs.push_back(t);
             }
             if (!allConstant) continue;
-            if (std::string why = blocker(n); !why.empty()) {
+            if (std::string why = blocker(rw.graph(), n); !why.empty()) {
                 context.reject("constant-node", id, why);
                 continue;
             }
@@ -70,8 +70,11 @@ public:
     }
 
 private:
-    static std::string blocker(const Node& n) {
+    static std::string blocker(const Graph& g, const Node& n) {
         if (!n.domain.empty()) return "ops of domain '" + n.domain + "' are not folded";
+        for (ValueId out : n.outputs)
+            if (out.valid() && g.value(out).type.kind == ValueType::Kind::Sequence)
+                return "its output is a sequence, which no constant can hold";
         if (isRandomOp(n)) return "the op is random";
         if (!n.subgraphs().empty()) return "the op has a subgraph";
         return {};

@@ -48,6 +48,8 @@ Result<std::vector<Tensor>> evaluateNode(const Node& node, const std::vector<con
             result.emplace_back();
             continue;
         }
+        if ((*outputs)[k].isSequence())  // a constant is a tensor; a sequence stays a node
+            return Status(ErrorCode::Unsupported, "its output is a sequence, which no constant can hold");
         result.push_back(tensorToConstant((*outputs)[k++], ""));
     }
     return result;

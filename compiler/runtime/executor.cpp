@@ -139,6 +139,11 @@ public:
         ptr[v.index] = &t;
         return &t;
     }
+    void produceSequence(ValueId v, RtTensor sequence) {
+        owned[v.index] = std::move(sequence);
+        mirror[v.index] = RtTensor{};
+        ptr[v.index] = &owned[v.index];
+    }
     void releaseValue(ValueId v) {
         owned[v.index] = RtTensor{};
         mirror[v.index] = RtTensor{};
@@ -250,6 +255,12 @@ public:
         if (!out) return out.status().withContext(where());
         return out;
     }
+    Status outputSequence(size_t i, DType elemType, std::vector<RtTensor> elements) override {
+        if (i >= m_step.outputs.size())
+            return Status(ErrorCode::InvalidModel, where() + ": output " + std::to_string(i) + " is not declared by the node");
+        if (m_step.outputs[i].valid()) m_frame.produceSequence(m_step.outputs[i], makeSequence(elemType, std::move(elements)));
+        return Status::ok();
+    }
     ThreadPool& pool() override { return m_pool; }
     const ValueScope* scope() const override { return &m_frame; }
     Device* device() override { return m_frame.m_device; }
@@ -294,8 +305,9 @@ private:
         if (&host == &m_constants[id.index]) return m_executor.deviceConstant(id);
         RtTensor& copy = m_frame.mirror[id.index];
         if (!copy.defined()) {
-            if (host.dtype == DType::String)
-                return Status(ErrorCode::Unsupported, "value '" + m_frame.m_graph.value(id).name + "' holds strings, which cannot go to the device");
+            if (host.dtype == DType::String || host.isSequence())
+                return Status(ErrorCode::Unsupported, "value '" + m_frame.m_graph.value(id).name + "' holds " +
+                                                          (host.isSequence() ? "a sequence" : "strings") + ", which cannot go to the device");
             auto t = allocateDeviceTensor(*m_frame.m_device, host.dtype, host.dims);
             if (!t) return t.status().withContext("copy of '" + m_frame.m_graph.value(id).name + "' to the device");
             FSC_RETURN_IF_ERROR(timedCopy("memcpy.HtoD", int64_t(host.bytes()), [&] {
@@ -499,6 +511,7 @@ Status Executor::checkFeeds(const std::vector<RtTensor>& feeds) const {
         const Value& v = graph().value(m_feeds[i]);
         const RtTensor& t = feeds[i];
         const ValueType& declared = v.type;
+        if (declared.kind == ValueType::Kind::Sequence && t.isSequence()) continue;  // a loop's carried sequence
         if (declared.kind != ValueType::Kind::Tensor && declared.kind != ValueType::Kind::Unknown)
             return Status(ErrorCode::Unsupported, "input '" + v.name + "' is a " +
                                                       declared.toString() +

@@ -17,6 +17,9 @@ public:
         if (out && i == 0) m_first = *out;
         return out;
     }
+    Status outputSequence(size_t i, DType elemType, std::vector<RtTensor> elements) override {
+        return m_inner.outputSequence(i, elemType, std::move(elements));
+    }
     bool outputWanted(size_t i) const override { return m_inner.outputWanted(i); }
     ThreadPool& pool() override { return m_inner.pool(); }
     const ValueScope* scope() const override { return m_inner.scope(); }

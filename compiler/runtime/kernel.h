@@ -34,6 +34,11 @@ public:
     virtual size_t outputCount() const = 0;
     // The storage for output i, zeroed only when freshly allocated.
     virtual Result<RtTensor*> output(size_t i, DType dtype, std::vector<int64_t> dims) = 0;
+    // Output i as a sequence of these elements (each with storage of its own).
+    virtual Status outputSequence(size_t i, DType elemType, std::vector<RtTensor> elements) {
+        (void)i, (void)elemType, (void)elements;
+        return Status(ErrorCode::Unsupported, where() + ": sequence outputs are not supported here");
+    }
     // Whether the graph reads output i (optional outputs may be omitted).
     virtual bool outputWanted(size_t i) const = 0;
     virtual ThreadPool& pool() = 0;

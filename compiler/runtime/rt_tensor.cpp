@@ -8,6 +8,7 @@
 namespace fsc {
 
 int64_t RtTensor::numel() const {
+    if (sequence) return 0;  // its elements hold the data
     int64_t n = 1;
     for (int64_t d : dims) n *= d;
     return n;
@@ -16,6 +17,7 @@ int64_t RtTensor::numel() const {
 size_t RtTensor::bytes() const { return packedByteSize(dtype, numel()); }
 
 std::string RtTensor::typeString() const {
+    if (sequence) return "seq(" + std::string(dtypeName(dtype)) + ") of " + std::to_string(sequence->size());
     std::string s(dtypeName(dtype));
     s += '[';
     for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
@@ -82,7 +84,15 @@ Tensor tensorToConstant(const RtTensor& tensor, const std::string& name) {
     return Tensor(name, tensor.dtype, tensor.dims, makeBuffer(std::move(bytes)), 0, size);
 }
 
+RtTensor makeSequence(DType elemType, std::vector<RtTensor> elements) {
+    RtTensor t;
+    t.dtype = elemType;
+    t.sequence = std::make_shared<const std::vector<RtTensor>>(std::move(elements));
+    return t;
+}
+
 RtTensor cloneTensor(const RtTensor& tensor) {
+    if (tensor.sequence) return tensor;  // elements are never written: sharing them is a copy
     RtTensor copy = allocateTensor(tensor.dtype, tensor.dims);
     if (tensor.dtype == DType::String)
         *copy.strings = *tensor.strings;

@@ -1,7 +1,7 @@
 #pragma once
 // A tensor at run time: dtype, concrete dims and a pointer into storage the tensor may or
 // may not own (an arena slot, a heap block, or an initializer's bytes). Strings are kept
-// in a side vector; most kernels never see them.
+// in a side vector, a sequence's elements in another; most kernels never see either.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -20,10 +20,14 @@ struct RtTensor {
     void* data = nullptr;
     std::shared_ptr<void> owner;  // keeps `data` alive; empty for arena slots
     std::shared_ptr<std::vector<std::string>> strings;  // dtype String only
+    // A sequence value (ONNX's seq(tensor)): its elements, each with storage of its own and
+    // never written again; `dtype` is theirs, and the sequence itself has no data.
+    std::shared_ptr<const std::vector<RtTensor>> sequence;
     // `data` is a device address (CUDA backend): the host reads it only through the device.
     bool onDevice = false;
 
-    bool defined() const { return dtype != DType::Undefined; }
+    bool defined() const { return dtype != DType::Undefined || sequence; }
+    bool isSequence() const { return sequence != nullptr; }
     int64_t numel() const;
     size_t bytes() const;
     size_t rank() const { return dims.size(); }
@@ -34,6 +38,8 @@ struct RtTensor {
     std::string typeString() const;  // "float32[1,3,224,224]"
 };
 
+// A sequence of these elements (taken as they are: give each storage of its own first).
+RtTensor makeSequence(DType elemType, std::vector<RtTensor> elements);
 // A tensor with its own zero-initialised heap storage (64-byte aligned). Throws
 // OutOfMemory when there is none to be had.
 RtTensor allocateTensor(DType dtype, std::vector<int64_t> dims);

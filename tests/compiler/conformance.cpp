@@ -84,6 +84,19 @@ std::string compare(RtTensor got, const Tensor& want, double rtol, double atol) 
     return "";
 }
 
+// A sequence input from its SequenceProto file: the elements viewed in place.
+Result<RtTensor> readSequence(const fs::path& file) {
+    auto sequence = readSequenceProtoFile(file);
+    if (!sequence) return sequence.status();
+    std::vector<RtTensor> elements;
+    for (const Tensor& t : sequence->elements) {
+        auto rt = tensorFromConstant(t);
+        if (!rt) return rt.status();
+        elements.push_back(cloneTensor(*rt));
+    }
+    return makeSequence(sequence->elemType == DType::Undefined ? DType::Float32 : sequence->elemType, std::move(elements));
+}
+
 struct TestResult {
     Outcome outcome = Outcome::Pass;
     std::string detail;
@@ -108,10 +121,16 @@ TestResult runTest(const fs::path& dir) {
     for (const fs::path& set : sets) {
         std::vector<RtTensor> feeds;
         for (size_t i = 0; i < (*exec)->feeds().size(); ++i) {
-            // Sequences and optionals are stored as other protos, which the runtime lacks.
+            // Optionals and maps are stored as other protos, and the runtime lacks them.
             const ValueType::Kind kind = (*exec)->graph().value((*exec)->feeds()[i]).type.kind;
-            if (kind == ValueType::Kind::Sequence || kind == ValueType::Kind::Optional || kind == ValueType::Kind::Map)
-                return {Outcome::Unsupported, "input " + std::to_string(i) + " is a sequence, optional or map"};
+            if (kind == ValueType::Kind::Optional || kind == ValueType::Kind::Map)
+                return {Outcome::Unsupported, "input " + std::to_string(i) + " is an optional or a map"};
+            if (kind == ValueType::Kind::Sequence) {
+                auto sequence = readSequence(set / ("input_" + std::to_string(i) + ".pb"));
+                if (!sequence) return failedWith(sequence.status(), "input " + std::to_string(i) + ": ");
+                feeds.push_back(std::move(*sequence));
+                continue;
+            }
             auto t = readTensorProtoFile(set / ("input_" + std::to_string(i) + ".pb"));
             if (!t) return failedWith(t.status(), "input " + std::to_string(i) + ": ");
             auto rt = tensorFromConstant(*t);
@@ -130,7 +149,22 @@ TestResult runTest(const fs::path& dir) {
             return {Outcome::Fail, set.filename().string() + ": " + std::to_string(outs->size()) + " outputs, expected " +
                                        std::to_string(expectedOutputs)};
         for (size_t i = 0; i < outs->size(); ++i) {
-            auto want = readTensorProtoFile(set / ("output_" + std::to_string(i) + ".pb"));
+            const fs::path file = set / ("output_" + std::to_string(i) + ".pb");
+            if ((*outs)[i].isSequence()) {
+                auto want = readSequenceProtoFile(file);
+                if (!want) return failedWith(want.status(), "output " + std::to_string(i) + ": ");
+                const std::vector<RtTensor>& got = *(*outs)[i].sequence;
+                if (got.size() != want->elements.size())
+                    return {Outcome::Fail, set.filename().string() + " output " + std::to_string(i) + ": " +
+                                               std::to_string(got.size()) + " elements, expected " +
+                                               std::to_string(want->elements.size())};
+                for (size_t e = 0; e < got.size(); ++e)
+                    if (const std::string diff = compare(got[e], want->elements[e], 1e-3, 1e-7); !diff.empty())
+                        return {Outcome::Fail, set.filename().string() + " output " + std::to_string(i) + " element " +
+                                                   std::to_string(e) + ": " + diff};
+                continue;
+            }
+            auto want = readTensorProtoFile(file);
             if (!want) return failedWith(want.status(), "output " + std::to_string(i) + ": ");
             const std::string diff = compare((*outs)[i], *want, 1e-3, 1e-7);
             if (!diff.empty())

@@ -11,6 +11,8 @@
 #include <functional>
 #include <cmath>
 
+#include "compiler/pass_manager.h"
+#include "compiler/pipelines.h"
 #include "compiler/target.h"
 #include "compiler/backends/cpu/relaid_constant.h"
 #include "compiler/backends/cpu/vector_math.h"
@@ -501,6 +503,61 @@ private slots:
                 QVERIFY2(std::fabs(got - want) < 1e-6 * (1 + std::fabs(want)),
                          qPrintable(QStringLiteral("%1(%2) = %3, not %4").arg(op).arg(v).arg(got).arg(want)));
             }
+        }
+    }
+
+    static int countOps(const Graph& g, const std::string& op) {
+        int n = 0;
+        for (NodeId id : g.order()) n += g.node(id).opType == op;
+        return n;
+    }
+
+    // Sequences as PyTorch's exporter writes them: a tensor cut into a sequence, an element
+    // erased and read back from the end, the sequence's length, the rest stacked along a new
+    // axis, and pieces of unequal size joined again; the sequence-valued ops stay unfolded.
+    void sequenceOpsMatchTheDefinition() {
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape::ofSizes({2, 5}));
+        auto scalar = [&](const std::string& name, int64_t v) { return g.initializer(int64Tensor(name, {}, {v})); };
+        ValueId columns = g.op("SplitToSequence", {x}, "columns", {intAttr("axis", 1), intAttr("keepdims", 0)});
+        ValueId fewer = g.op("SequenceErase", {columns, scalar("minus2", -2)}, "fewer");
+        ValueId last = g.op("SequenceAt", {fewer, scalar("minus1", -1)}, "last");
+        ValueId length = g.op("SequenceLength", {columns}, "length");
+        ValueId stacked = g.op("ConcatFromSequence", {fewer}, "stacked", {intAttr("axis", 1), intAttr("new_axis", 1)});
+        ValueId pieces = g.op("SplitToSequence", {x, scalar("two", 2)}, "pieces", {intAttr("axis", 1)});
+        ValueId joined = g.op("ConcatFromSequence", {pieces}, "joined", {intAttr("axis", 1)});
+        ValueId grown = g.op("SequenceInsert", {g.op("SequenceEmpty", {}, "empty"), last, scalar("zero", 0)}, "grown");
+        ValueId first = g.op("SequenceAt", {grown, scalar("zero2", 0)}, "first");
+        for (ValueId out : {last, length, stacked, joined, first}) g.output(out);
+        Model m = g.buildModel(17);
+        fillUnknownTypes(*m.graph);
+        std::vector<float> values(10);
+        for (size_t i = 0; i < values.size(); ++i) values[i] = float(i) * 1.5f - 3.f;
+        for (const char* pipeline : {"none", "O2"}) {
+            Model compiled = m;
+            if (std::string(pipeline) == "O2") {
+                auto passes = pipelinePasses("O2");
+                QVERIFY(passes.isOk());
+                CompileOptions options;
+                options.verifyEachPass = true;
+                auto c = compileModel(m, *passes, options);
+                QVERIFY2(c.isOk(), c.status().message().c_str());
+                compiled = std::move(c->model);
+                QCOMPARE(countOps(*compiled.graph, "SequenceEmpty"), 1);  // not folded into a constant
+            }
+            auto exec = Executor::create(compiled, cpuExecutorOptions());
+            QVERIFY2(exec.isOk(), exec.status().message().c_str());
+            auto out = (*exec)->run({floats({2, 5}, values)});
+            QVERIFY2(out.isOk(), out.status().message().c_str());
+            auto at = [&](int64_t r, int64_t c) { return values[size_t(r * 5 + c)]; };
+            QCOMPARE((*out)[0].dims, (std::vector<int64_t>{2}));  // column 4: column 3 was erased
+            QCOMPARE(valuesOf((*out)[0]), (std::vector<float>{at(0, 4), at(1, 4)}));
+            QCOMPARE(elementAsInt((*out)[1], 0), int64_t(5));
+            QCOMPARE((*out)[2].dims, (std::vector<int64_t>{2, 4}));
+            QCOMPARE(valuesOf((*out)[2]), (std::vector<float>{at(0, 0), at(0, 1), at(0, 2), at(0, 4), at(1, 0), at(1, 1),
+                                                              at(1, 2), at(1, 4)}));
+            QCOMPARE(valuesOf((*out)[3]), values);  // pieces of 2, 2 and 1 columns joined
+            QCOMPARE(valuesOf((*out)[4]), valuesOf((*out)[0]));
         }
     }
 

@@ -21,6 +21,7 @@ Result<std::unique_ptr<Executor>> lowerBody(const KernelInit& init, const std::s
 
 Status emit(KernelContext& ctx, size_t i, const RtTensor& value) {
     if (!ctx.outputWanted(i)) return Status::ok();
+    if (value.isSequence()) return ctx.outputSequence(i, value.dtype, *value.sequence);
     auto out = ctx.output(i, value.dtype, value.dims);
     if (!out) return out.status();
     if (value.dtype == DType::String) *(*out)->strings = *value.strings;
@@ -97,9 +98,9 @@ public:
         std::vector<std::vector<RtTensor>> scans(scanCount);
         for (int64_t it = 0; it < limit && cond; ++it) {
             std::vector<RtTensor> feeds;
-            RtTensor iter = allocateTensor(DType::Int64, {});
+            RtTensor iter = allocateTensor(DType::Int64, scalarDims(0));
             iter.as<int64_t>()[0] = it;
-            RtTensor c = allocateTensor(DType::Bool, {});
+            RtTensor c = allocateTensor(DType::Bool, scalarDims(1));
             c.as<bool>()[0] = cond;
             feeds.push_back(iter);
             feeds.push_back(c);
@@ -130,6 +131,16 @@ public:
     }
 
 private:
+    // The iteration number and condition are scalars, but PyTorch's exporter declares the
+    // body's iteration number as [1] (MViT's pooling loops): fed as declared.
+    std::vector<int64_t> scalarDims(size_t bodyInput) const {
+        const Graph& body = m_body->graph();
+        if (bodyInput >= body.inputs.size()) return {};
+        const Shape& declared = body.value(body.inputs[bodyInput]).type.shape;
+        if (declared.rankKnown() && declared.rank() == 1 && declared[0].isKnown() && declared[0].size() == 1) return {1};
+        return {};
+    }
+
     std::unique_ptr<Executor> m_body;
 };
 

@@ -12,6 +12,7 @@ void registerRnnKernels(KernelRegistry& registry);
 void registerQuantKernels(KernelRegistry& registry);
 void registerResizeKernels(KernelRegistry& registry);
 void registerControlFlowKernels(KernelRegistry& registry);
+void registerSequenceKernels(KernelRegistry& registry);
 void registerMiscKernels(KernelRegistry& registry);
 void registerSignalKernels(KernelRegistry& registry);
 void registerGridSampleKernels(KernelRegistry& registry);
@@ -31,6 +32,7 @@ const KernelRegistry& cpuKernels() {
         registerQuantKernels(r);
         registerResizeKernels(r);
         registerControlFlowKernels(r);
+        registerSequenceKernels(r);
         registerMiscKernels(r);
         registerSignalKernels(r);
         registerGridSampleKernels(r);

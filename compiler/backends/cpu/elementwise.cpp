@@ -564,6 +564,7 @@ KernelFactory castFactory(bool like) {
 Status identity(KernelContext& ctx) {
     const RtTensor* x = ctx.input(0);
     if (!x) return bad(ctx, "missing input");
+    if (x->isSequence()) return ctx.outputSequence(0, x->dtype, *x->sequence);
     auto out = ctx.output(0, x->dtype, x->dims);
     if (!out) return out.status();
     if (x->dtype == DType::String) *(*out)->strings = *x->strings;
