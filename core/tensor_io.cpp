@@ -132,4 +132,15 @@ Status writeTensorProtoFile(const std::filesystem::path& path, const Tensor& ten
     return Status::ok();
 }
 
+Status writeSequenceProtoFile(const std::filesystem::path& path, const std::string& name, const TensorSequence& sequence) {
+    onnx::SequenceProto proto;
+    proto.set_name(name);
+    proto.set_elem_type(onnx::SequenceProto::TENSOR);
+    for (const Tensor& element : sequence.elements) tensorToProto(element, proto.add_tensor_values());
+    std::ofstream out(path, std::ios::binary);
+    if (!out || !proto.SerializeToOstream(&out))
+        return Status(ErrorCode::Io, path.string() + ": cannot write file");
+    return Status::ok();
+}
+
 }  // namespace fsc

@@ -19,5 +19,7 @@ struct TensorSequence {
 Result<TensorSequence> readSequenceProtoFile(const std::filesystem::path& path);
 Result<Tensor> readNpyFile(const std::filesystem::path& path);
 Status writeTensorProtoFile(const std::filesystem::path& path, const Tensor& tensor);
+// A sequence output as ONNX stores one (a SequenceProto of tensors).
+Status writeSequenceProtoFile(const std::filesystem::path& path, const std::string& name, const TensorSequence& sequence);
 
 }  // namespace fsc

@@ -176,8 +176,16 @@ int run(const CLI::App& app, const RunArgs& args) {
         std::filesystem::create_directories(args.outputDir, ec);
         for (size_t i = 0; i < outputs.size(); ++i) {
             const std::string file = args.outputDir + "/output_" + std::to_string(i) + ".pb";
-            if (Status s = writeTensorProtoFile(file, tensorToConstant(outputs[i], graph.value(graph.outputs[i]).name)); !s)
-                return fail(s.message());
+            const std::string& name = graph.value(graph.outputs[i]).name;
+            Status s = Status::ok();
+            if (outputs[i].isSequence()) {  // a SequenceProto, as ONNX's test data stores one
+                TensorSequence sequence{outputs[i].dtype, {}};
+                for (const RtTensor& element : *outputs[i].sequence) sequence.elements.push_back(tensorToConstant(element, ""));
+                s = writeSequenceProtoFile(file, name, sequence);
+            } else {
+                s = writeTensorProtoFile(file, tensorToConstant(outputs[i], name));
+            }
+            if (!s) return fail(s.message());
         }
     }
 
@@ -220,6 +228,12 @@ int run(const CLI::App& app, const RunArgs& args) {
                                    {"source", sources[i]}});
         j["outputs"] = nlohmann::json::array();
         for (size_t i = 0; i < outputs.size(); ++i) {
+            if (outputs[i].isSequence()) {  // its elements' shapes may differ: the count says what it is
+                j["outputs"].push_back({{"name", graph.value(graph.outputs[i]).name},
+                                        {"dtype", std::string(dtypeName(outputs[i].dtype))},
+                                        {"sequence_length", outputs[i].sequence->size()}});
+                continue;
+            }
             const TensorStats s = computeTensorStats(outputs[i], 0);
             j["outputs"].push_back({{"name", graph.value(graph.outputs[i]).name},
                                     {"dtype", std::string(dtypeName(outputs[i].dtype))},
@@ -270,6 +284,10 @@ int run(const CLI::App& app, const RunArgs& args) {
         std::cout << "input  " << graph.value(exec.feeds()[i]).name << "  " << feeds[i].typeString() << "  ("
                   << (sources[i] == "random" ? "random, seed " + std::to_string(args.seed) : sources[i]) << ")\n";
     for (size_t i = 0; i < outputs.size(); ++i) {
+        if (outputs[i].isSequence()) {
+            std::cout << "output " << graph.value(graph.outputs[i]).name << "  " << outputs[i].typeString() << " tensors\n";
+            continue;
+        }
         const TensorStats s = computeTensorStats(outputs[i], 0);
         std::cout << "output " << graph.value(graph.outputs[i]).name << "  " << outputs[i].typeString() << "  min "
                   << s.min << "  max " << s.max << "  mean " << s.mean << "\n";

@@ -60,9 +60,11 @@ KernelFactory allGather() {
 Status passThrough(KernelContext& ctx) {
     const RtTensor* x = ctx.input(0);
     if (!x) return bad(ctx, "needs an input");
+    if (x->isSequence()) return ctx.outputSequence(0, x->dtype, *x->sequence);  // a list crossing a stage
     auto out = ctx.output(0, x->dtype, x->dims);
     if (!out) return out.status();
-    std::memcpy((*out)->data, x->data, x->bytes());
+    if (x->dtype == DType::String) *(*out)->strings = *x->strings;
+    else if (x->bytes()) std::memcpy((*out)->data, x->data, x->bytes());
     return Status::ok();
 }
 
