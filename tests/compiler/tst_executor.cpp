@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <cstring>
+#include <map>
 #include <random>
 
 #include <bit>
@@ -558,6 +559,71 @@ private slots:
                                                               at(1, 2), at(1, 4)}));
             QCOMPARE(valuesOf((*out)[3]), values);  // pieces of 2, 2 and 1 columns joined
             QCOMPARE(valuesOf((*out)[4]), valuesOf((*out)[0]));
+        }
+    }
+
+    // Two-operand equations that are batches of matrix products run as GEMMs: against the sum
+    // over every label written out here, with batch labels inside the terms (MViT's relative
+    // positions), an output in another order, an outer product and an inner product.
+    void einsumProductsMatchTheDefinition() {
+        struct Case { const char* equation; std::vector<int64_t> a, b; };
+        const std::vector<Case> cases{{"bythwc,hkc->bythwk", {2, 1, 3, 2, 4, 5}, {2, 3, 5}},
+                                      {"bij,bkj->kib", {2, 3, 4}, {2, 5, 4}},
+                                      {"i,j->ji", {3}, {4}},
+                                      {"i,i->", {7}, {7}},
+                                      {"ij,jk", {3, 4}, {4, 2}}};
+        std::mt19937 rng(13);
+        std::uniform_real_distribution<float> real(-1.f, 1.f);
+        for (const Case& c : cases) {
+            GraphBuilder g;
+            ValueId a = g.input("a", DType::Float32, Shape::ofSizes(c.a));
+            ValueId b = g.input("b", DType::Float32, Shape::ofSizes(c.b));
+            g.output(g.op("Einsum", {a, b}, "y", {stringAttr("equation", c.equation)}));
+            Model m = g.buildModel(17);
+            fillUnknownTypes(*m.graph);
+            auto exec = Executor::create(m, cpuExecutorOptions());
+            QVERIFY2(exec.isOk(), exec.status().message().c_str());
+            auto values = [&](const std::vector<int64_t>& dims) {
+                int64_t n = 1;
+                for (int64_t d : dims) n *= d;
+                std::vector<float> v(static_cast<size_t>(n));
+                for (float& x : v) x = real(rng);
+                return v;
+            };
+            const std::vector<float> va = values(c.a), vb = values(c.b);
+            auto out = (*exec)->run({floats(c.a, va), floats(c.b, vb)});
+            QVERIFY2(out.isOk(), out.status().message().c_str());
+            // The definition: every combination of the labels' values, products summed into the output.
+            std::string eq = c.equation;
+            const size_t comma = eq.find(','), arrow = eq.find("->");
+            const std::string ta = eq.substr(0, comma), tb = eq.substr(comma + 1, arrow == std::string::npos ? std::string::npos : arrow - comma - 1);
+            std::string to = arrow == std::string::npos ? "ik" : eq.substr(arrow + 2);
+            std::map<char, int64_t> size;
+            for (size_t d = 0; d < ta.size(); ++d) size[ta[d]] = c.a[d];
+            for (size_t d = 0; d < tb.size(); ++d) size[tb[d]] = c.b[d];
+            std::vector<char> labels;
+            for (auto& [label, n] : size) labels.push_back(label);
+            std::map<char, int64_t> at;
+            int64_t total = 1;
+            for (char l : labels) total *= size[l];
+            std::vector<int64_t> outDims;
+            for (char l : to) outDims.push_back(size[l]);
+            QCOMPARE((*out)[0].dims, outDims);
+            std::vector<double> want(size_t((*out)[0].numel()), 0.0);
+            auto offset = [&](const std::string& term) {
+                int64_t o = 0;
+                for (char l : term) o = o * size[l] + at[l];
+                return o;
+            };
+            for (int64_t flat = 0; flat < total; ++flat) {
+                int64_t rest = flat;
+                for (size_t i = labels.size(); i-- > 0;) at[labels[i]] = rest % size[labels[i]], rest /= size[labels[i]];
+                want[size_t(offset(to))] += double(va[size_t(offset(ta))]) * double(vb[size_t(offset(tb))]);
+            }
+            for (size_t i = 0; i < want.size(); ++i)
+                QVERIFY2(std::fabs((*out)[0].as<float>()[i] - want[i]) < 1e-5,
+                         qPrintable(QStringLiteral("%1: element %2 is %3, not %4").arg(c.equation).arg(i)
+                                        .arg((*out)[0].as<float>()[i]).arg(want[i])));
         }
     }
 

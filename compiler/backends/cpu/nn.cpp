@@ -5,6 +5,7 @@
 #include <map>
 
 #include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/backends/cpu/einsum_products.h"
 #include "compiler/backends/cpu/vector_math.h"
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/relaid_constant.h"
@@ -428,7 +429,8 @@ Status dropout(KernelContext& ctx) {
     return Status::ok();
 }
 
-// ---- Einsum: explicit loops over every index (correct for any equation) -------------
+// ---- Einsum: matrix products where it is one (einsum_products), else explicit loops over
+// every index (correct for any equation) ----------------------------------------------
 
 class EinsumKernel : public Kernel {
 public:
@@ -464,6 +466,8 @@ public:
         const DType type = ctx.input(0)->dtype;
         auto out = ctx.output(0, type, outDims);
         if (!out) return out.status();
+        if (terms.size() == 2 && einsumByProducts(terms[0], terms[1], outTerm, *ctx.input(0), *ctx.input(1), **out))
+            return Status::ok();
         const size_t L = letters.size();
         std::vector<int64_t> letterSize(L);
         std::map<char, size_t> letterIndex;
