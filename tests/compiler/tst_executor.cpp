@@ -253,6 +253,30 @@ private slots:
         QCOMPARE(plan->arenaBytes, size_t(256));  // neg, r1 and r2 in one slot (two if copied)
     }
 
+    // So do Unsqueeze, Squeeze and Flatten: a chain of them is one buffer.
+    void unsqueezeSqueezeAndFlattenTakeTheirInputsBuffer() {
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape::ofSizes({1, 64}));
+        ValueId neg = g.op("Neg", {x}, "neg");
+        ValueId u = g.op("Unsqueeze", {neg, g.initializer(int64Tensor("a", {1}, {2}))}, "u");
+        ValueId q = g.op("Squeeze", {u, g.initializer(int64Tensor("b", {1}, {0}))}, "q");
+        ValueId f = g.op("Flatten", {q}, "f", {intAttr("axis", 0)});
+        g.output(g.op("Abs", {f}, "y"));
+        Model m = g.buildModel();
+        fillUnknownTypes(*m.graph);
+        auto exec = Executor::create(m, cpuExecutorOptions());
+        QVERIFY(exec.isOk());
+        std::vector<float> in(64);
+        for (size_t i = 0; i < in.size(); ++i) in[i] = float(i) - 30.f;
+        for (int run = 0; run < 3; ++run) {
+            auto out = (*exec)->run({floats({1, 64}, in)});
+            QVERIFY2(out.isOk(), out.status().message().c_str());
+            QCOMPARE((*out)[0].dims, (std::vector<int64_t>{1, 64}));
+            for (size_t i = 0; i < in.size(); ++i) QCOMPARE((*out)[0].as<float>()[i], std::abs(in[i]));
+        }
+        QCOMPARE((*exec)->lastMemoryPlan()->arenaBytes, size_t(256));  // neg, u, q, f in one slot
+    }
+
     // A binary op's output takes A's buffer when A is its size and dead after it; an A that
     // is broadcast (smaller than the output) keeps its own.
     void binaryOpTakesItsFirstInputsBuffer() {

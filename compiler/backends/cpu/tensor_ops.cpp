@@ -27,6 +27,14 @@ Status emitReshaped(KernelContext& ctx, const RtTensor& x, std::vector<int64_t> 
 
 // ---- reshape family ------------------------------------------------------------------
 
+// Flatten, Squeeze and Unsqueeze as Reshape: the output may take X's buffer when nothing
+// reads X later (MViT builds its index tensors through 747 Unsqueezes, each a copy).
+class InPlaceReshapeKernel : public FunctionKernel {
+public:
+    using FunctionKernel::FunctionKernel;
+    int inPlaceInput() const override { return 0; }
+};
+
 class ReshapeKernel : public Kernel {
 public:
     ReshapeKernel(const KernelInit& init, Status&) {
@@ -78,7 +86,7 @@ private:
 KernelFactory flatten() {
     return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         const int64_t axis = init.getInt("axis", 1);
-        return std::unique_ptr<Kernel>(new FunctionKernel([axis](KernelContext& ctx) -> Status {
+        return std::unique_ptr<Kernel>(new InPlaceReshapeKernel([axis](KernelContext& ctx) -> Status {
             const RtTensor* x = ctx.input(0);
             const int64_t rank = int64_t(x->rank());
             int64_t a = axis < 0 ? axis + rank : axis;
@@ -100,7 +108,7 @@ KernelFactory squeeze(bool unsqueeze) {
     return [unsqueeze](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         const auto attr = init.getInts("axes");
         const bool fromInput = init.opset() >= 13;
-        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
+        return std::unique_ptr<Kernel>(new InPlaceReshapeKernel([=](KernelContext& ctx) -> Status {
             const RtTensor* x = ctx.input(0);
             auto axes = axesOf(ctx, attr, fromInput);
             if (!axes) return axes.status().withContext(ctx.where());
