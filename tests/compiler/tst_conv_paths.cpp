@@ -377,7 +377,7 @@ private slots:
 
     // Layers whose buffers would be too large are left to oneDNN: y untouched.
     // One row times B (k rows of n): rows in fours and a remainder, vector columns and a
-    // remainder, more columns than one pass sums (2048), a row pitch wider than n, x read with
+    // remainder, more columns than one pass sums (4096), rows prefetched ahead, a row pitch wider than n, x read with
     // a stride (transA), beta 0 (y's old contents ignored, NaNs included) and 1, on one thread
     // and two (the rows split into stretches whose partial sums are added).
     void oneRowProductsMatchTheDefinition() {
