@@ -14,6 +14,7 @@ void registerResizeKernels(KernelRegistry& registry);
 void registerControlFlowKernels(KernelRegistry& registry);
 void registerSequenceKernels(KernelRegistry& registry);
 void registerMiscKernels(KernelRegistry& registry);
+void registerNonMaxSuppressionKernel(KernelRegistry& registry);
 void registerSignalKernels(KernelRegistry& registry);
 void registerGridSampleKernels(KernelRegistry& registry);
 void registerRoiAlignKernels(KernelRegistry& registry);
@@ -34,6 +35,7 @@ const KernelRegistry& cpuKernels() {
         registerControlFlowKernels(r);
         registerSequenceKernels(r);
         registerMiscKernels(r);
+        registerNonMaxSuppressionKernel(r);
         registerSignalKernels(r);
         registerGridSampleKernels(r);
         registerRoiAlignKernels(r);

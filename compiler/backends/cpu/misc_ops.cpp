@@ -1,9 +1,8 @@
 // Less common ops from ONNX's operator set: the loss functions NegativeLogLikelihoodLoss
 // and SoftmaxCrossEntropyLoss, EyeLike, Compress, MeanVarianceNormalization,
-// ReverseSequence, Unique and NonMaxSuppression.
+// ReverseSequence and Unique (NonMaxSuppression in its own file).
 #include <cmath>
 #include <map>
-#include <array>
 #include <numeric>
 
 #include "compiler/backends/cpu/cpu_common.h"
@@ -292,65 +291,6 @@ KernelFactory unique() {
     };
 }
 
-KernelFactory nonMaxSuppression() {
-    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
-        const bool centered = init.getInt("center_point_box", 0) != 0;
-        return std::unique_ptr<Kernel>(new FunctionKernel([=](KernelContext& ctx) -> Status {
-            const RtTensor* boxes = ctx.input(0);
-            const RtTensor* scores = ctx.input(1);
-            if (!boxes || !scores || boxes->rank() != 3 || scores->rank() != 3) return bad(ctx, "needs boxes [B,N,4] and scores [B,C,N]");
-            const int64_t maxOut = ctx.input(2) && ctx.input(2)->numel() ? elementAsInt(*ctx.input(2), 0) : 0;
-            const double iouThreshold = ctx.input(3) && ctx.input(3)->numel() ? elementAsDouble(*ctx.input(3), 0) : 0.0;
-            const bool hasScoreThreshold = ctx.input(4) && ctx.input(4)->numel();
-            const double scoreThreshold = hasScoreThreshold ? elementAsDouble(*ctx.input(4), 0) : 0.0;
-            const int64_t batches = boxes->dims[0], n = boxes->dims[1], classes = scores->dims[1];
-            auto corners = [&](int64_t b, int64_t i, double c[4]) {
-                const int64_t base = (b * n + i) * 4;
-                const double v0 = elementAsDouble(*boxes, base), v1 = elementAsDouble(*boxes, base + 1);
-                const double v2 = elementAsDouble(*boxes, base + 2), v3 = elementAsDouble(*boxes, base + 3);
-                if (centered) {
-                    c[0] = v1 - v3 / 2; c[1] = v0 - v2 / 2; c[2] = v1 + v3 / 2; c[3] = v0 + v2 / 2;
-                } else {
-                    c[0] = std::min(v0, v2); c[1] = std::min(v1, v3); c[2] = std::max(v0, v2); c[3] = std::max(v1, v3);
-                }
-            };
-            auto iou = [&](int64_t b, int64_t i, int64_t j) {
-                double a[4], c[4];
-                corners(b, i, a);
-                corners(b, j, c);
-                const double ix = std::max(0.0, std::min(a[2], c[2]) - std::max(a[0], c[0]));
-                const double iy = std::max(0.0, std::min(a[3], c[3]) - std::max(a[1], c[1]));
-                const double inter = ix * iy;
-                const double uni = (a[2] - a[0]) * (a[3] - a[1]) + (c[2] - c[0]) * (c[3] - c[1]) - inter;
-                return uni <= 0 ? 0.0 : inter / uni;
-            };
-            std::vector<std::array<int64_t, 3>> selected;
-            for (int64_t b = 0; b < batches; ++b)
-                for (int64_t c = 0; c < classes; ++c) {
-                    std::vector<int64_t> candidates;
-                    for (int64_t i = 0; i < n; ++i)
-                        if (!hasScoreThreshold || elementAsDouble(*scores, (b * classes + c) * n + i) > scoreThreshold) candidates.push_back(i);
-                    std::stable_sort(candidates.begin(), candidates.end(), [&](int64_t x, int64_t y) {
-                        return elementAsDouble(*scores, (b * classes + c) * n + x) > elementAsDouble(*scores, (b * classes + c) * n + y);
-                    });
-                    std::vector<int64_t> kept;
-                    for (int64_t i : candidates) {
-                        if (int64_t(kept.size()) >= maxOut) break;
-                        bool suppressed = false;
-                        for (int64_t k : kept) suppressed = suppressed || iou(b, i, k) > iouThreshold;
-                        if (!suppressed) kept.push_back(i);
-                    }
-                    for (int64_t k : kept) selected.push_back({b, c, k});
-                }
-            auto out = ctx.output(0, DType::Int64, {int64_t(selected.size()), 3});
-            if (!out) return out.status();
-            for (size_t i = 0; i < selected.size(); ++i)
-                for (int k = 0; k < 3; ++k) (*out)->as<int64_t>()[i * 3 + size_t(k)] = selected[i][size_t(k)];
-            return Status::ok();
-        }));
-    };
-}
-
 }  // namespace
 }  // namespace fsc::cpu
 
@@ -365,7 +305,6 @@ void registerMiscKernels(KernelRegistry& r) {
     r.add("MeanVarianceNormalization", meanVarianceNormalization());
     r.add("ReverseSequence", reverseSequence(), {.halfViaFloat = false});
     r.add("Unique", unique(), {.halfViaFloat = false});
-    r.add("NonMaxSuppression", nonMaxSuppression());
 }
 
 }  // namespace fsc

@@ -1,0 +1,163 @@
+// Detection models' post-processing ops against their definitions written out here:
+// NonMaxSuppression on boxes as torchvision's batched NMS hands them over (each class shifted
+// past the last, so one call covers every class), on ordinary overlapping boxes, with either
+// diagonal, centre-point boxes, score ties, NaN and infinite coordinates, and a box wider
+// than the shift that overlaps its neighbours' classes.
+#include <QtTest>
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "compiler/runtime/executor.h"
+#include "compiler/target.h"
+#include "core/graph_builder.h"
+#include "core/shape_inference.h"
+
+using namespace fsc;
+
+namespace {
+
+struct NmsCase {
+    int64_t batches, classes, boxes;
+    std::vector<float> boxValues, scoreValues;  // [B, N, 4], [B, C, N]
+    int64_t maxOut;
+    float iou, scoreThreshold;
+    bool centered = false;
+};
+
+// ONNX's definition: per batch and class, candidates above the threshold by score (ties by
+// index), each kept unless its IoU with a kept box exceeds the threshold; every pair tried.
+std::vector<std::array<int64_t, 3>> nmsByDefinition(const NmsCase& c) {
+    auto corners = [&](int64_t b, int64_t i) {
+        const float* v = c.boxValues.data() + (b * c.boxes + i) * 4;
+        const double v0 = v[0], v1 = v[1], v2 = v[2], v3 = v[3];
+        if (c.centered) return std::array<double, 4>{v1 - v3 / 2, v0 - v2 / 2, v1 + v3 / 2, v0 + v2 / 2};
+        return std::array<double, 4>{std::min(v0, v2), std::min(v1, v3), std::max(v0, v2), std::max(v1, v3)};
+    };
+    auto iou = [&](const std::array<double, 4>& a, const std::array<double, 4>& d) {
+        const double ix = std::max(0.0, std::min(a[2], d[2]) - std::max(a[0], d[0]));
+        const double iy = std::max(0.0, std::min(a[3], d[3]) - std::max(a[1], d[1]));
+        const double inter = ix * iy;
+        const double uni = (a[2] - a[0]) * (a[3] - a[1]) + (d[2] - d[0]) * (d[3] - d[1]) - inter;
+        return uni > 0 ? inter / uni : 0.0;
+    };
+    std::vector<std::array<int64_t, 3>> selected;
+    for (int64_t b = 0; b < c.batches; ++b)
+        for (int64_t k = 0; k < c.classes; ++k) {
+            const float* score = c.scoreValues.data() + (b * c.classes + k) * c.boxes;
+            std::vector<int64_t> order;
+            for (int64_t i = 0; i < c.boxes; ++i)
+                if (score[i] > c.scoreThreshold) order.push_back(i);
+            std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return score[x] > score[y]; });
+            std::vector<int64_t> kept;
+            for (int64_t i : order) {
+                if (int64_t(kept.size()) >= c.maxOut) break;
+                bool suppressed = false;
+                for (int64_t j : kept) suppressed = suppressed || iou(corners(b, i), corners(b, j)) > c.iou;
+                if (!suppressed) kept.push_back(i);
+            }
+            for (int64_t i : kept) selected.push_back({b, k, i});
+        }
+    return selected;
+}
+
+std::vector<std::array<int64_t, 3>> nmsByKernel(const NmsCase& c) {
+    GraphBuilder g;
+    ValueId boxes = g.input("boxes", DType::Float32, Shape::ofSizes({c.batches, c.boxes, 4}));
+    ValueId scores = g.input("scores", DType::Float32, Shape::ofSizes({c.batches, c.classes, c.boxes}));
+    ValueId maxOut = g.initializer(int64Tensor("max_out", {1}, {c.maxOut}));
+    ValueId iou = g.initializer(floatTensor("iou", {1}, {c.iou}));
+    ValueId threshold = g.initializer(floatTensor("score_threshold", {1}, {c.scoreThreshold}));
+    g.output(g.op("NonMaxSuppression", {boxes, scores, maxOut, iou, threshold}, "selected",
+                  {intAttr("center_point_box", c.centered ? 1 : 0)}));
+    Model m = g.buildModel(17);
+    fillUnknownTypes(*m.graph);
+    auto exec = Executor::create(m, cpuExecutorOptions());
+    if (!exec) qFatal("%s", exec.status().message().c_str());
+    RtTensor b = allocateTensor(DType::Float32, {c.batches, c.boxes, 4});
+    RtTensor s = allocateTensor(DType::Float32, {c.batches, c.classes, c.boxes});
+    std::copy(c.boxValues.begin(), c.boxValues.end(), b.as<float>());
+    std::copy(c.scoreValues.begin(), c.scoreValues.end(), s.as<float>());
+    auto out = (*exec)->run({b, s});
+    if (!out) qFatal("%s", out.status().message().c_str());
+    std::vector<std::array<int64_t, 3>> selected(size_t((*out)[0].dims[0]));
+    for (size_t i = 0; i < selected.size(); ++i)
+        for (size_t k = 0; k < 3; ++k) selected[i][k] = (*out)[0].as<int64_t>()[i * 3 + k];
+    return selected;
+}
+
+// Boxes of up to `size` inside a `side` x `side` image, either diagonal first; scores in a
+// few levels so that ties occur.
+NmsCase randomCase(std::mt19937& rng, int64_t batches, int64_t classes, int64_t boxes, float side, float size) {
+    std::uniform_real_distribution<float> at(0.f, side), extent(1.f, size);
+    std::uniform_int_distribution<int> level(0, 20), coin(0, 1);
+    NmsCase c{batches, classes, boxes, {}, {}, 1000000, 0.5f, 0.3f};
+    for (int64_t i = 0; i < batches * boxes; ++i) {
+        const float x = at(rng), y = at(rng), w = extent(rng), h = extent(rng);
+        if (coin(rng)) c.boxValues.insert(c.boxValues.end(), {y, x, y + h, x + w});
+        else c.boxValues.insert(c.boxValues.end(), {y + h, x + w, y, x});
+    }
+    for (int64_t i = 0; i < batches * classes * boxes; ++i) c.scoreValues.push_back(float(level(rng)) / 20.f);
+    return c;
+}
+
+}  // namespace
+
+class TestDetectionOps : public QObject {
+    Q_OBJECT
+
+private slots:
+    void nonMaxSuppressionOnOverlappingBoxes() {
+        std::mt19937 rng(5);
+        NmsCase c = randomCase(rng, 2, 3, 300, 30.f, 30.f);
+        const auto want = nmsByDefinition(c);
+        QVERIFY(want.size() > 20 && want.size() < 900);  // some kept, a third of 1,260 candidates suppressed
+        QCOMPARE(nmsByKernel(c), want);
+        c.maxOut = 4;  // the cap per batch and class
+        QCOMPARE(nmsByKernel(c), nmsByDefinition(c));
+        c.maxOut = 0;
+        QVERIFY(nmsByKernel(c).empty());
+        c.maxOut = 1000000;
+        c.centered = true;
+        QCOMPARE(nmsByKernel(c), nmsByDefinition(c));
+    }
+
+    // torchvision's batched NMS: class k's boxes shifted by k * (largest coordinate + 1) along
+    // both axes, all scored as one class. A few boxes wider than the shift reach into the
+    // next classes' columns and must still suppress (and be suppressed by) boxes there.
+    void nonMaxSuppressionOnShiftedClasses() {
+        std::mt19937 rng(9);
+        const int64_t classes = 40, perClass = 150;
+        NmsCase c = randomCase(rng, 1, 1, classes * perClass, 320.f, 120.f);
+        for (int64_t i = 0; i < c.boxes; ++i)
+            for (int k = 0; k < 4; ++k) c.boxValues[size_t(i * 4 + k)] += float(i / perClass) * 321.f;
+        for (int64_t i = 0; i < c.boxes; i += 97) {  // wide boxes across three classes
+            c.boxValues[size_t(i * 4 + 1)] = std::min(c.boxValues[size_t(i * 4 + 1)], c.boxValues[size_t(i * 4 + 3)]);
+            c.boxValues[size_t(i * 4 + 3)] = c.boxValues[size_t(i * 4 + 1)] + 900.f;
+            c.scoreValues[size_t(i)] = 1.f;
+        }
+        c.iou = 0.1f;
+        const auto want = nmsByDefinition(c);
+        QVERIFY(want.size() > size_t(classes));
+        QCOMPARE(nmsByKernel(c), want);
+    }
+
+    // A NaN box is never suppressed and suppresses nothing; an infinite one spans everything.
+    void nonMaxSuppressionWithNonFiniteBoxes() {
+        std::mt19937 rng(3);
+        NmsCase c = randomCase(rng, 1, 2, 120, 50.f, 20.f);
+        const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+        c.boxValues[4] = nan;
+        c.boxValues[40 + 2] = nan;
+        c.boxValues[80 + 3] = inf;
+        c.scoreValues[1] = c.scoreValues[10] = c.scoreValues[20] = 1.f;
+        QCOMPARE(nmsByKernel(c), nmsByDefinition(c));
+        c.boxValues[0] = -inf;  // the span of the columns is no longer finite
+        QCOMPARE(nmsByKernel(c), nmsByDefinition(c));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestDetectionOps)
+#include "tst_detection_ops.moc"
