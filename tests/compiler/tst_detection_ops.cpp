@@ -2,7 +2,9 @@
 // NonMaxSuppression on boxes as torchvision's batched NMS hands them over (each class shifted
 // past the last, so one call covers every class), on ordinary overlapping boxes, with either
 // diagonal, centre-point boxes, score ties, NaN and infinite coordinates, and a box wider
-// than the shift that overlaps its neighbours' classes.
+// than the shift that overlaps its neighbours' classes. GatherElements and ScatterElements
+// (MultiScaleRoIAlign's export scatters each level's pooled boxes into place) on index
+// tensors smaller than the data along every dim, each axis, negative and int32 indices.
 #include <QtTest>
 
 #include <array>
@@ -103,6 +105,19 @@ NmsCase randomCase(std::mt19937& rng, int64_t batches, int64_t classes, int64_t 
     return c;
 }
 
+// Index i of a tensor of `dims` as coordinates.
+std::vector<int64_t> coordinatesOf(int64_t i, const std::vector<int64_t>& dims) {
+    std::vector<int64_t> at(dims.size());
+    for (size_t d = dims.size(); d-- > 0;) at[d] = i % dims[d], i /= dims[d];
+    return at;
+}
+
+int64_t offsetOf(const std::vector<int64_t>& at, const std::vector<int64_t>& dims) {
+    int64_t off = 0;
+    for (size_t d = 0; d < dims.size(); ++d) off = off * dims[d] + at[d];
+    return off;
+}
+
 }  // namespace
 
 class TestDetectionOps : public QObject {
@@ -156,6 +171,84 @@ private slots:
         QCOMPARE(nmsByKernel(c), nmsByDefinition(c));
         c.boxValues[0] = -inf;  // the span of the columns is no longer finite
         QCOMPARE(nmsByKernel(c), nmsByDefinition(c));
+    }
+
+    void scatterAndGatherElementsMatchTheDefinition() {
+        std::mt19937 rng(11);
+        std::uniform_int_distribution<int64_t> size(1, 5);
+        for (int rank = 1; rank <= 4; ++rank)
+            for (int axis = 0; axis < rank; ++axis)
+                for (DType indexType : {DType::Int64, DType::Int32}) {
+                    std::vector<int64_t> dataDims(static_cast<size_t>(rank)), idxDims(static_cast<size_t>(rank));
+                    for (int d = 0; d < rank; ++d) {
+                        dataDims[size_t(d)] = size(rng) + 1;
+                        idxDims[size_t(d)] = d == axis ? size(rng) : std::uniform_int_distribution<int64_t>(1, dataDims[size_t(d)])(rng);
+                    }
+                    int64_t dataCount = 1, idxCount = 1;
+                    for (int d = 0; d < rank; ++d) dataCount *= dataDims[size_t(d)], idxCount *= idxDims[size_t(d)];
+                    const int64_t len = dataDims[size_t(axis)];
+                    std::vector<float> data(static_cast<size_t>(dataCount)), updates(static_cast<size_t>(idxCount));
+                    std::vector<int64_t> indices(static_cast<size_t>(idxCount));
+                    for (size_t i = 0; i < data.size(); ++i) data[i] = float(i) + 0.5f;
+                    for (size_t i = 0; i < updates.size(); ++i) updates[i] = -float(i) - 1.f;
+                    for (int64_t& v : indices) v = std::uniform_int_distribution<int64_t>(-len, len - 1)(rng);
+                    // The definitions: out[i with i[axis] = index] (gather), and ScatterElements
+                    // writing each update there in index order (the last write wins) or adding.
+                    std::vector<float> gathered(updates.size()), scattered = data, added = data;
+                    for (int64_t i = 0; i < idxCount; ++i) {
+                        auto at = coordinatesOf(i, idxDims);
+                        const int64_t v = indices[size_t(i)];
+                        at[size_t(axis)] = v < 0 ? v + len : v;
+                        const int64_t off = offsetOf(at, dataDims);
+                        gathered[size_t(i)] = data[size_t(off)];
+                        scattered[size_t(off)] = updates[size_t(i)];
+                        added[size_t(off)] += updates[size_t(i)];
+                    }
+                    GraphBuilder g;
+                    ValueId x = g.input("x", DType::Float32, Shape::ofSizes(dataDims));
+                    ValueId u = g.input("u", DType::Float32, Shape::ofSizes(idxDims));
+                    ValueId idx = g.input("idx", indexType, Shape::ofSizes(idxDims));
+                    g.output(g.op("GatherElements", {x, idx}, "gathered", {intAttr("axis", axis)}));
+                    g.output(g.op("ScatterElements", {x, idx, u}, "scattered", {intAttr("axis", axis)}));
+                    g.output(g.op("ScatterElements", {x, idx, u}, "added", {intAttr("axis", axis), stringAttr("reduction", "add")}));
+                    Model m = g.buildModel(18);
+                    fillUnknownTypes(*m.graph);
+                    auto exec = Executor::create(m, cpuExecutorOptions());
+                    QVERIFY2(exec.isOk(), exec.status().message().c_str());
+                    RtTensor tx = allocateTensor(DType::Float32, dataDims), tu = allocateTensor(DType::Float32, idxDims);
+                    RtTensor ti = allocateTensor(indexType, idxDims);
+                    std::copy(data.begin(), data.end(), tx.as<float>());
+                    std::copy(updates.begin(), updates.end(), tu.as<float>());
+                    for (size_t i = 0; i < indices.size(); ++i)
+                        if (indexType == DType::Int64) ti.as<int64_t>()[i] = indices[i];
+                        else ti.as<int32_t>()[i] = int32_t(indices[i]);
+                    auto out = (*exec)->run({tx, tu, ti});
+                    QVERIFY2(out.isOk(), out.status().message().c_str());
+                    const QByteArray what = QStringLiteral("rank %1 axis %2").arg(rank).arg(axis).toUtf8();
+                    auto values = [](const RtTensor& t) { return std::vector<float>(t.as<float>(), t.as<float>() + t.numel()); };
+                    QVERIFY2(values((*out)[0]) == gathered, what.constData());
+                    QVERIFY2(values((*out)[1]) == scattered, what.constData());
+                    QVERIFY2(values((*out)[2]) == added, what.constData());
+                    if (indexType == DType::Int64) ti.as<int64_t>()[0] = len;
+                    else ti.as<int32_t>()[0] = int32_t(len);
+                    auto bad = (*exec)->run({tx, tu, ti});
+                    QVERIFY2(!bad.isOk() && bad.status().message().find("out of range") != std::string::npos, what.constData());
+                }
+    }
+
+    void elementsIndicesLargerThanTheDataAreRefused() {
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape::ofSizes({2, 3}));
+        ValueId idx = g.input("idx", DType::Int64, Shape::ofSizes({3, 3}));
+        g.output(g.op("GatherElements", {x, idx}, "y", {intAttr("axis", 1)}));
+        Model m = g.buildModel(17);
+        fillUnknownTypes(*m.graph);
+        auto exec = Executor::create(m, cpuExecutorOptions());
+        QVERIFY2(exec.isOk(), exec.status().message().c_str());
+        RtTensor tx = allocateTensor(DType::Float32, {2, 3}), ti = allocateTensor(DType::Int64, {3, 3});
+        auto out = (*exec)->run({tx, ti});
+        QVERIFY(!out.isOk());
+        QVERIFY2(out.status().message().find("exceed data") != std::string::npos, out.status().message().c_str());
     }
 };
 

@@ -364,7 +364,8 @@ KernelFactory variadic(Arith kind, bool mean) {
                 }
                 if (mean) {
                     const T n = T(shapes.size());
-                    for (int64_t i = 0; i < o->numel(); ++i) po[i] = T(po[i] / n);
+                    const int64_t count = o->numel();
+                    for (int64_t i = 0; i < count; ++i) po[i] = T(po[i] / n);
                 }
                 return Status::ok();
             });
@@ -674,7 +675,9 @@ void registerElementwiseKernels(KernelRegistry& r) {
             const RtTensor* x = ctx.input(0);
             auto out = ctx.output(0, DType::Bool, x->dims);
             if (!out) return out.status();
-            for (int64_t i = 0; i < x->numel(); ++i) (*out)->as<bool>()[i] = std::isnan(elementAsDouble(*x, i));
+            bool* po = (*out)->as<bool>();
+            const int64_t n = x->numel();
+            for (int64_t i = 0; i < n; ++i) po[i] = std::isnan(elementAsDouble(*x, i));
             return Status::ok();
         }));
     }, false);
@@ -684,9 +687,11 @@ void registerElementwiseKernels(KernelRegistry& r) {
             const RtTensor* x = ctx.input(0);
             auto out = ctx.output(0, DType::Bool, x->dims);
             if (!out) return out.status();
-            for (int64_t i = 0; i < x->numel(); ++i) {
+            bool* po = (*out)->as<bool>();
+            const int64_t n = x->numel();
+            for (int64_t i = 0; i < n; ++i) {
                 const double v = elementAsDouble(*x, i);
-                (*out)->as<bool>()[i] = std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg));
+                po[i] = std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg));
             }
             return Status::ok();
         }));
@@ -697,7 +702,10 @@ void registerElementwiseKernels(KernelRegistry& r) {
             if (!x || x->dtype != DType::Bool) return bad(ctx, "needs a bool input");
             auto out = ctx.output(0, DType::Bool, x->dims);
             if (!out) return out.status();
-            for (int64_t i = 0; i < x->numel(); ++i) (*out)->as<bool>()[i] = !x->as<bool>()[i];
+            bool* po = (*out)->as<bool>();
+            const bool* px = x->as<bool>();
+            const int64_t n = x->numel();
+            for (int64_t i = 0; i < n; ++i) po[i] = !px[i];
             return Status::ok();
         }));
     });
@@ -708,7 +716,10 @@ void registerElementwiseKernels(KernelRegistry& r) {
             if (!out) return out.status();
             return dispatchBySize(ctx, x->dtype, [&](auto tag) -> Status {
                 using T = decltype(tag);
-                for (int64_t i = 0; i < x->numel(); ++i) (*out)->template as<T>()[i] = T(~x->as<T>()[i]);
+                T* po = (*out)->template as<T>();
+                const T* px = x->as<T>();
+                const int64_t n = x->numel();
+                for (int64_t i = 0; i < n; ++i) po[i] = T(~px[i]);
                 return Status::ok();
             });
         }));

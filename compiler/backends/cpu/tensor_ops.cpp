@@ -522,26 +522,43 @@ KernelFactory gather() {
     };
 }
 
-// Shared by GatherElements and ScatterElements: walks every index position.
+// Shared by GatherElements and ScatterElements: walks every index position, calling
+// fn(position in the indices, offset in data). A row of the indices' last dim at a time, with
+// the other dims' offset carried along and int64 indices read in place: the per-element
+// divisions and type switch made Faster R-CNN's ScatterElements of 1.9 million positions
+// (MultiScaleRoIAlign's export) 40 ms.
 template <typename Fn>
 Status walkElements(KernelContext& ctx, const RtTensor& data, const RtTensor& idx, int64_t axis, Fn fn) {
     const int64_t rank = int64_t(idx.rank());
     if (rank != int64_t(data.rank())) return bad(ctx, "indices and data differ in rank");
-    const auto dataStrides = stridesOf(data.dims);
+    for (int64_t d = 0; d < rank; ++d)
+        if (d != axis && idx.dims[size_t(d)] > data.dims[size_t(d)])
+            return bad(ctx, "indices " + dimsString(idx.dims) + " exceed data " + dimsString(data.dims) + " in dim " +
+                                std::to_string(d));
     const int64_t n = idx.numel();
+    if (n == 0) return Status::ok();
+    const auto dataStrides = stridesOf(data.dims);
+    const int64_t len = data.dims[size_t(axis)], axisStride = dataStrides[size_t(axis)];
+    const int64_t last = rank - 1, rowLength = idx.dims[size_t(last)];
+    // Along the last dim a position moves one element in data too, unless that dim is the axis.
+    const int64_t step = axis == last ? 0 : 1;
+    const int64_t* wide = idx.dtype == DType::Int64 ? idx.as<int64_t>() : nullptr;
     std::vector<int64_t> pos(size_t(rank), 0);
-    for (int64_t i = 0; i < n; ++i) {
-        int64_t rem = i, off = 0;
-        for (int64_t d = rank - 1; d >= 0; --d) {
-            pos[size_t(d)] = rem % idx.dims[size_t(d)];
-            rem /= idx.dims[size_t(d)];
+    int64_t base = 0;  // the offset of pos in data, the axis's dim left out
+    for (int64_t row = 0; row * rowLength < n; ++row) {
+        const int64_t first = row * rowLength;
+        for (int64_t j = 0; j < rowLength; ++j) {
+            int64_t v = wide ? wide[first + j] : elementAsInt(idx, first + j);
+            if (v < 0) v += len;
+            if (v < 0 || v >= len) return bad(ctx, "index " + std::to_string(v) + " out of range [0, " + std::to_string(len) + ")");
+            fn(first + j, base + j * step + v * axisStride);
         }
-        int64_t v = elementAsInt(idx, i);
-        const int64_t len = data.dims[size_t(axis)];
-        if (v < 0) v += len;
-        if (v < 0 || v >= len) return bad(ctx, "index out of range");
-        for (int64_t d = 0; d < rank; ++d) off += (d == axis ? v : pos[size_t(d)]) * dataStrides[size_t(d)];
-        fn(i, off);
+        for (int64_t d = last - 1; d >= 0; --d) {  // the next row
+            if (d != axis) base += dataStrides[size_t(d)];
+            if (++pos[size_t(d)] < idx.dims[size_t(d)]) break;
+            if (d != axis) base -= pos[size_t(d)] * dataStrides[size_t(d)];
+            pos[size_t(d)] = 0;
+        }
     }
     return Status::ok();
 }
@@ -604,6 +621,8 @@ KernelFactory scatterElements() {
                 using T = decltype(tag);
                 T* po = (*out)->template as<T>();
                 const T* pu = upd->as<T>();
+                if (red == Reduction::None)  // combine() is a call per element
+                    return walkElements(ctx, *x, *idx, *axis, [&](int64_t i, int64_t off) { po[off] = pu[i]; });
                 return walkElements(ctx, *x, *idx, *axis, [&](int64_t i, int64_t off) { combine(po[off], pu[i], red); });
             });
         }));
@@ -906,9 +925,8 @@ KernelFactory constantOfShape() {
             if (!out) return out.status();
             return dispatchBySize(ctx, value.dtype, [&](auto tag) -> Status {
                 using T = decltype(tag);
-                const T v = value.as<T>()[0];
                 T* po = (*out)->template as<T>();
-                for (int64_t i = 0; i < (*out)->numel(); ++i) po[i] = v;
+                std::fill(po, po + (*out)->numel(), value.as<T>()[0]);  // numel() once, not per element
                 return Status::ok();
             });
         }));
