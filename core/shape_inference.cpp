@@ -317,12 +317,38 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
     return std::nullopt;
 }
 
+// A Loop body declares each carried value's input as the body returns it; where the two
+// differ the value changes shape from one iteration to the next (Mask R-CNN's paste of each
+// mask grows a [0, 320, 320] start by one row a turn), so the input keeps only what they
+// agree on: a dim that differs is unknown, and a rank that differs leaves the rank unknown.
+void relaxLoopCarriedInputs(Node& loop) {
+    if (loop.opType != "Loop" || !loop.domain.empty()) return;
+    const auto subgraphs = loop.subgraphs();
+    if (subgraphs.size() != 1) return;
+    Graph& body = *subgraphs[0];
+    // Body inputs: iteration, condition, carried...; outputs: condition, carried..., scans.
+    for (size_t k = 2; k < body.inputs.size() && k - 1 < body.outputs.size(); ++k) {
+        Shape& in = body.value(body.inputs[k]).type.shape;
+        const Shape& out = body.value(body.outputs[k - 1]).type.shape;
+        if (!in.rankKnown()) continue;
+        if (!out.rankKnown() || out.rank() != in.rank()) {
+            in = Shape();
+            continue;
+        }
+        std::vector<Dim> dims = in.dims();
+        for (size_t d = 0; d < dims.size(); ++d)
+            if (!(dims[d] == out[d])) dims[d] = Dim();
+        in = Shape(std::move(dims));
+    }
+}
+
 }  // namespace
 
 void fillUnknownTypes(Graph& graph) {
     ShapeValueTable shapeValues(graph);
     for (NodeId nid : graph.order()) {
         Node& node = graph.node(nid);
+        relaxLoopCarriedInputs(node);
         for (const auto& sub : node.subgraphs()) fillUnknownTypes(*sub);
         shapeValues.evaluate(node);
         if (node.outputs.empty() || !node.outputs[0].valid()) continue;

@@ -10,6 +10,8 @@
 # With LOAD=busy (one spinning process per core) or LOAD=pinned (one spinning process pinned to
 # the last core), both run under that load, at their default threads ("default": Fusescope's
 # automatic count, ONNX Runtime's intra-op default) and at 1 thread; THREADS overrides the list.
+# Where the cache holds MODEL.INPUT.npy for each graph input (MODEL.input.npy for a lone one),
+# both runtimes are fed those arrays instead of random data.
 # usage: [ROUNDS=N] [CPU_AS=MODE] [LOAD=busy|pinned] [THREADS="1 2"] tests/bench/bench_vs_ort.sh BUILD_DIR [ITERATIONS [MODEL...]]
 # Needs: the exported models (ctest -L models), node + npm (onnxruntime-node is installed
 # with --ignore-scripts into BUILD_DIR/ort-node: its CPU library ships in the package).
@@ -50,6 +52,16 @@ esac
 [ -z "${LOAD:-}" ] || echo "load: $LOAD (${#spinners[@]} spinning process(es))"
 printf "%-16s %7s %12s %12s %8s %9s\n" model threads "fusescope ms" "ort ms" ratio "p90 ratio"
 for model in $models; do
+  ours_feeds=() ort_feeds=""
+  for input in $(/usr/bin/python3 -c 'import onnx, sys
+g = onnx.load(sys.argv[1], load_external_data=False).graph
+inits = {t.name for t in g.initializer}
+print(*[i.name for i in g.input if i.name not in inits])' "$cache/$model.onnx"); do
+    file="$cache/$model.$input.npy"
+    [ -f "$file" ] || file="$cache/$model.input.npy"
+    [ -f "$file" ] || continue
+    ours_feeds+=(--input "$input=$file") ort_feeds+="$input=$file,"
+  done
   # Each round runs every thread count, ours then ORT's: the counts compared with each other
   # (default against 1 under load) see the same stretch of the machine, as the runtimes do.
   for threads in $thread_list; do : >"$samples/ours.$threads"; : >"$samples/ort.$threads"; done
@@ -57,9 +69,9 @@ for model in $models; do
     for threads in $thread_list; do
       ours_threads=(--threads "$threads") ort_threads=$threads
       [ "$threads" != default ] || { ours_threads=(); ort_threads=0; }
-      "${as_cpu[@]}" "$cli" run "$cache/$model.onnx" "${ours_threads[@]}" --iterations "$per_round" --warmup 3 --json |
+      "${as_cpu[@]}" "$cli" run "$cache/$model.onnx" "${ours_threads[@]}" "${ours_feeds[@]}" --iterations "$per_round" --warmup 3 --json |
         /usr/bin/python3 -c 'import json,sys; print(*json.load(sys.stdin)["latency_ms"]["samples"])' >>"$samples/ours.$threads"
-      NODE_PATH="$ort/node_modules" "${as_cpu[@]}" node "$here/ort_latency.js" "$cache/$model.onnx" "$ort_threads" "$per_round" 3 |
+      FEEDS="$ort_feeds" NODE_PATH="$ort/node_modules" "${as_cpu[@]}" node "$here/ort_latency.js" "$cache/$model.onnx" "$ort_threads" "$per_round" 3 |
         /usr/bin/python3 -c 'import json,sys; print(*json.load(sys.stdin)["samples"])' >>"$samples/ort.$threads"
     done
   done

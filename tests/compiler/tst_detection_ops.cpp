@@ -5,11 +5,14 @@
 // than the shift that overlaps its neighbours' classes. GatherElements and ScatterElements
 // (MultiScaleRoIAlign's export scatters each level's pooled boxes into place) on index
 // tensors smaller than the data along every dim, each axis, negative and int32 indices.
+// TopK (the candidates per level before NMS) with ties, NaN, small and large k, along an
+// inner axis, largest and smallest.
 #include <QtTest>
 
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <random>
 
 #include "compiler/runtime/executor.h"
@@ -234,6 +237,56 @@ private slots:
                     auto bad = (*exec)->run({tx, tu, ti});
                     QVERIFY2(!bad.isOk() && bad.status().message().find("out of range") != std::string::npos, what.constData());
                 }
+    }
+
+    void topKMatchesTheDefinition() {
+        std::mt19937 rng(17);
+        std::uniform_int_distribution<int> level(0, 40);
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        for (int64_t len : {1, 7, 300, 5000})
+            for (int64_t k : {int64_t(0), int64_t(1), len / 3, len})
+                for (int largest : {1, 0})
+                    for (int axis : {0, 1}) {
+                        const std::vector<int64_t> dims = axis == 1 ? std::vector<int64_t>{2, len, 3} : std::vector<int64_t>{len, 2};
+                        const int64_t inner = axis == 1 ? 3 : 2, outer = axis == 1 ? 2 : 1;
+                        std::vector<float> x(static_cast<size_t>(outer * len * inner));
+                        for (float& v : x) v = level(rng) == 0 ? nan : float(level(rng)) * 0.25f;  // ties
+                        GraphBuilder g;
+                        ValueId in = g.input("x", DType::Float32, Shape::ofSizes(dims));
+                        ValueId kk = g.initializer(int64Tensor("k", {1}, {k}));
+                        const auto outs = g.node("TopK", {in, kk}, {"values", "indices"},
+                                                    {intAttr("axis", axis), intAttr("largest", largest)});
+                        g.output(outs[0]);
+                        g.output(outs[1]);
+                        Model m = g.buildModel(17);
+                        fillUnknownTypes(*m.graph);
+                        auto exec = Executor::create(m, cpuExecutorOptions());
+                        QVERIFY2(exec.isOk(), exec.status().message().c_str());
+                        RtTensor t = allocateTensor(DType::Float32, dims);
+                        std::copy(x.begin(), x.end(), t.as<float>());
+                        auto out = (*exec)->run({t});
+                        QVERIFY2(out.isOk(), out.status().message().c_str());
+                        const QByteArray what = QStringLiteral("len %1 k %2 largest %3 axis %4").arg(len).arg(k).arg(largest).arg(axis).toUtf8();
+                        for (int64_t o = 0; o < outer; ++o)
+                            for (int64_t i = 0; i < inner; ++i) {
+                                auto at = [&](int64_t j) { return x[size_t((o * len + j) * inner + i)]; };
+                                // By value (NaN beyond every number), equal values by index.
+                                std::vector<int64_t> want(static_cast<size_t>(len));
+                                std::iota(want.begin(), want.end(), 0);
+                                std::stable_sort(want.begin(), want.end(), [&](int64_t a, int64_t b) {
+                                    const float va = at(a), vb = at(b);
+                                    const bool na = std::isnan(va), nb = std::isnan(vb);
+                                    if (na || nb) return na != nb && (largest ? na : nb);
+                                    return largest ? va > vb : va < vb;
+                                });
+                                for (int64_t j = 0; j < k; ++j) {
+                                    const int64_t got = (*out)[1].as<int64_t>()[(o * k + j) * inner + i];
+                                    QVERIFY2(got == want[size_t(j)], what.constData());
+                                    const float value = (*out)[0].as<float>()[(o * k + j) * inner + i];
+                                    QVERIFY2(std::isnan(value) ? std::isnan(at(got)) : value == at(got), what.constData());
+                                }
+                            }
+                    }
     }
 
     void elementsIndicesLargerThanTheDataAreRefused() {

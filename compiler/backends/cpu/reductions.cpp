@@ -1,7 +1,9 @@
 // Reductions (Reduce*, ArgMax/ArgMin), Softmax/LogSoftmax/Hardmax, TopK and CumSum.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/vector_math.h"
@@ -323,6 +325,52 @@ KernelFactory softmax(SoftKind kind) {
     };
 }
 
+// TopK's order: larger first (smaller first for largest=0), equal values by index, NaN
+// beyond every number (as PyTorch's topk ranks it). A strict total order, so selection need
+// not be stable.
+template <typename T>
+struct TopKOrder {
+    const T* values;
+    bool largest;
+    bool operator()(int64_t a, int64_t b) const {  // a comes before b
+        const T x = values[a], y = values[b];
+        if constexpr (std::is_floating_point_v<T>) {
+            const bool nx = std::isnan(x), ny = std::isnan(y);
+            if (nx || ny) return nx != ny ? (largest ? nx : ny) : a < b;
+        }
+        if (x != y) return largest ? x > y : x < y;
+        return a < b;
+    }
+};
+
+// The first k of one slice in TopKOrder, into order[0, k). A small k keeps the k best in a heap
+// while one pass reads the slice, most values failing a single comparison against the heap's
+// worst (RetinaNet's TopK of 1,000 over 1.3 million scores: a stable sort of all of them took
+// 217 ms); a large one selects with nth_element.
+template <typename T>
+void firstK(const T* values, int64_t len, int64_t k, bool largest, std::vector<int64_t>& order) {
+    const TopKOrder<T> before{values, largest};
+    order.clear();
+    if (k * 8 < len) {
+        for (int64_t j = 0; j < len; ++j) {
+            if (int64_t(order.size()) < k) {
+                order.push_back(j);
+                std::push_heap(order.begin(), order.end(), before);  // the worst kept on top
+            } else if (k > 0 && before(j, order.front())) {
+                std::pop_heap(order.begin(), order.end(), before);
+                order.back() = j;
+                std::push_heap(order.begin(), order.end(), before);
+            }
+        }
+    } else {
+        order.resize(size_t(len));
+        std::iota(order.begin(), order.end(), 0);
+        std::nth_element(order.begin(), order.begin() + k, order.end(), before);
+        order.resize(size_t(k));
+    }
+    std::sort(order.begin(), order.end(), before);
+}
+
 KernelFactory topK() {
     return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         const int64_t axisAttr = init.getInt("axis", -1);
@@ -351,16 +399,18 @@ KernelFactory topK() {
                 const T* pi = x->as<T>();
                 T* pv = (*values)->template as<T>();
                 int64_t* px = (*indices)->as<int64_t>();
-                std::vector<int64_t> order(static_cast<size_t>(len));
+                std::vector<int64_t> order;
+                std::vector<T> slice(static_cast<size_t>(inner == 1 ? 0 : len));
                 for (int64_t o = 0; o < outer; ++o)
                     for (int64_t i = 0; i < inner; ++i) {
-                        auto at = [&](int64_t j) { return pi[(o * len + j) * inner + i]; };
-                        std::iota(order.begin(), order.end(), 0);
-                        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-                            return largest ? at(a) > at(b) : at(a) < at(b);
-                        });
+                        const T* values = pi + o * len * inner + i;
+                        if (inner != 1) {  // read the strided slice once, in order
+                            for (int64_t j = 0; j < len; ++j) slice[size_t(j)] = values[j * inner];
+                            values = slice.data();
+                        }
+                        firstK(values, len, k, largest, order);
                         for (int64_t j = 0; j < k; ++j) {
-                            pv[(o * k + j) * inner + i] = at(order[size_t(j)]);
+                            pv[(o * k + j) * inner + i] = values[order[size_t(j)]];
                             px[(o * k + j) * inner + i] = order[size_t(j)];
                         }
                     }
