@@ -355,6 +355,34 @@ private slots:
         }
     }
 
+    // PyTorch's exporter declares a carried value's body input as its first value ([0, 2]) and
+    // the body output with fresh dims: the value grows a row a turn (Mask R-CNN's pasted masks).
+    void loopCarriedValuesMayGrow() {
+        GraphBuilder body("body");
+        body.input("iter", DType::Int64, Shape::scalar());
+        ValueId condIn = body.input("cond_in", DType::Bool, Shape::scalar());
+        ValueId rowsIn = body.input("rows_in", DType::Float32, Shape::ofSizes({0, 2}));
+        ValueId row = body.initializer(floatTensor("row", {1, 2}, {1, 2}));
+        body.output(body.op("Identity", {condIn}, "cond_out"), ValueType::tensor(DType::Bool, Shape::scalar()));
+        body.output(body.op("Concat", {rowsIn, row}, "rows_out", {intAttr("axis", 0)}),
+                    ValueType::tensor(DType::Float32, Shape({Dim::symbolic("grown"), Dim::known(2)})));
+        GraphBuilder g;
+        ValueId trips = g.input("trips", DType::Int64, Shape::scalar());
+        ValueId yes = g.op("Cast", {trips}, "yes", {intAttr("to", int64_t(DType::Bool))});
+        ValueId empty = g.initializer(floatTensor("empty", {0, 2}, {}));
+        g.output(g.node("Loop", {trips, yes, empty}, {"rows"}, {graphAttr("body", body.takeGraph())})[0]);
+        Model m = g.buildModel();
+        fillUnknownTypes(*m.graph);
+        auto exec = Executor::create(m, cpuExecutorOptions());
+        QVERIFY2(exec.isOk(), exec.status().message().c_str());
+        RtTensor three = allocateTensor(DType::Int64, {});
+        three.as<int64_t>()[0] = 3;
+        auto out = (*exec)->run({three});
+        QVERIFY2(out.isOk(), out.status().message().c_str());
+        QCOMPARE((*out)[0].dims, (std::vector<int64_t>{3, 2}));
+        QCOMPARE(valuesOf((*out)[0]), (std::vector<float>{1, 2, 1, 2, 1, 2}));
+    }
+
     void wrongInputsNameTheInputAndTheExpectation() {
         Model m = denseModel();
         auto exec = Executor::create(m, cpuExecutorOptions());
