@@ -6,7 +6,8 @@
 // (MultiScaleRoIAlign's export scatters each level's pooled boxes into place) on index
 // tensors smaller than the data along every dim, each axis, negative and int32 indices.
 // TopK (the candidates per level before NMS) with ties, NaN, small and large k, along an
-// inner axis, largest and smallest.
+// inner axis, largest and smallest. NonZero on -0, NaN and bools, GatherND of single
+// elements by int64 and int32 indices, Split into one piece and into one-element rows.
 #include <QtTest>
 
 #include <array>
@@ -287,6 +288,55 @@ private slots:
                                 }
                             }
                     }
+    }
+
+    void nonZeroGatherNdAndSplitOnDetectionShapes() {
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape::ofSizes({2, 3}));
+        ValueId flags = g.input("flags", DType::Bool, Shape::ofSizes({4}));
+        ValueId idx32 = g.input("idx32", DType::Int32, Shape::ofSizes({3, 2}));
+        ValueId positions = g.op("NonZero", {x}, "positions");              // [2, hits]
+        ValueId pairs = g.op("Transpose", {positions}, "pairs", {});        // [hits, 2]
+        g.output(positions);
+        g.output(g.op("NonZero", {flags}, "flagged"));
+        g.output(g.op("GatherND", {x, pairs}, "picked"));                    // int64, one element each
+        g.output(g.op("GatherND", {x, idx32}, "picked32"));
+        const auto whole = g.node("Split", {x}, {"whole"}, {intAttr("axis", 1), intAttr("num_outputs", 1)});
+        const auto columns = g.node("Split", {x}, {"c0", "c1", "c2"}, {intAttr("axis", 1), intAttr("num_outputs", 3)});
+        g.output(whole[0]);
+        for (ValueId c : columns) g.output(c);
+        Model m = g.buildModel(18);
+        fillUnknownTypes(*m.graph);
+        auto exec = Executor::create(m, cpuExecutorOptions());
+        QVERIFY2(exec.isOk(), exec.status().message().c_str());
+        RtTensor tx = allocateTensor(DType::Float32, {2, 3}), tf = allocateTensor(DType::Bool, {4});
+        RtTensor ti = allocateTensor(DType::Int32, {3, 2});
+        const std::vector<float> values{0.f, -0.f, 2.f, nan, 0.f, -3.f};
+        std::copy(values.begin(), values.end(), tx.as<float>());
+        const bool flagValues[] = {false, true, true, false};
+        std::copy(std::begin(flagValues), std::end(flagValues), tf.as<bool>());
+        const int32_t idxValues[] = {1, 2, 0, -1, 1, 0};
+        std::copy(std::begin(idxValues), std::end(idxValues), ti.as<int32_t>());
+        auto out = (*exec)->run({tx, tf, ti});
+        QVERIFY2(out.isOk(), out.status().message().c_str());
+        auto ints = [](const RtTensor& t) { return std::vector<int64_t>(t.as<int64_t>(), t.as<int64_t>() + t.numel()); };
+        auto floatsOf = [](const RtTensor& t) { return std::vector<float>(t.as<float>(), t.as<float>() + t.numel()); };
+        QCOMPARE((*out)[0].dims, (std::vector<int64_t>{2, 3}));  // 2, NaN and -3 at (0,2), (1,0), (1,2)
+        QCOMPARE(ints((*out)[0]), (std::vector<int64_t>{0, 1, 1, 2, 0, 2}));
+        QCOMPARE(ints((*out)[1]), (std::vector<int64_t>{1, 2}));
+        const auto picked = floatsOf((*out)[2]);
+        QCOMPARE(picked.size(), size_t(3));
+        QVERIFY(picked[0] == 2.f && std::isnan(picked[1]) && picked[2] == -3.f);
+        const auto picked32 = floatsOf((*out)[3]);  // (1, 2), (0, -1), (1, 0)
+        QVERIFY(picked32.size() == 3 && picked32[0] == -3.f && picked32[1] == 2.f && std::isnan(picked32[2]));
+        QVERIFY(std::isnan(floatsOf((*out)[4])[3]));
+        QCOMPARE((*out)[4].dims, (std::vector<int64_t>{2, 3}));
+        const auto first = floatsOf((*out)[5]);  // column 0: 0 and NaN
+        QVERIFY(first.size() == 2 && first[0] == 0.f && std::isnan(first[1]));
+        QCOMPARE(floatsOf((*out)[6]), (std::vector<float>{-0.f, 0.f}));
+        QCOMPARE((*out)[7].dims, (std::vector<int64_t>{2, 1}));
+        QCOMPARE(floatsOf((*out)[7]), (std::vector<float>{2.f, -3.f}));
     }
 
     void elementsIndicesLargerThanTheDataAreRefused() {

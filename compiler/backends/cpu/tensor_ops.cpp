@@ -400,8 +400,14 @@ KernelFactory split() {
                     T* po = (*out)->template as<T>();
                     const T* pi = x->as<T>();
                     const int64_t row = sizes[size_t(i)] * inner;
-                    for (int64_t o = 0; o < outer; ++o)
-                        std::memcpy(po + o * row, pi + o * total * inner + offset, size_t(row) * sizeof(T));
+                    // One piece is the whole input in one copy; rows of one element are assigned
+                    // (a call per element took 3.9 ms of RetinaNet's Split of a million indices).
+                    if (row == total * inner) std::memcpy(po, pi, size_t(outer * row) * sizeof(T));
+                    else if (row == 1)
+                        for (int64_t o = 0; o < outer; ++o) po[o] = pi[o * total * inner + offset];
+                    else
+                        for (int64_t o = 0; o < outer; ++o)
+                            std::memcpy(po + o * row, pi + o * total * inner + offset, size_t(row) * sizeof(T));
                     offset += row;
                 }
                 return Status::ok();
@@ -689,18 +695,22 @@ KernelFactory gatherND() {
                 using T = decltype(tag);
                 T* po = (*out)->template as<T>();
                 const T* pi = x->as<T>();
+                // int64 indices read in place, single elements assigned: a switch and a memcpy
+                // call per element were most of RetinaNet's GatherND of a million scores.
+                const int64_t* wide = idx->dtype == DType::Int64 ? idx->as<int64_t>() : nullptr;
                 for (int64_t b = 0; b < batch; ++b)
                     for (int64_t i = 0; i < perBatch; ++i) {
                         int64_t off = b * batchStride;
                         const int64_t row = b * perBatch + i;
                         for (int64_t d = 0; d < k; ++d) {
                             const int64_t dim = x->dims[size_t(batchDims + d)];
-                            int64_t v = elementAsInt(*idx, row * k + d);
+                            int64_t v = wide ? wide[row * k + d] : elementAsInt(*idx, row * k + d);
                             if (v < 0) v += dim;
                             if (v < 0 || v >= dim) return bad(ctx, "index out of range");
                             off += v * strides[size_t(batchDims + d)];
                         }
-                        std::memcpy(po + row * slice, pi + off, size_t(slice) * sizeof(T));
+                        if (slice == 1) po[row] = pi[off];
+                        else std::memcpy(po + row * slice, pi + off, size_t(slice) * sizeof(T));
                     }
                 return Status::ok();
             });
@@ -992,20 +1002,40 @@ Status range(KernelContext& ctx) {
     });
 }
 
+// The positions of nonzero elements, read in their own type (elementAsDouble's switch per
+// element was most of RetinaNet's NonZero over 1.3 million scores); float -0 counts as zero,
+// NaN as nonzero. Half types go through their bit patterns with the sign masked off.
 Status nonZero(KernelContext& ctx) {
     const RtTensor* x = ctx.input(0);
     const int64_t n = x->numel();
     std::vector<int64_t> hits;
-    for (int64_t i = 0; i < n; ++i)
-        if (elementAsDouble(*x, i) != 0) hits.push_back(i);
-    const int64_t rank = int64_t(x->rank());
-    auto out = ctx.output(0, DType::Int64, {rank, int64_t(hits.size())});
+    auto collect = [&](auto isNonZero) {
+        for (int64_t i = 0; i < n; ++i)
+            if (isNonZero(i)) hits.push_back(i);
+    };
+    if (x->dtype == DType::Float16 || x->dtype == DType::BFloat16) {
+        const uint16_t* p = x->as<uint16_t>();
+        collect([&](int64_t i) { return (p[i] & 0x7fff) != 0; });
+    } else {
+        FSC_RETURN_IF_ERROR(dispatchAll(ctx, x->dtype, [&](auto tag) -> Status {
+            using T = decltype(tag);
+            const T* p = x->as<T>();
+            collect([&](int64_t i) { return p[i] != T(0); });
+            return Status::ok();
+        }));
+    }
+    const int64_t rank = int64_t(x->rank()), count = int64_t(hits.size());
+    auto out = ctx.output(0, DType::Int64, {rank, count});
     if (!out) return out.status();
     int64_t* po = (*out)->as<int64_t>();
-    for (size_t h = 0; h < hits.size(); ++h) {
-        int64_t rem = hits[h];
+    if (rank == 1) {
+        std::copy(hits.begin(), hits.end(), po);
+        return Status::ok();
+    }
+    for (int64_t h = 0; h < count; ++h) {
+        int64_t rem = hits[size_t(h)];
         for (int64_t d = rank - 1; d >= 0; --d) {
-            po[d * int64_t(hits.size()) + int64_t(h)] = rem % x->dims[size_t(d)];
+            po[d * count + h] = rem % x->dims[size_t(d)];
             rem /= x->dims[size_t(d)];
         }
     }
