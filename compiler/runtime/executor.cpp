@@ -134,7 +134,7 @@ public:
             if (!d) return d.status().withContext("output '" + m_graph.value(v).name + "'");
             t = std::move(*d);
         } else {
-            t = allocateTensor(dtype, std::move(t.dims));
+            t = allocateOutputTensor(dtype, std::move(t.dims));
         }
         ptr[v.index] = &t;
         return &t;

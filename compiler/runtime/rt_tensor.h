@@ -43,6 +43,10 @@ RtTensor makeSequence(DType elemType, std::vector<RtTensor> elements);
 // A tensor with its own zero-initialised heap storage (64-byte aligned). Throws
 // OutOfMemory when there is none to be had.
 RtTensor allocateTensor(DType dtype, std::vector<int64_t> dims);
+// The same, its contents left as they come: for a kernel's output, which the kernel writes
+// whole, as it does an output placed in the reused arena (Mask R-CNN's paste loop allocates a
+// growing [n, 320, 320] each turn: zeroing it first cost a pass over it and its page faults).
+RtTensor allocateOutputTensor(DType dtype, std::vector<int64_t> dims);
 // Zero-copy view of a constant tensor (keeps its buffer alive).
 Result<RtTensor> tensorFromConstant(const Tensor& constant);
 // Deep copy into a core Tensor (for writing files and comparisons).

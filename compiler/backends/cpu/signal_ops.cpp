@@ -2,6 +2,7 @@
 // the Hann, Hamming and Blackman windows, DFT, STFT, MelWeightMatrix, Det; and MaxUnpool. Transforms
 // are direct sums in double (O(n^2) per signal): exact enough for ONNX's tolerances, and
 // the frame lengths these models use (hundreds of samples) keep them cheap.
+#include <cstring>
 #include <cmath>
 #include <complex>
 #include <numbers>
@@ -280,6 +281,8 @@ KernelFactory maxUnpool() {
             }
             auto out = ctx.output(0, x->dtype, dims);
             if (!out) return out.status();
+            // Positions no index names are 0: the output may be reused memory.
+            std::memset((*out)->data, 0, (*out)->bytes());
             const int64_t size = product(from);
             auto place = [&](int64_t flat) {
                 if (dims == from) return flat;
