@@ -8,6 +8,7 @@
 // TopK (the candidates per level before NMS) with ties, NaN, small and large k, along an
 // inner axis, largest and smallest. NonZero on -0, NaN and bools, GatherND of single
 // elements by int64 and int32 indices, Split into one piece and into one-element rows.
+// ConvTranspose over a batch of images (Mask R-CNN's mask upsampling) on two threads.
 #include <QtTest>
 
 #include <array>
@@ -337,6 +338,51 @@ private slots:
         QCOMPARE(floatsOf((*out)[6]), (std::vector<float>{-0.f, 0.f}));
         QCOMPARE((*out)[7].dims, (std::vector<int64_t>{2, 1}));
         QCOMPARE(floatsOf((*out)[7]), (std::vector<float>{2.f, -3.f}));
+    }
+
+    void batchedConvTransposeMatchesTheDefinition() {
+        const int64_t n = 6, c = 4, m = 6, group = 2, h = 5, w = 4, k = 3, stride = 2, pad = 1;
+        const int64_t oh = (h - 1) * stride - 2 * pad + k, ow = (w - 1) * stride - 2 * pad + k;
+        std::mt19937 rng(23);
+        std::uniform_real_distribution<float> real(-1.f, 1.f);
+        std::vector<float> x(static_cast<size_t>(n * c * h * w)), wt(static_cast<size_t>(c * (m / group) * k * k)), bias(static_cast<size_t>(m));
+        for (auto* v : {&x, &wt, &bias})
+            for (float& e : *v) e = real(rng);
+        GraphBuilder g;
+        ValueId in = g.input("x", DType::Float32, Shape::ofSizes({n, c, h, w}));
+        ValueId weights = g.initializer(floatTensor("w", {c, m / group, k, k}, wt));
+        ValueId b = g.initializer(floatTensor("b", {m}, bias));
+        g.output(g.op("ConvTranspose", {in, weights, b}, "y",
+                      {intAttr("group", group), intsAttr("strides", {stride, stride}), intsAttr("pads", {pad, pad, pad, pad})}));
+        Model model = g.buildModel(17);
+        fillUnknownTypes(*model.graph);
+        auto exec = Executor::create(model, cpuExecutorOptions(2));
+        QVERIFY2(exec.isOk(), exec.status().message().c_str());
+        RtTensor tx = allocateTensor(DType::Float32, {n, c, h, w});
+        std::copy(x.begin(), x.end(), tx.as<float>());
+        auto out = (*exec)->run({tx});
+        QVERIFY2(out.isOk(), out.status().message().c_str());
+        QCOMPARE((*out)[0].dims, (std::vector<int64_t>{n, m, oh, ow}));
+        // y[i, o, p, q] = b[o] + sum over the group's inputs ci and taps with p = ih*s + kh - pad.
+        std::vector<double> want(static_cast<size_t>(n * m * oh * ow));
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t o = 0; o < m; ++o) {
+                const int64_t grp = o / (m / group), om = o % (m / group);
+                for (int64_t p = 0; p < oh * ow; ++p) want[size_t((i * m + o) * oh * ow + p)] = bias[size_t(o)];
+                for (int64_t ci = grp * (c / group); ci < (grp + 1) * (c / group); ++ci)
+                    for (int64_t ih = 0; ih < h; ++ih)
+                        for (int64_t iw = 0; iw < w; ++iw)
+                            for (int64_t kh = 0; kh < k; ++kh)
+                                for (int64_t kw = 0; kw < k; ++kw) {
+                                    const int64_t p = ih * stride + kh - pad, q = iw * stride + kw - pad;
+                                    if (p < 0 || p >= oh || q < 0 || q >= ow) continue;
+                                    want[size_t(((i * m + o) * oh + p) * ow + q)] +=
+                                        double(x[size_t(((i * c + ci) * h + ih) * w + iw)]) * wt[size_t(((ci * (m / group) + om) * k + kh) * k + kw)];
+                                }
+            }
+        for (size_t e = 0; e < want.size(); ++e)
+            QVERIFY2(std::fabs((*out)[0].as<float>()[e] - want[e]) <= 1e-5 * (1 + std::fabs(want[e])),
+                     qPrintable(QStringLiteral("element %1: %2, expected %3").arg(e).arg((*out)[0].as<float>()[e]).arg(want[e])));
     }
 
     void elementsIndicesLargerThanTheDataAreRefused() {
