@@ -39,6 +39,8 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {2, "channels-last", "after the named fusions, so a region's convolutions carry their epilogues"},
         {2, "elementwise-fusion", "last: what no named fusion claimed (channels-last's BatchNormalization Mul/Add "
                                   "and the Relu after it, say) runs as one generated loop per group"},
+        {2, "reshape-before-transpose", "a detection head's NHWC output split into anchors and classes: "
+                                        "the region's edge Transpose moves past the split to meet the head's own"},
         {2, "cancel-inverse-pairs", "a region's edge Transpose meets an exporter's own (TensorFlow's NHWC)"},
         {2, "se-pool-fusion", "after channels-last, whose ReduceMean of a depthwise output it folds in"},
         {2, "eliminate-dead-code", "fusions leave constants and Identity-free shells unread"},

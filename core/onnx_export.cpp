@@ -7,13 +7,11 @@
 #include <fstream>
 #include <functional>
 
+#include "core/onnx_model_proto.h"
 #include "core/onnx_proto_convert.h"
 
 namespace fsc {
 namespace {
-
-// Called for each dense initializer; returns true when it wrote the tensor itself.
-using TensorWriter = std::function<bool(const Tensor&, onnx::TensorProto*)>;
 
 void graphToProto(const Graph& g, onnx::GraphProto* proto, const TensorWriter& writeTensor);
 
@@ -103,6 +101,8 @@ void graphToProto(const Graph& g, onnx::GraphProto* proto, const TensorWriter& w
     }
 }
 
+}  // namespace
+
 void modelToProto(const Model& m, onnx::ModelProto* p, const TensorWriter& writeTensor) {
     p->set_ir_version(m.irVersion);
     for (const auto& [domain, version] : m.opsetImports) {
@@ -138,6 +138,8 @@ void modelToProto(const Model& m, onnx::ModelProto* p, const TensorWriter& write
         for (NodeId id : body.order()) nodeToProto(body, body.node(id), fp->add_node(), writeTensor);
     }
 }
+
+namespace {
 
 // The operating system's reason for the last failed file operation, as " (No space left on
 // device)", or nothing when it gave none.

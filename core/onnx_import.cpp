@@ -404,7 +404,7 @@ Result<Model> convertModel(onnx::ModelProto& proto, const std::string& displayNa
         model.functions.push_back(std::move(f));
     }
 
-    if (options.inferShapes) inferShapes(proto, protoMap, model);
+    if (options.inferShapes) inferShapes(proto, protoMap, *model.graph, model.warnings);
     return model;
 }
 

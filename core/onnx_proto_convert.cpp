@@ -5,10 +5,6 @@
 namespace fsc {
 namespace {
 
-// Raw data below this size is copied so ONNX's shape inference can still read small
-// constants (Reshape targets, Slice bounds) from the message afterwards.
-constexpr size_t kMoveThreshold = 4096;
-
 std::string describe(const onnx::TensorProto& proto) {
     return proto.name().empty() ? std::string("unnamed tensor") : "tensor '" + proto.name() + "'";
 }
@@ -149,7 +145,7 @@ Result<Tensor> tensorFromProto(onnx::TensorProto& p, ExternalDataResolver* exter
     } else if (p.has_raw_data()) {
         if (p.raw_data().size() != expected) return mismatch(p.raw_data().size());
         std::string bytes;
-        if (expected >= kMoveThreshold) {
+        if (expected >= kInferenceDatalessBytes) {
             bytes.swap(*p.mutable_raw_data());
             p.clear_raw_data();
         } else {

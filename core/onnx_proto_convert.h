@@ -10,6 +10,11 @@
 
 namespace fsc {
 
+// ONNX's shape inference runs on messages whose tensors of at least this size have no
+// bytes (they are moved into the IR on import): smaller ones stay so it can still read
+// the constants it needs (Reshape targets, Slice bounds).
+inline constexpr size_t kInferenceDatalessBytes = 4096;
+
 // Reads a TensorProto. Large raw data is moved out of the message rather than copied;
 // external data is mapped through `externalData` (null: external data is an error).
 Result<Tensor> tensorFromProto(onnx::TensorProto& proto, ExternalDataResolver* externalData);

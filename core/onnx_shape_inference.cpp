@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/onnx_guarded_schemas.h"
+#include "core/onnx_model_proto.h"
 #include "core/onnx_proto_convert.h"
 
 namespace fsc {
@@ -185,20 +186,20 @@ std::string whyModelUnsafe(const onnx::ModelProto& proto, const std::unordered_m
 
 }  // namespace
 
-void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Model& model) {
+void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Graph& root, std::vector<std::string>& warnings) {
     std::unordered_map<std::string, int> opsets;
     for (const auto& op : proto.opset_import())
         opsets[op.domain() == "ai.onnx" ? std::string() : op.domain()] = int(op.version());
     NewerOps newer;
     if (std::string why = whyModelUnsafe(proto, opsets, newer); !why.empty()) {
-        model.warnings.push_back("ONNX shape inference skipped: " + why);
-        fillUnknownTypes(*model.graph);
+        warnings.push_back("ONNX shape inference skipped: " + why);
+        fillUnknownTypes(root);
         return;
     }
     if (!newer.empty()) {
         std::string ops;
         for (const std::string& op : newer) ops += (ops.empty() ? "" : ", ") + op;
-        model.warnings.push_back("ONNX shape inference (libonnx knows opsets up to " + std::to_string(newestKnownOpset()) +
+        warnings.push_back("ONNX shape inference (libonnx knows opsets up to " + std::to_string(newestKnownOpset()) +
                                  ") left these ops of opset " + std::to_string(opsetFor(opsets, "")) +
                                  " to Fusescope's own rules: " + ops);
     }
@@ -217,15 +218,15 @@ void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Model& mo
             // ONNX's inference is best effort here: the graph is valid without it.
             std::string what = e.what();
             if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-            model.warnings.push_back("ONNX shape inference stopped: " + what);
-            fillUnknownTypes(*model.graph);
+            warnings.push_back("ONNX shape inference stopped: " + what);
+            fillUnknownTypes(root);
             return;
         }
-        const size_t before = knowledge(*model.graph);
-        fillUnknownTypes(*model.graph);
-        if (knowledge(*model.graph) == before) return;
+        const size_t before = knowledge(root);
+        fillUnknownTypes(root);
+        if (knowledge(root) == before) return;
         if (round + 1 == kMaxRounds) {
-            model.warnings.push_back("shape inference stopped after " + std::to_string(kMaxRounds) +
+            warnings.push_back("shape inference stopped after " + std::to_string(kMaxRounds) +
                                      " rounds while still learning");
             return;
         }
@@ -233,4 +234,46 @@ void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Model& mo
             writeValueInfo(*graph, *protoGraph);
     }
 }
+
+namespace {
+
+// Each IR graph beside the message modelToProto wrote from it: nodes in the graph's order,
+// attributes in the node's.
+void pairGraphs(Graph& g, onnx::GraphProto& proto, ProtoGraphMap& pairs) {
+    pairs.emplace_back(&proto, &g);
+    int k = 0;
+    for (NodeId id : g.order()) {
+        Node& n = g.node(id);
+        onnx::NodeProto& p = *proto.mutable_node(k++);
+        for (size_t a = 0; a < n.attributes.size(); ++a) {
+            Attribute& attr = n.attributes[a];
+            onnx::AttributeProto& pa = *p.mutable_attribute(int(a));
+            if (attr.type == Attribute::Type::Graph && attr.g) pairGraphs(*attr.g, *pa.mutable_g(), pairs);
+            if (attr.type == Attribute::Type::Graphs)
+                for (size_t s = 0; s < attr.graphs.size(); ++s)
+                    pairGraphs(*attr.graphs[s], *pa.mutable_graphs(int(s)), pairs);
+        }
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> refreshShapes(const Model& model) {
+    std::vector<std::string> warnings;
+    if (!model.graph) return warnings;
+    onnx::ModelProto proto;
+    // Large tensors go without their bytes, as at import: inference reads only their types.
+    modelToProto(model, &proto, [](const Tensor& t, onnx::TensorProto* tp) {
+        if (t.dtype() == DType::String || t.byteSize() < kInferenceDatalessBytes) return false;
+        tensorToProto(Tensor(t.name(), t.dtype(), t.dims(), nullptr, 0, 0), tp);
+        tp->clear_raw_data();
+        return true;
+    });
+    ProtoGraphMap graphs;
+    pairGraphs(*model.graph, *proto.mutable_graph(), graphs);
+    for (const auto& [protoGraph, graph] : graphs) writeValueInfo(*graph, *protoGraph);
+    inferShapes(proto, graphs, *model.graph, warnings);
+    return warnings;
+}
+
 }  // namespace fsc

@@ -17,6 +17,7 @@ using ProtoGraphMap = std::vector<std::pair<onnx::GraphProto*, Graph*>>;
 
 // Runs ONNX's inference on `proto` (which may be missing the large tensors already moved
 // into `model`) and merges what it learns, then applies fillUnknownTypes.
-void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Model& model);
+// `root` is the converted main graph; what could not be inferred goes to `warnings`.
+void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Graph& root, std::vector<std::string>& warnings);
 
 }  // namespace fsc

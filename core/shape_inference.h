@@ -1,6 +1,9 @@
 #pragma once
 // Our own shape and type rules, for what ONNX's inference leaves unknown (ops from other
 // domains, mostly). Symbolic dims stay symbolic; known types are only refined.
+#include <string>
+#include <vector>
+
 #include "core/graph.h"
 
 namespace fsc {
@@ -8,6 +11,11 @@ namespace fsc {
 // Applied in topological order through all subgraphs. Never overrides a type that is
 // already known; only fills unknown parts.
 void fillUnknownTypes(Graph& graph);
+
+// ONNX's inference and our rules run again over a graph that passes have changed (a
+// Resize whose sizes have become a constant), in place and only refining; returns what
+// could not be inferred, as import's warnings.
+std::vector<std::string> refreshShapes(const Model& model);
 
 // Copies what `inferred` knows that `type` does not.
 void mergeType(ValueType& type, const ValueType& inferred);

@@ -4,11 +4,16 @@
 // size) keep the nodes that depend on them, except in a Reshape's target: there a dim
 // that is the data's own dim at the same place is Reshape's 0 ("copy"), and one other
 // unknown dim is its -1, so the target is a constant whatever the batch.
+// Where a shape is unknown only because float arithmetic on shapes (a resize's scale) is
+// left to fold-constants, the pass folds that arithmetic, infers shapes again and takes
+// another round.
+#include <algorithm>
 #include <cstring>
 
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 #include "core/graph_builder.h"
+#include "core/shape_inference.h"
 #include "core/shape_values.h"
 
 namespace fsc::passes {
@@ -16,6 +21,8 @@ namespace {
 
 // Shape values are small; a larger one is data, left to fold-constants.
 constexpr size_t kMaxElements = 4096;
+// Rounds of folding and inferring again; a detector's pre-processing needed three.
+constexpr int kMaxRounds = 8;
 
 std::optional<Tensor> toTensor(const std::vector<int64_t>& values, const ValueType& type) {
     if (type.kind != ValueType::Kind::Tensor || !type.shape.rankKnown()) return std::nullopt;
@@ -57,6 +64,61 @@ public:
     }
 
     Status run(PassContext& context) override {
+        Rewriter& rw = context.rewriter;
+        // Each round looks at the whole graph again, so only the last round's rejections stand.
+        const size_t rejectionsBefore = context.rejections.size();
+        const auto rejectedBefore = context.counters.rejected;
+        std::unique_ptr<Pass> constants = foldConstants();
+        for (int round = 1;; ++round) {
+            context.rejections.resize(rejectionsBefore);
+            context.counters.rejected = rejectedBefore;
+            foldKnownShapes(context);
+            rw.finish();
+            if (round == kMaxRounds || !constantWorkHidesShapes(rw)) break;
+            if (context.cancelled()) return {ErrorCode::Cancelled, "cancelled"};
+            const int appliedBefore = context.counters.applied;
+            if (Status s = constants->run(context); !s) return s;
+            if (context.counters.applied == appliedBefore) break;  // nothing it could fold
+            refreshShapes(context.model);
+        }
+        return Status::ok();
+    }
+
+private:
+    // Values computable from constants alone (a Resize's sizes worked out in float from the
+    // image's shape: Cast, Mul, Floor) read by a node whose shape is not known, or known
+    // only by an invented name: folding them and inferring again may size everything after
+    // (a detector's feature maps, its anchors), whose shape arithmetic the next round folds.
+    static bool constantWorkHidesShapes(const Rewriter& rw) {
+        const Graph& g = rw.graph();
+        std::vector<bool> computable(g.valueCount(), false);
+        auto isComputable = [&](ValueId v) { return !v.valid() || rw.constant(v) || computable[v.index]; };
+        auto unsized = [&](ValueId v) {
+            const Shape& shape = g.value(v).type.shape;
+            if (!shape.rankKnown()) return true;
+            for (const Dim& d : shape.dims())
+                if (!d.isKnown() && (!d.isSymbolic() || isInventedSymbol(d))) return true;
+            return false;
+        };
+        for (NodeId id : g.order()) {
+            const Node& n = g.node(id);
+            const bool foldable = n.domain.empty() && n.subgraphs().empty() && !isRandomOp(n) &&
+                                  std::all_of(n.inputs.begin(), n.inputs.end(), isComputable);
+            if (foldable) {
+                for (ValueId out : n.outputs)
+                    if (out.valid()) computable[out.index] = true;
+                continue;
+            }
+            const bool readsComputed = std::any_of(n.inputs.begin(), n.inputs.end(),
+                                                   [&](ValueId v) { return v.valid() && computable[v.index]; });
+            if (readsComputed && std::any_of(n.outputs.begin(), n.outputs.end(),
+                                             [&](ValueId v) { return v.valid() && unsized(v); }))
+                return true;
+        }
+        return false;
+    }
+
+    void foldKnownShapes(PassContext& context) {
         Rewriter& rw = context.rewriter;
         const Graph& g = rw.graph();
         const std::vector<NodeId> order = g.order();
@@ -117,11 +179,8 @@ public:
             if (rw.commit("shape-value", op + " was part of a shape computation folded to a constant"))
                 ++context.counters.applied;
         }
-        rw.finish();
-        return Status::ok();
     }
 
-private:
     // A Reshape whose target holds symbolic dims gets a constant target of 0s (the data's
     // dim at the same place, by symbol) and at most one -1 (the one dim left, which the
     // element count decides). The nodes computing the old target go with dead-code

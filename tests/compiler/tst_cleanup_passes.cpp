@@ -225,6 +225,44 @@ private slots:
         QVERIFY(maxRelativeError(m, r.model) == 0.0);
     }
 
+    // A detector's pre-processing: the image is resized to sizes worked out in float from its
+    // own shape (Cast, Mul, Floor), which only fold-constants computes; a Conv then reads it
+    // and a Reshape target comes from the Conv's shape. The pass folds the float arithmetic,
+    // infers shapes again (ONNX's rule sizes the Conv, ours the Resize) and folds the rest.
+    void shapesBehindFloatArithmeticFold() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({1, 3, 8, 8}));
+        ValueId shape = b.op("Shape", {x}, "shape");
+        ValueId hw = b.op("Slice", {shape, b.initializer(int64Tensor("from", {1}, {2})),
+                                    b.initializer(int64Tensor("to", {1}, {4}))}, "hw");
+        ValueId hwf = b.op("Cast", {hw}, "hwf", {intAttr("to", int64_t(DType::Float32))});
+        ValueId half = b.op("Mul", {hwf, b.initializer(floatTensor("half", {1}, {0.5f}))}, "half_hw");
+        ValueId floored = b.op("Floor", {half}, "floored");
+        ValueId hwi = b.op("Cast", {floored}, "hwi", {intAttr("to", int64_t(DType::Int64))});
+        ValueId sizes = b.op("Concat", {b.initializer(int64Tensor("nc", {2}, {1, 3})), hwi}, "sizes", {intAttr("axis", 0)});
+        ValueId small = b.op("Resize", {x, ValueId(), ValueId(), sizes}, "small", {stringAttr("mode", "nearest")});
+        ValueId w = b.initializer(floatTensor("w", {2, 3, 3, 3}, std::vector<float>(54, 0.1f)));
+        ValueId conv = b.op("Conv", {small, w}, "conv", {intsAttr("pads", {1, 1, 1, 1})});
+        ValueId convShape = b.op("Shape", {conv}, "conv_shape");
+        ValueId width = b.op("Gather", {convShape, b.initializer(int64Tensor("three", {}, {3}))}, "width");
+        ValueId width1 = b.op("Unsqueeze", {width, b.initializer(int64Tensor("axes", {1}, {0}))}, "width1");
+        ValueId target = b.op("Concat", {b.initializer(int64Tensor("minus1", {1}, {-1})), width1}, "target", {intAttr("axis", 0)});
+        b.output(b.op("Reshape", {conv, target}, "y"));
+        Model m = withInferredTypes(b);
+        QVERIFY(!m.graph->value(m.graph->findValue("conv")).type.shape.isStatic());  // what import leaves: ONNX cannot size it
+        auto r = compileWith(m, {"fold-shape-computation", "eliminate-dead-code"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countOps(g, "Shape"), 0);
+        QCOMPARE(countOps(g, "Floor"), 0);
+        QCOMPARE(int(g.nodeCount()), 3);  // Resize, Conv, Reshape
+        for (NodeId id : g.order()) {
+            const Node& n = g.node(id);
+            if (n.opType == "Conv") QCOMPARE(g.value(n.outputs[0]).type.shape, dims({1, 2, 4, 4}));
+            if (n.opType == "Reshape") QVERIFY(g.value(n.inputs[1]).initializer);
+        }
+        QVERIFY(maxRelativeError(m, r.model) == 0.0);
+    }
+
     void symbolicShapeStays() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(3)}));

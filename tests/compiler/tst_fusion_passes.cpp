@@ -685,6 +685,28 @@ private slots:
         QVERIFY(maxRelativeError(m, res.model) < 1e-5);
     }
 
+    // A detection head (SSD, RetinaNet): its NCHW output viewed as [N, anchors, classes, H,
+    // W], permuted to [N, H, W, anchors, classes]. In channels-last the region's edge
+    // Transpose goes past the split (reshape-before-transpose) and meets the head's own.
+    void channelsLastHeadOutputNeedsNoTranspose() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({1, 4, 6, 5}));
+        ValueId c1 = b.op("Relu", {b.op("Conv", {x, b.initializer(randomFloatTensor("w1", {8, 4, 3, 3}, 51, 0.5f))}, "c1",
+                                        {intsAttr("pads", {1, 1, 1, 1})})}, "r1");
+        ValueId head = b.op("Conv", {c1, b.initializer(randomFloatTensor("w2", {6, 8, 3, 3}, 52, 0.5f))}, "head",
+                            {intsAttr("pads", {1, 1, 1, 1})});
+        ValueId split = b.op("Reshape", {head, b.initializer(int64Tensor("anchors_classes", {5}, {1, 3, 2, 6, 5}))}, "split");
+        ValueId perm = b.op("Transpose", {split}, "perm", {intsAttr("perm", {0, 3, 4, 1, 2})});
+        b.output(b.op("Reshape", {perm, b.initializer(int64Tensor("rows", {3}, {1, -1, 2}))}, "y"));
+        Model m = withInferredTypes(b);
+        auto res = compileWith(m, {"channels-last", "reshape-before-transpose", "cancel-inverse-pairs"});
+        QCOMPARE(countFused(*res.model.graph, "FusedConv"), 2);
+        QCOMPARE(countOps(*res.model.graph, "Transpose"), 0);
+        QVERIFY(maxRelativeError(m, res.model) < 1e-5);
+        QCOMPARE(countOps(*compileWith(m, {"channels-last", "cancel-inverse-pairs"}).model.graph, "Transpose"), 2);
+        QCOMPARE(countOps(*compileWith(m, pipelinePassesForTest("O2")).model.graph, "Transpose"), 0);
+    }
+
     // DenseNet's transition layer (a convolution, then a 2x2 AveragePool at stride 2) and an
     // Inception pool branch (3x3 at stride 1, count_include_pad 0) stay inside the region as
     // ai.fusescope AveragePools: no Transpose but the one out.
