@@ -484,6 +484,29 @@ private:
 
 // ---- Gather family -------------------------------------------------------------------
 
+// The index tensors of the Gather and Scatter kernels: int64 read in place (elementAsInt's
+// type switch per index was most of a ScatterND of 10 million single elements, MViT's
+// relative positions), negative indices counted from the end of their axis.
+class IndexReader {
+public:
+    explicit IndexReader(const RtTensor& indices)
+        : m_indices(indices), m_int64(indices.dtype == DType::Int64 ? indices.as<int64_t>() : nullptr) {}
+    // Index i along an axis of `len`, in [0, len); -1 when it is out of range.
+    int64_t at(int64_t i, int64_t len) const {
+        int64_t v = m_int64 ? m_int64[i] : elementAsInt(m_indices, i);
+        if (v < 0) v += len;
+        return v >= 0 && v < len ? v : -1;
+    }
+    Status outOfRange(const KernelContext& ctx, int64_t i, int64_t len) const {
+        const int64_t v = m_int64 ? m_int64[i] : elementAsInt(m_indices, i);
+        return bad(ctx, "index " + std::to_string(v) + " is out of range for an axis of " + std::to_string(len));
+    }
+
+private:
+    const RtTensor& m_indices;
+    const int64_t* m_int64;
+};
+
 KernelFactory gather() {
     return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         const int64_t axisAttr = init.getInt("axis", 0);
@@ -504,11 +527,10 @@ KernelFactory gather() {
             const int64_t inner = product(x->dims, size_t(a) + 1);
             const int64_t count = idx->numel();
             std::vector<int64_t> indices(static_cast<size_t>(count));
+            const IndexReader read(*idx);
             for (int64_t i = 0; i < count; ++i) {
-                int64_t v = elementAsInt(*idx, i);
-                if (v < 0) v += axisLen;
-                if (v < 0 || v >= axisLen) return bad(ctx, "index " + std::to_string(elementAsInt(*idx, i)) + " is out of range for an axis of " + std::to_string(axisLen));
-                indices[size_t(i)] = v;
+                indices[size_t(i)] = read.at(i, axisLen);
+                if (indices[size_t(i)] < 0) return read.outOfRange(ctx, i, axisLen);
             }
             if (x->dtype == DType::String) {
                 for (int64_t o = 0; o < outer; ++o)
@@ -530,9 +552,8 @@ KernelFactory gather() {
 
 // Shared by GatherElements and ScatterElements: walks every index position, calling
 // fn(position in the indices, offset in data). A row of the indices' last dim at a time, with
-// the other dims' offset carried along and int64 indices read in place: the per-element
-// divisions and type switch made Faster R-CNN's ScatterElements of 1.9 million positions
-// (MultiScaleRoIAlign's export) 40 ms.
+// the other dims' offset carried along: the per-element divisions and type switch made Faster
+// R-CNN's ScatterElements of 1.9 million positions (MultiScaleRoIAlign's export) 40 ms.
 template <typename Fn>
 Status walkElements(KernelContext& ctx, const RtTensor& data, const RtTensor& idx, int64_t axis, Fn fn) {
     const int64_t rank = int64_t(idx.rank());
@@ -548,15 +569,14 @@ Status walkElements(KernelContext& ctx, const RtTensor& data, const RtTensor& id
     const int64_t last = rank - 1, rowLength = idx.dims[size_t(last)];
     // Along the last dim a position moves one element in data too, unless that dim is the axis.
     const int64_t step = axis == last ? 0 : 1;
-    const int64_t* wide = idx.dtype == DType::Int64 ? idx.as<int64_t>() : nullptr;
+    const IndexReader read(idx);
     std::vector<int64_t> pos(size_t(rank), 0);
     int64_t base = 0;  // the offset of pos in data, the axis's dim left out
     for (int64_t row = 0; row * rowLength < n; ++row) {
         const int64_t first = row * rowLength;
         for (int64_t j = 0; j < rowLength; ++j) {
-            int64_t v = wide ? wide[first + j] : elementAsInt(idx, first + j);
-            if (v < 0) v += len;
-            if (v < 0 || v >= len) return bad(ctx, "index " + std::to_string(v) + " out of range [0, " + std::to_string(len) + ")");
+            const int64_t v = read.at(first + j, len);
+            if (v < 0) return read.outOfRange(ctx, first + j, len);
             fn(first + j, base + j * step + v * axisStride);
         }
         for (int64_t d = last - 1; d >= 0; --d) {  // the next row
@@ -654,15 +674,12 @@ KernelFactory scatterND() {
                 using T = decltype(tag);
                 T* po = (*out)->template as<T>();
                 const T* pu = upd->as<T>();
-                // int64 indices read in place: elementAsInt's switch per index was most of a
-                // ScatterND of 10 million single elements (MViT's relative positions).
-                const int64_t* wide = idx->dtype == DType::Int64 ? idx->as<int64_t>() : nullptr;
+                const IndexReader read(*idx);
                 for (int64_t i = 0; i < count; ++i) {
                     int64_t off = 0;
                     for (int64_t d = 0; d < k; ++d) {
-                        int64_t v = wide ? wide[i * k + d] : elementAsInt(*idx, i * k + d);
-                        if (v < 0) v += x->dims[size_t(d)];
-                        if (v < 0 || v >= x->dims[size_t(d)]) return bad(ctx, "index out of range");
+                        const int64_t v = read.at(i * k + d, x->dims[size_t(d)]);
+                        if (v < 0) return read.outOfRange(ctx, i * k + d, x->dims[size_t(d)]);
                         off += v * strides[size_t(d)];
                     }
                     if (red == Reduction::None && slice == 1) po[off] = pu[i];
@@ -695,18 +712,17 @@ KernelFactory gatherND() {
                 using T = decltype(tag);
                 T* po = (*out)->template as<T>();
                 const T* pi = x->as<T>();
-                // int64 indices read in place, single elements assigned: a switch and a memcpy
-                // call per element were most of RetinaNet's GatherND of a million scores.
-                const int64_t* wide = idx->dtype == DType::Int64 ? idx->as<int64_t>() : nullptr;
+                // Single elements assigned: a memcpy call per element was, with the index's
+                // type switch, most of RetinaNet's GatherND of a million scores.
+                const IndexReader read(*idx);
                 for (int64_t b = 0; b < batch; ++b)
                     for (int64_t i = 0; i < perBatch; ++i) {
                         int64_t off = b * batchStride;
                         const int64_t row = b * perBatch + i;
                         for (int64_t d = 0; d < k; ++d) {
                             const int64_t dim = x->dims[size_t(batchDims + d)];
-                            int64_t v = wide ? wide[row * k + d] : elementAsInt(*idx, row * k + d);
-                            if (v < 0) v += dim;
-                            if (v < 0 || v >= dim) return bad(ctx, "index out of range");
+                            const int64_t v = read.at(row * k + d, dim);
+                            if (v < 0) return read.outOfRange(ctx, row * k + d, dim);
                             off += v * strides[size_t(batchDims + d)];
                         }
                         if (slice == 1) po[row] = pi[off];
