@@ -9,6 +9,7 @@
 #include "app/cli/bisect_command.h"
 #include "app/cli/compare_command.h"
 #include "app/cli/cli_app.h"
+#include "app/profiling/heap_reuse.h"
 #include "app/profiling/openmp_waiting.h"
 #include "app/cli/compile_command.h"
 #include "app/cli/profile_command.h"
@@ -134,6 +135,7 @@ std::string parseErrorMessage(const CLI::ParseError& e, const CLI::App& command)
 
 int main(int argc, char** argv) {
     fsc::boundOpenMpSpinning(argv);
+    fsc::keepFreedTensorsOnHeap();
     CLI::App cli("", "fusescope-cli");
     configureApp(cli);
     cli.footer("Errors print one line naming the file and the cause and exit with status 2; a bad command\n"

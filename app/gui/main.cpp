@@ -22,6 +22,7 @@
 #include <memory>
 
 #include "app/common/build_info.h"
+#include "app/profiling/heap_reuse.h"
 #include "app/profiling/openmp_waiting.h"
 #include "app/gui/main_window.h"
 #include "app/gui/dock_layout.h"
@@ -231,6 +232,7 @@ bool chooseDisplay(int argc, char** argv) {
 
 int main(int argc, char** argv) {
     fsc::boundOpenMpSpinning(argv);
+    fsc::keepFreedTensorsOnHeap();
     if (asksForHelpOrVersion(argc, argv)) {
         // Answered without a display: help2man, package builders and headless servers ask.
         QCoreApplication app(argc, argv);

@@ -1,7 +1,5 @@
 #include "compiler/runtime/rt_tensor.h"
 
-#include <malloc.h>
-
 #include <cstdlib>
 
 #include "compiler/runtime/half.h"
@@ -27,19 +25,6 @@ std::string RtTensor::typeString() const {
 }
 
 namespace {
-
-// Tensors up to 32 MiB come from the heap and stay there when freed, for the next of their
-// size: glibc would map each one afresh and unmap it when freed once it outgrew its
-// adaptive threshold, and every page of the new mapping faults in, zeroed by the kernel.
-// Mask R-CNN's paste loop allocates a [n, 320, 320] a turn (up to 40 MB): 553 -> 230 ms.
-// At most 256 MiB of freed heap is kept for reuse.
-[[maybe_unused]] const bool g_heapKept = [] {
-#ifdef __GLIBC__
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-#endif
-    return true;
-}();
 
 RtTensor allocate(DType dtype, std::vector<int64_t> dims, bool zeroed) {
     RtTensor t;
