@@ -9,6 +9,8 @@
 // inner axis, largest and smallest. NonZero on -0, NaN and bools, GatherND of single
 // elements by int64 and int32 indices, Split into one piece and into one-element rows.
 // ConvTranspose over a batch of images (Mask R-CNN's mask upsampling) on two threads.
+// RoiAlign in both modes and coordinate conventions, adaptive and fixed sampling, regions
+// of two images and regions reaching past the edge, on two threads.
 #include <QtTest>
 
 #include <array>
@@ -121,6 +123,49 @@ int64_t offsetOf(const std::vector<int64_t>& at, const std::vector<int64_t>& dim
     int64_t off = 0;
     for (size_t d = 0; d < dims.size(); ++d) off = off * dims[d] + at[d];
     return off;
+}
+
+// RoiAlign as ONNX's reference computes it: each bin the average (or the largest) of
+// bilinear samples on a regular grid, each sample's four neighbours weighed first.
+std::vector<float> roiAlignByDefinition(const std::vector<float>& image, int64_t c, int64_t h, int64_t w,
+                                        const std::vector<float>& rois, const std::vector<int64_t>& batch,
+                                        int64_t outH, int64_t outW, int64_t ratio, float scale, bool maxMode,
+                                        bool halfPixel) {
+    std::vector<float> out;
+    const double offset = halfPixel ? 0.5 : 0.0;
+    for (size_t r = 0; r < batch.size(); ++r) {
+        const double x1 = rois[r * 4] * scale - offset, y1 = rois[r * 4 + 1] * scale - offset;
+        double rw = rois[r * 4 + 2] * scale - offset - x1, rh = rois[r * 4 + 3] * scale - offset - y1;
+        if (!halfPixel) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
+        const int64_t gh = ratio > 0 ? ratio : int64_t(std::ceil(rh / double(outH)));
+        const int64_t gw = ratio > 0 ? ratio : int64_t(std::ceil(rw / double(outW)));
+        for (int64_t ch = 0; ch < c; ++ch)
+            for (int64_t ph = 0; ph < outH; ++ph)
+                for (int64_t pw = 0; pw < outW; ++pw) {
+                    double sum = 0, best = -INFINITY;
+                    for (int64_t iy = 0; iy < gh; ++iy)
+                        for (int64_t ix = 0; ix < gw; ++ix) {
+                            double y = y1 + (double(ph) + (double(iy) + 0.5) / double(gh)) * rh / double(outH);
+                            double x = x1 + (double(pw) + (double(ix) + 0.5) / double(gw)) * rw / double(outW);
+                            double v[4] = {0, 0, 0, 0};
+                            if (!(y < -1.0 || y > double(h) || x < -1.0 || x > double(w))) {
+                                y = std::max(y, 0.0), x = std::max(x, 0.0);
+                                int64_t y0 = int64_t(y), x0 = int64_t(x), y2 = y0 + 1, x2 = x0 + 1;
+                                if (y0 >= h - 1) y0 = y2 = h - 1, y = double(y0);
+                                if (x0 >= w - 1) x0 = x2 = w - 1, x = double(x0);
+                                const double ly = y - double(y0), lx = x - double(x0);
+                                const float* plane = image.data() + (batch[r] * c + ch) * h * w;
+                                v[0] = (1 - ly) * (1 - lx) * plane[y0 * w + x0];
+                                v[1] = (1 - ly) * lx * plane[y0 * w + x2];
+                                v[2] = ly * (1 - lx) * plane[y2 * w + x0];
+                                v[3] = ly * lx * plane[y2 * w + x2];
+                            }
+                            for (double each : v) sum += each, best = std::max(best, each);
+                        }
+                    out.push_back(float(maxMode ? best : sum / double(std::max<int64_t>(gh * gw, 1))));
+                }
+    }
+    return out;
 }
 
 }  // namespace
@@ -383,6 +428,47 @@ private slots:
         for (size_t e = 0; e < want.size(); ++e)
             QVERIFY2(std::fabs((*out)[0].as<float>()[e] - want[e]) <= 1e-5 * (1 + std::fabs(want[e])),
                      qPrintable(QStringLiteral("element %1: %2, expected %3").arg(e).arg((*out)[0].as<float>()[e]).arg(want[e])));
+    }
+
+    void roiAlignMatchesTheDefinition() {
+        const int64_t n = 2, c = 3, h = 9, w = 11;
+        std::mt19937 rng(7);
+        std::uniform_real_distribution<float> value(-2.f, 2.f);
+        std::vector<float> image(size_t(n * c * h * w));
+        for (float& v : image) v = value(rng);
+        // Regions in input pixels (spatial_scale 0.5): inside, reaching past the right and
+        // bottom edges, starting before the image, smaller than a bin, one on each image.
+        const std::vector<float> rois = {2, 2, 14, 12, 10, 6, 30, 25, -3, -1, 5, 4, 7, 7, 7.5f, 7.2f, 0, 0, 22, 18};
+        const std::vector<int64_t> batch = {0, 1, 1, 0, 1};
+        const int64_t r = int64_t(batch.size());
+        for (const char* mode : {"avg", "max"})
+            for (const char* transform : {"half_pixel", "output_half_pixel"})
+                for (int64_t ratio : {0, 2}) {
+                    const QByteArray what = QByteArray(mode) + " " + transform + " ratio " + QByteArray::number(qlonglong(ratio));
+                    GraphBuilder g;
+                    ValueId x = g.input("x", DType::Float32, Shape::ofSizes({n, c, h, w}));
+                    ValueId boxes = g.initializer(floatTensor("rois", {r, 4}, rois));
+                    ValueId indices = g.initializer(int64Tensor("batch", {r}, batch));
+                    g.output(g.op("RoiAlign", {x, boxes, indices}, "y",
+                                  {stringAttr("mode", mode), stringAttr("coordinate_transformation_mode", transform),
+                                   intAttr("output_height", 3), intAttr("output_width", 4), intAttr("sampling_ratio", ratio),
+                                   floatAttr("spatial_scale", 0.5f)}));
+                    Model m = g.buildModel(16);
+                    fillUnknownTypes(*m.graph);
+                    auto exec = Executor::create(m, cpuExecutorOptions(2));
+                    QVERIFY2(bool(exec), what.constData());
+                    RtTensor in = allocateTensor(DType::Float32, {n, c, h, w});
+                    std::copy(image.begin(), image.end(), in.as<float>());
+                    auto out = (*exec)->run({in});
+                    QVERIFY2(bool(out), what.constData());
+                    const std::vector<float> want = roiAlignByDefinition(image, c, h, w, rois, batch, 3, 4, ratio, 0.5f,
+                                                                         std::string(mode) == "max",
+                                                                         std::string(transform) == "half_pixel");
+                    QCOMPARE((*out)[0].dims, (std::vector<int64_t>{r, c, 3, 4}));
+                    for (size_t i = 0; i < want.size(); ++i)
+                        QVERIFY2(std::abs((*out)[0].as<float>()[i] - want[i]) <= 1e-5f * (1 + std::abs(want[i])),
+                                 (what + " element " + QByteArray::number(qulonglong(i))).constData());
+                }
     }
 
     void elementsIndicesLargerThanTheDataAreRefused() {
