@@ -641,18 +641,17 @@ public:
             using T = decltype(tag);
             const int64_t kSize = product(kernel), inSize = product(g.out), outSize = product(outSpatial);
             T* py = y->as<T>();
-            // One image: per group, col[mg*k, in] = W_g^T [mg*k, cg] * X_g [cg, in], scattered
-            // into Y by col2im, then the bias.
+            // One image: Y starts as the bias (one pass over it, not a zero fill and a bias
+            // pass), then per group col[mg*k, in] = W_g^T [mg*k, cg] * X_g [cg, in] is added
+            // into it by col2im.
             auto image = [&](int64_t img, std::vector<T>& col) {
-                std::fill(py + img * m * outSize, py + (img + 1) * m * outSize, T(0));
+                for (int64_t r = 0; r < m; ++r)
+                    std::fill_n(py + (img * m + r) * outSize, outSize, b ? b->as<T>()[r] : T(0));
                 for (int64_t grp = 0; grp < m_group; ++grp) {
                     gemm(true, false, mg * kSize, inSize, cg, T(1), w->as<T>() + grp * cg * mg * kSize, mg * kSize,
                          x->as<T>() + (img * c + grp * cg) * inSize, inSize, T(0), col.data(), inSize);
                     col2im<T>(col.data(), mg, g, py + (img * m + grp * mg) * outSize);
                 }
-                if (b)
-                    for (int64_t r = img * m; r < (img + 1) * m; ++r)
-                        for (int64_t i = 0; i < outSize; ++i) py[r * outSize + i] += b->as<T>()[r % m];
             };
             if (n >= 2 * ctx.pool().size()) {
                 // A batch of images (Mask R-CNN's 100 boxes) an image per task: the col2im
