@@ -372,6 +372,9 @@ Result<std::unique_ptr<Executor>> Executor::create(
     context->opsets = opsetImports;
     context->provider = options.host;
     context->pool = std::make_shared<ThreadPool>(options.threads);
+    // oneDNN's primitives, some made as the kernels are, keep the team size OpenMP gives
+    // them then: an automatic pool that found one core free must say so before.
+    context->pool->applyToCallingThread();
     context->tf32 = options.tf32;
     if (options.device) {
         std::shared_ptr<Device> device = options.device->device();
