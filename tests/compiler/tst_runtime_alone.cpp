@@ -3,8 +3,10 @@
 // graphs through execution providers of its own: a host provider with Add and Neg, and a
 // pretend device (host memory behind the Device interface) whose capability table claims Neg.
 // Lowering must offer nodes to the device first, fall back to the host with the reason, copy
-// values across with counted transfers, and refuse options without a host provider.
+// values across with counted transfers, and refuse options without a host provider. The
+// pool's thread count is OpenMP's before any kernel is made.
 #include <QtTest>
+#include <omp.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +37,10 @@ KernelFactory elementwise(bool binary, float (*f)(float, float)) {
     });
 }
 
+// OpenMP's team size as the last Neg kernel was made: oneDNN's primitives, some made with
+// their kernels, keep the size they see then.
+int g_teamAtKernelCreation = 0;
+
 KernelRegistry kernelsFor(Backend backend, const std::set<std::string>& ops) {
     KernelRegistry r;
     auto add = [&](const std::string& op, KernelFactory factory) {
@@ -47,7 +53,10 @@ KernelRegistry kernelsFor(Backend backend, const std::set<std::string>& ops) {
         r.add(std::move(def));
     };
     add("Add", elementwise(true, [](float x, float y) { return x + y; }));
-    add("Neg", elementwise(false, [](float x, float) { return -x; }));
+    add("Neg", [negate = elementwise(false, [](float x, float) { return -x; })](const KernelInit& init) {
+        g_teamAtKernelCreation = omp_get_max_threads();
+        return negate(init);
+    });
     return r;
 }
 
@@ -152,6 +161,18 @@ private slots:
         QVERIFY2(out, out ? "" : out.status().message().c_str());
         for (int i = 0; i < 4; ++i) QCOMPARE((*out)[0].as<float>()[i], -4.f * (float(i) - 1.5f));
         QCOMPARE((*exec)->lastTransfers().copies, 0);
+    }
+
+    void kernelsAreMadeWithThePoolsThreadCount() {
+        for (int threads : {1, 2}) {
+            omp_set_num_threads(3 - threads);
+            ExecutorOptions options;
+            options.host = std::make_shared<HostProvider>();
+            options.threads = threads;
+            auto exec = Executor::create(addNegAdd(), options);
+            QVERIFY2(exec, exec ? "" : exec.status().message().c_str());
+            QCOMPARE(g_teamAtKernelCreation, threads);
+        }
     }
 
     void deviceProviderTakesWhatItClaims() {
