@@ -270,19 +270,42 @@ def goal(name, figure, target, unit, met):
     return {"goal": name, "figure": figure, "target": target, "unit": unit, "met": bool(met) and figure is not None}
 
 
-def run_cli(cli, args, env, timeout=300):
+def run_cli(cli, args, env, timeout=300, stderr_lines=None):
     done = subprocess.run([cli] + args, capture_output=True, text=True, env=env, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError((done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or ["exit %d" % done.returncode])
+    if stderr_lines is not None:
+        stderr_lines.extend(done.stderr.splitlines())
     return done.stdout
 
 
+def cudnn_routes(lines):
+    """How many shapes took each cuDNN route (FUSESCOPE_CUDNN_LOG's lines on stderr), with the
+    first reason each fallback gave: convolutions as an operation graph or the legacy call,
+    attention fused or as GEMMs."""
+    routes = {"conv_graph": 0, "conv_legacy": 0, "attention_fused": 0, "attention_gemms": 0, "why": []}
+    for line in lines:
+        if line.startswith("cuDNN attention "):
+            key = "attention_fused" if ": fused, " in line else "attention_gemms"
+        elif line.startswith("cuDNN "):
+            key = "conv_graph" if ": operation graph, " in line else "conv_legacy"
+        else:
+            continue
+        routes[key] += 1
+        if key in ("conv_legacy", "attention_gemms") and len(routes["why"]) < 4:
+            routes["why"].append(line[:300])
+    return routes
+
+
 def fusescope_run(cli, model_path, iterations, warmup, env, extra=()):
+    logged = []
     out = run_cli(cli, ["run", model_path, "--backend", "cuda", "--iterations", str(iterations),
-                        "--warmup", str(warmup), "--json"] + list(extra), env)
+                        "--warmup", str(warmup), "--json"] + list(extra), dict(env, FUSESCOPE_CUDNN_LOG="1"),
+                  stderr_lines=logged)
     j = json.loads(out)
     device = j.get("device", {})
     return {"median_ms": j["latency_ms"]["median"], "p90_ms": j["latency_ms"]["p90"],
+            "cudnn_routes": cudnn_routes(logged),
             "samples_ms": j["latency_ms"].get("samples", []),
             "peak_bytes": device.get("peak_allocated_bytes", 0), "device": device.get("name", "?"),
             "steps_on_device": device.get("steps_on_device", 0),

@@ -17,6 +17,7 @@
 #include "compiler/target.h"
 #include "compiler/backends/cuda/attention_gemms.h"
 #include "compiler/backends/cuda/device.h"
+#include "compiler/backends/cuda/fused_attention_call.h"
 #include "compiler/backends/cuda/gemm_lowering.h"
 #include "compiler/backends/cuda/nvrtc_compiler.h"
 #include "compiler/backends/cuda/simulated_gpu.h"
@@ -1574,6 +1575,95 @@ private slots:
                 QVERIFY2(std::abs(got[i] - expected[i]) <= 1e-5f,
                          qPrintable(QStringLiteral("element %1: %2, expected %3").arg(i).arg(got[i]).arg(expected[i])));
         }
+    }
+
+    // Float16 attention runs as one fused call (cuDNN's scaled dot-product attention) where the
+    // device offers one: the heads of a [batch, seq, heads, d] projection read as strided views,
+    // a mask broadcast over heads and queries. With the fused call off the GEMMs give the same
+    // result, and a head dim cuDNN does not take (12) goes to them by itself.
+    void fusedAttentionRoute() {
+        auto attention = [](int64_t d) {
+            OpCase c{"Attention",
+                     "ai.fusescope",
+                     {{2, 5, 3, d}, {2, 6, 3, d}, {2, 6, 3, d}, {2, 1, 1, 6}},
+                     {floatAttr("scale", 0.35f), intsAttr("q_perm", {0, 2, 1, 3}), intsAttr("k_perm", {0, 2, 3, 1}),
+                      intsAttr("v_perm", {0, 2, 1, 3}), intsAttr("out_perm", {0, 2, 1, 3})}};
+            c.dtype = DType::Float16;
+            return c;
+        };
+        for (int64_t d : {int64_t(8), int64_t(12)})
+            for (bool fusedOn : {true, false}) {
+                const OpCase c = attention(d);
+                std::mt19937_64 rng(7);
+                std::vector<RtTensor> feeds;
+                for (const auto& dims : c.shapes) feeds.push_back(randomInput(DType::Float16, dims, rng));
+                auto device = std::make_shared<SimulatedGpu>(uint64_t(1) << 30);
+                device->setFusedAttention(fusedOn);
+                const Comparison r = compareBackends(opModel(c), feeds, device, nullptr, false);
+                const std::string label = "d " + std::to_string(d) + (fusedOn ? ", fused on" : ", fused off");
+                QVERIFY2(r.error.empty(), (label + ": " + r.error).c_str());
+                QVERIFY2(r.worst < 2e-2, (label + ": " + std::to_string(r.worst)).c_str());
+                const DeviceCounters n = device->counters();
+                const bool fused = fusedOn && d % 8 == 0;
+                QVERIFY2((n.fusedAttentions > 0) == fused, label.c_str());
+                QVERIFY2((n.gemms > 0) == !fused, label.c_str());
+            }
+    }
+
+    // How a layout becomes a fused call, cuDNN's rules for one, and the warp kernel's launch
+    // that the GPU checks cuDNN's engines against: it computes what the reference computes.
+    void fusedAttentionCalls() {
+        const AttentionPerms heads{{0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 2, 1, 3}};
+        const std::vector<int64_t> maskDims{2, 1, 1, 6};
+        auto layout = attentionLayout({2, 5, 3, 8}, {2, 6, 3, 8}, {2, 6, 3, 8}, &maskDims, heads);
+        QVERIFY(layout.isOk());
+        SimulatedGpu device(1 << 20);
+        std::mt19937_64 rng(3);
+        auto q = uploadToDevice(device, randomInput(DType::Float16, {2, 5, 3, 8}, rng));
+        auto k = uploadToDevice(device, randomInput(DType::Float16, {2, 6, 3, 8}, rng));
+        auto v = uploadToDevice(device, randomInput(DType::Float16, {2, 6, 3, 8}, rng));
+        auto mask = uploadToDevice(device, randomInput(DType::Float16, maskDims, rng));
+        auto fusedOut = uploadToDevice(device, allocateTensor(DType::Float16, {2, 5, 3, 8}));
+        auto rowsOut = uploadToDevice(device, allocateTensor(DType::Float16, {2, 5, 3, 8}));
+        QVERIFY(q && k && v && mask && fusedOut && rowsOut);
+        std::string why;
+        const AttentionPointers x{q->data, k->data, v->data, mask->data, fusedOut->data};
+        auto call = fusedAttentionCallOf(*layout, dk::ElemType::F16, 0.35f, x, &why);
+        QVERIFY2(call.has_value(), why.c_str());
+        QCOMPARE(call->batch, int64_t(2));
+        QCOMPARE(call->heads, int64_t(3));
+        QCOMPARE(std::vector<int64_t>(call->qStrides, call->qStrides + 4), (std::vector<int64_t>{120, 8, 24, 1}));
+        QCOMPARE(std::vector<int64_t>(call->kStrides, call->kStrides + 4), (std::vector<int64_t>{144, 8, 24, 1}));
+        QCOMPARE(std::vector<int64_t>(call->oStrides, call->oStrides + 4), (std::vector<int64_t>{120, 8, 24, 1}));
+        QCOMPARE(std::vector<int64_t>(call->biasStrides, call->biasStrides + 4), (std::vector<int64_t>{6, 0, 0, 1}));
+        const Status allowed = checkFusedAttentionCall(*call);
+        QVERIFY2(allowed.isOk(), allowed.message().c_str());
+
+        QVERIFY(device.fusedAttention(*call).isOk());
+        QVERIFY(device.launch(attentionRowsLaunch(*call, rowsOut->data)).isOk());
+        auto fused = downloadToHost(device, *fusedOut), rows = downloadToHost(device, *rowsOut);
+        QVERIFY(fused && rows);
+        const double error = worstError(*rows, *fused);
+        QVERIFY2(error < 2e-2, std::to_string(error).c_str());
+
+        auto refused = [&](const std::function<void(FusedAttentionCall&)>& change) {
+            FusedAttentionCall c = *call;
+            change(c);
+            return checkFusedAttentionCall(c).code() == ErrorCode::Unsupported;
+        };
+        QVERIFY(refused([](FusedAttentionCall& c) { c.type = dk::ElemType::F32; }));
+        QVERIFY(refused([](FusedAttentionCall& c) { c.d = c.dv = 136; }));
+        QVERIFY(refused([](FusedAttentionCall& c) { c.d = 12; }));
+        QVERIFY(refused([](FusedAttentionCall& c) { c.qStrides[3] = 2; }));
+        QVERIFY(refused([](FusedAttentionCall& c) { c.vStrides[2] = 12; }));
+        QVERIFY(refused([](FusedAttentionCall& c) { c.o = static_cast<char*>(c.o) + 2; }));
+        QVERIFY(!refused([](FusedAttentionCall& c) { c.bias = nullptr; }));
+
+        // Three batch dims that do not fold into two (K broadcast over the middle one), and float32.
+        auto three = attentionLayout({2, 3, 4, 5, 8}, {2, 1, 4, 8, 6}, {2, 3, 4, 6, 8}, nullptr, {});
+        QVERIFY(three.isOk());
+        QVERIFY(!fusedAttentionCallOf(*three, dk::ElemType::F16, 1.f, x, &why));
+        QVERIFY(!fusedAttentionCallOf(*layout, dk::ElemType::F32, 1.f, x, &why));
     }
 
     void launchGeometry() {

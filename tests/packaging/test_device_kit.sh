@@ -137,6 +137,8 @@ else:
             assert c["kernels"] > 0 and c["unattributed_kernels"] == 0 and c["report_bytes"] > 1000, c
         else:
             assert c["fusescope"]["median_ms"] > 0 and c["eager"]["median_ms"] > 0 and c["fusescope"]["steps_on_device"] > 0, c
+            # Each case records which route cuDNN gave its convolutions and attention.
+            assert {"conv_graph", "conv_legacy", "attention_fused", "attention_gemms"} <= set(c["fusescope"]["cudnn_routes"]), c
             # The same input through PyTorch and Fusescope, the whole outputs compared.
             assert c["output"]["ok"] and c["output"]["max_rel_error"] <= c["output"]["limit"], c["output"]
             assert c["fusescope_host"]["median_ms"] > 0 and c["eager_host"]["median_ms"] > 0, c

@@ -1,7 +1,9 @@
 // ai.fusescope.Attention on the device, Q, K^T, V, the mask and the output read through the
-// node's permutations (runtime/attention_layout.h, shared with the CPU kernel): two batched
-// cuBLASLt GEMMs around a softmax (attention_gemms.h) where every operand has a unit stride,
-// else one fused warp-per-row kernel (kernels/attention_kernel.h).
+// node's permutations (runtime/attention_layout.h, shared with the CPU kernel): float16 and
+// bfloat16 as one fused call where the device has an engine for it (fused_attention_call.h:
+// cuDNN's scaled dot-product attention), else two batched cuBLASLt GEMMs around a softmax
+// (attention_gemms.h) where every operand has a unit stride, else one warp-per-row kernel
+// (kernels/attention_kernel.h).
 #include "compiler/backends/cuda/attention_gemms.h"
 #include "compiler/backends/cuda/cuda_kernel_support.h"
 #include "compiler/runtime/attention_layout.h"
@@ -34,7 +36,17 @@ KernelFactory attentionOp() {
             RtTensor& y = **out;
             if (y.numel() == 0) return Status::ok();
             if (L.lk == 0) return ctx.device()->fill(y.data, 0, y.bytes());  // no keys: an empty sum
-            if (auto plan = planAttentionGemms(L, *elemType(q->dtype), scale, kAttentionScratchBytes)) {
+            const dk::ElemType type = *elemType(q->dtype);
+            if (auto found = deviceOf(ctx); found && (*found)->hasFusedAttention()) {
+                std::string why;
+                const AttentionPointers x{q->data, kt->data, v->data, mask ? mask->data : nullptr, y.data};
+                if (auto call = fusedAttentionCallOf(L, type, scale, x, &why); call && checkFusedAttentionCall(*call)) {
+                    Status fused = (*found)->fusedAttention(*call);
+                    // Unsupported: the device has no engine for this shape; the GEMMs below run it.
+                    if (fused.code() != ErrorCode::Unsupported) return fused.withContext(ctx.where());
+                }
+            }
+            if (auto plan = planAttentionGemms(L, type, scale, kAttentionScratchBytes)) {
                 auto found = deviceOf(ctx);
                 if (!found) return found.status();
                 const AttentionOperands x{q->data, kt->data, v->data, mask ? mask->data : nullptr, y.data,

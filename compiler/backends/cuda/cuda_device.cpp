@@ -12,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include "compiler/backends/cuda/cudnn_attention.h"
 #include "compiler/backends/cuda/cudnn_convolution.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/backends/cuda/gemm_lowering.h"
@@ -85,6 +86,7 @@ public:
     ~GpuDevice() override {
         for (auto& [id, exec] : m_graphs) cudaGraphExecDestroy(exec);
         for (auto& [name, loaded] : m_generated) cudaLibraryUnload(loaded.library);
+        m_attention.reset();  // before the library it uses
         m_dnn.reset();
         for (void* w : m_kernelWorkspaces) cudaFree(w);
         if (m_staging) cudaFreeHost(m_staging);
@@ -104,6 +106,8 @@ public:
         FSC_LT(cublasLtCreate(&m_lt));
         FSC_CUDA(cudaMalloc(&m_workspace, kWorkspaceBytes));
         m_dnn = CudnnConvolution::open(m_stream, &m_dnnMissing);
+        // cuDNN's fused attention engines start at sm_80.
+        if (m_dnn && m_computeCapability >= 80) m_attention = std::make_unique<CudnnAttention>(*m_dnn);
         return Status::ok();
     }
 
@@ -355,6 +359,16 @@ public:
             [this](const DeviceLaunch& l) { return launch(l); }, memory, m_capturing);
     }
 
+    bool hasFusedAttention() const override { return m_attention != nullptr; }
+    Status fusedAttention(const FusedAttentionCall& call) override {
+        if (!m_attention) return Status(ErrorCode::Unsupported, "no fused attention on this GPU");
+        const CudnnConvolution::Memory memory{[this](size_t bytes) { return allocate(bytes); },
+                                              [this](void* p) { release(p); }};
+        return m_attention->run(
+            call, [this](size_t bytes) { return workspace(bytes); },
+            [this](const DeviceLaunch& l) { return launch(l); }, memory, m_capturing);
+    }
+
     Status synchronize() override {
         FSC_CUDA(cudaStreamSynchronize(m_stream));
         return Status::ok();
@@ -432,6 +446,7 @@ private:
     int m_nextGraph = 1;
     bool m_capturing = false;
     std::unique_ptr<CudnnConvolution> m_dnn;  // null without cuDNN 9
+    std::unique_ptr<CudnnAttention> m_attention;  // null without cuDNN 9 or before sm_80
     std::string m_dnnMissing;
 };
 

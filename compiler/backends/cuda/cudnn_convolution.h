@@ -47,6 +47,10 @@ public:
     Routes routes() const;
 
     struct Api;  // the resolved entry points
+    // For the other operation graphs the plugin builds on the same library and stream.
+    const Api& api() const { return *m_api; }
+    void* handle() const { return m_handle; }
+    cudaStream_t stream() const { return m_stream; }
 
 private:
     CudnnConvolution() = default;

@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "compiler/backends/cuda/fused_attention_call.h"
 #include "compiler/backends/cuda/kernels/attention_kernel.h"
 #include "compiler/backends/cuda/kernels/copy_kernel.h"
 #include "compiler/backends/cuda/kernels/elementwise_kernel.h"
@@ -133,6 +134,11 @@ public:
     // without it lowering runs convolutions on the CPU.
     virtual bool hasConvolution() const = 0;
     virtual Status convolution(const ConvCall& call) = 0;
+    // Whether fusedAttention() may take calls here (the GPU device: cuDNN 9 and sm_80 or newer).
+    // A call it has no engine for fails as Unsupported and changes nothing: the caller then
+    // runs attention another way.
+    virtual bool hasFusedAttention() const = 0;
+    virtual Status fusedAttention(const FusedAttentionCall& call) = 0;
 };
 
 // The device the CUDA backend runs on: the first GPU through the plugin, or with

@@ -545,6 +545,20 @@ Status SimulatedGpu::convolution(const ConvCall& call) {
     });
 }
 
+Status SimulatedGpu::fusedAttention(const FusedAttentionCall& call) {
+    if (!m_fusedAttention) return Status(ErrorCode::Unsupported, "fused attention is off on this simulated device");
+    FSC_RETURN_IF_ERROR(checkFusedAttentionCall(call));
+    return run([call, this]() -> Status {
+        FSC_RETURN_IF_ERROR(checkExtents(fusedAttentionExtents(call), "cudnn fused attention"));
+        return observed(operation(DeviceOpKind::Kernel, "cudnn fused attention (simulated)"), [&]() -> Status {
+            referenceFusedAttention(call);
+            std::lock_guard lock(m_mutex);
+            ++m_counters.fusedAttentions;
+            return Status::ok();
+        });
+    });
+}
+
 Status SimulatedGpu::beginCapture() {
     std::lock_guard lock(m_mutex);
     if (m_capturing) return Status(ErrorCode::Internal, "a CUDA graph capture is already running");

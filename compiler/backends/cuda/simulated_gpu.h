@@ -14,7 +14,7 @@
 namespace fsc {
 
 struct DeviceCounters {
-    int64_t launches = 0, gemms = 0, convolutions = 0, allocations = 0;
+    int64_t launches = 0, gemms = 0, convolutions = 0, fusedAttentions = 0, allocations = 0;
     int64_t generatedLaunches = 0;  // NVRTC kernels (also counted in launches)
     int64_t hostToDeviceBytes = 0, deviceToHostBytes = 0, deviceToDeviceBytes = 0;
     int64_t replays = 0;
@@ -40,6 +40,10 @@ public:
     Status gemm(const GemmCall& call) override;
     bool hasConvolution() const override { return true; }
     Status convolution(const ConvCall& call) override;
+    // On unless a test turns it off to reach the other attention routes.
+    bool hasFusedAttention() const override { return m_fusedAttention; }
+    void setFusedAttention(bool on) { m_fusedAttention = on; }
+    Status fusedAttention(const FusedAttentionCall& call) override;
     Status synchronize() override { return Status::ok(); }
     void setObserver(DeviceObserver* observer) override;
     Status beginCapture() override;
@@ -73,6 +77,7 @@ private:
     std::atomic<DeviceObserver*> m_observer{nullptr};
     std::vector<void*> m_workspaces;  // the newest last; older ones stay for captured graphs
     size_t m_workspaceBytes = 0;
+    bool m_fusedAttention = true;
 };
 
 // The CPU twins, callable directly by tests: every thread of the launch's grid.
