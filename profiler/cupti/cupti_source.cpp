@@ -27,6 +27,7 @@ struct Api {
     CUptiResult (*resultString)(CUptiResult, const char**) = nullptr;
     CUptiResult (*version)(uint32_t*) = nullptr;
     CUptiResult (*registerTimestamp)(CUpti_TimestampCallbackFunc) = nullptr;  // optional
+    CUptiResult (*enableHardwareTrace)(uint8_t) = nullptr;                      // optional (CUDA 12.8+)
     // Optional: graph nodes' owners, so replayed CUDA Graphs are profiled (else node by node).
     CUptiResult (*subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*) = nullptr;
     CUptiResult (*unsubscribe)(CUpti_SubscriberHandle) = nullptr;
@@ -66,6 +67,7 @@ const Api& api() {
                         load(a.popExternal, "cuptiActivityPopExternalCorrelationId") && load(a.resultString, "cuptiGetResultString") &&
                         load(a.version, "cuptiGetVersion");
         load(a.registerTimestamp, "cuptiActivityRegisterTimestampCallback");
+        load(a.enableHardwareTrace, "cuptiActivityEnableHWTrace");
         if (!(load(a.subscribe, "cuptiSubscribe") && load(a.unsubscribe, "cuptiUnsubscribe") &&
               load(a.enableCallback, "cuptiEnableCallback") && load(a.graphNodeId, "cuptiGetGraphNodeId")))
             a.subscribe = nullptr;
@@ -217,6 +219,12 @@ public:
         if (CUptiResult r = api().registerCallbacks(bufferRequested, bufferCompleted); r != CUPTI_SUCCESS) return fail(r, "registering buffers");
         // Before any kind is enabled, as CUPTI asks; an older CUPTI keeps its own clock.
         if (api().registerTimestamp) api().registerTimestamp(steadyTimestamp);
+        // FUSESCOPE_CUPTI_HW_TRACE=1: kernel timestamps from the GPU's hardware event system
+        // instead of instrumented launches, which cost 3-10 us a kernel in replayed graphs.
+        // CUPTI offers it on Blackwell only, and it has not run under Fusescope yet, so it
+        // is asked for; where the driver refuses, the usual tracing runs.
+        if (api().enableHardwareTrace && std::getenv("FUSESCOPE_CUPTI_HW_TRACE"))
+            m_hardwareTrace = api().enableHardwareTrace(1) == CUPTI_SUCCESS;
         for (CUpti_ActivityKind kind : kKinds)
             if (CUptiResult r = api().enable(kind); r != CUPTI_SUCCESS) return fail(r, "enabling activity records");
         m_started = true;
@@ -251,6 +259,8 @@ public:
         m_subscriber = nullptr;
         api().flushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         for (CUpti_ActivityKind kind : kKinds) api().disable(kind);
+        if (m_hardwareTrace) api().enableHardwareTrace(0);
+        m_hardwareTrace = false;
         m_started = false;
         RecordQueue* mine = &m_queue;
         g_queue.compare_exchange_strong(mine, nullptr);
@@ -320,6 +330,7 @@ private:
     }
     RecordQueue m_queue;
     bool m_started = false;
+    bool m_hardwareTrace = false;  // FUSESCOPE_CUPTI_HW_TRACE took effect
     CUpti_SubscriberHandle m_subscriber = nullptr;
     std::mutex m_graphMutex;  // CUPTI calls onResource on the thread that made the node
     std::vector<uint64_t> m_pushed;
