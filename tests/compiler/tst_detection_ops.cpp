@@ -385,49 +385,61 @@ private slots:
         QCOMPARE(floatsOf((*out)[7]), (std::vector<float>{2.f, -3.f}));
     }
 
+    // The generic path (overlapping windows, padding, groups) and the one for windows that
+    // tile the output exactly (kernel = stride: Mask R-CNN's 2x2 upsampling, and 2x3).
     void batchedConvTransposeMatchesTheDefinition() {
-        const int64_t n = 6, c = 4, m = 6, group = 2, h = 5, w = 4, k = 3, stride = 2, pad = 1;
-        const int64_t oh = (h - 1) * stride - 2 * pad + k, ow = (w - 1) * stride - 2 * pad + k;
-        std::mt19937 rng(23);
-        std::uniform_real_distribution<float> real(-1.f, 1.f);
-        std::vector<float> x(static_cast<size_t>(n * c * h * w)), wt(static_cast<size_t>(c * (m / group) * k * k)), bias(static_cast<size_t>(m));
-        for (auto* v : {&x, &wt, &bias})
-            for (float& e : *v) e = real(rng);
-        GraphBuilder g;
-        ValueId in = g.input("x", DType::Float32, Shape::ofSizes({n, c, h, w}));
-        ValueId weights = g.initializer(floatTensor("w", {c, m / group, k, k}, wt));
-        ValueId b = g.initializer(floatTensor("b", {m}, bias));
-        g.output(g.op("ConvTranspose", {in, weights, b}, "y",
-                      {intAttr("group", group), intsAttr("strides", {stride, stride}), intsAttr("pads", {pad, pad, pad, pad})}));
-        Model model = g.buildModel(17);
-        fillUnknownTypes(*model.graph);
-        auto exec = Executor::create(model, cpuExecutorOptions(2));
-        QVERIFY2(exec.isOk(), exec.status().message().c_str());
-        RtTensor tx = allocateTensor(DType::Float32, {n, c, h, w});
-        std::copy(x.begin(), x.end(), tx.as<float>());
-        auto out = (*exec)->run({tx});
-        QVERIFY2(out.isOk(), out.status().message().c_str());
-        QCOMPARE((*out)[0].dims, (std::vector<int64_t>{n, m, oh, ow}));
-        // y[i, o, p, q] = b[o] + sum over the group's inputs ci and taps with p = ih*s + kh - pad.
-        std::vector<double> want(static_cast<size_t>(n * m * oh * ow));
-        for (int64_t i = 0; i < n; ++i)
-            for (int64_t o = 0; o < m; ++o) {
-                const int64_t grp = o / (m / group), om = o % (m / group);
-                for (int64_t p = 0; p < oh * ow; ++p) want[size_t((i * m + o) * oh * ow + p)] = bias[size_t(o)];
-                for (int64_t ci = grp * (c / group); ci < (grp + 1) * (c / group); ++ci)
-                    for (int64_t ih = 0; ih < h; ++ih)
-                        for (int64_t iw = 0; iw < w; ++iw)
-                            for (int64_t kh = 0; kh < k; ++kh)
-                                for (int64_t kw = 0; kw < k; ++kw) {
-                                    const int64_t p = ih * stride + kh - pad, q = iw * stride + kw - pad;
-                                    if (p < 0 || p >= oh || q < 0 || q >= ow) continue;
-                                    want[size_t(((i * m + o) * oh + p) * ow + q)] +=
-                                        double(x[size_t(((i * c + ci) * h + ih) * w + iw)]) * wt[size_t(((ci * (m / group) + om) * k + kh) * k + kw)];
-                                }
-            }
-        for (size_t e = 0; e < want.size(); ++e)
-            QVERIFY2(std::fabs((*out)[0].as<float>()[e] - want[e]) <= 1e-5 * (1 + std::fabs(want[e])),
-                     qPrintable(QStringLiteral("element %1: %2, expected %3").arg(e).arg((*out)[0].as<float>()[e]).arg(want[e])));
+        struct Config {
+            int64_t kh, kw, sh, sw, pad;
+            bool bias;
+        };
+        for (const Config cfg : {Config{3, 3, 2, 2, 1, true}, Config{2, 2, 2, 2, 0, false}, Config{2, 3, 2, 3, 0, true}}) {
+            const int64_t n = 6, c = 4, m = 6, group = 2, h = 5, w = 4, pad = cfg.pad;
+            const int64_t oh = (h - 1) * cfg.sh - 2 * pad + cfg.kh, ow = (w - 1) * cfg.sw - 2 * pad + cfg.kw;
+            const QByteArray what = QByteArray::number(qlonglong(cfg.kh)) + "x" + QByteArray::number(qlonglong(cfg.kw));
+            std::mt19937 rng(23);
+            std::uniform_real_distribution<float> real(-1.f, 1.f);
+            std::vector<float> x(static_cast<size_t>(n * c * h * w)), wt(static_cast<size_t>(c * (m / group) * cfg.kh * cfg.kw)),
+                bias(static_cast<size_t>(m));
+            for (auto* v : {&x, &wt, &bias})
+                for (float& e : *v) e = real(rng);
+            if (!cfg.bias) std::fill(bias.begin(), bias.end(), 0.f);
+            GraphBuilder g;
+            ValueId in = g.input("x", DType::Float32, Shape::ofSizes({n, c, h, w}));
+            std::vector<ValueId> inputs{in, g.initializer(floatTensor("w", {c, m / group, cfg.kh, cfg.kw}, wt))};
+            if (cfg.bias) inputs.push_back(g.initializer(floatTensor("b", {m}, bias)));
+            g.output(g.op("ConvTranspose", inputs, "y",
+                          {intAttr("group", group), intsAttr("strides", {cfg.sh, cfg.sw}), intsAttr("pads", {pad, pad, pad, pad})}));
+            Model model = g.buildModel(17);
+            fillUnknownTypes(*model.graph);
+            auto exec = Executor::create(model, cpuExecutorOptions(2));
+            QVERIFY2(exec.isOk(), exec.status().message().c_str());
+            RtTensor tx = allocateTensor(DType::Float32, {n, c, h, w});
+            std::copy(x.begin(), x.end(), tx.as<float>());
+            auto out = (*exec)->run({tx});
+            QVERIFY2(out.isOk(), out.status().message().c_str());
+            QCOMPARE((*out)[0].dims, (std::vector<int64_t>{n, m, oh, ow}));
+            // y[i, o, p, q] = b[o] + sum over the group's inputs ci and taps with p = ih*s + kh - pad.
+            std::vector<double> want(static_cast<size_t>(n * m * oh * ow));
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t o = 0; o < m; ++o) {
+                    const int64_t grp = o / (m / group), om = o % (m / group);
+                    for (int64_t p = 0; p < oh * ow; ++p) want[size_t((i * m + o) * oh * ow + p)] = bias[size_t(o)];
+                    for (int64_t ci = grp * (c / group); ci < (grp + 1) * (c / group); ++ci)
+                        for (int64_t ih = 0; ih < h; ++ih)
+                            for (int64_t iw = 0; iw < w; ++iw)
+                                for (int64_t kh = 0; kh < cfg.kh; ++kh)
+                                    for (int64_t kw = 0; kw < cfg.kw; ++kw) {
+                                        const int64_t p = ih * cfg.sh + kh - pad, q = iw * cfg.sw + kw - pad;
+                                        if (p < 0 || p >= oh || q < 0 || q >= ow) continue;
+                                        want[size_t(((i * m + o) * oh + p) * ow + q)] +=
+                                            double(x[size_t(((i * c + ci) * h + ih) * w + iw)]) *
+                                            wt[size_t(((ci * (m / group) + om) * cfg.kh + kh) * cfg.kw + kw)];
+                                    }
+                }
+            for (size_t e = 0; e < want.size(); ++e)
+                QVERIFY2(std::fabs((*out)[0].as<float>()[e] - want[e]) <= 1e-5 * (1 + std::fabs(want[e])),
+                         qPrintable(what + QStringLiteral(" element %1: %2, expected %3").arg(e).arg((*out)[0].as<float>()[e]).arg(want[e])));
+        }
     }
 
     void roiAlignMatchesTheDefinition() {

@@ -583,6 +583,35 @@ Result<RtTensor> convToNew(KernelContext& ctx, const WindowAttrs& attrs, int64_t
 
 namespace {
 
+// ConvTranspose's columns when the windows tile the output exactly (2-D, kernel = stride,
+// no padding or dilation): output row oy of a channel takes kernel row oy % kh of the input
+// row oy / kh, each element once, with the bias added as it is written.
+template <typename T>
+void writeTiles(const T* col, int64_t channels, const ConvGeometry& g, const T* bias, T* image) {
+    const int64_t kh = g.kernel[0], kw = g.kernel[1], inH = g.out[0], inW = g.out[1];
+    const int64_t outW = inW * kw, inSize = inH * inW, outSize = inH * kh * outW;
+    for (int64_t c = 0; c < channels; ++c) {
+        const T add = bias ? bias[c] : T(0);
+        for (int64_t oy = 0; oy < inH * kh; ++oy) {
+            T* dst = image + c * outSize + oy * outW;
+            const T* rows = col + (c * kh + oy % kh) * kw * inSize + (oy / kh) * inW;  // kernel column 0's
+            if (kw == 2) {
+                const T* r0 = rows;
+                const T* r1 = rows + inSize;
+                for (int64_t ix = 0; ix < inW; ++ix) {
+                    dst[2 * ix] = r0[ix] + add;
+                    dst[2 * ix + 1] = r1[ix] + add;
+                }
+                continue;
+            }
+            for (int64_t kx = 0; kx < kw; ++kx) {
+                const T* src = rows + kx * inSize;
+                for (int64_t ix = 0; ix < inW; ++ix) dst[ix * kw + kx] = src[ix] + add;
+            }
+        }
+    }
+}
+
 class ConvTransposeKernel : public Kernel {
 public:
     ConvTransposeKernel(const KernelInit& init, Status&) {
@@ -644,13 +673,25 @@ public:
             // One image: Y starts as the bias (one pass over it, not a zero fill and a bias
             // pass), then per group col[mg*k, in] = W_g^T [mg*k, cg] * X_g [cg, in] is added
             // into it by col2im.
+            // Windows that tile the output exactly (2-D, kernel = stride, no padding or
+            // dilation: Mask R-CNN's and U-Nets' 2x upsampling) never overlap, so each output
+            // element is one column element plus the bias, written once.
+            const bool tiles = nd == 2 && outSpatial[0] == x->dims[2] * kernel[0] && outSpatial[1] == x->dims[3] * kernel[1];
+            bool exact = tiles;
+            for (size_t d = 0; d < nd; ++d)
+                exact = exact && strides[d] == kernel[d] && dil[d] == 1 && g.padBegin[d] == 0;
             auto image = [&](int64_t img, std::vector<T>& col) {
-                for (int64_t r = 0; r < m; ++r)
-                    std::fill_n(py + (img * m + r) * outSize, outSize, b ? b->as<T>()[r] : T(0));
+                if (!exact)
+                    for (int64_t r = 0; r < m; ++r)
+                        std::fill_n(py + (img * m + r) * outSize, outSize, b ? b->as<T>()[r] : T(0));
                 for (int64_t grp = 0; grp < m_group; ++grp) {
                     gemm(true, false, mg * kSize, inSize, cg, T(1), w->as<T>() + grp * cg * mg * kSize, mg * kSize,
                          x->as<T>() + (img * c + grp * cg) * inSize, inSize, T(0), col.data(), inSize);
-                    col2im<T>(col.data(), mg, g, py + (img * m + grp * mg) * outSize);
+                    T* dst = py + (img * m + grp * mg) * outSize;
+                    if (exact)
+                        writeTiles<T>(col.data(), mg, g, b ? b->as<T>() + grp * mg : nullptr, dst);
+                    else
+                        col2im<T>(col.data(), mg, g, dst);
                 }
             };
             if (n >= 2 * ctx.pool().size()) {
