@@ -710,22 +710,33 @@ Executor::ArenaLayout Executor::layOutArena(const std::vector<size_t>& recorded,
     std::vector<BufferLifetime> host, device;
     // A host value whose buffer an in-place step's output takes over shares its lifetime
     // (extended to the output's last reader) and its slot: sharedWith[output] = that value.
-    std::vector<long> hostLifetime(g.valueCount(), -1);
+    // The same on the device (a Reshape there is then no copy at all).
+    std::vector<long> hostLifetime(g.valueCount(), -1), deviceLifetime(g.valueCount(), -1);
     std::vector<std::pair<ValueId, ValueId>>& sharedWith = layout.sharedWith;
+    auto takeOver = [&](std::vector<BufferLifetime>& buffers, std::vector<long>& lifetime, ValueId out, ValueId taken,
+                        size_t last) {
+        const long at = lifetime[taken.index];
+        buffers[size_t(at)].lastStep = std::max(buffers[size_t(at)].lastStep, last);
+        lifetime[out.index] = at;
+        sharedWith.emplace_back(out, taken);
+    };
     for (size_t s = 0; s < m_plan.steps.size(); ++s) {
         const PlanStep& step = m_plan.steps[s];
         const ValueId taken = inPlaceTakeover(step, s, recorded, onDevice);
         for (ValueId out : step.outputs) {
             if (!out.valid() || !recorded[out.index]) continue;
             const size_t last = size_t(std::max(m_plan.lastUse[out.index], long(s)));
+            const bool takes = taken.valid() && out == step.outputs[0];
             if (onDevice[out.index]) {
+                if (takes && deviceLifetime[taken.index] >= 0) {
+                    takeOver(device, deviceLifetime, out, taken, last);
+                    continue;
+                }
+                deviceLifetime[out.index] = long(device.size());
                 device.push_back({out, recorded[out.index], s, m_isGraphOutput[out.index] ? m_plan.steps.size() : last});
             } else if (!m_isGraphOutput[out.index]) {
-                if (taken.valid() && out == step.outputs[0] && hostLifetime[taken.index] >= 0) {
-                    const long at = hostLifetime[taken.index];
-                    host[size_t(at)].lastStep = std::max(host[size_t(at)].lastStep, last);
-                    hostLifetime[out.index] = at;
-                    sharedWith.emplace_back(out, taken);
+                if (takes && hostLifetime[taken.index] >= 0) {
+                    takeOver(host, hostLifetime, out, taken, last);
                     continue;
                 }
                 hostLifetime[out.index] = long(host.size());
@@ -782,14 +793,15 @@ Status Executor::layOutSignature(const std::vector<int64_t>& signature, const st
         plan->slotOffset[a.buffer.value.index] = long(a.offset);
         plan->slotBytes[a.buffer.value.index] = a.buffer.bytes;
     }
-    for (const auto& [out, taken] : sharedWith) {  // in step order: a chain resolves front to back
-        plan->slotOffset[out.index] = plan->slotOffset[taken.index];
-        plan->slotBytes[out.index] = plan->slotBytes[taken.index];
-    }
     for (const auto& a : plan->deviceMemory.assignments) {
         plan->slotOffset[a.buffer.value.index] = long(a.offset);
         plan->slotBytes[a.buffer.value.index] = a.buffer.bytes;
         plan->slotOnDevice[a.buffer.value.index] = true;
+    }
+    for (const auto& [out, taken] : sharedWith) {  // in step order: a chain resolves front to back
+        plan->slotOffset[out.index] = plan->slotOffset[taken.index];
+        plan->slotBytes[out.index] = plan->slotBytes[taken.index];
+        plan->slotOnDevice[out.index] = plan->slotOnDevice[taken.index];
     }
     const size_t arenaBytes = std::max<size_t>(plan->memory.arenaBytes, 64);
     void* arena = std::aligned_alloc(64, (arenaBytes + 63) / 64 * 64);
@@ -815,15 +827,17 @@ Status Executor::layOutSignature(const std::vector<int64_t>& signature, const st
     return Status::ok();
 }
 
-// The input whose buffer step s's output 0 may take (Kernel::inPlaceInput): a host
-// intermediate of the output's size that nothing reads after step s; invalid otherwise.
+// The input whose buffer step s's output 0 may take (Kernel::inPlaceInput): an intermediate
+// of the output's size, where the step runs (host or device), that nothing reads after step
+// s; invalid otherwise.
 ValueId Executor::inPlaceTakeover(const PlanStep& step, size_t s, const std::vector<size_t>& recorded,
                                   const std::vector<bool>& onDevice) const {
     const int k = step.kernel ? step.kernel->inPlaceInput() : -1;
-    if (k < 0 || size_t(k) >= step.inputs.size() || step.outputs.empty() || step.onDevice) return {};
+    if (k < 0 || size_t(k) >= step.inputs.size() || step.outputs.empty()) return {};
     const ValueId in = step.inputs[size_t(k)], out = step.outputs[0];
     if (!in.valid() || !out.valid() || m_isGraphOutput[in.index] || m_isGraphOutput[out.index]) return {};
-    if (!recorded[in.index] || onDevice[in.index] || onDevice[out.index]) return {};  // feeds and constants: no slot
+    if (!recorded[in.index]) return {};  // feeds and constants: no slot
+    if (onDevice[in.index] != step.onDevice || onDevice[out.index] != step.onDevice) return {};  // one side of a copy
     if (recorded[in.index] != recorded[out.index] || m_plan.lastUse[in.index] != long(s)) return {};
     for (size_t i = 0; i < step.inputs.size(); ++i)  // read once, as that input only
         if (i != size_t(k) && step.inputs[i] == in) return {};

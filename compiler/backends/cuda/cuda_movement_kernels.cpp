@@ -1,4 +1,4 @@
-// Ops that move elements without arithmetic: the reshape family (one device copy),
+// Ops that move elements without arithmetic: the reshape family (at most one device copy),
 // Transpose, Concat, Split, Slice, Expand, Pad and Cast (strided copies), Gather and Where.
 #include <algorithm>
 #include <functional>
@@ -11,7 +11,8 @@
 namespace fsc::cudak {
 namespace {
 
-// Reshape, Flatten, Squeeze, Unsqueeze, Identity: the new dims, then one device copy.
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity: the new dims, then one device copy, or none
+// when the output takes over X's slot.
 using DimsRule = std::function<Result<std::vector<int64_t>>(KernelContext&, const RtTensor&)>;
 
 class ReshapeLikeKernel : public Kernel {
@@ -25,9 +26,12 @@ public:
         if (numel(*dims) != x->numel()) return bad(ctx, "the new shape holds a different number of elements");
         auto out = ctx.output(0, x->dtype, *dims);
         if (!out) return out.status();
-        if (!x->bytes()) return Status::ok();
+        // The output takes X's slot when nothing reads X later (Kernel::inPlaceInput): no copy.
+        if (!x->bytes() || (*out)->data == x->data) return Status::ok();
         return ctx.device()->copyOnDevice((*out)->data, x->data, x->bytes());
     }
+    // ViT-B/16 ran five device copies a layer for its Reshapes.
+    int inPlaceInput() const override { return 0; }
 
 private:
     DimsRule m_rule;
