@@ -1,9 +1,12 @@
 // cancel-inverse-pairs: a Transpose of a Transpose becomes one Transpose (or none when the
 // permutations cancel), a round-trip Cast through a wider type goes, a Reshape of a
 // Reshape reshapes once, and a Gather of one index that leaves a Transpose's other dims in
-// order gathers from the untransposed tensor (PyTorch's LSTM: output.transpose(0, 1)[:, -1]).
+// order gathers from the untransposed tensor (PyTorch's LSTM: output.transpose(0, 1)[:, -1]),
+// and a Transpose that moves only axes of size 1 becomes a Reshape.
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
+#include "core/buffer.h"
+#include "core/graph_builder.h"
 
 namespace fsc::passes {
 namespace {
@@ -218,6 +221,66 @@ public:
     }
 };
 
+// A Transpose that moves only axes of size 1 leaves every element where it was: a Reshape,
+// which both runtimes run without a copy when nothing else reads its input. At batch 1
+// nn.MultiheadAttention's batch-first transposes ([1, L, E] <-> [L, 1, E]) are two such
+// copies a layer. Transposes next to another Transpose, or read by a Gather, are left to the
+// patterns above, which remove them outright.
+struct UnitAxesTranspose {
+    NodeId node;
+    std::vector<int64_t> dims;  // the output's
+};
+
+class UnitAxesTransposePattern : public TypedPattern<UnitAxesTranspose> {
+public:
+    std::string name() const override { return "unit-axes-transpose"; }
+    std::set<std::string> rootOps() const override { return {"Transpose"}; }
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        const Graph& g = rw.graph();
+        const Node& t = g.node(anchor);
+        if (!isOp(t, "Transpose") || t.inputs.empty() || !t.inputs[0].valid() || t.outputs.size() != 1 ||
+            !t.outputs[0].valid())
+            return MatchResult::none();
+        const auto in = staticDims(g, t.inputs[0]);
+        if (!in) return MatchResult::none();
+        std::vector<int64_t> perm = intsAttr(t, "perm");
+        if (perm.empty())
+            for (size_t i = in->size(); i-- > 0;) perm.push_back(int64_t(i));
+        if (perm.size() != in->size()) return MatchResult::none();
+        int64_t lastMoved = -1;
+        bool identity = true;
+        std::vector<int64_t> out;
+        for (size_t i = 0; i < perm.size(); ++i) {
+            if (perm[i] < 0 || perm[i] >= int64_t(in->size())) return MatchResult::none();
+            identity = identity && perm[i] == int64_t(i);
+            out.push_back((*in)[size_t(perm[i])]);
+            if ((*in)[size_t(perm[i])] == 1) continue;
+            if (perm[i] < lastMoved) return MatchResult::none();  // axes of other sizes change order
+            lastMoved = perm[i];
+        }
+        if (identity) return MatchResult::none();  // eliminate-no-ops' case
+        const NodeId producer = rw.producer(t.inputs[0]);
+        if (producer.valid() && isOp(g.node(producer), "Transpose")) return MatchResult::rejected("a Transpose pair");
+        for (NodeId reader : rw.users(t.outputs[0]))
+            if (isOp(g.node(reader), "Transpose") || isOp(g.node(reader), "Gather"))
+                return MatchResult::rejected("read by a Transpose or a Gather");
+        return MatchResult::matched(UnitAxesTranspose{anchor, std::move(out)});
+    }
+    std::string rewrite(Rewriter& rw, const UnitAxesTranspose& m) const override {
+        const Node t = rw.graph().node(m.node);
+        const ValueId shape = rw.addConstant(
+            Tensor("", DType::Int64, {int64_t(m.dims.size())},
+                   makeBuffer(std::string(reinterpret_cast<const char*>(m.dims.data()), m.dims.size() * 8)), 0,
+                   m.dims.size() * 8),
+            rw.graph().value(t.outputs[0]).name + "/shape");
+        Node reshape = makeNode("Reshape", "", t, {t.inputs[0], shape}, {t.outputs[0]});
+        reshape.name = t.name;
+        rw.removeNode(m.node);
+        rw.addNode(std::move(reshape), m.node, {m.node});
+        return "it moves only axes of size 1: a Reshape";
+    }
+};
+
 }  // namespace
 
 std::unique_ptr<Pass> cancelInversePairs() {
@@ -226,8 +289,10 @@ std::unique_ptr<Pass> cancelInversePairs() {
     patterns.push_back(std::make_unique<CastPairPattern>());
     patterns.push_back(std::make_unique<ReshapePairPattern>());
     patterns.push_back(std::make_unique<TransposeGatherPattern>());
+    patterns.push_back(std::make_unique<UnitAxesTransposePattern>());
     return std::make_unique<PatternPass>("cancel-inverse-pairs",
-                                         "cancels or merges Transpose, Cast and Reshape pairs; gathers before a Transpose",
+                                         "cancels or merges Transpose, Cast and Reshape pairs; gathers before a Transpose; "
+                                         "a Transpose of unit axes becomes a Reshape",
                                          std::move(patterns));
 }
 

@@ -303,6 +303,25 @@ private slots:
         checkGolden(g, QStringLiteral("cancel_inverse_pairs"));
     }
 
+    // A Transpose that moves only axes of size 1 is a Reshape (nn.MultiheadAttention's
+    // batch-first transposes at batch 1); one that reorders other axes stays.
+    void unitAxesTransposeIsAReshape() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({1, 5, 8}));
+        ValueId w = b.initializer(floatTensor("w", {8, 4}, std::vector<float>(32, 0.5f)));
+        ValueId seqFirst = b.op("Transpose", {x}, "seq_first", {intsAttr("perm", {1, 0, 2})});  // [5, 1, 8]
+        b.output(b.op("Relu", {b.op("MatMul", {seqFirst, w}, "mm")}, "y"));
+        ValueId z = b.input("z", DType::Float32, dims({2, 5, 1}));
+        b.output(b.op("Transpose", {z}, "unit_last", {intsAttr("perm", {0, 2, 1})}));  // [2, 1, 5]
+        b.output(b.op("Transpose", {x}, "reversed", {intsAttr("perm", {2, 1, 0})}));  // 8 before 5: stays
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"cancel-inverse-pairs"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countOps(g, "Transpose"), 1);
+        QCOMPARE(countOps(g, "Reshape"), 2);
+        QVERIFY(maxRelativeError(m, r.model) == 0.0);
+    }
+
     // PyTorch's LSTM exports output.transpose(0, 1)[:, -1]: one index gathered after a
     // Transpose that leaves the other dims in order is a Gather of the untransposed tensor.
     void gatherThroughTranspose() {
