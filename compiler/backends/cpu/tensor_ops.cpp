@@ -345,6 +345,24 @@ KernelFactory concat() {
                         {in->as<uint8_t>(), size_t(in->dims[size_t(*axis)] * innerUnit) * esize});
             uint8_t* po = (*out)->as<uint8_t>();
             const size_t outBytes = size_t(outRow) * esize;
+            // Few long rows (a tensor grown along its first axis a step at a time: Mask R-CNN's
+            // paste loop appends a [1, 320, 320] mask to [n, 320, 320], 2 GB of copies a run):
+            // each row's bytes in stretches over the threads instead of one thread per row.
+            constexpr size_t kStretch = size_t(256) << 10;
+            if (outer < int64_t(ctx.pool().size()) && outBytes >= 2 * kStretch) {
+                const int64_t stretches = int64_t((outBytes + kStretch - 1) / kStretch);
+                for (int64_t o = 0; o < outer; ++o)
+                    ctx.pool().parallelFor(stretches, 1, [&](int64_t b, int64_t e) {
+                        const size_t from = size_t(b) * kStretch, to = std::min(outBytes, size_t(e) * kStretch);
+                        size_t at = 0;  // where the current piece starts in the row
+                        for (const Piece& p : pieces) {
+                            const size_t lo = std::max(from, at), hi = std::min(to, at + p.bytes);
+                            if (lo < hi) std::memcpy(po + size_t(o) * outBytes + lo, p.data + size_t(o) * p.bytes + (lo - at), hi - lo);
+                            at += p.bytes;
+                        }
+                    });
+                return Status::ok();
+            }
             ctx.pool().parallelFor(
                 outer, std::max<int64_t>(1, int64_t(32768 / std::max<size_t>(outBytes, 1))),
                 [&](int64_t b, int64_t e) {
