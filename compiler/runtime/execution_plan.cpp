@@ -38,8 +38,9 @@ namespace {
 // Why the device provider does not run a node ("" when it does): its capability table must
 // claim the op at the node's output dtype, and a device kernel must exist and accept the
 // node's attributes and shapes (its factory answers Unsupported when it declines).
-std::string deviceDeclines(const Graph& graph, const Node& node, const LoweringContext& context,
+std::string deviceDeclines(const Graph& graph, const Node& node, const std::shared_ptr<const LoweringContext>& lowering,
                            const KernelDef** def, Result<std::unique_ptr<Kernel>>* kernel) {
+    const LoweringContext& context = *lowering;
     const std::string op = (node.domain.empty() ? "" : node.domain + ".") + node.opType;
     const ExecutionProvider& provider = *context.provider;
     const std::string device = backendName(provider.backend());
@@ -59,7 +60,9 @@ std::string deviceDeclines(const Graph& graph, const Node& node, const LoweringC
     }
     *def = provider.kernels().find(node.domain, node.opType, context.opsetFor(node.domain), provider.backend());
     if (!*def) return op + " has no " + upperCase(device) + " kernel yet";
-    KernelInit init(node, context.opsetFor(node.domain), graph, nullptr);
+    // The device kernel sees the device it will run on (whether it has cuDNN; a kernel that
+    // keeps device memory of its own holds the device until it frees it).
+    KernelInit init(node, context.opsetFor(node.domain), graph, lowering);
     *kernel = (*def)->factory(init);
     if (!*kernel) return kernel->status().message();
     return "";
@@ -79,7 +82,7 @@ Result<ExecutionPlan> lowerGraph(std::shared_ptr<const Graph> graph,
         PlanStep step;
         const KernelDef* def = nullptr;
         Result<std::unique_ptr<Kernel>> kernel = Status(ErrorCode::Internal, "no kernel");
-        if (toDevice) step.fallbackReason = deviceDeclines(*graph, node, *context, &def, &kernel);
+        if (toDevice) step.fallbackReason = deviceDeclines(*graph, node, context, &def, &kernel);
         // The host's kernel: the whole plan on a host provider, or a declined node's fallback.
         const LoweringContext& lowering = toDevice ? *context->host : *context;
         if (!toDevice || !step.fallbackReason.empty()) {

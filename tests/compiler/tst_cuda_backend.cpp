@@ -1262,6 +1262,49 @@ private slots:
         }
     }
 
+    // A filter stored KRSC (what cuDNN's NHWC kernels read) gives the same convolution as
+    // the KCRS one, and a KRSC filter with other than 2 spatial dims is refused.
+    void krscFilterGivesTheSameConvolution() {
+        auto device = std::make_shared<SimulatedGpu>(uint64_t(1) << 30);
+        const int64_t n = 2, c = 6, k = 4, h = 5, w = 5, group = 2, cg = c / group;
+        std::mt19937_64 rng(12);
+        RtTensor x = randomInput(DType::Float32, {n, h, w, c}, rng);
+        RtTensor kcrs = randomInput(DType::Float32, {k, cg, 3, 3}, rng);
+        RtTensor krsc = allocateTensor(DType::Float32, {k, 3, 3, cg});
+        for (int64_t o = 0; o < k; ++o)
+            for (int64_t i = 0; i < cg; ++i)
+                for (int64_t t = 0; t < 9; ++t) krsc.as<float>()[(o * 9 + t) * cg + i] = kcrs.as<float>()[(o * cg + i) * 9 + t];
+        auto dx = uploadToDevice(*device, x), dk1 = uploadToDevice(*device, kcrs), dk2 = uploadToDevice(*device, krsc);
+        auto y1 = uploadToDevice(*device, allocateTensor(DType::Float32, {n, h, w, k}));
+        auto y2 = uploadToDevice(*device, allocateTensor(DType::Float32, {n, h, w, k}));
+        QVERIFY(dx && dk1 && dk2 && y1 && y2);
+        ConvCall call;
+        call.n = n;
+        call.c = c;
+        call.k = k;
+        call.group = group;
+        call.channelsLast = call.inputChannelsLast = true;
+        for (int d = 0; d < 2; ++d) {
+            call.inDims[d] = call.outDims[d] = h;
+            call.kernel[d] = 3;
+            call.pads[d] = 1;
+        }
+        call.x = dx->data;
+        call.w = dk1->data;
+        call.y = y1->data;
+        QVERIFY(device->convolution(call).isOk());
+        call.w = dk2->data;
+        call.y = y2->data;
+        call.filterChannelsLast = true;
+        QVERIFY(device->convolution(call).isOk());
+        auto a = downloadToHost(*device, *y1), b = downloadToHost(*device, *y2);
+        QVERIFY(a && b);
+        QCOMPARE(worstError(*a, *b), 0.0);
+        call.spatial = 1;
+        call.outDims[0] = h;
+        QVERIFY(!device->convolution(call).isOk());
+    }
+
     // Out of device memory names the node and the bytes; nothing crashes.
     void outOfDeviceMemoryIsOneLine() {
         GraphBuilder g;

@@ -1,18 +1,42 @@
 // Conv and FusedConv on the device: one Device::convolution with the bias, the residual Z
 // and the activation as its epilogue (cuDNN's operation graph fuses them where it has an
 // engine; else the device adds one BiasActivation launch) over NCHW, or NHWC for a
-// FusedConv with `channels_last`: cuDNN reads and writes that layout through its strides. cuDNN pads both sides of a dim alike; a node with other padding, or a
+// FusedConv with `channels_last`: cuDNN reads and writes that layout through its strides,
+// and a constant filter is laid out KRSC for it once. cuDNN pads both sides of a dim alike; a node with other padding, or a
 // device without cuDNN, runs on the CPU.
+#include <cstring>
+
 #include "compiler/runtime/window_geometry.h"
 #include "compiler/backends/cuda/cuda_kernel_support.h"
+#include "compiler/runtime/execution_plan.h"
 
 namespace fsc::cudak {
 namespace {
 
+// A constant filter [K, C, R, S] laid out [K, R, S, C] (KRSC) on the host, for NHWC
+// convolutions: cuDNN's NHWC kernels read that layout, and given KCRS they convert the
+// filter in every call (16 to 18 conversion kernels a ResNet-50 run on an H200).
+std::vector<uint8_t> krscFilter(const Tensor& w) {
+    const auto& d = w.dims();
+    const int64_t k = d[0], c = d[1], taps = d[2] * d[3];
+    const size_t e = size_t(dtypeBits(w.dtype()) / 8);
+    std::vector<uint8_t> out(w.byteSize());
+    for (int64_t o = 0; o < k; ++o)
+        for (int64_t i = 0; i < c; ++i)
+            for (int64_t t = 0; t < taps; ++t)
+                std::memcpy(out.data() + size_t((o * taps + t) * c + i) * e, w.data() + size_t((o * c + i) * taps + t) * e, e);
+    return out;
+}
+
 class ConvKernel : public Kernel {
 public:
-    ConvKernel(WindowAttrs attrs, int64_t group, GemmActivation act, bool channelsLast, bool nchwInput)
-        : m_attrs(std::move(attrs)), m_group(group), m_act(act), m_channelsLast(channelsLast), m_nchwInput(nchwInput) {}
+    ConvKernel(WindowAttrs attrs, int64_t group, GemmActivation act, bool channelsLast, bool nchwInput,
+               std::vector<uint8_t> krsc, std::shared_ptr<Device> device)
+        : m_attrs(std::move(attrs)), m_group(group), m_act(act), m_channelsLast(channelsLast), m_nchwInput(nchwInput),
+          m_krscHost(std::move(krsc)), m_krscDevice(std::move(device)) {}
+    ~ConvKernel() override {
+        if (m_krsc) m_krscDevice->release(m_krsc);
+    }
     Status compute(KernelContext& ctx) override {
         const RtTensor *x = ctx.input(0), *w = ctx.input(1), *b = ctx.input(2), *z = ctx.input(3);
         if (!x || !w) return bad(ctx, "needs X and W");
@@ -70,6 +94,17 @@ public:
         if (y.numel() == 0) return channelMeans();
         call.x = x->data;
         call.w = w->data;
+        if (!m_krscHost.empty() && m_krscDevice && m_krscDevice.get() == ctx.device() && nhwcIn &&
+            w->bytes() == m_krscHost.size()) {
+            if (!m_krsc) {  // uploaded on the first run, which is never captured
+                auto p = m_krscDevice->allocate(m_krscHost.size());
+                if (!p) return p.status().withContext(ctx.where());
+                m_krsc = *p;
+                FSC_RETURN_IF_ERROR(m_krscDevice->copyToDevice(m_krsc, m_krscHost.data(), m_krscHost.size()));
+            }
+            call.w = m_krsc;
+            call.filterChannelsLast = true;
+        }
         call.y = y.data;
         call.bias = b ? b->data : nullptr;
         call.z = z ? z->data : nullptr;
@@ -87,6 +122,9 @@ private:
     GemmActivation m_act;
     bool m_channelsLast;  // FusedConv's `channels_last`: Y NHWC, and X unless...
     bool m_nchwInput;     // ... `input_layout` is NCHW
+    std::vector<uint8_t> m_krscHost;  // the constant filter as KRSC, or empty
+    std::shared_ptr<Device> m_krscDevice;  // the device it goes to, kept alive until it is freed
+    void* m_krsc = nullptr;                // ... there, from the first run on
 };
 
 // Whether symmetric padding reproduces the node's padding for every input size: explicit
@@ -118,8 +156,13 @@ KernelFactory convOp(bool fused) {
         const bool channelsLast = fused && init.getInt("channels_last", 0) != 0;
         if (channelsLast && rank >= 0 && rank != 4) return declined("a channels-last convolution that is not 2-D");
         const bool nchwInput = channelsLast && init.getString("input_layout", "NHWC") == "NCHW";
-        return std::unique_ptr<Kernel>(
-            new ConvKernel(std::move(attrs), init.getInt("group", 1), act, channelsLast, nchwInput));
+        std::vector<uint8_t> krsc;
+        if (const Tensor* w = init.constantInput(1);
+            channelsLast && !nchwInput && w && w->dims().size() == 4 && w->data() && elemType(w->dtype()))
+            krsc = krscFilter(*w);
+        std::shared_ptr<Device> target = init.lowering() ? init.lowering()->device : nullptr;
+        return std::unique_ptr<Kernel>(new ConvKernel(std::move(attrs), init.getInt("group", 1), act, channelsLast,
+                                                      nchwInput, std::move(krsc), std::move(target)));
     };
 }
 

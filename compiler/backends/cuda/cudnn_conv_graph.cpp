@@ -62,7 +62,8 @@ Shapes shapesOf(const ConvCall& c) {
     const bool nhwc = c.channelsLast && s.x.size() == 4;
     s.xStrides = nhwc && c.inputChannelsLast ? channelsLast(s.x) : packed(s.x);
     s.yStrides = nhwc ? channelsLast(s.y) : packed(s.y);
-    s.wStrides = packed(s.w);
+    // KRSC: K, C, R, S stored K, R, S, C.
+    s.wStrides = c.filterChannelsLast && s.w.size() == 4 ? channelsLast(s.w) : packed(s.w);
     s.biasStrides = nhwc ? channelsLast(s.bias) : packed(s.bias);
     return s;
 }

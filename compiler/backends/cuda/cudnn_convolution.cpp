@@ -90,7 +90,8 @@ namespace {
 // One key per shape, layout, type, math and epilogue: what a plan or an algorithm is chosen for.
 std::string shapeKey(const ConvCall& c) {
     std::string key = std::to_string(int(c.type)) + "/g" + std::to_string(c.group) + (c.channelsLast ? "/nhwc" : "") +
-                      (c.inputChannelsLast ? "/in" : "") + (c.tf32 ? "/tf32" : "") + "/n" + std::to_string(c.n) + "c" +
+                      (c.inputChannelsLast ? "/in" : "") + (c.filterChannelsLast ? "/krsc" : "") + (c.tf32 ? "/tf32" : "") +
+                      "/n" + std::to_string(c.n) + "c" +
                       std::to_string(c.c) + "k" + std::to_string(c.k);
     for (int d = 0; d < c.spatial; ++d)
         key += "," + std::to_string(c.inDims[d]) + "x" + std::to_string(c.kernel[d]) + "s" + std::to_string(c.strides[d]) +
@@ -195,7 +196,9 @@ Status CudnnConvolution::runLegacy(const ConvCall& c, const Workspace& workspace
     const auto xs = nhwcIn ? channelsLast(xDims) : packed(xDims), ys = nhwc ? channelsLast(yDims) : packed(yDims);
     FSC_DNN(a.cudnnSetTensorNdDescriptor(d.x, type, int(xDims.size()), xDims.data(), xs.data()));
     FSC_DNN(a.cudnnSetTensorNdDescriptor(d.y, type, int(yDims.size()), yDims.data(), ys.data()));
-    FSC_DNN(a.cudnnSetFilterNdDescriptor(d.w, type, CUDNN_TENSOR_NCHW, int(wDims.size()), wDims.data()));
+    // Dims in K, C, R, S order either way; the format says how they are stored.
+    const bool krsc = c.filterChannelsLast && wDims.size() == 4;
+    FSC_DNN(a.cudnnSetFilterNdDescriptor(d.w, type, krsc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, int(wDims.size()), wDims.data()));
     // Products accumulate in float32 for every type; float32 stays off TF32 unless asked (so
     // results match the CPU backend to 1e-4): CUDNN_DEFAULT_MATH lets it use TF32, as PyTorch
     // sets it; ALLOW_CONVERSION would also let cuDNN convert float32 down to float16.
@@ -204,7 +207,8 @@ Status CudnnConvolution::runLegacy(const ConvCall& c, const Workspace& workspace
     FSC_DNN(a.cudnnSetConvolutionGroupCount(d.conv, int(c.group)));
     FSC_DNN(a.cudnnSetConvolutionMathType(d.conv, c.type != dk::ElemType::F32 ? CUDNN_TENSOR_OP_MATH : c.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
 
-    std::string key = std::to_string(int(c.type)) + "/" + std::to_string(c.group) + (nhwc ? "/nhwc" : "") + (nhwcIn ? "/in" : "") + (c.tf32 ? "/tf32" : "");
+    std::string key = std::to_string(int(c.type)) + "/" + std::to_string(c.group) + (nhwc ? "/nhwc" : "") + (nhwcIn ? "/in" : "") +
+                      (krsc ? "/krsc" : "") + (c.tf32 ? "/tf32" : "");
     for (const auto* v : {&xDims, &wDims, &pads, &strides, &dilations})
         for (int x : *v) key += "," + std::to_string(x);
     cudnnConvolutionFwdAlgo_t algo;

@@ -71,6 +71,7 @@ Status checkConvCall(const ConvCall& c) {
         return Status(ErrorCode::Internal, "convolution: " + why);
     };
     if (c.spatial < 1 || c.spatial > 3) return bad("1 to 3 spatial dims");
+    if (c.filterChannelsLast && c.spatial != 2) return bad("a KRSC filter needs 2 spatial dims");
     if (c.type != dk::ElemType::F32 && c.type != dk::ElemType::F16 && c.type != dk::ElemType::BF16)
         return bad("element type is not float32, float16 or bfloat16");
     if (c.n < 1 || c.c < 1 || c.k < 1 || c.group < 1 || c.c % c.group || c.k % c.group)

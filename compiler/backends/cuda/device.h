@@ -106,6 +106,9 @@ struct ConvCall {
     int64_t strides[3] = {1, 1, 1}, dilations[3] = {1, 1, 1}, pads[3] = {0, 0, 0};
     bool channelsLast = false;       // y stored [n, spatial..., c] (2 spatial dims only)
     bool inputChannelsLast = false;  // x too
+    // w stored [K, R, S, C / group] (KRSC), the filter layout cuDNN's NHWC kernels read; else
+    // it converts the filter first, in every call (2 spatial dims only).
+    bool filterChannelsLast = false;
     bool tf32 = false;  // float32 on tensor cores from TF32-rounded inputs (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
     const void* x = nullptr;
     const void* w = nullptr;

@@ -239,7 +239,8 @@ void referenceConvolution(const ConvCall& c) {
                         const int64_t channel = g * cg + ci;
                         const int64_t xi = c.channelsLast && c.inputChannelsLast ? (n * inPlane + off) * c.c + channel
                                                           : (n * c.c + channel) * inPlane + off;
-                        const float x = dk::loadFloat(c.x, c.type, xi), w = dk::loadFloat(c.w, c.type, (k * cg + ci) * taps + t);
+                        const int64_t wi = c.filterChannelsLast ? (k * taps + t) * cg + ci : (k * cg + ci) * taps + t;
+                        const float x = dk::loadFloat(c.x, c.type, xi), w = dk::loadFloat(c.w, c.type, wi);
                         acc += tf32 ? roundToTf32(x) * roundToTf32(w) : x * w;
                     }
                 dk::storeFloat(c.y, c.type, c.channelsLast ? (n * outPlane + o) * c.k + k : (n * c.k + k) * outPlane + o,
