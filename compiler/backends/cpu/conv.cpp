@@ -670,10 +670,9 @@ public:
             using T = decltype(tag);
             const int64_t kSize = product(kernel), inSize = product(g.out), outSize = product(outSpatial);
             T* py = y->as<T>();
-            // One image: Y starts as the bias (one pass over it, not a zero fill and a bias
-            // pass), then per group col[mg*k, in] = W_g^T [mg*k, cg] * X_g [cg, in] is added
-            // into it by col2im.
-            // Windows that tile the output exactly (2-D, kernel = stride, no padding or
+            // One image: per group col[mg*k, in] = W_g^T [mg*k, cg] * X_g [cg, in]. In general
+            // Y starts as the bias (one pass over it, not a zero fill and a bias pass) and the
+            // columns are added into it by col2im. Windows that tile the output exactly (2-D, kernel = stride, no padding or
             // dilation: Mask R-CNN's and U-Nets' 2x upsampling) never overlap, so each output
             // element is one column element plus the bias, written once.
             const bool tiles = nd == 2 && outSpatial[0] == x->dims[2] * kernel[0] && outSpatial[1] == x->dims[3] * kernel[1];

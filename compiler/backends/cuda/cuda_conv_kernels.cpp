@@ -33,7 +33,7 @@ public:
     ConvKernel(WindowAttrs attrs, int64_t group, GemmActivation act, bool channelsLast, bool nchwInput,
                std::vector<uint8_t> krsc, std::shared_ptr<Device> device)
         : m_attrs(std::move(attrs)), m_group(group), m_act(act), m_channelsLast(channelsLast), m_nchwInput(nchwInput),
-          m_krscHost(std::move(krsc)), m_krscDevice(std::move(device)) {}
+          m_krscHost(std::move(krsc)), m_krscBytes(m_krscHost.size()), m_krscDevice(std::move(device)) {}
     ~ConvKernel() override {
         if (m_krsc) m_krscDevice->release(m_krsc);
     }
@@ -94,13 +94,13 @@ public:
         if (y.numel() == 0) return channelMeans();
         call.x = x->data;
         call.w = w->data;
-        if (!m_krscHost.empty() && m_krscDevice && m_krscDevice.get() == ctx.device() && nhwcIn &&
-            w->bytes() == m_krscHost.size()) {
-            if (!m_krsc) {  // uploaded on the first run, which is never captured
-                auto p = m_krscDevice->allocate(m_krscHost.size());
+        if (m_krscBytes && m_krscDevice && m_krscDevice.get() == ctx.device() && nhwcIn && w->bytes() == m_krscBytes) {
+            if (!m_krsc) {  // uploaded on the first run, which is never captured; the host copy goes then
+                auto p = m_krscDevice->allocate(m_krscBytes);
                 if (!p) return p.status().withContext(ctx.where());
                 m_krsc = *p;
-                FSC_RETURN_IF_ERROR(m_krscDevice->copyToDevice(m_krsc, m_krscHost.data(), m_krscHost.size()));
+                FSC_RETURN_IF_ERROR(m_krscDevice->copyToDevice(m_krsc, m_krscHost.data(), m_krscBytes));
+                std::vector<uint8_t>().swap(m_krscHost);
             }
             call.w = m_krsc;
             call.filterChannelsLast = true;
@@ -122,7 +122,8 @@ private:
     GemmActivation m_act;
     bool m_channelsLast;  // FusedConv's `channels_last`: Y NHWC, and X unless...
     bool m_nchwInput;     // ... `input_layout` is NCHW
-    std::vector<uint8_t> m_krscHost;  // the constant filter as KRSC, or empty
+    std::vector<uint8_t> m_krscHost;  // the constant filter as KRSC until it is uploaded
+    size_t m_krscBytes = 0;           // its size; 0: no KRSC filter
     std::shared_ptr<Device> m_krscDevice;  // the device it goes to, kept alive until it is freed
     void* m_krsc = nullptr;                // ... there, from the first run on
 };
