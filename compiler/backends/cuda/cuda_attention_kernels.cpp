@@ -37,21 +37,22 @@ KernelFactory attentionOp() {
             if (y.numel() == 0) return Status::ok();
             if (L.lk == 0) return ctx.device()->fill(y.data, 0, y.bytes());  // no keys: an empty sum
             const dk::ElemType type = *elemType(q->dtype);
-            if (auto found = deviceOf(ctx); found && (*found)->hasFusedAttention()) {
-                std::string why;
+            auto found = deviceOf(ctx);
+            if (!found) return found.status();
+            CudaDevice& device = **found;
+            if (device.hasFusedAttention()) {
+                std::string why;  // why the call cannot be fused; the GEMMs below run it then
                 const AttentionPointers x{q->data, kt->data, v->data, mask ? mask->data : nullptr, y.data};
                 if (auto call = fusedAttentionCallOf(L, type, scale, x, &why); call && checkFusedAttentionCall(*call)) {
-                    Status fused = (*found)->fusedAttention(*call);
+                    Status fused = device.fusedAttention(*call);
                     // Unsupported: the device has no engine for this shape; the GEMMs below run it.
                     if (fused.code() != ErrorCode::Unsupported) return fused.withContext(ctx.where());
                 }
             }
             if (auto plan = planAttentionGemms(L, type, scale, kAttentionScratchBytes)) {
-                auto found = deviceOf(ctx);
-                if (!found) return found.status();
                 const AttentionOperands x{q->data, kt->data, v->data, mask ? mask->data : nullptr, y.data,
                                           mask ? mask->bytes() : 0};
-                return runAttentionGemms(**found, *plan, x, ctx.tf32()).withContext(ctx.where());
+                return runAttentionGemms(device, *plan, x, ctx.tf32()).withContext(ctx.where());
             }
             if (L.lk > dk::kAttentionMaxKeys)
                 return unsupported(ctx, "more than " + std::to_string(dk::kAttentionMaxKeys) + " keys per query");
