@@ -44,6 +44,7 @@
 
 #include "app/gui/about_dialog.h"
 #include "app/gui/model_loader.h"
+#include "compiler/runtime/large_block_cache.h"
 #include "core/units.h"
 #include "core/model_summary.h"
 #include "views/changes_panel.h"
@@ -373,6 +374,7 @@ void MainWindow::showModel(std::shared_ptr<const Model> model, const QString& pa
     m_canvas->clearHeat();
     m_runPanel->clearTimes(tr("No run yet: Run times every node of the graph shown."));
     m_session.setModel(model);  // a run shown before timed another model
+    LargeBlockCache::releaseHeld();  // the blocks the last model's large tensors left
     m_jobs.discard(this, kStepJob);
     m_compiledPipeline = QString();
     const std::shared_ptr<const Graph> imported(model, model->graph.get());

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "compiler/runtime/half.h"
+#include "compiler/runtime/large_block_cache.h"
 #include "core/out_of_memory.h"
 
 namespace fsc {
@@ -14,10 +15,13 @@ int64_t RtTensor::numel() const {
     return n;
 }
 
-size_t RtTensor::bytes() const { return packedByteSize(dtype, numel()); }
+size_t RtTensor::bytes() const {
+    return packedByteSize(dtype, numel());
+}
 
 std::string RtTensor::typeString() const {
-    if (sequence) return "seq(" + std::string(dtypeName(dtype)) + ") of " + std::to_string(sequence->size());
+    if (sequence)
+        return "seq(" + std::string(dtypeName(dtype)) + ") of " + std::to_string(sequence->size());
     std::string s(dtypeName(dtype));
     s += '[';
     for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
@@ -36,19 +40,23 @@ RtTensor allocate(DType dtype, std::vector<int64_t> dims, bool zeroed) {
         t.owner = t.strings;
         return t;
     }
-    const size_t bytes = (std::max<size_t>(t.bytes(), 1) + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, bytes);
+    const size_t bytes = std::max<size_t>(t.bytes(), 1);
+    void* p = LargeBlockCache::take(bytes);
     if (!p) throw OutOfMemory(bytes, "a " + t.typeString() + " tensor");
     if (zeroed) std::memset(p, 0, bytes);
-    t.owner = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+    t.owner = std::shared_ptr<void>(p, [bytes](void* q) { LargeBlockCache::give(q, bytes); });
     t.data = p;
     return t;
 }
 }  // namespace
 
-RtTensor allocateTensor(DType dtype, std::vector<int64_t> dims) { return allocate(dtype, std::move(dims), true); }
+RtTensor allocateTensor(DType dtype, std::vector<int64_t> dims) {
+    return allocate(dtype, std::move(dims), true);
+}
 
-RtTensor allocateOutputTensor(DType dtype, std::vector<int64_t> dims) { return allocate(dtype, std::move(dims), false); }
+RtTensor allocateOutputTensor(DType dtype, std::vector<int64_t> dims) {
+    return allocate(dtype, std::move(dims), false);
+}
 
 Result<RtTensor> tensorFromConstant(const Tensor& constant) {
     if (constant.dtype() == DType::String) {
@@ -84,8 +92,7 @@ Result<RtTensor> tensorFromConstant(const Tensor& constant) {
 }
 
 Tensor tensorToConstant(const RtTensor& tensor, const std::string& name) {
-    if (tensor.dtype == DType::String)
-        return Tensor::ofStrings(name, tensor.dims, *tensor.strings);
+    if (tensor.dtype == DType::String) return Tensor::ofStrings(name, tensor.dims, *tensor.strings);
     std::string bytes(static_cast<const char*>(tensor.data), tensor.bytes());
     const size_t size = bytes.size();
     return Tensor(name, tensor.dtype, tensor.dims, makeBuffer(std::move(bytes)), 0, size);
@@ -110,29 +117,47 @@ RtTensor cloneTensor(const RtTensor& tensor) {
 
 double elementAsDouble(const RtTensor& t, int64_t i) {
     switch (t.dtype) {
-        case DType::Float32: return t.as<float>()[i];
-        case DType::Float64: return t.as<double>()[i];
-        case DType::Float16: return halfToFloat(t.as<uint16_t>()[i]);
-        case DType::BFloat16: return bfloat16ToFloat(t.as<uint16_t>()[i]);
-        case DType::Int8: return t.as<int8_t>()[i];
-        case DType::UInt8: return t.as<uint8_t>()[i];
-        case DType::Int16: return t.as<int16_t>()[i];
-        case DType::UInt16: return t.as<uint16_t>()[i];
-        case DType::Int32: return t.as<int32_t>()[i];
-        case DType::UInt32: return t.as<uint32_t>()[i];
-        case DType::Int64: return double(t.as<int64_t>()[i]);
-        case DType::UInt64: return double(t.as<uint64_t>()[i]);
-        case DType::Bool: return t.as<bool>()[i] ? 1.0 : 0.0;
-        default: return 0.0;
+        case DType::Float32:
+            return t.as<float>()[i];
+        case DType::Float64:
+            return t.as<double>()[i];
+        case DType::Float16:
+            return halfToFloat(t.as<uint16_t>()[i]);
+        case DType::BFloat16:
+            return bfloat16ToFloat(t.as<uint16_t>()[i]);
+        case DType::Int8:
+            return t.as<int8_t>()[i];
+        case DType::UInt8:
+            return t.as<uint8_t>()[i];
+        case DType::Int16:
+            return t.as<int16_t>()[i];
+        case DType::UInt16:
+            return t.as<uint16_t>()[i];
+        case DType::Int32:
+            return t.as<int32_t>()[i];
+        case DType::UInt32:
+            return t.as<uint32_t>()[i];
+        case DType::Int64:
+            return double(t.as<int64_t>()[i]);
+        case DType::UInt64:
+            return double(t.as<uint64_t>()[i]);
+        case DType::Bool:
+            return t.as<bool>()[i] ? 1.0 : 0.0;
+        default:
+            return 0.0;
     }
 }
 
 int64_t elementAsInt(const RtTensor& t, int64_t i) {
     switch (t.dtype) {
-        case DType::Int64: return t.as<int64_t>()[i];
-        case DType::Int32: return t.as<int32_t>()[i];
-        case DType::UInt64: return int64_t(t.as<uint64_t>()[i]);
-        default: return int64_t(elementAsDouble(t, i));
+        case DType::Int64:
+            return t.as<int64_t>()[i];
+        case DType::Int32:
+            return t.as<int32_t>()[i];
+        case DType::UInt64:
+            return int64_t(t.as<uint64_t>()[i]);
+        default:
+            return int64_t(elementAsDouble(t, i));
     }
 }
 
