@@ -15,13 +15,10 @@ int64_t RtTensor::numel() const {
     return n;
 }
 
-size_t RtTensor::bytes() const {
-    return packedByteSize(dtype, numel());
-}
+size_t RtTensor::bytes() const { return packedByteSize(dtype, numel()); }
 
 std::string RtTensor::typeString() const {
-    if (sequence)
-        return "seq(" + std::string(dtypeName(dtype)) + ") of " + std::to_string(sequence->size());
+    if (sequence) return "seq(" + std::string(dtypeName(dtype)) + ") of " + std::to_string(sequence->size());
     std::string s(dtypeName(dtype));
     s += '[';
     for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
@@ -50,13 +47,9 @@ RtTensor allocate(DType dtype, std::vector<int64_t> dims, bool zeroed) {
 }
 }  // namespace
 
-RtTensor allocateTensor(DType dtype, std::vector<int64_t> dims) {
-    return allocate(dtype, std::move(dims), true);
-}
+RtTensor allocateTensor(DType dtype, std::vector<int64_t> dims) { return allocate(dtype, std::move(dims), true); }
 
-RtTensor allocateOutputTensor(DType dtype, std::vector<int64_t> dims) {
-    return allocate(dtype, std::move(dims), false);
-}
+RtTensor allocateOutputTensor(DType dtype, std::vector<int64_t> dims) { return allocate(dtype, std::move(dims), false); }
 
 Result<RtTensor> tensorFromConstant(const Tensor& constant) {
     if (constant.dtype() == DType::String) {
@@ -92,7 +85,8 @@ Result<RtTensor> tensorFromConstant(const Tensor& constant) {
 }
 
 Tensor tensorToConstant(const RtTensor& tensor, const std::string& name) {
-    if (tensor.dtype == DType::String) return Tensor::ofStrings(name, tensor.dims, *tensor.strings);
+    if (tensor.dtype == DType::String)
+        return Tensor::ofStrings(name, tensor.dims, *tensor.strings);
     std::string bytes(static_cast<const char*>(tensor.data), tensor.bytes());
     const size_t size = bytes.size();
     return Tensor(name, tensor.dtype, tensor.dims, makeBuffer(std::move(bytes)), 0, size);
@@ -117,47 +111,29 @@ RtTensor cloneTensor(const RtTensor& tensor) {
 
 double elementAsDouble(const RtTensor& t, int64_t i) {
     switch (t.dtype) {
-        case DType::Float32:
-            return t.as<float>()[i];
-        case DType::Float64:
-            return t.as<double>()[i];
-        case DType::Float16:
-            return halfToFloat(t.as<uint16_t>()[i]);
-        case DType::BFloat16:
-            return bfloat16ToFloat(t.as<uint16_t>()[i]);
-        case DType::Int8:
-            return t.as<int8_t>()[i];
-        case DType::UInt8:
-            return t.as<uint8_t>()[i];
-        case DType::Int16:
-            return t.as<int16_t>()[i];
-        case DType::UInt16:
-            return t.as<uint16_t>()[i];
-        case DType::Int32:
-            return t.as<int32_t>()[i];
-        case DType::UInt32:
-            return t.as<uint32_t>()[i];
-        case DType::Int64:
-            return double(t.as<int64_t>()[i]);
-        case DType::UInt64:
-            return double(t.as<uint64_t>()[i]);
-        case DType::Bool:
-            return t.as<bool>()[i] ? 1.0 : 0.0;
-        default:
-            return 0.0;
+        case DType::Float32: return t.as<float>()[i];
+        case DType::Float64: return t.as<double>()[i];
+        case DType::Float16: return halfToFloat(t.as<uint16_t>()[i]);
+        case DType::BFloat16: return bfloat16ToFloat(t.as<uint16_t>()[i]);
+        case DType::Int8: return t.as<int8_t>()[i];
+        case DType::UInt8: return t.as<uint8_t>()[i];
+        case DType::Int16: return t.as<int16_t>()[i];
+        case DType::UInt16: return t.as<uint16_t>()[i];
+        case DType::Int32: return t.as<int32_t>()[i];
+        case DType::UInt32: return t.as<uint32_t>()[i];
+        case DType::Int64: return double(t.as<int64_t>()[i]);
+        case DType::UInt64: return double(t.as<uint64_t>()[i]);
+        case DType::Bool: return t.as<bool>()[i] ? 1.0 : 0.0;
+        default: return 0.0;
     }
 }
 
 int64_t elementAsInt(const RtTensor& t, int64_t i) {
     switch (t.dtype) {
-        case DType::Int64:
-            return t.as<int64_t>()[i];
-        case DType::Int32:
-            return t.as<int32_t>()[i];
-        case DType::UInt64:
-            return int64_t(t.as<uint64_t>()[i]);
-        default:
-            return int64_t(elementAsDouble(t, i));
+        case DType::Int64: return t.as<int64_t>()[i];
+        case DType::Int32: return t.as<int32_t>()[i];
+        case DType::UInt64: return int64_t(t.as<uint64_t>()[i]);
+        default: return int64_t(elementAsDouble(t, i));
     }
 }
 
