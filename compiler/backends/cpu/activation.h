@@ -70,7 +70,10 @@ struct Activation {
                     for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (T(1) + std::exp(-T(a) * x[i]));
                 return;
             case Kind::Tanh:
-                for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+                if constexpr (std::is_same_v<T, float>)
+                    tanhArray(x, x, n);
+                else
+                    for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
                 return;
             case Kind::HardSigmoid:
                 if constexpr (std::is_same_v<T, float>)

@@ -603,7 +603,10 @@ void registerElementwiseKernels(KernelRegistry& r) {
             [](KernelContext& ctx) { return runUnaryArray(ctx, expArray, [](auto v) { return expOf(v); }); }));
     });
     add("Log", unaryFast([](auto v) { return std::log(v); }));
-    add("Tanh", unaryFast([](auto v) { return std::tanh(v); }));
+    add("Tanh", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new FunctionKernel(
+            [](KernelContext& ctx) { return runUnaryArray(ctx, tanhArray, [](auto v) { return std::tanh(v); }); }));
+    });
     add("Sigmoid", [](const KernelInit&) -> Result<std::unique_ptr<Kernel>> {
         return std::unique_ptr<Kernel>(new FunctionKernel(
             [](KernelContext& ctx) { return runUnaryArray(ctx, sigmoidArray, [](auto v) { return sigmoid(v); }); }));

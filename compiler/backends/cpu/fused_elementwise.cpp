@@ -35,7 +35,12 @@ template <typename T>
         case EwOp::Min: for (int64_t i = 0; i < n; ++i) y[i] = std::min(a[i], b[i]); return;
         case EwOp::Relu: for (int64_t i = 0; i < n; ++i) y[i] = a[i] > T(0) ? a[i] : T(0); return;
         case EwOp::Sigmoid: for (int64_t i = 0; i < n; ++i) y[i] = T(1) / (T(1) + expOf(-a[i])); return;
-        case EwOp::Tanh: for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(a[i]); return;
+        case EwOp::Tanh:
+            if constexpr (std::is_same_v<T, float>)
+                for (int64_t i = 0; i < n; ++i) y[i] = tanhFast(a[i]);
+            else
+                for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(a[i]);
+            return;
         case EwOp::Exp: for (int64_t i = 0; i < n; ++i) y[i] = expOf(a[i]); return;
         case EwOp::Log: for (int64_t i = 0; i < n; ++i) y[i] = std::log(a[i]); return;
         case EwOp::Sqrt: for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(a[i]); return;

@@ -1,39 +1,69 @@
 // Recurrent layers: LSTM, GRU and RNN (forward, reverse, bidirectional; sequence_lens,
 // initial states, peepholes, clip, custom activations, layout 0 and 1). The input
-// projection of every time step is one matrix product; each step adds H * R^T.
+// projection of every time step and direction is one matrix product, biases added to it
+// once; each step adds H * R^T (one row times R^T, kept transposed, at batch 1) and applies
+// the gates' activations to whole gate vectors at the CPU's vector width. The directions of
+// a bidirectional layer run side by side on the run's threads.
 #include <cmath>
 
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/gemm.h"
+#include "compiler/backends/cpu/gemv.h"
+#include "compiler/backends/cpu/relaid_constant.h"
+#include "compiler/backends/cpu/vector_math.h"
 
 namespace fsc::cpu {
 namespace {
 
 enum class Cell { Lstm, Gru, Rnn };
 
+enum class ActKind { Sigmoid, Tanh, Relu, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus };
+
 struct Activation {
-    std::string name;
+    ActKind kind = ActKind::Tanh;
     float alpha = 0, beta = 0;
+
     float operator()(float v) const {
-        if (name == "Sigmoid") return 1.0f / (1.0f + std::exp(-v));
-        if (name == "Tanh") return std::tanh(v);
-        if (name == "Relu") return std::max(0.0f, v);
-        if (name == "Affine") return alpha * v + beta;
-        if (name == "LeakyRelu") return v < 0 ? alpha * v : v;
-        if (name == "ThresholdedRelu") return v > alpha ? v : 0.0f;
-        if (name == "ScaledTanh") return alpha * std::tanh(beta * v);
-        if (name == "HardSigmoid") return std::max(0.0f, std::min(1.0f, alpha * v + beta));
-        if (name == "Elu") return v < 0 ? alpha * (std::exp(v) - 1) : v;
-        if (name == "Softsign") return v / (1 + std::fabs(v));
-        if (name == "Softplus") return std::log1p(std::exp(v));
+        switch (kind) {
+            case ActKind::Sigmoid: return 1.0f / (1.0f + std::exp(-v));
+            case ActKind::Tanh: return std::tanh(v);
+            case ActKind::Relu: return std::max(0.0f, v);
+            case ActKind::Affine: return alpha * v + beta;
+            case ActKind::LeakyRelu: return v < 0 ? alpha * v : v;
+            case ActKind::ThresholdedRelu: return v > alpha ? v : 0.0f;
+            case ActKind::ScaledTanh: return alpha * std::tanh(beta * v);
+            case ActKind::HardSigmoid: return std::max(0.0f, std::min(1.0f, alpha * v + beta));
+            case ActKind::Elu: return v < 0 ? alpha * (std::exp(v) - 1) : v;
+            case ActKind::Softsign: return v / (1 + std::fabs(v));
+            case ActKind::Softplus: return std::log1p(std::exp(v));
+        }
         return v;
+    }
+    // In place over n values: the logistic and tanh through their vector forms.
+    void apply(float* x, int64_t n) const {
+        if (kind == ActKind::Sigmoid) return sigmoidArray(x, x, n);
+        if (kind == ActKind::Tanh) return tanhArray(x, x, n);
+        for (int64_t i = 0; i < n; ++i) x[i] = (*this)(x[i]);
     }
 };
 
-bool knownActivation(const std::string& n) {
-    for (const char* k : {"Sigmoid", "Tanh", "Relu", "Affine", "LeakyRelu", "ThresholdedRelu", "ScaledTanh", "HardSigmoid", "Elu", "Softsign", "Softplus"})
-        if (n == k) return true;
+bool activationKind(const std::string& n, ActKind& kind) {
+    static const std::pair<const char*, ActKind> known[] = {
+        {"Sigmoid", ActKind::Sigmoid}, {"Tanh", ActKind::Tanh}, {"Relu", ActKind::Relu}, {"Affine", ActKind::Affine},
+        {"LeakyRelu", ActKind::LeakyRelu}, {"ThresholdedRelu", ActKind::ThresholdedRelu},
+        {"ScaledTanh", ActKind::ScaledTanh}, {"HardSigmoid", ActKind::HardSigmoid}, {"Elu", ActKind::Elu},
+        {"Softsign", ActKind::Softsign}, {"Softplus", ActKind::Softplus}};
+    for (const auto& [name, k] : known)
+        if (n == name) {
+            kind = k;
+            return true;
+        }
     return false;
+}
+
+void clipArray(float* x, int64_t n, float clip) {
+    if (clip > 0)
+        for (int64_t i = 0; i < n; ++i) x[i] = std::clamp(x[i], -clip, clip);
 }
 
 class RnnKernel : public Kernel {
@@ -56,17 +86,18 @@ public:
         if (names.empty())
             for (int d = 0; d < dirs; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
         for (size_t i = 0; i < names.size(); ++i) {
-            Activation a{names[i]};
+            Activation a;
+            if (!activationKind(names[i], a.kind)) status = init.invalid("unknown activation '" + names[i] + "'");
             // Defaults per ONNX's activation list.
-            if (a.name == "LeakyRelu") a.alpha = 0.01f;
-            if (a.name == "ThresholdedRelu" || a.name == "Elu") a.alpha = 1.0f;
-            if (a.name == "HardSigmoid") { a.alpha = 0.2f; a.beta = 0.5f; }
-            if (a.name == "ScaledTanh" || a.name == "Affine") { a.alpha = 1.0f; a.beta = 1.0f; }
+            if (a.kind == ActKind::LeakyRelu) a.alpha = 0.01f;
+            if (a.kind == ActKind::ThresholdedRelu || a.kind == ActKind::Elu) a.alpha = 1.0f;
+            if (a.kind == ActKind::HardSigmoid) { a.alpha = 0.2f; a.beta = 0.5f; }
+            if (a.kind == ActKind::ScaledTanh || a.kind == ActKind::Affine) { a.alpha = 1.0f; a.beta = 1.0f; }
             if (i < alphas.size()) a.alpha = alphas[i];
             if (i < betas.size()) a.beta = betas[i];
-            if (!knownActivation(a.name)) status = init.invalid("unknown activation '" + a.name + "'");
             m_acts.push_back(a);
         }
+        m_rByColumn = std::vector<RelaidConstant>(size_t(dirs));
         if (m_acts.size() != defaults.size() * size_t(dirs)) status = init.invalid("wrong number of activations");
         if (m_direction != "forward" && m_direction != "reverse" && m_direction != "bidirectional")
             status = init.invalid("unknown direction '" + m_direction + "'");
@@ -77,110 +108,70 @@ public:
         const RtTensor* W = ctx.input(1);
         const RtTensor* R = ctx.input(2);
         if (!X || !W || !R || X->rank() != 3 || X->dtype != DType::Float32) return bad(ctx, "needs float32 X (3-D), W and R");
-        const int64_t gates = m_cell == Cell::Lstm ? 4 : (m_cell == Cell::Gru ? 3 : 1);
-        const int64_t seq = m_layout ? X->dims[1] : X->dims[0];
-        const int64_t batch = m_layout ? X->dims[0] : X->dims[1];
-        const int64_t in = X->dims[2];
-        const int64_t H = m_hidden ? m_hidden : R->dims.back();
-        const int64_t dirs = m_direction == "bidirectional" ? 2 : 1;
-        if (W->dims != std::vector<int64_t>{dirs, gates * H, in} || R->dims != std::vector<int64_t>{dirs, gates * H, H})
+        Shape shape;
+        shape.gates = m_cell == Cell::Lstm ? 4 : (m_cell == Cell::Gru ? 3 : 1);
+        shape.seq = m_layout ? X->dims[1] : X->dims[0];
+        shape.batch = m_layout ? X->dims[0] : X->dims[1];
+        shape.in = X->dims[2];
+        shape.H = m_hidden ? m_hidden : R->dims.back();
+        shape.dirs = m_direction == "bidirectional" ? 2 : 1;
+        const int64_t G = shape.gates, H = shape.H, dirs = shape.dirs, seq = shape.seq, batch = shape.batch, in = shape.in;
+        if (W->dims != std::vector<int64_t>{dirs, G * H, in} || R->dims != std::vector<int64_t>{dirs, G * H, H})
             return bad(ctx, "W " + dimsString(W->dims) + " or R " + dimsString(R->dims) + " do not fit hidden_size " + std::to_string(H));
         const RtTensor* B = ctx.input(3);
         const RtTensor* lens = ctx.input(4);
         const RtTensor* h0 = ctx.input(5);
         const RtTensor* c0 = m_cell == Cell::Lstm ? ctx.input(6) : nullptr;
         const RtTensor* P = m_cell == Cell::Lstm ? ctx.input(7) : nullptr;
+        for (const RtTensor* t : {B, h0, c0, P})
+            if (t && t->dtype != DType::Float32) return bad(ctx, "needs float32 B, initial_h, initial_c and P");
 
         std::vector<int64_t> seqLens(size_t(batch), seq);
         if (lens)
             for (int64_t b = 0; b < batch; ++b) seqLens[size_t(b)] = std::clamp<int64_t>(elementAsInt(*lens, b), 0, seq);
 
         // Inputs as [seq, batch, in] whatever the layout.
-        std::vector<float> x(size_t(seq * batch * in));
-        for (int64_t t = 0; t < seq; ++t)
-            for (int64_t b = 0; b < batch; ++b)
-                std::memcpy(&x[size_t((t * batch + b) * in)], X->as<float>() + (m_layout ? (b * seq + t) : (t * batch + b)) * in, size_t(in) * 4);
+        std::vector<float> reordered;
+        const float* x = X->as<float>();
+        if (m_layout) {
+            reordered.resize(size_t(seq * batch * in));
+            for (int64_t t = 0; t < seq; ++t)
+                for (int64_t b = 0; b < batch; ++b)
+                    std::memcpy(&reordered[size_t((t * batch + b) * in)], x + (b * seq + t) * in, size_t(in) * 4);
+            x = reordered.data();
+        }
+        // Every step's input projection for every direction, [seq * batch, dirs * G * H],
+        // with the biases that add straight to it.
+        const int64_t width = dirs * G * H;
+        std::vector<float> xw(size_t(seq * batch * width));
+        gemm(false, true, seq * batch, width, in, 1.0f, x, in, W->as<float>(), in, 0.0f, xw.data(), width);
+        std::vector<float> bias(size_t(width), 0.0f), lateBias(size_t(dirs * H), 0.0f);
+        if (B)
+            for (int64_t d = 0; d < dirs; ++d)
+                for (int64_t i = 0; i < G * H; ++i) {
+                    const float wb = B->as<float>()[d * 2 * G * H + i], rb = B->as<float>()[d * 2 * G * H + G * H + i];
+                    // GRU's linear_before_reset: the reset gate scales R_h's product plus its bias.
+                    const bool late = m_cell == Cell::Gru && m_linearBeforeReset && i >= 2 * H;
+                    bias[size_t(d * G * H + i)] = wb + (late ? 0.0f : rb);
+                    if (late) lateBias[size_t(d * H + i - 2 * H)] = rb;
+                }
+        if (B)
+            for (int64_t row = 0; row < seq * batch; ++row) addArrays(&xw[size_t(row * width)], bias.data(), &xw[size_t(row * width)], width);
 
         std::vector<float> Y(size_t(seq * dirs * batch * H), 0.0f), Yh(size_t(dirs * batch * H)), Yc(size_t(dirs * batch * H));
-        std::vector<float> xw(size_t(seq * batch * gates * H)), hr(size_t(batch * gates * H));
-        for (int64_t d = 0; d < dirs; ++d) {
-            const bool reverse = m_direction == "reverse" || d == 1;
-            const float* w = W->as<float>() + d * gates * H * in;
-            const float* r = R->as<float>() + d * gates * H * H;
-            std::vector<float> wb(size_t(gates * H), 0.0f), rb(size_t(gates * H), 0.0f);
-            if (B)
-                for (int64_t i = 0; i < gates * H; ++i) {
-                    wb[size_t(i)] = B->as<float>()[d * 2 * gates * H + i];
-                    rb[size_t(i)] = B->as<float>()[d * 2 * gates * H + gates * H + i];
-                }
-            std::vector<float> h(size_t(batch * H), 0.0f), c(size_t(batch * H), 0.0f);
-            if (h0) std::memcpy(h.data(), h0->as<float>() + d * batch * H, size_t(batch * H) * 4);
-            if (c0) std::memcpy(c.data(), c0->as<float>() + d * batch * H, size_t(batch * H) * 4);
-            const float* p = P ? P->as<float>() + d * 3 * H : nullptr;
-            const Activation* act = &m_acts[size_t(d) * (m_acts.size() / size_t(dirs))];
-            gemm(false, true, seq * batch, gates * H, in, 1.0f, x.data(), in, w, in, 0.0f, xw.data(), gates * H);
-            for (int64_t s = 0; s < seq; ++s) {
-                gemm(false, true, batch, gates * H, H, 1.0f, h.data(), H, r, H, 0.0f, hr.data(), gates * H);
-                for (int64_t b = 0; b < batch; ++b) {
-                    const int64_t len = seqLens[size_t(b)];
-                    if (s >= len) continue;
-                    const int64_t t = reverse ? len - 1 - s : s;
-                    const float* gx = &xw[size_t((t * batch + b) * gates * H)];
-                    const float* gh = &hr[size_t(b * gates * H)];
-                    float* hb = &h[size_t(b * H)];
-                    float* cb = &c[size_t(b * H)];
-                    auto clip = [&](float v) { return m_clip > 0 ? std::clamp(v, -m_clip, m_clip) : v; };
-                    if (m_cell == Cell::Lstm) {
-                        for (int64_t j = 0; j < H; ++j) {
-                            auto g = [&](int64_t k) { return clip(gx[k * H + j] + gh[k * H + j] + wb[size_t(k * H + j)] + rb[size_t(k * H + j)]); };
-                            float ig = g(0), og = g(1), fg = g(2), cg = g(3);
-                            if (p) {
-                                ig += p[j] * cb[j];
-                                fg += p[2 * H + j] * cb[j];
-                            }
-                            ig = act[0](clip(ig));
-                            fg = m_inputForget ? 1 - ig : act[0](clip(fg));
-                            const float cc = act[1](cg);
-                            const float cNew = fg * cb[j] + ig * cc;
-                            if (p) og += p[H + j] * cNew;
-                            og = act[0](clip(og));
-                            cb[j] = cNew;
-                            hb[j] = og * act[2](cNew);
-                        }
-                    } else if (m_cell == Cell::Gru) {
-                        std::vector<float>& z = m_z;
-                        std::vector<float>& rg = m_r;
-                        std::vector<float>& newH = m_newH;
-                        z.resize(size_t(H));
-                        rg.resize(size_t(H));
-                        newH.resize(size_t(H));
-                        for (int64_t j = 0; j < H; ++j) {
-                            z[size_t(j)] = act[0](clip(gx[j] + gh[j] + wb[size_t(j)] + rb[size_t(j)]));
-                            rg[size_t(j)] = act[0](clip(gx[H + j] + gh[H + j] + wb[size_t(H + j)] + rb[size_t(H + j)]));
-                        }
-                        for (int64_t j = 0; j < H; ++j) {
-                            float pre;
-                            if (m_linearBeforeReset) {
-                                pre = gx[2 * H + j] + wb[size_t(2 * H + j)] + rg[size_t(j)] * (gh[2 * H + j] + rb[size_t(2 * H + j)]);
-                            } else {  // the reset gate applies to H before the product with R_h
-                                const float* rh = r + (2 * H + j) * H;
-                                float acc = 0;
-                                for (int64_t k = 0; k < H; ++k) acc += rh[k] * rg[size_t(k)] * hb[k];
-                                pre = gx[2 * H + j] + wb[size_t(2 * H + j)] + acc + rb[size_t(2 * H + j)];
-                            }
-                            const float hh = act[1](clip(pre));
-                            newH[size_t(j)] = (1 - z[size_t(j)]) * hh + z[size_t(j)] * hb[j];
-                        }
-                        std::memcpy(hb, newH.data(), size_t(H) * 4);
-                    } else {
-                        for (int64_t j = 0; j < H; ++j) hb[j] = act[0](clip(gx[j] + gh[j] + wb[size_t(j)] + rb[size_t(j)]));
-                    }
-                    std::memcpy(&Y[size_t(((t * dirs + d) * batch + b) * H)], hb, size_t(H) * 4);
-                }
+        const bool rConstant = ctx.inputConstant(2);
+        // One direction per task: the two of a bidirectional layer run side by side.
+        ctx.pool().parallelFor(dirs, 1, [&](int64_t d0, int64_t d1) {
+            for (int64_t d = d0; d < d1; ++d) {
+                DirectionIo io{xw.data() + d * G * H, width, lateBias.data() + d * H, seqLens, Y.data(), Yh.data() + d * batch * H,
+                               Yc.data() + d * batch * H};
+                io.h0 = h0 ? h0->as<float>() + d * batch * H : nullptr;
+                io.c0 = c0 ? c0->as<float>() + d * batch * H : nullptr;
+                io.peepholes = P ? P->as<float>() + d * 3 * H : nullptr;
+                runDirection(shape, d, *R, rConstant, io);
             }
-            std::memcpy(&Yh[size_t(d * batch * H)], h.data(), size_t(batch * H) * 4);
-            std::memcpy(&Yc[size_t(d * batch * H)], c.data(), size_t(batch * H) * 4);
-        }
+        });
+
         auto emit = [&](size_t i, std::vector<int64_t> dims, const std::vector<float>& src) -> Status {
             if (!ctx.outputWanted(i)) return Status::ok();
             auto out = ctx.output(i, DType::Float32, dims);
@@ -210,6 +201,125 @@ public:
     }
 
 private:
+    struct Shape {
+        int64_t gates = 1, seq = 0, batch = 0, in = 0, H = 0, dirs = 1;
+    };
+    // What one direction reads and writes.
+    struct DirectionIo {
+        const float* xw;        // step t, row b at xw + (t * batch + b) * xwStride: its input projection and biases
+        int64_t xwStride;
+        const float* lateBias;  // GRU with linear_before_reset: R_h's bias, H values
+        const std::vector<int64_t>& seqLens;
+        float* Y;               // [seq, dirs, batch, H]
+        float* lastH;           // [batch, H]
+        float* lastC;           // [batch, H]
+        const float* h0 = nullptr;
+        const float* c0 = nullptr;
+        const float* peepholes = nullptr;  // LSTM: P's i, o, f, H each
+    };
+
+    // R of direction d as [H, G * H]: kept once for a constant R, made per call otherwise.
+    const float* recurrenceByColumn(const RtTensor& R, int64_t d, int64_t rows, int64_t H, bool constant,
+                                    std::vector<float>& scratch) {
+        const float* rd = R.as<float>() + d * rows * H;
+        if (constant) {
+            RtTensor slice = R;
+            slice.data = const_cast<float*>(rd);
+            slice.dims = {rows, H};
+            if (const float* kept = m_rByColumn[size_t(d)].of(slice, H, rows, true, rows)) return kept;
+        }
+        scratch.resize(size_t(rows * H));
+        transposeMatrix(rd, rows, H, scratch.data());
+        return scratch.data();
+    }
+
+    void runDirection(const Shape& shape, int64_t d, const RtTensor& R, bool rConstant, const DirectionIo& io) {
+        const int64_t G = shape.gates, H = shape.H, batch = shape.batch, dirs = shape.dirs;
+        const bool reverse = m_direction == "reverse" || d == 1;
+        std::vector<float> scratch;
+        const float* rT = recurrenceByColumn(R, d, G * H, H, rConstant, scratch);  // [H, G * H]
+        const Activation* act = &m_acts[size_t(d) * (m_acts.size() / size_t(dirs))];
+        std::vector<float> h(size_t(batch * H), 0.0f), c(size_t(batch * H), 0.0f);
+        if (io.h0) std::memcpy(h.data(), io.h0, h.size() * 4);
+        if (io.c0) std::memcpy(c.data(), io.c0, c.size() * 4);
+        std::vector<float> hr(size_t(batch * G * H)), g(size_t(G * H)), t1(static_cast<size_t>(H)), t2(static_cast<size_t>(H));
+        for (int64_t s = 0; s < shape.seq; ++s) {
+            // hr = h R^T for every batch row
+            if (batch == 1) gemvRowMajor(H, G * H, 1.0f, h.data(), 1, rT, G * H, 0.0f, hr.data());
+            else gemm(false, false, batch, G * H, H, 1.0f, h.data(), H, rT, G * H, 0.0f, hr.data(), G * H);
+            for (int64_t b = 0; b < batch; ++b) {
+                const int64_t len = io.seqLens[size_t(b)];
+                if (s >= len) continue;
+                const int64_t t = reverse ? len - 1 - s : s;
+                const float* gx = io.xw + (t * batch + b) * io.xwStride;
+                const float* gh = &hr[size_t(b * G * H)];
+                float* hb = &h[size_t(b * H)];
+                float* cb = &c[size_t(b * H)];
+                if (m_cell == Cell::Lstm) lstmStep(gx, gh, act, io.peepholes, H, g.data(), t1.data(), hb, cb);
+                else if (m_cell == Cell::Gru) gruStep(gx, gh, act, io.lateBias, rT, H, g.data(), t1.data(), t2.data(), hb);
+                else {
+                    addArrays(gx, gh, hb, H);
+                    clipArray(hb, H, m_clip);
+                    act[0].apply(hb, H);
+                }
+                std::memcpy(io.Y + ((t * dirs + d) * batch + b) * H, hb, size_t(H) * 4);
+            }
+        }
+        std::memcpy(io.lastH, h.data(), h.size() * 4);
+        std::memcpy(io.lastC, c.data(), c.size() * 4);
+    }
+
+    // Gates i, o, f, c (ONNX's order); g holds 4H pre-activations, then the gates.
+    void lstmStep(const float* gx, const float* gh, const Activation* act, const float* p, int64_t H, float* g, float* cell,
+                  float* h, float* c) const {
+        addArrays(gx, gh, g, 4 * H);
+        clipArray(g, 4 * H, m_clip);
+        float *ig = g, *og = g + H, *fg = g + 2 * H, *cg = g + 3 * H;
+        if (p) {
+            for (int64_t j = 0; j < H; ++j) {
+                ig[j] += p[j] * c[j];
+                fg[j] += p[2 * H + j] * c[j];
+            }
+            clipArray(ig, H, m_clip);
+            clipArray(fg, H, m_clip);
+        }
+        act[0].apply(ig, H);
+        if (m_inputForget)
+            for (int64_t j = 0; j < H; ++j) fg[j] = 1 - ig[j];
+        else
+            act[0].apply(fg, H);
+        act[1].apply(cg, H);
+        for (int64_t j = 0; j < H; ++j) c[j] = fg[j] * c[j] + ig[j] * cg[j];
+        if (p) {
+            for (int64_t j = 0; j < H; ++j) og[j] += p[H + j] * c[j];
+            clipArray(og, H, m_clip);
+        }
+        act[0].apply(og, H);
+        std::memcpy(cell, c, size_t(H) * 4);
+        act[2].apply(cell, H);
+        for (int64_t j = 0; j < H; ++j) h[j] = og[j] * cell[j];
+    }
+
+    // Gates z, r, h (ONNX's order); g holds the pre-activations of z and r, then the gates.
+    void gruStep(const float* gx, const float* gh, const Activation* act, const float* lateBias, const float* rT, int64_t H,
+                 float* g, float* candidate, float* resetH, float* h) const {
+        addArrays(gx, gh, g, 2 * H);
+        clipArray(g, 2 * H, m_clip);
+        act[0].apply(g, 2 * H);
+        const float *z = g, *r = g + H;
+        if (m_linearBeforeReset) {
+            for (int64_t j = 0; j < H; ++j) candidate[j] = gx[2 * H + j] + r[j] * (gh[2 * H + j] + lateBias[j]);
+        } else {  // the reset gate applies to H before the product with R_h
+            for (int64_t j = 0; j < H; ++j) resetH[j] = r[j] * h[j];
+            gemvRowMajor(H, H, 1.0f, resetH, 1, rT + 2 * H, 3 * H, 0.0f, candidate);
+            addArrays(candidate, gx + 2 * H, candidate, H);
+        }
+        clipArray(candidate, H, m_clip);
+        act[1].apply(candidate, H);
+        for (int64_t j = 0; j < H; ++j) h[j] = candidate[j] + z[j] * (h[j] - candidate[j]);
+    }
+
+private:
     Cell m_cell;
     int64_t m_hidden = 0;
     std::string m_direction;
@@ -218,7 +328,7 @@ private:
     bool m_linearBeforeReset = false;
     int64_t m_layout = 0;
     std::vector<Activation> m_acts;
-    std::vector<float> m_newH, m_z, m_r;  // GRU scratch per batch row
+    std::vector<RelaidConstant> m_rByColumn;  // per direction
 };
 
 }  // namespace

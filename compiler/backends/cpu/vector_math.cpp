@@ -89,6 +89,10 @@ void swishArray(const float* x, float* y, int64_t n, float alpha) {
     else swishPortable(x, y, n, alpha);
 }
 
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void tanhArray(const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = tanhFast(x[i]);
+}
+
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void geluArray(const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.f + erfFast(x[i] * 0.7071067811865476f));
 }
