@@ -2,11 +2,16 @@
 // in double: forward, reverse and bidirectional, batch rows of different sequence lengths,
 // initial states, LSTM peepholes, clip, layout 0 and 1, R given as a constant (kept
 // transposed by the kernel) and as a graph input, on one and two threads (a bidirectional
-// layer's directions run side by side).
+// layer's directions run side by side). matrixTimesVector, each step's product at batch 1,
+// against double sums over row and column counts with and without vector remainders.
 #include <QtTest>
+
+#include <omp.h>
 
 #include <cmath>
 #include <random>
+
+#include "compiler/backends/cpu/gemv.h"
 
 #include "compiler/runtime/executor.h"
 #include "compiler/target.h"
@@ -228,6 +233,33 @@ QString describe(const Case& c) {
 class TestRecurrentOps : public QObject {
     Q_OBJECT
 private slots:
+    void matrixTimesVectorMatchesDoubleSums() {
+        std::mt19937 rng(3);
+        const int before = omp_get_max_threads();
+        for (int threads : {1, 2}) {
+            omp_set_num_threads(threads);
+            for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {3, 15}, {5, 16}, {7, 17}, {9, 33}, {37, 100},
+                                      {3072, 768}, {1027, 129}}) {
+                const int64_t lda = cols + 3;
+                const auto a = randomValues(size_t(rows * lda), rng, 1.f);
+                const auto x = randomValues(size_t(cols), rng, 1.f);
+                std::vector<float> y(size_t(rows), -7.f);
+                cpu::matrixTimesVector(rows, cols, a.data(), lda, x.data(), y.data());
+                for (int64_t i = 0; i < rows; ++i) {
+                    double want = 0, scale = 0;
+                    for (int64_t j = 0; j < cols; ++j) {
+                        want += double(a[size_t(i * lda + j)]) * x[size_t(j)];
+                        scale += std::abs(double(a[size_t(i * lda + j)]) * x[size_t(j)]);
+                    }
+                    QVERIFY2(std::abs(y[size_t(i)] - want) <= 1e-6 * scale + 1e-30,
+                             qPrintable(QStringLiteral("%1 x %2, %3 threads, row %4: %5 vs %6")
+                                            .arg(rows).arg(cols).arg(threads).arg(i).arg(y[size_t(i)]).arg(want)));
+                }
+            }
+        }
+        omp_set_num_threads(before);
+    }
+
     void cellsMatchTheirEquations() {
         std::vector<Case> cases;
         for (Cell cell : {Cell::Lstm, Cell::Gru, Cell::Rnn})

@@ -11,4 +11,10 @@ namespace fsc::cpu {
 void gemvRowMajor(int64_t k, int64_t n, float alpha, const float* x, int64_t incx, const float* b,
                   int64_t ldb, float beta, float* y);
 
+// y = A x for a row-major A (rows of cols floats, lda apart): each row dotted with x, the
+// rows split over OpenMP's threads on the calling thread (a recurrent layer's R times the
+// hidden state, every step). Where A is given as [n, k] this reads it as stored.
+void matrixTimesVector(int64_t rows, int64_t cols, const float* a, int64_t lda, const float* x,
+                       float* y);
+
 }  // namespace fsc::cpu

@@ -1,7 +1,7 @@
 // Recurrent layers: LSTM, GRU and RNN (forward, reverse, bidirectional; sequence_lens,
 // initial states, peepholes, clip, custom activations, layout 0 and 1). The input
 // projection of every time step and direction is one matrix product, biases added to it
-// once; each step adds H * R^T (one row times R^T, kept transposed, at batch 1) and applies
+// once; each step adds H * R^T (at batch 1 R's rows dotted with H, as stored) and applies
 // the gates' activations to whole gate vectors at the CPU's vector width. The directions of
 // a bidirectional layer run side by side on the run's threads.
 #include <cmath>
@@ -97,7 +97,6 @@ public:
             if (i < betas.size()) a.beta = betas[i];
             m_acts.push_back(a);
         }
-        m_rByColumn = std::vector<RelaidConstant>(size_t(dirs));
         if (m_acts.size() != defaults.size() * size_t(dirs)) status = init.invalid("wrong number of activations");
         if (m_direction != "forward" && m_direction != "reverse" && m_direction != "bidirectional")
             status = init.invalid("unknown direction '" + m_direction + "'");
@@ -144,7 +143,8 @@ public:
         // with the biases that add straight to it.
         const int64_t width = dirs * G * H;
         std::vector<float> xw(size_t(seq * batch * width));
-        gemm(false, true, seq * batch, width, in, 1.0f, x, in, W->as<float>(), in, 0.0f, xw.data(), width);
+        const GemmB w = ctx.inputConstant(1) ? m_w.of(*W, in, width, true) : GemmB{W->as<float>(), in, true};
+        gemm(false, w.transposed, seq * batch, width, in, 1.0f, x, in, w.data, w.ld, 0.0f, xw.data(), width);
         std::vector<float> bias(size_t(width), 0.0f), lateBias(size_t(dirs * H), 0.0f);
         if (B)
             for (int64_t d = 0; d < dirs; ++d)
@@ -159,7 +159,6 @@ public:
             for (int64_t row = 0; row < seq * batch; ++row) addArrays(&xw[size_t(row * width)], bias.data(), &xw[size_t(row * width)], width);
 
         std::vector<float> Y(size_t(seq * dirs * batch * H), 0.0f), Yh(size_t(dirs * batch * H)), Yc(size_t(dirs * batch * H));
-        const bool rConstant = ctx.inputConstant(2);
         // One direction per task: the two of a bidirectional layer run side by side.
         ctx.pool().parallelFor(dirs, 1, [&](int64_t d0, int64_t d1) {
             for (int64_t d = d0; d < d1; ++d) {
@@ -168,7 +167,7 @@ public:
                 io.h0 = h0 ? h0->as<float>() + d * batch * H : nullptr;
                 io.c0 = c0 ? c0->as<float>() + d * batch * H : nullptr;
                 io.peepholes = P ? P->as<float>() + d * 3 * H : nullptr;
-                runDirection(shape, d, *R, rConstant, io);
+                runDirection(shape, d, *R, io);
             }
         });
 
@@ -218,26 +217,10 @@ private:
         const float* peepholes = nullptr;  // LSTM: P's i, o, f, H each
     };
 
-    // R of direction d as [H, G * H]: kept once for a constant R, made per call otherwise.
-    const float* recurrenceByColumn(const RtTensor& R, int64_t d, int64_t rows, int64_t H, bool constant,
-                                    std::vector<float>& scratch) {
-        const float* rd = R.as<float>() + d * rows * H;
-        if (constant) {
-            RtTensor slice = R;
-            slice.data = const_cast<float*>(rd);
-            slice.dims = {rows, H};
-            if (const float* kept = m_rByColumn[size_t(d)].of(slice, H, rows, true, rows)) return kept;
-        }
-        scratch.resize(size_t(rows * H));
-        transposeMatrix(rd, rows, H, scratch.data());
-        return scratch.data();
-    }
-
-    void runDirection(const Shape& shape, int64_t d, const RtTensor& R, bool rConstant, const DirectionIo& io) {
+    void runDirection(const Shape& shape, int64_t d, const RtTensor& R, const DirectionIo& io) {
         const int64_t G = shape.gates, H = shape.H, batch = shape.batch, dirs = shape.dirs;
         const bool reverse = m_direction == "reverse" || d == 1;
-        std::vector<float> scratch;
-        const float* rT = recurrenceByColumn(R, d, G * H, H, rConstant, scratch);  // [H, G * H]
+        const float* rd = R.as<float>() + d * G * H * H;  // [G * H, H]
         const Activation* act = &m_acts[size_t(d) * (m_acts.size() / size_t(dirs))];
         std::vector<float> h(size_t(batch * H), 0.0f), c(size_t(batch * H), 0.0f);
         if (io.h0) std::memcpy(h.data(), io.h0, h.size() * 4);
@@ -245,8 +228,8 @@ private:
         std::vector<float> hr(size_t(batch * G * H)), g(size_t(G * H)), t1(static_cast<size_t>(H)), t2(static_cast<size_t>(H));
         for (int64_t s = 0; s < shape.seq; ++s) {
             // hr = h R^T for every batch row
-            if (batch == 1) gemvRowMajor(H, G * H, 1.0f, h.data(), 1, rT, G * H, 0.0f, hr.data());
-            else gemm(false, false, batch, G * H, H, 1.0f, h.data(), H, rT, G * H, 0.0f, hr.data(), G * H);
+            if (batch == 1) matrixTimesVector(G * H, H, rd, H, h.data(), hr.data());
+            else gemm(false, true, batch, G * H, H, 1.0f, h.data(), H, rd, H, 0.0f, hr.data(), G * H);
             for (int64_t b = 0; b < batch; ++b) {
                 const int64_t len = io.seqLens[size_t(b)];
                 if (s >= len) continue;
@@ -256,7 +239,7 @@ private:
                 float* hb = &h[size_t(b * H)];
                 float* cb = &c[size_t(b * H)];
                 if (m_cell == Cell::Lstm) lstmStep(gx, gh, act, io.peepholes, H, g.data(), t1.data(), hb, cb);
-                else if (m_cell == Cell::Gru) gruStep(gx, gh, act, io.lateBias, rT, H, g.data(), t1.data(), t2.data(), hb);
+                else if (m_cell == Cell::Gru) gruStep(gx, gh, act, io.lateBias, rd, H, g.data(), t1.data(), t2.data(), hb);
                 else {
                     addArrays(gx, gh, hb, H);
                     clipArray(hb, H, m_clip);
@@ -301,7 +284,7 @@ private:
     }
 
     // Gates z, r, h (ONNX's order); g holds the pre-activations of z and r, then the gates.
-    void gruStep(const float* gx, const float* gh, const Activation* act, const float* lateBias, const float* rT, int64_t H,
+    void gruStep(const float* gx, const float* gh, const Activation* act, const float* lateBias, const float* rd, int64_t H,
                  float* g, float* candidate, float* resetH, float* h) const {
         addArrays(gx, gh, g, 2 * H);
         clipArray(g, 2 * H, m_clip);
@@ -311,7 +294,7 @@ private:
             for (int64_t j = 0; j < H; ++j) candidate[j] = gx[2 * H + j] + r[j] * (gh[2 * H + j] + lateBias[j]);
         } else {  // the reset gate applies to H before the product with R_h
             for (int64_t j = 0; j < H; ++j) resetH[j] = r[j] * h[j];
-            gemvRowMajor(H, H, 1.0f, resetH, 1, rT + 2 * H, 3 * H, 0.0f, candidate);
+            matrixTimesVector(H, H, rd + 2 * H * H, H, resetH, candidate);
             addArrays(candidate, gx + 2 * H, candidate, H);
         }
         clipArray(candidate, H, m_clip);
@@ -328,7 +311,7 @@ private:
     bool m_linearBeforeReset = false;
     int64_t m_layout = 0;
     std::vector<Activation> m_acts;
-    std::vector<RelaidConstant> m_rByColumn;  // per direction
+    GemmConstant m_w;                         // W as sgemm reads it fastest
 };
 
 }  // namespace
