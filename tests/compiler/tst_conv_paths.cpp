@@ -486,6 +486,51 @@ private slots:
     // MaxPool over 1 and 3 spatial dims (separably: each depth window's maximum, then the
     // planes' pool) against the max over each window written out here: padded, strided,
     // ceil_mode's partial last window, depth windows of one tap; float and uint8.
+    // Depthwise Conv1d (Conformer's 31 taps, wav2vec's positional convolution) runs the 2-D
+    // depthwise loop on rows of one: against the definition as a 1 x k window, with strides,
+    // dilation, asymmetric pads, with and without bias.
+    void depthwiseLinesMatchTheDefinition() {
+        const std::vector<Case> lines{
+            {"31 taps", 24, 24, 24, 1, 31, 1, 1, 1, 1, {0, 15, 0, 15}, true},
+            {"3 taps stride 2", 17, 17, 17, 1, 3, 1, 2, 1, 1, {0, 1, 0, 1}, false},
+            {"5 taps dilated 2 asymmetric pads", 9, 9, 9, 1, 5, 1, 1, 1, 2, {0, 3, 0, 1}, true},
+            {"4 taps no pad stride 3", 5, 5, 5, 1, 4, 1, 3, 1, 1, {0, 0, 0, 0}, true},
+        };
+        std::mt19937 rng(23);
+        for (const Case& k : lines) {
+            const auto weights = randomValues(size_t(k.m * k.kw), rng);
+            const auto bias = randomValues(size_t(k.m), rng);
+            GraphBuilder gb;
+            ValueId x = gb.input("x", DType::Float32, Shape({Dim::symbolic("n"), Dim::known(k.c), Dim::symbolic("l")}));
+            std::vector<ValueId> inputs{x, gb.initializer(floatTensor("W", {k.m, 1, k.kw}, weights))};
+            if (k.bias) inputs.push_back(gb.initializer(floatTensor("B", {k.m}, bias)));
+            gb.output(gb.op("Conv", inputs, "y",
+                            {intAttr("group", k.group), intsAttr("strides", {k.sw}), intsAttr("dilations", {k.dw}),
+                             intsAttr("pads", {k.pads[1], k.pads[3]})}));
+            Model model = gb.buildModel();
+            fillUnknownTypes(*model.graph);
+            auto exec = Executor::create(model, cpuExecutorOptions(2));
+            QVERIFY2(exec.isOk(), exec.status().message().c_str());
+            for (auto [n, l] : {std::pair<int64_t, int64_t>{1, 99}, {2, 40}, {1, 7}}) {
+                const auto input = randomValues(size_t(n * k.c * l), rng);
+                RtTensor t = allocateTensor(DType::Float32, {n, k.c, l});
+                std::copy(input.begin(), input.end(), t.as<float>());
+                auto out = (*exec)->run({t});
+                QVERIFY2(out.isOk(), out.status().message().c_str());
+                const RtTensor& y = (*out)[0];
+                QCOMPARE(y.rank(), size_t(3));
+                const int64_t ol = y.dims[2];
+                QCOMPARE(ol, (l + k.pads[1] + k.pads[3] - ((k.kw - 1) * k.dw + 1)) / k.sw + 1);
+                const auto expected = naiveConv(k, input, n, 1, l, weights, bias, 1, ol);
+                QCOMPARE(size_t(y.numel()), expected.size());
+                for (size_t i = 0; i < expected.size(); ++i)
+                    QVERIFY2(std::abs(y.as<float>()[i] - expected[i]) <= 1e-4f * (1 + std::abs(expected[i])),
+                             qPrintable(QString("%1, length %2, element %3: %4, expected %5")
+                                            .arg(k.name).arg(l).arg(i).arg(y.as<float>()[i]).arg(expected[i])));
+            }
+        }
+    }
+
     void lineAndVolumeMaxPoolsMatchTheDefinition() {
         struct Pool {
             std::vector<int64_t> in, kernel, strides, pads;
