@@ -20,6 +20,9 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {1, "eliminate-common-subexpressions", "exporters repeat the same Shape/Gather per use"},
         {1, "eliminate-dead-code", "drops what the steps above left unread"},
         // O2: fusions; each replaces a group of nodes by one op that does the same arithmetic.
+        {2, "qdq-folding", "a quantized export's QDQ pairs around Conv/MatMul/Gemm: integer ops on its int8 "
+                           "weights (fold-constants before it leaves those weights' DequantizeLinear)"},
+        {2, "fold-constants", "the QDQ weights qdq-folding could not make integer, in float after all"},
         {2, "pad-fusion", "TensorFlow's exports pad explicitly; a Conv or pool pads for free"},
         {2, "conv-bn-fusion", "inference batch norm is a per-channel affine map: free inside the Conv weights"},
         {2, "split-packed-projection", "a packed QKV projection's copies apart become three products, which "
@@ -52,6 +55,7 @@ const std::vector<PipelineStep>& pipelineSteps() {
 
 bool runsAfterCleanUp(const std::string& pass) {
     if (pass == "conv-bn-fusion" || pass == "pad-fusion") return false;  // they shape what INT8 sees
+    if (pass == "qdq-folding") return false;  // an export's own QDQ form, folded before INT8 adds its own
     if (pass == "fp16-conversion" || pass == "bf16-conversion") return true;
     for (const PipelineStep& step : pipelineSteps())
         if (pass == step.pass) return step.level >= 2;  // the first listing: eliminate-dead-code is O1's
@@ -119,10 +123,15 @@ std::set<DType> channelsLastTypes(const PipelineSpec& spec) {
 
 Result<std::vector<std::unique_ptr<Pass>>> buildPipeline(const PipelineSpec& spec) {
     PassList list;
-    for (const std::string& name : spec.passes) {
+    for (size_t i = 0; i < spec.passes.size(); ++i) {
+        const std::string& name = spec.passes[i];
         const PassInfo* info = PassRegistry::builtin().find(name);
         if (!info) return Status(ErrorCode::InvalidArgument, "unknown pass '" + name + "' (fusescope-cli compile --list-passes)");
-        list.push_back(name == "channels-last" ? passes::channelsLast(channelsLastTypes(spec)) : info->create());
+        if (name == "channels-last") list.push_back(passes::channelsLast(channelsLastTypes(spec)));
+        else if (name == "fold-constants")  // a qdq-folding after it takes the QDQ weights as they are
+            list.push_back(passes::foldConstants(std::find(spec.passes.begin() + ptrdiff_t(i), spec.passes.end(),
+                                                           "qdq-folding") != spec.passes.end()));
+        else list.push_back(info->create());
     }
     const std::set<std::string> keep = spec.keepInFloat32 ? *spec.keepInFloat32 : passes::defaultKeepInFloat32();
     switch (spec.precision) {

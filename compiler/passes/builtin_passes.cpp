@@ -8,7 +8,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(eliminateNoOps);
     registry.add(eliminateDeadCode);
     registry.add(eliminateCommonSubexpressions);
-    registry.add(foldConstants);
+    registry.add([] { return foldConstants(); });
     registry.add(foldShapeComputation);
     registry.add(cancelInversePairs);
     registry.add(foldConvBatchNorm);

@@ -10,8 +10,27 @@ namespace {
 // Folding must not turn a small graph into a huge file (ConstantOfShape, Expand, Tile).
 constexpr size_t kMaxGrowthBytes = 16 << 20;
 
+// The QDQ form's weight: a DequantizeLinear of constants read only as the weight (input 1)
+// of Conv/MatMul/Gemm whose input is itself a DequantizeLinear's output. qdq-folding makes
+// such an op integer from the int8 weight and its scale, which folding to float would lose.
+bool isQdqWeight(const Rewriter& rw, const Node& n) {
+    if (!isOp(n, "DequantizeLinear") || n.outputs.empty() || !n.outputs[0].valid()) return false;
+    const ValueId out = n.outputs[0];
+    if (rw.isGraphOutput(out) || rw.isCaptured(out) || rw.users(out).empty()) return false;
+    for (NodeId user : rw.users(out)) {
+        const Node& op = rw.graph().node(user);
+        if (!(isOp(op, "Conv") || isOp(op, "MatMul") || isOp(op, "Gemm")) || op.inputs.size() < 2 || op.inputs[1] != out ||
+            op.inputs[0] == out)
+            return false;
+        const NodeId x = rw.producer(op.inputs[0]);
+        if (!x.valid() || !isOp(rw.graph().node(x), "DequantizeLinear")) return false;
+    }
+    return true;
+}
+
 class FoldConstantsPass : public Pass {
 public:
+    explicit FoldConstantsPass(bool keepQdqWeights) : m_keepQdqWeights(keepQdqWeights) {}
     std::string name() const override { return "fold-constants"; }
     std::string description() const override {
         return "computes nodes whose inputs are all constants once, with the CPU kernels";
@@ -32,6 +51,10 @@ public:
                 inputs.push_back(t);
             }
             if (!allConstant) continue;
+            if (m_keepQdqWeights && isQdqWeight(rw, n)) {
+                context.reject("constant-node", id, "a QDQ weight, kept for qdq-folding");
+                continue;
+            }
             if (std::string why = blocker(rw.graph(), n); !why.empty()) {
                 context.reject("constant-node", id, why);
                 continue;
@@ -70,6 +93,8 @@ public:
     }
 
 private:
+    bool m_keepQdqWeights;
+
     static std::string blocker(const Graph& g, const Node& n) {
         if (!n.domain.empty()) return "ops of domain '" + n.domain + "' are not folded";
         for (ValueId out : n.outputs)
@@ -83,6 +108,6 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Pass> foldConstants() { return std::make_unique<FoldConstantsPass>(); }
+std::unique_ptr<Pass> foldConstants(bool keepQdqWeights) { return std::make_unique<FoldConstantsPass>(keepQdqWeights); }
 
 }  // namespace fsc::passes

@@ -59,6 +59,8 @@ IntegerOp readIntegerOp(const Rewriter& rw, NodeId id) {
     else if (!rw.constant(w->quantized)) op.reason = "the weight is not a constant";
     else if (w->zero != 0) op.reason = "the weight's zero point is not 0";
     else if (dtypeOf(g, n.outputs[0]) != DType::Float32) op.reason = "the output is not float32";
+    else if (isOp(n, "Conv") && intAttr(n, "group", 1) > 1)  // MobileNetV2's QDQ export: 11.0 -> 7.8 ms
+        op.reason = "a grouped convolution: the float kernel between the DequantizeLinear and QuantizeLinear is faster";
     else if (isOp(n, "Gemm") && (intAttr(n, "transA", 0) != 0 || floatAttr(n, "alpha", 1.0f) != 1.0f))
         op.reason = "transA or alpha != 1";
     op.x = *x;

@@ -13,7 +13,8 @@ namespace fsc::passes {
 std::unique_ptr<Pass> eliminateNoOps();
 std::unique_ptr<Pass> eliminateDeadCode();
 std::unique_ptr<Pass> eliminateCommonSubexpressions();
-std::unique_ptr<Pass> foldConstants();
+// keepQdqWeights: leaves the QDQ form's weight DequantizeLinear nodes for a qdq-folding after it.
+std::unique_ptr<Pass> foldConstants(bool keepQdqWeights = false);
 std::unique_ptr<Pass> foldShapeComputation();
 std::unique_ptr<Pass> cancelInversePairs();
 

@@ -23,6 +23,7 @@
 #include "compiler/backends/cpu/int8_products.h"
 #include "compiler/backends/cpu/packed_rows_cache.h"
 #include "compiler/pass_manager.h"
+#include "compiler/pipelines.h"
 #include "compiler/passes/passes.h"
 #include "compiler/quantization/accuracy.h"
 #include "compiler/quantization/calibration_data.h"
@@ -63,6 +64,71 @@ Model smallCnn() {
     b.output(y);
     b.output(g);
     return withInferredTypes(b);
+}
+
+// A quantized export's QDQ form, as PyTorch writes it: x -> Q -> DQ -> Conv (weight: DQ of
+// int8 with per-channel scales, float bias) -> Relu -> Q -> DQ -> depthwise Conv (its own
+// DQ'd weight) -> Q -> DQ -> y.
+Model importedQdqCnn() {
+    GraphBuilder b;
+    ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 4, 9, 9}));
+    auto scalar = [&](const char* name, DType t, double v) {
+        std::string bytes(t == DType::Float32 ? 4 : 1, '\0');
+        if (t == DType::Float32) {
+            const float f = float(v);
+            std::memcpy(bytes.data(), &f, 4);
+        } else bytes[0] = char(int(v));
+        return b.initializer(Tensor(name, t, {}, makeBuffer(bytes), 0, bytes.size()));
+    };
+    auto int8Weight = [&](const char* name, std::vector<int64_t> dims, uint32_t seed) {
+        int64_t n = 1;
+        for (int64_t d : dims) n *= d;
+        std::string bytes(size_t(n), '\0');
+        std::mt19937 rng(seed);
+        for (char& c : bytes) c = char(int(rng() % 255) - 127);
+        return b.initializer(Tensor(name, DType::Int8, std::move(dims), makeBuffer(bytes), 0, bytes.size()));
+    };
+    auto quantDequant = [&](ValueId v, const std::string& at, double scale, int zero) {
+        ValueId s = scalar((at + "_s").c_str(), DType::Float32, scale), z = scalar((at + "_z").c_str(), DType::UInt8, zero);
+        ValueId q = b.op("QuantizeLinear", {v, s, z}, at + "_q");
+        return b.op("DequantizeLinear", {q, s, z}, at + "_dq");
+    };
+    ValueId x0 = quantDequant(x, "in", 0.02, 128);
+    std::vector<float> channelScales{0.004f, 0.003f, 0.005f, 0.002f, 0.004f, 0.006f};
+    ValueId w1s = b.initializer(floatTensor("w1_s", {6}, channelScales));
+    ValueId w1z = b.initializer(Tensor("w1_z", DType::Int8, {6}, makeBuffer(std::string(6, '\0')), 0, 6));
+    ValueId w1 = b.op("DequantizeLinear", {int8Weight("w1_q", {6, 4, 3, 3}, 3), w1s, w1z}, "w1", {intAttr("axis", 0)});
+    ValueId c1 = b.op("Conv", {x0, w1, b.initializer(randomFloatTensor("b1", {6}, 4, 0.1f))}, "c1",
+                      {intsAttr("pads", {1, 1, 1, 1})}, "conv");
+    ValueId r1 = b.op("Relu", {c1}, "r1", {}, "relu");
+    ValueId x1 = quantDequant(r1, "mid", 0.01, 0);
+    ValueId w2 = b.op("DequantizeLinear", {int8Weight("w2_q", {6, 1, 3, 3}, 5), scalar("w2_s", DType::Float32, 0.005)}, "w2");
+    ValueId c2 = b.op("Conv", {x1, w2}, "c2", {intsAttr("pads", {1, 1, 1, 1}), intAttr("group", 6), intsAttr("strides", {2, 2})},
+                      "depthwise");
+    b.output(quantDequant(c2, "out", 0.01, 100));
+    return withInferredTypes(b);
+}
+
+CompileResult compileAt(const Model& m, const char* level) {
+    PipelineSpec spec;
+    spec.passes = *pipelinePasses(level);
+    auto passes = buildPipeline(spec);
+    if (!passes) qFatal("%s", passes.status().message().c_str());
+    CompileOptions options;
+    options.verifyEachPass = true;
+    auto r = compileModel(m, std::move(*passes), options);
+    if (!r) qFatal("compile failed: %s", r.status().message().c_str());
+    return std::move(*r);
+}
+
+// DequantizeLinear nodes left whose quantized input is a constant (a weight dequantized each run).
+int weightDequantizations(const Graph& g) {
+    int n = 0;
+    for (NodeId id : g.order()) {
+        const Node& node = g.node(id);
+        if (node.opType == "DequantizeLinear" && g.value(node.inputs[0]).kind == Value::Kind::Initializer) ++n;
+    }
+    return n;
 }
 
 int count(const Graph& g, const std::string& op) {
@@ -745,6 +811,91 @@ private slots:
         QVERIFY(!cpu::fitsInt8Gemm(x, ptr(tensor(DType::UInt8, {4}, 2)), w8, nullptr));  // X's per channel
         QVERIFY(!cpu::fitsInt8Gemm(x, &xz, wu8, ptr(tensor(DType::Int8, {}, 0))));     // zero point of another type
         QVERIFY(!cpu::fitsInt8Gemm(tensor(DType::Int32, {1, 4, 5, 5}, 0), nullptr, w8, nullptr));
+    }
+
+    // A model exported in the QDQ form: O2 makes its Conv integer from the int8 weight
+    // (fold-constants leaves that weight's DequantizeLinear for qdq-folding), leaves the
+    // depthwise one in float between its DequantizeLinear and QuantizeLinear, and folds that
+    // one's weight after all; O1 folds every weight to float. Both compute what O0 does.
+    void importedQdqModelsRunIntegerOpsAtO2() {
+        const Model m = importedQdqCnn();
+        const CompileResult o1 = compileAt(m, "O1"), o2 = compileAt(m, "O2");
+        QCOMPARE(count(*o1.model.graph, "QLinearConv"), 0);
+        QCOMPARE(weightDequantizations(*o1.model.graph), 0);
+        QCOMPARE(count(*o2.model.graph, "QLinearConv"), 1);
+        QCOMPARE(weightDequantizations(*o2.model.graph), 0);
+        QCOMPARE(count(*o2.model.graph, "Conv") + count(*o2.model.graph, "FusedConv"), 1);  // the depthwise one
+        QVERIFY2(maxRelativeError(m, o1.model) == 0.0, "O1 is the same arithmetic");
+        // Integer accumulation and requantization agree with the float form up to a rounding step.
+        const double diff = maxRelativeError(m, o2.model);
+        QVERIFY2(diff < 0.03, std::to_string(diff).c_str());
+    }
+
+    // Depthwise ConvInteger (the integer depthwise loop) against the definition: uint8 and
+    // int8 images and weights, zero points, strides, dilation, asymmetric pads, one and two
+    // threads; and per-channel weight zero points that differ (taken off after the loop).
+    void int8DepthwiseMatchesTheDefinition() {
+        struct Case {
+            DType xType, wType;
+            int xZero, wZero;  // wZero -1000: per-channel zero points 3, -2, ...
+            int stride, dilation;
+            std::vector<int64_t> pads;
+            int threads;
+        };
+        const std::vector<Case> cases{
+            {DType::UInt8, DType::Int8, 131, 0, 1, 1, {1, 1, 1, 1}, 1},
+            {DType::UInt8, DType::Int8, 0, 0, 2, 1, {1, 1, 1, 1}, 2},
+            {DType::Int8, DType::Int8, -5, 3, 1, 2, {2, 0, 1, 2}, 2},
+            {DType::UInt8, DType::UInt8, 200, 128, 2, 1, {0, 1, 1, 0}, 1},
+            {DType::Int8, DType::UInt8, 7, -1000, 1, 1, {1, 1, 1, 1}, 2},
+        };
+        std::mt19937 rng(17);
+        const int64_t c = 5, h = 11, w = 13;
+        for (const Case& k : cases) {
+            GraphBuilder b;
+            ValueId x = b.input("x", k.xType, Shape::ofSizes({2, c, h, w}));
+            std::string wb(size_t(c * 9), '\0');
+            for (char& v : wb) v = char(rng());
+            ValueId wt = b.initializer(Tensor("w", k.wType, {c, 1, 3, 3}, makeBuffer(wb), 0, wb.size()));
+            ValueId xz = b.initializer(Tensor("xz", k.xType, {}, makeBuffer(std::string(1, char(k.xZero))), 0, 1));
+            auto channelZero = [&](int64_t ch) { return k.wZero == -1000 ? int(3 - 5 * ch) + (k.wType == DType::UInt8 ? 100 : 0) : k.wZero; };
+            std::string zeros;
+            for (int64_t ch = 0; ch < c; ++ch) zeros += char(channelZero(ch));
+            ValueId wz = k.wZero == -1000 ? b.initializer(Tensor("wz", k.wType, {c}, makeBuffer(zeros), 0, size_t(c)))
+                                          : b.initializer(Tensor("wz", k.wType, {}, makeBuffer(zeros.substr(0, 1)), 0, 1));
+            b.output(b.op("ConvInteger", {x, wt, xz, wz}, "y",
+                          {intsAttr("pads", k.pads), intAttr("group", int(c)), intsAttr("strides", {k.stride, k.stride}),
+                           intsAttr("dilations", {k.dilation, k.dilation})}));
+            Model m = withInferredTypes(b);
+            auto exec = Executor::create(m, cpuExecutorOptions(k.threads));
+            QVERIFY(exec);
+            RtTensor in = allocateTensor(k.xType, {2, c, h, w});
+            for (int64_t i = 0; i < in.numel(); ++i) in.as<uint8_t>()[i] = uint8_t(rng());
+            auto out = (*exec)->run({in});
+            QVERIFY2(out, out.status().message().c_str());
+            const RtTensor& y = (*out)[0];
+            const int64_t oh = y.dims[2], ow = y.dims[3];
+            QCOMPARE(oh, (h + k.pads[0] + k.pads[2] - (2 * k.dilation + 1)) / k.stride + 1);
+            QCOMPARE(ow, (w + k.pads[1] + k.pads[3] - (2 * k.dilation + 1)) / k.stride + 1);
+            auto xAt = [&](int64_t i) { return k.xType == DType::UInt8 ? int(in.as<uint8_t>()[i]) : int(in.as<int8_t>()[i]); };
+            auto wAt = [&](int64_t i) { return k.wType == DType::UInt8 ? int(uint8_t(wb[size_t(i)])) : int(int8_t(wb[size_t(i)])); };
+            for (int64_t n = 0; n < 2; ++n)
+                for (int64_t ch = 0; ch < c; ++ch)
+                    for (int64_t oy = 0; oy < oh; ++oy)
+                        for (int64_t ox = 0; ox < ow; ++ox) {
+                            int64_t exact = 0;
+                            for (int64_t ky = 0; ky < 3; ++ky)
+                                for (int64_t kx = 0; kx < 3; ++kx) {
+                                    const int64_t iy = oy * k.stride + ky * k.dilation - k.pads[0];
+                                    const int64_t ix = ox * k.stride + kx * k.dilation - k.pads[1];
+                                    if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                                    exact += int64_t(xAt(((n * c + ch) * h + iy) * w + ix) - k.xZero) *
+                                             (wAt(ch * 9 + ky * 3 + kx) - channelZero(ch));
+                                }
+                            const int64_t got = y.as<int32_t>()[((n * c + ch) * oh + oy) * ow + ox];
+                            if (got != exact) QCOMPARE(got, exact);
+                        }
+        }
     }
 
     void int8ConvPadsWithTheZeroPoint_data() {

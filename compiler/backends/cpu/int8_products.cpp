@@ -41,6 +41,25 @@ Int8View signedView(ThreadPool& pool, const RtTensor& x, const RtTensor* zero, s
     return {copy.get(), view.zero, view.zero, false};
 }
 
+// out[oy][ox] = sum over taps of tap * padded[oy sh + ky dh][ox sw + kx dw], int32.
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void addDepthwiseTaps(
+    const int32_t* padded, int64_t paddedW, const int32_t* taps, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh,
+    int64_t dw, int64_t oh, int64_t ow, int32_t* out) {
+    for (int64_t oy = 0; oy < oh; ++oy) {
+        int32_t* __restrict row = out + oy * ow;
+        std::fill(row, row + ow, 0);
+        for (int64_t ky = 0; ky < kh; ++ky)
+            for (int64_t kx = 0; kx < kw; ++kx) {
+                const int32_t t = taps[ky * kw + kx];
+                const int32_t* __restrict in = padded + (oy * sh + ky * dh) * paddedW + kx * dw;
+                if (sw == 1)
+                    for (int64_t ox = 0; ox < ow; ++ox) row[ox] += t * in[ox];
+                else
+                    for (int64_t ox = 0; ox < ow; ++ox) row[ox] += t * in[ox * sw];
+            }
+    }
+}
+
 bool allZero(const RtTensor* zero) {
     if (!zero) return true;
     for (int64_t i = 0; i < zero->numel(); ++i)
@@ -154,6 +173,40 @@ Status int8ConvLessChannelZeros(KernelContext& ctx, const WindowAttrs& attrs, in
 
 }  // namespace
 
+namespace {
+
+// Depthwise convolution (one input and one output channel a group) in int32: each plane's
+// values less the zero point, widened into a bordered copy (the border adds nothing), then
+// one row update per tap. The general path ran a GEMM of one row per channel: MobileNetV2's
+// 960-channel 7 x 7 layers took 1.1 ms each, its 96-channel 112 x 112 one 1.2 ms.
+template <typename X, typename W>
+void depthwiseInt8Planes(ThreadPool& pool, const X* x, int32_t xZero, const W* w, int32_t wZero, const ConvGeometry& g,
+                         int64_t planes, int64_t channels, int32_t* y) {
+    const int64_t ih = g.in[0], iw = g.in[1], oh = g.out[0], ow = g.out[1], kh = g.kernel[0], kw = g.kernel[1];
+    const int64_t sh = g.strides[0], sw = g.strides[1], dh = g.dilations[0], dw = g.dilations[1];
+    const int64_t ph = g.padBegin[0], pw = g.padBegin[1];
+    const int64_t paddedH = (oh - 1) * sh + (kh - 1) * dh + 1, paddedW = (ow - 1) * sw + (kw - 1) * dw + 1;
+    pool.parallelFor(planes, 1, [&](int64_t p0, int64_t p1) {
+        std::vector<int32_t> padded(size_t(paddedH * paddedW)), taps(size_t(kh * kw));
+        for (int64_t p = p0; p < p1; ++p) {
+            const X* plane = x + p * ih * iw;
+            std::fill(padded.begin(), padded.end(), 0);
+            for (int64_t r = 0; r < paddedH; ++r) {
+                const int64_t sy = r - ph;
+                if (sy < 0 || sy >= ih) continue;
+                const int64_t c0 = std::max<int64_t>(0, pw), c1 = std::min<int64_t>(paddedW, iw + pw);
+                for (int64_t col = c0; col < c1; ++col)
+                    padded[size_t(r * paddedW + col)] = int32_t(plane[sy * iw + col - pw]) - xZero;
+            }
+            const W* wp = w + (p % channels) * kh * kw;
+            for (int64_t k = 0; k < kh * kw; ++k) taps[size_t(k)] = int32_t(wp[k]) - wZero;
+            addDepthwiseTaps(padded.data(), paddedW, taps.data(), kh, kw, sh, sw, dh, dw, oh, ow, y + p * oh * ow);
+        }
+    });
+}
+
+}  // namespace
+
 Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const RtTensor& x,
                 const RtTensor* xZero, const RtTensor& w, const RtTensor* wZero, const Int32Alloc& alloc,
                 OneDnnInt8Conv* primitive, bool weightsConstant, PackedRowsCache* packed, Int8Winograd* winograd) {
@@ -172,6 +225,19 @@ Status int8Conv(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, con
                                         weightsConstant, packed, winograd);
     auto out = alloc(outDims);
     if (!out) return out.status();
+    if (group > 1 && group == c && m == c && spatial.size() == 2 && (!xZero || xZero->numel() <= 1)) {
+        // (per-channel weight zero points that differ were taken off above: these are one value)
+        const int32_t xz = xZero && xZero->numel() ? int32_t(elementAsInt(*xZero, 0)) : 0;
+        const int32_t wz = wZero && wZero->numel() ? int32_t(elementAsInt(*wZero, 0)) : 0;
+        const bool xu = x.dtype == DType::UInt8, wu = w.dtype == DType::UInt8;
+        if ((xu || x.dtype == DType::Int8) && (wu || w.dtype == DType::Int8)) {
+            if (xu && wu) depthwiseInt8Planes(ctx.pool(), x.as<uint8_t>(), xz, w.as<uint8_t>(), wz, *geo, n * c, c, *out);
+            else if (xu) depthwiseInt8Planes(ctx.pool(), x.as<uint8_t>(), xz, w.as<int8_t>(), wz, *geo, n * c, c, *out);
+            else if (wu) depthwiseInt8Planes(ctx.pool(), x.as<int8_t>(), xz, w.as<uint8_t>(), wz, *geo, n * c, c, *out);
+            else depthwiseInt8Planes(ctx.pool(), x.as<int8_t>(), xz, w.as<int8_t>(), wz, *geo, n * c, c, *out);
+            return Status::ok();
+        }
+    }
     if (primitive && OneDnnInt8Conv::preferred() && w.dtype == DType::Int8 && allZero(wZero) &&
         primitive->run(*geo, group, x, xZero ? int32_t(elementAsInt(*xZero, 0)) : 0, w, weightsConstant, *out))
         return Status::ok();
