@@ -260,6 +260,30 @@ private slots:
         omp_set_num_threads(before);
     }
 
+    // Inputs that do not fit the layer are an error naming the node, not a read past them.
+    void misfitInputsAreRefused() {
+        GraphBuilder g;
+        ValueId x = g.input("X", DType::Float32, Shape::ofSizes({4, 2, 3}));
+        ValueId w = g.initializer(randomFloatTensor("W", {1, 3 * 5, 3}, 1));
+        ValueId r = g.initializer(randomFloatTensor("R", {1, 3 * 5, 5}, 2));
+        ValueId b = g.initializer(randomFloatTensor("B", {1, 2 * 3 * 5}, 3));
+        ValueId lens = g.input("lens", DType::Int32, Shape::ofSizes({2}));
+        ValueId h0 = g.input("h0", DType::Float32, Shape::ofSizes({1, 1, 5}));  // batch is 2
+        auto outs = g.node("GRU", {x, w, r, b, lens, h0}, {"Y", "Y_h"}, {intAttr("hidden_size", 5)}, "gru");
+        g.output(outs[0]);
+        Model m = g.buildModel(17);
+        fillUnknownTypes(*m.graph);
+        auto exec = Executor::create(m, cpuExecutorOptions());
+        QVERIFY(exec);
+        RtTensor xs = allocateTensor(DType::Float32, {4, 2, 3}), ls = allocateTensor(DType::Int32, {2}),
+                 hs = allocateTensor(DType::Float32, {1, 1, 5});
+        auto out = (*exec)->run({xs, ls, hs});
+        QVERIFY(!out);
+        QVERIFY2(out.status().message().find("gru") != std::string::npos &&
+                     out.status().message().find("initial_h") != std::string::npos,
+                 out.status().message().c_str());
+    }
+
     void cellsMatchTheirEquations() {
         std::vector<Case> cases;
         for (Cell cell : {Cell::Lstm, Cell::Gru, Cell::Rnn})
@@ -285,6 +309,11 @@ private slots:
             c.linearBeforeReset = true;
             c.layout = 0;
             c.constantR = true;
+            cases.push_back(c);
+            c.layout = 1;  // batch-first initial states of three rows
+            c.batch = 3;
+            c.lens = {3, 5, 1};
+            c.threads = 1;
             cases.push_back(c);
         }
         std::mt19937 rng(11);

@@ -124,6 +124,11 @@ public:
         const RtTensor* P = m_cell == Cell::Lstm ? ctx.input(7) : nullptr;
         for (const RtTensor* t : {B, h0, c0, P})
             if (t && t->dtype != DType::Float32) return bad(ctx, "needs float32 B, initial_h, initial_c and P");
+        auto holds = [](const RtTensor* t, int64_t n) { return !t || t->numel() == n; };
+        if (!holds(B, dirs * 2 * G * H) || !holds(h0, dirs * batch * H) || !holds(c0, dirs * batch * H) ||
+            !holds(P, dirs * 3 * H) || (lens && lens->numel() != batch))
+            return bad(ctx, "B, sequence_lens, initial_h, initial_c or P does not fit " + std::to_string(dirs) +
+                                " direction(s), batch " + std::to_string(batch) + " and hidden_size " + std::to_string(H));
 
         std::vector<int64_t> seqLens(size_t(batch), seq);
         if (lens)
@@ -139,6 +144,18 @@ public:
                     std::memcpy(&reordered[size_t((t * batch + b) * in)], x + (b * seq + t) * in, size_t(in) * 4);
             x = reordered.data();
         }
+        // Initial states as [dirs, batch, H]: layout 1 gives them batch first.
+        std::vector<float> h0Reordered, c0Reordered;
+        auto directionsFirst = [&](const RtTensor* t, std::vector<float>& into) -> const float* {
+            if (!t || !m_layout) return t ? t->as<float>() : nullptr;
+            into.resize(size_t(dirs * batch * H));
+            for (int64_t b = 0; b < batch; ++b)
+                for (int64_t d = 0; d < dirs; ++d)
+                    std::memcpy(&into[size_t((d * batch + b) * H)], t->as<float>() + (b * dirs + d) * H, size_t(H) * 4);
+            return into.data();
+        };
+        const float* initialH = directionsFirst(h0, h0Reordered);
+        const float* initialC = directionsFirst(c0, c0Reordered);
         // Every step's input projection for every direction, [seq * batch, dirs * G * H],
         // with the biases that add straight to it.
         const int64_t width = dirs * G * H;
@@ -164,8 +181,8 @@ public:
             for (int64_t d = d0; d < d1; ++d) {
                 DirectionIo io{xw.data() + d * G * H, width, lateBias.data() + d * H, seqLens, Y.data(), Yh.data() + d * batch * H,
                                Yc.data() + d * batch * H};
-                io.h0 = h0 ? h0->as<float>() + d * batch * H : nullptr;
-                io.c0 = c0 ? c0->as<float>() + d * batch * H : nullptr;
+                io.h0 = initialH ? initialH + d * batch * H : nullptr;
+                io.c0 = initialC ? initialC + d * batch * H : nullptr;
                 io.peepholes = P ? P->as<float>() + d * 3 * H : nullptr;
                 runDirection(shape, d, *R, io);
             }
