@@ -123,14 +123,20 @@ std::set<DType> channelsLastTypes(const PipelineSpec& spec) {
 
 Result<std::vector<std::unique_ptr<Pass>>> buildPipeline(const PipelineSpec& spec) {
     PassList list;
+    // A named pipeline folds an export's QDQ form into integer ops on the CPU only: CUDA has no
+    // integer convolutions, and there the float ones between the Q/DQ pairs stay on the device
+    // (the pass stays in the list and says so for each op).
+    const bool integerOps = spec.customPasses || spec.target.backend != Backend::Cuda;
     for (size_t i = 0; i < spec.passes.size(); ++i) {
         const std::string& name = spec.passes[i];
         const PassInfo* info = PassRegistry::builtin().find(name);
         if (!info) return Status(ErrorCode::InvalidArgument, "unknown pass '" + name + "' (fusescope-cli compile --list-passes)");
         if (name == "channels-last") list.push_back(passes::channelsLast(channelsLastTypes(spec)));
+        else if (name == "qdq-folding" && !integerOps)
+            list.push_back(passes::foldQdq("the CUDA backend has no integer convolutions; the QDQ form runs in float"));
         else if (name == "fold-constants")  // a qdq-folding after it takes the QDQ weights as they are
-            list.push_back(passes::foldConstants(std::find(spec.passes.begin() + ptrdiff_t(i), spec.passes.end(),
-                                                           "qdq-folding") != spec.passes.end()));
+            list.push_back(passes::foldConstants(integerOps && std::find(spec.passes.begin() + ptrdiff_t(i), spec.passes.end(),
+                                                                         "qdq-folding") != spec.passes.end()));
         else list.push_back(info->create());
     }
     const std::set<std::string> keep = spec.keepInFloat32 ? *spec.keepInFloat32 : passes::defaultKeepInFloat32();

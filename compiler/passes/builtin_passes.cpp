@@ -30,7 +30,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add([] { return convertToFloat16(); });
     registry.add([] { return convertToBFloat16(); });
     registry.add([] { return quantizeInt8(); });
-    registry.add(foldQdq);
+    registry.add([] { return foldQdq(); });
     registry.add([] { return tensorParallel(2); });
     registry.add([] { return pipelineParallel(2); });
     registry.add(scheduleForMemory);

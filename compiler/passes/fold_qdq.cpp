@@ -130,6 +130,7 @@ struct RequantizedOp {
 
 class QLinearPattern : public TypedPattern<RequantizedOp> {
 public:
+    explicit QLinearPattern(std::string declineAll) : m_declineAll(std::move(declineAll)) {}
     std::string name() const override { return "qlinear"; }
     std::set<std::string> rootOps() const override { return {"QuantizeLinear"}; }
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
@@ -142,6 +143,7 @@ public:
         if (!chain || chain->back() != anchor) return MatchResult::none();
         IntegerOp op = readIntegerOp(rw, opId);
         if (!op.x.node.valid()) return MatchResult::none();
+        if (!m_declineAll.empty()) return MatchResult::rejected(m_declineAll);
         if (!op.reason.empty()) return MatchResult::rejected(op.reason);
         const Node& n = rw.graph().node(opId);
         if (isOp(n, "Conv") && n.inputs.size() > 2 && n.inputs[2].valid() && !rw.constant(n.inputs[2]))
@@ -176,6 +178,9 @@ public:
         return opType + ": int8 in, int8 out; the output scale requantizes the int32 accumulator" +
                (m.chain.size() == 3 ? ", and its zero point at the lowest value does the Relu" : "");
     }
+
+private:
+    std::string m_declineAll;
 };
 
 // A Conv/MatMul/Gemm between DequantizeLinear inputs, without a QuantizeLinear after it.
@@ -186,6 +191,7 @@ struct DequantizedOp {
 
 class IntegerOpPattern : public TypedPattern<DequantizedOp> {
 public:
+    explicit IntegerOpPattern(std::string declineAll) : m_declineAll(std::move(declineAll)) {}
     std::string name() const override { return "integer-op"; }
     std::set<std::string> rootOps() const override { return {"Conv", "MatMul", "Gemm"}; }
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
@@ -193,6 +199,7 @@ public:
         if (!isQuantizedOp(n)) return MatchResult::none();
         IntegerOp op = readIntegerOp(rw, anchor);
         if (!op.x.node.valid()) return MatchResult::none();
+        if (!m_declineAll.empty()) return MatchResult::rejected(m_declineAll);
         if (!op.reason.empty()) return MatchResult::rejected(op.reason);
         if (requantizedChain(rw, anchor)) return MatchResult::none();  // QLinearPattern's, at the QuantizeLinear
         if (isOp(n, "Gemm") && n.inputs.size() > 2 && n.inputs[2].valid() && floatAttr(n, "beta", 1.0f) != 1.0f &&
@@ -284,14 +291,15 @@ private:
     }
 
     mutable std::map<uint32_t, ValueId> m_transposed;  // a shared int8 weight is transposed once
+    std::string m_declineAll;
 };
 
 }  // namespace
 
-std::unique_ptr<Pass> foldQdq() {
+std::unique_ptr<Pass> foldQdq(std::string declineAll) {
     std::vector<std::unique_ptr<RewritePattern>> patterns;
-    patterns.push_back(std::make_unique<QLinearPattern>());
-    patterns.push_back(std::make_unique<IntegerOpPattern>());
+    patterns.push_back(std::make_unique<QLinearPattern>(declineAll));
+    patterns.push_back(std::make_unique<IntegerOpPattern>(declineAll));
     return std::make_unique<PatternPass>(
         "qdq-folding", "Conv/MatMul/Gemm between DequantizeLinear inputs become QLinearConv/QLinearMatMul, or ConvInteger/MatMulInteger with a float scale",
         std::move(patterns));

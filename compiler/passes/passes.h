@@ -51,7 +51,9 @@ std::unique_ptr<Pass> convertToBFloat16(std::set<std::string> keepInFloat32);
 // into integer ops.
 std::unique_ptr<Pass> quantizeInt8();
 std::unique_ptr<Pass> quantizeInt8(Int8Options options);
-std::unique_ptr<Pass> foldQdq();
+// declineAll: every QDQ op it would fold is declined with this reason (a target without
+// integer convolutions).
+std::unique_ptr<Pass> foldQdq(std::string declineAll = {});
 
 // Parallel partitioning: Megatron-style tensor parallelism over `devices` (AllReduce per
 // split pair of linear layers, in the ai.fusescope domain).

@@ -826,6 +826,18 @@ private slots:
         QCOMPARE(weightDequantizations(*o2.model.graph), 0);
         QCOMPARE(count(*o2.model.graph, "Conv") + count(*o2.model.graph, "FusedConv"), 1);  // the depthwise one
         QVERIFY2(maxRelativeError(m, o1.model) == 0.0, "O1 is the same arithmetic");
+        // CUDA has no integer convolutions: there O2 leaves the QDQ form in float, weights folded.
+        PipelineSpec cuda;
+        cuda.passes = *pipelinePasses("O2");
+        cuda.target.backend = Backend::Cuda;
+        auto cudaPasses = buildPipeline(cuda);
+        QVERIFY(cudaPasses);
+        QCOMPARE(cudaPasses->size(), cuda.passes.size());  // the same list; qdq-folding declines there
+        CompileOptions options;
+        auto onCuda = compileModel(m, std::move(*cudaPasses), options);
+        QVERIFY(onCuda);
+        QCOMPARE(count(*onCuda->model.graph, "QLinearConv"), 0);
+        QCOMPARE(weightDequantizations(*onCuda->model.graph), 0);
         // Integer accumulation and requantization agree with the float form up to a rounding step.
         const double diff = maxRelativeError(m, o2.model);
         QVERIFY2(diff < 0.03, std::to_string(diff).c_str());
