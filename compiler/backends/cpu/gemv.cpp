@@ -90,21 +90,26 @@ void addRowsBaseline(int64_t p0, int64_t p1, int64_t j0, int64_t j1, const float
 
 // y[i] = A[i, :] . x over rows [r0, r1), four rows at a time: each row streamed once in its
 // own order, x from L1, four sums in registers, no partial sums to add up afterwards.
+// The lanes' sum, halves added in registers rather than lane by lane. Always inlined: a
+// vector must not cross a call into code built for another target (an unoptimized build,
+// ASan's, passed it to a lambda built without AVX-512 and summed garbage).
+template <typename Vec>
+[[gnu::always_inline]] inline float lanesSum(Vec v) {
+    typedef float Vec4 __attribute__((vector_size(16)));
+    Vec8 v8;
+    if constexpr (kLanes<Vec> == 16)
+        v8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+             __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    else
+        v8 = v;
+    const Vec4 v4 = __builtin_shufflevector(v8, v8, 0, 1, 2, 3) + __builtin_shufflevector(v8, v8, 4, 5, 6, 7);
+    return (v4[0] + v4[2]) + (v4[1] + v4[3]);
+}
+
 template <typename Vec>
 [[gnu::always_inline]] inline void dotRowsOf(int64_t r0, int64_t r1, int64_t cols, const float* a,
                                              int64_t lda, const float* x, float* y) {
     constexpr int64_t L = kLanes<Vec>;
-    typedef float Vec4 __attribute__((vector_size(16)));
-    const auto total = [](Vec v) {  // halves added in registers, not 16 lanes one by one
-        Vec8 v8;
-        if constexpr (L == 16)
-            v8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
-                 __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-        else
-            v8 = v;
-        const Vec4 v4 = __builtin_shufflevector(v8, v8, 0, 1, 2, 3) + __builtin_shufflevector(v8, v8, 4, 5, 6, 7);
-        return (v4[0] + v4[2]) + (v4[1] + v4[3]);
-    };
     int64_t i = r0;
     for (; i + 4 <= r1; i += 4) {
         const float *a0 = a + i * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
@@ -117,7 +122,7 @@ template <typename Vec>
             s2 += load<Vec>(a2 + j) * xv;
             s3 += load<Vec>(a3 + j) * xv;
         }
-        float t0 = total(s0), t1 = total(s1), t2 = total(s2), t3 = total(s3);
+        float t0 = lanesSum(s0), t1 = lanesSum(s1), t2 = lanesSum(s2), t3 = lanesSum(s3);
         for (; j < cols; ++j) {
             t0 += a0[j] * x[j];
             t1 += a1[j] * x[j];
@@ -131,7 +136,7 @@ template <typename Vec>
         Vec s{};
         int64_t j = 0;
         for (; j + L <= cols; j += L) s += load<Vec>(row + j) * load<Vec>(x + j);
-        float t = total(s);
+        float t = lanesSum(s);
         for (; j < cols; ++j) t += row[j] * x[j];
         y[i] = t;
     }
