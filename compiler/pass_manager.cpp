@@ -64,8 +64,10 @@ Result<CompileResult> compileModel(const Model& model, std::vector<std::unique_p
         if (!s) return s.withContext("pass '" + pass.name() + "'");
         // Declared as soon as a pass uses it: a later pass that runs the graph (INT8
         // calibration) looks kernels up by the model's opset imports.
-        if (result.model.opsetVersion(kFusescopeDomain) < 0 && usesDomain(graph, kFusescopeDomain))
-            result.model.opsetImports.push_back({kFusescopeDomain, 1});
+        // com.microsoft: qdq-folding's QLinearAdd, as ONNX Runtime's quantizer writes it.
+        for (const char* domain : {kFusescopeDomain, "com.microsoft"})
+            if (result.model.opsetVersion(domain) < 0 && usesDomain(graph, domain))
+                result.model.opsetImports.push_back({domain, 1});
         if (options.verifyEachPass) {
             Status v = verifyGraph(graph);
             if (!v) return v.withContext("after pass '" + pass.name() + "'");

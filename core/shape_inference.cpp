@@ -252,6 +252,25 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
     const std::string& op = node.opType;
     if (passThroughOps().count(op)) return *first;
     if (broadcastOps().count(op)) return like(broadcast(allInputs()));
+    if (node.domain == "com.microsoft") {  // ONNX Runtime's quantized ops
+        if (op == "QLinearAdd") return like(broadcast({first, inputType(3)}));  // A, scale, zero point, B, ...
+        if (op == "QLinearGlobalAveragePool" && first->shape.rankKnown()) {
+            std::vector<Dim> dims(first->shape.rank(), Dim::known(1));
+            const Attribute* last = node.attribute("channels_last");
+            const size_t channel = last && last->i ? dims.size() - 1 : 1;
+            dims[0] = first->shape.dims()[0];
+            dims[channel] = first->shape.dims()[channel];
+            return like(Shape(std::move(dims)));
+        }
+        if (op == "QGemm" && inputType(3) && first->shape.rank() == 2 && inputType(3)->shape.rankKnown() &&
+            inputType(3)->shape.rank() == 2) {
+            const Attribute* transB = node.attribute("transB");
+            const Dim n = inputType(3)->shape.dims()[transB && transB->i ? 0 : 1];
+            const ValueType* yZero = inputType(8);
+            const DType type = inputType(7) ? (yZero ? yZero->elemType : first->elemType) : DType::Float32;
+            return ValueType::tensor(type, Shape({first->shape.dims()[0], n}));
+        }
+    }
     if (!node.domain.empty() && node.domain != "ai.onnx") return std::nullopt;
 
     // ONNX covers the ops below too; ours also read shape values it cannot compute, and

@@ -7,6 +7,7 @@
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/activation.h"
 #include "compiler/backends/cpu/conv_nhwc.h"
+#include "compiler/backends/cpu/depthwise_float.h"
 #include "compiler/backends/cpu/conv_onednn.h"
 #include "compiler/backends/cpu/conv_winograd.h"
 #include "compiler/backends/cpu/pointwise_conv.h"
@@ -189,14 +190,19 @@ ConvGeometry asOneRow(const ConvGeometry& g) {
     return r;
 }
 
-template <typename T>
-void depthwise2d(ThreadPool& pool, const T* x, const T* w, const T* bias, T* y, int64_t planes,
-                 const ConvGeometry& geo, const Activation& act) {
+DepthwisePlane planeGeometry(const ConvGeometry& geo) {
     DepthwisePlane g{geo.in[0], geo.in[1], geo.out[0], geo.out[1], geo.kernel[0], geo.kernel[1],
                      geo.strides[0], geo.strides[1], geo.dilations[0], geo.dilations[1],
                      geo.padBegin[0], geo.padBegin[1], 0, 0};
     g.paddedH = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
     g.paddedW = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+    return g;
+}
+
+template <typename T>
+void depthwise2d(ThreadPool& pool, const T* x, const T* w, const T* bias, T* y, int64_t planes,
+                 const ConvGeometry& geo, const Activation& act) {
+    const DepthwisePlane g = planeGeometry(geo);
     pool.parallelFor(planes, 1, [&](int64_t b, int64_t e) {
         std::vector<T> padded(static_cast<size_t>(g.paddedH * g.paddedW));
         // Strided columns of one row, or a whole output plane at the padded width.
@@ -582,6 +588,14 @@ private:
 };
 
 }  // namespace
+
+void depthwiseFloatPlane(const ConvGeometry& geo, const float* src, const float* taps, float* dst,
+                         DepthwiseScratch& scratch) {
+    const DepthwisePlane g = planeGeometry(geo);
+    scratch.padded.resize(size_t(g.paddedH * g.paddedW));
+    scratch.strided.resize(size_t(std::max(g.ow, g.oh * g.paddedW)));
+    depthwisePlaneFloat(g, src, taps, 0.0f, dst, scratch.padded.data(), scratch.strided.data());
+}
 
 Result<RtTensor> convToNew(KernelContext& ctx, const WindowAttrs& attrs, int64_t group,
                            const RtTensor& x, const RtTensor& w, const RtTensor* b, ConvPath path) {

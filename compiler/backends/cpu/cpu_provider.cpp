@@ -10,6 +10,10 @@ void registerNnKernels(KernelRegistry& registry);
 void registerConvKernels(KernelRegistry& registry);
 void registerRnnKernels(KernelRegistry& registry);
 void registerQuantKernels(KernelRegistry& registry);
+// com.microsoft's quantized ops, as ONNX Runtime's quantizer writes them
+void registerQLinearAddKernel(KernelRegistry& registry);
+void registerQLinearPoolKernel(KernelRegistry& registry);
+void registerQGemmKernel(KernelRegistry& registry);
 void registerResizeKernels(KernelRegistry& registry);
 void registerControlFlowKernels(KernelRegistry& registry);
 void registerSequenceKernels(KernelRegistry& registry);
@@ -31,6 +35,9 @@ const KernelRegistry& cpuKernels() {
         registerConvKernels(r);
         registerRnnKernels(r);
         registerQuantKernels(r);
+        registerQLinearAddKernel(r);
+        registerQLinearPoolKernel(r);
+        registerQGemmKernel(r);
         registerResizeKernels(r);
         registerControlFlowKernels(r);
         registerSequenceKernels(r);

@@ -13,6 +13,8 @@
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/int8_products.h"
+#include "compiler/backends/cpu/qlinear_depthwise.h"
+#include "compiler/backends/cpu/requantize.h"
 #include "compiler/backends/cpu/vector_math.h"
 
 namespace fsc::cpu {
@@ -95,44 +97,6 @@ Status quantizeFloats(KernelContext& ctx, const RtTensor& x, double scale, doubl
     return Status::ok();
 }
 
-// int32 accumulators (plus an optional int32 bias per channel) requantized to 8 bits:
-// round((acc + bias) * scale[c]) + y_zero, saturated, with scale[c] = x_scale * w_scale[c] /
-// y_scale, all in float32 as ONNX Runtime computes it (its outputs and ours then agree to the
-// bit); `inner` elements per channel, channels repeating every `channels` rows.
-// One channel's row, in vector lanes. The clamp comes before the rounding, so the rounding
-// can add and take away 1.5 x 2^23 (exact for |v| < 2^22, half to even as the CPU rounds).
-// As in quantizeLoop, the float arithmetic and the narrowing run as two loops over a block
-// (in one, GCC did not vectorize it). A scale that is not finite takes the scalar loop,
-// where a NaN gives 0, as saturate() does.
-template <typename Q>
-[[gnu::always_inline]] inline void requantizeRow(const int32_t* __restrict a, Q* __restrict o, int64_t n, int32_t bias,
-                                                 float scale, float yZero) {
-    constexpr float lo = float(std::numeric_limits<Q>::lowest()), hi = float(std::numeric_limits<Q>::max());
-    constexpr float kRound = 12582912.0f;  // 1.5 x 2^23
-    const float below = lo - yZero, above = hi - yZero;
-    // The sum wraps as int32 does in ONNX Runtime's kernels, without signed overflow here.
-    auto scaled = [&](int64_t i) { return float(int32_t(uint32_t(a[i]) + uint32_t(bias))) * scale; };
-    if (!std::isfinite(scale)) {
-        for (int64_t i = 0; i < n; ++i) {
-            const float v = scaled(i);
-            const float c = v > below ? (v < above ? v : above) : below;
-            o[i] = Q(int32_t(v == v ? std::nearbyint(c) + yZero : 0.0f));
-        }
-        return;
-    }
-    constexpr int64_t kBlock = 256;
-    float r[kBlock];
-    for (int64_t b = 0; b < n; b += kBlock) {
-        const int64_t count = n - b < kBlock ? n - b : kBlock;
-        for (int64_t i = 0; i < count; ++i) {
-            float v = scaled(b + i);
-            v = v > below ? v : below;
-            v = v < above ? v : above;
-            r[i] = (v + kRound) - kRound + yZero;
-        }
-        for (int64_t i = 0; i < count; ++i) o[b + i] = Q(int32_t(r[i]));
-    }
-}
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void requantizeRowU8(const int32_t* a, uint8_t* o, int64_t n,
                                                                          int32_t bias, float scale, float yZero) {
     requantizeRow(a, o, n, bias, scale, yZero);
@@ -142,6 +106,7 @@ template <typename Q>
     requantizeRow(a, o, n, bias, scale, yZero);
 }
 
+// `inner` elements per channel, channels repeating every `channels` rows.
 template <typename Q>
 void requantize(KernelContext& ctx, const int32_t* acc, int64_t count, int64_t channels, int64_t inner,
                 const std::vector<float>& scale, const std::vector<int32_t>& bias, float yZero, Q* out) {
@@ -358,6 +323,33 @@ int32_t* threadScratch(size_t count) {
     return buffer.get();
 }
 
+}  // namespace
+
+Result<Requantization> readRequantization(const KernelContext& ctx, int64_t channels) {
+    // QLinearConv: x, xs, xzp, w, ws, wzp, ys, yzp, B.
+    const RtTensor *x = ctx.input(0), *xs = ctx.input(1), *ws = ctx.input(4), *ys = ctx.input(6),
+                   *yzp = ctx.input(7), *bias = ctx.input(8);
+    if (!xs || !ws || !ys) return bad(ctx, "missing scales");
+    if (bias && bias->numel() != channels)
+        return bad(ctx, "B " + dimsString(bias->dims) + " does not fit " + std::to_string(channels) + " channels");
+    if (ws->numel() != 1 && ws->numel() != channels)
+        return bad(ctx, "w_scale " + dimsString(ws->dims) + " does not fit " + std::to_string(channels) + " channels");
+    Requantization rq;
+    rq.outType = yzp ? yzp->dtype : x->dtype;
+    if (rq.outType != DType::UInt8 && rq.outType != DType::Int8) return unsupportedType(ctx, rq.outType);
+    rq.yZero = yzp ? float(elementAsDouble(*yzp, 0)) : 0.0f;
+    const float xsv = float(elementAsDouble(*xs, 0)), ysv = float(elementAsDouble(*ys, 0));
+    rq.scale.resize(size_t(channels));
+    rq.bias.assign(size_t(channels), 0);
+    for (int64_t c = 0; c < channels; ++c) {
+        rq.scale[size_t(c)] = xsv * float(elementAsDouble(*ws, ws->numel() > 1 ? c : 0)) / ysv;
+        if (bias) rq.bias[size_t(c)] = int32_t(elementAsInt(*bias, c));
+    }
+    return rq;
+}
+
+namespace {
+
 class ConvIntegerKernel : public Kernel {
 public:
     ConvIntegerKernel(const KernelInit& init, bool qlinear) : m_qlinear(qlinear) {
@@ -371,6 +363,11 @@ public:
         const RtTensor* w = m_qlinear ? ctx.input(3) : ctx.input(1);
         const RtTensor* wzp = m_qlinear ? ctx.input(5) : ctx.input(3);
         if (!x || !w) return bad(ctx, "missing x or w");
+        if (m_qlinear) {
+            auto done = qlinearDepthwise(ctx, m_attrs, m_group);
+            if (!done) return done.status();
+            if (*done) return Status::ok();
+        }
         const RtTensor* xZero = xzp && xzp->numel() == 1 ? xzp : nullptr;
         const bool gemmFits = fitsInt8Gemm(*x, xZero, *w, wzp);
         const bool weightsConstant = ctx.inputConstant(m_qlinear ? 3 : 1);
@@ -405,26 +402,15 @@ public:
             std::memcpy((*out)->data, acc.data, acc.bytes());
             return Status::ok();
         }
-        const RtTensor *xs = ctx.input(1), *ws = ctx.input(4), *ys = ctx.input(6), *yzp = ctx.input(7), *bias = ctx.input(8);
-        if (!xs || !ws || !ys) return bad(ctx, "missing scales");
-        auto out = ctx.output(0, yzp ? yzp->dtype : x->dtype, acc.dims);
-        if (!out) return out.status();
         const int64_t m = acc.dims[1], spatial = product(acc.dims, 2);
-        if (bias && bias->numel() != m) return bad(ctx, "B " + dimsString(bias->dims) + " does not fit " + std::to_string(m) + " channels");
-        const float y0 = yzp ? float(elementAsDouble(*yzp, 0)) : 0.0f;
-        const float xsv = float(elementAsDouble(*xs, 0)), ysv = float(elementAsDouble(*ys, 0));
-        std::vector<float> scale(static_cast<size_t>(m));
-        std::vector<int32_t> biasPerChannel(static_cast<size_t>(m), 0);
-        for (int64_t c = 0; c < m; ++c) {
-            scale[size_t(c)] = xsv * float(elementAsDouble(*ws, ws->numel() > 1 ? c : 0)) / ysv;
-            if (bias) biasPerChannel[size_t(c)] = int32_t(elementAsInt(*bias, c));
-        }
-        if ((*out)->dtype == DType::UInt8)
-            requantize(ctx, pc, acc.numel(), m, spatial, scale, biasPerChannel, y0, (*out)->as<uint8_t>());
-        else if ((*out)->dtype == DType::Int8)
-            requantize(ctx, pc, acc.numel(), m, spatial, scale, biasPerChannel, y0, (*out)->as<int8_t>());
+        auto rq = readRequantization(ctx, m);
+        if (!rq) return rq.status();
+        auto out = ctx.output(0, rq->outType, acc.dims);
+        if (!out) return out.status();
+        if (rq->outType == DType::UInt8)
+            requantize(ctx, pc, acc.numel(), m, spatial, rq->scale, rq->bias, rq->yZero, (*out)->as<uint8_t>());
         else
-            return unsupportedType(ctx, (*out)->dtype);
+            requantize(ctx, pc, acc.numel(), m, spatial, rq->scale, rq->bias, rq->yZero, (*out)->as<int8_t>());
         return Status::ok();
     }
 

@@ -1,0 +1,178 @@
+// qdq-folding's patterns for the QDQ form's other ops: additions and global pooling become
+// ONNX Runtime's com.microsoft QLinearAdd and QLinearGlobalAveragePool (as its `extended`
+// level makes them, so compiled models still run there), and a reshaping op between a
+// DequantizeLinear and a QuantizeLinear with the same parameters runs on the bytes.
+#include <cfloat>
+
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/qdq_match.h"
+#include "core/graph_builder.h"
+
+namespace fsc::passes {
+namespace {
+
+// The QuantizeLinear `q` (scalar constant scale and zero point of 8 bits) and the one node
+// between it and a DequantizeLinear `dq` with scalar parameters, when that node is `op` and
+// reads `dq`'s output alone, and the Q reads its output alone.
+struct Sandwich {
+    NodeId dq, op, q;
+    Dequantized in;
+};
+
+std::optional<Sandwich> sandwich(const Rewriter& rw, NodeId qId, const char* opType) {
+    const Graph& g = rw.graph();
+    const Node& q = g.node(qId);
+    if (!isOp(q, "QuantizeLinear") || q.inputs.size() < 3 || !q.inputs[2].valid()) return std::nullopt;
+    const NodeId opId = rw.producer(q.inputs[0]);
+    if (!opId.valid() || !isOp(g.node(opId), opType)) return std::nullopt;
+    const Node& op = g.node(opId);
+    const ValueId mid = op.outputs[0];
+    if (rw.soleUser(mid) != qId || rw.isGraphOutput(mid) || rw.isCaptured(mid)) return std::nullopt;
+    auto in = dequantizedInput(rw, op.inputs[0]);
+    if (!in || !in->zeroPoint.valid() || in->scales.size() != 1) return std::nullopt;
+    if (rw.soleUser(op.inputs[0]) != opId || rw.isGraphOutput(op.inputs[0])) return std::nullopt;
+    const DType type = dtypeOf(g, in->quantized);
+    if ((type != DType::UInt8 && type != DType::Int8) || dtypeOf(g, q.outputs[0]) != type) return std::nullopt;
+    if (!constantScalar(rw, q.inputs[1]) || !constantScalar(rw, q.inputs[2])) return std::nullopt;
+    return Sandwich{in->node, opId, qId, *in};
+}
+
+// DequantizeLinear, DequantizeLinear, Add, QuantizeLinear with 8-bit data of one type and
+// scalar parameters (the QDQ form's residual addition): one com.microsoft.QLinearAdd, which
+// computes the same float32 steps in registers (backends/cpu/qlinear_add.cpp).
+struct QuantizedAdd {
+    NodeId add, quantize;
+    Dequantized a, b;
+};
+
+class QLinearAddPattern : public TypedPattern<QuantizedAdd> {
+public:
+    explicit QLinearAddPattern(std::string declineAll) : m_declineAll(std::move(declineAll)) {}
+    std::string name() const override { return "qlinear-add"; }
+    std::set<std::string> rootOps() const override { return {"QuantizeLinear"}; }
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        const Graph& g = rw.graph();
+        const Node& q = g.node(anchor);
+        if (!isOp(q, "QuantizeLinear") || q.inputs.size() < 3 || !q.inputs[2].valid()) return MatchResult::none();
+        const NodeId addId = rw.producer(q.inputs[0]);
+        if (!addId.valid() || !isOp(g.node(addId), "Add")) return MatchResult::none();
+        const Node& add = g.node(addId);
+        if (rw.soleUser(add.outputs[0]) != anchor || rw.isGraphOutput(add.outputs[0]) || rw.isCaptured(add.outputs[0]))
+            return MatchResult::none();
+        auto a = dequantizedInput(rw, add.inputs[0]);
+        auto b = add.inputs.size() > 1 ? dequantizedInput(rw, add.inputs[1]) : std::nullopt;
+        if (!a || !b || !a->zeroPoint.valid() || !b->zeroPoint.valid()) return MatchResult::none();
+        if (!m_declineAll.empty()) return MatchResult::rejected(m_declineAll);
+        const DType type = dtypeOf(g, a->quantized);
+        if ((type != DType::UInt8 && type != DType::Int8) || dtypeOf(g, b->quantized) != type ||
+            dtypeOf(g, q.outputs[0]) != type)
+            return MatchResult::rejected("the inputs and the output are not all uint8 or all int8");
+        if (a->scales.size() != 1 || b->scales.size() != 1 || !constantScalar(rw, q.inputs[1]) ||
+            !constantScalar(rw, q.inputs[2]))
+            return MatchResult::rejected("a scale or zero point is not one constant");
+        if (dtypeOf(g, add.outputs[0]) != DType::Float32) return MatchResult::rejected("the sum is not float32");
+        return MatchResult::matched(QuantizedAdd{addId, anchor, *a, *b});
+    }
+
+    std::string rewrite(Rewriter& rw, const QuantizedAdd& m) const override {
+        const Node add = rw.graph().node(m.add);
+        const Node q = rw.graph().node(m.quantize);
+        Node fused = makeNode("QLinearAdd", "com.microsoft", add,
+                              {m.a.quantized, m.a.scale, m.a.zeroPoint, m.b.quantized, m.b.scale, m.b.zeroPoint,
+                               q.inputs[1], q.inputs[2]},
+                              {q.outputs[0]});
+        fused.name = add.name;
+        rw.removeNode(m.quantize);
+        rw.removeNode(m.add);
+        rw.addNode(std::move(fused), m.quantize, {m.add, m.quantize});
+        removeIfUnread(rw, m.a.node);
+        removeIfUnread(rw, m.b.node);
+        return "QLinearAdd: the two dequantized inputs added and quantized again in one pass over the bytes";
+    }
+
+private:
+    std::string m_declineAll;
+};
+
+// DequantizeLinear, a reshaping op, QuantizeLinear with the same scale and zero point: the op
+// on the bytes. Quantizing (x - z) s again with s and z gives x back exactly: (x - z) s / s
+// is within 2^-23 of x - z, which is at most 255, and a normal scale keeps it so.
+class ReshapeBytesPattern : public TypedPattern<Sandwich> {
+public:
+    ReshapeBytesPattern(std::string op, std::string declineAll) : m_op(std::move(op)), m_declineAll(std::move(declineAll)) {}
+    std::string name() const override { return "qdq-" + m_op; }
+    std::set<std::string> rootOps() const override { return {"QuantizeLinear"}; }
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        auto s = sandwich(rw, anchor, m_op.c_str());
+        if (!s) return MatchResult::none();
+        if (!m_declineAll.empty()) return MatchResult::rejected(m_declineAll);
+        const Node& q = rw.graph().node(anchor);
+        const double scale = s->in.scales[0];
+        if (*constantScalar(rw, q.inputs[1]) != scale || *constantScalar(rw, q.inputs[2]) != s->in.zero)
+            return MatchResult::rejected("the QuantizeLinear's scale or zero point differs from the DequantizeLinear's");
+        if (!(std::fabs(scale) >= double(FLT_MIN) && std::fabs(scale) <= 1e30))
+            return MatchResult::rejected("the scale is not a normal float");
+        return MatchResult::matched(*s);
+    }
+
+    std::string rewrite(Rewriter& rw, const Sandwich& m) const override {
+        const Node op = rw.graph().node(m.op);
+        const Node q = rw.graph().node(m.q);
+        Node moved = op;
+        moved.inputs[0] = m.in.quantized;
+        moved.outputs = {q.outputs[0]};
+        rw.removeNode(m.q);
+        rw.removeNode(m.op);
+        rw.addNode(std::move(moved), m.q, {m.op, m.q});
+        removeIfUnread(rw, m.dq);
+        return m_op + " on the 8-bit values: quantizing their dequantized values with the same scale and zero point gives them back";
+    }
+
+private:
+    std::string m_op, m_declineAll;
+};
+
+// DequantizeLinear, GlobalAveragePool, QuantizeLinear: com.microsoft.QLinearGlobalAveragePool,
+// which sums the bytes in integers (backends/cpu/qlinear_pool.cpp).
+class QLinearPoolPattern : public TypedPattern<Sandwich> {
+public:
+    explicit QLinearPoolPattern(std::string declineAll) : m_declineAll(std::move(declineAll)) {}
+    std::string name() const override { return "qlinear-global-average-pool"; }
+    std::set<std::string> rootOps() const override { return {"QuantizeLinear"}; }
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        auto s = sandwich(rw, anchor, "GlobalAveragePool");
+        if (!s) return MatchResult::none();
+        if (!m_declineAll.empty()) return MatchResult::rejected(m_declineAll);
+        return MatchResult::matched(*s);
+    }
+
+    std::string rewrite(Rewriter& rw, const Sandwich& m) const override {
+        const Node op = rw.graph().node(m.op);
+        const Node q = rw.graph().node(m.q);
+        Node fused = makeNode("QLinearGlobalAveragePool", "com.microsoft", op,
+                              {m.in.quantized, m.in.scale, m.in.zeroPoint, q.inputs[1], q.inputs[2]}, {q.outputs[0]},
+                              {fsc::intAttr("channels_last", 0)});
+        fused.name = op.name;
+        rw.removeNode(m.q);
+        rw.removeNode(m.op);
+        rw.addNode(std::move(fused), m.q, {m.op, m.q});
+        removeIfUnread(rw, m.dq);
+        return "QLinearGlobalAveragePool: the mean of each channel's bytes, quantized again";
+    }
+
+private:
+    std::string m_declineAll;
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<RewritePattern>> qdqOperatorPatterns(const std::string& declineAll) {
+    std::vector<std::unique_ptr<RewritePattern>> patterns;
+    patterns.push_back(std::make_unique<QLinearAddPattern>(declineAll));
+    patterns.push_back(std::make_unique<QLinearPoolPattern>(declineAll));
+    for (const char* op : {"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose"})
+        patterns.push_back(std::make_unique<ReshapeBytesPattern>(op, declineAll));
+    return patterns;
+}
+
+}  // namespace fsc::passes
