@@ -822,9 +822,9 @@ private slots:
         const CompileResult o1 = compileAt(m, "O1"), o2 = compileAt(m, "O2");
         QCOMPARE(count(*o1.model.graph, "QLinearConv"), 0);
         QCOMPARE(weightDequantizations(*o1.model.graph), 0);
-        QCOMPARE(count(*o2.model.graph, "QLinearConv"), 1);
+        QCOMPARE(count(*o2.model.graph, "QLinearConv"), 2);  // the depthwise one too
         QCOMPARE(weightDequantizations(*o2.model.graph), 0);
-        QCOMPARE(count(*o2.model.graph, "Conv") + count(*o2.model.graph, "FusedConv"), 1);  // the depthwise one
+        QCOMPARE(count(*o2.model.graph, "Conv") + count(*o2.model.graph, "FusedConv"), 0);
         QVERIFY2(maxRelativeError(m, o1.model) == 0.0, "O1 is the same arithmetic");
         // CUDA has no integer convolutions: there O2 leaves the QDQ form in float, weights folded.
         PipelineSpec cuda;
@@ -843,9 +843,10 @@ private slots:
         QVERIFY2(diff < 0.03, std::to_string(diff).c_str());
     }
 
-    // Depthwise ConvInteger (the integer depthwise loop) against the definition: uint8 and
-    // int8 images and weights, zero points, strides, dilation, asymmetric pads, one and two
-    // threads; and per-channel weight zero points that differ (taken off after the loop).
+    // Depthwise ConvInteger (the integer depthwise loop) and QLinearConv (float loops on
+    // exact integers, then requantized) against the definition: uint8 and int8 images and
+    // weights, zero points, strides, dilation, asymmetric pads, one and two threads; and
+    // per-channel weight zero points that differ (taken off after the integer loop).
     void int8DepthwiseMatchesTheDefinition() {
         struct Case {
             DType xType, wType;
@@ -907,6 +908,125 @@ private slots:
                             const int64_t got = y.as<int32_t>()[((n * c + ch) * oh + oy) * ow + ox];
                             if (got != exact) QCOMPARE(got, exact);
                         }
+
+            // The same layer as QLinearConv with a bias, requantized to x's type: the int32
+            // results above, plus the bias, times x_scale x w_scale / y_scale in float32.
+            GraphBuilder q;
+            ValueId qx = q.input("x", k.xType, Shape::ofSizes({2, c, h, w}));
+            const float xs = 0.02f, ws = 0.01f, ys = 0.05f;
+            const int yZero = k.xType == DType::UInt8 ? 120 : -3;
+            std::vector<int32_t> bias(static_cast<size_t>(c));
+            for (int64_t ch = 0; ch < c; ++ch) bias[size_t(ch)] = int32_t(rng() % 2001) - 1000;
+            std::string biasBytes(size_t(c) * 4, '\0');
+            std::memcpy(biasBytes.data(), bias.data(), biasBytes.size());
+            auto param = [&](const char* name, float v) { return q.initializer(floatTensor(name, {}, {v})); };
+            ValueId qwt = q.initializer(Tensor("w", k.wType, {c, 1, 3, 3}, makeBuffer(wb), 0, wb.size()));
+            ValueId qxz = q.initializer(Tensor("xz", k.xType, {}, makeBuffer(std::string(1, char(k.xZero))), 0, 1));
+            ValueId qwz = k.wZero == -1000 ? q.initializer(Tensor("wz", k.wType, {c}, makeBuffer(zeros), 0, size_t(c)))
+                                           : q.initializer(Tensor("wz", k.wType, {}, makeBuffer(zeros.substr(0, 1)), 0, 1));
+            ValueId qyz = q.initializer(Tensor("yz", k.xType, {}, makeBuffer(std::string(1, char(yZero))), 0, 1));
+            ValueId qb = q.initializer(Tensor("b", DType::Int32, {c}, makeBuffer(biasBytes), 0, biasBytes.size()));
+            q.output(q.op("QLinearConv", {qx, param("xs", xs), qxz, qwt, param("ws", ws), qwz, param("ys", ys), qyz, qb}, "y",
+                          {intsAttr("pads", k.pads), intAttr("group", int(c)), intsAttr("strides", {k.stride, k.stride}),
+                           intsAttr("dilations", {k.dilation, k.dilation})}));
+            auto qexec = Executor::create(withInferredTypes(q), cpuExecutorOptions(k.threads));
+            QVERIFY(qexec);
+            auto qout = (*qexec)->run({in});
+            QVERIFY2(qout, qout.status().message().c_str());
+            const RtTensor& qy = (*qout)[0];
+            QCOMPARE(qy.dtype, k.xType);
+            QCOMPARE(qy.dims, y.dims);
+            const float scale = xs * ws / ys;
+            const float lo = k.xType == DType::UInt8 ? 0.0f : -128.0f, hi = k.xType == DType::UInt8 ? 255.0f : 127.0f;
+            for (int64_t i = 0; i < qy.numel(); ++i) {
+                const int64_t ch = (i / (oh * ow)) % c;
+                const float v = float(y.as<int32_t>()[i] + bias[size_t(ch)]) * scale;
+                const int want = int(std::nearbyint(std::clamp(v, lo - float(yZero), hi - float(yZero))) + float(yZero));
+                const int got = k.xType == DType::UInt8 ? int(qy.as<uint8_t>()[i]) : int(qy.as<int8_t>()[i]);
+                if (got != want) QCOMPARE(got, want);
+            }
+        }
+    }
+
+    // The QDQ form's residual Add, global pooling, Flatten and Gemm (what follows the
+    // convolutions of a quantized MobileNet) become QLinearAdd, QLinearGlobalAveragePool, a
+    // Flatten of the bytes and QGemm at O2: one QuantizeLinear and one DequantizeLinear left,
+    // at the ends, and the outputs within a quantization step of the QDQ form's.
+    void qdqResidualPoolAndClassifierFold() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 8, 6, 6}));
+        auto scalar = [&](const std::string& name, DType t, double v) {
+            if (t == DType::Float32) return b.initializer(floatTensor(name, {}, {float(v)}));
+            return b.initializer(Tensor(name, t, {}, makeBuffer(std::string(1, char(int(v)))), 0, 1));
+        };
+        auto qdq = [&](ValueId v, const std::string& at, double scale, int zero) {
+            ValueId s = scalar(at + "_s", DType::Float32, scale), z = scalar(at + "_z", DType::UInt8, zero);
+            return b.op("DequantizeLinear", {b.op("QuantizeLinear", {v, s, z}, at + "_q"), s, z}, at + "_dq");
+        };
+        auto int8Weight = [&](const std::string& name, std::vector<int64_t> dims, uint32_t seed, double scale) {
+            int64_t n = 1;
+            for (int64_t d : dims) n *= d;
+            std::string bytes(size_t(n), '\0');
+            std::mt19937 rng(seed);
+            for (char& c : bytes) c = char(int(rng() % 255) - 127);
+            ValueId q = b.initializer(Tensor(name + "_q", DType::Int8, std::move(dims), makeBuffer(bytes), 0, bytes.size()));
+            return b.op("DequantizeLinear", {q, scalar(name + "_s", DType::Float32, scale)}, name);
+        };
+        ValueId x0 = qdq(x, "in", 0.03, 128);
+        ValueId c1 = b.op("Conv", {x0, int8Weight("w1", {8, 8, 1, 1}, 3, 0.01)}, "c1", {}, "pointwise");
+        ValueId sum = b.op("Add", {qdq(c1, "c1", 0.02, 130), x0}, "sum", {}, "residual");
+        ValueId pooled = b.op("GlobalAveragePool", {qdq(sum, "sum", 0.04, 125)}, "pooled", {}, "pool");
+        ValueId flat = b.op("Flatten", {qdq(pooled, "pool", 0.04, 125)}, "flat", {intAttr("axis", 1)}, "flatten");
+        ValueId y = b.op("Gemm", {qdq(flat, "pool2", 0.04, 125), int8Weight("wf", {5, 8}, 4, 0.02),
+                                  b.initializer(randomFloatTensor("bf", {5}, 6, 0.1f))},
+                         "y", {intAttr("transB", 1)}, "fc");
+        b.output(qdq(y, "out", 0.01, 128));
+        const Model m = withInferredTypes(b);
+        const CompileResult o2 = compileAt(m, "O2");
+        const Graph& g = *o2.model.graph;
+        QCOMPARE(count(g, "QLinearAdd"), 1);
+        QCOMPARE(count(g, "QLinearGlobalAveragePool"), 1);
+        QCOMPARE(count(g, "QGemm"), 1);
+        QCOMPARE(count(g, "QuantizeLinear"), 1);
+        QCOMPARE(count(g, "DequantizeLinear"), 1);
+        QCOMPARE(o2.model.opsetVersion("com.microsoft"), int64_t(1));
+        for (NodeId id : g.order())
+            if (g.node(id).opType == "Flatten") QCOMPARE(g.value(g.node(id).inputs[0]).type.elemType, DType::UInt8);
+        const double diff = maxRelativeError(m, o2.model);  // a step or two of the output's scale
+        QVERIFY2(diff < 0.03, std::to_string(diff).c_str());
+    }
+
+    // QLinearAdd computes the QDQ form's float steps, so it equals DequantizeLinear x 2, Add,
+    // QuantizeLinear to the bit, broadcasting (a row against a matrix) and saturating.
+    void qlinearAddEqualsItsQdqForm() {
+        std::mt19937 rng(5);
+        for (DType type : {DType::UInt8, DType::Int8}) {
+            GraphBuilder b;
+            ValueId a = b.input("a", type, Shape::ofSizes({3, 37}));
+            ValueId c = b.input("c", type, Shape::ofSizes({1, 37}));
+            auto param = [&](const std::string& name, double scale, int zero, ValueId& z) {
+                z = b.initializer(Tensor(name + "_z", type, {}, makeBuffer(std::string(1, char(zero))), 0, 1));
+                return b.initializer(floatTensor(name + "_s", {}, {float(scale)}));
+            };
+            ValueId az, cz, yz;
+            ValueId as = param("a", 0.031, type == DType::UInt8 ? 128 : 3, az);
+            ValueId cs = param("c", 0.017, type == DType::UInt8 ? 90 : -20, cz);
+            ValueId ys = param("y", 0.023, type == DType::UInt8 ? 110 : 0, yz);
+            ValueId fused = b.node("QLinearAdd", {a, as, az, c, cs, cz, ys, yz}, {"fused"}, {}, "fused", "com.microsoft")[0];
+            ValueId sum = b.op("Add", {b.op("DequantizeLinear", {a, as, az}, "da"), b.op("DequantizeLinear", {c, cs, cz}, "dc")}, "sum");
+            b.output(fused);
+            b.output(b.op("QuantizeLinear", {sum, ys, yz}, "unfused"));
+            Model m = withInferredTypes(b);
+            m.opsetImports.push_back({"com.microsoft", 1});
+            auto exec = Executor::create(m, cpuExecutorOptions(2));
+            QVERIFY2(exec, exec ? "" : exec.status().message().c_str());
+            RtTensor ta = allocateTensor(type, {3, 37}), tc = allocateTensor(type, {1, 37});
+            for (int64_t i = 0; i < ta.numel(); ++i) ta.as<uint8_t>()[i] = uint8_t(rng());
+            for (int64_t i = 0; i < tc.numel(); ++i) tc.as<uint8_t>()[i] = uint8_t(rng());
+            auto out = (*exec)->run({ta, tc});
+            QVERIFY2(out, out.status().message().c_str());
+            QCOMPARE((*out)[0].dims, (std::vector<int64_t>{3, 37}));
+            QCOMPARE(std::memcmp((*out)[0].data, (*out)[1].data, size_t((*out)[0].bytes())), 0);
         }
     }
 
