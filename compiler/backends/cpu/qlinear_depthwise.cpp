@@ -1,10 +1,11 @@
 #include "compiler/backends/cpu/qlinear_depthwise.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "compiler/backends/cpu/cpu_common.h"
-#include "compiler/backends/cpu/depthwise_float.h"
+#include "compiler/backends/cpu/depthwise_plane.h"
 #include "compiler/backends/cpu/requantize.h"
 
 namespace fsc::cpu {
@@ -12,32 +13,50 @@ namespace {
 
 bool eightBit(DType t) { return t == DType::UInt8 || t == DType::Int8; }
 
-template <typename X>
-[[gnu::always_inline]] inline void centeredPlane(const X* x, int64_t n, float zero, float* out) {
-    for (int64_t i = 0; i < n; ++i) out[i] = float(x[i]) - zero;
-}
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void centeredU8(const uint8_t* x, int64_t n, float zero,
-                                                                              float* out) {
-    centeredPlane(x, n, zero, out);
-}
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void centeredS8(const int8_t* x, int64_t n, float zero,
-                                                                              float* out) {
-    centeredPlane(x, n, zero, out);
-}
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void requantizeFloatsU8(const float* a, uint8_t* o,
-                                                                                      int64_t n, int32_t bias,
-                                                                                      float scale, float yZero) {
-    requantizeRow(a, o, n, bias, scale, yZero);
-}
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void requantizeFloatsS8(const float* a, int8_t* o,
-                                                                                      int64_t n, int32_t bias,
-                                                                                      float scale, float yZero) {
-    requantizeRow(a, o, n, bias, scale, yZero);
+// What one plane needs besides its data: the taps (w - w_zero), and the requantization.
+struct PlaneParams {
+    const float* taps;
+    int32_t bias;
+    float scale, yZero, xZero;
+};
+
+// One plane, start to end in one call: x - x_zero into the bordered buffer's inside (its
+// border stays zero), the float loops, the requantization. A 7 x 7 plane is a few dozen
+// vector steps, so a call (and the clone's dispatch) per step was most of its time.
+template <typename X, typename Y>
+[[gnu::always_inline]] inline void quantizedPlane(const DepthwisePlane& g, const X* x, const PlaneParams& p, Y* y,
+                                                  float* padded, float* strided, float* sums) {
+    const int64_t x0 = std::max<int64_t>(0, g.pw), x1 = std::min<int64_t>(g.paddedW, g.iw + g.pw);
+    for (int64_t r = 0; r < g.paddedH && x0 < x1; ++r) {
+        const int64_t sy = r - g.ph;
+        if (sy < 0 || sy >= g.ih) continue;
+        const X* __restrict in = x + sy * g.iw + (x0 - g.pw);
+        float* __restrict out = padded + r * g.paddedW + x0;
+        for (int64_t i = 0; i < x1 - x0; ++i) out[i] = float(in[i]) - p.xZero;
+    }
+    depthwiseBordered<float>(g, padded, p.taps, 0.0f, sums, strided);
+    requantizeRow(sums, y, g.oh * g.ow, p.bias, p.scale, p.yZero);
 }
 
-void centered(const RtTensor& t, int64_t offset, int64_t n, float zero, float* out) {
-    if (t.dtype == DType::UInt8) centeredU8(t.as<uint8_t>() + offset, n, zero, out);
-    else centeredS8(t.as<int8_t>() + offset, n, zero, out);
+#define FSC_QUANTIZED_PLANE(name, X, Y)                                                                          \
+    [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void name(                                   \
+        const DepthwisePlane& g, const X* x, const PlaneParams& p, Y* y, float* padded, float* strided, float* sums) { \
+        quantizedPlane(g, x, p, y, padded, strided, sums);                                                       \
+    }
+FSC_QUANTIZED_PLANE(planeU8U8, uint8_t, uint8_t)
+FSC_QUANTIZED_PLANE(planeU8S8, uint8_t, int8_t)
+FSC_QUANTIZED_PLANE(planeS8U8, int8_t, uint8_t)
+FSC_QUANTIZED_PLANE(planeS8S8, int8_t, int8_t)
+#undef FSC_QUANTIZED_PLANE
+
+void runPlane(const DepthwisePlane& g, const RtTensor& x, int64_t plane, const PlaneParams& p, RtTensor& y,
+              float* padded, float* strided, float* sums) {
+    const int64_t in = plane * g.ih * g.iw, out = plane * g.oh * g.ow;
+    const bool xu = x.dtype == DType::UInt8, yu = y.dtype == DType::UInt8;
+    if (xu && yu) planeU8U8(g, x.as<uint8_t>() + in, p, y.as<uint8_t>() + out, padded, strided, sums);
+    else if (xu) planeU8S8(g, x.as<uint8_t>() + in, p, y.as<int8_t>() + out, padded, strided, sums);
+    else if (yu) planeS8U8(g, x.as<int8_t>() + in, p, y.as<uint8_t>() + out, padded, strided, sums);
+    else planeS8S8(g, x.as<int8_t>() + in, p, y.as<int8_t>() + out, padded, strided, sums);
 }
 
 }  // namespace
@@ -61,24 +80,22 @@ Result<bool> qlinearDepthwise(KernelContext& ctx, const WindowAttrs& attrs, int6
     if (!out) return out.status();
 
     const float xZero = xzp ? float(elementAsDouble(*xzp, 0)) : 0.0f;
-    std::vector<float> taps(size_t(c * kh * kw));
+    std::vector<float> taps(static_cast<size_t>(c * kh * kw));
     for (int64_t ch = 0; ch < c; ++ch) {
         const float wZero = wzp ? float(elementAsDouble(*wzp, wzp->numel() > 1 ? ch : 0)) : 0.0f;
-        centered(*w, ch * kh * kw, kh * kw, wZero, taps.data() + ch * kh * kw);
+        for (int64_t k = 0; k < kh * kw; ++k)
+            taps[size_t(ch * kh * kw + k)] = float(elementAsDouble(*w, ch * kh * kw + k)) - wZero;
     }
-    const int64_t inSize = x->dims[2] * x->dims[3], outSize = geo->out[0] * geo->out[1];
+    const DepthwisePlane g = planeGeometry(*geo);
     RtTensor& y = **out;
     ctx.pool().parallelFor(n * c, 1, [&](int64_t first, int64_t last) {
-        std::vector<float> plane(static_cast<size_t>(inSize)), sums(static_cast<size_t>(outSize));
-        DepthwiseScratch scratch;
+        std::vector<float> padded(static_cast<size_t>(g.paddedH * g.paddedW), 0.0f);
+        std::vector<float> strided(static_cast<size_t>(stridedScratchSize(g))), sums(static_cast<size_t>(g.oh * g.ow));
         for (int64_t p = first; p < last; ++p) {
-            const size_t ch = size_t(p % c);
-            centered(*x, p * inSize, inSize, xZero, plane.data());
-            depthwiseFloatPlane(*geo, plane.data(), taps.data() + ch * size_t(kh * kw), sums.data(), scratch);
-            if (rq->outType == DType::UInt8)
-                requantizeFloatsU8(sums.data(), y.as<uint8_t>() + p * outSize, outSize, rq->bias[ch], rq->scale[ch], rq->yZero);
-            else
-                requantizeFloatsS8(sums.data(), y.as<int8_t>() + p * outSize, outSize, rq->bias[ch], rq->scale[ch], rq->yZero);
+            const int64_t ch = p % c;
+            const PlaneParams params{taps.data() + ch * kh * kw, rq->bias[size_t(ch)], rq->scale[size_t(ch)], rq->yZero,
+                                     xZero};
+            runPlane(g, *x, p, params, y, padded.data(), strided.data(), sums.data());
         }
     });
     return true;
