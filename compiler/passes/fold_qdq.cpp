@@ -134,6 +134,16 @@ struct RequantizedOp {
     NodeId quantize() const { return chain.back(); }
 };
 
+// A bias in the int32 accumulator's units: activation scale x weight scale per channel.
+ValueId accumulatorBias(Rewriter& rw, const IntegerOp& io, const std::vector<double>& bias, const std::string& name) {
+    std::vector<int32_t> q32(bias.size());
+    for (size_t c = 0; c < bias.size(); ++c) {
+        const double s = io.x.scales[0] * io.w.scales[io.w.scales.size() == 1 ? 0 : c];
+        q32[c] = int32_t(std::clamp(std::nearbyint(bias[c] / s), -2147483648.0, 2147483647.0));
+    }
+    return rw.addConstant(int32Tensor({int64_t(bias.size())}, q32), name + "/bias_int32");
+}
+
 // A Gemm's beta x C as one value per output column (empty without C), when C is a constant
 // of one element or one per column; `weight` is B's constant (before its DequantizeLinear).
 std::optional<std::vector<double>> gemmBiasPerColumn(const Rewriter& rw, const Node& gemm, ValueId weight) {
@@ -183,40 +193,23 @@ public:
         const std::string opType = conv ? "QLinearConv" : gemm ? "QGemm" : "QLinearMatMul";
         std::vector<ValueId> inputs{io.x.quantized, io.x.scale, io.x.zeroPoint, io.w.quantized, io.w.scale,
                                     io.w.zeroPoint, q.inputs[1], q.inputs[2]};
+        std::vector<Attribute> attrs;
         if (gemm) {  // QGemm: A, a_scale, a_zero_point, B, b_scale, b_zero_point, C, y_scale, y_zero_point
             const std::vector<double> c = gemmBiasPerColumn(rw, op, io.w.quantized).value_or(std::vector<double>{});
-            std::vector<int32_t> q32(c.size());
-            for (size_t j = 0; j < c.size(); ++j) {
-                const double s = io.x.scales[0] * io.w.scales[io.w.scales.size() == 1 ? 0 : j];
-                q32[j] = int32_t(std::clamp(std::nearbyint(c[j] / s), -2147483648.0, 2147483647.0));
-            }
-            const ValueId bias = c.empty() ? ValueId() : rw.addConstant(int32Tensor({int64_t(c.size())}, q32), op.name + "/bias_int32");
-            inputs.insert(inputs.begin() + 6, bias);
-            Node fused = makeNode(opType, "com.microsoft", op, inputs, {q.outputs[0]},
-                                  {fsc::intAttr("transB", intAttr(op, "transB", 0))});
-            fused.name = op.name;
-            for (auto it = m.chain.rbegin(); it != m.chain.rend(); ++it) rw.removeNode(*it);
-            rw.addNode(std::move(fused), m.quantize(), m.chain);
-            removeIfUnread(rw, io.x.node);
-            removeIfUnread(rw, io.w.node);
-            return "QGemm: int8 in, int8 out; C joins the int32 accumulator, the output scale requantizes it";
+            inputs.insert(inputs.begin() + 6, c.empty() ? ValueId() : accumulatorBias(rw, io, c, op.name));
+            attrs = {fsc::intAttr("transB", intAttr(op, "transB", 0))};
+        } else if (conv) {
+            attrs = convAttributes(op);
+            if (op.inputs.size() > 2 && op.inputs[2].valid())
+                inputs.push_back(accumulatorBias(rw, io, *constantValues(rw, op.inputs[2]), op.name));
         }
-        if (conv && op.inputs.size() > 2 && op.inputs[2].valid()) {
-            // The bias in the accumulator's units: activation scale x weight scale per channel.
-            const std::vector<double> bias = *constantValues(rw, op.inputs[2]);
-            std::vector<int32_t> q32(bias.size());
-            for (size_t c = 0; c < bias.size(); ++c) {
-                const double s = io.x.scales[0] * io.w.scales[io.w.scales.size() == 1 ? 0 : c];
-                q32[c] = int32_t(std::clamp(std::nearbyint(bias[c] / s), -2147483648.0, 2147483647.0));
-            }
-            inputs.push_back(rw.addConstant(int32Tensor({int64_t(bias.size())}, q32), op.name + "/bias_int32"));
-        }
-        Node fused = makeNode(opType, "", op, inputs, {q.outputs[0]}, conv ? convAttributes(op) : std::vector<Attribute>{});
+        Node fused = makeNode(opType, gemm ? "com.microsoft" : "", op, inputs, {q.outputs[0]}, std::move(attrs));
         fused.name = op.name;
         for (auto it = m.chain.rbegin(); it != m.chain.rend(); ++it) rw.removeNode(*it);
         rw.addNode(std::move(fused), m.quantize(), m.chain);
         removeIfUnread(rw, io.x.node);
         removeIfUnread(rw, io.w.node);
+        if (gemm) return "QGemm: int8 in, int8 out; C joins the int32 accumulator, the output scale requantizes it";
         return opType + ": int8 in, int8 out; the output scale requantizes the int32 accumulator" +
                (m.chain.size() == 3 ? ", and its zero point at the lowest value does the Relu" : "");
     }

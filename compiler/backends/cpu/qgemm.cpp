@@ -11,22 +11,18 @@
 
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/int8_products.h"
+#include "compiler/backends/cpu/requantize.h"
 
 namespace fsc::cpu {
 namespace {
 
+// QLinearConv's requantization (requantize.h), each element with its column's scale.
 template <typename Q>
 void requantizeColumns(const int32_t* acc, const int32_t* bias, int64_t biasRowStride, int64_t m, int64_t n,
                        const std::vector<float>& scale, float yZero, Q* y) {
-    constexpr float lo = float(std::numeric_limits<Q>::lowest()), hi = float(std::numeric_limits<Q>::max());
     for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-            const int32_t b = bias ? bias[i * biasRowStride + j] : 0;
-            // int32 wraps, as ONNX Runtime's accumulator does
-            const float v = float(int32_t(uint32_t(acc[i * n + j]) + uint32_t(b))) * scale[size_t(j)];
-            const float r = std::nearbyint(std::clamp(v, lo - yZero, hi - yZero)) + yZero;
-            y[i * n + j] = v == v ? Q(int32_t(r)) : Q(0);
-        }
+        for (int64_t j = 0; j < n; ++j)
+            requantizeRow(acc + i * n + j, y + i * n + j, 1, bias ? bias[i * biasRowStride + j] : 0, scale[size_t(j)], yZero);
 }
 
 class QGemmKernel : public Kernel {
