@@ -112,7 +112,9 @@ PassList::iterator insertBefore(PassList& list, std::unique_ptr<Pass> pass, Pred
 
 std::set<DType> channelsLastTypes(const PipelineSpec& spec) {
     if (spec.channelsLastTypes) return *spec.channelsLastTypes;
-    if (spec.target.backend != Backend::Cuda) return {DType::Float32};
+    // The CPU's 8-bit ones: a quantized CNN's QLinearConv chain (the CUDA backend runs no
+    // integer convolutions).
+    if (spec.target.backend != Backend::Cuda) return {DType::Float32, DType::UInt8, DType::Int8};
     std::set<DType> types = {DType::Float16, DType::BFloat16};
     // float32 convolutions that a half precision will narrow. Not TF32 ones: the one H200 run
     // of NHWC float32 under TF32 gave ResNet-50 a wrong output (docs/gpu-runs/2026-12-04-*),

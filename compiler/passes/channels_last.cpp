@@ -27,9 +27,13 @@
 // embedding stays as it is). Edges where the region's Transpose cancels an exporter's own
 // cost none: ConvNeXt permutes each block to NHWC after its depthwise convolution and back
 // before its residual Add, so its whole trunk runs channels-last without a layout change.
+//   QLinearConv:       com.microsoft.QLinearConv with `channels_last` = 1 (ONNX Runtime's own;
+//                      `input_layout` NCHW as for Conv), a quantized CNN's chain
+//   QLinearAdd:        element-wise (its scales and zero points are scalars)
+//   QLinearGlobalAveragePool: the same op with `channels_last` = 1 ([N, 1, 1, C])
 // Which element types a region may hold is the target's choice (channelsLastTypes in the
-// pipelines file): float32 on the CPU; float16 and bfloat16 on CUDA, where cuDNN's NHWC
-// kernels are its fast ones. A BatchNormalization and a channel shuffle stay float32-only
+// pipelines file): float32, uint8 and int8 on the CPU; float16 and bfloat16 on CUDA, where
+// cuDNN's NHWC kernels are its fast ones. A BatchNormalization and a channel shuffle stay float32-only
 // (their rewrites make float32 constants).
 #include <algorithm>
 #include <cstring>
@@ -50,7 +54,9 @@ const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 enum class Role {
     None,
     Conv,
+    QuantizedConv,
     GlobalPool,
+    QuantizedGlobalPool,
     MaxPool,
     AveragePool,
     SpatialReduce,
@@ -151,6 +157,7 @@ bool elementwiseKind(const Node& n) {
         return s;
     }();
     if (n.domain == kFusescopeDomain) return n.opType == "FusedElementwise" || n.opType == "Gelu";
+    if (n.domain == "com.microsoft") return n.opType == "QLinearAdd";  // its scales and zero points are scalars
     return n.domain.empty() && plain.count(n.opType);
 }
 
@@ -181,8 +188,25 @@ Role roleOf(const Rewriter& rw, NodeId id, const std::set<DType>& types, std::st
         }
         return Role::Conv;
     }
+    const bool quantizedConv = n.opType == "QLinearConv" && (n.domain.empty() || n.domain == "com.microsoft");
+    if (quantizedConv) {
+        if (intAttr(n, "channels_last", 0) != 0) return Role::None;
+        if (!rank4(g, n.inputs[0]) || !rank4(g, out)) {
+            why = "not a 2-D convolution of known rank";
+            return Role::None;
+        }
+        if (!typed(n.inputs[0]) || !typed(out)) {
+            why = std::string("no channels-last QLinearConv for ") + std::string(dtypeName(dtypeOf(g, n.inputs[0]))) +
+                  " on this target";
+            return Role::None;
+        }
+        return Role::QuantizedConv;
+    }
     if (isOp(n, "GlobalAveragePool"))
         return rank4(g, n.inputs[0]) && typed(out) ? Role::GlobalPool : Role::None;
+    if (n.domain == "com.microsoft" && n.opType == "QLinearGlobalAveragePool")
+        return rank4(g, n.inputs[0]) && typed(out) && intAttr(n, "channels_last", 0) == 0 ? Role::QuantizedGlobalPool
+                                                                                          : Role::None;
     if (isOp(n, "MaxPool")) {
         if (!rank4(g, n.inputs[0]) || !typed(out)) return Role::None;
         if (intAttr(n, "storage_order", 0) != 0) {
@@ -237,10 +261,11 @@ Role roleOf(const Rewriter& rw, NodeId id, const std::set<DType>& types, std::st
 }
 
 // Whether input i of a node in `role` is an activation, laid out as the region lays out its
-// tensors: all but a convolution's W and B (its residual Z is one).
+// tensors: all but a convolution's W and B (its residual Z is one), and a quantized op's
+// scales and zero points.
 bool carriesActivation(Role role, size_t i) {
     if (role == Role::BatchNorm || role == Role::ChannelSlice || role == Role::ChannelSplit || role == Role::ChannelShuffle ||
-        role == Role::SpatialReduce)
+        role == Role::SpatialReduce || role == Role::QuantizedConv || role == Role::QuantizedGlobalPool)
         return i == 0;
     return role != Role::Conv || i == 0 || i >= 3;
 }
@@ -369,7 +394,7 @@ private:
             if (!byRoot.count(root)) rootOrder.push_back(root);
             Region& r = byRoot[root];
             r.nodes.push_back(id);
-            r.convolutions += it->second == Role::Conv;
+            r.convolutions += it->second == Role::Conv || it->second == Role::QuantizedConv;
         }
         std::vector<Region> out;
         for (uint32_t root : rootOrder) {
@@ -447,7 +472,8 @@ private:
                 if (p.valid() && members.count(p.index)) continue;
                 // An exporter's own Transpose in front composes with ours (or cancels it).
                 const bool transposed = p.valid() && isOp(g.node(p), "Transpose");
-                if (roles.at(id) == Role::Conv && i == 0 && !transposed) absorbed.insert(in.index);
+                const bool convolution = roles.at(id) == Role::Conv || roles.at(id) == Role::QuantizedConv;
+                if (convolution && i == 0 && !transposed) absorbed.insert(in.index);
                 else refused.insert(in.index);
             }
         for (uint32_t v : refused) absorbed.erase(v);
@@ -506,7 +532,7 @@ private:
             for (size_t i = 0; i < made.inputs.size() && role != Role::ChannelShuffle; ++i) {
                 const ValueId in = made.inputs[i];
                 if (!in.valid()) continue;
-                if (nchwEntries.count(in.index) && i == 0 && role == Role::Conv) {
+                if (nchwEntries.count(in.index) && i == 0 && (role == Role::Conv || role == Role::QuantizedConv)) {
                     made.attributes.push_back(fsc::stringAttr("input_layout", "NCHW"));
                 } else if (auto it = nhwc.find(in.index); it != nhwc.end()) {
                     made.inputs[i] = it->second;
@@ -525,6 +551,10 @@ private:
                     made.domain = kFusescopeDomain;
                     made.opType = "FusedConv";
                 }
+                made.attributes.push_back(fsc::intAttr("channels_last", 1));
+            } else if (role == Role::QuantizedConv || role == Role::QuantizedGlobalPool) {
+                made.domain = "com.microsoft";  // ONNX Runtime's op, which has the attribute
+                std::erase_if(made.attributes, [](const Attribute& a) { return a.name == "channels_last"; });
                 made.attributes.push_back(fsc::intAttr("channels_last", 1));
             } else if (role == Role::ChannelConcat) {
                 made.attributes = {fsc::intAttr("axis", 3)};
@@ -637,7 +667,7 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Pass> channelsLast() { return channelsLast({DType::Float32}); }
+std::unique_ptr<Pass> channelsLast() { return channelsLast({DType::Float32, DType::UInt8, DType::Int8}); }
 std::unique_ptr<Pass> channelsLast(std::set<DType> types) { return std::make_unique<ChannelsLastPass>(std::move(types)); }
 
 }  // namespace fsc::passes

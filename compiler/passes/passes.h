@@ -34,7 +34,8 @@ std::unique_ptr<Pass> fusePad();
 std::unique_ptr<Pass> splitPackedProjection();
 std::unique_ptr<Pass> reshapeBeforeTranspose();
 std::unique_ptr<Pass> einsumToMatmul();
-// Layout (O2, after the fusions): convolution chains in NHWC; of float32 alone, or of `types`.
+// Layout (O2, after the fusions): convolution chains in NHWC; of the CPU's types (float32, and
+// uint8 and int8 for quantized ones), or of `types`.
 std::unique_ptr<Pass> channelsLast();
 std::unique_ptr<Pass> channelsLast(std::set<DType> types);
 

@@ -426,6 +426,43 @@ private slots:
         QVERIFY(std::all_of(y2.begin(), y2.end(), [](float v) { return v == -7.f; }));
     }
 
+    // The same on a quantized CNN's bytes (uint8 and int8; MaxPool commutes with the
+    // quantization, so an export runs it on them): the max over each window inside the image.
+    void channelsLastMaxPoolTakesBytes() {
+        std::mt19937 rng(11);
+        for (const DType type : {DType::UInt8, DType::Int8})
+            for (const int64_t c : {3, 20}) {
+                GraphBuilder gb;
+                const int64_t h = 9, w = 11;
+                ValueId x = gb.input("x", type, Shape::ofSizes({1, h, w, c}));
+                gb.output(gb.node("MaxPool", {x}, {"y"},
+                                  {intsAttr("kernel_shape", {3, 3}), intsAttr("strides", {2, 2}), intsAttr("pads", {1, 1, 1, 1})},
+                                  "pool", "ai.fusescope")[0]);
+                Model model = gb.buildModel();
+                model.opsetImports.push_back({"ai.fusescope", 1});
+                auto exec = Executor::create(model, cpuExecutorOptions(2));
+                QVERIFY2(exec.isOk(), exec.status().message().c_str());
+                RtTensor t = allocateTensor(type, {1, h, w, c});
+                for (int64_t i = 0; i < t.numel(); ++i) t.as<uint8_t>()[i] = uint8_t(rng());
+                auto out = (*exec)->run({t});
+                QVERIFY2(out.isOk(), out.status().message().c_str());
+                const RtTensor& y = (*out)[0];
+                QCOMPARE(y.dims, (std::vector<int64_t>{1, 5, 6, c}));
+                QCOMPARE(y.dtype, type);
+                auto at = [&](const RtTensor& v, int64_t i) { return type == DType::UInt8 ? int(v.as<uint8_t>()[i]) : int(v.as<int8_t>()[i]); };
+                for (int64_t oy = 0; oy < 5; ++oy)
+                    for (int64_t ox = 0; ox < 6; ++ox)
+                        for (int64_t ch = 0; ch < c; ++ch) {
+                            int want = std::numeric_limits<int>::lowest();
+                            for (int64_t iy = std::max<int64_t>(0, 2 * oy - 1); iy <= std::min(h - 1, 2 * oy + 1); ++iy)
+                                for (int64_t ix = std::max<int64_t>(0, 2 * ox - 1); ix <= std::min(w - 1, 2 * ox + 1); ++ix)
+                                    want = std::max(want, at(t, (iy * w + ix) * c + ch));
+                            const int got = at(y, (oy * 6 + ox) * c + ch);
+                            if (got != want) QCOMPARE(got, want);
+                        }
+            }
+    }
+
     // ai.fusescope MaxPool on NHWC (what channels-last makes of MaxPool) against the max over
     // each window written out here: channel counts under one vector, whole vectors, blocks
     // of four and an overlapping last vector; windows at the borders, strided and dilated;

@@ -175,12 +175,12 @@ private slots:
         QVERIFY(!buildPipeline(spec).isOk());
     }
 
-    // channels-last lays out what the target has NHWC kernels for: float32 on the CPU; half
-    // types on CUDA, and float32 there only under TF32 or a half precision; an explicit
-    // choice (bisect's reference) wins.
+    // channels-last lays out what the target has NHWC kernels for: float32 and the 8-bit
+    // types of QLinearConv on the CPU; half types on CUDA, and float32 there only under TF32
+    // or a half precision; an explicit choice (bisect's reference) wins.
     void channelsLastTypesFollowTheTarget() {
         PipelineSpec spec;
-        QCOMPARE(channelsLastTypes(spec), std::set<DType>{DType::Float32});
+        QCOMPARE(channelsLastTypes(spec), (std::set<DType>{DType::Float32, DType::UInt8, DType::Int8}));
         spec.target.backend = Backend::Cuda;
         QCOMPARE(channelsLastTypes(spec), (std::set<DType>{DType::Float16, DType::BFloat16}));
         spec.target.tf32 = true;  // NHWC float32 under TF32 came out wrong on an H200: NCHW

@@ -109,9 +109,10 @@ Model importedQdqCnn() {
     return withInferredTypes(b);
 }
 
-CompileResult compileAt(const Model& m, const char* level) {
+// The named pipeline, less the pass `without` (if any).
+CompileResult compileAt(const Model& m, const char* level, const std::string& without = {}) {
     PipelineSpec spec;
-    spec.passes = *pipelinePasses(level);
+    spec.passes = *resolvePipeline(level, "", without.empty() ? std::vector<std::string>{} : std::vector<std::string>{without});
     auto passes = buildPipeline(spec);
     if (!passes) qFatal("%s", passes.status().message().c_str());
     CompileOptions options;
@@ -826,6 +827,19 @@ private slots:
         QCOMPARE(weightDequantizations(*o2.model.graph), 0);
         QCOMPARE(count(*o2.model.graph, "Conv") + count(*o2.model.graph, "FusedConv"), 0);
         QVERIFY2(maxRelativeError(m, o1.model) == 0.0, "O1 is the same arithmetic");
+        // On the CPU both run channels-last, as ONNX Runtime's com.microsoft.QLinearConv: the
+        // image read as it is, one Transpose back before the output's DequantizeLinear, and
+        // the same bytes as in NCHW.
+        for (NodeId id : o2.model.graph->order()) {
+            const Node& node = o2.model.graph->node(id);
+            if (node.opType != "QLinearConv") continue;
+            QCOMPARE(node.domain, std::string("com.microsoft"));
+            QVERIFY(attr(node, "channels_last") && attr(node, "channels_last")->i == 1);
+        }
+        QCOMPARE(count(*o2.model.graph, "Transpose"), 1);
+        const CompileResult nchw = compileAt(m, "O2", "channels-last");
+        QCOMPARE(count(*nchw.model.graph, "Transpose"), 0);
+        QCOMPARE(maxRelativeError(nchw.model, o2.model), 0.0);
         // CUDA has no integer convolutions: there O2 leaves the QDQ form in float, weights folded.
         PipelineSpec cuda;
         cuda.passes = *pipelinePasses("O2");
@@ -1187,6 +1201,198 @@ private slots:
         QCOMPARE(primitive[0].dims, im2col[0].dims);
         QCOMPARE(primitive[0].dtype, qlinear ? DType::UInt8 : DType::Int32);
         QVERIFY(std::memcmp(primitive[0].data, im2col[0].data, im2col[0].bytes()) == 0);
+    }
+
+    // com.microsoft.QLinearConv with `channels_last` (the channels-last pass's, ONNX Runtime's
+    // NHWC form) equals ONNX's QLinearConv on the NCHW image to the bit, on each of its paths:
+    // pointwise and other group-1 layers through the GEMM (NHWC window rows, or im2col of an
+    // NCHW input), depthwise ones in bands of rows (several bands, fewer than 16 channels,
+    // per-channel weight zero points), and the NCHW fallback (groups, weight zero points that
+    // differ per channel).
+    void channelsLastQLinearConvEqualsNchw_data() {
+        QTest::addColumn<int>("xType");  // 0 uint8, 1 int8
+        QTest::addColumn<int>("wType");
+        QTest::addColumn<int>("channels");
+        QTest::addColumn<int>("outChannels");
+        QTest::addColumn<int>("group");
+        QTest::addColumn<int>("kernel");
+        QTest::addColumn<int>("stride");
+        QTest::addColumn<int>("dilation");
+        QTest::addColumn<std::vector<int64_t>>("pads");
+        QTest::addColumn<int>("size");
+        QTest::addColumn<int>("weightZeros");  // 0: none, 1: one value, 2: one per channel
+        QTest::addColumn<bool>("inputNchw");
+        QTest::addColumn<int>("threads");
+        using P = std::vector<int64_t>;
+        QTest::newRow("pointwise u8") << 0 << 1 << 24 << 40 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 9 << 0 << false << 1;
+        QTest::newRow("pointwise s8, w zero") << 1 << 0 << 16 << 8 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 7 << 1 << false << 2;
+        QTest::newRow("strided 1x1") << 0 << 1 << 16 << 8 << 1 << 1 << 2 << 1 << P{0, 0, 0, 0} << 11 << 0 << false << 2;
+        QTest::newRow("3x3 window rows") << 0 << 1 << 8 << 12 << 1 << 3 << 1 << 1 << P{1, 1, 1, 1} << 10 << 1 << false << 2;
+        QTest::newRow("stem from NCHW") << 0 << 1 << 3 << 16 << 1 << 3 << 2 << 1 << P{1, 1, 1, 1} << 17 << 0 << true << 2;
+        QTest::newRow("depthwise") << 0 << 0 << 32 << 32 << 32 << 3 << 1 << 1 << P{1, 1, 1, 1} << 12 << 2 << false << 2;
+        QTest::newRow("depthwise tail, dilated") << 1 << 1 << 20 << 20 << 20 << 3 << 2 << 2 << P{2, 0, 1, 2} << 13 << 0
+                                                 << false << 1;
+        QTest::newRow("depthwise bands 5x5") << 1 << 1 << 16 << 16 << 16 << 5 << 1 << 1 << P{2, 2, 2, 2} << 61 << 1 << false
+                                             << 2;
+        QTest::newRow("depthwise from NCHW") << 0 << 1 << 16 << 16 << 16 << 3 << 2 << 1 << P{1, 1, 1, 1} << 9 << 0 << true << 1;
+        QTest::newRow("grouped") << 0 << 1 << 8 << 6 << 2 << 3 << 1 << 1 << P{1, 1, 1, 1} << 8 << 0 << false << 2;
+        QTest::newRow("w zeros per channel") << 0 << 0 << 8 << 6 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 8 << 2 << false << 1;
+        QTest::newRow("w zeros per channel, NCHW") << 0 << 0 << 3 << 6 << 1 << 3 << 1 << 1 << P{1, 1, 1, 1} << 8 << 2 << true
+                                                  << 2;
+    }
+
+    void channelsLastQLinearConvEqualsNchw() {
+        QFETCH(int, xType);
+        QFETCH(int, wType);
+        QFETCH(int, channels);
+        QFETCH(int, outChannels);
+        QFETCH(int, group);
+        QFETCH(int, kernel);
+        QFETCH(int, stride);
+        QFETCH(int, dilation);
+        QFETCH(std::vector<int64_t>, pads);
+        QFETCH(int, size);
+        QFETCH(int, weightZeros);
+        QFETCH(bool, inputNchw);
+        QFETCH(int, threads);
+        const DType xt = xType ? DType::Int8 : DType::UInt8, wt = wType ? DType::Int8 : DType::UInt8;
+        const int64_t n = 2, c = channels, m = outChannels, h = size, w = size + 3;
+        std::mt19937 rng(uint32_t(c * 131 + m * 7 + kernel));
+        std::string weights(size_t(m * (c / group) * kernel * kernel), '\0');
+        for (char& v : weights) v = char(rng());
+        std::string wZeros;
+        for (int64_t oc = 0; oc < (weightZeros == 2 ? m : 1); ++oc) wZeros += char(weightZeros ? int(rng() % 9) - 4 + (wt == DType::UInt8 ? 128 : 0) : (wt == DType::UInt8 ? 128 : 0));
+        std::vector<int32_t> bias(static_cast<size_t>(m));
+        for (int32_t& v : bias) v = int32_t(rng() % 4001) - 2000;
+        std::vector<float> wScales(static_cast<size_t>(m));
+        for (float& v : wScales) v = 0.002f + 0.001f * float(rng() % 7);
+        const char xZero = char(xt == DType::UInt8 ? 117 : -9), yZero = char(xt == DType::UInt8 ? 131 : 4);
+        // One graph: the NCHW QLinearConv, or com.microsoft's on NHWC (or NCHW `input_layout`) input.
+        auto build = [&](bool nhwc) {
+            GraphBuilder b;
+            const std::vector<int64_t> inDims = nhwc && !inputNchw ? std::vector<int64_t>{n, h, w, c} : std::vector<int64_t>{n, c, h, w};
+            ValueId x = b.input("x", xt, Shape::ofSizes(inDims));
+            auto bytes = [&](const char* name, DType t, std::vector<int64_t> dims, const void* p, size_t count) {
+                return b.initializer(Tensor(name, t, std::move(dims), makeBuffer(std::string(static_cast<const char*>(p), count)), 0, count));
+            };
+            const float xs = 0.03f, ys = 0.05f;
+            std::vector<int64_t> wzDims;
+            if (weightZeros == 2) wzDims = {m};
+            std::vector<ValueId> in{x, bytes("xs", DType::Float32, {}, &xs, 4), bytes("xz", xt, {}, &xZero, 1),
+                                    bytes("w", wt, {m, c / group, kernel, kernel}, weights.data(), weights.size()),
+                                    bytes("ws", DType::Float32, {m}, wScales.data(), size_t(m) * 4),
+                                    bytes("wz", wt, wzDims, wZeros.data(), wZeros.size()), bytes("ys", DType::Float32, {}, &ys, 4),
+                                    bytes("yz", xt, {}, &yZero, 1), bytes("b", DType::Int32, {m}, bias.data(), size_t(m) * 4)};
+            std::vector<Attribute> attrs{intsAttr("pads", pads), intAttr("group", group), intsAttr("strides", {stride, stride}),
+                                         intsAttr("dilations", {dilation, dilation})};
+            if (nhwc) attrs.push_back(intAttr("channels_last", 1));
+            if (nhwc && inputNchw) attrs.push_back(stringAttr("input_layout", "NCHW"));
+            b.output(b.node("QLinearConv", in, {"y"}, attrs, "conv", nhwc ? "com.microsoft" : "")[0]);
+            Model model = b.buildModel(17);
+            model.opsetImports.push_back({"com.microsoft", 1});
+            return model;
+        };
+        RtTensor x = allocateTensor(xt, {n, c, h, w});
+        for (int64_t i = 0; i < x.numel(); ++i) x.as<uint8_t>()[i] = uint8_t(rng());
+        RtTensor xNhwc = allocateTensor(xt, {n, h, w, c});
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t ch = 0; ch < c; ++ch)
+                for (int64_t p = 0; p < h * w; ++p) xNhwc.as<uint8_t>()[(i * h * w + p) * c + ch] = x.as<uint8_t>()[(i * c + ch) * h * w + p];
+        auto nchwExec = Executor::create(build(false), cpuExecutorOptions(threads));
+        QVERIFY2(nchwExec, nchwExec ? "" : nchwExec.status().message().c_str());
+        auto nhwcExec = Executor::create(build(true), cpuExecutorOptions(threads));
+        QVERIFY2(nhwcExec, nhwcExec ? "" : nhwcExec.status().message().c_str());
+        auto want = (*nchwExec)->run({x});
+        QVERIFY2(want, want ? "" : want.status().message().c_str());
+        auto got = (*nhwcExec)->run({inputNchw ? x : xNhwc});
+        QVERIFY2(got, got ? "" : got.status().message().c_str());
+        const RtTensor &a = (*want)[0], &bt = (*got)[0];
+        const int64_t oh = a.dims[2], ow = a.dims[3];
+        QCOMPARE(bt.dims, (std::vector<int64_t>{n, oh, ow, m}));
+        QCOMPARE(bt.dtype, a.dtype);
+        int differing = 0;
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t oc = 0; oc < m; ++oc)
+                for (int64_t p = 0; p < oh * ow; ++p)
+                    differing += a.as<uint8_t>()[(i * m + oc) * oh * ow + p] != bt.as<uint8_t>()[(i * oh * ow + p) * m + oc];
+        QCOMPARE(differing, 0);
+        // The outputs are not all one value (the scales leave room for the data to show).
+        std::set<uint8_t> values(a.as<uint8_t>(), a.as<uint8_t>() + a.numel());
+        QVERIFY(values.size() > 10);
+    }
+
+    // A quantized CNN as ONNX Runtime's quantizer writes it (QLinearConv stem, a MaxPool on the
+    // bytes, depthwise and pointwise QLinearConv, a QLinearAdd residual, the pooled Flatten)
+    // runs channels-last whole: no Transpose (the stem reads the image as it is, the Flatten
+    // reads [N, 1, 1, C] as [N, C, 1, 1]), and the same bytes as in NCHW.
+    void quantizedChainRunsChannelsLast() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::UInt8, Shape::ofSizes({2, 3, 20, 20}));
+        std::mt19937 rng(5);
+        int made = 0;
+        auto scalar = [&](DType t, float v) {
+            const std::string name = "p" + std::to_string(made++);
+            if (t == DType::Float32) return b.initializer(floatTensor(name, {}, {v}));
+            return b.initializer(Tensor(name, t, {}, makeBuffer(std::string(1, char(int(v)))), 0, 1));
+        };
+        auto conv = [&](ValueId in, int64_t c, int64_t m, int64_t group, int64_t k, int64_t stride, float xScale, int xZero,
+                        float yScale, int yZero) {
+            std::string w(size_t(m * (c / group) * k * k), '\0');
+            for (char& v : w) v = char(int(rng() % 255) - 127);
+            std::vector<int32_t> bias(static_cast<size_t>(m));
+            for (int32_t& v : bias) v = int32_t(rng() % 801) - 400;
+            std::string biasBytes(size_t(m) * 4, '\0');
+            std::memcpy(biasBytes.data(), bias.data(), biasBytes.size());
+            const std::string name = "w" + std::to_string(made++);
+            ValueId wt = b.initializer(Tensor(name, DType::Int8, {m, c / group, k, k}, makeBuffer(w), 0, w.size()));
+            ValueId bt = b.initializer(Tensor(name + "_b", DType::Int32, {m}, makeBuffer(biasBytes), 0, biasBytes.size()));
+            return b.op("QLinearConv",
+                        {in, scalar(DType::Float32, xScale), scalar(DType::UInt8, float(xZero)), wt, scalar(DType::Float32, 0.01f),
+                         scalar(DType::Int8, 0), scalar(DType::Float32, yScale), scalar(DType::UInt8, float(yZero)), bt},
+                        name + "_y",
+                        {intsAttr("pads", {k / 2, k / 2, k / 2, k / 2}), intAttr("group", int(group)),
+                         intsAttr("strides", {stride, stride})});
+        };
+        ValueId stem = conv(x, 3, 16, 1, 3, 1, 0.02f, 120, 0.05f, 100);
+        ValueId pooled = b.op("MaxPool", {stem}, "pooled",
+                              {intsAttr("kernel_shape", {3, 3}), intsAttr("strides", {2, 2}), intsAttr("pads", {1, 1, 1, 1})});
+        ValueId dw = conv(pooled, 16, 16, 16, 3, 1, 0.05f, 100, 0.04f, 110);
+        ValueId pw = conv(dw, 16, 16, 1, 1, 1, 0.04f, 110, 0.05f, 100);
+        ValueId sum = b.node("QLinearAdd",
+                             {pw, scalar(DType::Float32, 0.05f), scalar(DType::UInt8, 100), pooled, scalar(DType::Float32, 0.05f),
+                              scalar(DType::UInt8, 100), scalar(DType::Float32, 0.07f), scalar(DType::UInt8, 90)},
+                             {"sum"}, {}, "residual", "com.microsoft")[0];
+        ValueId mean = b.node("QLinearGlobalAveragePool",
+                              {sum, scalar(DType::Float32, 0.07f), scalar(DType::UInt8, 90), scalar(DType::Float32, 0.03f),
+                               scalar(DType::UInt8, 80)},
+                              {"mean"}, {intAttr("channels_last", 0)}, "pool", "com.microsoft")[0];
+        b.output(b.op("Flatten", {mean}, "flat", {intAttr("axis", 1)}));
+        Model built = b.buildModel(17);
+        built.opsetImports.push_back({"com.microsoft", 1});  // before the round trip infers the types
+        auto bytes = exportModelToBytes(built);
+        QVERIFY(bytes);
+        auto imported = importModelFromBytes(bytes->data(), bytes->size(), "chain.onnx");
+        QVERIFY(imported);
+        const Model& m = *imported;
+        const CompileResult nhwc = compileWith(m, {"channels-last"});
+        const Graph& g = *nhwc.model.graph;
+        QCOMPARE(count(g, "Transpose"), 0);
+        for (NodeId id : g.order()) {
+            const Node& node = g.node(id);
+            if (node.opType == "QLinearConv" || node.opType == "QLinearGlobalAveragePool" || node.opType == "MaxPool")
+                QVERIFY2(attr(node, "channels_last") && attr(node, "channels_last")->i == 1, node.name.c_str());
+        }
+        QCOMPARE(maxRelativeError(m, nhwc.model), 0.0);
+        auto exec = Executor::create(nhwc.model, cpuExecutorOptions(2));
+        QVERIFY(exec);
+        RtTensor in = allocateTensor(DType::UInt8, {2, 3, 20, 20});
+        for (int64_t i = 0; i < in.numel(); ++i) in.as<uint8_t>()[i] = uint8_t(rng());
+        auto out = (*exec)->run({in});
+        QVERIFY(out);
+        const RtTensor& y = (*out)[0];
+        QCOMPARE(y.dims, (std::vector<int64_t>{2, 16}));
+        std::set<uint8_t> values(y.as<uint8_t>(), y.as<uint8_t>() + y.numel());
+        QVERIFY(values.size() > 4);  // not saturated to one value
     }
 
     void qlinearConvRequantizesExactly_data() {

@@ -978,7 +978,9 @@ public:
         if ((*out)->numel() == 0) return Status::ok();
         if (x->dtype == DType::Float32) maxPoolNhwc(ctx.pool(), s, x->as<float>(), (*out)->as<float>());
         else if (x->dtype == DType::Float64) maxPoolNhwc(ctx.pool(), s, x->as<double>(), (*out)->as<double>());
-        else return bad(ctx, "a channels-last MaxPool takes float32 or float64");
+        else if (x->dtype == DType::UInt8) maxPoolNhwc(ctx.pool(), s, x->as<uint8_t>(), (*out)->as<uint8_t>());
+        else if (x->dtype == DType::Int8) maxPoolNhwc(ctx.pool(), s, x->as<int8_t>(), (*out)->as<int8_t>());
+        else return bad(ctx, "a channels-last MaxPool takes float32, float64, uint8 or int8");
         return Status::ok();
     }
 

@@ -369,7 +369,8 @@ void unpermute(const E* src, E* dst, int64_t n, int64_t c, int64_t a, int64_t b)
 
 template <template <typename> class F, typename... Args>
 void bySize(int bytes, Args... args) {
-    if (bytes == 2) F<uint16_t>::run(args...);
+    if (bytes == 1) F<uint8_t>::run(args...);
+    else if (bytes == 2) F<uint16_t>::run(args...);
     else if (bytes == 8) F<uint64_t>::run(args...);
     else F<uint32_t>::run(args...);
 }
@@ -537,7 +538,9 @@ static inline void maxPoolRow(const NhwcWindow& s, const T* image, T* row, int64
                 for (int64_t ch = 0; ch < s.c; ++ch) out[ch] = in[ch] > out[ch] ? in[ch] : out[ch];
             seeded = true;
         });
-        if (!seeded) std::fill(out, out + s.c, -std::numeric_limits<T>::infinity());
+        if (!seeded)
+            std::fill(out, out + s.c,
+                      std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest());
     }
 }
 
@@ -634,6 +637,8 @@ void maxPoolNhwc(ThreadPool& pool, const NhwcWindow& s, const T* x, T* y) {
 }
 template void maxPoolNhwc<float>(ThreadPool&, const NhwcWindow&, const float*, float*);
 template void maxPoolNhwc<double>(ThreadPool&, const NhwcWindow&, const double*, double*);
+template void maxPoolNhwc<uint8_t>(ThreadPool&, const NhwcWindow&, const uint8_t*, uint8_t*);  // a quantized CNN's
+template void maxPoolNhwc<int8_t>(ThreadPool&, const NhwcWindow&, const int8_t*, int8_t*);
 
 void nhwcToNchw(const void* src, void* dst, int64_t n, int64_t h, int64_t w, int64_t c, int bytes) {
     bySize<ToNchw>(bytes, src, dst, n, h, w, c);

@@ -48,7 +48,7 @@ void pointwiseDots(ThreadPool& pool, const float* x, const float* wT, const floa
 // y [rows, m] += bias (if any), then the activation, a block of rows per task.
 void biasActivationRows(ThreadPool& pool, float* y, int64_t rows, int64_t m, const float* bias, const Activation& act);
 
-// [n, a, b, c] -> [n, c, a, b] and back, for elements of `bytes` bytes (2, 4 or 8).
+// [n, a, b, c] -> [n, c, a, b] and back, for elements of `bytes` bytes (1, 2, 4 or 8).
 void nhwcToNchw(const void* src, void* dst, int64_t n, int64_t h, int64_t w, int64_t c, int bytes);
 void nchwToNhwc(const void* src, void* dst, int64_t n, int64_t c, int64_t h, int64_t w, int bytes);
 

@@ -20,9 +20,11 @@ namespace {
 template <typename Q>
 void requantizeColumns(const int32_t* acc, const int32_t* bias, int64_t biasRowStride, int64_t m, int64_t n,
                        const std::vector<float>& scale, float yZero, Q* y) {
+    const std::vector<int32_t> zeros(bias ? 0 : size_t(n), 0);
+    const bool finite = std::all_of(scale.begin(), scale.end(), [](float s) { return std::isfinite(s); });
     for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j)
-            requantizeRow(acc + i * n + j, y + i * n + j, 1, bias ? bias[i * biasRowStride + j] : 0, scale[size_t(j)], yZero);
+        requantizeChannels(acc + i * n, y + i * n, n, bias ? bias + i * biasRowStride : zeros.data(), scale.data(), yZero,
+                           finite);
 }
 
 class QGemmKernel : public Kernel {

@@ -13,6 +13,7 @@
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/int8_products.h"
+#include "compiler/backends/cpu/qlinear_conv_nhwc.h"
 #include "compiler/backends/cpu/qlinear_depthwise.h"
 #include "compiler/backends/cpu/requantize.h"
 #include "compiler/backends/cpu/vector_math.h"
@@ -343,6 +344,7 @@ Result<Requantization> readRequantization(const KernelContext& ctx, int64_t chan
     rq.bias.assign(size_t(channels), 0);
     for (int64_t c = 0; c < channels; ++c) {
         rq.scale[size_t(c)] = xsv * float(elementAsDouble(*ws, ws->numel() > 1 ? c : 0)) / ysv;
+        rq.finite = rq.finite && std::isfinite(rq.scale[size_t(c)]);
         if (bias) rq.bias[size_t(c)] = int32_t(elementAsInt(*bias, c));
     }
     return rq;
@@ -355,23 +357,27 @@ public:
     ConvIntegerKernel(const KernelInit& init, bool qlinear) : m_qlinear(qlinear) {
         m_attrs = readWindowAttrs(init);
         m_group = init.getInt("group", 1);
+        m_channelsLast = qlinear && init.getInt("channels_last", 0) != 0;
+        m_nchwInput = m_channelsLast && init.getString("input_layout", "NHWC") == "NCHW";
     }
     Status compute(KernelContext& ctx) override {
         // ConvInteger: x, w, x_zp, w_zp. QLinearConv: x, xs, xzp, w, ws, wzp, ys, yzp, B.
         const RtTensor* x = ctx.input(0);
-        const RtTensor* xzp = m_qlinear ? ctx.input(2) : ctx.input(2);
+        const RtTensor* xzp = ctx.input(2);
         const RtTensor* w = m_qlinear ? ctx.input(3) : ctx.input(1);
         const RtTensor* wzp = m_qlinear ? ctx.input(5) : ctx.input(3);
         if (!x || !w) return bad(ctx, "missing x or w");
+        const RtTensor* xZero = xzp && xzp->numel() == 1 ? xzp : nullptr;
+        const bool weightsConstant = ctx.inputConstant(m_qlinear ? 3 : 1);
+        if (m_channelsLast)
+            return m_nhwc.run(ctx, m_attrs, m_group, m_nchwInput, weightsConstant,
+                              [&](const RtTensor& xNchw) { return accumulators(ctx, xNchw, xZero, *w, wzp, weightsConstant); });
         if (m_qlinear) {
             auto done = qlinearDepthwise(ctx, m_attrs, m_group);
             if (!done) return done.status();
             if (*done) return Status::ok();
         }
-        const RtTensor* xZero = xzp && xzp->numel() == 1 ? xzp : nullptr;
-        const bool gemmFits = fitsInt8Gemm(*x, xZero, *w, wzp);
-        const bool weightsConstant = ctx.inputConstant(m_qlinear ? 3 : 1);
-        if (!m_qlinear && gemmFits)  // straight into the output slot
+        if (!m_qlinear && fitsInt8Gemm(*x, xZero, *w, wzp))  // straight into the output slot
             return int8Conv(
                 ctx, m_attrs, m_group, *x, xZero, *w, wzp,
                 [&](const std::vector<int64_t>& dims) -> Result<int32_t*> {
@@ -380,41 +386,45 @@ public:
                     return (*out)->as<int32_t>();
                 },
                 &m_primitive, weightsConstant, &m_packedWeights, &m_winograd);
-        RtTensor acc;
-        if (gemmFits) {
-            FSC_RETURN_IF_ERROR(int8Conv(ctx, m_attrs, m_group, *x, xZero, *w, wzp,
-                                         [&](const std::vector<int64_t>& dims) -> Result<int32_t*> {
-                                             acc.dtype = DType::Int32;
-                                             acc.dims = dims;
-                                             acc.data = threadScratch(size_t(product(dims)));
-                                             return acc.as<int32_t>();
-                                         },
-                                         &m_primitive, weightsConstant, &m_packedWeights, &m_winograd));
-        } else {
-            auto exact = accumulateExactly(ctx, *x, xZero, *w, wzp);
-            if (!exact) return exact.status();
-            acc = std::move(*exact);
-        }
-        const int32_t* pc = acc.as<int32_t>();
+        auto acc = accumulators(ctx, *x, xZero, *w, wzp, weightsConstant);
+        if (!acc) return acc.status();
+        const int32_t* pc = acc->as<int32_t>();
         if (!m_qlinear) {
-            auto out = ctx.output(0, DType::Int32, acc.dims);
+            auto out = ctx.output(0, DType::Int32, acc->dims);
             if (!out) return out.status();
-            std::memcpy((*out)->data, acc.data, acc.bytes());
+            std::memcpy((*out)->data, acc->data, acc->bytes());
             return Status::ok();
         }
-        const int64_t m = acc.dims[1], spatial = product(acc.dims, 2);
+        const int64_t m = acc->dims[1], spatial = product(acc->dims, 2);
         auto rq = readRequantization(ctx, m);
         if (!rq) return rq.status();
-        auto out = ctx.output(0, rq->outType, acc.dims);
+        auto out = ctx.output(0, rq->outType, acc->dims);
         if (!out) return out.status();
         if (rq->outType == DType::UInt8)
-            requantize(ctx, pc, acc.numel(), m, spatial, rq->scale, rq->bias, rq->yZero, (*out)->as<uint8_t>());
+            requantize(ctx, pc, acc->numel(), m, spatial, rq->scale, rq->bias, rq->yZero, (*out)->as<uint8_t>());
         else
-            requantize(ctx, pc, acc.numel(), m, spatial, rq->scale, rq->bias, rq->yZero, (*out)->as<int8_t>());
+            requantize(ctx, pc, acc->numel(), m, spatial, rq->scale, rq->bias, rq->yZero, (*out)->as<int8_t>());
         return Status::ok();
     }
 
 private:
+    // The int32 accumulators [N, M, out...] of X [N, C, in...]: the int8 GEMM's into the
+    // calling thread's scratch (threadScratch) where it fits, else exactly.
+    Result<RtTensor> accumulators(KernelContext& ctx, const RtTensor& x, const RtTensor* xZero, const RtTensor& w,
+                                  const RtTensor* wzp, bool weightsConstant) {
+        if (!fitsInt8Gemm(x, xZero, w, wzp)) return accumulateExactly(ctx, x, xZero, w, wzp);
+        RtTensor acc;
+        FSC_RETURN_IF_ERROR(int8Conv(ctx, m_attrs, m_group, x, xZero, w, wzp,
+                                     [&](const std::vector<int64_t>& dims) -> Result<int32_t*> {
+                                         acc.dtype = DType::Int32;
+                                         acc.dims = dims;
+                                         acc.data = threadScratch(size_t(product(dims)));
+                                         return acc.as<int32_t>();
+                                     },
+                                     &m_primitive, weightsConstant, &m_packedWeights, &m_winograd));
+        return acc;
+    }
+
     // (x - x_zero) conv (w - w_zero) in int32 exactly through doubles, where the int8 GEMM
     // does not fit (other types, zero points that fit no channel).
     Result<RtTensor> accumulateExactly(KernelContext& ctx, const RtTensor& x, const RtTensor* xZero, const RtTensor& w,
@@ -428,10 +438,10 @@ private:
         return toInt32(*conv);
     }
 
-public:
-
-private:
     bool m_qlinear;
+    bool m_channelsLast = false;  // com.microsoft's `channels_last`: X and Y NHWC
+    bool m_nchwInput = false;     // with `input_layout` NCHW: X as the graph has it
+    QLinearConvNhwc m_nhwc;
     OneDnnInt8Conv m_primitive;  // used where OneDnnInt8Conv::preferred()
     PackedRowsCache m_packedWeights;  // constant int8 weights as the GEMM without VNNI reads them
     Int8Winograd m_winograd;          // 3x3 layers without VNNI
@@ -457,6 +467,14 @@ void registerQuantKernels(KernelRegistry& r) {
     r.add("QLinearConv", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         return std::unique_ptr<Kernel>(new ConvIntegerKernel(init, true));
     });
+    // ONNX Runtime's own, with `channels_last` (what its NHWC transformer and channels-last write)
+    KernelDef nhwc;
+    nhwc.domain = "com.microsoft";
+    nhwc.op = "QLinearConv";
+    nhwc.factory = [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new ConvIntegerKernel(init, true));
+    };
+    r.add(std::move(nhwc));
 }
 
 }  // namespace fsc

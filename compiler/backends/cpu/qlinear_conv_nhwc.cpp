@@ -1,0 +1,302 @@
+#include "compiler/backends/cpu/qlinear_conv_nhwc.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "compiler/backends/cpu/conv_nhwc.h"
+#include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/backends/cpu/gemm.h"
+#include "compiler/backends/cpu/im2col.h"
+#include "compiler/backends/cpu/requantize.h"
+#include "compiler/runtime/thread_pool.h"
+
+namespace fsc::cpu {
+namespace {
+
+bool eightBit(DType t) { return t == DType::UInt8 || t == DType::Int8; }
+
+// Scratch kept by the calling thread between calls, grown without being zeroed (every element
+// used is written first): megabytes allocated afresh each call cost their page faults each call.
+template <typename T, int Slot>
+T* kept(size_t count) {
+    thread_local std::unique_ptr<T[]> buffer;
+    thread_local size_t capacity = 0;
+    if (count > capacity) {
+        buffer = std::make_unique_for_overwrite<T[]>(count);
+        capacity = count;
+    }
+    return buffer.get();
+}
+
+// Rows of m channels (a pixel's) requantized, each channel with its own scale and bias.
+#define FSC_REQUANTIZE_ROWS(name, A, Q)                                                                     \
+    [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void name(                              \
+        const A* acc, int64_t rows, int64_t m, const Requantization& rq, Q* y) {                           \
+        for (int64_t r = 0; r < rows; ++r)                                                                  \
+            requantizeChannels(acc + r * m, y + r * m, m, rq.bias.data(), rq.scale.data(), rq.yZero, rq.finite); \
+    }
+FSC_REQUANTIZE_ROWS(rowsI32ToU8, int32_t, uint8_t)
+FSC_REQUANTIZE_ROWS(rowsI32ToS8, int32_t, int8_t)
+FSC_REQUANTIZE_ROWS(rowsF32ToU8, float, uint8_t)
+FSC_REQUANTIZE_ROWS(rowsF32ToS8, float, int8_t)
+#undef FSC_REQUANTIZE_ROWS
+
+// The per-channel scales and biases repeated over enough pixels that one call requantizes
+// a few hundred values: a 16-channel layer's rows one at a time spent more in each call's
+// setup than in its one vector of work.
+struct TiledRequantization {
+    Requantization params;
+    int64_t pixels = 1;  // a tile's
+    TiledRequantization(const Requantization& rq, int64_t m) : params(rq) {
+        pixels = std::max<int64_t>(1, 512 / std::max<int64_t>(m, 1));
+        params.scale.clear();
+        params.bias.clear();
+        for (int64_t p = 0; p < pixels; ++p) {
+            params.scale.insert(params.scale.end(), rq.scale.begin(), rq.scale.end());
+            params.bias.insert(params.bias.end(), rq.bias.begin(), rq.bias.end());
+        }
+    }
+};
+
+// Pixels [first, first + count) of m channels each requantized into Y's bytes.
+template <typename A>
+void requantizePixels(const A* acc, int64_t count, int64_t m, const TiledRequantization& rq, uint8_t* y,
+                      bool unsignedOut) {
+    const int64_t tiles = count / rq.pixels, width = rq.pixels * m;
+    auto rows = [&](const A* in, int64_t n, int64_t w, uint8_t* out) {
+        if constexpr (std::is_same_v<A, float>) {
+            if (unsignedOut) rowsF32ToU8(in, n, w, rq.params, out);
+            else rowsF32ToS8(in, n, w, rq.params, reinterpret_cast<int8_t*>(out));
+        } else {
+            if (unsignedOut) rowsI32ToU8(in, n, w, rq.params, out);
+            else rowsI32ToS8(in, n, w, rq.params, reinterpret_cast<int8_t*>(out));
+        }
+    };
+    rows(acc, tiles, width, y);
+    rows(acc + tiles * width, count - tiles * rq.pixels, m, y + tiles * width);
+}
+
+// The same over the pool's threads.
+template <typename A>
+void requantizePixels(ThreadPool& pool, const A* acc, int64_t pixels, int64_t m, const TiledRequantization& rq,
+                      uint8_t* y, bool unsignedOut) {
+    pool.parallelFor(pixels, std::max<int64_t>(1, 8192 / std::max<int64_t>(m, 1)), [&](int64_t first, int64_t last) {
+        requantizePixels(acc + first * m, last - first, m, rq, y + first * m, unsignedOut);
+    });
+}
+
+// The layer's sizes; X's element (img, ch, iy, ix) at `at` in either layout.
+struct Layer {
+    int64_t n, c, h, w, m, kh, kw;
+    ConvGeometry geo;
+    bool nchwIn;
+    int64_t oh() const { return geo.out[0]; }
+    int64_t ow() const { return geo.out[1]; }
+    int64_t at(int64_t img, int64_t ch, int64_t iy, int64_t ix) const {
+        return nchwIn ? ((img * c + ch) * h + iy) * w + ix : ((img * h + iy) * w + ix) * c + ch;
+    }
+};
+
+int32_t zeroOf(const RtTensor* zero) { return zero && zero->numel() ? int32_t(elementAsInt(*zero, 0)) : 0; }
+
+// Rows [first, last) of image img, x - x_zero as float in NHWC.
+template <typename X>
+void shiftedRows(const Layer& l, const X* x, float xZero, int64_t img, int64_t first, int64_t last, float* out) {
+    if (!l.nchwIn) {
+        const X* in = x + (img * l.h + first) * l.w * l.c;
+        for (int64_t i = 0; i < (last - first) * l.w * l.c; ++i) out[i] = float(in[i]) - xZero;
+        return;
+    }
+    for (int64_t iy = first; iy < last; ++iy)
+        for (int64_t ch = 0; ch < l.c; ++ch) {
+            const X* in = x + l.at(img, ch, iy, 0);
+            float* o = out + (iy - first) * l.w * l.c + ch;
+            for (int64_t ix = 0; ix < l.w; ++ix) o[ix * l.c] = float(in[ix]) - xZero;
+        }
+}
+
+// A band of output rows at a time, start to end on one thread: its input rows as float, the
+// float NHWC depthwise loops over them, the requantization, while the band is in cache.
+// Converting the whole image first and requantizing it after made three passes over memory
+// (a 112 x 112 x 32 layer took 1.7x the NCHW kernel's time).
+Status depthwiseLayer(KernelContext& ctx, const Layer& l, const RtTensor& x, const RtTensor* xzp, const RtTensor& w,
+                      const RtTensor* wzp, const TiledRequantization& rq, RtTensor& y) {
+    const float xZero = float(zeroOf(xzp));
+    const int64_t taps = l.kh * l.kw;
+    std::vector<float> wf(static_cast<size_t>(taps * l.c));  // [kh * kw, c]: tap-major
+    for (int64_t ch = 0; ch < l.c; ++ch) {
+        const float wZero = wzp ? float(elementAsDouble(*wzp, wzp->numel() > 1 ? ch : 0)) : 0.0f;
+        for (int64_t k = 0; k < taps; ++k) wf[size_t(k * l.c + ch)] = float(elementAsDouble(w, ch * taps + k)) - wZero;
+    }
+    const int64_t sh = l.geo.strides[0], dh = l.geo.dilations[0], ph = l.geo.padBegin[0];
+    // About 16k output values a band: with its input rows, within a core's L2.
+    const int64_t bandRows = std::clamp<int64_t>(16384 / std::max<int64_t>(1, l.ow() * l.c), 1, l.oh());
+    const int64_t bands = (l.oh() + bandRows - 1) / bandRows;
+    const bool xu = x.dtype == DType::UInt8;
+    ctx.pool().parallelFor(l.n * bands, 1, [&](int64_t b, int64_t e) {
+        thread_local std::vector<float> in, sums;
+        for (int64_t t = b; t < e; ++t) {
+            const int64_t img = t / bands, oy0 = (t % bands) * bandRows, oy1 = std::min(l.oh(), oy0 + bandRows);
+            // The input rows the band's windows reach inside X (one, if none: it then reads padding only).
+            int64_t r0 = std::clamp<int64_t>(oy0 * sh - ph, 0, l.h - 1);
+            const int64_t r1 = std::clamp<int64_t>((oy1 - 1) * sh - ph + (l.kh - 1) * dh + 1, r0 + 1, l.h);
+            in.resize(size_t((r1 - r0) * l.w * l.c));
+            sums.resize(size_t((oy1 - oy0) * l.ow() * l.c));
+            if (xu) shiftedRows(l, x.as<uint8_t>(), xZero, img, r0, r1, in.data());
+            else shiftedRows(l, x.as<int8_t>(), xZero, img, r0, r1, in.data());
+            const NhwcWindow s{1, l.c, r1 - r0, l.w, oy1 - oy0, l.ow(), l.kh, l.kw, sh, l.geo.strides[1],
+                               dh, l.geo.dilations[1], ph + r0 - oy0 * sh, l.geo.padBegin[1]};
+            depthwiseNhwc(ctx.pool(), s, in.data(), wf.data(), nullptr, sums.data(), Activation{});  // nested: inline
+            requantizePixels(sums.data(), (oy1 - oy0) * l.ow(), l.c, rq,
+                             static_cast<uint8_t*>(y.data) + (img * l.oh() + oy0) * l.ow() * l.c, y.dtype == DType::UInt8);
+        }
+    });
+    return Status::ok();
+}
+
+// Each output pixel's window of NHWC X as one row of bytes in (ky, kx, ch) order (a tap's
+// channels are one copy), `pad` where it falls outside X.
+void windowRows(ThreadPool& pool, const Layer& l, const uint8_t* x, uint8_t pad, int64_t first, int64_t count,
+                uint8_t* rows) {
+    const int64_t k = l.kh * l.kw * l.c, perImage = l.oh() * l.ow();
+    pool.parallelFor(count, std::max<int64_t>(1, 16384 / std::max<int64_t>(k, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+            const int64_t p = first + r, img = p / perImage, oy = (p % perImage) / l.ow(), ox = p % l.ow();
+            uint8_t* row = rows + r * k;
+            for (int64_t ky = 0; ky < l.kh; ++ky) {
+                const int64_t iy = oy * l.geo.strides[0] + ky * l.geo.dilations[0] - l.geo.padBegin[0];
+                for (int64_t kx = 0; kx < l.kw; ++kx) {
+                    const int64_t ix = ox * l.geo.strides[1] + kx * l.geo.dilations[1] - l.geo.padBegin[1];
+                    uint8_t* dst = row + (ky * l.kw + kx) * l.c;
+                    if (iy >= 0 && iy < l.h && ix >= 0 && ix < l.w) std::memcpy(dst, x + l.at(img, 0, iy, ix), size_t(l.c));
+                    else std::memset(dst, pad, size_t(l.c));
+                }
+            }
+        }
+    });
+}
+
+// `weights`: W's bytes in the rows' order.
+Status gemmLayer(KernelContext& ctx, const Layer& l, const RtTensor& x, const RtTensor* xzp, const RtTensor& w,
+                 const int8_t* weights, const RtTensor* wzp, const TiledRequantization& rq, RtTensor& y) {
+    const int64_t k = l.kh * l.kw * l.c, pixels = l.n * l.oh() * l.ow();
+    const bool xu = x.dtype == DType::UInt8, wu = w.dtype == DType::UInt8;
+    const int32_t xZero = zeroOf(xzp), wZero = zeroOf(wzp);
+    // The GEMM's operands are int8, a uint8 one read less 128 with its zero point (gemm.h).
+    const int8_t aZero = int8_t(xu ? xZero - 128 : xZero), bZero = int8_t(wu ? wZero - 128 : wZero);
+    const Uint8Operands stored{xu, wu};
+    const bool pointwise = !l.nchwIn && l.kh == 1 && l.kw == 1 && l.geo.strides[0] == 1 && l.geo.strides[1] == 1 &&
+                           l.geo.padBegin[0] == 0 && l.geo.padBegin[1] == 0 && l.oh() == l.h && l.ow() == l.w;
+    const auto* xb = static_cast<const uint8_t*>(x.data);
+    auto* yb = static_cast<uint8_t*>(y.data);
+    const bool unsignedOut = y.dtype == DType::UInt8;
+    if (l.nchwIn) {
+        // NCHW X (a region's first layer, reading the image): im2col's columns [K, pixels],
+        // in W's (ch, ky, kx) order, multiplied transposed.
+        const int64_t perImage = l.oh() * l.ow();
+        uint8_t* cols = kept<uint8_t, 3>(size_t(k * perImage));
+        int32_t* acc = kept<int32_t, 2>(size_t(perImage * l.m));
+        for (int64_t img = 0; img < l.n; ++img) {
+            im2col<uint8_t>(xb + img * l.c * l.h * l.w, l.c, l.geo, cols, ctx.pool(), uint8_t(xZero));
+            gemmS8S8(true, true, perImage, l.m, k, reinterpret_cast<const int8_t*>(cols), perImage, aZero, weights, k,
+                     bZero, acc, l.m, nullptr, stored);
+            requantizePixels(ctx.pool(), acc, perImage, l.m, rq, yb + img * perImage * l.m, unsignedOut);
+        }
+        return Status::ok();
+    }
+    // A slice of pixels at a time, so that the accumulators (and the window rows) are still in
+    // cache when they are requantized (and multiplied).
+    const int64_t slice = std::max<int64_t>(256, (int64_t(1) << 19) / (4 * std::max(k, l.m)));
+    int32_t* acc = kept<int32_t, 2>(size_t(std::min(slice, pixels) * l.m));
+    uint8_t* rows = pointwise ? nullptr : kept<uint8_t, 3>(size_t(std::min(slice, pixels) * k));
+    for (int64_t first = 0; first < pixels; first += slice) {
+        const int64_t count = std::min(slice, pixels - first);
+        const uint8_t* a = xb + first * k;
+        if (!pointwise) {
+            windowRows(ctx.pool(), l, xb, uint8_t(xZero), first, count, rows);
+            a = rows;
+        }
+        gemmS8S8(false, true, count, l.m, k, reinterpret_cast<const int8_t*>(a), k, aZero, weights, k, bZero, acc, l.m,
+                 nullptr, stored);
+        requantizePixels(ctx.pool(), acc, count, l.m, rq, yb + first * l.m, unsignedOut);
+    }
+    return Status::ok();
+}
+
+}  // namespace
+
+const int8_t* QLinearConvNhwc::windowOrderWeights(const RtTensor& w, bool constant) {
+    if (constant && m_reorderedFrom == w.data) return m_reordered.data();
+    const int64_t m = w.dims[0], c = w.dims[1], taps = w.dims[2] * w.dims[3], k = c * taps;
+    m_reordered.resize(size_t(m * k));
+    const auto* from = static_cast<const int8_t*>(w.data);
+    for (int64_t oc = 0; oc < m; ++oc)
+        for (int64_t ch = 0; ch < c; ++ch)
+            for (int64_t t = 0; t < taps; ++t) m_reordered[size_t(oc * k + t * c + ch)] = from[(oc * c + ch) * taps + t];
+    m_reorderedFrom = constant ? w.data : nullptr;
+    return m_reordered.data();
+}
+
+Status QLinearConvNhwc::run(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, bool inputNchw,
+                            bool weightsConstant, const NchwAccumulators& nchw) {
+    // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
+    const RtTensor *x = ctx.input(0), *xzp = ctx.input(2), *w = ctx.input(3), *wzp = ctx.input(5);
+    if (!x || !w) return bad(ctx, "missing x or w");
+    if (x->rank() != 4 || w->rank() != 4) return bad(ctx, "a channels-last QLinearConv needs a 4-D X and W");
+    if (!eightBit(x->dtype)) return unsupportedType(ctx, x->dtype);
+    if (!eightBit(w->dtype)) return unsupportedType(ctx, w->dtype);
+    if (xzp && (xzp->numel() != 1 || xzp->dtype != x->dtype)) return bad(ctx, "x_zero_point must be one value of X's type");
+    Layer l{};
+    l.nchwIn = inputNchw;
+    l.n = x->dims[0];
+    l.c = x->dims[inputNchw ? 1 : 3];
+    l.h = x->dims[inputNchw ? 2 : 1];
+    l.w = x->dims[inputNchw ? 3 : 2];
+    l.m = w->dims[0];
+    l.kh = w->dims[2];
+    l.kw = w->dims[3];
+    if (group <= 0 || l.c % group || l.m % group || w->dims[1] != l.c / group)
+        return bad(ctx, "W " + dimsString(w->dims) + " does not fit X " + dimsString(x->dims) +
+                            (inputNchw ? " (NCHW)" : " (NHWC)") + " with group " + std::to_string(group));
+    if (wzp && wzp->numel() != 1 && wzp->numel() != l.m)
+        return bad(ctx, "w_zero_point " + dimsString(wzp->dims) + " does not fit " + std::to_string(l.m) + " channels");
+    auto geo = convGeometry(ctx, attrs, {l.h, l.w}, {l.kh, l.kw}, false);
+    if (!geo) return geo.status();
+    l.geo = *geo;
+    l.geo.channels = l.c;
+    auto read = readRequantization(ctx, l.m);
+    if (!read) return read.status();
+    auto out = ctx.output(0, read->outType, {l.n, l.oh(), l.ow(), l.m});
+    if (!out) return out.status();
+    RtTensor& y = **out;
+    if (y.numel() == 0) return Status::ok();
+    const TiledRequantization rq(*read, l.m);
+
+    // |x - x_zero|, |w - w_zero| <= 255: float holds the sums exactly up to 258 taps.
+    if (group == l.c && l.m == l.c && l.kh * l.kw * 255 * 255 < (int64_t(1) << 24))
+        return depthwiseLayer(ctx, l, *x, xzp, *w, wzp, rq, y);
+    bool oneWeightZero = true;
+    for (int64_t i = 1; wzp && i < wzp->numel(); ++i) oneWeightZero &= elementAsInt(*wzp, i) == elementAsInt(*wzp, 0);
+    if (group == 1 && oneWeightZero) {
+        if (inputNchw || l.kh * l.kw == 1) return gemmLayer(ctx, l, *x, xzp, *w, static_cast<const int8_t*>(w->data), wzp, rq, y);
+        std::lock_guard<std::mutex> lock(m_mutex);
+        return gemmLayer(ctx, l, *x, xzp, *w, windowOrderWeights(*w, weightsConstant), wzp, rq, y);
+    }
+
+    RtTensor copy;  // X as NCHW
+    if (!inputNchw) {
+        copy = allocateTensor(x->dtype, {l.n, l.c, l.h, l.w});
+        nhwcToNchw(x->data, copy.data, l.n, l.h, l.w, l.c, 1);
+    }
+    auto acc = nchw(inputNchw ? *x : copy);
+    if (!acc) return acc.status();
+    const int64_t pixels = l.n * l.oh() * l.ow();
+    int32_t* accNhwc = kept<int32_t, 2>(size_t(pixels * l.m));
+    nchwToNhwc(acc->data, accNhwc, l.n, l.m, l.oh(), l.ow(), 4);
+    requantizePixels(ctx.pool(), accNhwc, pixels, l.m, rq, static_cast<uint8_t*>(y.data), y.dtype == DType::UInt8);
+    return Status::ok();
+}
+
+}  // namespace fsc::cpu
