@@ -50,6 +50,15 @@ bool is(const Node& n, const char* op) {
     return n.opType == op;
 }
 
+// A convolution's W sizes ([M, C/group, kernel...]; QLinearConv's is its fourth input), if known.
+std::optional<std::vector<int64_t>> convWeights(const Graph& g, const Node& n, const DimBindings& bindings) {
+    const size_t i = is(n, "QLinearConv") ? 3 : 1;
+    if (n.inputs.size() <= i || !n.inputs[i].valid()) return std::nullopt;
+    auto w = sizesOf(g, n.inputs[i], bindings);
+    if (!w || w->size() < 3) return std::nullopt;
+    return w;
+}
+
 }  // namespace
 
 NodeCost estimateNodeCost(const Graph& g, const Node& n, const DimBindings& bindings) {
@@ -78,10 +87,14 @@ NodeCost estimateNodeCost(const Graph& g, const Node& n, const DimBindings& bind
     } else if ((is(n, "Gemm") || is(n, "FusedGemm")) && in0 && in0->size() == 2) {
         const int64_t k = intAttr(n, "transA", 0) ? (*in0)[0] : (*in0)[1];
         cost.flops = 2 * outputs * double(k);
-    } else if ((is(n, "Conv") || is(n, "FusedConv") || is(n, "ConvTranspose")) && in1 && in1->size() >= 3) {
-        // Per output element: Cin/group * kernel positions multiply-adds.
+    } else if ((is(n, "Conv") || is(n, "FusedConv") || is(n, "ConvTranspose") || is(n, "ConvInteger") ||
+                is(n, "QLinearConv")) &&
+               convWeights(g, n, bindings)) {
+        // Per output element: Cin/group * kernel positions multiply-adds (W's dims past the
+        // first, in either layout of X and Y).
+        const auto w = convWeights(g, n, bindings);
         double perOutput = 1;
-        for (size_t i = 1; i < in1->size(); ++i) perOutput *= double((*in1)[i]);
+        for (size_t i = 1; i < w->size(); ++i) perOutput *= double((*w)[i]);
         if (is(n, "ConvTranspose") && in0 && in0->size() >= 2) perOutput = double((*in1)[0]) / double(intAttr(n, "group", 1));
         cost.flops = 2 * outputs * perOutput;
     } else if (is(n, "Attention") && in0 && in1 && !in1->empty()) {

@@ -88,6 +88,23 @@ private slots:
         QCOMPARE(*bytes, size_t(394 * 64 * 4));
     }
 
+    // A quantized convolution costs what a float one does: its W is QLinearConv's fourth
+    // input, and the count holds in NHWC (channels-last's form) as in NCHW.
+    void quantizedConvolutionsAreCosted() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::UInt8, Shape::ofSizes({1, 14, 14, 32}));
+        ValueId s = b.input("s", DType::Float32, Shape::ofSizes({}));
+        ValueId z = b.input("z", DType::UInt8, Shape::ofSizes({}));
+        ValueId w = b.input("w", DType::Int8, Shape::ofSizes({64, 32, 3, 3}));
+        ValueId wz = b.input("wz", DType::Int8, Shape::ofSizes({}));
+        ValueId y = b.node("QLinearConv", {x, s, z, w, s, wz, s, z}, {"y"}, {intAttr("channels_last", 1)}, "conv",
+                           "com.microsoft")[0];
+        b.output(y);
+        Graph g = b.graph();
+        g.value(y).type = ValueType::tensor(DType::UInt8, Shape::ofSizes({1, 14, 14, 64}));
+        QCOMPARE(estimateNodeCost(g, g.node(g.order()[0])).flops, 2.0 * 14 * 14 * 64 * 32 * 9);
+    }
+
     void aChainNeedsTwoBuffers() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 256}));
