@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A PyTorch-quantized MobileNetV2 exported in the QDQ form (export_qdq_mobilenet.py, exported
 into CACHE_DIR when missing), compiled at O2: no more nodes than ONNX Runtime's `extended`
-level leaves (67: every convolution a QLinearConv, the residual Adds QLinearAdd, the pooling
-and the classifier ONNX Runtime's quantized ops, one QuantizeLinear in and one
-DequantizeLinear out), the compiled model passes ONNX's full checker with the com.microsoft
+level leaves (67: every convolution ONNX Runtime's QLinearConv with `channels_last`, the whole
+trunk NHWC without a Transpose, the residual Adds QLinearAdd, the pooling and the classifier
+ONNX Runtime's quantized ops, one QuantizeLinear in and one DequantizeLinear out), the compiled model passes ONNX's full checker with the com.microsoft
 opset declared, and the outputs at O0 (the QDQ form in float) and O2 (in integers) are
 within two steps of the output's quantization scale of PyTorch's.
 
@@ -43,11 +43,15 @@ with tempfile.TemporaryDirectory() as tmp:
     print(f"O2: {len(m.graph.node)} nodes: {dict(ops)}")
     if len(m.graph.node) > 67:
         problems.append(f"{len(m.graph.node)} nodes, ONNX Runtime's extended level leaves 67")
-    expected = {("", "QLinearConv"): 52, ("com.microsoft", "QLinearAdd"): 10, ("com.microsoft", "QGemm"): 1,
+    expected = {("com.microsoft", "QLinearConv"): 52, ("com.microsoft", "QLinearAdd"): 10, ("com.microsoft", "QGemm"): 1,
                 ("com.microsoft", "QLinearGlobalAveragePool"): 1, ("", "QuantizeLinear"): 1, ("", "DequantizeLinear"): 1}
     for op, count in expected.items():
         if ops[op] != count:
             problems.append(f"{ops[op]} {op[1]}, expected {count}")
+    nchw = [n.name for n in m.graph.node if n.op_type in ("QLinearConv", "QLinearGlobalAveragePool")
+            and not any(a.name == "channels_last" and a.i == 1 for a in n.attribute)]
+    if nchw:
+        problems.append(f"{len(nchw)} quantized ops left NCHW, first {nchw[0]}")
     try:
         onnx.checker.check_model(m, full_check=True)
     except Exception as e:  # noqa: BLE001 - report whatever the checker says
