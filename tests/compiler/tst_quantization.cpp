@@ -1223,22 +1223,27 @@ private slots:
         QTest::addColumn<int>("weightZeros");  // 0: none, 1: one value, 2: one per channel
         QTest::addColumn<bool>("inputNchw");
         QTest::addColumn<int>("threads");
+        QTest::addColumn<bool>("ties");  // scales of powers of two: halves that round to even, and saturation
         using P = std::vector<int64_t>;
-        QTest::newRow("pointwise u8") << 0 << 1 << 24 << 40 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 9 << 0 << false << 1;
-        QTest::newRow("pointwise s8, w zero") << 1 << 0 << 16 << 8 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 7 << 1 << false << 2;
-        QTest::newRow("strided 1x1") << 0 << 1 << 16 << 8 << 1 << 1 << 2 << 1 << P{0, 0, 0, 0} << 11 << 0 << false << 2;
-        QTest::newRow("3x3 window rows") << 0 << 1 << 8 << 12 << 1 << 3 << 1 << 1 << P{1, 1, 1, 1} << 10 << 1 << false << 2;
-        QTest::newRow("stem from NCHW") << 0 << 1 << 3 << 16 << 1 << 3 << 2 << 1 << P{1, 1, 1, 1} << 17 << 0 << true << 2;
-        QTest::newRow("depthwise") << 0 << 0 << 32 << 32 << 32 << 3 << 1 << 1 << P{1, 1, 1, 1} << 12 << 2 << false << 2;
+        QTest::newRow("pointwise u8") << 0 << 1 << 24 << 40 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 9 << 0 << false << 1 << false;
+        QTest::newRow("pointwise s8, w zero") << 1 << 0 << 16 << 8 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 7 << 1 << false << 2 << false;
+        QTest::newRow("strided 1x1") << 0 << 1 << 16 << 8 << 1 << 1 << 2 << 1 << P{0, 0, 0, 0} << 11 << 0 << false << 2 << false;
+        QTest::newRow("3x3 window rows") << 0 << 1 << 8 << 12 << 1 << 3 << 1 << 1 << P{1, 1, 1, 1} << 10 << 1 << false << 2 << false;
+        QTest::newRow("stem from NCHW") << 0 << 1 << 3 << 16 << 1 << 3 << 2 << 1 << P{1, 1, 1, 1} << 17 << 0 << true << 2 << false;
+        QTest::newRow("depthwise") << 0 << 0 << 32 << 32 << 32 << 3 << 1 << 1 << P{1, 1, 1, 1} << 12 << 2 << false << 2 << false;
         QTest::newRow("depthwise tail, dilated") << 1 << 1 << 20 << 20 << 20 << 3 << 2 << 2 << P{2, 0, 1, 2} << 13 << 0
-                                                 << false << 1;
+                                                 << false << 1 << false;
         QTest::newRow("depthwise bands 5x5") << 1 << 1 << 16 << 16 << 16 << 5 << 1 << 1 << P{2, 2, 2, 2} << 61 << 1 << false
-                                             << 2;
-        QTest::newRow("depthwise from NCHW") << 0 << 1 << 16 << 16 << 16 << 3 << 2 << 1 << P{1, 1, 1, 1} << 9 << 0 << true << 1;
-        QTest::newRow("grouped") << 0 << 1 << 8 << 6 << 2 << 3 << 1 << 1 << P{1, 1, 1, 1} << 8 << 0 << false << 2;
-        QTest::newRow("w zeros per channel") << 0 << 0 << 8 << 6 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 8 << 2 << false << 1;
+                                             << 2 << false;
+        QTest::newRow("depthwise from NCHW") << 0 << 1 << 16 << 16 << 16 << 3 << 2 << 1 << P{1, 1, 1, 1} << 9 << 0 << true << 1 << false;
+        QTest::newRow("pointwise ties") << 0 << 1 << 24 << 40 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 9 << 0 << false << 1
+                                        << true;
+        QTest::newRow("depthwise ties") << 1 << 1 << 32 << 32 << 32 << 3 << 1 << 1 << P{1, 1, 1, 1} << 12 << 0 << false << 2
+                                        << true;
+        QTest::newRow("grouped") << 0 << 1 << 8 << 6 << 2 << 3 << 1 << 1 << P{1, 1, 1, 1} << 8 << 0 << false << 2 << false;
+        QTest::newRow("w zeros per channel") << 0 << 0 << 8 << 6 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 8 << 2 << false << 1 << false;
         QTest::newRow("w zeros per channel, NCHW") << 0 << 0 << 3 << 6 << 1 << 3 << 1 << 1 << P{1, 1, 1, 1} << 8 << 2 << true
-                                                  << 2;
+                                                  << 2 << false;
     }
 
     void channelsLastQLinearConvEqualsNchw() {
@@ -1255,6 +1260,7 @@ private slots:
         QFETCH(int, weightZeros);
         QFETCH(bool, inputNchw);
         QFETCH(int, threads);
+        QFETCH(bool, ties);
         const DType xt = xType ? DType::Int8 : DType::UInt8, wt = wType ? DType::Int8 : DType::UInt8;
         const int64_t n = 2, c = channels, m = outChannels, h = size, w = size + 3;
         std::mt19937 rng(uint32_t(c * 131 + m * 7 + kernel));
@@ -1265,7 +1271,7 @@ private slots:
         std::vector<int32_t> bias(static_cast<size_t>(m));
         for (int32_t& v : bias) v = int32_t(rng() % 4001) - 2000;
         std::vector<float> wScales(static_cast<size_t>(m));
-        for (float& v : wScales) v = 0.002f + 0.001f * float(rng() % 7);
+        for (float& v : wScales) v = ties ? 0.25f : 0.002f + 0.001f * float(rng() % 7);
         const char xZero = char(xt == DType::UInt8 ? 117 : -9), yZero = char(xt == DType::UInt8 ? 131 : 4);
         // One graph: the NCHW QLinearConv, or com.microsoft's on NHWC (or NCHW `input_layout`) input.
         auto build = [&](bool nhwc) {
@@ -1275,7 +1281,7 @@ private slots:
             auto bytes = [&](const char* name, DType t, std::vector<int64_t> dims, const void* p, size_t count) {
                 return b.initializer(Tensor(name, t, std::move(dims), makeBuffer(std::string(static_cast<const char*>(p), count)), 0, count));
             };
-            const float xs = 0.03f, ys = 0.05f;
+            const float xs = ties ? 0.5f : 0.03f, ys = ties ? 4.0f : 0.05f;  // ties: 1/32 per unit
             std::vector<int64_t> wzDims;
             if (weightZeros == 2) wzDims = {m};
             std::vector<ValueId> in{x, bytes("xs", DType::Float32, {}, &xs, 4), bytes("xz", xt, {}, &xZero, 1),
@@ -1319,6 +1325,10 @@ private slots:
         // The outputs are not all one value (the scales leave room for the data to show).
         std::set<uint8_t> values(a.as<uint8_t>(), a.as<uint8_t>() + a.numel());
         QVERIFY(values.size() > 10);
+        if (ties) {  // both ends saturated (as bytes: 0 and 255 for uint8, 128 and 127 for int8)
+            QVERIFY(values.count(xt == DType::UInt8 ? 0 : 128));
+            QVERIFY(values.count(xt == DType::UInt8 ? 255 : 127));
+        }
     }
 
     // A quantized CNN as ONNX Runtime's quantizer writes it (QLinearConv stem, a MaxPool on the

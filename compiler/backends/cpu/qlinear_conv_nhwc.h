@@ -12,6 +12,7 @@
 //   anything else:   the NCHW kernel's accumulators of an NCHW copy (the caller's), then
 //                    requantized into NHWC
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -28,14 +29,19 @@ public:
     // GEMM (a kh x kw layer's) is kept.
     Status run(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, bool inputNchw, bool weightsConstant,
                const NchwAccumulators& nchw);
+    struct Prepared;
 
 private:
     // W [M, C, kh, kw] as [M, kh, kw, C], the order of an NHWC window's bytes.
     const int8_t* windowOrderWeights(const RtTensor& w, bool constant);
+    // What inputs 1-8 give (the requantization; a depthwise layer's taps), kept while they are constants.
+    Result<const Prepared*> prepare(KernelContext& ctx, int64_t m, int64_t taps, bool depthwise);
 
     std::mutex m_mutex;  // a plan may run on several threads
     std::vector<int8_t> m_reordered;
     const void* m_reorderedFrom = nullptr;
+    std::shared_ptr<Prepared> m_prepared;
+    std::vector<const void*> m_preparedFrom;  // inputs 1-8's data it was made from
 };
 
 }  // namespace fsc::cpu
