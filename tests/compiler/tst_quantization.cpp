@@ -1240,6 +1240,9 @@ private slots:
                                         << true;
         QTest::newRow("depthwise ties") << 1 << 1 << 32 << 32 << 32 << 3 << 1 << 1 << P{1, 1, 1, 1} << 12 << 0 << false << 2
                                         << true;
+        QTest::newRow("stem slices") << 0 << 1 << 3 << 64 << 1 << 3 << 1 << 1 << P{1, 1, 1, 1} << 61 << 0 << true << 2 << false;
+        QTest::newRow("pointwise slices") << 0 << 1 << 24 << 40 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 61 << 0 << false << 2
+                                          << false;
         QTest::newRow("grouped") << 0 << 1 << 8 << 6 << 2 << 3 << 1 << 1 << P{1, 1, 1, 1} << 8 << 0 << false << 2 << false;
         QTest::newRow("w zeros per channel") << 0 << 0 << 8 << 6 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 8 << 2 << false << 1 << false;
         QTest::newRow("w zeros per channel, NCHW") << 0 << 0 << 3 << 6 << 1 << 3 << 1 << 1 << P{1, 1, 1, 1} << 8 << 2 << true
