@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -241,21 +242,34 @@ Status gemmLayer(KernelContext& ctx, const Layer& l, const RtTensor& x, const Rt
     const auto* xb = static_cast<const uint8_t*>(x.data);
     auto* yb = static_cast<uint8_t*>(y.data);
     const bool unsignedOut = y.dtype == DType::UInt8;
+    // The slices run on the pool's threads, each start to end (its GEMM on that thread alone:
+    // oneDNN's is serial inside a parallel region), where there are enough of them; else one
+    // after another with each step threaded. A GEMM and a requantization threaded per slice
+    // cost two fork-joins a slice (MobileNetV2's 112 x 112 expansion had 37 slices).
+    auto slices = [&](int64_t count, const std::function<void(int64_t)>& slice) {
+        if (ctx.pool().size() > 1 && count >= 2 * ctx.pool().size()) {
+            ctx.pool().parallelFor(count, 1, [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i) slice(i);
+            });
+            return;
+        }
+        for (int64_t i = 0; i < count; ++i) slice(i);
+    };
     if (l.nchwIn) {
         // NCHW X (a region's first layer, reading the image): im2col's columns [K, pixels] in
         // W's (ch, ky, kx) order, multiplied transposed, a slice of output rows at a time.
         const int64_t ow = l.ow(), sliceRows = std::clamp<int64_t>((int64_t(1) << 16) / std::max<int64_t>(1, ow * l.m), 1, l.oh());
-        uint8_t* cols = kept<uint8_t, 3>(size_t(k * sliceRows * ow));
-        int32_t* acc = kept<int32_t, 2>(size_t(sliceRows * ow * l.m));
-        for (int64_t img = 0; img < l.n; ++img)
-            for (int64_t first = 0; first < l.oh(); first += sliceRows) {
-                const int64_t count = std::min(sliceRows, l.oh() - first) * ow;
-                im2col<uint8_t>(xb + img * l.c * l.h * l.w, l.c, l.geo, cols, ctx.pool(), uint8_t(xZero),
-                                OutputSlice{first, count / ow});
-                gemmS8S8(true, true, count, l.m, k, reinterpret_cast<const int8_t*>(cols), count, aZero, weights, k, bZero,
-                         acc, l.m, nullptr, stored);
-                requantizePixels(ctx.pool(), acc, count, l.m, rq, yb + ((img * l.oh() + first) * ow) * l.m, unsignedOut);
-            }
+        const int64_t perImage = (l.oh() + sliceRows - 1) / sliceRows;
+        slices(l.n * perImage, [&](int64_t i) {
+            const int64_t img = i / perImage, first = (i % perImage) * sliceRows;
+            const int64_t count = std::min(sliceRows, l.oh() - first) * ow;
+            uint8_t* cols = kept<uint8_t, 3>(size_t(k * sliceRows * ow));
+            int32_t* acc = kept<int32_t, 2>(size_t(sliceRows * ow * l.m));
+            im2col<uint8_t>(xb + img * l.c * l.h * l.w, l.c, l.geo, cols, ctx.pool(), uint8_t(xZero), OutputSlice{first, count / ow});
+            gemmS8S8(true, true, count, l.m, k, reinterpret_cast<const int8_t*>(cols), count, aZero, weights, k, bZero, acc,
+                     l.m, nullptr, stored);
+            requantizePixels(ctx.pool(), acc, count, l.m, rq, yb + ((img * l.oh() + first) * ow) * l.m, unsignedOut);
+        });
         return Status::ok();
     }
     // A slice of pixels at a time, so that the accumulators (and the window rows) are still in
@@ -263,19 +277,19 @@ Status gemmLayer(KernelContext& ctx, const Layer& l, const RtTensor& x, const Rt
     // trip is what the requantization costs; slices of 512 KiB measured 5% slower over
     // MobileNetV2, 64 KiB no faster.
     const int64_t slice = std::max<int64_t>(256, (int64_t(1) << 17) / (4 * std::max(k, l.m)));
-    int32_t* acc = kept<int32_t, 2>(size_t(std::min(slice, pixels) * l.m));
-    uint8_t* rows = pointwise ? nullptr : kept<uint8_t, 3>(size_t(std::min(slice, pixels) * k));
-    for (int64_t first = 0; first < pixels; first += slice) {
-        const int64_t count = std::min(slice, pixels - first);
+    slices((pixels + slice - 1) / slice, [&](int64_t i) {
+        const int64_t first = i * slice, count = std::min(slice, pixels - first);
+        int32_t* acc = kept<int32_t, 2>(size_t(slice * l.m));
         const uint8_t* a = xb + first * k;
         if (!pointwise) {
+            uint8_t* rows = kept<uint8_t, 3>(size_t(slice * k));
             windowRows(ctx.pool(), l, xb, uint8_t(xZero), first, count, rows);
             a = rows;
         }
         gemmS8S8(false, true, count, l.m, k, reinterpret_cast<const int8_t*>(a), k, aZero, weights, k, bZero, acc, l.m,
                  nullptr, stored);
         requantizePixels(ctx.pool(), acc, count, l.m, rq, yb + first * l.m, unsignedOut);
-    }
+    });
     return Status::ok();
 }
 
