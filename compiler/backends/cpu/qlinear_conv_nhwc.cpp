@@ -11,6 +11,7 @@
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/im2col.h"
 #include "compiler/backends/cpu/requantize.h"
+#include "compiler/backends/cpu/thread_scratch.h"
 #include "compiler/runtime/thread_pool.h"
 
 #if defined(__x86_64__)
@@ -21,19 +22,6 @@ namespace fsc::cpu {
 namespace {
 
 bool eightBit(DType t) { return t == DType::UInt8 || t == DType::Int8; }
-
-// Scratch kept by the calling thread between calls, grown without being zeroed (every element
-// used is written first): megabytes allocated afresh each call cost their page faults each call.
-template <typename T, int Slot>
-T* kept(size_t count) {
-    thread_local std::unique_ptr<T[]> buffer;
-    thread_local size_t capacity = 0;
-    if (count > capacity) {
-        buffer = std::make_unique_for_overwrite<T[]>(count);
-        capacity = count;
-    }
-    return buffer.get();
-}
 
 // Rows of m channels (a pixel's) requantized, each channel with its own scale and bias.
 #define FSC_REQUANTIZE_ROWS(name, A, Q)                                                                     \
@@ -263,8 +251,8 @@ Status gemmLayer(KernelContext& ctx, const Layer& l, const RtTensor& x, const Rt
         slices(l.n * perImage, [&](int64_t i) {
             const int64_t img = i / perImage, first = (i % perImage) * sliceRows;
             const int64_t count = std::min(sliceRows, l.oh() - first) * ow;
-            uint8_t* cols = kept<uint8_t, 3>(size_t(k * sliceRows * ow));
-            int32_t* acc = kept<int32_t, 2>(size_t(sliceRows * ow * l.m));
+            uint8_t* cols = threadScratch<uint8_t, ScratchSlot::WindowBytes>(size_t(k * sliceRows * ow));
+            int32_t* acc = threadScratch<int32_t, ScratchSlot::NhwcAccumulators>(size_t(sliceRows * ow * l.m));
             im2col<uint8_t>(xb + img * l.c * l.h * l.w, l.c, l.geo, cols, ctx.pool(), uint8_t(xZero), OutputSlice{first, count / ow});
             gemmS8S8(true, true, count, l.m, k, reinterpret_cast<const int8_t*>(cols), count, aZero, weights, k, bZero, acc,
                      l.m, nullptr, stored);
@@ -279,10 +267,10 @@ Status gemmLayer(KernelContext& ctx, const Layer& l, const RtTensor& x, const Rt
     const int64_t slice = std::max<int64_t>(256, (int64_t(1) << 17) / (4 * std::max(k, l.m)));
     slices((pixels + slice - 1) / slice, [&](int64_t i) {
         const int64_t first = i * slice, count = std::min(slice, pixels - first);
-        int32_t* acc = kept<int32_t, 2>(size_t(slice * l.m));
+        int32_t* acc = threadScratch<int32_t, ScratchSlot::NhwcAccumulators>(size_t(slice * l.m));
         const uint8_t* a = xb + first * k;
         if (!pointwise) {
-            uint8_t* rows = kept<uint8_t, 3>(size_t(slice * k));
+            uint8_t* rows = threadScratch<uint8_t, ScratchSlot::WindowBytes>(size_t(slice * k));
             windowRows(ctx.pool(), l, xb, uint8_t(xZero), first, count, rows);
             a = rows;
         }
@@ -394,7 +382,7 @@ Status QLinearConvNhwc::run(KernelContext& ctx, const WindowAttrs& attrs, int64_
     auto acc = nchw(inputNchw ? *x : copy);
     if (!acc) return acc.status();
     const int64_t pixels = l.n * l.oh() * l.ow();
-    int32_t* accNhwc = kept<int32_t, 2>(size_t(pixels * l.m));
+    int32_t* accNhwc = threadScratch<int32_t, ScratchSlot::NhwcAccumulators>(size_t(pixels * l.m));
     nchwToNhwc(acc->data, accNhwc, l.n, l.m, l.oh(), l.ow(), 4);
     requantizePixels(ctx.pool(), accNhwc, pixels, l.m, rq, static_cast<uint8_t*>(y.data), y.dtype == DType::UInt8);
     return Status::ok();

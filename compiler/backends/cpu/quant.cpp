@@ -14,6 +14,7 @@
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/int8_products.h"
 #include "compiler/backends/cpu/qlinear_conv_nhwc.h"
+#include "compiler/backends/cpu/thread_scratch.h"
 #include "compiler/backends/cpu/qlinear_depthwise.h"
 #include "compiler/backends/cpu/requantize.h"
 #include "compiler/backends/cpu/vector_math.h"
@@ -311,19 +312,6 @@ Status qlinearMatMul(KernelContext& ctx) {
     return Status::ok();
 }
 
-// The accumulators in scratch kept by the calling thread, grown without being zeroed (every
-// element is written). A vector's resize zeroed each growth: INT8 ResNet-50's first layer grew
-// it back from its last one's size, 3 MB of memset a run.
-int32_t* threadScratch(size_t count) {
-    thread_local std::unique_ptr<int32_t[]> buffer;
-    thread_local size_t capacity = 0;
-    if (count > capacity) {
-        buffer = std::make_unique_for_overwrite<int32_t[]>(count);
-        capacity = count;
-    }
-    return buffer.get();
-}
-
 }  // namespace
 
 Result<Requantization> readRequantization(const KernelContext& ctx, int64_t channels) {
@@ -418,7 +406,7 @@ private:
                                      [&](const std::vector<int64_t>& dims) -> Result<int32_t*> {
                                          acc.dtype = DType::Int32;
                                          acc.dims = dims;
-                                         acc.data = threadScratch(size_t(product(dims)));
+                                         acc.data = threadScratch<int32_t, ScratchSlot::NchwAccumulators>(size_t(product(dims)));
                                          return acc.as<int32_t>();
                                      },
                                      &m_primitive, weightsConstant, &m_packedWeights, &m_winograd));
