@@ -21,16 +21,16 @@
 //   channel shuffle:   Reshape [N, C, H, W] -> [N, g, C/g, H, W], Transpose (0, 2, 1, 3, 4),
 //                      Reshape back (ShuffleNet's) is, in NHWC, the same three ops on
 //                      [N, H, W, g, C/g] swapping its last two axes: no layout change
+//   QLinearConv:       com.microsoft.QLinearConv with `channels_last` = 1 (ONNX Runtime's own;
+//                      `input_layout` NCHW as for Conv), a quantized CNN's chain
+//   QLinearAdd:        element-wise (its scales and zero points are scalars)
+//   QLinearGlobalAveragePool: the same op with `channels_last` = 1 ([N, 1, 1, C])
 // A pooled [N, 1, 1, C] that only Flattens read leaves without a Transpose (its memory order
 // is [N, C, 1, 1]'s). A region is converted only when it needs no more Transposes at its
 // edges than it holds convolutions, and a lone Conv only when it needs none (a ViT's patch
 // embedding stays as it is). Edges where the region's Transpose cancels an exporter's own
 // cost none: ConvNeXt permutes each block to NHWC after its depthwise convolution and back
 // before its residual Add, so its whole trunk runs channels-last without a layout change.
-//   QLinearConv:       com.microsoft.QLinearConv with `channels_last` = 1 (ONNX Runtime's own;
-//                      `input_layout` NCHW as for Conv), a quantized CNN's chain
-//   QLinearAdd:        element-wise (its scales and zero points are scalars)
-//   QLinearGlobalAveragePool: the same op with `channels_last` = 1 ([N, 1, 1, C])
 // Which element types a region may hold is the target's choice (channelsLastTypes in the
 // pipelines file): float32, uint8 and int8 on the CPU; float16 and bfloat16 on CUDA, where
 // cuDNN's NHWC kernels are its fast ones. A BatchNormalization and a channel shuffle stay float32-only
