@@ -1224,29 +1224,32 @@ private slots:
         QTest::addColumn<bool>("inputNchw");
         QTest::addColumn<int>("threads");
         QTest::addColumn<bool>("ties");  // scales of powers of two: halves that round to even, and saturation
+        QTest::addColumn<bool>("int8Out");  // an int8 y_zero_point whatever X's type
         using P = std::vector<int64_t>;
-        QTest::newRow("pointwise u8") << 0 << 1 << 24 << 40 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 9 << 0 << false << 1 << false;
-        QTest::newRow("pointwise s8, w zero") << 1 << 0 << 16 << 8 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 7 << 1 << false << 2 << false;
-        QTest::newRow("strided 1x1") << 0 << 1 << 16 << 8 << 1 << 1 << 2 << 1 << P{0, 0, 0, 0} << 11 << 0 << false << 2 << false;
-        QTest::newRow("3x3 window rows") << 0 << 1 << 8 << 12 << 1 << 3 << 1 << 1 << P{1, 1, 1, 1} << 10 << 1 << false << 2 << false;
-        QTest::newRow("stem from NCHW") << 0 << 1 << 3 << 16 << 1 << 3 << 2 << 1 << P{1, 1, 1, 1} << 17 << 0 << true << 2 << false;
-        QTest::newRow("depthwise") << 0 << 0 << 32 << 32 << 32 << 3 << 1 << 1 << P{1, 1, 1, 1} << 12 << 2 << false << 2 << false;
+        QTest::newRow("pointwise u8") << 0 << 1 << 24 << 40 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 9 << 0 << false << 1 << false << false;
+        QTest::newRow("pointwise s8, w zero") << 1 << 0 << 16 << 8 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 7 << 1 << false << 2 << false << false;
+        QTest::newRow("strided 1x1") << 0 << 1 << 16 << 8 << 1 << 1 << 2 << 1 << P{0, 0, 0, 0} << 11 << 0 << false << 2 << false << false;
+        QTest::newRow("3x3 window rows") << 0 << 1 << 8 << 12 << 1 << 3 << 1 << 1 << P{1, 1, 1, 1} << 10 << 1 << false << 2 << false << false;
+        QTest::newRow("stem from NCHW") << 0 << 1 << 3 << 16 << 1 << 3 << 2 << 1 << P{1, 1, 1, 1} << 17 << 0 << true << 2 << false << false;
+        QTest::newRow("depthwise") << 0 << 0 << 32 << 32 << 32 << 3 << 1 << 1 << P{1, 1, 1, 1} << 12 << 2 << false << 2 << false << false;
         QTest::newRow("depthwise tail, dilated") << 1 << 1 << 20 << 20 << 20 << 3 << 2 << 2 << P{2, 0, 1, 2} << 13 << 0
-                                                 << false << 1 << false;
+                                                 << false << 1 << false << false;
         QTest::newRow("depthwise bands 5x5") << 1 << 1 << 16 << 16 << 16 << 5 << 1 << 1 << P{2, 2, 2, 2} << 61 << 1 << false
-                                             << 2 << false;
-        QTest::newRow("depthwise from NCHW") << 0 << 1 << 16 << 16 << 16 << 3 << 2 << 1 << P{1, 1, 1, 1} << 9 << 0 << true << 1 << false;
+                                             << 2 << false << false;
+        QTest::newRow("depthwise from NCHW") << 0 << 1 << 16 << 16 << 16 << 3 << 2 << 1 << P{1, 1, 1, 1} << 9 << 0 << true << 1 << false << false;
         QTest::newRow("pointwise ties") << 0 << 1 << 24 << 40 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 9 << 0 << false << 1
-                                        << true;
+                                        << true << false;
         QTest::newRow("depthwise ties") << 1 << 1 << 32 << 32 << 32 << 3 << 1 << 1 << P{1, 1, 1, 1} << 12 << 0 << false << 2
-                                        << true;
-        QTest::newRow("stem slices") << 0 << 1 << 3 << 64 << 1 << 3 << 1 << 1 << P{1, 1, 1, 1} << 61 << 0 << true << 2 << false;
+                                        << true << false;
+        QTest::newRow("stem slices") << 0 << 1 << 3 << 64 << 1 << 3 << 1 << 1 << P{1, 1, 1, 1} << 61 << 0 << true << 2 << false << false;
         QTest::newRow("pointwise slices") << 0 << 1 << 24 << 40 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 61 << 0 << false << 2
-                                          << false;
-        QTest::newRow("grouped") << 0 << 1 << 8 << 6 << 2 << 3 << 1 << 1 << P{1, 1, 1, 1} << 8 << 0 << false << 2 << false;
-        QTest::newRow("w zeros per channel") << 0 << 0 << 8 << 6 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 8 << 2 << false << 1 << false;
+                                          << false << false;
+        QTest::newRow("pointwise u8 in, int8 out") << 0 << 1 << 20 << 36 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 7 << 0 << false
+                                                   << 2 << true << true;
+        QTest::newRow("grouped") << 0 << 1 << 8 << 6 << 2 << 3 << 1 << 1 << P{1, 1, 1, 1} << 8 << 0 << false << 2 << false << false;
+        QTest::newRow("w zeros per channel") << 0 << 0 << 8 << 6 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 8 << 2 << false << 1 << false << false;
         QTest::newRow("w zeros per channel, NCHW") << 0 << 0 << 3 << 6 << 1 << 3 << 1 << 1 << P{1, 1, 1, 1} << 8 << 2 << true
-                                                  << 2 << false;
+                                                  << 2 << false << false;
     }
 
     void channelsLastQLinearConvEqualsNchw() {
@@ -1264,6 +1267,7 @@ private slots:
         QFETCH(bool, inputNchw);
         QFETCH(int, threads);
         QFETCH(bool, ties);
+        QFETCH(bool, int8Out);
         const DType xt = xType ? DType::Int8 : DType::UInt8, wt = wType ? DType::Int8 : DType::UInt8;
         const int64_t n = 2, c = channels, m = outChannels, h = size, w = size + 3;
         std::mt19937 rng(uint32_t(c * 131 + m * 7 + kernel));
@@ -1275,7 +1279,8 @@ private slots:
         for (int32_t& v : bias) v = int32_t(rng() % 4001) - 2000;
         std::vector<float> wScales(static_cast<size_t>(m));
         for (float& v : wScales) v = ties ? 0.25f : 0.002f + 0.001f * float(rng() % 7);
-        const char xZero = char(xt == DType::UInt8 ? 117 : -9), yZero = char(xt == DType::UInt8 ? 131 : 4);
+        const DType yt = int8Out ? DType::Int8 : xt;
+        const char xZero = char(xt == DType::UInt8 ? 117 : -9), yZero = char(yt == DType::UInt8 ? 131 : 4);
         // One graph: the NCHW QLinearConv, or com.microsoft's on NHWC (or NCHW `input_layout`) input.
         auto build = [&](bool nhwc) {
             GraphBuilder b;
@@ -1291,7 +1296,7 @@ private slots:
                                     bytes("w", wt, {m, c / group, kernel, kernel}, weights.data(), weights.size()),
                                     bytes("ws", DType::Float32, {m}, wScales.data(), size_t(m) * 4),
                                     bytes("wz", wt, wzDims, wZeros.data(), wZeros.size()), bytes("ys", DType::Float32, {}, &ys, 4),
-                                    bytes("yz", xt, {}, &yZero, 1), bytes("b", DType::Int32, {m}, bias.data(), size_t(m) * 4)};
+                                    bytes("yz", yt, {}, &yZero, 1), bytes("b", DType::Int32, {m}, bias.data(), size_t(m) * 4)};
             std::vector<Attribute> attrs{intsAttr("pads", pads), intAttr("group", group), intsAttr("strides", {stride, stride}),
                                          intsAttr("dilations", {dilation, dilation})};
             if (nhwc) attrs.push_back(intAttr("channels_last", 1));
@@ -1329,8 +1334,8 @@ private slots:
         std::set<uint8_t> values(a.as<uint8_t>(), a.as<uint8_t>() + a.numel());
         QVERIFY(values.size() > 10);
         if (ties) {  // both ends saturated (as bytes: 0 and 255 for uint8, 128 and 127 for int8)
-            QVERIFY(values.count(xt == DType::UInt8 ? 0 : 128));
-            QVERIFY(values.count(xt == DType::UInt8 ? 255 : 127));
+            QVERIFY(values.count(yt == DType::UInt8 ? 0 : 128));
+            QVERIFY(values.count(yt == DType::UInt8 ? 255 : 127));
         }
     }
 

@@ -4,12 +4,14 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "compiler/backends/cpu/conv_nhwc.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/im2col.h"
+#include "compiler/backends/cpu/qlinear_pointwise_vnni.h"
 #include "compiler/backends/cpu/requantize.h"
 #include "compiler/backends/cpu/thread_scratch.h"
 #include "compiler/runtime/thread_pool.h"
@@ -37,6 +39,11 @@ FSC_REQUANTIZE_ROWS(rowsF32ToS8, float, int8_t)
 #undef FSC_REQUANTIZE_ROWS
 
 #if defined(__x86_64__)
+// GCC 12's AVX-512 intrinsics pass an undefined merge source, which its own
+// -Wmaybe-uninitialized (or -Wuninitialized) then reports at every inlined call.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 // The same arithmetic in AVX-512 with a third of the instructions: the float clamp, then
 // vcvtps2dq's rounding (half to even, as the CPU rounds; the clamped value is exact below
 // 2^22), y_zero added as an integer and a saturating narrowing store, where the generic loop
@@ -68,6 +75,7 @@ template <typename A, bool Signed>
         }
     }
 }
+#pragma GCC diagnostic pop
 #endif
 
 // The per-channel scales and biases repeated over enough pixels that one call requantizes
@@ -216,9 +224,11 @@ void windowRows(ThreadPool& pool, const Layer& l, const uint8_t* x, uint8_t pad,
     });
 }
 
-// `weights`: W's bytes in the rows' order.
+// `weights`: W's bytes in the rows' order; `vnni`: W packed for vnniPointwise (a 1x1 layer's
+// int8 W with zero point 0, where this CPU has VNNI), which then takes the uint8 pixels.
 Status gemmLayer(KernelContext& ctx, const Layer& l, const RtTensor& x, const RtTensor* xzp, const RtTensor& w,
-                 const int8_t* weights, const RtTensor* wzp, const TiledRequantization& rq, RtTensor& y) {
+                 const int8_t* weights, const VnniPointwiseWeights* vnni, const RtTensor* wzp,
+                 const TiledRequantization& rq, RtTensor& y) {
     const int64_t k = l.kh * l.kw * l.c, pixels = l.n * l.oh() * l.ow();
     const bool xu = x.dtype == DType::UInt8, wu = w.dtype == DType::UInt8;
     const int32_t xZero = zeroOf(xzp), wZero = zeroOf(wzp);
@@ -265,8 +275,10 @@ Status gemmLayer(KernelContext& ctx, const Layer& l, const RtTensor& x, const Rt
     // trip is what the requantization costs; slices of 512 KiB measured 5% slower over
     // MobileNetV2, 64 KiB no faster.
     const int64_t slice = std::max<int64_t>(256, (int64_t(1) << 17) / (4 * std::max(k, l.m)));
+    const bool direct = pointwise && vnni && xu && rq.params.finite;
     slices((pixels + slice - 1) / slice, [&](int64_t i) {
         const int64_t first = i * slice, count = std::min(slice, pixels - first);
+        if (direct) return vnniPointwise(xb + first * k, count, xZero, *vnni, rq.params, !unsignedOut, yb + first * l.m);
         int32_t* acc = threadScratch<int32_t, ScratchSlot::NhwcAccumulators>(size_t(slice * l.m));
         const uint8_t* a = xb + first * k;
         if (!pointwise) {
@@ -288,10 +300,11 @@ struct QLinearConvNhwc::Prepared {
     TiledRequantization rq;
     std::vector<float> taps;  // a depthwise layer's w - w_zero, [kh * kw, c]
     bool oneWeightZero = true;
+    std::optional<VnniPointwiseWeights> vnni;  // a 1x1 layer's W for vnniPointwise
 };
 
 Result<const QLinearConvNhwc::Prepared*> QLinearConvNhwc::prepare(KernelContext& ctx, int64_t m, int64_t taps,
-                                                                  bool depthwise) {
+                                                                  bool depthwise, bool pointwise) {
     std::vector<const void*> from;
     bool constant = true;
     for (size_t i = 1; i <= 8; ++i) {
@@ -303,7 +316,7 @@ Result<const QLinearConvNhwc::Prepared*> QLinearConvNhwc::prepare(KernelContext&
     auto read = readRequantization(ctx, m);
     if (!read) return read.status();
     const RtTensor *w = ctx.input(3), *wzp = ctx.input(5);
-    auto made = std::make_shared<Prepared>(Prepared{read->outType, TiledRequantization(*read, m), {}, true});
+    auto made = std::make_shared<Prepared>(Prepared{read->outType, TiledRequantization(*read, m), {}, true, std::nullopt});
     for (int64_t i = 1; wzp && i < wzp->numel(); ++i) made->oneWeightZero &= elementAsInt(*wzp, i) == elementAsInt(*wzp, 0);
     if (depthwise) {
         made->taps.resize(size_t(taps * m));
@@ -312,6 +325,14 @@ Result<const QLinearConvNhwc::Prepared*> QLinearConvNhwc::prepare(KernelContext&
             for (int64_t k = 0; k < taps; ++k) made->taps[size_t(k * m + ch)] = float(elementAsDouble(*w, ch * taps + k)) - wZero;
         }
     }
+    const int64_t k = w->numel() / std::max<int64_t>(m, 1);
+    const bool zeroWeightPoint = !wzp || (made->oneWeightZero && elementAsInt(*wzp, 0) == 0);
+    // Where W is small (K x M up to 8 KiB: MobileNetV2's layers at 56 x 56 and above, the
+    // expansions with K of 16-32 among them): on larger W, oneDNN's blocking wins (its 14 x 14
+    // and 7 x 7 layers, K x M of 12-400 KiB, took 1.1-1.5x as long in this kernel).
+    if (pointwise && w->dtype == DType::Int8 && zeroWeightPoint && k % 4 == 0 && k * m <= 8192 &&
+        vnniPointwiseAvailable())
+        made->vnni = packVnniPointwise(w->as<int8_t>(), m, k);
     m_prepared = std::move(made);
     m_preparedFrom = constant ? from : std::vector<const void*>{};
     return m_prepared.get();
@@ -359,7 +380,7 @@ Status QLinearConvNhwc::run(KernelContext& ctx, const WindowAttrs& attrs, int64_
     // |x - x_zero|, |w - w_zero| <= 255: float holds the sums exactly up to 258 taps.
     const bool depthwise = group == l.c && l.m == l.c && l.kh * l.kw * 255 * 255 < (int64_t(1) << 24);
     std::lock_guard<std::mutex> lock(m_mutex);
-    auto prepared = prepare(ctx, l.m, l.kh * l.kw, depthwise);
+    auto prepared = prepare(ctx, l.m, l.kh * l.kw, depthwise, group == 1 && l.kh * l.kw == 1);
     if (!prepared) return prepared.status();
     const Prepared& p = **prepared;
     const TiledRequantization& rq = p.rq;
@@ -372,7 +393,7 @@ Status QLinearConvNhwc::run(KernelContext& ctx, const WindowAttrs& attrs, int64_
         return gemmLayer(ctx, l, *x, xzp, *w,
                          inputNchw || l.kh * l.kw == 1 ? static_cast<const int8_t*>(w->data)
                                                        : windowOrderWeights(*w, weightsConstant),
-                         wzp, rq, y);
+                         p.vnni ? &*p.vnni : nullptr, wzp, rq, y);
 
     RtTensor copy;  // X as NCHW
     if (!inputNchw) {

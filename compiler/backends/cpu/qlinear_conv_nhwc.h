@@ -35,7 +35,7 @@ private:
     // W [M, C, kh, kw] as [M, kh, kw, C], the order of an NHWC window's bytes.
     const int8_t* windowOrderWeights(const RtTensor& w, bool constant);
     // What inputs 1-8 give (the requantization; a depthwise layer's taps), kept while they are constants.
-    Result<const Prepared*> prepare(KernelContext& ctx, int64_t m, int64_t taps, bool depthwise);
+    Result<const Prepared*> prepare(KernelContext& ctx, int64_t m, int64_t taps, bool depthwise, bool pointwise);
 
     std::mutex m_mutex;  // a plan may run on several threads
     std::vector<int8_t> m_reordered;

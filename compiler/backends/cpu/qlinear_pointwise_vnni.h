@@ -1,0 +1,33 @@
+#pragma once
+// A channels-last 1x1 QLinearConv from uint8 pixels straight to requantized bytes on AVX-512
+// VNNI: vpdpbusd multiplies four uint8 x int8 pairs into each int32 lane exactly, a tile of
+// pixels by 64 channels stays in registers over all of K, and the requantization runs on the
+// registers. oneDNN's GEMM wrote int32 sums for a second pass to requantize, and with the K
+// of 16-32 of MobileNet's expansions it took 2.5x ONNX Runtime's whole layer.
+//   sum_k (x - x_zero) w = sum_k x w - x_zero sum_k w: the weights' sums come off with the bias.
+#include <cstdint>
+#include <vector>
+
+namespace fsc::cpu {
+
+struct Requantization;
+
+// W [M, K] (int8, zero point 0) in the kernel's order: blocks of 16 output channels, each K/4
+// groups of 16 int32 lanes holding four k's bytes; and each channel's sum of its weights.
+struct VnniPointwiseWeights {
+    int64_t m = 0, k = 0;
+    std::vector<int32_t> packed;
+    std::vector<int32_t> sums;  // padded to whole blocks with zeros
+};
+
+// Whether this CPU runs the kernel (AVX-512 with VNNI).
+bool vnniPointwiseAvailable();
+// Needs k a multiple of 4.
+VnniPointwiseWeights packVnniPointwise(const int8_t* w, int64_t m, int64_t k);
+
+// y [pixels, M] (uint8, or int8 with `signedOut`) from x [pixels, K] with x's zero point,
+// requantized with `rq` (one scale and bias per channel, finite scales).
+void vnniPointwise(const uint8_t* x, int64_t pixels, int32_t xZero, const VnniPointwiseWeights& w,
+                   const Requantization& rq, bool signedOut, void* y);
+
+}  // namespace fsc::cpu
