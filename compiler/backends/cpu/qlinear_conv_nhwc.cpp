@@ -16,9 +16,7 @@
 #include "compiler/backends/cpu/thread_scratch.h"
 #include "compiler/runtime/thread_pool.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include "compiler/backends/cpu/requantize_avx512.h"
 
 namespace fsc::cpu {
 namespace {
@@ -44,32 +42,22 @@ FSC_REQUANTIZE_ROWS(rowsF32ToS8, float, int8_t)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-// The same arithmetic in AVX-512 with a third of the instructions: the float clamp, then
-// vcvtps2dq's rounding (half to even, as the CPU rounds; the clamped value is exact below
-// 2^22), y_zero added as an integer and a saturating narrowing store, where the generic loop
-// rounds by adding and taking away 1.5 x 2^23, stores floats and narrows them in a second
-// pass (its instructions were the requantization's whole cost: 0.8 ms of MobileNetV2's 4.4
-// million GEMM outputs at one thread). Needs finite scales, as that loop's vector path does.
+// The same arithmetic in AVX-512 (requantize_avx512.h): 0.8 ms of MobileNetV2's 4.4 million
+// GEMM outputs at one thread went to the generic loop's instructions.
 template <typename A, bool Signed>
 [[gnu::target("avx512f,avx512bw,avx512vl")]] void requantizeRowsAvx512(const A* acc, int64_t rows, int64_t m,
-                                                             const Requantization& rq, void* y) {
-    const float lo = Signed ? -128.0f : 0.0f, hi = Signed ? 127.0f : 255.0f;
-    const __m512 below = _mm512_set1_ps(lo - rq.yZero), above = _mm512_set1_ps(hi - rq.yZero);
-    const __m512i yZero = _mm512_set1_epi32(int32_t(rq.yZero));
-    for (int64_t r = 0; r < rows; ++r) {
-        const A* in = acc + r * m;
-        auto* out = static_cast<int8_t*>(y) + r * m;
+                                                                      const Requantization& rq, void* y) {
+    const Requantize512 r = requantize512<Signed>(rq.yZero);
+    for (int64_t row = 0; row < rows; ++row) {
+        const A* in = acc + row * m;
+        auto* out = static_cast<int8_t*>(y) + row * m;
         for (int64_t j = 0; j < m; j += 16) {
             const __mmask16 k = m - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (m - j)) - 1);
             __m512i a;
             if constexpr (std::is_same_v<A, float>) a = _mm512_cvtps_epi32(_mm512_maskz_loadu_ps(k, in + j));
             else a = _mm512_maskz_loadu_epi32(k, in + j);
             a = _mm512_add_epi32(a, _mm512_maskz_loadu_epi32(k, rq.bias.data() + j));
-            __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), _mm512_maskz_loadu_ps(k, rq.scale.data() + j));
-            v = _mm512_min_ps(_mm512_max_ps(v, below), above);
-            const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(v), yZero);
-            // Narrowed in a register, then stored: vpmovusdb's own store form is slow on Zen 4.
-            const __m128i bytes = Signed ? _mm512_cvtsepi32_epi8(q) : _mm512_cvtusepi32_epi8(q);
+            const __m128i bytes = requantized16<Signed>(r, a, _mm512_maskz_loadu_ps(k, rq.scale.data() + j));
             if (k == 0xFFFF) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), bytes);
             else _mm_mask_storeu_epi8(out + j, k, bytes);
         }

@@ -4,10 +4,8 @@
 #include <cstring>
 
 #include "compiler/backends/cpu/requantize.h"
+#include "compiler/backends/cpu/requantize_avx512.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 namespace fsc::cpu {
 
@@ -85,9 +83,7 @@ template <int P, int V, bool Signed>
             for (int v = 0; v < V; ++v) acc[p][v] = _mm512_dpbusd_epi32(acc[p][v], a, b[v]);
         }
     }
-    const float lo = Signed ? -128.0f : 0.0f, hi = Signed ? 127.0f : 255.0f;
-    const __m512 below = _mm512_set1_ps(lo - t.yZero), above = _mm512_set1_ps(hi - t.yZero);
-    const __m512i yZero = _mm512_set1_epi32(int32_t(t.yZero));
+    const Requantize512 r = requantize512<Signed>(t.yZero);
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
         const int64_t c0 = (v0 + v) * 16;
@@ -97,11 +93,7 @@ template <int P, int V, bool Signed>
         const __m512 scale = _mm512_loadu_ps(t.scale + c0);
 #pragma GCC unroll 8
         for (int p = 0; p < P; ++p) {
-            // As requantize.h: the int32 sum wraps, then float32 scale, clamp, half to even.
-            __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc[p][v], offset)), scale);
-            f = _mm512_min_ps(_mm512_max_ps(f, below), above);
-            const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), yZero);
-            const __m128i bytes = Signed ? _mm512_cvtsepi32_epi8(q) : _mm512_cvtusepi32_epi8(q);
+            const __m128i bytes = requantized16<Signed>(r, _mm512_add_epi32(acc[p][v], offset), scale);
             _mm_mask_storeu_epi8(y + p * t.m + c0, mask, bytes);
         }
     }
