@@ -39,6 +39,8 @@ ThreadPool::ThreadPool(int threads) : m_size(std::max(1, threads)), m_active(m_s
         m_availability = std::make_unique<CpuAvailability>();
         m_size = m_availability->cores();
         m_active = m_availability->freeCoresNow();
+        m_tolerant = m_active < m_size;
+        if (m_tolerant) m_helpers = std::make_unique<LoopHelpers>(m_size - 1);
     }
 }
 
@@ -46,8 +48,8 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain,
                              const std::function<void(int64_t, int64_t)>& fn) {
     if (n <= 0) return;
     const int64_t grains = std::max<int64_t>(1, n / std::max<int64_t>(1, grain));
-    const int threads = int(std::min<int64_t>(m_active, grains));
-    if (threads <= 1 || omp_in_parallel()) {
+    const int threads = int(std::min<int64_t>(size(), grains));
+    if (threads <= 1 || omp_in_parallel() || LoopHelpers::insideLoop()) {
         fn(0, n);
         return;
     }
@@ -66,23 +68,36 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain,
     for (int t = 0; t < threads; ++t)
         shares[t].range.store(Share::pack(pieces * t / threads, pieces * (t + 1) / threads),
                               std::memory_order_relaxed);
-#pragma omp parallel num_threads(threads)
-    {
-        const int self = omp_get_thread_num();
+    auto work = [&](int self) {
         for (int k = 0; k < threads; ++k)
             for (int64_t p; (p = shares[(self + k) % threads].take(k == 0)) >= 0;) {
                 const int64_t begin = n * p / pieces, end = n * (p + 1) / pieces;
                 if (begin < end) fn(begin, end);
             }
+    };
+    if (m_tolerant && m_helpers) {
+        // Another thread's loop on the helpers: this one runs alone.
+        if (!m_helpers->run(threads - 1, work)) work(0);
+        return;
     }
+#pragma omp parallel num_threads(threads)
+    work(omp_get_thread_num());
 }
 
 void ThreadPool::applyToCallingThread() {
     if (m_availability) {
         std::lock_guard lock(m_mutex);
         m_active = std::min(m_size, m_availability->freeCores());
+        m_tolerant = m_forced || m_active < m_size;
+        if (m_tolerant && !m_helpers) m_helpers = std::make_unique<LoopHelpers>(m_size - 1);
     }
     omp_set_num_threads(m_active);
+}
+
+void ThreadPool::forceHelpers() {
+    std::lock_guard lock(m_mutex);
+    m_forced = m_tolerant = true;
+    if (!m_helpers) m_helpers = std::make_unique<LoopHelpers>(m_size - 1);
 }
 
 }  // namespace fsc

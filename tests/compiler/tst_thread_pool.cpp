@@ -1,6 +1,8 @@
 // ThreadPool::parallelFor: every index of [0, n) reaches fn exactly once, in contiguous
 // chunks, at any thread count, grain and size, also when one thread stalls in its first
-// piece (the others then take the rest of its share) and when called from inside a loop.
+// piece (the others then take the rest of its share) and when called from inside a loop;
+// the same on LoopHelpers (the loops of an automatic pool that finds a core taken), where the
+// caller finishes a loop alone when no helper comes and waits for a helper that joined.
 #include <QtTest>
 
 #include <omp.h>
@@ -10,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/runtime/loop_helpers.h"
 #include "compiler/runtime/thread_pool.h"
 
 using namespace fsc;
@@ -92,6 +95,79 @@ private slots:
         });
         QVERIFY(outer.eachOnce());
         QCOMPARE(inner.load(), int64_t(outerChunks.load()) * 100);
+    }
+
+    void helperLoopsVisitEveryIndexOnce() {
+        for (int threads : {2, 3, 5})
+            for (int64_t n : {1, 2, 7, 64, 1000, 100003})
+                for (int64_t grain : {1, 4096}) {
+                    ThreadPool pool(threads);
+                    pool.forceHelpers();
+                    pool.applyToCallingThread();
+                    QCOMPARE(pool.size(), threads);
+                    for (int repeat = 0; repeat < 20; ++repeat) {  // helpers awake, asleep, joining late
+                        Coverage c(n);
+                        pool.parallelFor(n, grain, [&](int64_t b, int64_t e) { c.visit(b, e); });
+                        QVERIFY2(c.eachOnce(), qPrintable(QString("threads %1, n %2, grain %3, repeat %4")
+                                                              .arg(threads).arg(n).arg(grain).arg(repeat)));
+                    }
+                }
+    }
+
+    void slotsAreDistinctAndTheCallerRunsSlotZero() {
+        LoopHelpers helpers(2);
+        // Whether or not helpers join (asleep, awake, late), every slot is distinct and within
+        // the limit asked for, and the caller runs slot 0 itself.
+        for (int repeat = 0; repeat < 200; ++repeat) {
+            std::atomic<int> slotsSeen{0};
+            std::atomic<bool> badSlot{false};
+            const bool ran = helpers.run(repeat % 3, [&](int slot) {
+                if (slot < 0 || slot > repeat % 3) badSlot = true;
+                if (slotsSeen.fetch_or(1 << slot) & (1 << slot)) badSlot = true;
+                if (!LoopHelpers::insideLoop()) badSlot = true;
+                if (omp_get_max_threads() != 1) badSlot = true;  // a library's OpenMP region stays on one thread
+            });
+            QVERIFY(ran);
+            QVERIFY(slotsSeen.load() & 1);  // the caller always runs slot 0
+            QVERIFY(!badSlot.load());
+        }
+        QVERIFY(!LoopHelpers::insideLoop());
+    }
+
+    void theCallerWaitsForAHelperThatJoined() {
+        LoopHelpers helpers(1);
+        std::atomic<bool> helperDone{false};
+        std::atomic<bool> helperJoined{false};
+        // The caller's body gives the helper up to 20 ms to join; once it has, the caller's
+        // body returns at once, and run() must still return only after the helper's slow body.
+        for (int attempt = 0; attempt < 50 && !helperJoined.load(); ++attempt) {
+            helpers.run(1, [&](int slot) {
+                if (slot == 0) {
+                    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+                    while (!helperJoined.load() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+                } else {
+                    helperJoined = true;
+                    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                    helperDone = true;
+                }
+            });
+            if (helperJoined.load()) QVERIFY(helperDone.load());
+        }
+        QVERIFY(helperJoined.load());
+    }
+
+    void aSecondCallerIsRefusedNotMixedIn() {
+        LoopHelpers helpers(1);
+        std::atomic<bool> innerRan{false}, innerRefused{false};
+        std::thread other;
+        helpers.run(0, [&](int) {
+            other = std::thread([&] {
+                innerRefused = !helpers.run(1, [&](int) { innerRan = true; });
+            });
+            other.join();
+        });
+        QVERIFY(innerRefused.load());
+        QVERIFY(!innerRan.load());
     }
 };
 
