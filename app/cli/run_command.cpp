@@ -261,7 +261,10 @@ int run(const CLI::App& app, const RunArgs& args) {
     }
     std::cout << "model: " << args.model << "  pipeline: " << pipelineName << " (" << model->graph->nodeCount()
               << " nodes)  backend: " << args.backend << "  threads: " << exec.threadsInUse()
-              << (options.threads == ThreadPool::kAutomatic ? " (automatic: the cores other programs leave free)" : "") << "\n";
+              << (options.threads == ThreadPool::kAutomatic ? " (automatic: the cores other programs leave free)" : "");
+    if (exec.libraryThreadsInUse() != exec.threadsInUse())
+        std::cout << "; oneDNN on " << exec.libraryThreadsInUse() << ", our loops also on the taken cores";
+    std::cout << "\n";
     if (Device* device = exec.device()) {
         int onDevice = 0;
         std::map<std::string, int> fallbackOps;

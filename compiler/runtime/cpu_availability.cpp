@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -32,6 +33,11 @@ CpuAvailability::Sample CpuAvailability::take() {
     // user nice system idle iowait irq softirq steal
     s.totalTicks = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
     s.busyTicks = s.totalTicks - v[3] - v[4];
+    for (std::string line; std::getline(stat, line);)
+        if (line.rfind("procs_running ", 0) == 0) {
+            s.othersRunnable = std::max(0, std::atoi(line.c_str() + 14) - 1);
+            break;
+        }
     std::ifstream self("/proc/self/stat");
     std::string line;
     if (!std::getline(self, line)) return s;
@@ -75,6 +81,8 @@ int CpuAvailability::freeCores() {
     const double self = double(now.selfTicks - m_last.selfTicks);
     // Others' busy time as a share of every core's time, in cores.
     const double others = std::clamp((busy - self) / total, 0.0, 1.0) * m_cores;
+    // The fewer of the two looks: one may have caught a helper of ours running.
+    m_othersRunnable = std::min(now.othersRunnable, m_last.othersRunnable);
     m_last = now;
     m_answer = std::clamp(int(std::lround(m_cores - others)), 1, m_cores);
     return m_answer;

@@ -20,6 +20,14 @@ public:
     // missing or unreadable.
     int freeCores();
     int cores() const { return m_cores; }
+    // Whether, at the last two looks, other programs' runnable threads (the kernel's
+    // procs_running, less the thread looking) were fewer than the cores: a core then has no
+    // one else waiting for it, so a second thread of ours gains there. Every core busy and a
+    // core pinned busy can read the same busy time (our one thread holding the other core
+    // whole), but only this tells them apart: with every core busy a second thread of ours
+    // only takes turns with the spinners, and lost mnasnet1_0 the whole core the scheduler
+    // sometimes gives a lone thread (15 against 8 ms).
+    bool aCoreWaitsForNoOne() const { return m_othersRunnable < m_cores; }
     // Looks for `kFirstLookMs` (sleeping) and answers: for a pool's first run, whose team size
     // oneDNN's primitives keep from their creation.
     int freeCoresNow();
@@ -30,12 +38,14 @@ private:
     struct Sample {
         int64_t atMs = 0;
         uint64_t busyTicks = 0, totalTicks = 0, selfTicks = 0;
+        int othersRunnable = 0;
         bool valid = false;
     };
     static Sample take();
     int m_cores = 1;
     Sample m_last;
     int m_answer;
+    int m_othersRunnable = 0;
 };
 
 }  // namespace fsc

@@ -355,6 +355,7 @@ Executor::~Executor() {
 
 Device* Executor::device() const { return m_context ? m_context->device.get() : nullptr; }
 int Executor::threadsInUse() const { return m_context && m_context->pool ? m_context->pool->size() : 1; }
+int Executor::libraryThreadsInUse() const { return m_context && m_context->pool ? m_context->pool->teamSize() : 1; }
 
 Result<std::unique_ptr<Executor>> Executor::create(const Model& model,
                                                    const ExecutorOptions& options) {

@@ -106,6 +106,8 @@ public:
     Device* device() const;
     // The CPU threads the most recent run used (an automatic pool's choice for that run).
     int threadsInUse() const;
+    // Of those, the threads oneDNN and OpenMP loops used (fewer when a core was taken).
+    int libraryThreadsInUse() const;
 
 private:
     struct SignaturePlan;

@@ -42,17 +42,6 @@ bool spinUntil(Done done, std::chrono::microseconds limit) {
     }
 }
 
-// Keeps this thread off `callerCpu`: a helper sharing the caller's core would only take turns
-// with it, and its turns would stall the caller's loops (MobileNetV2 QDQ with one core taken:
-// 4.0 ms with the helper on the other core, 5.4 on the caller's, 4.6 at one thread).
-void stayOffCpu(int callerCpu) {
-    cpu_set_t allowed;
-    if (callerCpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
-    if (!CPU_ISSET(callerCpu, &allowed) || CPU_COUNT(&allowed) < 2) return;
-    CPU_CLR(callerCpu, &allowed);
-    pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed);
-}
-
 // Sleeps while `word` holds `seen`. Not std::atomic::wait: libstdc++ 12's notify skips the wake
 // when its waiter count reads zero, which a platform wait never raises (GCC bug 106772), so a
 // helper slept through the destructor's notify.
@@ -72,13 +61,35 @@ struct InsideLoop {
 bool LoopHelpers::insideLoop() { return t_insideLoop; }
 
 LoopHelpers::LoopHelpers(int helpers) {
-    m_threads.reserve(size_t(std::max(0, helpers)));
+    // Helpers keep off the core the caller runs on: one sharing it would only take turns with
+    // the caller, and its turns would stall the caller's loops (MobileNetV2 QDQ with one core
+    // taken: 4.0 ms with the helper on the other core, 5.4 on the caller's, 4.6 at one thread).
     const int callerCpu = sched_getcpu();
-    for (int i = 0; i < helpers; ++i)
-        m_threads.emplace_back([this, callerCpu] {
-            stayOffCpu(callerCpu);
-            helperMain();
-        });
+    cpu_set_t home;
+    m_keepOff = callerCpu >= 0 && sched_getaffinity(0, sizeof home, &home) == 0 && CPU_ISSET(callerCpu, &home) &&
+                CPU_COUNT(&home) >= 2;
+    if (m_keepOff) {
+        CPU_CLR(callerCpu, &home);
+        m_home = home;
+    }
+    m_threads.reserve(size_t(std::max(0, helpers)));
+    for (int i = 0; i < helpers; ++i) {
+        m_threads.emplace_back([this] { helperMain(); });
+        if (m_keepOff) pthread_setaffinity_np(m_threads.back().native_handle(), sizeof m_home, &m_home);
+    }
+}
+
+void LoopHelpers::callHelpersHere() {
+    const int here = sched_getcpu();
+    if (!m_keepOff || here < 0) return;
+    cpu_set_t only;
+    CPU_ZERO(&only);
+    CPU_SET(here, &only);
+    for (std::thread& t : m_threads) pthread_setaffinity_np(t.native_handle(), sizeof only, &only);
+}
+
+void LoopHelpers::sendHelpersHome() {
+    for (std::thread& t : m_threads) pthread_setaffinity_np(t.native_handle(), sizeof m_home, &m_home);
 }
 
 LoopHelpers::~LoopHelpers() {
@@ -114,11 +125,16 @@ bool LoopHelpers::run(int maxHelpers, const std::function<void(int)>& body) {
     if (active(before) != 0) {
         auto allLeft = [this] { return active(m_admission.load(std::memory_order_acquire)) == 0; };
         if (!spinUntil(allLeft, kCallerSpin)) {
+            // A helper the scheduler stopped mid-piece: it waits for its turn on a core another
+            // program holds, while the caller's core is about to idle. Moved here, it finishes
+            // at once.
+            callHelpersHere();
             for (;;) {
                 const uint32_t seen = m_lastLeft.load(std::memory_order_acquire);
                 if (allLeft()) break;
                 sleepWhile(m_lastLeft, seen);
             }
+            sendHelpersHome();
         }
     }
     m_body = nullptr;

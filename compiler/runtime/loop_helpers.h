@@ -5,8 +5,10 @@
 // shared that core (MobileNetV2 QDQ at two threads under one pinned spinning process: 6.5 ms,
 // p90 40 ms, against 3.9 ms at one thread). Here a helper the scheduler has not run yet finds
 // the loop closed when it wakes, and the threads that did run took its work; a helper that
-// stops mid-piece is waited for, sleeping. Helpers keep off the core the caller ran on when
-// they started.
+// stops mid-piece is waited for on the caller's core, which it is moved to while the caller
+// sleeps. Otherwise helpers keep off the core the caller ran on when they started.
+#include <sched.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -35,12 +37,17 @@ public:
 
 private:
     void helperMain();
+    // While the caller sleeps waiting for a helper, the helpers may run on its core only.
+    void callHelpersHere();
+    void sendHelpersHome();
     // The admission word: generation << 32 | closed << 31 | active << 16 | tickets.
     static constexpr uint64_t kClosed = uint64_t(1) << 31, kActive = uint64_t(1) << 16, kTicket = 1;
     static uint64_t active(uint64_t s) { return (s >> 16) & 0x7fff; }
     static uint64_t tickets(uint64_t s) { return s & 0xffff; }
 
     std::vector<std::thread> m_threads;
+    bool m_keepOff = false;  // helpers kept to m_home, the cores but the caller's
+    cpu_set_t m_home;
     std::mutex m_caller;                      // one loop at a time
     std::atomic<uint32_t> m_generation{0};    // bumped per loop; sleeping helpers wait on it
     std::atomic<uint64_t> m_admission{kClosed};

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/runtime/cpu_availability.h"
 #include "compiler/runtime/loop_helpers.h"
 #include "compiler/runtime/thread_pool.h"
 
@@ -154,6 +155,24 @@ private slots:
             if (helperJoined.load()) QVERIFY(helperDone.load());
         }
         QVERIFY(helperJoined.load());
+    }
+
+    void runnableThreadsOnEveryCoreLeaveNoCoreForHelpers() {
+        // As many spinning threads as cores: whoever's they are, the kernel counts them
+        // runnable, and a look then finds no core that waits for no one.
+        CpuAvailability availability;
+        std::atomic<bool> stop{false};
+        std::vector<std::thread> spinners;
+        for (int i = 0; i < availability.cores(); ++i)
+            spinners.emplace_back([&] {
+                while (!stop.load(std::memory_order_relaxed)) {
+                }
+            });
+        availability.freeCoresNow();
+        const bool free = availability.aCoreWaitsForNoOne();
+        stop = true;
+        for (std::thread& t : spinners) t.join();
+        QVERIFY(!free);
     }
 
     void aSecondCallerIsRefusedNotMixedIn() {
