@@ -34,6 +34,8 @@ public:
     bool run(int maxHelpers, const std::function<void(int)>& body);
     // True on a thread running a body: a loop started there runs inline.
     static bool insideLoop();
+    // Wakes sleeping helpers, as a run starts: loops themselves find only the helpers awake.
+    void wake();
 
 private:
     void helperMain();
@@ -51,7 +53,6 @@ private:
     std::mutex m_caller;                      // one loop at a time
     std::atomic<uint32_t> m_generation{0};    // bumped per loop; sleeping helpers wait on it
     std::atomic<uint64_t> m_admission{kClosed};
-    std::atomic<uint32_t> m_sleepers{0};      // helpers asleep (or about to be) on m_generation
     std::atomic<uint32_t> m_lastLeft{0};      // bumped when the last joined helper leaves a closed loop
     std::atomic<bool> m_stop{false};
     const std::function<void(int)>* m_body = nullptr;

@@ -91,6 +91,7 @@ void ThreadPool::applyToCallingThread() {
         m_tolerant = m_forced || (m_active < m_size && m_availability->aCoreWaitsForNoOne());
         if (m_tolerant && !m_helpers) m_helpers = std::make_unique<LoopHelpers>(m_size - 1);
     }
+    if (m_tolerant && m_helpers) m_helpers->wake();
     omp_set_num_threads(m_active);
 }
 

@@ -107,6 +107,7 @@ private slots:
                     pool.applyToCallingThread();
                     QCOMPARE(pool.size(), threads);
                     for (int repeat = 0; repeat < 20; ++repeat) {  // helpers awake, asleep, joining late
+                        if (repeat % 4 == 0) pool.applyToCallingThread();  // as a run starts: wakes them
                         Coverage c(n);
                         pool.parallelFor(n, grain, [&](int64_t b, int64_t e) { c.visit(b, e); });
                         QVERIFY2(c.eachOnce(), qPrintable(QString("threads %1, n %2, grain %3, repeat %4")
@@ -120,6 +121,7 @@ private slots:
         // Whether or not helpers join (asleep, awake, late), every slot is distinct and within
         // the limit asked for, and the caller runs slot 0 itself.
         for (int repeat = 0; repeat < 200; ++repeat) {
+            if (repeat % 10 == 0) helpers.wake();
             std::atomic<int> slotsSeen{0};
             std::atomic<bool> badSlot{false};
             const bool ran = helpers.run(repeat % 3, [&](int slot) {
@@ -142,6 +144,7 @@ private slots:
         // The caller's body gives the helper up to 20 ms to join; once it has, the caller's
         // body returns at once, and run() must still return only after the helper's slow body.
         for (int attempt = 0; attempt < 50 && !helperJoined.load(); ++attempt) {
+            helpers.wake();
             helpers.run(1, [&](int slot) {
                 if (slot == 0) {
                     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
