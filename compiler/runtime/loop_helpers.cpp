@@ -18,8 +18,8 @@ namespace fsc {
 namespace {
 thread_local bool t_insideLoop = false;
 
-// A helper keeps looking for the next loop this long before it sleeps: the gaps between a
-// run's loops are microseconds, and waking a sleeping thread costs about as much.
+// A helper keeps looking for the next loop this long before it sleeps until the next run
+// wakes it: the gaps between our loops are microseconds, a oneDNN layer between them longer.
 constexpr auto kHelperSpin = std::chrono::microseconds(50);
 // The caller looks this long for its joined helpers to finish before it sleeps: sleeping
 // leaves its core free for a helper the scheduler stopped mid-piece.
