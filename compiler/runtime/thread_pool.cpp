@@ -39,8 +39,7 @@ ThreadPool::ThreadPool(int threads) : m_size(std::max(1, threads)), m_active(m_s
         m_availability = std::make_unique<CpuAvailability>();
         m_size = m_availability->cores();
         m_active = m_availability->freeCoresNow();
-        m_tolerant = m_active < m_size && m_availability->aCoreWaitsForNoOne();
-        if (m_tolerant) m_helpers = std::make_unique<LoopHelpers>(m_size - 1);
+        chooseLoops();
     }
 }
 
@@ -88,8 +87,7 @@ void ThreadPool::applyToCallingThread() {
     if (m_availability) {
         std::lock_guard lock(m_mutex);
         m_active = std::min(m_size, m_availability->freeCores());
-        m_tolerant = m_forced || (m_active < m_size && m_availability->aCoreWaitsForNoOne());
-        if (m_tolerant && !m_helpers) m_helpers = std::make_unique<LoopHelpers>(m_size - 1);
+        chooseLoops();
     }
     if (m_tolerant && m_helpers) m_helpers->wake();
     omp_set_num_threads(m_active);
@@ -97,8 +95,13 @@ void ThreadPool::applyToCallingThread() {
 
 void ThreadPool::forceHelpers() {
     std::lock_guard lock(m_mutex);
-    m_forced = m_tolerant = true;
-    if (!m_helpers) m_helpers = std::make_unique<LoopHelpers>(m_size - 1);
+    m_forced = true;
+    chooseLoops();
+}
+
+void ThreadPool::chooseLoops() {
+    m_tolerant = m_forced || (m_availability && m_active < m_size && m_availability->aCoreWaitsForNoOne());
+    if (m_tolerant && !m_helpers) m_helpers = std::make_unique<LoopHelpers>(m_size - 1);
 }
 
 }  // namespace fsc

@@ -40,6 +40,9 @@ public:
     void forceHelpers();
 
 private:
+    // Our loops on LoopHelpers (made the first time) when forced, or when an automatic pool
+    // found a core taken while another waits for no one; on the OpenMP team otherwise.
+    void chooseLoops();
     int m_size = 1;    // the most it uses
     int m_active = 1;  // what this run uses
     bool m_tolerant = false;  // loops on LoopHelpers (a core is taken)
