@@ -1044,6 +1044,91 @@ private slots:
         }
     }
 
+    // QGemm against its definition computed here exactly: the VNNI kernel's rows (uint8 A,
+    // constant int8 B of zero point 0, split over the threads by blocks of columns) and the
+    // GEMM's (a zero point in B, more rows, K not a multiple of 4) alike, B either way round.
+    void qgemmEqualsItsArithmetic_data() {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("depth");
+        QTest::addColumn<int>("columns");
+        QTest::addColumn<bool>("transB");
+        QTest::addColumn<int>("bZero");
+        QTest::addColumn<bool>("int8Out");
+        QTest::addColumn<bool>("withC");
+        QTest::addColumn<int>("threads");
+        QTest::newRow("classifier, 2 threads") << 1 << 128 << 1000 << true << 0 << false << true << 2;
+        QTest::newRow("classifier, B not transposed") << 1 << 64 << 37 << false << 0 << false << true << 1;
+        QTest::newRow("five rows and one, int8 out") << 6 << 32 << 70 << true << 0 << true << true << 2;
+        QTest::newRow("no C") << 3 << 16 << 17 << true << 0 << false << false << 1;
+        QTest::newRow("K not a multiple of 4") << 2 << 30 << 40 << true << 0 << false << true << 2;
+        QTest::newRow("B zero point") << 2 << 32 << 40 << true << 5 << false << true << 2;
+        QTest::newRow("many rows") << 40 << 32 << 48 << false << 0 << false << true << 2;
+    }
+
+    void qgemmEqualsItsArithmetic() {
+        QFETCH(int, rows);
+        QFETCH(int, depth);
+        QFETCH(int, columns);
+        QFETCH(bool, transB);
+        QFETCH(int, bZero);
+        QFETCH(bool, int8Out);
+        QFETCH(bool, withC);
+        QFETCH(int, threads);
+        const int64_t m = rows, k = depth, n = columns;
+        std::mt19937 rng(uint32_t(m * 31 + k * 7 + n));
+        std::string bBytes(size_t(k * n), '\0');
+        for (char& v : bBytes) v = char(int(rng() % 256) - 128);
+        std::vector<int32_t> bias(static_cast<size_t>(n));
+        for (int32_t& v : bias) v = int32_t(rng() % 20001) - 10000;
+        std::vector<float> bScales(static_cast<size_t>(n));
+        for (float& v : bScales) v = 0.001f + 0.0005f * float(rng() % 9);
+        const float aScale = 0.02f, yScale = 0.01f * std::sqrt(float(k));  // outputs mostly inside the range
+        const uint8_t aZero = 119;
+        const DType yType = int8Out ? DType::Int8 : DType::UInt8;
+        const char yZero = char(int8Out ? -3 : 128);
+        GraphBuilder b;
+        ValueId a = b.input("a", DType::UInt8, Shape::ofSizes({m, k}));
+        auto bytes = [&](const char* name, DType t, std::vector<int64_t> dims, const void* p, size_t count) {
+            return b.initializer(Tensor(name, t, std::move(dims), makeBuffer(std::string(static_cast<const char*>(p), count)), 0, count));
+        };
+        const char bz = char(bZero);
+        std::vector<ValueId> in{a,
+                                bytes("as", DType::Float32, {}, &aScale, 4),
+                                bytes("az", DType::UInt8, {}, &aZero, 1),
+                                bytes("b", DType::Int8, transB ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n},
+                                      bBytes.data(), bBytes.size()),
+                                bytes("bs", DType::Float32, {n}, bScales.data(), size_t(n) * 4),
+                                bytes("bz", DType::Int8, {}, &bz, 1),
+                                withC ? bytes("c", DType::Int32, {n}, bias.data(), size_t(n) * 4) : ValueId{},
+                                bytes("ys", DType::Float32, {}, &yScale, 4),
+                                bytes("yz", yType, {}, &yZero, 1)};
+        b.output(b.node("QGemm", in, {"y"}, {intAttr("transB", transB)}, "qgemm", "com.microsoft")[0]);
+        Model model = withInferredTypes(b);
+        model.opsetImports.push_back({"com.microsoft", 1});
+        auto exec = Executor::create(model, cpuExecutorOptions(threads));
+        QVERIFY2(exec, exec ? "" : exec.status().message().c_str());
+        RtTensor ta = allocateTensor(DType::UInt8, {m, k});
+        for (int64_t i = 0; i < ta.numel(); ++i) ta.as<uint8_t>()[i] = uint8_t(rng());
+        auto out = (*exec)->run({ta});
+        QVERIFY2(out, out.status().message().c_str());
+        QCOMPARE((*out)[0].dims, (std::vector<int64_t>{m, n}));
+        const float lo = int8Out ? -128.0f : 0.0f, hi = int8Out ? 127.0f : 255.0f;
+        const float yz = int8Out ? float(int8_t(yZero)) : float(uint8_t(yZero));
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+                int64_t acc = withC ? bias[size_t(j)] : 0;
+                for (int64_t p = 0; p < k; ++p) {
+                    const int64_t w = int8_t(bBytes[size_t(transB ? j * k + p : p * n + j)]) - bZero;
+                    acc += (int64_t(ta.as<uint8_t>()[i * k + p]) - aZero) * w;
+                }
+                const float scale = aScale * bScales[size_t(j)] / yScale;
+                const float v = float(int32_t(acc)) * scale;
+                const int want = int(std::nearbyint(std::clamp(v, lo - yz, hi - yz)) + yz);
+                const int got = int8Out ? int((*out)[0].as<int8_t>()[i * n + j]) : int((*out)[0].as<uint8_t>()[i * n + j]);
+                if (got != want) QCOMPARE(got, want);
+            }
+    }
+
     void int8ConvPadsWithTheZeroPoint_data() {
         QTest::addColumn<bool>("unsignedWeights");
         QTest::addColumn<int>("weightZero");  // -1000: no zero point input; -2000: six zeros; -3000: six others

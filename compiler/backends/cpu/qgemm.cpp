@@ -2,7 +2,11 @@
 // accumulator's units, requantized to 8 bits with y_scale and y_zero_point, or as float
 // without them. What ONNX Runtime's quantizer and qdq-folding write for a QDQ Gemm (a
 // classifier's last layer). The product is the int8 GEMM's (int8_products.h); the
-// requantization is QLinearConv's arithmetic, per output column.
+// requantization is QLinearConv's arithmetic, per output column. With uint8 A, constant int8 B
+// (zero point 0) and 8-bit output, on a CPU with AVX-512 VNNI, a few rows of A (a classifier
+// at batch 1) go through the 1x1 convolution's VNNI kernel instead, requantized in registers,
+// its blocks of 16 columns shared by the threads: through the GEMM, MobileNetV2's 1280 -> 1000
+// classifier took 0.22 ms at one thread, ONNX Runtime's 0.09.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -11,7 +15,9 @@
 
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/int8_products.h"
+#include "compiler/backends/cpu/qlinear_pointwise_vnni.h"
 #include "compiler/backends/cpu/requantize.h"
+#include "compiler/runtime/thread_pool.h"
 
 namespace fsc::cpu {
 namespace {
@@ -47,10 +53,6 @@ public:
         if (as->numel() != 1 || (az && az->numel() != 1)) return bad(ctx, "a_scale and a_zero_point must be scalars");
         if ((bs->numel() != 1 && bs->numel() != n) || (bz && bz->numel() != 1 && bz->numel() != n))
             return bad(ctx, "b_scale and b_zero_point must be scalars or one per column");
-        std::unique_lock<std::mutex> keep(m_mutex, std::defer_lock);  // a plan may run on several threads
-        if (m_transB) keep.lock();
-        const RtTensor& bk = m_transB ? transposedB(ctx, *b) : *b;
-        if (!fitsInt8Gemm(*a, az, bk, bz, 1)) return bad(ctx, "A and B must be 8-bit with zero points of their type");
         const int32_t* bias = nullptr;
         int64_t biasRowStride = 0;
         if (c) {
@@ -60,13 +62,36 @@ public:
             else return bad(ctx, "C " + dimsString(c->dims) + " does not fit Y [" + std::to_string(m) + ", " + std::to_string(n) + "]");
             bias = c->as<int32_t>();
         }
-        auto acc = int8MatMul(ctx, *a, az, bk, bz);
-        if (!acc) return acc.status();
         const float aScale = float(elementAsDouble(*as, 0));
         std::vector<float> scale(static_cast<size_t>(n));
         const float yScale = ys ? float(elementAsDouble(*ys, 0)) : 1.0f;
         for (int64_t j = 0; j < n; ++j)
             scale[size_t(j)] = m_alpha * aScale * float(elementAsDouble(*bs, bs->numel() > 1 ? j : 0)) / yScale;
+        const DType outType = ys ? (yz ? yz->dtype : a->dtype) : DType::Float32;
+        const float yZero = yz ? float(elementAsDouble(*yz, 0)) : 0.0f;
+        const bool finite = std::all_of(scale.begin(), scale.end(), [](float v) { return std::isfinite(v); });
+        if (ys && (outType == DType::UInt8 || outType == DType::Int8) && biasRowStride == 0 && finite)
+            if (const VnniPointwiseWeights* packed = vnniWeights(ctx, *a, az, *b, bz, m, k, n)) {
+                auto y = ctx.output(0, outType, {m, n});
+                if (!y) return y.status();
+                Requantization rq;
+                rq.scale = std::move(scale);
+                rq.bias = bias ? std::vector<int32_t>(bias, bias + n) : std::vector<int32_t>(size_t(n), 0);
+                rq.yZero = yZero;
+                rq.outType = outType;
+                rq.finite = true;
+                const int32_t aZero = az ? int32_t(elementAsInt(*az, 0)) : 0;
+                ctx.pool().parallelFor(vnniBlocks(*packed), 4, [&](int64_t first, int64_t last) {
+                    vnniPointwiseBlocks(a->as<uint8_t>(), m, aZero, *packed, rq, outType == DType::Int8, (*y)->data, first, last);
+                });
+                return Status::ok();
+            }
+        std::unique_lock<std::mutex> keep(m_mutex, std::defer_lock);  // a plan may run on several threads
+        if (m_transB) keep.lock();
+        const RtTensor& bk = m_transB ? transposedB(ctx, *b) : *b;
+        if (!fitsInt8Gemm(*a, az, bk, bz, 1)) return bad(ctx, "A and B must be 8-bit with zero points of their type");
+        auto acc = int8MatMul(ctx, *a, az, bk, bz);
+        if (!acc) return acc.status();
         const int32_t* pa = acc->as<int32_t>();
         if (!ys) {  // float output
             auto y = ctx.output(0, DType::Float32, {m, n});
@@ -77,8 +102,6 @@ public:
                     py[i * n + j] = float(int32_t(uint32_t(pa[i * n + j]) + uint32_t(bias ? bias[i * biasRowStride + j] : 0))) * scale[size_t(j)];
             return Status::ok();
         }
-        const DType outType = yz ? yz->dtype : a->dtype;
-        const float yZero = yz ? float(elementAsDouble(*yz, 0)) : 0.0f;
         auto y = ctx.output(0, outType, {m, n});
         if (!y) return y.status();
         if (outType == DType::UInt8) requantizeColumns(pa, bias, biasRowStride, m, n, scale, yZero, (*y)->as<uint8_t>());
@@ -88,6 +111,32 @@ public:
     }
 
 private:
+    // Rows of A that the VNNI kernel takes: each of its tiles reads a block of B's columns
+    // once for five rows, where the GEMM's blocking reuses B more.
+    static constexpr int64_t kMaxVnniRows = 16;
+
+    // B packed for vnniPointwise, where the kernel takes this product (see the file's top),
+    // packed once.
+    const VnniPointwiseWeights* vnniWeights(KernelContext& ctx, const RtTensor& a, const RtTensor* az,
+                                            const RtTensor& b, const RtTensor* bz, int64_t m, int64_t k, int64_t n) {
+        if (m > kMaxVnniRows || k % 4 || a.dtype != DType::UInt8 || b.dtype != DType::Int8 || !ctx.inputConstant(3) ||
+            !vnniPointwiseAvailable())
+            return nullptr;
+        if (az && az->dtype != DType::UInt8) return nullptr;
+        for (int64_t j = 0; bz && j < bz->numel(); ++j)
+            if (elementAsInt(*bz, j) != 0) return nullptr;
+        std::lock_guard<std::mutex> keep(m_mutex);
+        if (m_vnniSource != b.data) {
+            std::vector<int8_t> rows(size_t(n * k));  // [N, K]
+            const auto* from = b.as<int8_t>();
+            for (int64_t j = 0; j < n; ++j)
+                for (int64_t p = 0; p < k; ++p) rows[size_t(j * k + p)] = m_transB ? from[j * k + p] : from[p * n + j];
+            m_vnni = packVnniPointwise(rows.data(), n, k);
+            m_vnniSource = b.data;
+        }
+        return &m_vnni;
+    }
+
     // B [N, K] as [K, N]; a constant one is transposed once and kept.
     const RtTensor& transposedB(KernelContext& ctx, const RtTensor& b) {
         const bool constant = ctx.inputConstant(3);
@@ -107,6 +156,8 @@ private:
     std::mutex m_mutex;
     RtTensor m_bT;
     const void* m_bSource = nullptr;
+    VnniPointwiseWeights m_vnni;
+    const void* m_vnniSource = nullptr;
 };
 
 }  // namespace

@@ -99,14 +99,13 @@ template <int P, int V, bool Signed>
     }
 }
 
-// P pixels across every channel: blocks of four vectors, then the rest.
+// P pixels across vectors [v, end) of 16 channels: blocks of four vectors, then the rest.
 template <int P, bool Signed>
 [[gnu::target("avx512f,avx512bw,avx512vl,avx512vnni")]] void pixels(const uint8_t* x, int64_t k,
-                                                                   const int32_t* packed, int64_t vectors,
+                                                                   const int32_t* packed, int64_t v, int64_t end,
                                                                    const ChannelTerms& t, int8_t* y) {
-    int64_t v = 0;
-    for (; v + 4 <= vectors; v += 4) tile<P, 4, Signed>(x, k, packed, v, t, y);
-    switch (vectors - v) {
+    for (; v + 4 <= end; v += 4) tile<P, 4, Signed>(x, k, packed, v, t, y);
+    switch (end - v) {
         case 3: tile<P, 3, Signed>(x, k, packed, v, t, y); break;
         case 2: tile<P, 2, Signed>(x, k, packed, v, t, y); break;
         case 1: tile<P, 1, Signed>(x, k, packed, v, t, y); break;
@@ -115,12 +114,12 @@ template <int P, bool Signed>
 }
 
 template <bool Signed>
-void allPixels(const uint8_t* x, int64_t count, int64_t k, const int32_t* packed, int64_t vectors,
+void allPixels(const uint8_t* x, int64_t count, int64_t k, const int32_t* packed, int64_t v0, int64_t v1,
                const ChannelTerms& t, int8_t* y) {
     constexpr int kTile = 5;  // 5 x 4 sums, 4 weight vectors and a broadcast: 25 of 32 registers
     int64_t p = 0;
-    for (; p + kTile <= count; p += kTile) pixels<kTile, Signed>(x + p * k, k, packed, vectors, t, y + p * t.m);
-    for (; p < count; ++p) pixels<1, Signed>(x + p * k, k, packed, vectors, t, y + p * t.m);
+    for (; p + kTile <= count; p += kTile) pixels<kTile, Signed>(x + p * k, k, packed, v0, v1, t, y + p * t.m);
+    for (; p < count; ++p) pixels<1, Signed>(x + p * k, k, packed, v0, v1, t, y + p * t.m);
 }
 
 }  // namespace
@@ -129,19 +128,24 @@ void allPixels(const uint8_t* x, int64_t count, int64_t k, const int32_t* packed
 
 void vnniPointwise(const uint8_t* x, int64_t count, int32_t xZero, const VnniPointwiseWeights& w,
                    const Requantization& rq, bool signedOut, void* y) {
+    vnniPointwiseBlocks(x, count, xZero, w, rq, signedOut, y, 0, vnniBlocks(w));
+}
+
+void vnniPointwiseBlocks(const uint8_t* x, int64_t count, int32_t xZero, const VnniPointwiseWeights& w,
+                         const Requantization& rq, bool signedOut, void* y, int64_t firstBlock, int64_t lastBlock) {
 #if defined(__x86_64__)
-    const int64_t vectors = (w.m + 15) / 16;
+    const int64_t vectors = vnniBlocks(w);
     std::vector<int32_t> offset(size_t(vectors * 16), 0);
     std::vector<float> scale(size_t(vectors * 16), 0.0f);
-    for (int64_t c = 0; c < w.m; ++c) {
+    for (int64_t c = firstBlock * 16; c < std::min(w.m, lastBlock * 16); ++c) {
         offset[size_t(c)] = int32_t(uint32_t(rq.bias[size_t(c)]) - uint32_t(xZero) * uint32_t(w.sums[size_t(c)]));
         scale[size_t(c)] = rq.scale[size_t(c)];
     }
     const ChannelTerms t{offset.data(), scale.data(), rq.yZero, w.m};
-    if (signedOut) allPixels<true>(x, count, w.k, w.packed.data(), vectors, t, static_cast<int8_t*>(y));
-    else allPixels<false>(x, count, w.k, w.packed.data(), vectors, t, static_cast<int8_t*>(y));
+    if (signedOut) allPixels<true>(x, count, w.k, w.packed.data(), firstBlock, lastBlock, t, static_cast<int8_t*>(y));
+    else allPixels<false>(x, count, w.k, w.packed.data(), firstBlock, lastBlock, t, static_cast<int8_t*>(y));
 #else
-    (void)x, (void)count, (void)xZero, (void)w, (void)rq, (void)signedOut, (void)y;
+    (void)x, (void)count, (void)xZero, (void)w, (void)rq, (void)signedOut, (void)y, (void)firstBlock, (void)lastBlock;
 #endif
 }
 

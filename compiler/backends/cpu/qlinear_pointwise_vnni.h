@@ -30,4 +30,12 @@ VnniPointwiseWeights packVnniPointwise(const int8_t* w, int64_t m, int64_t k);
 void vnniPointwise(const uint8_t* x, int64_t pixels, int32_t xZero, const VnniPointwiseWeights& w,
                    const Requantization& rq, bool signedOut, void* y);
 
+// The same for the output channels of blocks [firstBlock, lastBlock) of 16 (the last block
+// may be partial), so that threads can share a product of few rows (a classifier at batch 1)
+// by its channels.
+void vnniPointwiseBlocks(const uint8_t* x, int64_t pixels, int32_t xZero, const VnniPointwiseWeights& w,
+                         const Requantization& rq, bool signedOut, void* y, int64_t firstBlock, int64_t lastBlock);
+// Blocks of 16 output channels in w.
+inline int64_t vnniBlocks(const VnniPointwiseWeights& w) { return (w.m + 15) / 16; }
+
 }  // namespace fsc::cpu
