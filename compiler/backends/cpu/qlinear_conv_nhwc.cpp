@@ -141,8 +141,39 @@ int32_t zeroOf(const RtTensor* zero) { return zero && zero->numel() ? int32_t(el
 FSC_SHIFTED(shiftedU8, uint8_t)
 FSC_SHIFTED(shiftedS8, int8_t)
 #undef FSC_SHIFTED
-void shifted(const uint8_t* in, int64_t n, float xZero, float* out) { shiftedU8(in, n, xZero, out); }
-void shifted(const int8_t* in, int64_t n, float xZero, float* out) { shiftedS8(in, n, xZero, out); }
+
+#if defined(__x86_64__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+// The same in AVX-512, 16 bytes widened at a time: GCC's vectorization of the loop above went
+// through 16-bit halves in 256-bit registers, three instructions a value where this takes one,
+// and the conversion took 8% of MobileNetV2-QDQ's time.
+template <typename X>
+[[gnu::target("avx512f")]] void shiftedAvx512(const X* __restrict in, int64_t n, float xZero, float* __restrict out) {
+    const __m512 zero = _mm512_set1_ps(xZero);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+        __m512i widened;
+        if constexpr (std::is_same_v<X, uint8_t>) widened = _mm512_cvtepu8_epi32(bytes);
+        else widened = _mm512_cvtepi8_epi32(bytes);
+        _mm512_storeu_ps(out + i, _mm512_sub_ps(_mm512_cvtepi32_ps(widened), zero));
+    }
+    for (; i < n; ++i) out[i] = float(in[i]) - xZero;
+}
+#pragma GCC diagnostic pop
+#endif
+
+template <typename X>
+void shifted(const X* in, int64_t n, float xZero, float* out) {
+#if defined(__x86_64__)
+    static const bool avx512 = __builtin_cpu_supports("avx512f");
+    if (avx512) return shiftedAvx512(in, n, xZero, out);
+#endif
+    if constexpr (std::is_same_v<X, uint8_t>) shiftedU8(in, n, xZero, out);
+    else shiftedS8(in, n, xZero, out);
+}
 
 // Rows [first, last) of image img, x - x_zero as float in NHWC.
 template <typename X>
