@@ -1322,6 +1322,16 @@ private slots:
         QTest::newRow("depthwise bands 5x5") << 1 << 1 << 16 << 16 << 16 << 5 << 1 << 1 << P{2, 2, 2, 2} << 61 << 1 << false
                                              << 2 << false << false;
         QTest::newRow("depthwise from NCHW") << 0 << 1 << 16 << 16 << 16 << 3 << 2 << 1 << P{1, 1, 1, 1} << 9 << 0 << true << 1 << false << false;
+        // The direct AVX-512 depthwise kernel's cases: strides, channel tails, tiles of 8, 4 and 1
+        // pixels, borders on every side.
+        QTest::newRow("depthwise stride 2, channel tail") << 0 << 1 << 24 << 24 << 24 << 3 << 2 << 1 << P{1, 1, 1, 1} << 13
+                                                         << 0 << false << 2 << false << false;
+        QTest::newRow("depthwise 5x5 stride 2, int8") << 1 << 1 << 40 << 40 << 40 << 5 << 2 << 1 << P{2, 2, 2, 2} << 15 << 1
+                                                      << false << 1 << false << false;
+        QTest::newRow("depthwise asymmetric pads, 5 wide") << 0 << 0 << 20 << 20 << 20 << 3 << 1 << 1 << P{0, 1, 2, 0} << 3
+                                                           << 2 << false << 2 << false << false;
+        QTest::newRow("depthwise stride 2, 3 wide, int8 out") << 0 << 1 << 7 << 7 << 7 << 3 << 2 << 1 << P{1, 1, 1, 1} << 3
+                                                              << 0 << false << 1 << false << true;
         QTest::newRow("pointwise ties") << 0 << 1 << 24 << 40 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 9 << 0 << false << 1
                                         << true << false;
         QTest::newRow("depthwise ties") << 1 << 1 << 32 << 32 << 32 << 3 << 1 << 1 << P{1, 1, 1, 1} << 12 << 0 << false << 2

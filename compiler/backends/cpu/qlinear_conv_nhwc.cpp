@@ -11,6 +11,7 @@
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/im2col.h"
+#include "compiler/backends/cpu/qlinear_depthwise_avx512.h"
 #include "compiler/backends/cpu/qlinear_pointwise_vnni.h"
 #include "compiler/backends/cpu/requantize.h"
 #include "compiler/backends/cpu/thread_scratch.h"
@@ -200,6 +201,27 @@ Status depthwiseLayer(KernelContext& ctx, const Layer& l, const RtTensor& x, con
     const int64_t bandRows = std::clamp<int64_t>(16384 / std::max<int64_t>(1, l.ow() * l.c), 1, l.oh());
     const int64_t bands = (l.oh() + bandRows - 1) / bandRows;
     const bool xu = x.dtype == DType::UInt8;
+    const DepthwiseShape shape{l.n, l.c, l.h, l.w, l.oh(), l.ow(), l.kh, sh, ph, l.geo.padBegin[1]};
+    if (!l.nchwIn && l.kh == l.kw && rq.params.finite &&
+        directDepthwiseTakes(shape, dh, l.geo.dilations[1], l.geo.strides[1], l.kw)) {
+        const int64_t padded = (l.c + 15) / 16 * 16;
+        std::vector<int32_t> offsets(static_cast<size_t>(padded), 0);
+        std::vector<float> scales(static_cast<size_t>(padded), 0.0f);
+        for (int64_t ch = 0; ch < l.c; ++ch) {
+            int64_t tapSum = 0;  // the taps are integers
+            for (int64_t t = 0; t < l.kh * l.kw; ++t) tapSum += int64_t(taps[t * l.c + ch]);
+            offsets[size_t(ch)] = int32_t(uint32_t(rq.params.bias[size_t(ch)]) - uint32_t(int32_t(xZero)) * uint32_t(tapSum));
+            scales[size_t(ch)] = rq.params.scale[size_t(ch)];
+        }
+        ctx.pool().parallelFor(l.n * bands, 1, [&](int64_t b, int64_t e) {
+            for (int64_t t = b; t < e; ++t) {
+                const int64_t img = t / bands, oy0 = (t % bands) * bandRows, oy1 = std::min(l.oh(), oy0 + bandRows);
+                directDepthwiseRows(shape, x.data, !xu, int32_t(xZero), taps, offsets.data(), scales.data(),
+                                    rq.params.yZero, y.dtype == DType::Int8, y.data, img, oy0, oy1);
+            }
+        });
+        return Status::ok();
+    }
     ctx.pool().parallelFor(l.n * bands, 1, [&](int64_t b, int64_t e) {
         thread_local std::vector<float> in, sums;
         for (int64_t t = b; t < e; ++t) {
