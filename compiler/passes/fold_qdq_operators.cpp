@@ -1,7 +1,8 @@
 // qdq-folding's patterns for the QDQ form's other ops: additions and global pooling become
 // ONNX Runtime's com.microsoft QLinearAdd and QLinearGlobalAveragePool (as its `extended`
 // level makes them, so compiled models still run there), and a reshaping op between a
-// DequantizeLinear and a QuantizeLinear with the same parameters runs on the bytes.
+// DequantizeLinear and a QuantizeLinear with the same parameters runs on the bytes, as does a
+// MaxPool.
 #include <cfloat>
 
 #include "compiler/passes/pass_util.h"
@@ -37,11 +38,21 @@ std::optional<Sandwich> sandwich(const Rewriter& rw, NodeId qId, const char* opT
     return Sandwich{in->node, opId, qId, *in};
 }
 
-// DequantizeLinear, DequantizeLinear, Add, QuantizeLinear with 8-bit data of one type and
-// scalar parameters (the QDQ form's residual addition): one com.microsoft.QLinearAdd, which
-// computes the same float32 steps in registers (backends/cpu/qlinear_add.cpp).
+// Whether a QuantizeLinear's zero point is its type's lowest value, where quantizing already
+// does a Relu's work: PyTorch's quantized add_relu and conv_relu write their outputs so.
+bool zeroPointIsLowest(const Rewriter& rw, const Node& q) {
+    const auto zero = constantScalar(rw, q.inputs[2]);
+    if (!zero) return false;
+    const DType t = dtypeOf(rw.graph(), q.outputs[0]);
+    return (t == DType::UInt8 && *zero == 0) || (t == DType::Int8 && *zero == -128);
+}
+
+// DequantizeLinear, DequantizeLinear, Add, [Relu,] QuantizeLinear with 8-bit data of one type
+// and scalar parameters (the QDQ form's residual addition): one com.microsoft.QLinearAdd, which
+// computes the same float32 steps in registers (backends/cpu/qlinear_add.cpp). A Relu only
+// where the output's zero point is its lowest value (the clamp then does it).
 struct QuantizedAdd {
-    NodeId add, quantize;
+    NodeId add, relu, quantize;
     Dequantized a, b;
 };
 
@@ -54,10 +65,17 @@ public:
         const Graph& g = rw.graph();
         const Node& q = g.node(anchor);
         if (!isOp(q, "QuantizeLinear") || q.inputs.size() < 3 || !q.inputs[2].valid()) return MatchResult::none();
-        const NodeId addId = rw.producer(q.inputs[0]);
+        NodeId addId = rw.producer(q.inputs[0]), reluId;
+        if (addId.valid() && isOp(g.node(addId), "Relu")) {
+            reluId = addId;
+            const ValueId relued = g.node(reluId).outputs[0];
+            if (rw.soleUser(relued) != anchor || rw.isGraphOutput(relued) || rw.isCaptured(relued)) return MatchResult::none();
+            addId = rw.producer(g.node(reluId).inputs[0]);
+        }
         if (!addId.valid() || !isOp(g.node(addId), "Add")) return MatchResult::none();
         const Node& add = g.node(addId);
-        if (rw.soleUser(add.outputs[0]) != anchor || rw.isGraphOutput(add.outputs[0]) || rw.isCaptured(add.outputs[0]))
+        const NodeId reader = reluId.valid() ? reluId : anchor;
+        if (rw.soleUser(add.outputs[0]) != reader || rw.isGraphOutput(add.outputs[0]) || rw.isCaptured(add.outputs[0]))
             return MatchResult::none();
         auto a = dequantizedInput(rw, add.inputs[0]);
         auto b = add.inputs.size() > 1 ? dequantizedInput(rw, add.inputs[1]) : std::nullopt;
@@ -71,7 +89,9 @@ public:
             !constantScalar(rw, q.inputs[2]))
             return MatchResult::rejected("a scale or zero point is not one constant");
         if (dtypeOf(g, add.outputs[0]) != DType::Float32) return MatchResult::rejected("the sum is not float32");
-        return MatchResult::matched(QuantizedAdd{addId, anchor, *a, *b});
+        if (reluId.valid() && !zeroPointIsLowest(rw, q))
+            return MatchResult::rejected("a Relu before a QuantizeLinear whose zero point is not its lowest value");
+        return MatchResult::matched(QuantizedAdd{addId, reluId, anchor, *a, *b});
     }
 
     std::string rewrite(Rewriter& rw, const QuantizedAdd& m) const override {
@@ -83,11 +103,15 @@ public:
                               {q.outputs[0]});
         fused.name = add.name;
         rw.removeNode(m.quantize);
+        if (m.relu.valid()) rw.removeNode(m.relu);
         rw.removeNode(m.add);
-        rw.addNode(std::move(fused), m.quantize, {m.add, m.quantize});
+        std::vector<NodeId> replaced{m.add, m.quantize};
+        if (m.relu.valid()) replaced.insert(replaced.begin() + 1, m.relu);
+        rw.addNode(std::move(fused), m.quantize, replaced);
         removeIfUnread(rw, m.a.node);
         removeIfUnread(rw, m.b.node);
-        return "QLinearAdd: the two dequantized inputs added and quantized again in one pass over the bytes";
+        return std::string("QLinearAdd: the two dequantized inputs added and quantized again in one pass over the bytes") +
+               (m.relu.valid() ? ", and its zero point at the lowest value does the Relu" : "");
     }
 
 private:
@@ -97,6 +121,8 @@ private:
 // DequantizeLinear, a reshaping op, QuantizeLinear with the same scale and zero point: the op
 // on the bytes. Quantizing (x - z) s again with s and z gives x back exactly: (x - z) s / s
 // is within 2^-23 of x - z, which is at most 255, and a normal scale keeps it so.
+// MaxPool likewise, where the scale is positive (dequantizing then keeps the bytes' order)
+// and nothing reads its indices.
 class ReshapeBytesPattern : public TypedPattern<Sandwich> {
 public:
     ReshapeBytesPattern(std::string op, std::string declineAll) : m_op(std::move(op)), m_declineAll(std::move(declineAll)) {}
@@ -112,6 +138,11 @@ public:
             return MatchResult::rejected("the QuantizeLinear's scale or zero point differs from the DequantizeLinear's");
         if (!(std::fabs(scale) >= double(FLT_MIN) && std::fabs(scale) <= 1e30))
             return MatchResult::rejected("the scale is not a normal float");
+        if (m_op == "MaxPool") {
+            const Node& pool = rw.graph().node(s->op);
+            if (scale < 0) return MatchResult::rejected("a negative scale reverses the bytes' order");
+            if (pool.outputs.size() > 1 && pool.outputs[1].valid()) return MatchResult::rejected("its indices are read");
+        }
         return MatchResult::matched(*s);
     }
 
@@ -125,6 +156,9 @@ public:
         rw.removeNode(m.op);
         rw.addNode(std::move(moved), m.q, {m.op, m.q});
         removeIfUnread(rw, m.dq);
+        if (m_op == "MaxPool")
+            return "MaxPool on the 8-bit values: with a positive scale the largest byte dequantizes to the largest value, "
+                   "and quantizing it with the same scale and zero point gives it back";
         return m_op + " on the 8-bit values: quantizing their dequantized values with the same scale and zero point gives them back";
     }
 
@@ -170,7 +204,7 @@ std::vector<std::unique_ptr<RewritePattern>> qdqOperatorPatterns(const std::stri
     std::vector<std::unique_ptr<RewritePattern>> patterns;
     patterns.push_back(std::make_unique<QLinearAddPattern>(declineAll));
     patterns.push_back(std::make_unique<QLinearPoolPattern>(declineAll));
-    for (const char* op : {"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose"})
+    for (const char* op : {"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "MaxPool"})
         patterns.push_back(std::make_unique<ReshapeBytesPattern>(op, declineAll));
     return patterns;
 }

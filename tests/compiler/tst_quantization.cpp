@@ -1010,6 +1010,63 @@ private slots:
         QVERIFY2(diff < 0.03, std::to_string(diff).c_str());
     }
 
+    // PyTorch's quantized ResNets: a MaxPool between a DequantizeLinear and a QuantizeLinear of
+    // the same parameters runs on the bytes, and add_relu (Add, Relu, QuantizeLinear with zero
+    // point 0) becomes one QLinearAdd; a Relu before a zero point above the lowest stays. The
+    // outputs are the QDQ form's within a step, with 70 channels (a 64-byte block and an
+    // overlapping one in the channels-last MaxPool).
+    void qdqMaxPoolAndAddReluRunOnBytes() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 70, 9, 11}));
+        auto scalar = [&](const std::string& name, DType t, double v) {
+            if (t == DType::Float32) return b.initializer(floatTensor(name, {}, {float(v)}));
+            return b.initializer(Tensor(name, t, {}, makeBuffer(std::string(1, char(int(v)))), 0, 1));
+        };
+        auto quantize = [&](ValueId v, const std::string& at, double scale, int zero) {
+            return b.op("QuantizeLinear", {v, scalar(at + "_s", DType::Float32, scale), scalar(at + "_z", DType::UInt8, zero)},
+                        at + "_q");
+        };
+        auto qdq = [&](ValueId v, const std::string& at, double scale, int zero) {
+            ValueId s = scalar(at + "_ds", DType::Float32, scale), z = scalar(at + "_dz", DType::UInt8, zero);
+            return b.op("DequantizeLinear", {quantize(v, at, scale, zero), s, z}, at + "_dq");
+        };
+        auto int8Weight = [&](const std::string& name, std::vector<int64_t> dims, uint32_t seed, double scale) {
+            int64_t n = 1;
+            for (int64_t d : dims) n *= d;
+            std::string bytes(size_t(n), '\0');
+            std::mt19937 rng(seed);
+            for (char& c : bytes) c = char(int(rng() % 255) - 127);
+            ValueId q = b.initializer(Tensor(name + "_q", DType::Int8, std::move(dims), makeBuffer(bytes), 0, bytes.size()));
+            return b.op("DequantizeLinear", {q, scalar(name + "_s", DType::Float32, scale)}, name);
+        };
+        ValueId x0 = qdq(x, "in", 0.03, 128);
+        ValueId c1 = b.op("Conv", {x0, int8Weight("w1", {70, 70, 1, 1}, 3, 0.01)}, "c1", {}, "conv1");
+        ValueId pooled = qdq(b.op("MaxPool", {qdq(c1, "c1", 0.02, 130)}, "pool",
+                                  {intsAttr("kernel_shape", {3, 3}), intsAttr("strides", {2, 2}), intsAttr("pads", {1, 1, 1, 1})},
+                                  "maxpool"),
+                             "pool", 0.02, 130);
+        ValueId c2 = qdq(b.op("Conv", {pooled, int8Weight("w2", {70, 70, 1, 1}, 4, 0.01)}, "c2", {}, "conv2"), "c2", 0.02, 125);
+        ValueId sum = b.op("Add", {c2, pooled}, "sum", {}, "residual");
+        ValueId relu = b.op("Relu", {sum}, "relu", {}, "residual_relu");
+        b.output(b.op("DequantizeLinear", {quantize(relu, "out", 0.04, 0), scalar("out_ds", DType::Float32, 0.04),
+                                           scalar("out_dz", DType::UInt8, 0)}, "out"));
+        // Another such sum through a Relu before a zero point of 5: the Relu is not the clamp's.
+        ValueId c3 = qdq(b.op("Conv", {pooled, int8Weight("w3", {70, 70, 1, 1}, 5, 0.01)}, "c3", {}, "conv3"), "c3", 0.02, 125);
+        ValueId relu2 = b.op("Relu", {b.op("Add", {c3, pooled}, "sum2", {}, "residual2")}, "relu2", {}, "residual2_relu");
+        b.output(b.op("DequantizeLinear", {quantize(relu2, "out2", 0.04, 5), scalar("out2_ds", DType::Float32, 0.04),
+                                           scalar("out2_dz", DType::UInt8, 5)}, "out2"));
+        const Model m = withInferredTypes(b);
+        const CompileResult o2 = compileAt(m, "O2");
+        const Graph& g = *o2.model.graph;
+        QCOMPARE(count(g, "QLinearAdd"), 1);
+        QCOMPARE(count(g, "Relu") + count(g, "FusedElementwise"), 1);
+        QVERIFY(rejectedFor(o2, "zero point is not its lowest value"));
+        for (NodeId id : g.order())
+            if (g.node(id).opType == "MaxPool") QCOMPARE(g.value(g.node(id).inputs[0]).type.elemType, DType::UInt8);
+        const double diff = maxRelativeError(m, o2.model);  // the convolutions' integer rounding: a step at most
+        QVERIFY2(diff < 0.01, std::to_string(diff).c_str());
+    }
+
     // QLinearAdd computes the QDQ form's float steps, so it equals DequantizeLinear x 2, Add,
     // QuantizeLinear to the bit, broadcasting (a row against a matrix) and saturating.
     void qlinearAddEqualsItsQdqForm() {

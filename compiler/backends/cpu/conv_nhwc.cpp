@@ -617,6 +617,46 @@ MaxPoolRowFn maxPoolRowForThisCpu() {
     return chosen;
 }
 
+// Bytes (a quantized CNN's pool): each pixel's channels 64 at a time, the maximum kept in a
+// register across the window, the last block overlapping the one before; under 64 channels
+// the loop above. The loop above alone took 0.92 ms on ResNet-18's 56 x 56 x 64 pool at one
+// thread (ONNX Runtime 0.11).
+template <typename T>
+struct Bytes64 {
+    typedef T type __attribute__((vector_size(64)));
+};
+
+template <typename T>
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] void maxPoolRowBytes(const NhwcWindow& s,
+                                                                                   const T* image, T* row,
+                                                                                   int64_t oy) {
+    using V = typename Bytes64<T>::type;
+    constexpr int64_t L = 64;
+    if (s.c < L) return maxPoolRow(s, image, row, oy);
+    for (int64_t ox = 0; ox < s.ow; ++ox) {
+        T* out = row + ox * s.c;
+        for (int64_t c = 0; c < s.c; c += L) {
+            const int64_t c0 = std::min(c, s.c - L);
+            V acc;
+            bool seeded = false;
+            for (int64_t ky = 0; ky < s.kh; ++ky) {
+                const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
+                if (iy < 0 || iy >= s.ih) continue;
+                for (int64_t kx = 0; kx < s.kw; ++kx) {
+                    const int64_t ix = ox * s.sw - s.pw + kx * s.dw;
+                    if (ix < 0 || ix >= s.iw) continue;
+                    V in;
+                    std::memcpy(&in, image + (iy * s.iw + ix) * s.c + c0, sizeof(V));
+                    acc = seeded ? (in > acc ? in : acc) : in;
+                    seeded = true;
+                }
+            }
+            if (!seeded) acc = V{} + std::numeric_limits<T>::lowest();
+            std::memcpy(out + c0, &acc, sizeof(V));
+        }
+    }
+}
+
 }  // namespace
 
 template <typename T>
@@ -630,6 +670,8 @@ void maxPoolNhwc(ThreadPool& pool, const NhwcWindow& s, const T* x, T* y) {
                              const T* image = x + img * s.ih * s.iw * s.c;
                              if constexpr (std::is_same_v<T, float>)
                                  floatRow(s, image, y + r * s.ow * s.c, oy);
+                             else if constexpr (sizeof(T) == 1)
+                                 maxPoolRowBytes(s, image, y + r * s.ow * s.c, oy);
                              else
                                  maxPoolRow(s, image, y + r * s.ow * s.c, oy);
                          }
