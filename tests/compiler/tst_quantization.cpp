@@ -1389,6 +1389,14 @@ private slots:
                                                            << 2 << false << 2 << false << false;
         QTest::newRow("depthwise stride 2, 3 wide, int8 out") << 0 << 1 << 7 << 7 << 7 << 3 << 2 << 1 << P{1, 1, 1, 1} << 3
                                                               << 0 << false << 1 << false << true;
+        // The VNNI kernel reading windows in place (uint8 X, int8 W of zero point 0, channels a
+        // multiple of 4): padding, strides, dilation, blocks past 64 channels, a partial block.
+        QTest::newRow("3x3 VNNI window, padded") << 0 << 1 << 12 << 20 << 1 << 3 << 1 << 1 << P{1, 1, 1, 1} << 9 << 0
+                                                 << false << 2 << false << false;
+        QTest::newRow("3x3 VNNI window, stride 2, 70 out, int8 out") << 0 << 1 << 8 << 70 << 1 << 3 << 2 << 1 << P{1, 0, 0, 1}
+                                                                     << 11 << 0 << false << 2 << false << true;
+        QTest::newRow("5x5 VNNI window, dilated, ties") << 0 << 1 << 4 << 16 << 1 << 5 << 1 << 2 << P{2, 2, 2, 2} << 10 << 0
+                                                        << false << 1 << true << false;
         QTest::newRow("pointwise ties") << 0 << 1 << 24 << 40 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 9 << 0 << false << 1
                                         << true << false;
         QTest::newRow("depthwise ties") << 1 << 1 << 32 << 32 << 32 << 3 << 1 << 1 << P{1, 1, 1, 1} << 12 << 0 << false << 2

@@ -15,7 +15,7 @@
 
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/int8_products.h"
-#include "compiler/backends/cpu/qlinear_pointwise_vnni.h"
+#include "compiler/backends/cpu/qlinear_conv_vnni.h"
 #include "compiler/backends/cpu/requantize.h"
 #include "compiler/runtime/thread_pool.h"
 

@@ -12,7 +12,7 @@
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/im2col.h"
 #include "compiler/backends/cpu/qlinear_depthwise_avx512.h"
-#include "compiler/backends/cpu/qlinear_pointwise_vnni.h"
+#include "compiler/backends/cpu/qlinear_conv_vnni.h"
 #include "compiler/backends/cpu/requantize.h"
 #include "compiler/backends/cpu/thread_scratch.h"
 #include "compiler/runtime/thread_pool.h"
@@ -316,6 +316,21 @@ Status gemmLayer(KernelContext& ctx, const Layer& l, const RtTensor& x, const Rt
     // trip is what the requantization costs; slices of 512 KiB measured 5% slower over
     // MobileNetV2, 64 KiB no faster.
     const int64_t slice = std::max<int64_t>(256, (int64_t(1) << 17) / (4 * std::max(k, l.m)));
+    if (!pointwise && !l.nchwIn && vnni && xu && rq.params.finite && l.c % 4 == 0) {
+        // The VNNI kernel reading each window where it lies: slices of pixels by blocks of 64
+        // channels over the threads (a 7 x 7 layer has one slice, but 8 blocks of 512 channels).
+        const VnniWindow g{l.n, l.h, l.w, l.c, l.oh(), l.ow(), l.kh, l.kw, l.geo.strides[0], l.geo.strides[1],
+                           l.geo.padBegin[0], l.geo.padBegin[1], l.geo.dilations[0], l.geo.dilations[1]};
+        const int64_t blocks = vnniBlocks(*vnni), groups = (blocks + 3) / 4, sliceCount = (pixels + slice - 1) / slice;
+        ctx.pool().parallelFor(sliceCount * groups, 1, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) {
+                const int64_t first = i / groups * slice, group = i % groups;
+                vnniWindowConv(xb, g, xZero, *vnni, rq.params, !unsignedOut, yb, first, std::min(slice, pixels - first),
+                               group * 4, std::min(blocks, group * 4 + 4));
+            }
+        });
+        return Status::ok();
+    }
     const bool direct = pointwise && vnni && xu && rq.params.finite;
     slices((pixels + slice - 1) / slice, [&](int64_t i) {
         const int64_t first = i * slice, count = std::min(slice, pixels - first);
@@ -341,11 +356,11 @@ struct QLinearConvNhwc::Prepared {
     TiledRequantization rq;
     std::vector<float> taps;  // a depthwise layer's w - w_zero, [kh * kw, c]
     bool oneWeightZero = true;
-    std::optional<VnniPointwiseWeights> vnni;  // a 1x1 layer's W for vnniPointwise
+    std::optional<VnniPointwiseWeights> vnni;  // W for vnniPointwise (1x1) or vnniWindowConv
 };
 
 Result<const QLinearConvNhwc::Prepared*> QLinearConvNhwc::prepare(KernelContext& ctx, int64_t m, int64_t taps,
-                                                                  bool depthwise, bool pointwise) {
+                                                                  bool depthwise, bool pointwise, bool windowed) {
     std::vector<const void*> from;
     bool constant = true;
     for (size_t i = 1; i <= 8; ++i) {
@@ -371,9 +386,13 @@ Result<const QLinearConvNhwc::Prepared*> QLinearConvNhwc::prepare(KernelContext&
     // Where W is small (K x M up to 8 KiB: MobileNetV2's layers at 56 x 56 and above, the
     // expansions with K of 16-32 among them): on larger W, oneDNN's blocking wins (its 14 x 14
     // and 7 x 7 layers, K x M of 12-400 KiB, took 1.1-1.5x as long in this kernel).
-    if (pointwise && w->dtype == DType::Int8 && zeroWeightPoint && k % 4 == 0 && k * m <= 8192 &&
-        vnniPointwiseAvailable())
-        made->vnni = packVnniPointwise(w->as<int8_t>(), m, k);
+    // Window layers (and strided 1x1 ones) on NHWC X whose taps' channels make whole groups
+    // of four, in the window's order.
+    const int64_t perTap = w->rank() == 4 ? w->dims[1] : 0;
+    if (w->dtype == DType::Int8 && zeroWeightPoint && k % 4 == 0 && vnniPointwiseAvailable()) {
+        if (pointwise && k * m <= 8192) made->vnni = packVnniPointwise(w->as<int8_t>(), m, k);
+        else if (windowed && perTap % 4 == 0) made->vnni = packVnniPointwise(windowOrderWeights(*w, false), m, k);
+    }
     m_prepared = std::move(made);
     m_preparedFrom = constant ? from : std::vector<const void*>{};
     return m_prepared.get();
@@ -421,7 +440,10 @@ Status QLinearConvNhwc::run(KernelContext& ctx, const WindowAttrs& attrs, int64_
     // |x - x_zero|, |w - w_zero| <= 255: float holds the sums exactly up to 258 taps.
     const bool depthwise = group == l.c && l.m == l.c && l.kh * l.kw * 255 * 255 < (int64_t(1) << 24);
     std::lock_guard<std::mutex> lock(m_mutex);
-    auto prepared = prepare(ctx, l.m, l.kh * l.kw, depthwise, group == 1 && l.kh * l.kw == 1);
+    const bool plainPointwise = l.kh * l.kw == 1 && l.geo.strides[0] == 1 && l.geo.strides[1] == 1 &&
+                                l.geo.padBegin[0] == 0 && l.geo.padBegin[1] == 0 && l.oh() == l.h && l.ow() == l.w;
+    auto prepared = prepare(ctx, l.m, l.kh * l.kw, depthwise, group == 1 && l.kh * l.kw == 1,
+                            group == 1 && !inputNchw && !plainPointwise);
     if (!prepared) return prepared.status();
     const Prepared& p = **prepared;
     const TiledRequantization& rq = p.rq;

@@ -35,7 +35,10 @@ private:
     // W [M, C, kh, kw] as [M, kh, kw, C], the order of an NHWC window's bytes.
     const int8_t* windowOrderWeights(const RtTensor& w, bool constant);
     // What inputs 1-8 give (the requantization; a depthwise layer's taps), kept while they are constants.
-    Result<const Prepared*> prepare(KernelContext& ctx, int64_t m, int64_t taps, bool depthwise, bool pointwise);
+    // `pointwise`: a group-1 1x1 layer; `windowed`: a group-1 layer on NHWC X other than a 1x1
+    // one at stride 1 without padding.
+    Result<const Prepared*> prepare(KernelContext& ctx, int64_t m, int64_t taps, bool depthwise, bool pointwise,
+                                    bool windowed);
 
     std::mutex m_mutex;  // a plan may run on several threads
     std::vector<int8_t> m_reordered;

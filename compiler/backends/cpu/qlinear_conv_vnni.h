@@ -1,9 +1,11 @@
 #pragma once
-// A channels-last 1x1 QLinearConv from uint8 pixels straight to requantized bytes on AVX-512
-// VNNI: vpdpbusd multiplies four uint8 x int8 pairs into each int32 lane exactly, a tile of
-// pixels by 64 channels stays in registers over all of K, and the requantization runs on the
-// registers. oneDNN's GEMM wrote int32 sums for a second pass to requantize, and with the K
-// of 16-32 of MobileNet's expansions it took 2.5x ONNX Runtime's whole layer.
+// A channels-last group-1 QLinearConv from uint8 pixels straight to requantized bytes on
+// AVX-512 VNNI: vpdpbusd multiplies four uint8 x int8 pairs into each int32 lane exactly, a
+// tile of pixels by 64 channels stays in registers over all of K, and the requantization runs
+// on the registers. oneDNN's GEMM wrote int32 sums for a second pass to requantize, and with
+// the K of 16-32 of MobileNet's expansions it took 2.5x ONNX Runtime's whole layer. A layer
+// with a window reads each tap's channels where they lie in X (x_zero's row outside it): no
+// window rows are copied out first.
 //   sum_k (x - x_zero) w = sum_k x w - x_zero sum_k w: the weights' sums come off with the bias.
 #include <cstdint>
 #include <vector>
@@ -35,6 +37,17 @@ void vnniPointwise(const uint8_t* x, int64_t pixels, int32_t xZero, const VnniPo
 // by its channels.
 void vnniPointwiseBlocks(const uint8_t* x, int64_t pixels, int32_t xZero, const VnniPointwiseWeights& w,
                          const Requantization& rq, bool signedOut, void* y, int64_t firstBlock, int64_t lastBlock);
+// A window layer's geometry: NHWC X [n, h, w, c] (c a multiple of 4), Y [n, oh, ow, M].
+struct VnniWindow {
+    int64_t n, h, w, c, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
+};
+
+// Output pixels [firstPixel, firstPixel + count) of Y [pixels, M], channel blocks [firstBlock,
+// lastBlock) of 16; W packed from [M, kh, kw, c] (each tap's channels together).
+void vnniWindowConv(const uint8_t* x, const VnniWindow& g, int32_t xZero, const VnniPointwiseWeights& w,
+                    const Requantization& rq, bool signedOut, void* y, int64_t firstPixel, int64_t count,
+                    int64_t firstBlock, int64_t lastBlock);
+
 // Blocks of 16 output channels in w.
 inline int64_t vnniBlocks(const VnniPointwiseWeights& w) { return (w.m + 15) / 16; }
 
