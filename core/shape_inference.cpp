@@ -253,7 +253,7 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
     if (passThroughOps().count(op)) return *first;
     if (broadcastOps().count(op)) return like(broadcast(allInputs()));
     if (node.domain == "com.microsoft") {  // ONNX Runtime's quantized ops
-        if (op == "QLinearAdd") return like(broadcast({first, inputType(3)}));  // A, scale, zero point, B, ...
+        if (op == "QLinearAdd" || op == "QLinearMul") return like(broadcast({first, inputType(3)}));  // A, scale, zero point, B, ...
         if (op == "QLinearGlobalAveragePool" && first->shape.rankKnown()) {
             std::vector<Dim> dims(first->shape.rank(), Dim::known(1));
             const Attribute* last = node.attribute("channels_last");

@@ -23,7 +23,9 @@
 //                      [N, H, W, g, C/g] swapping its last two axes: no layout change
 //   QLinearConv:       com.microsoft.QLinearConv with `channels_last` = 1 (ONNX Runtime's own;
 //                      `input_layout` NCHW as for Conv), a quantized CNN's chain
-//   QLinearAdd:        element-wise (its scales and zero points are scalars)
+//   QLinearAdd, QLinearMul: element-wise (their scales and zero points are scalars)
+//   QuantizeLinear, DequantizeLinear: element-wise where their scales and zero points are
+//                      scalars
 //   QLinearGlobalAveragePool: the same op with `channels_last` = 1 ([N, 1, 1, C])
 // A pooled [N, 1, 1, C] that only Flattens read leaves without a Transpose (its memory order
 // is [N, C, 1, 1]'s). A region is converted only when it needs no more Transposes at its
@@ -157,7 +159,7 @@ bool elementwiseKind(const Node& n) {
         return s;
     }();
     if (n.domain == kFusescopeDomain) return n.opType == "FusedElementwise" || n.opType == "Gelu";
-    if (n.domain == "com.microsoft") return n.opType == "QLinearAdd";  // its scales and zero points are scalars
+    if (n.domain == "com.microsoft") return n.opType == "QLinearAdd" || n.opType == "QLinearMul";  // scalar parameters
     return n.domain.empty() && plain.count(n.opType);
 }
 
@@ -247,6 +249,15 @@ Role roleOf(const Rewriter& rw, NodeId id, const std::set<DType>& types, std::st
             return Role::None;
         }
         return Role::BatchNorm;
+    }
+    if (n.domain.empty() && (n.opType == "QuantizeLinear" || n.opType == "DequantizeLinear")) {
+        // Per tensor: each element on its own, as an element-wise op (a QDQ model's float steps
+        // between its quantized convolutions: MobileNetV3's hardswish). Not on a graph input:
+        // the image's QuantizeLinear stays NCHW, for the first convolution reads NCHW itself.
+        for (size_t i = 1; i < n.inputs.size(); ++i)
+            if (n.inputs[i].valid() && !scalarShaped(g, n.inputs[i])) return Role::None;
+        if (!rw.producer(n.inputs[0]).valid()) return Role::None;
+        return rank4(g, n.inputs[0]) && rank4(g, out) && typed(n.inputs[0]) && typed(out) ? Role::Elementwise : Role::None;
     }
     if (!elementwiseKind(n) || !rank4(g, out)) return Role::None;
     for (ValueId in : n.inputs) {

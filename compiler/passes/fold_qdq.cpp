@@ -337,7 +337,7 @@ std::unique_ptr<Pass> foldQdq(std::string declineAll) {
     patterns.push_back(std::make_unique<IntegerOpPattern>(declineAll));
     for (auto& pattern : qdqOperatorPatterns(declineAll)) patterns.push_back(std::move(pattern));
     return std::make_unique<PatternPass>(
-        "qdq-folding", "Conv/MatMul/Gemm between DequantizeLinear inputs become QLinearConv/QLinearMatMul, or ConvInteger/MatMulInteger with a float scale; QDQ Add, GlobalAveragePool and Gemm become QLinearAdd, QLinearGlobalAveragePool and QGemm; DequantizeLinear, a reshaping op and the same QuantizeLinear become the op on the bytes",
+        "qdq-folding", "Conv/MatMul/Gemm between DequantizeLinear inputs become QLinearConv/QLinearMatMul, or ConvInteger/MatMulInteger with a float scale; QDQ Add, Mul, GlobalAveragePool and Gemm become QLinearAdd, QLinearMul, QLinearGlobalAveragePool and QGemm; DequantizeLinear, a reshaping op or MaxPool and the same QuantizeLinear become the op on the bytes",
         std::move(patterns));
 }
 

@@ -1,5 +1,5 @@
-// qdq-folding's patterns for the QDQ form's other ops: additions and global pooling become
-// ONNX Runtime's com.microsoft QLinearAdd and QLinearGlobalAveragePool (as its `extended`
+// qdq-folding's patterns for the QDQ form's other ops: additions, products and global pooling
+// become ONNX Runtime's com.microsoft QLinearAdd, QLinearMul and QLinearGlobalAveragePool (as its `extended`
 // level makes them, so compiled models still run there), and a reshaping op between a
 // DequantizeLinear and a QuantizeLinear with the same parameters runs on the bytes, as does a
 // MaxPool.
@@ -29,9 +29,10 @@ std::optional<Sandwich> sandwich(const Rewriter& rw, NodeId qId, const char* opT
     const Node& op = g.node(opId);
     const ValueId mid = op.outputs[0];
     if (rw.soleUser(mid) != qId || rw.isGraphOutput(mid) || rw.isCaptured(mid)) return std::nullopt;
+    // The DequantizeLinear may have other readers (a squeeze-and-excitation block pools the
+    // values it also scales): it stays for them.
     auto in = dequantizedInput(rw, op.inputs[0]);
     if (!in || !in->zeroPoint.valid() || in->scales.size() != 1) return std::nullopt;
-    if (rw.soleUser(op.inputs[0]) != opId || rw.isGraphOutput(op.inputs[0])) return std::nullopt;
     const DType type = dtypeOf(g, in->quantized);
     if ((type != DType::UInt8 && type != DType::Int8) || dtypeOf(g, q.outputs[0]) != type) return std::nullopt;
     if (!constantScalar(rw, q.inputs[1]) || !constantScalar(rw, q.inputs[2])) return std::nullopt;
@@ -47,19 +48,20 @@ bool zeroPointIsLowest(const Rewriter& rw, const Node& q) {
     return (t == DType::UInt8 && *zero == 0) || (t == DType::Int8 && *zero == -128);
 }
 
-// DequantizeLinear, DequantizeLinear, Add, [Relu,] QuantizeLinear with 8-bit data of one type
-// and scalar parameters (the QDQ form's residual addition): one com.microsoft.QLinearAdd, which
-// computes the same float32 steps in registers (backends/cpu/qlinear_add.cpp). A Relu only
-// where the output's zero point is its lowest value (the clamp then does it).
-struct QuantizedAdd {
-    NodeId add, relu, quantize;
+// DequantizeLinear, DequantizeLinear, Add or Mul, [Relu,] QuantizeLinear with 8-bit data of one
+// type and scalar parameters (the QDQ form's residual addition, a squeeze-and-excitation
+// block's scaling): one com.microsoft.QLinearAdd or QLinearMul, which computes the same float32
+// steps in registers (backends/cpu/qlinear_binary.cpp). A Relu only where the output's zero
+// point is its lowest value (the clamp then does it).
+struct QuantizedBinary {
+    NodeId binary, relu, quantize;
     Dequantized a, b;
 };
 
-class QLinearAddPattern : public TypedPattern<QuantizedAdd> {
+class QLinearBinaryPattern : public TypedPattern<QuantizedBinary> {
 public:
-    explicit QLinearAddPattern(std::string declineAll) : m_declineAll(std::move(declineAll)) {}
-    std::string name() const override { return "qlinear-add"; }
+    QLinearBinaryPattern(std::string op, std::string declineAll) : m_op(std::move(op)), m_declineAll(std::move(declineAll)) {}
+    std::string name() const override { return m_op == "Add" ? "qlinear-add" : "qlinear-mul"; }
     std::set<std::string> rootOps() const override { return {"QuantizeLinear"}; }
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
@@ -72,7 +74,7 @@ public:
             if (rw.soleUser(relued) != anchor || rw.isGraphOutput(relued) || rw.isCaptured(relued)) return MatchResult::none();
             addId = rw.producer(g.node(reluId).inputs[0]);
         }
-        if (!addId.valid() || !isOp(g.node(addId), "Add")) return MatchResult::none();
+        if (!addId.valid() || !isOp(g.node(addId), m_op.c_str())) return MatchResult::none();
         const Node& add = g.node(addId);
         const NodeId reader = reluId.valid() ? reluId : anchor;
         if (rw.soleUser(add.outputs[0]) != reader || rw.isGraphOutput(add.outputs[0]) || rw.isCaptured(add.outputs[0]))
@@ -88,34 +90,35 @@ public:
         if (a->scales.size() != 1 || b->scales.size() != 1 || !constantScalar(rw, q.inputs[1]) ||
             !constantScalar(rw, q.inputs[2]))
             return MatchResult::rejected("a scale or zero point is not one constant");
-        if (dtypeOf(g, add.outputs[0]) != DType::Float32) return MatchResult::rejected("the sum is not float32");
+        if (dtypeOf(g, add.outputs[0]) != DType::Float32) return MatchResult::rejected("the result is not float32");
         if (reluId.valid() && !zeroPointIsLowest(rw, q))
             return MatchResult::rejected("a Relu before a QuantizeLinear whose zero point is not its lowest value");
-        return MatchResult::matched(QuantizedAdd{addId, reluId, anchor, *a, *b});
+        return MatchResult::matched(QuantizedBinary{addId, reluId, anchor, *a, *b});
     }
 
-    std::string rewrite(Rewriter& rw, const QuantizedAdd& m) const override {
-        const Node add = rw.graph().node(m.add);
+    std::string rewrite(Rewriter& rw, const QuantizedBinary& m) const override {
+        const Node add = rw.graph().node(m.binary);
         const Node q = rw.graph().node(m.quantize);
-        Node fused = makeNode("QLinearAdd", "com.microsoft", add,
+        Node fused = makeNode("QLinear" + m_op, "com.microsoft", add,
                               {m.a.quantized, m.a.scale, m.a.zeroPoint, m.b.quantized, m.b.scale, m.b.zeroPoint,
                                q.inputs[1], q.inputs[2]},
                               {q.outputs[0]});
         fused.name = add.name;
         rw.removeNode(m.quantize);
         if (m.relu.valid()) rw.removeNode(m.relu);
-        rw.removeNode(m.add);
-        std::vector<NodeId> replaced{m.add, m.quantize};
+        rw.removeNode(m.binary);
+        std::vector<NodeId> replaced{m.binary, m.quantize};
         if (m.relu.valid()) replaced.insert(replaced.begin() + 1, m.relu);
         rw.addNode(std::move(fused), m.quantize, replaced);
         removeIfUnread(rw, m.a.node);
         removeIfUnread(rw, m.b.node);
-        return std::string("QLinearAdd: the two dequantized inputs added and quantized again in one pass over the bytes") +
+        return "QLinear" + m_op + ": the two dequantized inputs " + (m_op == "Add" ? "added" : "multiplied") +
+               " and quantized again in one pass over the bytes" +
                (m.relu.valid() ? ", and its zero point at the lowest value does the Relu" : "");
     }
 
 private:
-    std::string m_declineAll;
+    std::string m_op, m_declineAll;
 };
 
 // DequantizeLinear, a reshaping op, QuantizeLinear with the same scale and zero point: the op
@@ -202,7 +205,8 @@ private:
 
 std::vector<std::unique_ptr<RewritePattern>> qdqOperatorPatterns(const std::string& declineAll) {
     std::vector<std::unique_ptr<RewritePattern>> patterns;
-    patterns.push_back(std::make_unique<QLinearAddPattern>(declineAll));
+    patterns.push_back(std::make_unique<QLinearBinaryPattern>("Add", declineAll));
+    patterns.push_back(std::make_unique<QLinearBinaryPattern>("Mul", declineAll));
     patterns.push_back(std::make_unique<QLinearPoolPattern>(declineAll));
     for (const char* op : {"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "MaxPool"})
         patterns.push_back(std::make_unique<ReshapeBytesPattern>(op, declineAll));

@@ -20,8 +20,8 @@ struct Dequantized {
 };
 std::optional<Dequantized> dequantizedInput(const Rewriter& rw, ValueId v);
 
-// The patterns of ops other than Conv/MatMul/Gemm: Add, GlobalAveragePool and the reshaping
-// ops between a DequantizeLinear and a QuantizeLinear. Each declines with `declineAll` when
+// The patterns of ops other than Conv/MatMul/Gemm: Add, Mul, GlobalAveragePool, and MaxPool or
+// a reshaping op between a DequantizeLinear and a QuantizeLinear. Each declines with `declineAll` when
 // it is not empty (a backend without the integer kernels).
 std::vector<std::unique_ptr<RewritePattern>> qdqOperatorPatterns(const std::string& declineAll);
 

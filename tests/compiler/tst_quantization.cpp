@@ -1067,10 +1067,69 @@ private slots:
         QVERIFY2(diff < 0.01, std::to_string(diff).c_str());
     }
 
-    // QLinearAdd computes the QDQ form's float steps, so it equals DequantizeLinear x 2, Add,
-    // QuantizeLinear to the bit, broadcasting (a row against a matrix) and saturating.
+    // PyTorch's quantized MobileNetV3: a squeeze-and-excitation block pools the dequantized
+    // values it also scales (one DequantizeLinear, two readers), so the pool still becomes
+    // QLinearGlobalAveragePool and the scaling QLinearMul; the hardswish's DequantizeLinear,
+    // HardSigmoid, Mul, QuantizeLinear stay float but inside the channels-last region: no
+    // Transpose between the convolutions.
+    void qdqSqueezeExcitationRunsOnBytes() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 8, 7, 9}));
+        auto scalar = [&](const std::string& name, DType t, double v) {
+            if (t == DType::Float32) return b.initializer(floatTensor(name, {}, {float(v)}));
+            return b.initializer(Tensor(name, t, {}, makeBuffer(std::string(1, char(int(v)))), 0, 1));
+        };
+        auto quantize = [&](ValueId v, const std::string& at, double scale, int zero) {
+            return b.op("QuantizeLinear", {v, scalar(at + "_s", DType::Float32, scale), scalar(at + "_z", DType::UInt8, zero)},
+                        at + "_q");
+        };
+        auto qdq = [&](ValueId v, const std::string& at, double scale, int zero) {
+            ValueId s = scalar(at + "_ds", DType::Float32, scale), z = scalar(at + "_dz", DType::UInt8, zero);
+            return b.op("DequantizeLinear", {quantize(v, at, scale, zero), s, z}, at + "_dq");
+        };
+        auto conv = [&](ValueId in, const std::string& name, int64_t m, int64_t c, uint32_t seed) {
+            std::string bytes(size_t(m * c), '\0');
+            std::mt19937 rng(seed);
+            for (char& v : bytes) v = char(int(rng() % 255) - 127);
+            ValueId q = b.initializer(Tensor(name + "_wq", DType::Int8, {m, c, 1, 1}, makeBuffer(bytes), 0, bytes.size()));
+            return b.op("Conv", {in, b.op("DequantizeLinear", {q, scalar(name + "_ws", DType::Float32, 0.01)}, name + "_w")}, name);
+        };
+        ValueId x0 = qdq(x, "in", 0.03, 128);
+        ValueId c1 = qdq(conv(x0, "c1", 8, 8, 3), "c1", 0.02, 130);
+        ValueId hardswish = qdq(b.op("Mul", {c1, b.op("HardSigmoid", {c1}, "hs", {floatAttr("alpha", 1.0f / 6)})}, "hswish"),
+                                "hswish", 0.02, 120);
+        ValueId pooled = qdq(b.op("GlobalAveragePool", {hardswish}, "pool"), "pool", 0.02, 120);
+        ValueId scale = qdq(b.op("HardSigmoid", {qdq(conv(pooled, "fc", 8, 8, 4), "fc", 0.02, 128)}, "gate",
+                                 {floatAttr("alpha", 1.0f / 6)}),
+                            "gate", 1.0 / 256, 0);
+        ValueId scaled = qdq(b.op("Mul", {hardswish, scale}, "se"), "se", 0.02, 120);
+        b.output(qdq(conv(scaled, "c2", 8, 8, 5), "out", 0.02, 128));
+        const Model m = withInferredTypes(b);
+        const CompileResult o2 = compileAt(m, "O2");
+        const Graph& g = *o2.model.graph;
+        QCOMPARE(count(g, "QLinearGlobalAveragePool"), 1);
+        QCOMPARE(count(g, "QLinearMul"), 1);
+        QCOMPARE(count(g, "GlobalAveragePool") + count(g, "ReduceMean"), 0);
+        QCOMPARE(count(g, "QLinearConv"), 3);
+        int transposes = 0;  // at most the region's exit to the graph's NCHW output
+        for (NodeId id : g.order()) {
+            const Node& node = g.node(id);
+            transposes += node.opType == "Transpose";
+            if (node.opType == "QLinearConv" || node.opType == "QLinearMul")
+                QVERIFY2(node.opType == "QLinearMul" || (attr(node, "channels_last") && attr(node, "channels_last")->i == 1),
+                         node.name.c_str());
+        }
+        QVERIFY2(transposes <= 1, std::to_string(transposes).c_str());
+        const double diff = maxRelativeError(m, o2.model);  // the convolutions' integer rounding
+        QVERIFY2(diff < 0.02, std::to_string(diff).c_str());
+    }
+
+    // QLinearAdd and QLinearMul compute the QDQ form's float steps, so they equal
+    // DequantizeLinear x 2, Add or Mul, QuantizeLinear to the bit, broadcasting (a row against a
+    // matrix) and saturating.
     void qlinearAddEqualsItsQdqForm() {
         std::mt19937 rng(5);
+        for (const char* op : {"Add", "Mul"})
         for (DType type : {DType::UInt8, DType::Int8}) {
             GraphBuilder b;
             ValueId a = b.input("a", type, Shape::ofSizes({3, 37}));
@@ -1083,8 +1142,8 @@ private slots:
             ValueId as = param("a", 0.031, type == DType::UInt8 ? 128 : 3, az);
             ValueId cs = param("c", 0.017, type == DType::UInt8 ? 90 : -20, cz);
             ValueId ys = param("y", 0.023, type == DType::UInt8 ? 110 : 0, yz);
-            ValueId fused = b.node("QLinearAdd", {a, as, az, c, cs, cz, ys, yz}, {"fused"}, {}, "fused", "com.microsoft")[0];
-            ValueId sum = b.op("Add", {b.op("DequantizeLinear", {a, as, az}, "da"), b.op("DequantizeLinear", {c, cs, cz}, "dc")}, "sum");
+            ValueId fused = b.node(std::string("QLinear") + op, {a, as, az, c, cs, cz, ys, yz}, {"fused"}, {}, "fused", "com.microsoft")[0];
+            ValueId sum = b.op(op, {b.op("DequantizeLinear", {a, as, az}, "da"), b.op("DequantizeLinear", {c, cs, cz}, "dc")}, "sum");
             b.output(fused);
             b.output(b.op("QuantizeLinear", {sum, ys, yz}, "unfused"));
             Model m = withInferredTypes(b);

@@ -11,7 +11,7 @@ void registerConvKernels(KernelRegistry& registry);
 void registerRnnKernels(KernelRegistry& registry);
 void registerQuantKernels(KernelRegistry& registry);
 // com.microsoft's quantized ops, as ONNX Runtime's quantizer writes them
-void registerQLinearAddKernel(KernelRegistry& registry);
+void registerQLinearBinaryKernels(KernelRegistry& registry);
 void registerQLinearPoolKernel(KernelRegistry& registry);
 void registerQGemmKernel(KernelRegistry& registry);
 void registerResizeKernels(KernelRegistry& registry);
@@ -35,7 +35,7 @@ const KernelRegistry& cpuKernels() {
         registerConvKernels(r);
         registerRnnKernels(r);
         registerQuantKernels(r);
-        registerQLinearAddKernel(r);
+        registerQLinearBinaryKernels(r);
         registerQLinearPoolKernel(r);
         registerQGemmKernel(r);
         registerResizeKernels(r);

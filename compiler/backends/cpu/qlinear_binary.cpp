@@ -1,9 +1,10 @@
-// com.microsoft.QLinearAdd: C = quantize(dequantize(A) + dequantize(B)), 8-bit in and out,
-// one scale and zero point each, numpy broadcasting. It computes what the QDQ form's
-// DequantizeLinear, DequantizeLinear, Add, QuantizeLinear compute, in float32 as they do
-// (so qdq-folding's fused node gives their result to the bit), a block of a row at a time in
-// registers instead of three float tensors through memory. ONNX Runtime's quantizer writes
-// the op for residual additions, and its `extended` level makes it from the QDQ form.
+// com.microsoft.QLinearAdd and QLinearMul: C = quantize(dequantize(A) + or x dequantize(B)),
+// 8-bit in and out, one scale and zero point each, numpy broadcasting. They compute what the
+// QDQ form's DequantizeLinear, DequantizeLinear, Add or Mul, QuantizeLinear compute, in
+// float32 as they do (so qdq-folding's fused node gives their result to the bit), a block of
+// a row at a time in registers instead of three float tensors through memory. ONNX Runtime's
+// quantizer writes them for residual additions and squeeze-and-excitation scales, and its
+// `extended` level makes them from the QDQ form.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -28,11 +29,19 @@ Result<QuantParams> readParams(const KernelContext& ctx, const RtTensor* scale, 
     return QuantParams{float(elementAsDouble(*scale, 0)), zero ? float(elementAsDouble(*zero, 0)) : 0.0f};
 }
 
-// A row of the sum: each side's run is contiguous (stride 1) or one element repeated
-// (stride 0). Dequantizing is exact up to its one rounding of (x - zero) x scale, the sum
-// rounds once, then the quantize loop QuantizeLinear runs.
-template <typename Q>
-void addRow(const Q* a, int64_t strideA, const Q* b, int64_t strideB, Q* c, int64_t n, QuantParams pa,
+enum class Binary { Add, Mul };
+
+template <Binary Op>
+[[gnu::always_inline]] inline float combined(float a, float b) {
+    if constexpr (Op == Binary::Add) return a + b;
+    else return a * b;
+}
+
+// A row of the result: each side's run is contiguous (stride 1) or one element repeated
+// (stride 0). Dequantizing is exact up to its one rounding of (x - zero) x scale, the sum or
+// product rounds once, then the quantize loop QuantizeLinear runs.
+template <Binary Op, typename Q>
+void binaryRow(const Q* a, int64_t strideA, const Q* b, int64_t strideB, Q* c, int64_t n, QuantParams pa,
             QuantParams pb, QuantParams pc, bool vectorQuantize) {
     constexpr int64_t kBlock = 256;
     float sum[kBlock];
@@ -42,10 +51,11 @@ void addRow(const Q* a, int64_t strideA, const Q* b, int64_t strideB, Q* c, int6
         const Q* rb = b + first * strideB;
         if (strideA && strideB)
             for (int64_t i = 0; i < count; ++i)
-                sum[i] = (float(ra[i]) - pa.zero) * pa.scale + (float(rb[i]) - pb.zero) * pb.scale;
+                sum[i] = combined<Op>((float(ra[i]) - pa.zero) * pa.scale, (float(rb[i]) - pb.zero) * pb.scale);
         else
             for (int64_t i = 0; i < count; ++i)
-                sum[i] = (float(ra[i * strideA]) - pa.zero) * pa.scale + (float(rb[i * strideB]) - pb.zero) * pb.scale;
+                sum[i] = combined<Op>((float(ra[i * strideA]) - pa.zero) * pa.scale,
+                                      (float(rb[i * strideB]) - pb.zero) * pb.scale);
         Q* out = c + first;
         if (vectorQuantize) {
             if constexpr (std::is_same_v<Q, uint8_t>) quantizeUint8Array(sum, out, count, pc.scale, pc.zero);
@@ -60,27 +70,28 @@ void addRow(const Q* a, int64_t strideA, const Q* b, int64_t strideB, Q* c, int6
     }
 }
 
-template <typename Q>
-Status addQuantized(KernelContext& ctx, const RtTensor& a, const RtTensor& b, RtTensor& c, QuantParams pa,
+template <Binary Op, typename Q>
+Status binaryQuantized(KernelContext& ctx, const RtTensor& a, const RtTensor& b, RtTensor& c, QuantParams pa,
                     QuantParams pb, QuantParams pc) {
     const bool vectorQuantize = std::isfinite(pc.scale) && pc.scale != 0;
     const Q *qa = a.as<Q>(), *qb = b.as<Q>();
     Q* qc = c.as<Q>();
     if (a.dims == b.dims) {
         ctx.pool().parallelFor(c.numel(), 1 << 14, [&](int64_t first, int64_t last) {
-            addRow(qa + first, 1, qb + first, 1, qc + first, last - first, pa, pb, pc, vectorQuantize);
+            binaryRow<Op>(qa + first, 1, qb + first, 1, qc + first, last - first, pa, pb, pc, vectorQuantize);
         });
         return Status::ok();
     }
     const BroadcastRows plan = planBroadcast(c.dims, {&a.dims, &b.dims});
     forEachRow(ctx.pool(), plan, [&](int64_t out, const int64_t* offsets) {
-        addRow(qa + offsets[0], plan.rowStride[0], qb + offsets[1], plan.rowStride[1], qc + out, plan.rowLength, pa, pb,
-               pc, vectorQuantize);
+        binaryRow<Op>(qa + offsets[0], plan.rowStride[0], qb + offsets[1], plan.rowStride[1], qc + out, plan.rowLength,
+                      pa, pb, pc, vectorQuantize);
     });
     return Status::ok();
 }
 
-Status qlinearAdd(KernelContext& ctx) {
+template <Binary Op>
+Status qlinearBinary(KernelContext& ctx) {
     // A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point
     const RtTensor* a = ctx.input(0);
     const RtTensor* b = ctx.input(3);
@@ -97,8 +108,8 @@ Status qlinearAdd(KernelContext& ctx) {
     if (!dims) return dims.status();
     auto c = ctx.output(0, a->dtype, *dims);
     if (!c) return c.status();
-    if (a->dtype == DType::UInt8) return addQuantized<uint8_t>(ctx, *a, *b, **c, *pa, *pb, *pc);
-    return addQuantized<int8_t>(ctx, *a, *b, **c, *pa, *pb, *pc);
+    if (a->dtype == DType::UInt8) return binaryQuantized<Op, uint8_t>(ctx, *a, *b, **c, *pa, *pb, *pc);
+    return binaryQuantized<Op, int8_t>(ctx, *a, *b, **c, *pa, *pb, *pc);
 }
 
 }  // namespace
@@ -106,12 +117,15 @@ Status qlinearAdd(KernelContext& ctx) {
 
 namespace fsc {
 
-void registerQLinearAddKernel(KernelRegistry& r) {
-    KernelDef def;
-    def.domain = "com.microsoft";
-    def.op = "QLinearAdd";
-    def.factory = functionKernel(cpu::qlinearAdd);
-    r.add(std::move(def));
+void registerQLinearBinaryKernels(KernelRegistry& r) {
+    for (const char* op : {"QLinearAdd", "QLinearMul"}) {
+        KernelDef def;
+        def.domain = "com.microsoft";
+        def.op = op;
+        def.factory = functionKernel(std::string(op) == "QLinearAdd" ? cpu::qlinearBinary<cpu::Binary::Add>
+                                                                      : cpu::qlinearBinary<cpu::Binary::Mul>);
+        r.add(std::move(def));
+    }
 }
 
 }  // namespace fsc
