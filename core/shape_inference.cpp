@@ -254,6 +254,14 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
     if (broadcastOps().count(op)) return like(broadcast(allInputs()));
     if (node.domain == "com.microsoft") {  // ONNX Runtime's quantized ops
         if (op == "QLinearAdd" || op == "QLinearMul") return like(broadcast({first, inputType(3)}));  // A, scale, zero point, B, ...
+        if (op == "QLinearConcat" && inputType(1)) {  // Y_scale, Y_zero_point, then (X, scale, zero point) each
+            std::vector<const ValueType*> data;
+            for (size_t i = 2; i < node.inputs.size(); i += 3) data.push_back(inputType(i));
+            const Attribute* axis = node.attribute("axis");
+            auto shape = concatenated(data, axis ? axis->i : 0);
+            if (!shape) return std::nullopt;
+            return ValueType::tensor(inputType(1)->elemType, std::move(*shape));
+        }
         if (op == "QLinearGlobalAveragePool" && first->shape.rankKnown()) {
             std::vector<Dim> dims(first->shape.rank(), Dim::known(1));
             const Attribute* last = node.attribute("channels_last");

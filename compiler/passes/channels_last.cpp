@@ -13,7 +13,7 @@
 //   AveragePool:       ai.fusescope.AveragePool, the same way (DenseNet's transition layers)
 //   element-wise ops:  the same op on NHWC operands; constants are permuted once here
 //   Concat of channels: the same Concat over NHWC's last axis (DenseNet's dense blocks,
-//                      Inception's branches join inside the region)
+//                      Inception's branches join inside the region); QLinearConcat likewise
 //   BatchNormalization: Mul and Add by per-channel constants ([C], which broadcast over NHWC's
 //                      last axis): a pre-activation block's BatchNormalization + Relu before a
 //                      convolution (DenseNet's, after a Concat) no longer ends the region
@@ -65,6 +65,7 @@ enum class Role {
     Elementwise,
     BatchNorm,
     ChannelConcat,
+    QuantizedConcat,
     ChannelSlice,
     ChannelSplit,
     ChannelShuffle
@@ -226,6 +227,13 @@ Role roleOf(const Rewriter& rw, NodeId id, const std::set<DType>& types, std::st
             if (!in.valid() || !rank4(g, in)) return Role::None;
         return Role::ChannelConcat;
     }
+    if (n.domain == "com.microsoft" && n.opType == "QLinearConcat") {
+        const int64_t axis = intAttr(n, "axis", 1);
+        if ((axis != 1 && axis != -3) || !rank4(g, out) || !typed(out) || n.inputs.size() < 5) return Role::None;
+        for (size_t i = 2; i < n.inputs.size(); i += 3)
+            if (!n.inputs[i].valid() || !rank4(g, n.inputs[i])) return Role::None;
+        return Role::QuantizedConcat;
+    }
     if (isOp(n, "Slice")) {
         // Constant bounds over the channel axis alone; any steps.
         const auto axes = n.inputs.size() > 3 && n.inputs[3].valid() ? constantInts(rw, n.inputs[3]) : std::nullopt;
@@ -275,6 +283,7 @@ Role roleOf(const Rewriter& rw, NodeId id, const std::set<DType>& types, std::st
 // tensors: all but a convolution's W and B (its residual Z is one), and a quantized op's
 // scales and zero points.
 bool carriesActivation(Role role, size_t i) {
+    if (role == Role::QuantizedConcat) return i >= 2 && (i - 2) % 3 == 0;  // its data, not scales and zero points
     if (role == Role::BatchNorm || role == Role::ChannelSlice || role == Role::ChannelSplit || role == Role::ChannelShuffle ||
         role == Role::SpatialReduce || role == Role::QuantizedConv || role == Role::QuantizedGlobalPool)
         return i == 0;
@@ -567,7 +576,7 @@ private:
                 made.domain = "com.microsoft";  // ONNX Runtime's op, which has the attribute
                 std::erase_if(made.attributes, [](const Attribute& a) { return a.name == "channels_last"; });
                 made.attributes.push_back(fsc::intAttr("channels_last", 1));
-            } else if (role == Role::ChannelConcat) {
+            } else if (role == Role::ChannelConcat || role == Role::QuantizedConcat) {
                 made.attributes = {fsc::intAttr("axis", 3)};
             } else if (role == Role::ChannelSplit) {
                 std::erase_if(made.attributes, [](const Attribute& a) { return a.name == "axis"; });

@@ -1,5 +1,6 @@
-// qdq-folding's patterns for the QDQ form's other ops: additions, products and global pooling
-// become ONNX Runtime's com.microsoft QLinearAdd, QLinearMul and QLinearGlobalAveragePool (as its `extended`
+// qdq-folding's patterns for the QDQ form's other ops: additions, products, joins and global
+// pooling become ONNX Runtime's com.microsoft QLinearAdd, QLinearMul, QLinearConcat and
+// QLinearGlobalAveragePool (as its `extended`
 // level makes them, so compiled models still run there), and a reshaping op between a
 // DequantizeLinear and a QuantizeLinear with the same parameters runs on the bytes, as does a
 // MaxPool.
@@ -169,6 +170,68 @@ private:
     std::string m_op, m_declineAll;
 };
 
+// DequantizeLinears (each its own scalar scale and zero point), Concat, QuantizeLinear:
+// com.microsoft.QLinearConcat, which maps each input's bytes to the output's through a table
+// of what the float steps give (backends/cpu/qlinear_concat.cpp): PyTorch's quantized
+// Inception blocks join their branches so.
+struct QuantizedConcat {
+    NodeId concat, quantize;
+    std::vector<Dequantized> parts;
+};
+
+class QLinearConcatPattern : public TypedPattern<QuantizedConcat> {
+public:
+    explicit QLinearConcatPattern(std::string declineAll) : m_declineAll(std::move(declineAll)) {}
+    std::string name() const override { return "qlinear-concat"; }
+    std::set<std::string> rootOps() const override { return {"QuantizeLinear"}; }
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        const Graph& g = rw.graph();
+        const Node& q = g.node(anchor);
+        if (!isOp(q, "QuantizeLinear") || q.inputs.size() < 3 || !q.inputs[2].valid()) return MatchResult::none();
+        const NodeId concatId = rw.producer(q.inputs[0]);
+        if (!concatId.valid() || !isOp(g.node(concatId), "Concat")) return MatchResult::none();
+        const Node& concat = g.node(concatId);
+        if (rw.soleUser(concat.outputs[0]) != anchor || rw.isGraphOutput(concat.outputs[0]) ||
+            rw.isCaptured(concat.outputs[0]) || concat.inputs.empty())
+            return MatchResult::none();
+        std::vector<Dequantized> parts;
+        for (ValueId in : concat.inputs) {
+            auto d = in.valid() ? dequantizedInput(rw, in) : std::nullopt;
+            if (!d || !d->zeroPoint.valid()) return MatchResult::none();
+            parts.push_back(*d);
+        }
+        if (!m_declineAll.empty()) return MatchResult::rejected(m_declineAll);
+        const DType type = dtypeOf(g, q.outputs[0]);
+        if (type != DType::UInt8 && type != DType::Int8) return MatchResult::rejected("the output is not 8-bit");
+        for (const Dequantized& d : parts) {
+            if (dtypeOf(g, d.quantized) != type) return MatchResult::rejected("the inputs and the output are not all one 8-bit type");
+            if (d.scales.size() != 1) return MatchResult::rejected("an input's scale is not one constant");
+        }
+        if (!constantScalar(rw, q.inputs[1]) || !constantScalar(rw, q.inputs[2]))
+            return MatchResult::rejected("the output's scale or zero point is not one constant");
+        if (dtypeOf(g, concat.outputs[0]) != DType::Float32) return MatchResult::rejected("the Concat is not of float32");
+        return MatchResult::matched(QuantizedConcat{concatId, anchor, std::move(parts)});
+    }
+
+    std::string rewrite(Rewriter& rw, const QuantizedConcat& m) const override {
+        const Node concat = rw.graph().node(m.concat);
+        const Node q = rw.graph().node(m.quantize);
+        std::vector<ValueId> inputs{q.inputs[1], q.inputs[2]};
+        for (const Dequantized& d : m.parts) inputs.insert(inputs.end(), {d.quantized, d.scale, d.zeroPoint});
+        Node fused = makeNode("QLinearConcat", "com.microsoft", concat, inputs, {q.outputs[0]},
+                              {fsc::intAttr("axis", intAttr(concat, "axis", 0))});
+        fused.name = concat.name;
+        rw.removeNode(m.quantize);
+        rw.removeNode(m.concat);
+        rw.addNode(std::move(fused), m.quantize, {m.concat, m.quantize});
+        for (const Dequantized& d : m.parts) removeIfUnread(rw, d.node);
+        return "QLinearConcat: each input's bytes mapped to the output's scale and zero point, joined in one pass";
+    }
+
+private:
+    std::string m_declineAll;
+};
+
 // DequantizeLinear, GlobalAveragePool, QuantizeLinear: com.microsoft.QLinearGlobalAveragePool,
 // which sums the bytes in integers (backends/cpu/qlinear_pool.cpp).
 class QLinearPoolPattern : public TypedPattern<Sandwich> {
@@ -208,6 +271,7 @@ std::vector<std::unique_ptr<RewritePattern>> qdqOperatorPatterns(const std::stri
     patterns.push_back(std::make_unique<QLinearBinaryPattern>("Add", declineAll));
     patterns.push_back(std::make_unique<QLinearBinaryPattern>("Mul", declineAll));
     patterns.push_back(std::make_unique<QLinearPoolPattern>(declineAll));
+    patterns.push_back(std::make_unique<QLinearConcatPattern>(declineAll));
     for (const char* op : {"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "MaxPool"})
         patterns.push_back(std::make_unique<ReshapeBytesPattern>(op, declineAll));
     return patterns;

@@ -13,6 +13,7 @@ void registerQuantKernels(KernelRegistry& registry);
 // com.microsoft's quantized ops, as ONNX Runtime's quantizer writes them
 void registerQLinearBinaryKernels(KernelRegistry& registry);
 void registerQLinearPoolKernel(KernelRegistry& registry);
+void registerQLinearConcatKernel(KernelRegistry& registry);
 void registerQGemmKernel(KernelRegistry& registry);
 void registerResizeKernels(KernelRegistry& registry);
 void registerControlFlowKernels(KernelRegistry& registry);
@@ -37,6 +38,7 @@ const KernelRegistry& cpuKernels() {
         registerQuantKernels(r);
         registerQLinearBinaryKernels(r);
         registerQLinearPoolKernel(r);
+        registerQLinearConcatKernel(r);
         registerQGemmKernel(r);
         registerResizeKernels(r);
         registerControlFlowKernels(r);
