@@ -1454,6 +1454,8 @@ private slots:
                                                  << false << 2 << false << false;
         QTest::newRow("3x3 VNNI window, stride 2, 70 out, int8 out") << 0 << 1 << 8 << 70 << 1 << 3 << 2 << 1 << P{1, 0, 0, 1}
                                                                      << 11 << 0 << false << 2 << false << true;
+        QTest::newRow("1x1 VNNI, W over 8 KiB") << 0 << 1 << 96 << 100 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 7 << 0 << false
+                                                << 2 << false << false;
         QTest::newRow("5x5 VNNI window, dilated, ties") << 0 << 1 << 4 << 16 << 1 << 5 << 1 << 2 << P{2, 2, 2, 2} << 10 << 0
                                                         << false << 1 << true << false;
         QTest::newRow("pointwise ties") << 0 << 1 << 24 << 40 << 1 << 1 << 1 << 1 << P{0, 0, 0, 0} << 9 << 0 << false << 1

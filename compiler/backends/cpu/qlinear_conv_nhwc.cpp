@@ -316,9 +316,10 @@ Status gemmLayer(KernelContext& ctx, const Layer& l, const RtTensor& x, const Rt
     // trip is what the requantization costs; slices of 512 KiB measured 5% slower over
     // MobileNetV2, 64 KiB no faster.
     const int64_t slice = std::max<int64_t>(256, (int64_t(1) << 17) / (4 * std::max(k, l.m)));
-    if (!pointwise && !l.nchwIn && vnni && xu && rq.params.finite && l.c % 4 == 0) {
+    if ((!pointwise || k * l.m > 8192) && !l.nchwIn && vnni && xu && rq.params.finite && l.c % 4 == 0) {
         // The VNNI kernel reading each window where it lies: slices of pixels by blocks of 64
         // channels over the threads (a 7 x 7 layer has one slice, but 8 blocks of 512 channels).
+        // A large 1x1 layer too (see prepare()).
         const VnniWindow g{l.n, l.h, l.w, l.c, l.oh(), l.ow(), l.kh, l.kw, l.geo.strides[0], l.geo.strides[1],
                            l.geo.padBegin[0], l.geo.padBegin[1], l.geo.dilations[0], l.geo.dilations[1]};
         const int64_t blocks = vnniBlocks(*vnni), groups = (blocks + 3) / 4, sliceCount = (pixels + slice - 1) / slice;
@@ -383,15 +384,16 @@ Result<const QLinearConvNhwc::Prepared*> QLinearConvNhwc::prepare(KernelContext&
     }
     const int64_t k = w->numel() / std::max<int64_t>(m, 1);
     const bool zeroWeightPoint = !wzp || (made->oneWeightZero && elementAsInt(*wzp, 0) == 0);
-    // Where W is small (K x M up to 8 KiB: MobileNetV2's layers at 56 x 56 and above, the
-    // expansions with K of 16-32 among them): on larger W, oneDNN's blocking wins (its 14 x 14
-    // and 7 x 7 layers, K x M of 12-400 KiB, took 1.1-1.5x as long in this kernel).
-    // Window layers (and strided 1x1 ones) on NHWC X whose taps' channels make whole groups
-    // of four, in the window's order.
+    // W for the VNNI kernel: a 1x1 layer's with K x M up to 8 KiB for vnniPointwise (pixels
+    // outer: MobileNetV2's expansions with K of 16-32), every other group-1 layer's on NHWC X
+    // whose taps' channels make whole groups of four, in the window's order, for
+    // vnniWindowConv (blocks of channels outer, so a block's weights stay in cache: pixels
+    // outer, MobileNetV2's 14 x 14 and 7 x 7 1x1 layers took 1.1-1.5x oneDNN's GEMM and
+    // requantization; blocks outer, 0.75-0.9x of it, and GoogLeNet's large 1x1 branches too).
     const int64_t perTap = w->rank() == 4 ? w->dims[1] : 0;
     if (w->dtype == DType::Int8 && zeroWeightPoint && k % 4 == 0 && vnniPointwiseAvailable()) {
         if (pointwise && k * m <= 8192) made->vnni = packVnniPointwise(w->as<int8_t>(), m, k);
-        else if (windowed && perTap % 4 == 0) made->vnni = packVnniPointwise(windowOrderWeights(*w, false), m, k);
+        else if ((windowed || pointwise) && perTap % 4 == 0) made->vnni = packVnniPointwise(windowOrderWeights(*w, false), m, k);
     }
     m_prepared = std::move(made);
     m_preparedFrom = constant ? from : std::vector<const void*>{};
