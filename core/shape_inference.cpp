@@ -279,6 +279,8 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
             return ValueType::tensor(type, Shape({first->shape.dims()[0], n}));
         }
     }
+    if (node.domain == "ai.fusescope" && op == "QuantizedLookup" && inputType(1))  // X, Table
+        return ValueType::tensor(inputType(1)->elemType, first->shape);
     if (!node.domain.empty() && node.domain != "ai.onnx") return std::nullopt;
 
     // ONNX covers the ops below too; ours also read shape values it cannot compute, and

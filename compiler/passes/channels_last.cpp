@@ -23,7 +23,8 @@
 //                      [N, H, W, g, C/g] swapping its last two axes: no layout change
 //   QLinearConv:       com.microsoft.QLinearConv with `channels_last` = 1 (ONNX Runtime's own;
 //                      `input_layout` NCHW as for Conv), a quantized CNN's chain
-//   QLinearAdd, QLinearMul: element-wise (their scales and zero points are scalars)
+//   QLinearAdd, QLinearMul: element-wise (their scales and zero points are scalars), and
+//                      QuantizedLookup (its table is not an activation)
 //   QuantizeLinear, DequantizeLinear: element-wise where their scales and zero points are
 //                      scalars
 //   QLinearGlobalAveragePool: the same op with `channels_last` = 1 ([N, 1, 1, C])
@@ -66,6 +67,7 @@ enum class Role {
     BatchNorm,
     ChannelConcat,
     QuantizedConcat,
+    Lookup,
     ChannelSlice,
     ChannelSplit,
     ChannelShuffle
@@ -227,6 +229,8 @@ Role roleOf(const Rewriter& rw, NodeId id, const std::set<DType>& types, std::st
             if (!in.valid() || !rank4(g, in)) return Role::None;
         return Role::ChannelConcat;
     }
+    if (n.domain == kFusescopeDomain && n.opType == "QuantizedLookup")
+        return rank4(g, n.inputs[0]) && rank4(g, out) ? Role::Lookup : Role::None;
     if (n.domain == "com.microsoft" && n.opType == "QLinearConcat") {
         const int64_t axis = intAttr(n, "axis", 1);
         if ((axis != 1 && axis != -3) || !rank4(g, out) || !typed(out) || n.inputs.size() < 5) return Role::None;
@@ -284,6 +288,7 @@ Role roleOf(const Rewriter& rw, NodeId id, const std::set<DType>& types, std::st
 // scales and zero points.
 bool carriesActivation(Role role, size_t i) {
     if (role == Role::QuantizedConcat) return i >= 2 && (i - 2) % 3 == 0;  // its data, not scales and zero points
+    if (role == Role::Lookup) return i == 0;  // not its table
     if (role == Role::BatchNorm || role == Role::ChannelSlice || role == Role::ChannelSplit || role == Role::ChannelShuffle ||
         role == Role::SpatialReduce || role == Role::QuantizedConv || role == Role::QuantizedGlobalPool)
         return i == 0;

@@ -4,10 +4,15 @@
 // level makes them, so compiled models still run there), and a reshaping op between a
 // DequantizeLinear and a QuantizeLinear with the same parameters runs on the bytes, as does a
 // MaxPool.
+#include <algorithm>
 #include <cfloat>
+#include <map>
 
+#include "compiler/passes/node_evaluator.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/qdq_match.h"
+#include "compiler/runtime/elementwise_program.h"
+#include "compiler/runtime/fused_domain.h"
 #include "core/graph_builder.h"
 
 namespace fsc::passes {
@@ -232,6 +237,148 @@ private:
     std::string m_declineAll;
 };
 
+// Float element-wise steps between one DequantizeLinear and a QuantizeLinear (both scalar
+// parameters) whose every operand is that DequantizeLinear's output, another such step's, or
+// a scalar constant: the QuantizeLinear's bytes are a function of the DequantizeLinear's
+// byte alone, one of 256 values. They become ai.fusescope.QuantizedLookup of a table the CPU
+// kernels compute here, step by step on all 256 bytes, so the table holds what the steps
+// would have given (MobileNetV3's hardswish: DequantizeLinear, HardSigmoid, Mul,
+// QuantizeLinear; a QDQ SiLU or sigmoid gate likewise). ONNX Runtime runs them in float.
+struct QuantizedFunction {
+    NodeId quantize;
+    Dequantized source;
+    std::vector<NodeId> steps;  // in graph order
+    Tensor table;
+};
+
+bool lookupStep(const Node& n) {
+    static const std::set<std::string> ops = [] {
+        std::set<std::string> s = elementwiseOpTypes();
+        s.insert({"Clip", "LeakyRelu", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus", "Mish",
+                  "ThresholdedRelu", "Identity"});
+        return s;
+    }();
+    // A Clip of opset 6's attributes would read its bounds otherwise at the opset the table is
+    // computed in (13: a QDQ model has 10 or later, where these ops mean the same).
+    if (isOp(n, "Clip") && (n.attribute("min") || n.attribute("max"))) return false;
+    return n.domain.empty() && ops.count(n.opType) && n.outputs.size() == 1;
+}
+
+class QuantizedLookupPattern : public TypedPattern<QuantizedFunction> {
+public:
+    explicit QuantizedLookupPattern(std::string declineAll) : m_declineAll(std::move(declineAll)) {}
+    std::string name() const override { return "quantized-lookup"; }
+    std::set<std::string> rootOps() const override { return {"QuantizeLinear"}; }
+    MatchResult match(const Rewriter& rw, NodeId anchor) const override {
+        constexpr size_t kMostSteps = 16;
+        const Graph& g = rw.graph();
+        const Node& q = g.node(anchor);
+        if (!isOp(q, "QuantizeLinear") || q.inputs.size() < 3 || !q.inputs[2].valid()) return MatchResult::none();
+        const NodeId last = rw.producer(q.inputs[0]);
+        if (!last.valid() || !lookupStep(g.node(last))) return MatchResult::none();
+        // Walk back from the last step: every operand a step, a scalar constant or the one source.
+        std::set<uint32_t> steps;
+        std::vector<NodeId> pending{last};
+        std::optional<Dequantized> source;
+        while (!pending.empty()) {
+            const NodeId id = pending.back();
+            pending.pop_back();
+            if (!steps.insert(id.index).second) continue;
+            if (steps.size() > kMostSteps) return MatchResult::none();
+            for (ValueId in : g.node(id).inputs) {
+                if (!in.valid()) continue;
+                if (const Tensor* c = rw.constant(in)) {
+                    if (c->numElements() != 1) return MatchResult::none();
+                    continue;
+                }
+                const NodeId p = rw.producer(in);
+                if (!p.valid()) return MatchResult::none();
+                if (isOp(g.node(p), "DequantizeLinear")) {
+                    auto d = dequantizedInput(rw, in);
+                    if (!d || (source && source->node != d->node)) return MatchResult::none();
+                    source = d;
+                    continue;
+                }
+                if (!lookupStep(g.node(p))) return MatchResult::none();
+                pending.push_back(p);
+            }
+        }
+        if (!source || !source->zeroPoint.valid() || source->scales.size() != 1) return MatchResult::none();
+        // Nothing outside reads a step's output.
+        for (uint32_t index : steps) {
+            const ValueId out = g.node(NodeId(index)).outputs[0];
+            if (rw.isGraphOutput(out) || rw.isCaptured(out)) return MatchResult::none();
+            for (NodeId user : rw.users(out))
+                if (!steps.count(user.index) && user != anchor) return MatchResult::none();
+        }
+        if (!m_declineAll.empty()) return MatchResult::rejected(m_declineAll);
+        const DType in = dtypeOf(g, source->quantized), out = dtypeOf(g, q.outputs[0]);
+        if ((in != DType::UInt8 && in != DType::Int8) || (out != DType::UInt8 && out != DType::Int8))
+            return MatchResult::rejected("the DequantizeLinear's input or the QuantizeLinear's output is not 8-bit");
+        if (!constantScalar(rw, q.inputs[1]) || !constantScalar(rw, q.inputs[2]))
+            return MatchResult::rejected("the QuantizeLinear's scale or zero point is not one constant");
+        std::vector<NodeId> ordered;
+        for (NodeId id : g.order())
+            if (steps.count(id.index)) ordered.push_back(id);
+        for (NodeId id : ordered)
+            if (dtypeOf(g, g.node(id).outputs[0]) != DType::Float32) return MatchResult::rejected("a step is not float32");
+        auto table = tableOf(rw, *source, ordered, anchor);
+        if (!table) return MatchResult::rejected("the CPU kernels could not compute the table: " + table.status().message());
+        return MatchResult::matched(QuantizedFunction{anchor, *source, std::move(ordered), std::move(*table)});
+    }
+
+    std::string rewrite(Rewriter& rw, const QuantizedFunction& m) const override {
+        const Node q = rw.graph().node(m.quantize);
+        const Node last = rw.graph().node(m.steps.back());
+        const ValueId table = rw.addConstant(m.table, last.name + "_table");
+        Node lookup = makeNode("QuantizedLookup", kFusescopeDomain, last, {m.source.quantized, table}, {q.outputs[0]});
+        lookup.name = last.name;
+        std::vector<NodeId> replaced = m.steps;
+        replaced.push_back(m.quantize);
+        rw.removeNode(m.quantize);
+        for (auto it = m.steps.rbegin(); it != m.steps.rend(); ++it) rw.removeNode(*it);
+        rw.addNode(std::move(lookup), m.quantize, replaced);
+        removeIfUnread(rw, m.source.node);
+        return "QuantizedLookup: the " + std::to_string(m.steps.size()) +
+               " float step(s) between them depend on one byte alone, so a table of 256 bytes computed by the CPU "
+               "kernels replaces them";
+    }
+
+private:
+    // The QuantizeLinear's output for each of the 256 bytes the DequantizeLinear can read, by
+    // the CPU kernels.
+    static Result<Tensor> tableOf(const Rewriter& rw, const Dequantized& source, const std::vector<NodeId>& steps,
+                                  NodeId quantize) {
+        const Graph& g = rw.graph();
+        const DType in = dtypeOf(g, source.quantized);
+        std::string bytes(256, '\0');
+        for (int b = 0; b < 256; ++b) bytes[size_t(b)] = char(in == DType::UInt8 ? b : b - 128);  // the table's order
+        std::map<uint32_t, Tensor> values;
+        values.emplace(source.quantized.index, Tensor("bytes", in, {256}, makeBuffer(bytes), 0, 256));
+        auto run = [&](NodeId id) -> Status {
+            const Node& n = g.node(id);
+            std::vector<const Tensor*> inputs;
+            for (ValueId v : n.inputs) {
+                if (!v.valid()) inputs.push_back(nullptr);
+                else if (auto it = values.find(v.index); it != values.end()) inputs.push_back(&it->second);
+                else inputs.push_back(rw.constant(v));
+            }
+            auto outputs = evaluateNode(n, inputs, {{"", 13}});
+            if (!outputs) return outputs.status();
+            values.insert_or_assign(n.outputs[0].index, std::move((*outputs)[0]));
+            return Status::ok();
+        };
+        FSC_RETURN_IF_ERROR(run(source.node));
+        for (NodeId id : steps) FSC_RETURN_IF_ERROR(run(id));
+        FSC_RETURN_IF_ERROR(run(quantize));
+        Tensor table = values.at(g.node(quantize).outputs[0].index);
+        if (table.numElements() != 256) return Status(ErrorCode::Internal, "the table has " + std::to_string(table.numElements()) + " entries");
+        return table;
+    }
+
+    std::string m_declineAll;
+};
+
 // DequantizeLinear, GlobalAveragePool, QuantizeLinear: com.microsoft.QLinearGlobalAveragePool,
 // which sums the bytes in integers (backends/cpu/qlinear_pool.cpp).
 class QLinearPoolPattern : public TypedPattern<Sandwich> {
@@ -272,6 +419,7 @@ std::vector<std::unique_ptr<RewritePattern>> qdqOperatorPatterns(const std::stri
     patterns.push_back(std::make_unique<QLinearBinaryPattern>("Mul", declineAll));
     patterns.push_back(std::make_unique<QLinearPoolPattern>(declineAll));
     patterns.push_back(std::make_unique<QLinearConcatPattern>(declineAll));
+    patterns.push_back(std::make_unique<QuantizedLookupPattern>(declineAll));
     for (const char* op : {"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "MaxPool"})
         patterns.push_back(std::make_unique<ReshapeBytesPattern>(op, declineAll));
     return patterns;

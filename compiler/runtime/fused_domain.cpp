@@ -22,6 +22,8 @@ std::string fusedOpSummary(const std::string& opType) {
                       "are never stored whole"},
         {"FusedElementwise", "a chain of element-wise ops run as one loop (its program in 'ops'/'args', the "
                              "generated C++ in 'source')"},
+        {"QuantizedLookup", "Table[X] for 8-bit X: the float steps between a DequantizeLinear and a QuantizeLinear "
+                            "that depend on one byte alone, computed for all 256 bytes when compiling"},
         {"SkipLayerNorm", "LayerNormalization(input + skip) over the last axis, optionally returning the sum"},
     };
     auto it = kSummaries.find(opType);

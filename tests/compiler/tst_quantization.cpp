@@ -1124,6 +1124,55 @@ private slots:
         QVERIFY2(diff < 0.02, std::to_string(diff).c_str());
     }
 
+    // Float steps between a DequantizeLinear and a QuantizeLinear that depend on one byte alone
+    // (a hardswish: HardSigmoid and Mul of the same value; a SiLU scaled by a scalar) become one
+    // QuantizedLookup through a table the CPU kernels computed, uint8 and int8 alike, and give
+    // the QDQ form's bytes. A step that reads a per-channel constant, or whose output is read
+    // elsewhere, keeps the float steps.
+    void qdqByteFunctionsBecomeLookups() {
+        for (DType type : {DType::UInt8, DType::Int8}) {
+            GraphBuilder b;
+            ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 6, 5, 7}));
+            auto scalar = [&](const std::string& name, DType t, double v) {
+                if (t == DType::Float32) return b.initializer(floatTensor(name, {}, {float(v)}));
+                return b.initializer(Tensor(name, t, {}, makeBuffer(std::string(1, char(int(v)))), 0, 1));
+            };
+            const int zero = type == DType::UInt8 ? 128 : 0;
+            auto quantize = [&](ValueId v, const std::string& at, double scale) {
+                return b.op("QuantizeLinear", {v, scalar(at + "_s", DType::Float32, scale), scalar(at + "_z", type, zero)}, at + "_q");
+            };
+            auto dequantize = [&](ValueId q, const std::string& at, double scale) {
+                return b.op("DequantizeLinear", {q, scalar(at + "_ds", DType::Float32, scale), scalar(at + "_dz", type, zero)},
+                            at + "_dq");
+            };
+            ValueId d = dequantize(quantize(x, "in", 0.05), "in", 0.05);
+            ValueId hardswish = b.op("Mul", {d, b.op("HardSigmoid", {d}, "hs", {floatAttr("alpha", 1.0f / 6)})}, "hswish");
+            b.output(dequantize(quantize(hardswish, "a", 0.03), "a", 0.03));
+            ValueId silu = b.op("Mul", {b.op("Mul", {d, b.op("Sigmoid", {d}, "sig")}, "silu"), scalar("half", DType::Float32, 0.5)},
+                                "half_silu");
+            b.output(dequantize(quantize(silu, "b", 0.02), "b", 0.02));
+            // Not a function of one byte: a per-channel scale.
+            ValueId perChannel = b.initializer(floatTensor("pc", {6, 1, 1}, {0.5f, 1, 1.5f, 2, 2.5f, 3}));
+            b.output(dequantize(quantize(b.op("Mul", {b.op("Relu", {d}, "r"), perChannel}, "scaled"), "c", 0.04), "c", 0.04));
+            // A step read elsewhere too.
+            ValueId shared = b.op("Tanh", {d}, "tanh");
+            b.output(dequantize(quantize(b.op("Abs", {shared}, "abs"), "e", 0.01), "e", 0.01));
+            b.output(shared);
+            const Model m = withInferredTypes(b);
+            const CompileResult o2 = compileAt(m, "O2");
+            const Graph& g = *o2.model.graph;
+            QCOMPARE(count(g, "QuantizedLookup"), 2);
+            for (NodeId id : g.order()) {
+                const Node& node = g.node(id);
+                if (node.opType != "QuantizedLookup") continue;
+                QCOMPARE(g.value(node.inputs[0]).type.elemType, type);
+                QCOMPARE(g.value(node.outputs[0]).type.elemType, type);
+            }
+            const double diff = maxRelativeError(m, o2.model);
+            QVERIFY2(diff == 0.0, std::to_string(diff).c_str());
+        }
+    }
+
     // QLinearAdd and QLinearMul compute the QDQ form's float steps, so they equal
     // DequantizeLinear x 2, Add or Mul, QuantizeLinear to the bit, broadcasting (a row against a
     // matrix) and saturating.

@@ -14,6 +14,7 @@ void registerQuantKernels(KernelRegistry& registry);
 void registerQLinearBinaryKernels(KernelRegistry& registry);
 void registerQLinearPoolKernel(KernelRegistry& registry);
 void registerQLinearConcatKernel(KernelRegistry& registry);
+void registerQuantizedLookupKernel(KernelRegistry& registry);
 void registerQGemmKernel(KernelRegistry& registry);
 void registerResizeKernels(KernelRegistry& registry);
 void registerControlFlowKernels(KernelRegistry& registry);
@@ -39,6 +40,7 @@ const KernelRegistry& cpuKernels() {
         registerQLinearBinaryKernels(r);
         registerQLinearPoolKernel(r);
         registerQLinearConcatKernel(r);
+        registerQuantizedLookupKernel(r);
         registerQGemmKernel(r);
         registerResizeKernels(r);
         registerControlFlowKernels(r);
