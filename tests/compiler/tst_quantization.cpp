@@ -66,6 +66,39 @@ Model smallCnn() {
     return withInferredTypes(b);
 }
 
+// A QDQ graph as exporters write one: scalar parameters, a QuantizeLinear and a
+// DequantizeLinear (each with its own initializers) around float steps, int8 weights behind a
+// DequantizeLinear. Activations are `type` (uint8 unless set).
+struct QdqGraph {
+    GraphBuilder b;
+    DType type = DType::UInt8;
+
+    ValueId scalar(const std::string& name, DType t, double v) {
+        if (t == DType::Float32) return b.initializer(floatTensor(name, {}, {float(v)}));
+        return b.initializer(Tensor(name, t, {}, makeBuffer(std::string(1, char(int(v)))), 0, 1));
+    }
+    ValueId quantize(ValueId v, const std::string& at, double scale, int zero) {
+        return b.op("QuantizeLinear", {v, scalar(at + "_s", DType::Float32, scale), scalar(at + "_z", type, zero)}, at + "_q");
+    }
+    ValueId dequantize(ValueId q, const std::string& at, double scale, int zero) {
+        return b.op("DequantizeLinear", {q, scalar(at + "_ds", DType::Float32, scale), scalar(at + "_dz", type, zero)},
+                    at + "_dq");
+    }
+    ValueId qdq(ValueId v, const std::string& at, double scale, int zero) {
+        return dequantize(quantize(v, at, scale, zero), at, scale, zero);
+    }
+    // Random int8 values of `dims` with one scale, dequantized.
+    ValueId int8Weight(const std::string& name, std::vector<int64_t> dims, uint32_t seed, double scale) {
+        int64_t n = 1;
+        for (int64_t d : dims) n *= d;
+        std::string bytes(size_t(n), '\0');
+        std::mt19937 rng(seed);
+        for (char& c : bytes) c = char(int(rng() % 255) - 127);
+        ValueId q = b.initializer(Tensor(name + "_wq", DType::Int8, std::move(dims), makeBuffer(bytes), 0, bytes.size()));
+        return b.op("DequantizeLinear", {q, scalar(name + "_ws", DType::Float32, scale)}, name);
+    }
+};
+
 // A quantized export's QDQ form, as PyTorch writes it: x -> Q -> DQ -> Conv (weight: DQ of
 // int8 with per-channel scales, float bias) -> Relu -> Q -> DQ -> depthwise Conv (its own
 // DQ'd weight) -> Q -> DQ -> y.
@@ -967,24 +1000,12 @@ private slots:
     // Flatten of the bytes and QGemm at O2: one QuantizeLinear and one DequantizeLinear left,
     // at the ends, and the outputs within a quantization step of the QDQ form's.
     void qdqResidualPoolAndClassifierFold() {
-        GraphBuilder b;
+        QdqGraph q;
+        GraphBuilder& b = q.b;
         ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 8, 6, 6}));
-        auto scalar = [&](const std::string& name, DType t, double v) {
-            if (t == DType::Float32) return b.initializer(floatTensor(name, {}, {float(v)}));
-            return b.initializer(Tensor(name, t, {}, makeBuffer(std::string(1, char(int(v)))), 0, 1));
-        };
-        auto qdq = [&](ValueId v, const std::string& at, double scale, int zero) {
-            ValueId s = scalar(at + "_s", DType::Float32, scale), z = scalar(at + "_z", DType::UInt8, zero);
-            return b.op("DequantizeLinear", {b.op("QuantizeLinear", {v, s, z}, at + "_q"), s, z}, at + "_dq");
-        };
+        auto qdq = [&](ValueId v, const std::string& at, double scale, int zero) { return q.qdq(v, at, scale, zero); };
         auto int8Weight = [&](const std::string& name, std::vector<int64_t> dims, uint32_t seed, double scale) {
-            int64_t n = 1;
-            for (int64_t d : dims) n *= d;
-            std::string bytes(size_t(n), '\0');
-            std::mt19937 rng(seed);
-            for (char& c : bytes) c = char(int(rng() % 255) - 127);
-            ValueId q = b.initializer(Tensor(name + "_q", DType::Int8, std::move(dims), makeBuffer(bytes), 0, bytes.size()));
-            return b.op("DequantizeLinear", {q, scalar(name + "_s", DType::Float32, scale)}, name);
+            return q.int8Weight(name, std::move(dims), seed, scale);
         };
         ValueId x0 = qdq(x, "in", 0.03, 128);
         ValueId c1 = b.op("Conv", {x0, int8Weight("w1", {8, 8, 1, 1}, 3, 0.01)}, "c1", {}, "pointwise");
@@ -1016,28 +1037,12 @@ private slots:
     // outputs are the QDQ form's within a step, with 70 channels (a 64-byte block and an
     // overlapping one in the channels-last MaxPool).
     void qdqMaxPoolAndAddReluRunOnBytes() {
-        GraphBuilder b;
+        QdqGraph q;
+        GraphBuilder& b = q.b;
         ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 70, 9, 11}));
-        auto scalar = [&](const std::string& name, DType t, double v) {
-            if (t == DType::Float32) return b.initializer(floatTensor(name, {}, {float(v)}));
-            return b.initializer(Tensor(name, t, {}, makeBuffer(std::string(1, char(int(v)))), 0, 1));
-        };
-        auto quantize = [&](ValueId v, const std::string& at, double scale, int zero) {
-            return b.op("QuantizeLinear", {v, scalar(at + "_s", DType::Float32, scale), scalar(at + "_z", DType::UInt8, zero)},
-                        at + "_q");
-        };
-        auto qdq = [&](ValueId v, const std::string& at, double scale, int zero) {
-            ValueId s = scalar(at + "_ds", DType::Float32, scale), z = scalar(at + "_dz", DType::UInt8, zero);
-            return b.op("DequantizeLinear", {quantize(v, at, scale, zero), s, z}, at + "_dq");
-        };
+        auto qdq = [&](ValueId v, const std::string& at, double scale, int zero) { return q.qdq(v, at, scale, zero); };
         auto int8Weight = [&](const std::string& name, std::vector<int64_t> dims, uint32_t seed, double scale) {
-            int64_t n = 1;
-            for (int64_t d : dims) n *= d;
-            std::string bytes(size_t(n), '\0');
-            std::mt19937 rng(seed);
-            for (char& c : bytes) c = char(int(rng() % 255) - 127);
-            ValueId q = b.initializer(Tensor(name + "_q", DType::Int8, std::move(dims), makeBuffer(bytes), 0, bytes.size()));
-            return b.op("DequantizeLinear", {q, scalar(name + "_s", DType::Float32, scale)}, name);
+            return q.int8Weight(name, std::move(dims), seed, scale);
         };
         ValueId x0 = qdq(x, "in", 0.03, 128);
         ValueId c1 = b.op("Conv", {x0, int8Weight("w1", {70, 70, 1, 1}, 3, 0.01)}, "c1", {}, "conv1");
@@ -1048,13 +1053,11 @@ private slots:
         ValueId c2 = qdq(b.op("Conv", {pooled, int8Weight("w2", {70, 70, 1, 1}, 4, 0.01)}, "c2", {}, "conv2"), "c2", 0.02, 125);
         ValueId sum = b.op("Add", {c2, pooled}, "sum", {}, "residual");
         ValueId relu = b.op("Relu", {sum}, "relu", {}, "residual_relu");
-        b.output(b.op("DequantizeLinear", {quantize(relu, "out", 0.04, 0), scalar("out_ds", DType::Float32, 0.04),
-                                           scalar("out_dz", DType::UInt8, 0)}, "out"));
+        b.output(q.qdq(relu, "out", 0.04, 0));
         // Another such sum through a Relu before a zero point of 5: the Relu is not the clamp's.
         ValueId c3 = qdq(b.op("Conv", {pooled, int8Weight("w3", {70, 70, 1, 1}, 5, 0.01)}, "c3", {}, "conv3"), "c3", 0.02, 125);
         ValueId relu2 = b.op("Relu", {b.op("Add", {c3, pooled}, "sum2", {}, "residual2")}, "relu2", {}, "residual2_relu");
-        b.output(b.op("DequantizeLinear", {quantize(relu2, "out2", 0.04, 5), scalar("out2_ds", DType::Float32, 0.04),
-                                           scalar("out2_dz", DType::UInt8, 5)}, "out2"));
+        b.output(q.qdq(relu2, "out2", 0.04, 5));
         const Model m = withInferredTypes(b);
         const CompileResult o2 = compileAt(m, "O2");
         const Graph& g = *o2.model.graph;
@@ -1073,26 +1076,12 @@ private slots:
     // HardSigmoid, Mul, QuantizeLinear stay float but inside the channels-last region: no
     // Transpose between the convolutions.
     void qdqSqueezeExcitationRunsOnBytes() {
-        GraphBuilder b;
+        QdqGraph q;
+        GraphBuilder& b = q.b;
         ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 8, 7, 9}));
-        auto scalar = [&](const std::string& name, DType t, double v) {
-            if (t == DType::Float32) return b.initializer(floatTensor(name, {}, {float(v)}));
-            return b.initializer(Tensor(name, t, {}, makeBuffer(std::string(1, char(int(v)))), 0, 1));
-        };
-        auto quantize = [&](ValueId v, const std::string& at, double scale, int zero) {
-            return b.op("QuantizeLinear", {v, scalar(at + "_s", DType::Float32, scale), scalar(at + "_z", DType::UInt8, zero)},
-                        at + "_q");
-        };
-        auto qdq = [&](ValueId v, const std::string& at, double scale, int zero) {
-            ValueId s = scalar(at + "_ds", DType::Float32, scale), z = scalar(at + "_dz", DType::UInt8, zero);
-            return b.op("DequantizeLinear", {quantize(v, at, scale, zero), s, z}, at + "_dq");
-        };
+        auto qdq = [&](ValueId v, const std::string& at, double scale, int zero) { return q.qdq(v, at, scale, zero); };
         auto conv = [&](ValueId in, const std::string& name, int64_t m, int64_t c, uint32_t seed) {
-            std::string bytes(size_t(m * c), '\0');
-            std::mt19937 rng(seed);
-            for (char& v : bytes) v = char(int(rng() % 255) - 127);
-            ValueId q = b.initializer(Tensor(name + "_wq", DType::Int8, {m, c, 1, 1}, makeBuffer(bytes), 0, bytes.size()));
-            return b.op("Conv", {in, b.op("DequantizeLinear", {q, scalar(name + "_ws", DType::Float32, 0.01)}, name + "_w")}, name);
+            return b.op("Conv", {in, q.int8Weight(name + "_w", {m, c, 1, 1}, seed, 0.01)}, name);
         };
         ValueId x0 = qdq(x, "in", 0.03, 128);
         ValueId c1 = qdq(conv(x0, "c1", 8, 8, 3), "c1", 0.02, 130);
@@ -1131,24 +1120,17 @@ private slots:
     // elsewhere, keeps the float steps.
     void qdqByteFunctionsBecomeLookups() {
         for (DType type : {DType::UInt8, DType::Int8}) {
-            GraphBuilder b;
+            QdqGraph q;
+            q.type = type;
+            GraphBuilder& b = q.b;
             ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 6, 5, 7}));
-            auto scalar = [&](const std::string& name, DType t, double v) {
-                if (t == DType::Float32) return b.initializer(floatTensor(name, {}, {float(v)}));
-                return b.initializer(Tensor(name, t, {}, makeBuffer(std::string(1, char(int(v)))), 0, 1));
-            };
             const int zero = type == DType::UInt8 ? 128 : 0;
-            auto quantize = [&](ValueId v, const std::string& at, double scale) {
-                return b.op("QuantizeLinear", {v, scalar(at + "_s", DType::Float32, scale), scalar(at + "_z", type, zero)}, at + "_q");
-            };
-            auto dequantize = [&](ValueId q, const std::string& at, double scale) {
-                return b.op("DequantizeLinear", {q, scalar(at + "_ds", DType::Float32, scale), scalar(at + "_dz", type, zero)},
-                            at + "_dq");
-            };
+            auto quantize = [&](ValueId v, const std::string& at, double scale) { return q.quantize(v, at, scale, zero); };
+            auto dequantize = [&](ValueId v, const std::string& at, double scale) { return q.dequantize(v, at, scale, zero); };
             ValueId d = dequantize(quantize(x, "in", 0.05), "in", 0.05);
             ValueId hardswish = b.op("Mul", {d, b.op("HardSigmoid", {d}, "hs", {floatAttr("alpha", 1.0f / 6)})}, "hswish");
             b.output(dequantize(quantize(hardswish, "a", 0.03), "a", 0.03));
-            ValueId silu = b.op("Mul", {b.op("Mul", {d, b.op("Sigmoid", {d}, "sig")}, "silu"), scalar("half", DType::Float32, 0.5)},
+            ValueId silu = b.op("Mul", {b.op("Mul", {d, b.op("Sigmoid", {d}, "sig")}, "silu"), q.scalar("half", DType::Float32, 0.5)},
                                 "half_silu");
             b.output(dequantize(quantize(silu, "b", 0.02), "b", 0.02));
             // Not a function of one byte: a per-channel scale.
