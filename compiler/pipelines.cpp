@@ -20,10 +20,11 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {1, "eliminate-common-subexpressions", "exporters repeat the same Shape/Gather per use"},
         {1, "eliminate-dead-code", "drops what the steps above left unread"},
         // O2: fusions; each replaces a group of nodes by one op that does the same arithmetic.
+        {2, "pad-fusion", "TensorFlow's exports pad explicitly; a Conv or pool pads for free (before "
+                          "qdq-folding: a quantized Inception's Pad sits between its DequantizeLinear and pool)"},
         {2, "qdq-folding", "a quantized export's QDQ pairs around Conv/MatMul/Gemm: integer ops on its int8 "
                            "weights (fold-constants before it leaves those weights' DequantizeLinear)"},
         {2, "fold-constants", "the QDQ weights qdq-folding could not make integer, in float after all"},
-        {2, "pad-fusion", "TensorFlow's exports pad explicitly; a Conv or pool pads for free"},
         {2, "conv-bn-fusion", "inference batch norm is a per-channel affine map: free inside the Conv weights"},
         {2, "split-packed-projection", "a packed QKV projection's copies apart become three products, which "
                                        "the attention and bias fusions then take as any others (after INT8's place)"},

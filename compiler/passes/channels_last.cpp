@@ -27,7 +27,8 @@
 //                      QuantizedLookup (its table is not an activation)
 //   QuantizeLinear, DequantizeLinear: element-wise where their scales and zero points are
 //                      scalars
-//   QLinearGlobalAveragePool: the same op with `channels_last` = 1 ([N, 1, 1, C])
+//   QLinearGlobalAveragePool: the same op with `channels_last` = 1 ([N, 1, 1, C]);
+//                      QLinearAveragePool likewise
 // A pooled [N, 1, 1, C] that only Flattens read leaves without a Transpose (its memory order
 // is [N, C, 1, 1]'s). A region is converted only when it needs no more Transposes at its
 // edges than it holds convolutions, and a lone Conv only when it needs none (a ViT's patch
@@ -209,6 +210,10 @@ Role roleOf(const Rewriter& rw, NodeId id, const std::set<DType>& types, std::st
     }
     if (isOp(n, "GlobalAveragePool"))
         return rank4(g, n.inputs[0]) && typed(out) ? Role::GlobalPool : Role::None;
+    if (n.domain == "com.microsoft" && n.opType == "QLinearAveragePool")  // the same change: `channels_last` = 1
+        return rank4(g, n.inputs[0]) && rank4(g, out) && typed(out) && intAttr(n, "channels_last", 0) == 0
+                   ? Role::QuantizedGlobalPool
+                   : Role::None;
     if (n.domain == "com.microsoft" && n.opType == "QLinearGlobalAveragePool")
         return rank4(g, n.inputs[0]) && typed(out) && intAttr(n, "channels_last", 0) == 0 ? Role::QuantizedGlobalPool
                                                                                           : Role::None;

@@ -379,36 +379,48 @@ private:
     std::string m_declineAll;
 };
 
-// DequantizeLinear, GlobalAveragePool, QuantizeLinear: com.microsoft.QLinearGlobalAveragePool,
-// which sums the bytes in integers (backends/cpu/qlinear_pool.cpp).
+// DequantizeLinear, GlobalAveragePool or AveragePool, QuantizeLinear:
+// com.microsoft.QLinearGlobalAveragePool or QLinearAveragePool, which sum the bytes in
+// integers (backends/cpu/qlinear_pool.cpp, average_pool_nhwc.cpp): Inception's pool
+// branches average so.
 class QLinearPoolPattern : public TypedPattern<Sandwich> {
 public:
-    explicit QLinearPoolPattern(std::string declineAll) : m_declineAll(std::move(declineAll)) {}
-    std::string name() const override { return "qlinear-global-average-pool"; }
+    QLinearPoolPattern(std::string op, std::string declineAll) : m_op(std::move(op)), m_declineAll(std::move(declineAll)) {}
+    std::string name() const override { return m_op == "AveragePool" ? "qlinear-average-pool" : "qlinear-global-average-pool"; }
     std::set<std::string> rootOps() const override { return {"QuantizeLinear"}; }
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
-        auto s = sandwich(rw, anchor, "GlobalAveragePool");
+        auto s = sandwich(rw, anchor, m_op.c_str());
         if (!s) return MatchResult::none();
         if (!m_declineAll.empty()) return MatchResult::rejected(m_declineAll);
+        if (m_op == "AveragePool") {
+            const Graph& g = rw.graph();
+            const ValueType& in = g.value(g.node(s->op).inputs[0]).type;
+            const Attribute* kernel = g.node(s->op).attribute("kernel_shape");
+            if (!in.shape.rankKnown() || in.shape.rank() != 4 || !kernel || kernel->ints.size() != 2)
+                return MatchResult::rejected("only 2-D pooling of a 4-D tensor has a quantized kernel");
+        }
         return MatchResult::matched(*s);
     }
 
     std::string rewrite(Rewriter& rw, const Sandwich& m) const override {
         const Node op = rw.graph().node(m.op);
         const Node q = rw.graph().node(m.q);
-        Node fused = makeNode("QLinearGlobalAveragePool", "com.microsoft", op,
+        std::vector<Attribute> attrs = m_op == "AveragePool" ? op.attributes : std::vector<Attribute>{};
+        attrs.push_back(fsc::intAttr("channels_last", 0));
+        Node fused = makeNode("QLinear" + m_op, "com.microsoft", op,
                               {m.in.quantized, m.in.scale, m.in.zeroPoint, q.inputs[1], q.inputs[2]}, {q.outputs[0]},
-                              {fsc::intAttr("channels_last", 0)});
+                              attrs);
         fused.name = op.name;
         rw.removeNode(m.q);
         rw.removeNode(m.op);
         rw.addNode(std::move(fused), m.q, {m.op, m.q});
         removeIfUnread(rw, m.dq);
-        return "QLinearGlobalAveragePool: the mean of each channel's bytes, quantized again";
+        return m_op == "AveragePool" ? "QLinearAveragePool: each window's bytes summed in integers, quantized again"
+                                     : "QLinearGlobalAveragePool: the mean of each channel's bytes, quantized again";
     }
 
 private:
-    std::string m_declineAll;
+    std::string m_op, m_declineAll;
 };
 
 }  // namespace
@@ -417,7 +429,8 @@ std::vector<std::unique_ptr<RewritePattern>> qdqOperatorPatterns(const std::stri
     std::vector<std::unique_ptr<RewritePattern>> patterns;
     patterns.push_back(std::make_unique<QLinearBinaryPattern>("Add", declineAll));
     patterns.push_back(std::make_unique<QLinearBinaryPattern>("Mul", declineAll));
-    patterns.push_back(std::make_unique<QLinearPoolPattern>(declineAll));
+    patterns.push_back(std::make_unique<QLinearPoolPattern>("GlobalAveragePool", declineAll));
+    patterns.push_back(std::make_unique<QLinearPoolPattern>("AveragePool", declineAll));
     patterns.push_back(std::make_unique<QLinearConcatPattern>(declineAll));
     patterns.push_back(std::make_unique<QuantizedLookupPattern>(declineAll));
     for (const char* op : {"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "MaxPool"})

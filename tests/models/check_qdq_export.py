@@ -9,7 +9,7 @@ passes ONNX's full checker with the com.microsoft opset declared, and the output
 QDQ form in float) and O2 (in integers) are within two steps of the output's quantization
 scale of each other and of PyTorch's (ResNet-18: four, below).
 
-usage: check_qdq_export.py FUSESCOPE_CLI CACHE_DIR [NAME...]   (default: all four)
+usage: check_qdq_export.py FUSESCOPE_CLI CACHE_DIR [NAME...]   (default: all five)
 """
 import collections
 import os
@@ -36,6 +36,8 @@ MODELS = {
     "mnv3_q": (223, {(MS, "QLinearConv"): 62, (MS, "QLinearMul"): 8, (MS, "QLinearGlobalAveragePool"): 9,
                      ("", "GlobalAveragePool"): 0, ("ai.fusescope", "QuantizedLookup"): 29, ("", "HardSigmoid"): 0}),
     "googlenet_q": (84, {(MS, "QLinearConv"): 57, (MS, "QLinearConcat"): 9, ("", "Concat"): 0}),
+    "inception_q": (127, {(MS, "QLinearConv"): 94, (MS, "QLinearConcat"): 15, (MS, "QLinearAveragePool"): 9,
+                          ("", "AveragePool"): 0}),
 }
 problems = []
 
@@ -65,7 +67,7 @@ def check(name, tmp):
             problems.append(f"{name}: {ops[op]} {op[1]}, expected {count}")
     if ops[("", "Transpose")]:
         problems.append(f"{name}: {ops[('', 'Transpose')]} Transpose(s) left")
-    nchw = [n.name for n in m.graph.node if n.op_type in ("QLinearConv", "QLinearGlobalAveragePool")
+    nchw = [n.name for n in m.graph.node if n.op_type in ("QLinearConv", "QLinearGlobalAveragePool", "QLinearAveragePool")
             and not any(a.name == "channels_last" and a.i == 1 for a in n.attribute)]
     if nchw:
         problems.append(f"{name}: {len(nchw)} quantized ops left NCHW, first {nchw[0]}")

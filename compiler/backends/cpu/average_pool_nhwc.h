@@ -8,5 +8,7 @@
 namespace fsc::cpu {
 
 KernelFactory channelsLastAveragePool();
+// com.microsoft.QLinearAveragePool (NCHW, or NHWC with `channels_last`), on 8-bit X.
+KernelFactory qlinearAveragePool();
 
 }  // namespace fsc::cpu

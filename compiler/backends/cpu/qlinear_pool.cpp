@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "compiler/backends/cpu/average_pool_nhwc.h"
 #include "compiler/backends/cpu/cpu_common.h"
 
 namespace fsc::cpu {
@@ -103,6 +104,11 @@ void registerQLinearPoolKernel(KernelRegistry& r) {
             [channelsLast](KernelContext& ctx) { return cpu::qlinearGlobalAveragePool(ctx, channelsLast); }));
     };
     r.add(std::move(def));
+    KernelDef average;
+    average.domain = "com.microsoft";
+    average.op = "QLinearAveragePool";
+    average.factory = cpu::qlinearAveragePool();
+    r.add(std::move(average));
 }
 
 }  // namespace fsc
