@@ -60,7 +60,7 @@ enum class Role {
     Conv,
     QuantizedConv,
     GlobalPool,
-    QuantizedGlobalPool,
+    QuantizedPool,
     MaxPool,
     AveragePool,
     SpatialReduce,
@@ -210,12 +210,12 @@ Role roleOf(const Rewriter& rw, NodeId id, const std::set<DType>& types, std::st
     }
     if (isOp(n, "GlobalAveragePool"))
         return rank4(g, n.inputs[0]) && typed(out) ? Role::GlobalPool : Role::None;
-    if (n.domain == "com.microsoft" && n.opType == "QLinearAveragePool")  // the same change: `channels_last` = 1
+    if (n.domain == "com.microsoft" && n.opType == "QLinearAveragePool")  // as QLinearGlobalAveragePool: `channels_last` = 1
         return rank4(g, n.inputs[0]) && rank4(g, out) && typed(out) && intAttr(n, "channels_last", 0) == 0
-                   ? Role::QuantizedGlobalPool
+                   ? Role::QuantizedPool
                    : Role::None;
     if (n.domain == "com.microsoft" && n.opType == "QLinearGlobalAveragePool")
-        return rank4(g, n.inputs[0]) && typed(out) && intAttr(n, "channels_last", 0) == 0 ? Role::QuantizedGlobalPool
+        return rank4(g, n.inputs[0]) && typed(out) && intAttr(n, "channels_last", 0) == 0 ? Role::QuantizedPool
                                                                                           : Role::None;
     if (isOp(n, "MaxPool")) {
         if (!rank4(g, n.inputs[0]) || !typed(out)) return Role::None;
@@ -295,7 +295,7 @@ bool carriesActivation(Role role, size_t i) {
     if (role == Role::QuantizedConcat) return i >= 2 && (i - 2) % 3 == 0;  // its data, not scales and zero points
     if (role == Role::Lookup) return i == 0;  // not its table
     if (role == Role::BatchNorm || role == Role::ChannelSlice || role == Role::ChannelSplit || role == Role::ChannelShuffle ||
-        role == Role::SpatialReduce || role == Role::QuantizedConv || role == Role::QuantizedGlobalPool)
+        role == Role::SpatialReduce || role == Role::QuantizedConv || role == Role::QuantizedPool)
         return i == 0;
     return role != Role::Conv || i == 0 || i >= 3;
 }
@@ -582,7 +582,7 @@ private:
                     made.opType = "FusedConv";
                 }
                 made.attributes.push_back(fsc::intAttr("channels_last", 1));
-            } else if (role == Role::QuantizedConv || role == Role::QuantizedGlobalPool) {
+            } else if (role == Role::QuantizedConv || role == Role::QuantizedPool) {
                 made.domain = "com.microsoft";  // ONNX Runtime's op, which has the attribute
                 std::erase_if(made.attributes, [](const Attribute& a) { return a.name == "channels_last"; });
                 made.attributes.push_back(fsc::intAttr("channels_last", 1));
