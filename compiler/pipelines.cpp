@@ -30,6 +30,8 @@ const std::vector<PipelineStep>& pipelineSteps() {
                                        "the attention and bias fusions then take as any others (after INT8's place)"},
         {2, "einsum-to-matmul", "torch.einsum's attention and linear layers are matrix products; as MatMul the "
                                 "GEMM library runs them and the fusions below see them"},
+        {2, "integer-matmul-fusion", "a dynamically quantized MatMul's int32 sums are scaled as they leave the "
+                                     "registers (after int8-quantization's and qdq-folding's own MatMulIntegers)"},
         {2, "gelu-fusion", "GELU before activation-fusion, so it can become a MatMul epilogue"},
         {2, "layer-norm-fusion", "older opsets write LayerNorm out as 9 element-wise nodes"},
         {2, "rms-norm-fusion", "after layer-norm-fusion, which claims the centered form"},
@@ -137,6 +139,8 @@ Result<std::vector<std::unique_ptr<Pass>>> buildPipeline(const PipelineSpec& spe
         if (name == "channels-last") list.push_back(passes::channelsLast(channelsLastTypes(spec)));
         else if (name == "qdq-folding" && !integerOps)
             list.push_back(passes::foldQdq("the CUDA backend has no integer convolutions; the QDQ form runs in float"));
+        else if (name == "integer-matmul-fusion" && !integerOps)
+            list.push_back(passes::fuseIntegerMatMul("the CUDA backend has no MatMulIntegerToFloat kernel"));
         else if (name == "fold-constants")  // a qdq-folding after it takes the QDQ weights as they are
             list.push_back(passes::foldConstants(integerOps && std::find(spec.passes.begin() + ptrdiff_t(i), spec.passes.end(),
                                                                          "qdq-folding") != spec.passes.end()));

@@ -103,9 +103,16 @@ ProfileRequest Session::profileRequest(std::shared_ptr<const Graph> graph, const
         request.opsets = m_model->opsetImports;
         request.model = m_model->path;
     }
-    bool fused = false;  // a compiled step's fused ops need their domain declared
-    for (const auto& [domain, version] : request.opsets) fused |= domain == kFusescopeDomain;
-    if (!fused) request.opsets.push_back({kFusescopeDomain, 1});
+    // A compiled step's fused ops need their domains declared: ours, and com.microsoft's
+    // quantized ops that qdq-folding and integer-matmul-fusion write.
+    auto declare = [&](const std::string& domain, int64_t version) {
+        for (const auto& [declared, v] : request.opsets)
+            if (declared == domain) return;
+        request.opsets.push_back({domain, version});
+    };
+    declare(kFusescopeDomain, 1);
+    if (m_compiledModel)
+        for (const auto& [domain, version] : m_compiledModel->opsetImports) declare(domain, version);
     request.target = target;
     request.pipeline = label;
     if (m_compiled)

@@ -31,6 +31,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add([] { return convertToBFloat16(); });
     registry.add([] { return quantizeInt8(); });
     registry.add([] { return foldQdq(); });
+    registry.add([] { return fuseIntegerMatMul(); });
     registry.add([] { return tensorParallel(2); });
     registry.add([] { return pipelineParallel(2); });
     registry.add(scheduleForMemory);

@@ -55,6 +55,9 @@ std::unique_ptr<Pass> quantizeInt8(Int8Options options);
 // declineAll: every QDQ op it would fold is declined with this reason (a target without
 // integer convolutions).
 std::unique_ptr<Pass> foldQdq(std::string declineAll = {});
+// MatMulInteger, Cast, the scales' Mul and a bias Add as com.microsoft.MatMulIntegerToFloat;
+// `declineAll` as foldQdq's (a backend without the fused kernel).
+std::unique_ptr<Pass> fuseIntegerMatMul(std::string declineAll = {});
 
 // Parallel partitioning: Megatron-style tensor parallelism over `devices` (AllReduce per
 // split pair of linear layers, in the ai.fusescope domain).

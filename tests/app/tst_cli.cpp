@@ -920,9 +920,9 @@ private slots:
         const double cosine = q[QStringLiteral("held_back_set")].toObject()[QStringLiteral("cosine")].toDouble();
         QVERIFY(cosine > 0.99 && cosine < 1.0);
         QCOMPARE(q[QStringLiteral("sensitivity")].toArray().size(), 8);  // 1 Conv, 6 MatMul, 1 Gemm
-        // The written model holds integer ops and runs.
+        // The written model holds integer ops (each MatMul's chain fused: integer-matmul-fusion) and runs.
         Run dump = cli({QStringLiteral("dump"), out});
-        QVERIFY(dump.out.contains(QStringLiteral("MatMulInteger(")));
+        QVERIFY(dump.out.contains(QStringLiteral("MatMulIntegerToFloat(")));
         QVERIFY(dump.out.contains(QStringLiteral("= int8[")));
         QCOMPARE(cli({QStringLiteral("run"), out, QStringLiteral("--pipeline"), QStringLiteral("O0")}).exitCode, 0);
 

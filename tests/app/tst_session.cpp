@@ -1,6 +1,7 @@
 // The session without a window: steps of a compile and their labels, what a step removed
 // and added against another, provenance links between steps, a run's heat and a node's
 // kernels (only on the step that ran), and what a new compile or model forgets.
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include "app/common/session.h"
 #include "compiler/backends/cuda/device.h"
 #include "compiler/pipelines.h"
+#include "core/graph_builder.h"
+#include "core/onnx_export.h"
 #include "core/onnx_import.h"
 #include "core/provenance.h"
 
@@ -143,6 +146,32 @@ private slots:
         }());
         QVERIFY2(trace.isOk(), trace.status().message().c_str());
         QCOMPARE(trace->passes.size(), r.passes.size());
+    }
+
+    void aProfileDeclaresTheDomainsOfTheCompiledOps() {
+        // A dynamically quantized product compiles to com.microsoft.MatMulIntegerToFloat,
+        // a domain the imported model never declared: profiling the compiled graph must find
+        // its kernel (it once failed with "no cpu kernel ... at opset -1" on every quantized
+        // model, QDQ exports' QLinearConv included).
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({4, 8}));
+        auto q = b.node("DynamicQuantizeLinear", {x}, {"xq", "xs", "xz"});
+        std::string bytes(8 * 3, char(3));
+        ValueId w = b.initializer(Tensor("w", DType::Int8, {8, 3}, makeBuffer(bytes), 0, bytes.size()));
+        ValueId acc = b.op("MatMulInteger", {q[0], w, q[2]}, "acc");
+        ValueId wide = b.op("Cast", {acc}, "wide", {intAttr("to", int64_t(DType::Float32))});
+        b.output(b.op("Mul", {wide, q[1]}, "y"));
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("dynamic.onnx").toStdString();
+        QVERIFY(exportModel(b.buildModel(17), path).isOk());
+        Session s;
+        QVERIFY(s.open(path).isOk());
+        QVERIFY(s.compile({.passes = *pipelinePasses("O2")}).isOk());
+        QVERIFY(nodeOfType(*s.compiledModel()->graph, "MatMulIntegerToFloat").valid());
+        ProfileRequest r = s.profileRequest(s.compiledModel()->graph, Target{}, "O2");
+        r.warmup = 0, r.iterations = 1;
+        auto trace = profileGraph(r);
+        QVERIFY2(trace.isOk(), trace.status().message().c_str());
     }
 
     void stepsAreTheCompilesPassesAfterTheImport() {

@@ -510,6 +510,85 @@ private slots:
         }
     }
 
+    void dynamicQuantizedMatMulFusesToTheBit_data() {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("k");
+        QTest::addColumn<int>("n");
+        QTest::addColumn<bool>("uint8B");     // quantize_dynamic's older default: uint8 with zero points
+        QTest::addColumn<bool>("perColumn");  // b_scale (and B's zero point) per column
+        QTest::addColumn<bool>("bias");
+        QTest::addColumn<bool>("constantScale");  // one constant product, as qdq-folding writes it
+        // 38 rows: tiles of 5 and pieces of 40 rows with remainders; 83 columns: a partial block.
+        QTest::newRow("int8 B, per tensor, bias (the VNNI route)") << 38 << 300 << 83 << false << false << true << false;
+        QTest::newRow("int8 B, per column, no bias") << 38 << 300 << 83 << false << true << false << false;
+        QTest::newRow("one row (a decoder's token)") << 1 << 768 << 130 << false << false << true << false;
+        QTest::newRow("K not a multiple of 4 (the GEMM route)") << 38 << 301 << 83 << false << false << true << false;
+        QTest::newRow("uint8 B, zero point per column (the GEMM route)") << 38 << 300 << 83 << true << true << true << false;
+        QTest::newRow("constant scale product") << 38 << 300 << 83 << false << true << true << true;
+    }
+    void dynamicQuantizedMatMulFusesToTheBit() {
+        // quantize_dynamic's chain (DynamicQuantizeLinear, MatMulInteger, Cast, Mul of the
+        // scales' product, Add of the bias) becomes one MatMulIntegerToFloat whose outputs equal
+        // the unfused nodes' bit for bit: the same int32 sums, one float multiply, one add.
+        QFETCH(int, rows);
+        QFETCH(int, k);
+        QFETCH(int, n);
+        QFETCH(bool, uint8B);
+        QFETCH(bool, perColumn);
+        QFETCH(bool, bias);
+        QFETCH(bool, constantScale);
+        std::mt19937 rng(uint32_t(rows * 131 + k + n));
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, rows, k}));
+        const auto quantized = b.node("DynamicQuantizeLinear", {x}, {"xq", "xs", "xz"}, {}, "dql");
+        const ValueId xq = quantized[0], xs = quantized[1], xz = quantized[2];
+        const DType bType = uint8B ? DType::UInt8 : DType::Int8;
+        std::string bytes(size_t(k * n), '\0'), zeros(size_t(perColumn ? n : 1), '\0');
+        for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = char(i % 11 == 0 ? (uint8B ? 255 : -127) : int(rng() % 256));
+        for (size_t j = 0; uint8B && j < zeros.size(); ++j) zeros[j] = char(100 + rng() % 50);
+        const std::vector<int64_t> columnDims = perColumn ? std::vector<int64_t>{n} : std::vector<int64_t>{};
+        ValueId w = b.initializer(Tensor("w", bType, {k, n}, makeBuffer(bytes), 0, bytes.size()));
+        ValueId wz = b.initializer(Tensor("wz", bType, columnDims, makeBuffer(zeros), 0, zeros.size()));
+        std::vector<float> scales(perColumn ? size_t(n) : 1), biases(static_cast<size_t>(n));
+        for (float& s : scales) s = 0.001f + float(rng() % 1000) * 1e-5f;
+        for (float& v : biases) v = float(int(rng() % 2001) - 1000) * 1e-3f;
+        ValueId scale;
+        if (constantScale) {  // the activation's scale folded in already: a constant
+            scale = b.initializer(floatTensor("scale", columnDims, scales));
+        } else {
+            ValueId ws = b.initializer(floatTensor("ws", columnDims, scales));
+            scale = b.op("Mul", {xs, ws}, "scales", {}, "scales_mul");
+        }
+        ValueId acc = b.op("MatMulInteger", {xq, w, xz, wz}, "acc", {}, "mm");
+        ValueId wide = b.op("Cast", {acc}, "wide", {intAttr("to", int64_t(DType::Float32))}, "cast");
+        ValueId y = b.op("Mul", {wide, scale}, bias ? "scaled" : "y", {}, "scale");
+        if (bias) y = b.op("Add", {y, b.initializer(floatTensor("bias", {n}, biases))}, "y", {}, "bias");
+        b.output(y);
+        Model m = withInferredTypes(b);
+        auto plain = compileWith(m, {});
+        auto fused = compileWith(m, {"integer-matmul-fusion"});
+        const Graph& g = *fused.model.graph;
+        QCOMPARE(countOps(g, "MatMulIntegerToFloat"), 1);
+        QCOMPARE(countOps(g, "MatMulInteger") + countOps(g, "Cast") + countOps(g, "Mul") + countOps(g, "Add"), 0);
+        RtTensor in = allocateTensor(DType::Float32, {1, rows, k});
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        for (int64_t i = 0; i < in.numel(); ++i) in.as<float>()[i] = i % 97 == 0 ? 30.0f : normal(rng);
+        auto run = [&](const Model& model) {
+            auto exec = Executor::create(model, cpuExecutorOptions());
+            if (!exec) qFatal("%s", exec.status().message().c_str());
+            auto out = (*exec)->run({in});
+            if (!out) qFatal("%s", out.status().message().c_str());
+            return std::move((*out)[0]);
+        };
+        const RtTensor want = run(plain.model), got = run(fused.model);
+        QCOMPARE(got.dims, want.dims);
+        for (int64_t i = 0; i < want.numel(); ++i)
+            if (std::memcmp(got.as<float>() + i, want.as<float>() + i, 4) != 0)
+                QFAIL(("element " + std::to_string(i) + ": " + std::to_string(got.as<float>()[i]) + " against " +
+                       std::to_string(want.as<float>()[i]))
+                          .c_str());
+    }
+
     void oneDnnInt8ProductsAreExact() {
         // Extreme values (255 x -128 at every position) where int16 pair sums would saturate.
         GraphBuilder b;

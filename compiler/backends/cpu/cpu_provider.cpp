@@ -16,6 +16,7 @@ void registerQLinearPoolKernel(KernelRegistry& registry);
 void registerQLinearConcatKernel(KernelRegistry& registry);
 void registerQuantizedLookupKernel(KernelRegistry& registry);
 void registerQGemmKernel(KernelRegistry& registry);
+void registerMatMulIntegerToFloatKernel(KernelRegistry& registry);
 void registerResizeKernels(KernelRegistry& registry);
 void registerControlFlowKernels(KernelRegistry& registry);
 void registerSequenceKernels(KernelRegistry& registry);
@@ -42,6 +43,7 @@ const KernelRegistry& cpuKernels() {
         registerQLinearConcatKernel(r);
         registerQuantizedLookupKernel(r);
         registerQGemmKernel(r);
+        registerMatMulIntegerToFloatKernel(r);
         registerResizeKernels(r);
         registerControlFlowKernels(r);
         registerSequenceKernels(r);

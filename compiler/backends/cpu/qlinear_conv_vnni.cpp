@@ -97,13 +97,63 @@ struct WindowTaps {
     }
 };
 
+// Where a tile's sums go: requantized to bytes (Signed: int8) with each channel's offset and
+// scale, the row of pixel p at y + p * m. A store reads a vector's per-channel terms once
+// (column) and then takes each pixel's sums by value (put): with the tile's accumulator array
+// handed over by reference instead, GCC kept it in memory inside the K loop.
+template <bool Signed>
+struct RequantizedStore {
+    const ChannelTerms& t;
+    int8_t* y;  // the tile's first pixel's output row
+    struct Column {
+        int64_t c0;
+        __mmask16 mask;
+        __m512i offset;
+        __m512 scale;
+        Requantize512 r;
+    };
+    RequantizedStore at(int64_t pixel) const { return {t, y + pixel * t.m}; }
+    [[gnu::target("avx512f,avx512bw,avx512vl"), gnu::always_inline]] Column column(int64_t c0) const {
+        const int64_t valid = std::min<int64_t>(16, t.m - c0);
+        return {c0, valid >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << valid) - 1), _mm512_loadu_si512(t.offset + c0),
+                _mm512_loadu_ps(t.scale + c0), requantize512<Signed>(t.yZero)};
+    }
+    [[gnu::target("avx512f,avx512bw,avx512vl"), gnu::always_inline]] void put(const Column& c, int p, __m512i sums) const {
+        const __m128i bytes = requantized16<Signed>(c.r, _mm512_add_epi32(sums, c.offset), c.scale);
+        _mm_mask_storeu_epi8(y + p * t.m + c.c0, c.mask, bytes);
+    }
+};
+
+// Or as float: float(sum + offset) x scale + bias, a multiply and then an add (no fused
+// multiply-add), as the Cast, Mul and Add that MatMulIntegerToFloat stands for round them.
+struct FloatStore {
+    const ChannelTerms& t;
+    const float* bias;  // padded to whole blocks, zeros where there is none
+    float* y;
+    struct Column {
+        int64_t c0;
+        __mmask16 mask;
+        __m512i offset;
+        __m512 scale, bias;
+    };
+    FloatStore at(int64_t pixel) const { return {t, bias, y + pixel * t.m}; }
+    [[gnu::target("avx512f,avx512bw,avx512vl"), gnu::always_inline]] Column column(int64_t c0) const {
+        const int64_t valid = std::min<int64_t>(16, t.m - c0);
+        return {c0, valid >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << valid) - 1), _mm512_loadu_si512(t.offset + c0),
+                _mm512_loadu_ps(t.scale + c0), _mm512_loadu_ps(bias + c0)};
+    }
+    [[gnu::target("avx512f,avx512bw,avx512vl"), gnu::always_inline]] void put(const Column& c, int p, __m512i sums) const {
+        const __m512 scaled = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sums, c.offset)), c.scale);
+        _mm512_mask_storeu_ps(y + p * t.m + c.c0, c.mask, _mm512_add_ps(scaled, c.bias));
+    }
+};
+
 // P pixels by V vectors of 16 channels, from vector `v0` on; sums over all of K (the taps'
-// channels in turn, `perTap` bytes each) in registers, then requantized into y (the first
-// pixel's output row).
-template <int P, int V, bool Signed, typename Taps>
+// channels in turn, `perTap` bytes each) in registers, then handed to `out`.
+template <int P, int V, typename Taps, typename Store>
 [[gnu::target("avx512f,avx512bw,avx512vl,avx512vnni")]] inline void tile(const Taps& taps, int64_t perTap,
                                                                         const int32_t* packed, int64_t groups,
-                                                                        int64_t v0, const ChannelTerms& t, int8_t* y) {
+                                                                        int64_t v0, const Store& out) {
     const int64_t groupsPerTap = perTap / 4;
     __m512i acc[P][V];
 #pragma GCC unroll 8
@@ -128,44 +178,36 @@ template <int P, int V, bool Signed, typename Taps>
             }
         }
     }
-    const Requantize512 r = requantize512<Signed>(t.yZero);
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
-        const int64_t c0 = (v0 + v) * 16;
-        const int64_t valid = std::min<int64_t>(16, t.m - c0);
-        const __mmask16 mask = valid >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << valid) - 1);
-        const __m512i offset = _mm512_loadu_si512(t.offset + c0);
-        const __m512 scale = _mm512_loadu_ps(t.scale + c0);
+        const auto column = out.column((v0 + v) * 16);
 #pragma GCC unroll 8
-        for (int p = 0; p < P; ++p) {
-            const __m128i bytes = requantized16<Signed>(r, _mm512_add_epi32(acc[p][v], offset), scale);
-            _mm_mask_storeu_epi8(y + p * t.m + c0, mask, bytes);
-        }
+        for (int p = 0; p < P; ++p) out.put(column, p, acc[p][v]);
     }
 }
 
 // P pixels across vectors [v, end) of 16 channels: blocks of four vectors, then the rest.
-template <int P, bool Signed>
+template <int P, typename Store>
 [[gnu::target("avx512f,avx512bw,avx512vl,avx512vnni")]] void pixels(const uint8_t* x, int64_t k,
                                                                    const int32_t* packed, int64_t v, int64_t end,
-                                                                   const ChannelTerms& t, int8_t* y) {
+                                                                   const Store& out) {
     const RowTaps<P> taps{x, k};
-    for (; v + 4 <= end; v += 4) tile<P, 4, Signed>(taps, k, packed, k / 4, v, t, y);
+    for (; v + 4 <= end; v += 4) tile<P, 4>(taps, k, packed, k / 4, v, out);
     switch (end - v) {
-        case 3: tile<P, 3, Signed>(taps, k, packed, k / 4, v, t, y); break;
-        case 2: tile<P, 2, Signed>(taps, k, packed, k / 4, v, t, y); break;
-        case 1: tile<P, 1, Signed>(taps, k, packed, k / 4, v, t, y); break;
+        case 3: tile<P, 3>(taps, k, packed, k / 4, v, out); break;
+        case 2: tile<P, 2>(taps, k, packed, k / 4, v, out); break;
+        case 1: tile<P, 1>(taps, k, packed, k / 4, v, out); break;
         default: break;
     }
 }
 
-template <bool Signed>
+template <typename Store>
 void allPixels(const uint8_t* x, int64_t count, int64_t k, const int32_t* packed, int64_t v0, int64_t v1,
-               const ChannelTerms& t, int8_t* y) {
+               const Store& out) {
     constexpr int kTile = 5;  // 5 x 4 sums, 4 weight vectors and a broadcast: 25 of 32 registers
     int64_t p = 0;
-    for (; p + kTile <= count; p += kTile) pixels<kTile, Signed>(x + p * k, k, packed, v0, v1, t, y + p * t.m);
-    for (; p < count; ++p) pixels<1, Signed>(x + p * k, k, packed, v0, v1, t, y + p * t.m);
+    for (; p + kTile <= count; p += kTile) pixels<kTile>(x + p * k, k, packed, v0, v1, out.at(p));
+    for (; p < count; ++p) pixels<1>(x + p * k, k, packed, v0, v1, out.at(p));
 }
 
 // A window layer's pixels [first, first + count) for vectors [v, v + V): 5-pixel tiles.
@@ -178,8 +220,9 @@ template <bool Signed, int V>
     constexpr int kTile = 5;
     int64_t p = first;
     for (; p + kTile <= first + count; p += kTile)
-        tile<kTile, V, Signed>(WindowTaps<kTile>(g, x, zeroRow, p), g.c, packed, groups, v, t, y + p * t.m);
-    for (; p < first + count; ++p) tile<1, V, Signed>(WindowTaps<1>(g, x, zeroRow, p), g.c, packed, groups, v, t, y + p * t.m);
+        tile<kTile, V>(WindowTaps<kTile>(g, x, zeroRow, p), g.c, packed, groups, v, RequantizedStore<Signed>{t, y}.at(p));
+    for (; p < first + count; ++p)
+        tile<1, V>(WindowTaps<1>(g, x, zeroRow, p), g.c, packed, groups, v, RequantizedStore<Signed>{t, y}.at(p));
 }
 
 // Blocks of four vectors outer, so that a block's weights stay in cache across the pixels
@@ -247,10 +290,35 @@ void vnniPointwiseBlocks(const uint8_t* x, int64_t count, int32_t xZero, const V
 #if defined(__x86_64__)
     const TermsStorage terms(w, rq, xZero, firstBlock, lastBlock);
     const ChannelTerms t{terms.offset.data(), terms.scale.data(), rq.yZero, w.m};
-    if (signedOut) allPixels<true>(x, count, w.k, w.packed.data(), firstBlock, lastBlock, t, static_cast<int8_t*>(y));
-    else allPixels<false>(x, count, w.k, w.packed.data(), firstBlock, lastBlock, t, static_cast<int8_t*>(y));
+    auto* out = static_cast<int8_t*>(y);
+    if (signedOut) allPixels(x, count, w.k, w.packed.data(), firstBlock, lastBlock, RequantizedStore<true>{t, out});
+    else allPixels(x, count, w.k, w.packed.data(), firstBlock, lastBlock, RequantizedStore<false>{t, out});
 #else
     (void)x, (void)count, (void)xZero, (void)w, (void)rq, (void)signedOut, (void)y, (void)firstBlock, (void)lastBlock;
+#endif
+}
+
+VnniFloatTerms vnniFloatTerms(const VnniPointwiseWeights& w, int32_t xZero, const float* scale, const float* bias) {
+    VnniFloatTerms terms;
+    const size_t padded = size_t(vnniBlocks(w) * 16);
+    terms.offset.assign(padded, 0);
+    terms.scale.assign(padded, 0.0f);
+    terms.bias.assign(padded, 0.0f);
+    for (int64_t c = 0; c < w.m; ++c) {
+        terms.offset[size_t(c)] = int32_t(0u - uint32_t(xZero) * uint32_t(w.sums[size_t(c)]));
+        terms.scale[size_t(c)] = scale[c];
+        if (bias) terms.bias[size_t(c)] = bias[c];
+    }
+    return terms;
+}
+
+void vnniRowsToFloat(const uint8_t* x, int64_t rows, const VnniPointwiseWeights& w, const VnniFloatTerms& terms,
+                     float* y, int64_t firstBlock, int64_t lastBlock) {
+#if defined(__x86_64__)
+    const ChannelTerms t{terms.offset.data(), terms.scale.data(), 0.0f, w.m};
+    allPixels(x, rows, w.k, w.packed.data(), firstBlock, lastBlock, FloatStore{t, terms.bias.data(), y});
+#else
+    (void)x, (void)rows, (void)w, (void)terms, (void)y, (void)firstBlock, (void)lastBlock;
 #endif
 }
 

@@ -48,6 +48,18 @@ void vnniWindowConv(const uint8_t* x, const VnniWindow& g, int32_t xZero, const 
                     const Requantization& rq, bool signedOut, void* y, int64_t firstPixel, int64_t count,
                     int64_t firstBlock, int64_t lastBlock);
 
+// A product's rows to float instead (MatMulIntegerToFloat): y = float(sum_k (x - x_zero) w)
+// x scale[c] + bias[c], as a multiply then an add. The per-column terms, padded to blocks:
+struct VnniFloatTerms {
+    std::vector<int32_t> offset;  // -x_zero x the column's weight sum
+    std::vector<float> scale, bias;
+};
+VnniFloatTerms vnniFloatTerms(const VnniPointwiseWeights& w, int32_t xZero, const float* scale, const float* bias);
+// Rows [0, rows) of x [rows, K] (x, y at the first row; y's rows w.m floats apart), column
+// blocks [firstBlock, lastBlock) of 16.
+void vnniRowsToFloat(const uint8_t* x, int64_t rows, const VnniPointwiseWeights& w, const VnniFloatTerms& terms,
+                     float* y, int64_t firstBlock, int64_t lastBlock);
+
 // Blocks of 16 output channels in w.
 inline int64_t vnniBlocks(const VnniPointwiseWeights& w) { return (w.m + 15) / 16; }
 

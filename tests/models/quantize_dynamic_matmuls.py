@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Rewrite a float model's MatMuls as ONNX Runtime's quantize_dynamic writes them.
+
+usage: quantize_dynamic_matmuls.py IN.onnx OUT.onnx [--uint8-weights] [--per-channel]
+
+ONNX Runtime is not needed: this writes the IntegerOps form its quantizer emits for every
+MatMul whose B is a 2-D float initializer (MatMulConstBOnly, its default for dynamic mode):
+DynamicQuantizeLinear of the activation (one per activation, shared by every MatMul that reads
+it), MatMulInteger with the quantized weights and both zero points, Cast to float, Mul of
+the two scales, Mul of the product by it. The bias Add the exporter wrote after the MatMul
+stays. Weights are int8, symmetric, per tensor by default (quantize_dynamic's defaults);
+--uint8-weights quantizes them asymmetrically to uint8 (its older default), --per-channel
+gives each column its own scale and zero point. Transformers exported by many tools arrive
+in this form (Hugging Face Optimum's dynamic quantization writes it too).
+"""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+UINT8 = "--uint8-weights" in sys.argv[3:]
+PER_CHANNEL = "--per-channel" in sys.argv[3:]
+
+
+def quantize_weight(w):
+    axis = 0 if PER_CHANNEL else None  # per column of B [K, N]
+    if UINT8:
+        lo = np.minimum(w.min(axis=axis), 0.0)
+        hi = np.maximum(w.max(axis=axis), 0.0)
+        scale = np.maximum((hi - lo) / 255.0, 1e-8).astype(np.float32)
+        zero = np.clip(np.round(-lo / scale), 0, 255).astype(np.uint8)
+        q = np.clip(np.round(w / scale) + zero, 0, 255).astype(np.uint8)
+    else:
+        scale = np.maximum(np.abs(w).max(axis=axis) / 127.0, 1e-8).astype(np.float32)
+        zero = np.zeros(np.shape(scale), np.int8)
+        q = np.clip(np.round(w / scale), -127, 127).astype(np.int8)
+    return q, np.asarray(scale, np.float32), np.asarray(zero)
+
+
+def main():
+    model = onnx.load(sys.argv[1])
+    graph = model.graph
+    inits = {t.name: t for t in graph.initializer}
+    readers = {}
+    for node in graph.node:
+        for name in node.input:
+            readers[name] = readers.get(name, 0) + 1
+    quantized_activation = {}
+    nodes, dropped = [], set()
+    for node in graph.node:
+        b = inits.get(node.input[1]) if node.op_type == "MatMul" else None
+        if b is None or len(b.dims) != 2 or b.data_type != TensorProto.FLOAT:
+            nodes.append(node)
+            continue
+        a = node.input[0]
+        base = node.name or node.output[0]
+        if a not in quantized_activation:
+            quantized_activation[a] = (f"{a}_quantized", f"{a}_scale", f"{a}_zero_point")
+            nodes.append(helper.make_node("DynamicQuantizeLinear", [a], list(quantized_activation[a]),
+                                          name=f"{a}_QuantizeLinear"))
+        a_q, a_scale, a_zero = quantized_activation[a]
+        q, scale, zero = quantize_weight(numpy_helper.to_array(b))
+        w = b.name
+        readers[w] -= 1
+        if readers[w] == 0:
+            dropped.add(w)
+        graph.initializer.extend([numpy_helper.from_array(q, f"{base}.{w}_quantized"),
+                                  numpy_helper.from_array(scale, f"{base}.{w}_scale"),
+                                  numpy_helper.from_array(zero, f"{base}.{w}_zero_point")])
+        integer = f"{base}_output_quantized"
+        nodes += [
+            helper.make_node("MatMulInteger", [a_q, f"{base}.{w}_quantized", a_zero, f"{base}.{w}_zero_point"],
+                             [integer], name=f"{base}_quant"),
+            helper.make_node("Cast", [integer], [f"{integer}_cast_output"], name=f"{integer}_cast",
+                             to=TensorProto.FLOAT),
+            helper.make_node("Mul", [a_scale, f"{base}.{w}_scale"], [f"{base}_scales_mul:0"], name=f"{base}_scales_mul"),
+            helper.make_node("Mul", [f"{integer}_cast_output", f"{base}_scales_mul:0"], [node.output[0]],
+                             name=f"{base}_output_scale_mul"),
+        ]
+    kept = [t for t in graph.initializer if t.name not in dropped]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    if not any(o.domain in ("", "ai.onnx") and o.version >= 11 for o in model.opset_import):
+        raise SystemExit(f"{sys.argv[1]}: DynamicQuantizeLinear needs opset 11 or later")
+    onnx.checker.check_model(model)
+    onnx.save(model, sys.argv[2])
+    print(f"{sys.argv[2]}: {len(quantized_activation)} DynamicQuantizeLinear, "
+          f"{sum(n.op_type == 'MatMulInteger' for n in nodes)} MatMulInteger")
+
+
+if __name__ == "__main__":
+    main()
