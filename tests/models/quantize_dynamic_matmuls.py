@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
-"""Rewrite a float model's MatMuls as ONNX Runtime's quantize_dynamic writes them.
+"""Rewrite a float model's MatMuls (and with --conv its Convs) as ONNX Runtime's
+quantize_dynamic writes them.
 
-usage: quantize_dynamic_matmuls.py IN.onnx OUT.onnx [--uint8-weights] [--per-channel]
+usage: quantize_dynamic_matmuls.py IN.onnx OUT.onnx [--uint8-weights] [--per-channel] [--conv]
 
 ONNX Runtime is not needed: this writes the IntegerOps form its quantizer emits for every
 MatMul whose B is a 2-D float initializer (MatMulConstBOnly, its default for dynamic mode):
-DynamicQuantizeLinear of the activation (one per activation, shared by every MatMul that reads
+DynamicQuantizeLinear of the activation (one per activation, shared by every op that reads
 it), MatMulInteger with the quantized weights and both zero points, Cast to float, Mul of
 the two scales, Mul of the product by it. The bias Add the exporter wrote after the MatMul
-stays. Weights are int8, symmetric, per tensor by default (quantize_dynamic's defaults);
---uint8-weights quantizes them asymmetrically to uint8 (its older default), --per-channel
-gives each column its own scale and zero point. Transformers exported by many tools arrive
-in this form (Hugging Face Optimum's dynamic quantization writes it too).
+stays. With --conv, each Conv with constant weights likewise: ConvInteger, Cast, the scales'
+Mul, and its bias as a float Add of [1, C, 1, ...] after them. Weights are int8, symmetric,
+per tensor by default (quantize_dynamic's defaults); --uint8-weights quantizes them
+asymmetrically to uint8 (its older default), --per-channel gives each output channel its own
+scale and zero point. Transformers and CNNs exported by many tools arrive in this form
+(Hugging Face Optimum's dynamic quantization writes it too).
 """
 import sys
 
@@ -21,20 +24,25 @@ from onnx import TensorProto, helper, numpy_helper
 
 UINT8 = "--uint8-weights" in sys.argv[3:]
 PER_CHANNEL = "--per-channel" in sys.argv[3:]
+CONV = "--conv" in sys.argv[3:]
 
 
-def quantize_weight(w):
-    axis = 0 if PER_CHANNEL else None  # per column of B [K, N]
+def quantize_weight(w, axis):
+    """axis: the reduced axes for per-channel ranges (None: per tensor)."""
+    axis = axis if PER_CHANNEL else None
     if UINT8:
         lo = np.minimum(w.min(axis=axis), 0.0)
         hi = np.maximum(w.max(axis=axis), 0.0)
         scale = np.maximum((hi - lo) / 255.0, 1e-8).astype(np.float32)
         zero = np.clip(np.round(-lo / scale), 0, 255).astype(np.uint8)
-        q = np.clip(np.round(w / scale) + zero, 0, 255).astype(np.uint8)
+        s_b = scale if axis is None or np.ndim(scale) == 0 else np.expand_dims(scale, axis)
+        z_b = zero if axis is None or np.ndim(zero) == 0 else np.expand_dims(zero, axis)
+        q = np.clip(np.round(w / s_b) + z_b, 0, 255).astype(np.uint8)
     else:
         scale = np.maximum(np.abs(w).max(axis=axis) / 127.0, 1e-8).astype(np.float32)
         zero = np.zeros(np.shape(scale), np.int8)
-        q = np.clip(np.round(w / scale), -127, 127).astype(np.int8)
+        s_b = scale if axis is None or np.ndim(scale) == 0 else np.expand_dims(scale, axis)
+        q = np.clip(np.round(w / s_b), -127, 127).astype(np.int8)
     return q, np.asarray(scale, np.float32), np.asarray(zero)
 
 
@@ -42,6 +50,9 @@ def main():
     model = onnx.load(sys.argv[1])
     graph = model.graph
     inits = {t.name: t for t in graph.initializer}
+    for node in graph.node:  # torch.onnx writes a shared weight as Identity of the initializer
+        if node.op_type == "Identity" and node.input[0] in inits:
+            inits[node.output[0]] = inits[node.input[0]]
     readers = {}
     for node in graph.node:
         for name in node.input:
@@ -49,8 +60,10 @@ def main():
     quantized_activation = {}
     nodes, dropped = [], set()
     for node in graph.node:
-        b = inits.get(node.input[1]) if node.op_type == "MatMul" else None
-        if b is None or len(b.dims) != 2 or b.data_type != TensorProto.FLOAT:
+        w_init = inits.get(node.input[1]) if node.op_type in ("MatMul", "Conv") and len(node.input) > 1 else None
+        conv = node.op_type == "Conv"
+        if (w_init is None or w_init.data_type != TensorProto.FLOAT or (conv and not CONV) or
+                (not conv and len(w_init.dims) != 2)):
             nodes.append(node)
             continue
         a = node.input[0]
@@ -60,24 +73,36 @@ def main():
             nodes.append(helper.make_node("DynamicQuantizeLinear", [a], list(quantized_activation[a]),
                                           name=f"{a}_QuantizeLinear"))
         a_q, a_scale, a_zero = quantized_activation[a]
-        q, scale, zero = quantize_weight(numpy_helper.to_array(b))
-        w = b.name
+        weights = numpy_helper.to_array(w_init)
+        q, scale, zero = quantize_weight(weights, tuple(range(1, weights.ndim)) if conv else 0)
+        if conv and scale.ndim == 1:  # per output channel: the scales multiply [N, M, H, W]
+            scale = scale.reshape(-1, *([1] * (weights.ndim - 2)))
+        w = node.input[1]
         readers[w] -= 1
-        if readers[w] == 0:
+        if readers[w] == 0 and w == w_init.name:
             dropped.add(w)
         graph.initializer.extend([numpy_helper.from_array(q, f"{base}.{w}_quantized"),
                                   numpy_helper.from_array(scale, f"{base}.{w}_scale"),
                                   numpy_helper.from_array(zero, f"{base}.{w}_zero_point")])
         integer = f"{base}_output_quantized"
+        bias = node.input[2] if conv and len(node.input) > 2 and node.input[2] else None
+        scaled = f"{base}_scaled" if bias else node.output[0]
         nodes += [
-            helper.make_node("MatMulInteger", [a_q, f"{base}.{w}_quantized", a_zero, f"{base}.{w}_zero_point"],
-                             [integer], name=f"{base}_quant"),
+            helper.make_node("ConvInteger" if conv else "MatMulInteger",
+                             [a_q, f"{base}.{w}_quantized", a_zero, f"{base}.{w}_zero_point"], [integer],
+                             name=f"{base}_quant", **({a.name: helper.get_attribute_value(a) for a in node.attribute}
+                                                      if conv else {})),
             helper.make_node("Cast", [integer], [f"{integer}_cast_output"], name=f"{integer}_cast",
                              to=TensorProto.FLOAT),
             helper.make_node("Mul", [a_scale, f"{base}.{w}_scale"], [f"{base}_scales_mul:0"], name=f"{base}_scales_mul"),
-            helper.make_node("Mul", [f"{integer}_cast_output", f"{base}_scales_mul:0"], [node.output[0]],
+            helper.make_node("Mul", [f"{integer}_cast_output", f"{base}_scales_mul:0"], [scaled],
                              name=f"{base}_output_scale_mul"),
         ]
+        if bias:  # a float bias along the channels
+            values = numpy_helper.to_array(inits[bias]).reshape(1, -1, *([1] * (weights.ndim - 2)))
+            graph.initializer.append(numpy_helper.from_array(values, f"{base}.{bias}_reshaped"))
+            nodes.append(helper.make_node("Add", [scaled, f"{base}.{bias}_reshaped"], [node.output[0]],
+                                          name=f"{base}_bias_add"))
     kept = [t for t in graph.initializer if t.name not in dropped]
     del graph.initializer[:]
     graph.initializer.extend(kept)
@@ -88,7 +113,8 @@ def main():
     onnx.checker.check_model(model)
     onnx.save(model, sys.argv[2])
     print(f"{sys.argv[2]}: {len(quantized_activation)} DynamicQuantizeLinear, "
-          f"{sum(n.op_type == 'MatMulInteger' for n in nodes)} MatMulInteger")
+          f"{sum(n.op_type == 'MatMulInteger' for n in nodes)} MatMulInteger, "
+          f"{sum(n.op_type == 'ConvInteger' for n in nodes)} ConvInteger")
 
 
 if __name__ == "__main__":
