@@ -184,6 +184,26 @@ std::string whyModelUnsafe(const onnx::ModelProto& proto, const std::unordered_m
     return {};
 }
 
+// libonnx 1.12's data propagation for Shape dereferences its input's type without checking
+// that there is one, and crashes where the input has none. A value gets none downstream of an
+// op libonnx has no schema for (ONNX Runtime's com.microsoft ops, which a model saved after its
+// optimizer holds: FusedMatMul, then a Gemm, then a Shape). Names the first such op, or "".
+std::string opWithoutSchema(const onnx::GraphProto& g, const std::unordered_map<std::string, int>& opsets) {
+    const auto* registry = onnx::OpSchemaRegistry::Instance();
+    for (const auto& n : g.node()) {
+        const int64_t version = opsetFor(opsets, n.domain());
+        if (!registry->GetSchema(n.op_type(), int(version), n.domain()))
+            return (n.domain().empty() ? "" : n.domain() + ".") + n.op_type();
+        for (const auto& a : n.attribute()) {
+            std::string inner = a.has_g() ? opWithoutSchema(a.g(), opsets) : std::string();
+            for (const auto& sub : a.graphs())
+                if (inner.empty()) inner = opWithoutSchema(sub, opsets);
+            if (!inner.empty()) return inner;
+        }
+    }
+    return {};
+}
+
 }  // namespace
 
 void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Graph& root, std::vector<std::string>& warnings) {
@@ -204,6 +224,10 @@ void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Graph& ro
                                  " to Fusescope's own rules: " + ops);
     }
     const std::unique_ptr<onnx::ISchemaRegistry> registry = guardedSchemaRegistry(newer);
+    // Without value propagation where an op has no schema (see opWithoutSchema): our own rules
+    // still compute shapes from values, between ONNX's rounds.
+    const std::string unknownOp = opWithoutSchema(proto.graph(), opsets);
+    const bool propagateValues = unknownOp.empty();
     // ONNX's inference and our rules feed each other: what our rules learn (a Reshape's
     // target computed through Div and Cast, say) is written back as value_info so the next
     // ONNX round carries it through the ops that follow.
@@ -211,7 +235,7 @@ void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Graph& ro
     for (int round = 0; round < kMaxRounds; ++round) {
         try {
             onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,
-                                                /*data_prop=*/true);
+                                                /*data_prop=*/propagateValues);
             onnx::shape_inference::InferShapes(proto, registry.get(), options);
             for (const auto& [protoGraph, graph] : graphs) mergeFromProtoGraph(*protoGraph, *graph);
         } catch (const std::exception& e) {

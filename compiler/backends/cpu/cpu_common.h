@@ -123,6 +123,8 @@ using OutputAlloc = std::function<Result<RtTensor*>(DType, std::vector<int64_t>)
 // Float/double products into fresh tensors, for the quantized kernels (which compute
 // integer products exactly in double).
 Result<RtTensor> matMulToNew(KernelContext& ctx, const RtTensor& a, const RtTensor& b);
+// MatMul's product (numpy's broadcasting, the float GEMM) into the kernel's output 0.
+Result<RtTensor*> matMulToOutput(KernelContext& ctx, const RtTensor& a, const RtTensor& b);
 
 // Strides of a contiguous tensor.
 std::vector<int64_t> stridesOf(const std::vector<int64_t>& dims);

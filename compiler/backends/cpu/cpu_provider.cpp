@@ -17,6 +17,7 @@ void registerQLinearConcatKernel(KernelRegistry& registry);
 void registerQuantizedLookupKernel(KernelRegistry& registry);
 void registerQGemmKernel(KernelRegistry& registry);
 void registerMatMulIntegerToFloatKernel(KernelRegistry& registry);
+void registerContribKernels(KernelRegistry& registry);  // what ONNX Runtime's optimizer writes
 void registerResizeKernels(KernelRegistry& registry);
 void registerControlFlowKernels(KernelRegistry& registry);
 void registerSequenceKernels(KernelRegistry& registry);
@@ -44,6 +45,7 @@ const KernelRegistry& cpuKernels() {
         registerQuantizedLookupKernel(r);
         registerQGemmKernel(r);
         registerMatMulIntegerToFloatKernel(r);
+        registerContribKernels(r);
         registerResizeKernels(r);
         registerControlFlowKernels(r);
         registerSequenceKernels(r);

@@ -103,6 +103,16 @@ private:
 
 }  // namespace
 
+Result<RtTensor*> matMulToOutput(KernelContext& ctx, const RtTensor& a, const RtTensor& b) {
+    RtTensor* written = nullptr;
+    FSC_RETURN_IF_ERROR(matMulImpl(ctx, &a, &b, [&](DType t, std::vector<int64_t> d) -> Result<RtTensor*> {
+        auto out = ctx.output(0, t, std::move(d));
+        if (out) written = *out;
+        return out;
+    }));
+    return written;
+}
+
 Result<RtTensor> matMulToNew(KernelContext& ctx, const RtTensor& a, const RtTensor& b) {
     RtTensor result;
     Status s = matMulImpl(ctx, &a, &b, [&](DType t, std::vector<int64_t> d) -> Result<RtTensor*> {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 
+#include "compiler/backends/cpu/dynamic_quantize.h"
 #include "compiler/backends/cpu/conv_geometry.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/int8_products.h"
@@ -20,6 +21,32 @@
 #include "compiler/backends/cpu/vector_math.h"
 
 namespace fsc::cpu {
+
+DynamicQuantization dynamicQuantizeUint8(ThreadPool& pool, const float* x, int64_t n, uint8_t* y) {
+    constexpr int64_t kGrain = 1 << 16;
+    float lo = 0, hi = 0;
+    std::mutex merge;
+    pool.parallelFor(n, kGrain, [&](int64_t b, int64_t e) {
+        float l = 0, h = 0;
+        minMaxArray(x + b, e - b, l, h);
+        std::lock_guard lock(merge);
+        lo = std::min(lo, l);
+        hi = std::max(hi, h);
+    });
+    const float scale = (hi - lo) / 255.0f;
+    const float zpRaw = scale == 0 ? 0.0f : std::nearbyint(0.0f - lo / scale);  // NaN when lo is -inf
+    const float zpF = std::isnan(zpRaw) ? 0.0f : std::clamp(zpRaw, 0.0f, 255.0f);
+    if (std::isfinite(scale) && scale != 0) {
+        pool.parallelFor(n, kGrain, [&](int64_t b, int64_t e) { quantizeUint8Array(x + b, y + b, e - b, scale, zpF); });
+    } else {
+        for (int64_t i = 0; i < n; ++i) {
+            const float v = scale == 0 ? zpF : std::nearbyint(x[i] / scale) + zpF;
+            y[i] = v == v ? uint8_t(std::clamp(v, 0.0f, 255.0f)) : 0;  // NaN saturates to 0
+        }
+    }
+    return {scale, uint8_t(zpF)};
+}
+
 namespace {
 
 // Parameter values (scale or zero point) for element i of a tensor quantized along `axis`:
@@ -207,36 +234,15 @@ KernelFactory dequantizeLinear() {
 Status dynamicQuantizeLinear(KernelContext& ctx) {
     const RtTensor* x = ctx.input(0);
     if (!x || x->dtype != DType::Float32) return bad(ctx, "needs a float32 input");
-    const float* px = x->as<float>();
-    const int64_t n = x->numel();
-    constexpr int64_t kGrain = 1 << 16;
-    float lo = 0, hi = 0;
-    std::mutex merge;
-    ctx.pool().parallelFor(n, kGrain, [&](int64_t b, int64_t e) {
-        float l = 0, h = 0;
-        minMaxArray(px + b, e - b, l, h);
-        std::lock_guard lock(merge);
-        lo = std::min(lo, l);
-        hi = std::max(hi, h);
-    });
-    const float scale = (hi - lo) / 255.0f;
-    const float zpRaw = scale == 0 ? 0.0f : std::nearbyint(0.0f - lo / scale);  // NaN when lo is -inf
-    const float zpF = std::isnan(zpRaw) ? 0.0f : std::clamp(zpRaw, 0.0f, 255.0f);
     auto y = ctx.output(0, DType::UInt8, x->dims);
     auto ys = ctx.output(1, DType::Float32, {});
     auto yz = ctx.output(2, DType::UInt8, {});
     if (!y) return y.status();
     if (!ys) return ys.status();
     if (!yz) return yz.status();
-    (*ys)->as<float>()[0] = scale;
-    (*yz)->as<uint8_t>()[0] = uint8_t(zpF);
-    uint8_t* py = (*y)->as<uint8_t>();
-    if (std::isfinite(scale) && scale != 0) {
-        ctx.pool().parallelFor(n, kGrain, [&](int64_t b, int64_t e) { quantizeUint8Array(px + b, py + b, e - b, scale, zpF); });
-        return Status::ok();
-    }
-    for (int64_t i = 0; i < n; ++i)
-        py[i] = scale == 0 ? uint8_t(zpF) : saturate<uint8_t>(std::nearbyint(px[i] / scale) + zpF);
+    const DynamicQuantization q = dynamicQuantizeUint8(ctx.pool(), x->as<float>(), x->numel(), (*y)->as<uint8_t>());
+    (*ys)->as<float>()[0] = q.scale;
+    (*yz)->as<uint8_t>()[0] = q.zero;
     return Status::ok();
 }
 
