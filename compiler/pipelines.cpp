@@ -12,6 +12,8 @@ namespace fsc {
 const std::vector<PipelineStep>& pipelineSteps() {
     static const std::vector<PipelineStep> steps = {
         // O1: clean-up; never changes what the graph computes.
+        {1, "lower-contrib-ops", "a model saved after ONNX Runtime's optimizer holds its com.microsoft ops; as "
+                                 "standard ops they meet the same clean-up and fusions as the export"},
         {1, "eliminate-no-ops", "Identity/Dropout/same-type Cast hide the real edges from every pattern"},
         {1, "fold-shape-computation", "exported transformers compute known shapes at run time; most of their nodes"},
         {1, "fold-constants", "Constant nodes and arithmetic on weights, now that shapes are constants"},

@@ -204,6 +204,35 @@ std::string opWithoutSchema(const onnx::GraphProto& g, const std::unordered_map<
     return {};
 }
 
+void collectTyped(const onnx::GraphProto& g, std::set<std::string>& typed, std::vector<std::string>& shapeInputs) {
+    auto add = [&](const auto& infos) {
+        for (const auto& info : infos)
+            if (info.has_type()) typed.insert(info.name());
+    };
+    add(g.input());
+    add(g.output());
+    add(g.value_info());
+    for (const auto& t : g.initializer()) typed.insert(t.name());
+    for (const auto& n : g.node()) {
+        if (n.op_type() == "Shape" && n.input_size() > 0) shapeInputs.push_back(n.input(0));
+        for (const auto& a : n.attribute()) {
+            if (a.has_g()) collectTyped(a.g(), typed, shapeInputs);
+            for (const auto& sub : a.graphs()) collectTyped(sub, typed, shapeInputs);
+        }
+    }
+}
+
+// Whether every Shape node's input has a type by now (inferred, or written back by our rules):
+// then value propagation cannot reach a missing one.
+bool everyShapeInputTyped(const onnx::GraphProto& g) {
+    std::set<std::string> typed;
+    std::vector<std::string> shapeInputs;
+    collectTyped(g, typed, shapeInputs);
+    for (const std::string& name : shapeInputs)
+        if (!typed.count(name)) return false;
+    return true;
+}
+
 }  // namespace
 
 void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Graph& root, std::vector<std::string>& warnings) {
@@ -224,16 +253,17 @@ void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Graph& ro
                                  " to Fusescope's own rules: " + ops);
     }
     const std::unique_ptr<onnx::ISchemaRegistry> registry = guardedSchemaRegistry(newer);
-    // Without value propagation where an op has no schema (see opWithoutSchema): our own rules
-    // still compute shapes from values, between ONNX's rounds.
-    const std::string unknownOp = opWithoutSchema(proto.graph(), opsets);
-    const bool propagateValues = unknownOp.empty();
+    // Where an op has no schema (see opWithoutSchema), a round propagates values only once every
+    // Shape's input has a type; our rules (which know ONNX Runtime's common ops) type them
+    // between rounds.
+    const bool schemaForEveryOp = opWithoutSchema(proto.graph(), opsets).empty();
     // ONNX's inference and our rules feed each other: what our rules learn (a Reshape's
     // target computed through Div and Cast, say) is written back as value_info so the next
     // ONNX round carries it through the ops that follow.
     constexpr int kMaxRounds = 32;
     for (int round = 0; round < kMaxRounds; ++round) {
         try {
+            const bool propagateValues = schemaForEveryOp || everyShapeInputTyped(proto.graph());
             onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,
                                                 /*data_prop=*/propagateValues);
             onnx::shape_inference::InferShapes(proto, registry.get(), options);

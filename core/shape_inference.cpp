@@ -270,6 +270,30 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
             dims[channel] = first->shape.dims()[channel];
             return like(Shape(std::move(dims)));
         }
+        // What ONNX Runtime's optimizer writes: products of float results.
+        if ((op == "MatMulIntegerToFloat" || op == "DynamicQuantizeMatMul") && inputType(1)) {
+            auto shape = matmulResult(*first, *inputType(1));
+            if (!shape) return std::nullopt;
+            return ValueType::tensor(DType::Float32, std::move(*shape));
+        }
+        if (op == "FusedMatMul" && inputType(1)) {
+            // op(X): axis 0 behind the other batch axes (transBatch), then the last two swapped (trans).
+            auto moved = [&](const ValueType& t, const char* trans, const char* batch) -> std::optional<ValueType> {
+                if (!t.shape.rankKnown() || t.shape.rank() < 2) return t;
+                std::vector<Dim> dims = t.shape.dims();
+                const Attribute* b = node.attribute(batch);
+                if (b && b->i) {
+                    if (dims.size() < 3) return std::nullopt;
+                    std::rotate(dims.begin(), dims.begin() + 1, dims.end() - 1);
+                }
+                const Attribute* tr = node.attribute(trans);
+                if (tr && tr->i) std::swap(dims[dims.size() - 1], dims[dims.size() - 2]);
+                return ValueType::tensor(t.elemType, Shape(std::move(dims)));
+            };
+            auto a = moved(*first, "transA", "transBatchA"), b = moved(*inputType(1), "transB", "transBatchB");
+            if (!a || !b) return std::nullopt;
+            return like(matmulResult(*a, *b));
+        }
         if (op == "QGemm" && inputType(3) && first->shape.rank() == 2 && inputType(3)->shape.rankKnown() &&
             inputType(3)->shape.rank() == 2) {
             const Attribute* transB = node.attribute("transB");

@@ -50,8 +50,6 @@ inline void addGoodFixtureRows() {
 // the same for the scripts.
 inline const std::map<std::string, std::string>& fixturesTheCpuRefuses() {
     static const std::map<std::string, std::string> refused{
-        {"breaks.onnx", "no cpu kernel for com.microsoft.Gelu"},       // graph-break analysis' fixture
-        {"domains.onnx", "no cpu kernel for com.microsoft.Gelu"},      // a contrib-domain import fixture
         {"functions.onnx", "no cpu kernel for local.fns.DoubleRelu"},  // model-local functions, not inlined
         {"new_dtypes_ir10.onnx", "has dtype int4"},                    // IR 10's dtypes import; int4 does not run
         {"sparse.onnx", "Constant has no value attribute this runtime reads"},  // sparse_value imports only

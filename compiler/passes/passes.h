@@ -21,6 +21,8 @@ std::unique_ptr<Pass> cancelInversePairs();
 // Fusions (O2)
 std::unique_ptr<Pass> foldConvBatchNorm();
 std::unique_ptr<Pass> fuseMatMulAdd();
+// ONNX Runtime's com.microsoft FusedMatMul, SkipLayerNormalization and Gelu family as standard ops.
+std::unique_ptr<Pass> lowerContribOps();
 std::unique_ptr<Pass> fuseGelu();
 std::unique_ptr<Pass> fuseLayerNorm();
 std::unique_ptr<Pass> fuseRmsNorm();

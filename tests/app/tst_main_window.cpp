@@ -804,7 +804,7 @@ private slots:
     }
 
     void aBreakEdgeSaysWhyAndEdgesNameTheirTensors() {
-        // breaks.onnx: Relu (device) -> com.microsoft Gelu (CPU): 'r' is copied to the host.
+        // breaks.onnx: Relu (device) -> com.microsoft QuickGelu (CPU): 'r' is copied to the host.
         MainWindow w;
         QVERIFY(
             openCompiled(w, QStringLiteral(FSC_FIXTURE_DIR "/good/breaks.onnx"), QSize(1200, 800)));

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 
+#include "compiler/pipelines.h"
 #include "compiler/runtime/executor.h"
 #include "core/graph_builder.h"
 #include "core/onnx_export.h"
@@ -187,6 +188,42 @@ private slots:
         const RtTensor got = runModel(imported(b), {a})[0], want = runModel(imported(r), {a})[0];
         QCOMPARE(got.dims, want.dims);
         QVERIFY(std::memcmp(got.data, want.data, got.bytes()) == 0);
+    }
+
+    void lowerContribOpsKeepsWhatTheGraphComputes() {
+        // A block as ONNX Runtime's optimizer saves it: FusedMatMul (B transposed, scaled),
+        // BiasGelu, FastGelu with a bias, SkipLayerNormalization with its bias and its sum read;
+        // and one SkipLayerNormalization whose mean is read, which must stay.
+        const RtTensor x = randomTensor({2, 4, 16}, 20), skip = randomTensor({2, 4, 16}, 21);
+        GraphBuilder b;
+        ValueId in = b.input("x", DType::Float32, Shape::ofSizes({2, 4, 16}));
+        ValueId sk = b.input("skip", DType::Float32, Shape::ofSizes({2, 4, 16}));
+        auto init = [&](const char* name, std::vector<int64_t> dims, uint32_t seed) {
+            return b.initializer(constant(name, randomTensor(std::move(dims), seed)));
+        };
+        ValueId p = b.node("FusedMatMul", {in, init("w", {16, 16}, 22)}, {"p"},
+                           {floatAttr("alpha", 0.25f), intAttr("transB", 1)}, "fmm", kMs)[0];
+        ValueId g = b.node("BiasGelu", {p, init("b1", {16}, 23)}, {"g"}, {}, "bg", kMs)[0];
+        ValueId f = b.node("FastGelu", {g, init("b2", {16}, 24)}, {"f"}, {}, "fg", kMs)[0];
+        auto sln = b.node("SkipLayerNormalization", {f, sk, init("gamma", {16}, 25), init("beta", {16}, 26), init("bias", {16}, 27)},
+                          {"y", "", "", "sum"}, {floatAttr("epsilon", 1e-5f)}, "sln", kMs);
+        auto kept = b.node("SkipLayerNormalization", {sln[0], sk, init("gamma2", {16}, 28)}, {"z", "mean"},
+                           {floatAttr("epsilon", 1e-5f)}, "sln2", kMs);
+        b.output(kept[0]);
+        b.output(kept[1]);
+        b.output(sln[3]);
+        const Model m = imported(b);
+        auto lowered = compileWith(m, {"lower-contrib-ops"});
+        int contrib = 0;
+        for (NodeId id : lowered.model.graph->order()) contrib += lowered.model.graph->node(id).domain == kMs;
+        QCOMPARE(contrib, 1);  // the norm whose mean is read
+        QCOMPARE(countOps(*lowered.model.graph, "MatMul"), 1);
+        const auto want = runModel(m, {x, skip}), got = runModel(lowered.model, {x, skip});
+        QCOMPARE(got.size(), want.size());
+        for (size_t i = 0; i < want.size(); ++i) expectClose(got[i], want[i], 1e-5);
+        // O2 on the lowered graph: the product carries the bias and GELU in its epilogue.
+        auto o2 = compileWith(m, *pipelinePasses("O2"));
+        expectClose(runModel(o2.model, {x, skip})[0], want[0], 1e-5);
     }
 
     void aShapeBehindAnOpWithoutSchemaImports() {

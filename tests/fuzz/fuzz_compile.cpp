@@ -139,15 +139,24 @@ void checkNumerics(const fuzz::RandomModel& m, const std::vector<std::string>& p
         double scale = 1e-3;
         for (int64_t i = 0; i < want.numel(); ++i)
             if (const double a = elementAsDouble(want, i); std::isfinite(a)) scale = std::max(scale, std::abs(a));
+        // The largest change narrowing alone makes to this output. Fusing changes where the
+        // narrowed values round (a fused GELU rounds once where its written-out form rounded
+        // seven times), so an element that narrowing alone left close may move as far as
+        // another one moved; normalizations over few elements amplify both alike.
+        double narrowingMoves = 0;
+        for (int64_t i = 0; !narrowed.empty() && i < want.numel(); ++i) {
+            const double a = elementAsDouble(want, i), n = elementAsDouble(narrowed[o], i);
+            if (std::isfinite(a) && std::isfinite(n)) narrowingMoves = std::max(narrowingMoves, std::abs(n - a));
+        }
         for (int64_t i = 0; i < want.numel(); ++i) {
             const double a = elementAsDouble(want, i), b = elementAsDouble(got, i);
             auto element = [&] {
                 return output + " element " + std::to_string(i) + " is " + std::to_string(b) + ", built as " + std::to_string(a);
             };
-            double precision = 0;  // what narrowing alone changes here
+            double precision = 0;  // what narrowing alone changes in this output
             if (!narrowed.empty()) {
                 const double n = elementAsDouble(narrowed[o], i);
-                precision = std::isfinite(n) ? 4 * std::abs(n - a) : INFINITY;
+                precision = std::isfinite(n) ? 4 * narrowingMoves : INFINITY;
             }
             if (!std::isfinite(a)) {
                 // NaN where the graph as built gives NaN, the same infinity where it gives one.
