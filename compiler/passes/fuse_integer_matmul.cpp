@@ -134,7 +134,9 @@ public:
         std::vector<NodeId> replaced{m.matmul, m.cast, m.mul};
         if (m.add.valid()) replaced.push_back(m.add);
         for (NodeId id : replaced) rw.removeNode(id);
-        rw.addNode(std::move(fused), m.matmul, replaced);
+        // Where the scales' Mul was: every input it reads exists there (a computed scale may
+        // come after the MatMulInteger).
+        rw.addNode(std::move(fused), m.mul, replaced);
         if (scalesMul.valid()) removeIfUnread(rw, scalesMul);
         return std::string("MatMulInteger, Cast and the scales' Mul") + (m.add.valid() ? " and the bias Add" : "") +
                " in one kernel: each tile of int32 sums is scaled in registers instead of passing through memory "
