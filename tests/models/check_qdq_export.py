@@ -46,10 +46,25 @@ def cli(*args):
     return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=600)
 
 
+def cached(model, name):
+    """The exported model and its reference arrays are there and whole: a run stopped mid-export
+    (or a full disk) leaves a truncated file, which would fail every later run."""
+    arrays = [os.path.join(CACHE, name + suffix) for suffix in (".input.npy", ".output.npy")]
+    if not all(os.path.exists(p) for p in [model, *arrays]):
+        return False
+    try:
+        onnx.checker.check_model(onnx.load(model))
+        for p in arrays:
+            np.load(p)
+    except Exception:  # noqa: BLE001 - anything unreadable is exported again
+        return False
+    return True
+
+
 def check(name, tmp):
     most, expected = MODELS[name]
     model = os.path.join(CACHE, name + ".onnx")
-    if not os.path.exists(model):
+    if not cached(model, name):
         subprocess.run([sys.executable, os.path.join(HERE, "export_qdq_models.py"), CACHE, name], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     compiled = os.path.join(tmp, name + ".compiled.onnx")
