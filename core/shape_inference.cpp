@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/einsum_equation.h"
+#include "core/fused_matmul_axes.h"
 #include "core/shape_values.h"
 
 namespace fsc {
@@ -280,14 +281,11 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
             // op(X): axis 0 behind the other batch axes (transBatch), then the last two swapped (trans).
             auto moved = [&](const ValueType& t, const char* trans, const char* batch) -> std::optional<ValueType> {
                 if (!t.shape.rankKnown() || t.shape.rank() < 2) return t;
-                std::vector<Dim> dims = t.shape.dims();
-                const Attribute* b = node.attribute(batch);
-                if (b && b->i) {
-                    if (dims.size() < 3) return std::nullopt;
-                    std::rotate(dims.begin(), dims.begin() + 1, dims.end() - 1);
-                }
-                const Attribute* tr = node.attribute(trans);
-                if (tr && tr->i) std::swap(dims[dims.size() - 1], dims[dims.size() - 2]);
+                const Attribute *b = node.attribute(batch), *tr = node.attribute(trans);
+                if (b && b->i && t.shape.rank() < 3) return std::nullopt;
+                std::vector<Dim> dims;
+                for (int64_t axis : fusedMatMulAxes(int64_t(t.shape.rank()), tr && tr->i, b && b->i))
+                    dims.push_back(t.shape.dims()[size_t(axis)]);
                 return ValueType::tensor(t.elemType, Shape(std::move(dims)));
             };
             auto a = moved(*first, "transA", "transBatchA"), b = moved(*inputType(1), "transB", "transBatchB");

@@ -12,6 +12,7 @@
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 #include "compiler/runtime/fused_domain.h"
+#include "core/fused_matmul_axes.h"
 #include "core/graph_builder.h"
 
 namespace fsc::passes {
@@ -82,13 +83,8 @@ public:
             for (int i = 0; i < 2; ++i) {
                 const ValueType& t = rw.graph().value(operands[i]).type;
                 const int64_t rank = int64_t(t.shape.rank());
-                std::vector<int64_t> perm;
-                for (int64_t d = 0; d < rank; ++d) perm.push_back(d);
-                if (intAttr(n, batchName[i], 0)) {  // axis 0 behind the other batch axes
-                    for (int64_t d = 0; d + 2 < rank; ++d) perm[size_t(d)] = d + 1;
-                    perm[size_t(rank - 2)] = 0;
-                }
-                if (intAttr(n, transName[i], 0) && rank >= 2) std::swap(perm[size_t(rank - 1)], perm[size_t(rank - 2)]);
+                const std::vector<int64_t> perm =
+                    fusedMatMulAxes(rank, intAttr(n, transName[i], 0) != 0, intAttr(n, batchName[i], 0) != 0);
                 bool identity = true;
                 for (int64_t d = 0; d < rank; ++d) identity &= perm[size_t(d)] == d;
                 if (identity) continue;

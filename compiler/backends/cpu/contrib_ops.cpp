@@ -12,6 +12,7 @@
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/vector_math.h"
 #include "compiler/runtime/thread_pool.h"
+#include "core/fused_matmul_axes.h"
 
 namespace fsc::cpu {
 namespace {
@@ -109,9 +110,7 @@ private:
 };
 
 // FusedMatMul (A, B): alpha x op(A) op(B) (ONNX Runtime's MatMul, Transposes and Mul folded
-// together). op first moves axis 0 behind the other batch axes where transBatchA / transBatchB
-// is set (permutation [1, ..., rank - 2, 0, rank - 1], as ONNX Runtime 1.31 computes it), then
-// swaps the last two axes where transA / transB is.
+// together), op reading each operand's axes in fusedMatMulAxes' order.
 class FusedMatMulKernel : public Kernel {
 public:
     FusedMatMulKernel(float alpha, bool transA, bool transB, bool transBatchA, bool transBatchB)
@@ -125,15 +124,9 @@ public:
             const size_t rank = in[i]->rank();
             if (m_transBatch[i] && (rank < 3 || in[0]->rank() != in[1]->rank()))
                 return bad(ctx, "transBatchA / transBatchB need A and B of one rank, 3 or more");
-            std::vector<size_t> perm(rank);
-            for (size_t d = 0; d < rank; ++d) perm[d] = d;
-            if (m_transBatch[i]) {
-                for (size_t d = 0; d + 2 < rank; ++d) perm[d] = d + 1;
-                perm[rank - 2] = 0;
-            }
-            if (m_trans[i] && rank >= 2) std::swap(perm[rank - 1], perm[rank - 2]);
+            const std::vector<int64_t> perm = fusedMatMulAxes(int64_t(rank), m_trans[i], m_transBatch[i]);
             bool identity = true;
-            for (size_t d = 0; d < rank; ++d) identity &= perm[d] == d;
+            for (size_t d = 0; d < rank; ++d) identity &= perm[d] == int64_t(d);
             if (!identity) in[i] = &(moved[i] = permuted(*in[i], perm));
         }
         auto y = matMulToOutput(ctx, *in[0], *in[1]);
@@ -149,11 +142,11 @@ public:
 
 private:
     // out's axis d is x's axis perm[d].
-    static RtTensor permuted(const RtTensor& x, const std::vector<size_t>& perm) {
+    static RtTensor permuted(const RtTensor& x, const std::vector<int64_t>& perm) {
         const size_t rank = perm.size();
         std::vector<int64_t> dims(rank), inStrides(rank, 1);
         for (size_t d = rank; d-- > 1;) inStrides[d - 1] = inStrides[d] * x.dims[d];
-        for (size_t d = 0; d < rank; ++d) dims[d] = x.dims[perm[d]];
+        for (size_t d = 0; d < rank; ++d) dims[d] = x.dims[size_t(perm[d])];
         RtTensor out = allocateTensor(x.dtype, dims);
         const size_t size = x.numel() ? x.bytes() / size_t(x.numel()) : 1;
         const auto* src = static_cast<const char*>(x.data);
@@ -161,7 +154,7 @@ private:
         std::vector<int64_t> index(rank, 0);
         for (int64_t o = 0; o < out.numel(); ++o) {
             int64_t from = 0;
-            for (size_t d = 0; d < rank; ++d) from += index[d] * inStrides[perm[d]];
+            for (size_t d = 0; d < rank; ++d) from += index[d] * inStrides[size_t(perm[d])];
             std::memcpy(dst + size_t(o) * size, src + size_t(from) * size, size);
             for (size_t d = rank; d-- > 0;) {  // the next output index
                 if (++index[d] < dims[d]) break;
