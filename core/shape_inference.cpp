@@ -292,6 +292,20 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
             if (!a || !b) return std::nullopt;
             return like(matmulResult(*a, *b));
         }
+        // Its transformers optimizer's BERT ops.
+        if (op == "Attention" && inputType(1) && first->shape.rankKnown() && first->shape.rank() == 3) {
+            const Attribute* sizes = node.attribute("qkv_hidden_sizes");
+            Dim hv;
+            if (sizes && sizes->ints.size() == 3) hv = Dim::known(sizes->ints[2]);
+            else if (inputType(1)->shape.rankKnown() && inputType(1)->shape.rank() == 2 && inputType(1)->shape.dims()[1].isKnown())
+                hv = Dim::known(inputType(1)->shape.dims()[1].size() / 3);
+            return like(Shape({first->shape.dims()[0], first->shape.dims()[1], hv}));
+        }
+        if (op == "EmbedLayerNormalization" && inputType(2) && first->shape.rankKnown() && first->shape.rank() == 2) {
+            const Shape& words = inputType(2)->shape;
+            const Dim hidden = words.rankKnown() && words.rank() == 2 ? words.dims()[1] : Dim();
+            return ValueType::tensor(DType::Float32, Shape({first->shape.dims()[0], first->shape.dims()[1], hidden}));
+        }
         if (op == "QGemm" && inputType(3) && first->shape.rank() == 2 && inputType(3)->shape.rankKnown() &&
             inputType(3)->shape.rank() == 2) {
             const Attribute* transB = node.attribute("transB");
@@ -393,6 +407,17 @@ void relaxLoopCarriedInputs(Node& loop) {
     }
 }
 
+// Outputs after the first, for the ops whose later outputs others read.
+void inferOtherOutputs(Graph& graph, const Node& node) {
+    if (node.domain != "com.microsoft" || node.opType != "EmbedLayerNormalization") return;
+    const ValueType& out = graph.value(node.outputs[0]).type;
+    if (!out.shape.rankKnown()) return;
+    if (node.outputs.size() > 1 && node.outputs[1].valid())  // mask_index: tokens per sequence
+        mergeType(graph.value(node.outputs[1]).type, ValueType::tensor(DType::Int32, Shape({out.shape.dims()[0]})));
+    if (node.outputs.size() > 2 && node.outputs[2].valid())  // embedding_sum
+        mergeType(graph.value(node.outputs[2]).type, out);
+}
+
 }  // namespace
 
 void fillUnknownTypes(Graph& graph) {
@@ -404,10 +429,11 @@ void fillUnknownTypes(Graph& graph) {
         shapeValues.evaluate(node);
         if (node.outputs.empty() || !node.outputs[0].valid()) continue;
         ValueType& out = graph.value(node.outputs[0]).type;
-        if (out.shapeFullyKnown() &&
-            std::none_of(out.shape.dims().begin(), out.shape.dims().end(), isInventedSymbol))
-            continue;
-        if (auto inferred = inferByRule(graph, node, shapeValues)) mergeType(out, *inferred);
+        const bool known = out.shapeFullyKnown() &&
+                           std::none_of(out.shape.dims().begin(), out.shape.dims().end(), isInventedSymbol);
+        if (!known)
+            if (auto inferred = inferByRule(graph, node, shapeValues)) mergeType(out, *inferred);
+        inferOtherOutputs(graph, node);
     }
 }
 

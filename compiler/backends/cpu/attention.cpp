@@ -117,6 +117,11 @@ void attentionRows(ThreadPool& pool, const T* q, const T* kt, const T* v, const 
 
 }  // namespace
 
+void attentionFloat(ThreadPool& pool, const float* q, const float* kt, const float* v, const float* mask, float* y,
+                    const AttentionLayout& layout, float scale) {
+    attentionRows<float>(pool, q, kt, v, mask, y, layout, scale);
+}
+
 KernelFactory attention() {
     return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         const float scale = init.getFloat("scale", 1.0f);

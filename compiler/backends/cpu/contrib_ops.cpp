@@ -2,13 +2,14 @@
 // optimization (SessionOptions.optimized_model_filepath, Optimum's --optimize, its
 // transformers optimizer): Gelu, BiasGelu, FastGelu, QuickGelu, SkipLayerNormalization and
 // FusedMatMul, as its contrib op documentation defines them. Without them such a model
-// stopped at its first node. (MatMulIntegerToFloat and DynamicQuantizeMatMul have their own
-// file; the quantized ops theirs.)
+// stopped at its first node. (Attention and EmbedLayerNormalization, MatMulIntegerToFloat and
+// DynamicQuantizeMatMul have their own files; the quantized ops theirs.)
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "compiler/backends/cpu/activation.h"
+#include "compiler/backends/cpu/contrib_kernels.h"
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/backends/cpu/vector_math.h"
 #include "compiler/runtime/thread_pool.h"
@@ -197,6 +198,8 @@ void registerContribKernels(KernelRegistry& r) {
             init.getFloat("alpha", 1.0f), init.getInt("transA", 0) != 0, init.getInt("transB", 0) != 0,
             init.getInt("transBatchA", 0) != 0, init.getInt("transBatchB", 0) != 0));
     });
+    cpu::addContrib(r, "Attention", cpu::contribAttention());
+    cpu::addContrib(r, "EmbedLayerNormalization", cpu::embedLayerNormalization());
 }
 
 }  // namespace fsc

@@ -1,0 +1,10 @@
+#pragma once
+// CPU kernels of com.microsoft ops that need a file of their own (registered in contrib_ops.cpp).
+#include "compiler/runtime/kernel.h"
+
+namespace fsc::cpu {
+
+KernelFactory contribAttention();         // contrib_attention.cpp: com.microsoft.Attention
+KernelFactory embedLayerNormalization();  // contrib_attention.cpp
+
+}  // namespace fsc::cpu
