@@ -4,11 +4,14 @@
 //   FusedMatMul(A, B)            -> [Transpose] [Transpose] MatMul [Mul by alpha]
 //   SkipLayerNormalization       -> Add(input, bias) Add(skip) LayerNormalization
 //   Gelu / BiasGelu / FastGelu   -> [Add of the bias] Gelu (FastGelu: approximate = tanh)
+//   Attention                    -> MatMul [Add] Reshape per part, the mask's ops, our
+//                                   Attention, Reshape (contrib_attention_lowering.cpp)
 // Each keeps the op's arithmetic; SkipLayerNormalization adds its bias to the input before
 // the skip (ONNX Runtime adds it last), so that the bias can join the product before it and
 // the residual Add the norm: sums that differ in their last bit. An op whose other outputs
 // are read (SkipLayerNormalization's mean and inverse deviation) stays as it is, run by its
 // kernel (backends/cpu/contrib_ops.cpp).
+#include "compiler/passes/contrib_attention_lowering.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 #include "compiler/runtime/fused_domain.h"
@@ -43,15 +46,20 @@ ValueType permutedType(const ValueType& x, const std::vector<int64_t>& perm) {
 
 class LowerContribPattern : public TypedPattern<ContribOp> {
 public:
+    explicit LowerContribPattern(int64_t opset) : m_opset(opset) {}
     std::string name() const override { return "contrib-op"; }
     std::set<std::string> rootOps() const override {
-        return {"FusedMatMul", "SkipLayerNormalization", "Gelu", "BiasGelu", "FastGelu"};
+        return {"FusedMatMul", "SkipLayerNormalization", "Gelu", "BiasGelu", "FastGelu", "Attention"};
     }
 
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
         const Node& n = g.node(anchor);
         if (n.domain != kMs) return MatchResult::none();
+        if (n.opType == "Attention") {
+            const std::string blocker = contribAttentionBlocker(rw, n, m_opset);
+            if (!blocker.empty()) return MatchResult::rejected(blocker);
+        }
         if (n.opType == "FusedMatMul") {
             const bool batch = intAttr(n, "transBatchA", 0) || intAttr(n, "transBatchB", 0);
             for (size_t i = 0; i < 2; ++i) {
@@ -70,6 +78,7 @@ public:
     }
 
     std::string rewrite(Rewriter& rw, const ContribOp& m) const override {
+        if (rw.graph().node(m.node).opType == "Attention") return lowerContribAttention(rw, m.node, m_opset, m_masks);
         const Node n = rw.graph().node(m.node);
         rw.removeNode(m.node);
         std::vector<Node> nodes;
@@ -129,15 +138,27 @@ public:
         for (Node& node : nodes) rw.addNode(std::move(node), m.node, {m.node});
         return said;
     }
+
+private:
+    int64_t m_opset;  // the default domain's: which form of Unsqueeze, whether Range exists
+    mutable AttentionMaskCache m_masks;
+};
+
+class LowerContribPass : public Pass {
+public:
+    std::string name() const override { return "lower-contrib-ops"; }
+    std::string description() const override {
+        return "ONNX Runtime's FusedMatMul, SkipLayerNormalization, Gelu, BiasGelu, FastGelu and Attention as the standard "
+               "(and our fused) ops they stand for";
+    }
+    Status run(PassContext& context) override {
+        PatternPass inner(name(), description(), onePattern(std::make_unique<LowerContribPattern>(context.model.opsetVersion(""))));
+        return inner.run(context);
+    }
 };
 
 }  // namespace
 
-std::unique_ptr<Pass> lowerContribOps() {
-    return std::make_unique<PatternPass>(
-        "lower-contrib-ops",
-        "ONNX Runtime's FusedMatMul, SkipLayerNormalization, Gelu, BiasGelu and FastGelu as the standard ops they stand for",
-        onePattern(std::make_unique<LowerContribPattern>()));
-}
+std::unique_ptr<Pass> lowerContribOps() { return std::make_unique<LowerContribPass>(); }
 
 }  // namespace fsc::passes

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/buffer.h"
 #include "core/graph_builder.h"
 #include "compiler/runtime/half.h"
 
@@ -160,6 +161,16 @@ void removeIfUnread(Rewriter& rw, NodeId id) {
 
 Tensor makeFloatTensor(std::vector<int64_t> dims, std::vector<float> values) {
     return floatTensor("", std::move(dims), values);
+}
+
+Tensor columnBlock(const Tensor& t, int64_t rows, int64_t begin, int64_t width, std::vector<int64_t> dims) {
+    const size_t bytes = size_t(dtypeBits(t.dtype()) / 8), columns = size_t(t.numElements() / rows);
+    std::string block(size_t(rows * width) * bytes, '\0');
+    for (int64_t r = 0; r < rows; ++r)
+        std::memcpy(block.data() + size_t(r * width) * bytes, t.data() + (size_t(r) * columns + size_t(begin)) * bytes,
+                    size_t(width) * bytes);
+    const size_t size = block.size();
+    return Tensor("", t.dtype(), std::move(dims), makeBuffer(std::move(block)), 0, size);
 }
 
 }  // namespace fsc::passes

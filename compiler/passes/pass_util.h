@@ -61,6 +61,9 @@ void removeIfUnread(Rewriter& rw, NodeId id);
 
 // A float32 tensor with the given values.
 Tensor makeFloatTensor(std::vector<int64_t> dims, std::vector<float> values);
+// Columns [begin, begin + width) of `t` read as `rows` rows, as a new tensor of `dims`: one
+// part of a packed weight or bias.
+Tensor columnBlock(const Tensor& t, int64_t rows, int64_t begin, int64_t width, std::vector<int64_t> dims);
 
 }  // namespace fsc::passes
 

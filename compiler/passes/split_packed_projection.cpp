@@ -36,19 +36,6 @@ struct PackedProjection {
 // part axis, the element axis within a part, and a size-1 axis an Unsqueeze made.
 constexpr int kPart = -1, kElement = -2, kUnit = -3;
 
-// Columns [begin, begin + width) of `t` read as `rows` rows, as a new tensor of `dims`.
-Tensor columnBlock(const Tensor& t, int64_t rows, int64_t begin, int64_t width,
-                   std::vector<int64_t> dims) {
-    const size_t bytes = size_t(dtypeBits(t.dtype()) / 8), columns = size_t(t.numElements() / rows);
-    std::string block(size_t(rows * width) * bytes, '\0');
-    for (int64_t r = 0; r < rows; ++r)
-        std::memcpy(block.data() + size_t(r * width) * bytes,
-                    t.data() + (size_t(r) * columns + size_t(begin)) * bytes,
-                    size_t(width) * bytes);
-    const size_t size = block.size();
-    return Tensor("", t.dtype(), std::move(dims), makeBuffer(std::move(block)), 0, size);
-}
-
 std::optional<std::vector<int64_t>> axesOf(const Rewriter& rw, const Node& n) {
     if (n.inputs.size() > 1 && n.inputs[1].valid()) return constantInts(rw, n.inputs[1]);
     if (const Attribute* a = n.attribute("axes")) return a->ints;

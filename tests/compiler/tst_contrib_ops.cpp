@@ -8,63 +8,15 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 
 #include "compiler/pipelines.h"
-#include "compiler/runtime/executor.h"
+#include "contrib_test_support.h"
 #include "core/graph_builder.h"
-#include "core/onnx_export.h"
-#include "core/onnx_import.h"
 #include "pass_test_support.h"
 
 using namespace fsc;
 using namespace fsc::test;
 
-namespace {
-
-constexpr const char* kMs = "com.microsoft";
-
-// The built graph through ONNX bytes (our import's inference types what libonnx cannot).
-Model imported(GraphBuilder& b) {
-    Model m = b.buildModel(17);
-    m.opsetImports.push_back({kMs, 1});
-    auto bytes = exportModelToBytes(m);
-    if (!bytes) qFatal("%s", bytes.status().message().c_str());
-    auto back = importModelFromBytes(bytes->data(), bytes->size(), "contrib.onnx");
-    if (!back) qFatal("%s", back.status().message().c_str());
-    return std::move(*back);
-}
-
-std::vector<RtTensor> runModel(const Model& m, const std::vector<RtTensor>& feeds) {
-    auto exec = Executor::create(m, cpuExecutorOptions());
-    if (!exec) qFatal("%s", exec.status().message().c_str());
-    auto out = (*exec)->run(feeds);
-    if (!out) qFatal("%s", out.status().message().c_str());
-    return std::move(*out);
-}
-
-RtTensor randomTensor(std::vector<int64_t> dims, uint32_t seed, float scale = 1.0f) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> normal(0.0f, scale);
-    RtTensor t = allocateTensor(DType::Float32, std::move(dims));
-    for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = normal(rng);
-    return t;
-}
-
-Tensor constant(const std::string& name, const RtTensor& t) {
-    return floatTensor(name, t.dims, std::vector<float>(t.as<float>(), t.as<float>() + t.numel()));
-}
-
-void expectClose(const RtTensor& got, const RtTensor& want, double tolerance) {
-    QCOMPARE(got.dims, want.dims);
-    for (int64_t i = 0; i < want.numel(); ++i) {
-        const double g = got.as<float>()[i], w = want.as<float>()[i];
-        if (!(std::abs(g - w) <= tolerance * (1.0 + std::abs(w))))
-            QFAIL(("element " + std::to_string(i) + ": " + std::to_string(g) + " against " + std::to_string(w)).c_str());
-    }
-}
-
-}  // namespace
 
 class TestContribOps : public QObject {
     Q_OBJECT

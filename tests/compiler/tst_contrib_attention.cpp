@@ -1,0 +1,238 @@
+// com.microsoft.Attention and EmbedLayerNormalization (what ONNX Runtime's transformers
+// optimizer writes) against loops written from the contrib op documentation: the kernels at
+// O0, and at O2 lower-contrib-ops' products, mask ops and fused attention, for every form of
+// mask_index. Both were also checked against ONNX Runtime 1.31 itself (docs/benchmarks.md).
+#include <QTest>
+
+#include <cmath>
+#include <functional>
+
+#include "compiler/pipelines.h"
+#include "contrib_test_support.h"
+#include "core/graph_builder.h"
+#include "pass_test_support.h"
+
+using namespace fsc;
+using namespace fsc::test;
+
+namespace {
+
+constexpr int64_t kBatch = 2, kSeq = 6, kHidden = 16;
+constexpr float kFilter = -10000.0f;
+
+RtTensor ints(std::vector<int64_t> dims, std::vector<int32_t> values) {
+    RtTensor t = allocateTensor(DType::Int32, std::move(dims));
+    std::copy(values.begin(), values.end(), t.as<int32_t>());
+    return t;
+}
+
+// The documented computation: Q, K, V = x W + bias split in three; per head
+// softmax(scale Q K^T + additive(b, h, s, k)) V, heads merged.
+RtTensor naiveAttention(const RtTensor& x, const RtTensor& w, const RtTensor& bias, int64_t heads, const int64_t sizes[3],
+                        float scale, const std::function<double(int64_t, int64_t, int64_t, int64_t)>& additive) {
+    const int64_t packed = w.dims[1];
+    std::vector<double> qkv(size_t(kBatch * kSeq * packed));
+    for (int64_t r = 0; r < kBatch * kSeq; ++r)
+        for (int64_t c = 0; c < packed; ++c) {
+            double sum = bias.as<float>()[c];
+            for (int64_t i = 0; i < kHidden; ++i) sum += double(x.as<float>()[r * kHidden + i]) * w.as<float>()[i * packed + c];
+            qkv[size_t(r * packed + c)] = sum;
+        }
+    const int64_t d = sizes[0] / heads, dv = sizes[2] / heads;
+    RtTensor y = allocateTensor(DType::Float32, {kBatch, kSeq, sizes[2]});
+    for (int64_t b = 0; b < kBatch; ++b)
+        for (int64_t h = 0; h < heads; ++h)
+            for (int64_t s = 0; s < kSeq; ++s) {
+                std::vector<double> p(kSeq);
+                double best = -1e300, total = 0;
+                for (int64_t k = 0; k < kSeq; ++k) {
+                    double dot = 0;
+                    for (int64_t i = 0; i < d; ++i)
+                        dot += qkv[size_t((b * kSeq + s) * packed + h * d + i)] * qkv[size_t((b * kSeq + k) * packed + sizes[0] + h * d + i)];
+                    p[size_t(k)] = scale * dot + additive(b, h, s, k);
+                    best = std::max(best, p[size_t(k)]);
+                }
+                for (double& v : p) total += v = std::exp(v - best);
+                for (int64_t i = 0; i < dv; ++i) {
+                    double out = 0;
+                    for (int64_t k = 0; k < kSeq; ++k)
+                        out += p[size_t(k)] / total * qkv[size_t((b * kSeq + k) * packed + 2 * sizes[0] + h * dv + i)];
+                    y.as<float>()[(b * kSeq + s) * sizes[2] + h * dv + i] = float(out);
+                }
+            }
+    return y;
+}
+
+int countContrib(const Model& m, const char* op) {
+    int n = 0;
+    for (NodeId id : m.graph->order()) n += m.graph->node(id).domain == kMs && m.graph->node(id).opType == op;
+    return n;
+}
+
+}  // namespace
+
+class TestContribAttention : public QObject {
+    Q_OBJECT
+private slots:
+    void attentionReadsEveryMaskForm_data() {
+        QTest::addColumn<QString>("form");
+        QTest::addColumn<bool>("lowered");
+        for (auto [form, lowered] : {std::pair{"none", true}, {"ends", true}, {"starts and ends", false}, {"keys", true},
+                                     {"full", true}, {"causal", true}, {"causal and ends", true}, {"attention bias", true},
+                                     {"own sizes and scale", true}})
+            QTest::newRow(form) << QString(form) << lowered;
+    }
+    void attentionReadsEveryMaskForm() {
+        QFETCH(QString, form);
+        QFETCH(bool, lowered);
+        const bool ownSizes = form == "own sizes and scale", causal = form.startsWith("causal");
+        const int64_t heads = 2, sizes[3] = {kHidden, kHidden, ownSizes ? 12 : kHidden};
+        const int64_t packed = sizes[0] + sizes[1] + sizes[2];
+        const RtTensor x = randomTensor({kBatch, kSeq, kHidden}, 1), w = randomTensor({kHidden, packed}, 2, 0.3f),
+                       bias = randomTensor({packed}, 3, 0.1f), attentionBias = randomTensor({1, heads, kSeq, kSeq}, 4);
+        RtTensor mask;
+        if (form == "ends" || form == "causal and ends") mask = ints({kBatch}, {4, 6});
+        if (form == "starts and ends") mask = ints({2 * kBatch}, {5, 6, 1, 0});
+        if (form == "keys" || form == "attention bias") mask = ints({kBatch, kSeq}, {1, 1, 0, 1, 0, 0, 1, 1, 1, 1, 1, 0});
+        if (form == "full") {
+            std::vector<int32_t> v(size_t(kBatch * kSeq * kSeq));
+            for (size_t i = 0; i < v.size(); ++i) v[i] = (i * 7 % 5) != 0;
+            mask = ints({kBatch, kSeq, kSeq}, v);
+        }
+        auto masked = [&](int64_t b, int64_t s, int64_t k) {
+            if (!mask.data) return false;
+            const int32_t* m = mask.as<int32_t>();
+            if (mask.rank() == 1) return k >= m[b] || (mask.dims[0] == 2 * kBatch && k < m[kBatch + b]);
+            return (mask.rank() == 2 ? m[b * kSeq + k] : m[(b * kSeq + s) * kSeq + k]) <= 0;
+        };
+        auto additive = [&](int64_t b, int64_t h, int64_t s, int64_t k) {
+            double v = masked(b, s, k) ? kFilter : 0.0;
+            if (causal && k > s) v += kFilter;
+            if (form == "attention bias") v += attentionBias.as<float>()[(h * kSeq + s) * kSeq + k];
+            return v;
+        };
+        const float scale = ownSizes ? 0.4f : 1.0f / std::sqrt(float(kHidden / heads));
+
+        GraphBuilder g;
+        std::vector<ValueId> inputs = {g.input("x", DType::Float32, Shape::ofSizes({kBatch, kSeq, kHidden})),
+                                       g.initializer(constant("w", w)), g.initializer(constant("bias", bias))};
+        std::vector<RtTensor> feeds = {x};
+        if (mask.data) {
+            inputs.push_back(g.input("mask", DType::Int32, Shape::ofSizes(mask.dims)));
+            feeds.push_back(mask);
+        }
+        if (form == "attention bias") {
+            inputs.resize(5);
+            inputs.push_back(g.input("attention_bias", DType::Float32, Shape::ofSizes(attentionBias.dims)));
+            feeds.push_back(attentionBias);
+        }
+        std::vector<Attribute> attrs = {intAttr("num_heads", heads), intAttr("unidirectional", causal)};
+        if (ownSizes) attrs.push_back(intsAttr("qkv_hidden_sizes", {sizes[0], sizes[1], sizes[2]}));
+        if (ownSizes) attrs.push_back(floatAttr("scale", scale));
+        g.output(g.node("Attention", inputs, {"y"}, attrs, "attention", kMs)[0]);
+        const Model m = imported(g);
+        QCOMPARE(m.graph->value(m.graph->outputs[0]).type.shape, Shape::ofSizes({kBatch, kSeq, sizes[2]}));
+
+        const RtTensor want = naiveAttention(x, w, bias, heads, sizes, scale, additive);
+        expectClose(runModel(m, feeds)[0], want, 2e-5);
+        auto o2 = compileWith(m, *pipelinePasses("O2"));
+        QCOMPARE(countContrib(o2.model, "Attention"), lowered ? 0 : 1);
+        QCOMPARE(countOps(*o2.model.graph, "Attention"), 1);
+        expectClose(runModel(o2.model, feeds)[0], want, 2e-5);
+    }
+
+    void layersReadingOneMaskShareItsOps() {
+        // An encoder's layers all read EmbedLayerNormalization's mask_index: its ops are built once.
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape::ofSizes({kBatch, kSeq, kHidden}));
+        ValueId mask = g.input("mask", DType::Int32, Shape::ofSizes({kBatch}));
+        for (int layer = 0; layer < 3; ++layer) {
+            const std::string n = std::to_string(layer);
+            x = g.node("Attention",
+                       {x, g.initializer(constant("w" + n, randomTensor({kHidden, 3 * kHidden}, 10 + layer, 0.3f))),
+                        g.initializer(constant("b" + n, randomTensor({3 * kHidden}, 20 + layer, 0.1f))), mask},
+                       {"y" + n}, {intAttr("num_heads", 4)}, "attention" + n, kMs)[0];
+        }
+        g.output(x);
+        const Model m = imported(g);
+        auto o2 = compileWith(m, *pipelinePasses("O2"));
+        QCOMPARE(countOps(*o2.model.graph, "Attention"), 3);
+        QCOMPARE(countOps(*o2.model.graph, "Where"), 1);
+        const std::vector<RtTensor> feeds = {randomTensor({kBatch, kSeq, kHidden}, 30), ints({kBatch}, {3, 6})};
+        expectClose(runModel(o2.model, feeds)[0], runModel(m, feeds)[0], 2e-5);
+    }
+
+    void attentionWithAPastStateSaysSo() {
+        GraphBuilder g;
+        ValueId x = g.input("x", DType::Float32, Shape::ofSizes({1, 2, 8}));
+        ValueId past = g.input("past", DType::Float32, Shape::ofSizes({2, 1, 2, 3, 4}));
+        g.output(g.node("Attention",
+                        {x, g.initializer(constant("w", randomTensor({8, 24}, 5))), g.initializer(constant("b", randomTensor({24}, 6))),
+                         ValueId(), past},
+                        {"y"}, {intAttr("num_heads", 2)}, "gpt_attention", kMs)[0]);
+        const Model m = imported(g);
+        auto o2 = compileWith(m, *pipelinePasses("O2"));
+        QCOMPARE(countContrib(o2.model, "Attention"), 1);  // left to the kernel, which says why it cannot run it
+        auto exec = Executor::create(o2.model, cpuExecutorOptions());
+        QVERIFY(bool(exec));
+        auto out = (*exec)->run({randomTensor({1, 2, 8}, 7), randomTensor({2, 1, 2, 3, 4}, 8)});
+        QVERIFY(!out);
+        const std::string message = out.status().message();
+        QVERIFY2(message.find("gpt_attention") != std::string::npos && message.find("past") != std::string::npos, message.c_str());
+        QVERIFY(message.find('\n') == std::string::npos);
+    }
+
+    void embedLayerNormalizationSumsNormalizesAndCounts() {
+        constexpr int64_t vocab = 11, positions = 9;
+        const RtTensor words = randomTensor({vocab, kHidden}, 40), position = randomTensor({positions, kHidden}, 41),
+                       segment = randomTensor({2, kHidden}, 42), gamma = randomTensor({kHidden}, 43), beta = randomTensor({kHidden}, 44);
+        const RtTensor ids = ints({kBatch, kSeq}, {1, 5, 10, 0, 3, 3, 7, 2, 9, 4, 6, 8});
+        const RtTensor segments = ints({kBatch, kSeq}, {0, 0, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1});
+        const RtTensor mask = ints({kBatch, kSeq}, {1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1});
+        GraphBuilder g;
+        auto outs = g.node("EmbedLayerNormalization",
+                           {g.input("ids", DType::Int32, Shape::ofSizes({kBatch, kSeq})),
+                            g.input("segments", DType::Int32, Shape::ofSizes({kBatch, kSeq})), g.initializer(constant("words", words)),
+                            g.initializer(constant("positions", position)), g.initializer(constant("segment", segment)),
+                            g.initializer(constant("gamma", gamma)), g.initializer(constant("beta", beta)),
+                            g.input("mask", DType::Int32, Shape::ofSizes({kBatch, kSeq}))},
+                           {"y", "mask_index", "sum"}, {floatAttr("epsilon", 1e-5f)}, "embeddings", kMs);
+        for (ValueId v : outs) g.output(v);
+        const Model m = imported(g);
+        QCOMPARE(m.graph->value(outs[1]).type, ValueType::tensor(DType::Int32, Shape::ofSizes({kBatch})));
+        const auto got = runModel(m, {ids, segments, mask});
+
+        RtTensor wantY = allocateTensor(DType::Float32, {kBatch, kSeq, kHidden});
+        RtTensor wantSum = allocateTensor(DType::Float32, {kBatch, kSeq, kHidden});
+        for (int64_t r = 0; r < kBatch * kSeq; ++r) {
+            double mean = 0, var = 0;
+            float* sum = wantSum.as<float>() + r * kHidden;
+            for (int64_t i = 0; i < kHidden; ++i) {
+                sum[i] = words.as<float>()[ids.as<int32_t>()[r] * kHidden + i] + position.as<float>()[(r % kSeq) * kHidden + i] +
+                         segment.as<float>()[segments.as<int32_t>()[r] * kHidden + i];
+                mean += sum[i] / double(kHidden);
+            }
+            for (int64_t i = 0; i < kHidden; ++i) var += (sum[i] - mean) * (sum[i] - mean) / double(kHidden);
+            for (int64_t i = 0; i < kHidden; ++i)
+                wantY.as<float>()[r * kHidden + i] =
+                    float((sum[i] - mean) / std::sqrt(var + 1e-5) * gamma.as<float>()[i] + beta.as<float>()[i]);
+        }
+        expectClose(got[0], wantY, 1e-5);
+        QCOMPARE(got[1].as<int32_t>()[0], 4);  // the mask's ones
+        QCOMPARE(got[1].as<int32_t>()[1], 6);
+        expectClose(got[2], wantSum, 1e-6);
+
+        // A token id outside the vocabulary: one line naming the node and the id.
+        const RtTensor wrong = ints({kBatch, kSeq}, {1, 5, 10, 0, 3, 3, 7, 2, 9, 4, 6, 11});
+        auto exec = Executor::create(m, cpuExecutorOptions());
+        QVERIFY(bool(exec));
+        auto out = (*exec)->run({wrong, segments, mask});
+        QVERIFY(!out);
+        const std::string message = out.status().message();
+        QVERIFY2(message.find("embeddings") != std::string::npos && message.find("input_ids holds 11") != std::string::npos,
+                 message.c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestContribAttention)
+#include "tst_contrib_attention.moc"
