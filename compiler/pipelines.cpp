@@ -141,6 +141,10 @@ Result<std::vector<std::unique_ptr<Pass>>> buildPipeline(const PipelineSpec& spe
         if (name == "channels-last") list.push_back(passes::channelsLast(channelsLastTypes(spec)));
         else if (name == "qdq-folding" && !integerOps)
             list.push_back(passes::foldQdq("the CUDA backend has no integer convolutions; the QDQ form runs in float"));
+        else if (name == "lower-contrib-ops" && !spec.customPasses && spec.target.backend != Backend::Cuda)
+            // Its kernel runs the same three products and attention loop (BERT-base in that form:
+            // the same time lowered or not, docs/benchmarks.md) in 1 node where lowered are 8 or more.
+            list.push_back(passes::lowerContribOps("the CPU runs com.microsoft.Attention's kernel as fast as its lowered form"));
         else if (name == "integer-matmul-fusion" && !integerOps)
             list.push_back(passes::fuseIntegerMatMul("the CUDA backend has no MatMulIntegerToFloat kernel"));
         else if (name == "fold-constants")  // a qdq-folding after it takes the QDQ weights as they are

@@ -216,6 +216,7 @@ int compile(const CLI::App& app, const CompileArgs& a) {
     options.verifyEachPass = a.verify;
     PipelineSpec spec;
     spec.passes = *passes;
+    spec.customPasses = !a.pipeline.passes.empty();  // as run marks it: a pass list runs each pass as registered
     spec.tensorParallel = a.parallel.tp;
     spec.pipelineParallel = a.parallel.pp;
     std::optional<QuantizePlan> quantizePlan;

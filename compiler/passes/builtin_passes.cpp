@@ -14,7 +14,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(foldConvBatchNorm);
     registry.add(fusePad);
     registry.add(fuseMatMulAdd);
-    registry.add(lowerContribOps);
+    registry.add([] { return lowerContribOps(); });
     registry.add(fuseGelu);
     registry.add(fuseLayerNorm);
     registry.add(fuseRmsNorm);

@@ -1,9 +1,11 @@
 #include "compiler/passes/contrib_attention_lowering.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "compiler/passes/pass_util.h"
 #include "compiler/runtime/fused_domain.h"
+#include "core/buffer.h"
 #include "core/graph_builder.h"
 
 namespace fsc::passes {
@@ -28,6 +30,12 @@ std::optional<Sizes> partSizes(const Node& n, int64_t packed) {
     for (int64_t p : s.parts)
         if (p % s.heads) return std::nullopt;
     return s;
+}
+
+Tensor int32Scalar(int32_t v) {
+    std::string bytes(sizeof v, '\0');
+    std::memcpy(bytes.data(), &v, sizeof v);
+    return Tensor("", DType::Int32, {}, makeBuffer(std::move(bytes)), 0, sizeof v);
 }
 
 bool present(const Node& n, size_t i) { return i < n.inputs.size() && n.inputs[i].valid(); }
@@ -184,17 +192,20 @@ std::string lowerContribAttention(Rewriter& rw, NodeId id, int64_t opset, Attent
     if (unseen && form != MaskForm::None) {
         const ValueType& indexType = g.value(n.inputs[3]).type;
         const std::vector<Dim> indexDims = indexType.shape.dims();
-        ValueId index = n.inputs[3];
-        if (indexType.elemType != DType::Int64)
-            index = b.node("Cast", {index}, ValueType::tensor(DType::Int64, indexType.shape), "mask_index_int64",
-                           {fsc::intAttr("to", 7)});  // TensorProto's INT64
         ValueId kept;  // true where the key is attended to
         auto boolean = [](std::vector<Dim> dims) { return ValueType::tensor(DType::Bool, Shape(std::move(dims))); };
-        if (form == MaskForm::Ends) {
-            const ValueId ends = b.unsqueeze(index, {1}, Shape({batch, Dim::known(1)}), "sequence_ends");
+        if (form == MaskForm::Ends) {  // compared with Range's int64 positions
+            ValueId ends = n.inputs[3];
+            if (indexType.elemType != DType::Int64)
+                ends = b.node("Cast", {ends}, ValueType::tensor(DType::Int64, indexType.shape), "sequence_ends_int64",
+                              {fsc::intAttr("to", 7)});  // TensorProto's INT64
+            ends = b.unsqueeze(ends, {1}, Shape({batch, Dim::known(1)}), "sequence_ends");
             kept = b.node("Less", {positions, ends}, boolean({batch, seq}), "keys_kept");
         } else {
-            kept = b.node("Greater", {index, b.ints({0}, "mask_zero", true)}, boolean(indexDims), "keys_kept");
+            const ValueId zero = indexType.elemType == DType::Int64
+                                     ? b.ints({0}, "mask_zero", true)
+                                     : b.constant(int32Scalar(0), "mask_zero");
+            kept = b.node("Greater", {n.inputs[3], zero}, boolean(indexDims), "keys_kept");
         }
         const std::vector<Dim> keptDims = form == MaskForm::Full ? indexDims : std::vector<Dim>{batch, seq};
         const ValueId additive = b.node("Where", {kept, zero, masked}, floats(keptDims), "key_mask");

@@ -46,7 +46,7 @@ ValueType permutedType(const ValueType& x, const std::vector<int64_t>& perm) {
 
 class LowerContribPattern : public TypedPattern<ContribOp> {
 public:
-    explicit LowerContribPattern(int64_t opset) : m_opset(opset) {}
+    LowerContribPattern(int64_t opset, std::string keepAttention) : m_opset(opset), m_keepAttention(std::move(keepAttention)) {}
     std::string name() const override { return "contrib-op"; }
     std::set<std::string> rootOps() const override {
         return {"FusedMatMul", "SkipLayerNormalization", "Gelu", "BiasGelu", "FastGelu", "Attention"};
@@ -57,6 +57,7 @@ public:
         const Node& n = g.node(anchor);
         if (n.domain != kMs) return MatchResult::none();
         if (n.opType == "Attention") {
+            if (!m_keepAttention.empty()) return MatchResult::rejected(m_keepAttention);
             const std::string blocker = contribAttentionBlocker(rw, n, m_opset);
             if (!blocker.empty()) return MatchResult::rejected(blocker);
         }
@@ -141,24 +142,31 @@ public:
 
 private:
     int64_t m_opset;  // the default domain's: which form of Unsqueeze, whether Range exists
+    std::string m_keepAttention;
     mutable AttentionMaskCache m_masks;
 };
 
 class LowerContribPass : public Pass {
 public:
+    explicit LowerContribPass(std::string keepAttention) : m_keepAttention(std::move(keepAttention)) {}
     std::string name() const override { return "lower-contrib-ops"; }
     std::string description() const override {
         return "ONNX Runtime's FusedMatMul, SkipLayerNormalization, Gelu, BiasGelu, FastGelu and Attention as the standard "
                "(and our fused) ops they stand for";
     }
     Status run(PassContext& context) override {
-        PatternPass inner(name(), description(), onePattern(std::make_unique<LowerContribPattern>(context.model.opsetVersion(""))));
+        PatternPass inner(name(), description(), onePattern(std::make_unique<LowerContribPattern>(context.model.opsetVersion(""), m_keepAttention)));
         return inner.run(context);
     }
+
+private:
+    std::string m_keepAttention;
 };
 
 }  // namespace
 
-std::unique_ptr<Pass> lowerContribOps() { return std::make_unique<LowerContribPass>(); }
+std::unique_ptr<Pass> lowerContribOps(std::string keepAttention) {
+    return std::make_unique<LowerContribPass>(std::move(keepAttention));
+}
 
 }  // namespace fsc::passes

@@ -22,7 +22,9 @@ std::unique_ptr<Pass> cancelInversePairs();
 std::unique_ptr<Pass> foldConvBatchNorm();
 std::unique_ptr<Pass> fuseMatMulAdd();
 // ONNX Runtime's com.microsoft FusedMatMul, SkipLayerNormalization and Gelu family as standard ops.
-std::unique_ptr<Pass> lowerContribOps();
+// keepAttention, when not empty: com.microsoft.Attention stays as it is (run by its kernel),
+// each one rejected with this reason.
+std::unique_ptr<Pass> lowerContribOps(std::string keepAttention = {});
 std::unique_ptr<Pass> fuseGelu();
 std::unique_ptr<Pass> fuseLayerNorm();
 std::unique_ptr<Pass> fuseRmsNorm();
