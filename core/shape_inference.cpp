@@ -277,6 +277,11 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
             if (!shape) return std::nullopt;
             return ValueType::tensor(DType::Float32, std::move(*shape));
         }
+        if (op == "MatMulNBits" && first->shape.rankKnown() && first->shape.rank() >= 1 && node.attribute("N")) {
+            std::vector<Dim> dims = first->shape.dims();
+            dims.back() = Dim::known(node.attribute("N")->i);
+            return like(Shape(std::move(dims)));
+        }
         if (op == "FusedMatMul" && inputType(1)) {
             // op(X): axis 0 behind the other batch axes (transBatch), then the last two swapped (trans).
             auto moved = [&](const ValueType& t, const char* trans, const char* batch) -> std::optional<ValueType> {

@@ -35,14 +35,17 @@ fi
 # A bert_base.onnx from before 2026-11-28 shares one layer's weights across all 12: exported again.
 [ -f "$cache/bert_base.onnx.distinct" ] ||
   { /usr/bin/python3 "$here/export_bert_base.py" "$cache/bert_base.onnx" 2>/dev/null && touch "$cache/bert_base.onnx.distinct"; }
-# Dynamically quantized transformers (quantize_dynamic's MatMulInteger form) and BERT-base in
-# ONNX Runtime's transformers-optimizer form, made when named.
+# Dynamically quantized transformers (quantize_dynamic's MatMulInteger form), BERT-base in
+# ONNX Runtime's transformers-optimizer form and MODEL_q4 (MODEL's MatMuls as 4-bit
+# MatMulNBits), made when named.
 for model in $models; do
   [ ! -f "$cache/$model.onnx" ] || continue
   case $model in
     bert_dq) /usr/bin/python3 "$here/../models/quantize_dynamic_matmuls.py" "$cache/bert_base.onnx" "$cache/bert_dq.onnx" ;;
     distilbert_dq) /usr/bin/python3 "$here/../models/export_dynamic_quantized.py" distilbert_dq "$cache/distilbert_dq.onnx" 2>/dev/null ;;
     bert_ort_fused) /usr/bin/python3 "$here/../models/export_ort_transformer.py" bert_ort_fused "$cache/bert_ort_fused.onnx" ;;
+    *_q4) /usr/bin/python3 "$here/../models/quantize_matmul_nbits.py" "$cache/${model%_q4}.onnx" "$cache/$model.onnx" >/dev/null
+      [ ! -f "$cache/${model%_q4}.input.npy" ] || cp "$cache/${model%_q4}.input.npy" "$cache/$model.input.npy" ;;
   esac
 done
 samples=$(mktemp -d)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/runtime/executor.h"
+#include "compiler/target.h"
 #include "core/graph_builder.h"
 #include "core/onnx_export.h"
 #include "core/onnx_import.h"

@@ -200,6 +200,7 @@ void registerContribKernels(KernelRegistry& r) {
     });
     cpu::addContrib(r, "Attention", cpu::contribAttention());
     cpu::addContrib(r, "EmbedLayerNormalization", cpu::embedLayerNormalization());
+    cpu::addContrib(r, "MatMulNBits", cpu::matMulNBits());
 }
 
 }  // namespace fsc

@@ -34,7 +34,8 @@ struct RelaidCopy {
 namespace {
 // The copy every kernel reading the constant in this layout shares; null when it has no
 // owner or does not fit the budget.
-std::shared_ptr<const RelaidCopy> sharedCopy(const RtTensor& constant, const RelaidKey& key) {
+std::shared_ptr<const RelaidCopy> sharedCopy(const RtTensor& constant, const RelaidKey& key,
+                                             const std::function<void(float*)>& fill) {
     static std::mutex mutex;
     static std::map<RelaidKey, std::weak_ptr<const RelaidCopy>> copies;
     if (!constant.owner) return nullptr;
@@ -49,11 +50,7 @@ std::shared_ptr<const RelaidCopy> sharedCopy(const RtTensor& constant, const Rel
     copy->bytes = bytes;  // from here the destructor gives the bytes back, also on a throw
     copy->original = constant.owner;
     copy->values.assign(size_t(k * ld), 0.0f);
-    const float* from = constant.as<float>();
-    if (transposed)
-        transposeMatrix(from, n, k, copy->values.data(), ld);
-    else
-        for (int64_t r = 0; r < k; ++r) std::memcpy(copy->values.data() + r * ld, from + r * n, size_t(n) * sizeof(float));
+    fill(copy->values.data());
     copies[key] = copy;
     return copy;
 }
@@ -78,10 +75,19 @@ int64_t relaidBytesKept() { return g_copyBytes.load(); }
 void setRelaidCopyBudgetBytes(int64_t bytes) { g_copyBudget = bytes; }
 
 const float* RelaidConstant::of(const RtTensor& constant, int64_t k, int64_t n, bool transposed, int64_t ld) {
-    const RelaidKey key{constant.data, k, n, transposed, ld};
+    return made(constant, RelaidKey{constant.data, k, n, transposed, ld}, [&](float* to) {
+        const float* from = constant.as<float>();
+        if (transposed)
+            transposeMatrix(from, n, k, to, ld);
+        else
+            for (int64_t r = 0; r < k; ++r) std::memcpy(to + r * ld, from + r * n, size_t(n) * sizeof(float));
+    });
+}
+
+const float* RelaidConstant::made(const RtTensor& constant, const RelaidKey& key, const std::function<void(float*)>& fill) {
     std::lock_guard lock(m_mutex);
     if (!m_keyed || m_key != key) {
-        m_copy = sharedCopy(constant, key);
+        m_copy = sharedCopy(constant, key, fill);
         m_key = key;
         m_keyed = true;
     }

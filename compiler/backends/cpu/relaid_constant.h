@@ -4,6 +4,7 @@
 // pointwise one's weights by input channel. Made on first use, one copy per constant and
 // layout shared by every kernel reading it, all copies under one budget.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <tuple>
@@ -42,6 +43,9 @@ public:
     // when it has no owner (its address could be reused while the copy lives) or the copy
     // does not fit the budget.
     const float* of(const RtTensor& constant, int64_t k, int64_t n, bool transposed, int64_t ld);
+    // A copy `fill` computes from the constant (k rows of key's ld floats, zeroed first):
+    // block-quantized weights as floats. The key's `transposed` names the layout.
+    const float* made(const RtTensor& constant, const RelaidKey& key, const std::function<void(float*)>& fill);
     // Lets go of the copy (a kernel reading the constant as given).
     void reset();
 

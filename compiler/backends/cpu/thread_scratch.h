@@ -13,6 +13,7 @@ enum class ScratchSlot {
     NchwAccumulators,  // quant.cpp: a QLinearConv's int32 sums in NCHW
     NhwcAccumulators,  // qlinear_conv_nhwc.cpp: a slice's int32 sums, pixel-major
     WindowBytes,       // qlinear_conv_nhwc.cpp: a slice's window rows or im2col columns
+    DequantizedWeights,  // matmul_nbits.cpp: a stripe of block-quantized weights as floats
 };
 
 template <typename T, ScratchSlot Slot>
