@@ -9,7 +9,9 @@
 #include <random>
 
 #include "compiler/backends/cpu/relaid_constant.h"
+#include "compiler/pipelines.h"
 #include "contrib_test_support.h"
+#include "pass_test_support.h"
 #include "core/buffer.h"
 #include "core/graph_builder.h"
 
@@ -131,6 +133,23 @@ private slots:
                 want.as<float>()[r * n + c] = float(sum);
             }
         expectClose(got, want, 2e-5);
+    }
+
+    void aBiasAddAfterItBecomesItsBias() {
+        const int64_t k = 64, n = 40;
+        const Quantized q = randomWeights(k, n, 4, 32, "packed", 3);
+        const RtTensor a = randomTensor({3, k}, 4), bias = randomTensor({1, n}, 5);
+        GraphBuilder g;
+        ValueId y = g.node("MatMulNBits",
+                           {g.input("a", DType::Float32, Shape::ofSizes({3, k})), g.initializer(bytesTensor("codes", {n, 2, 16}, q.codes)),
+                            g.initializer(floatTensor("scales", {n * 2}, q.scales)),
+                            g.initializer(bytesTensor("zeros", {int64_t(q.packedZeros.size())}, q.packedZeros))},
+                           {"p"}, {intAttr("K", k), intAttr("N", n), intAttr("block_size", 32)}, "q4", kMs)[0];
+        g.output(g.op("Add", {y, g.initializer(constant("bias", bias))}, "biased"));
+        const Model m = imported(g);
+        auto o2 = compileWith(m, *pipelinePasses("O2"));
+        QCOMPARE(int(o2.model.graph->order().size()), 1);
+        expectClose(runModel(o2.model, {a})[0], runModel(m, {a})[0], 1e-6);
     }
 
     void refusesWhatItCannotRead() {
