@@ -18,7 +18,7 @@ const std::set<std::string>& passThroughOps() {
         "Identity", "Relu", "Gelu", "FastGelu", "QuickGelu", "BiasGelu", "Sigmoid", "Tanh",
         "Erf", "HardSwish", "Swish", "Softmax", "Dropout", "LayerNormalization",
         "SkipLayerNormalization", "SimplifiedLayerNormalization",
-        "SkipSimplifiedLayerNormalization", "RMSNormalization", "BiasDropout", "Neg", "Abs",
+        "SkipSimplifiedLayerNormalization", "RMSNormalization", "RotaryEmbedding", "BiasDropout", "Neg", "Abs",
         "Sqrt", "Exp", "Log", "Clip", "LeakyRelu", "HardSigmoid", "Softplus",
     };
     return ops;
@@ -230,6 +230,17 @@ std::optional<Shape> scaledShape(const Shape& in, const std::vector<float>& scal
     return Shape(std::move(dims));
 }
 
+// GroupQueryAttention's head size: from key (kv_num_heads heads), or from a packed query.
+std::optional<int64_t> gqaHeadSize(const Graph& graph, const Node& node) {
+    const Attribute *heads = node.attribute("num_heads"), *kvHeads = node.attribute("kv_num_heads");
+    if (!heads || !kvHeads || heads->i <= 0 || kvHeads->i <= 0) return std::nullopt;
+    const bool packed = node.inputs.size() < 2 || !node.inputs[1].valid();
+    const Shape& from = graph.value(node.inputs[packed ? 0 : 1]).type.shape;
+    if (!from.rankKnown() || from.rank() != 3 || !from.dims()[2].isKnown()) return std::nullopt;
+    const int64_t parts = packed ? heads->i + 2 * kvHeads->i : kvHeads->i;
+    return from.dims()[2].size() / parts;
+}
+
 // The type our rules give a node's first output, or nothing when no rule applies.
 std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, ShapeValueTable& values) {
     auto inputType = [&](size_t i) -> const ValueType* {
@@ -276,6 +287,12 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
             auto shape = matmulResult(*first, *inputType(1));
             if (!shape) return std::nullopt;
             return ValueType::tensor(DType::Float32, std::move(*shape));
+        }
+        if (op == "GroupQueryAttention" && first->shape.rankKnown() && first->shape.rank() == 3) {
+            if (auto size = gqaHeadSize(graph, node)) {
+                const Attribute* heads = node.attribute("num_heads");
+                return like(Shape({first->shape.dims()[0], first->shape.dims()[1], Dim::known(heads->i * *size)}));
+            }
         }
         if (op == "MatMulNBits" && first->shape.rankKnown() && first->shape.rank() >= 1 && node.attribute("N")) {
             std::vector<Dim> dims = first->shape.dims();
@@ -414,7 +431,19 @@ void relaxLoopCarriedInputs(Node& loop) {
 
 // Outputs after the first, for the ops whose later outputs others read.
 void inferOtherOutputs(Graph& graph, const Node& node) {
-    if (node.domain != "com.microsoft" || node.opType != "EmbedLayerNormalization") return;
+    if (node.domain != "com.microsoft") return;
+    if (node.opType == "GroupQueryAttention") {  // present_key, present_value: (batch, kv heads, total, size)
+        const Shape& q = graph.value(node.inputs[0]).type.shape;
+        const auto size = gqaHeadSize(graph, node);
+        const Attribute* kvHeads = node.attribute("kv_num_heads");
+        if (!size || !kvHeads || !q.rankKnown() || q.rank() != 3) return;
+        for (size_t i = 1; i < 3 && i < node.outputs.size(); ++i)
+            if (node.outputs[i].valid())
+                mergeType(graph.value(node.outputs[i]).type,
+                          ValueType::tensor(DType::Float32, Shape({q.dims()[0], Dim::known(kvHeads->i), Dim(), Dim::known(*size)})));
+        return;
+    }
+    if (node.opType != "EmbedLayerNormalization") return;
     const ValueType& out = graph.value(node.outputs[0]).type;
     if (!out.shape.rankKnown()) return;
     if (node.outputs.size() > 1 && node.outputs[1].valid())  // mask_index: tokens per sequence

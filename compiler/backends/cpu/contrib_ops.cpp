@@ -51,16 +51,30 @@ KernelFactory biasActivation(Activation act, bool biasRequired) {
     };
 }
 
-// SkipLayerNormalization (input, skip, gamma, beta, bias) -> (output, mean, inv_std_var,
-// input_skip_bias_sum): LayerNormalization over the last axis of input + skip + bias.
+// The norms over the last axis, of input + skip + bias where there is a skip:
+//   SkipLayerNormalization (input, skip, gamma, beta, bias) -> (output, mean, inv_std_var,
+//     input_skip_bias_sum): LayerNormalization;
+//   SkipSimplifiedLayerNormalization (input, skip, gamma, bias) -> the same outputs: RMS
+//     normalization (no mean taken, no beta; its mean output is 0);
+//   SimplifiedLayerNormalization (X, scale) -> (Y, inv_std_var): RMS normalization alone.
+struct NormForm {
+    bool skip, simplified;
+};
+
 class SkipLayerNormalizationKernel : public Kernel {
 public:
-    explicit SkipLayerNormalizationKernel(float epsilon) : m_epsilon(epsilon) {}
+    SkipLayerNormalizationKernel(float epsilon, NormForm form) : m_epsilon(epsilon), m_form(form) {}
 
     Status compute(KernelContext& ctx) override {
-        const RtTensor *x = ctx.input(0), *skip = ctx.input(1), *gamma = ctx.input(2), *beta = ctx.input(3),
-                       *bias = ctx.input(4);
-        if (!x || !skip || !gamma || x->rank() == 0) return bad(ctx, "needs input, skip and gamma");
+        const bool skipped = m_form.skip, simplified = m_form.simplified;
+        const RtTensor* x = ctx.input(0);
+        const RtTensor* skip = skipped ? ctx.input(1) : nullptr;
+        const RtTensor* gamma = ctx.input(skipped ? 2 : 1);
+        const RtTensor* beta = simplified ? nullptr : ctx.input(3);
+        const RtTensor* bias = skipped ? ctx.input(simplified ? 3 : 4) : nullptr;
+        if (!x || (skipped && !skip) || !gamma || x->rank() == 0)
+            return bad(ctx, skipped ? "needs input, skip and gamma" : "needs X and scale");
+        if (!skipped) skip = x;  // checked like a skip, never added
         if (x->dtype != DType::Float32) return unsupportedType(ctx, x->dtype);
         const int64_t len = x->dims.back(), rows = len ? x->numel() / len : 0;
         // skip is input's shape, or [.., seq, hidden] broadcast over the batch.
@@ -81,9 +95,13 @@ public:
             to = (*out)->as<float>();
             return Status::ok();
         };
-        FSC_RETURN_IF_ERROR(optional(1, statDims, mean));
-        FSC_RETURN_IF_ERROR(optional(2, statDims, invStd));
-        FSC_RETURN_IF_ERROR(optional(3, x->dims, sumOut));
+        if (skipped) {
+            FSC_RETURN_IF_ERROR(optional(1, statDims, mean));
+            FSC_RETURN_IF_ERROR(optional(2, statDims, invStd));
+            FSC_RETURN_IF_ERROR(optional(3, x->dims, sumOut));
+        } else {
+            FSC_RETURN_IF_ERROR(optional(1, statDims, invStd));
+        }
         const float *px = x->as<float>(), *ps = skip->as<float>(), *g = gamma->as<float>();
         const float* b = beta ? beta->as<float>() : nullptr;
         const float* pbias = bias ? bias->as<float>() : nullptr;
@@ -93,10 +111,12 @@ public:
             std::vector<float> scratch(sumOut ? 0 : static_cast<size_t>(len));
             for (int64_t r = r0; r < r1; ++r) {
                 float* sum = sumOut ? sumOut + r * len : scratch.data();
-                addArrays(px + r * len, ps + (r % skipRows) * len, sum, len);
+                if (skipped) addArrays(px + r * len, ps + (r % skipRows) * len, sum, len);
+                else std::memcpy(sum, px + r * len, size_t(len) * sizeof(float));
                 if (pbias) addArrays(sum, pbias, sum, len);
                 double mu = 0, variance = 0;
-                meanVariance(sum, len, mu, variance);
+                if (simplified) variance = meanSquare(sum, len);
+                else meanVariance(sum, len, mu, variance);
                 const float inv = float(1.0 / std::sqrt(variance + double(m_epsilon)));
                 normalizeArray(sum, float(mu), inv, g, b, py + r * len, len);
                 if (mean) mean[r] = float(mu);
@@ -108,6 +128,7 @@ public:
 
 private:
     float m_epsilon;
+    NormForm m_form;
 };
 
 // FusedMatMul (A, B): alpha x op(A) op(B) (ONNX Runtime's MatMul, Transposes and Mul folded
@@ -191,8 +212,21 @@ void registerContribKernels(KernelRegistry& r) {
         return cpu::biasActivation({Activation::Kind::Swish, init.getFloat("alpha", 1.702f), 0}, false)(init);
     });
     cpu::addContrib(r, "SkipLayerNormalization", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
-        return std::unique_ptr<Kernel>(new cpu::SkipLayerNormalizationKernel(init.getFloat("epsilon", 1e-12f)));
+        return std::unique_ptr<Kernel>(new cpu::SkipLayerNormalizationKernel(init.getFloat("epsilon", 1e-12f), {true, false}));
     });
+    cpu::addContrib(r, "SkipSimplifiedLayerNormalization", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new cpu::SkipLayerNormalizationKernel(init.getFloat("epsilon", 1e-12f), {true, true}));
+    });
+    // ONNX Runtime registers SimplifiedLayerNormalization in the ONNX domain; some writers use its own.
+    auto simplified = [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t axis = init.getInt("axis", -1);
+        if (axis != -1) return init.invalid("SimplifiedLayerNormalization over axes other than the last (axis " + std::to_string(axis) + ") is not supported");
+        return std::unique_ptr<Kernel>(new cpu::SkipLayerNormalizationKernel(init.getFloat("epsilon", 1e-5f), {false, true}));
+    };
+    cpu::addContrib(r, "SimplifiedLayerNormalization", simplified);
+    r.add("SimplifiedLayerNormalization", simplified);
+    cpu::addContrib(r, "RotaryEmbedding", cpu::rotaryEmbedding());
+    cpu::addContrib(r, "GroupQueryAttention", cpu::groupQueryAttention());
     cpu::addContrib(r, "FusedMatMul", [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         return std::unique_ptr<Kernel>(new cpu::FusedMatMulKernel(
             init.getFloat("alpha", 1.0f), init.getInt("transA", 0) != 0, init.getInt("transB", 0) != 0,
