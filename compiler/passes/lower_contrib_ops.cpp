@@ -4,6 +4,8 @@
 //   FusedMatMul(A, B)            -> [Transpose] [Transpose] MatMul [Mul by alpha]
 //   SkipLayerNormalization       -> Add(input, bias) Add(skip) LayerNormalization
 //   Gelu / BiasGelu / FastGelu   -> [Add of the bias] Gelu (FastGelu: approximate = tanh)
+//   SimplifiedLayerNormalization -> our RmsNorm (ONNX Runtime registers the op in the ONNX
+//                                   domain, where ONNX's checker finds no such op)
 //   Attention                    -> MatMul [Add] Reshape per part, the mask's ops, our
 //                                   Attention, Reshape (contrib_attention_lowering.cpp)
 // Each keeps the op's arithmetic; SkipLayerNormalization adds its bias to the input before
@@ -49,12 +51,18 @@ public:
     LowerContribPattern(int64_t opset, std::string keepAttention) : m_opset(opset), m_keepAttention(std::move(keepAttention)) {}
     std::string name() const override { return "contrib-op"; }
     std::set<std::string> rootOps() const override {
-        return {"FusedMatMul", "SkipLayerNormalization", "Gelu", "BiasGelu", "FastGelu", "Attention"};
+        return {"FusedMatMul", "SkipLayerNormalization", "Gelu", "BiasGelu", "FastGelu", "Attention",
+                "SimplifiedLayerNormalization"};
     }
 
     MatchResult match(const Rewriter& rw, NodeId anchor) const override {
         const Graph& g = rw.graph();
         const Node& n = g.node(anchor);
+        if (n.opType == "SimplifiedLayerNormalization" && (n.domain.empty() || n.domain == kMs)) {
+            if (outputRead(rw, n, 1)) return MatchResult::rejected("its inverse deviation output is read");
+            if (intAttr(n, "axis", -1) != -1) return MatchResult::rejected("it normalizes more than the last axis");
+            return MatchResult::matched(ContribOp{anchor});
+        }
         if (n.domain != kMs) return MatchResult::none();
         if (n.opType == "Attention") {
             if (!m_keepAttention.empty()) return MatchResult::rejected(m_keepAttention);
@@ -86,7 +94,11 @@ public:
         auto intermediate = [&](ValueType type, const std::string& hint) { return rw.addIntermediate(std::move(type), n.name + hint); };
         const ValueType outType = rw.graph().value(n.outputs[0]).type;
         std::string said;
-        if (n.opType == "FusedMatMul") {
+        if (n.opType == "SimplifiedLayerNormalization") {
+            nodes.push_back(makeNode("RmsNorm", kFusescopeDomain, n, {n.inputs[0], n.inputs[1]}, {n.outputs[0]},
+                                     {fsc::floatAttr("epsilon", floatAttr(n, "epsilon", 1e-5f)), fsc::intAttr("axis", -1)}));
+            said = "SimplifiedLayerNormalization as our RmsNorm: ONNX's checker knows no such op in the ONNX domain";
+        } else if (n.opType == "FusedMatMul") {
             ValueId operands[2] = {n.inputs[0], n.inputs[1]};
             const char* transName[2] = {"transA", "transB"};
             const char* batchName[2] = {"transBatchA", "transBatchB"};
@@ -151,8 +163,8 @@ public:
     explicit LowerContribPass(std::string keepAttention) : m_keepAttention(std::move(keepAttention)) {}
     std::string name() const override { return "lower-contrib-ops"; }
     std::string description() const override {
-        return "ONNX Runtime's FusedMatMul, SkipLayerNormalization, Gelu, BiasGelu, FastGelu and Attention as the standard "
-               "(and our fused) ops they stand for";
+        return "ONNX Runtime's FusedMatMul, SkipLayerNormalization, Gelu, BiasGelu, FastGelu, Attention and "
+               "SimplifiedLayerNormalization as the standard (and our fused) ops they stand for";
     }
     Status run(PassContext& context) override {
         PatternPass inner(name(), description(), onePattern(std::make_unique<LowerContribPattern>(context.model.opsetVersion(""), m_keepAttention)));
