@@ -36,14 +36,17 @@ fi
 [ -f "$cache/bert_base.onnx.distinct" ] ||
   { /usr/bin/python3 "$here/export_bert_base.py" "$cache/bert_base.onnx" 2>/dev/null && touch "$cache/bert_base.onnx.distinct"; }
 # Dynamically quantized transformers (quantize_dynamic's MatMulInteger form), BERT-base in
-# ONNX Runtime's transformers-optimizer form and MODEL_q4 (MODEL's MatMuls as 4-bit
-# MatMulNBits), made when named.
+# ONNX Runtime's transformers-optimizer form, MODEL_q4 (MODEL's MatMuls as 4-bit
+# MatMulNBits) and onnxruntime-genai's int4 decoder (a 128-token prompt, and one token after
+# 128), made when named.
 for model in $models; do
   [ ! -f "$cache/$model.onnx" ] || continue
   case $model in
     bert_dq) /usr/bin/python3 "$here/../models/quantize_dynamic_matmuls.py" "$cache/bert_base.onnx" "$cache/bert_dq.onnx" ;;
     distilbert_dq) /usr/bin/python3 "$here/../models/export_dynamic_quantized.py" distilbert_dq "$cache/distilbert_dq.onnx" 2>/dev/null ;;
     bert_ort_fused) /usr/bin/python3 "$here/../models/export_ort_transformer.py" bert_ort_fused "$cache/bert_ort_fused.onnx" ;;
+    genai_llm) /usr/bin/python3 "$here/../models/export_genai_llm.py" genai_llm "$cache/genai_llm.onnx" ;;
+    genai_llm_step) /usr/bin/python3 "$here/../models/export_genai_llm.py" genai_llm "$cache/genai_llm_step.onnx" --past 128 ;;
     *_q4) /usr/bin/python3 "$here/../models/quantize_matmul_nbits.py" "$cache/${model%_q4}.onnx" "$cache/$model.onnx" >/dev/null
       [ ! -f "$cache/${model%_q4}.input.npy" ] || cp "$cache/${model%_q4}.input.npy" "$cache/$model.input.npy" ;;
   esac

@@ -122,7 +122,10 @@ private slots:
         QVERIFY(bool(exec));
         auto outputs = (*exec)->run({a});
         QVERIFY(bool(outputs));
-        QCOMPARE(cpu::relaidBytesKept() > 0, budget);  // the float copy lives with the kernel
+        // The float copy lives with the kernel; a few rows of 4-bit codes in blocks of 32 or
+        // more are read as codes on AVX-512, with no copy.
+        const bool fromCodes = 2 * rows <= 4 && bits == 4 && blockSize >= 32 && __builtin_cpu_supports("avx512f");
+        QCOMPARE(cpu::relaidBytesKept() > 0, budget && !fromCodes);
         const RtTensor got = (*outputs)[0];
 
         RtTensor want = allocateTensor(DType::Float32, {2, int64_t(rows), n});

@@ -7,10 +7,11 @@ outputs, the output projection, SiLU-gated MLP; the final norm and the LM head. 
 and total_sequence_length come from the attention mask as the builder computes them.
 Random weights, quantized as quantize_matmul_nbits.py does (blocks of 32, asymmetric).
 
-usage: export_genai_llm.py NAME OUT.onnx [--reference]
+usage: export_genai_llm.py NAME OUT.onnx [--reference] [--past N]
 
 Writes OUT.onnx and, beside it, the benchmark's feeds for a prompt of `prompt` tokens (the
-past inputs empty): MODEL.INPUT.npy. With --reference also the NumPy forward pass's logits as
+past inputs empty): MODEL.INPUT.npy; with --past N instead one decoding step after N tokens of
+random past keys and values. With --reference also the NumPy forward pass's logits as
 MODEL.reference.npy.
 
 NAMEs:
@@ -190,6 +191,8 @@ def reference(cfg, w, feeds):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if "--past" in sys.argv:
+        args.remove(sys.argv[sys.argv.index("--past") + 1])
     if len(args) != 2 or args[0] not in CONFIGS:
         sys.exit(__doc__)
     name, out = args
@@ -197,7 +200,13 @@ def main():
     model, dense = build(cfg)
     onnx.save(model, out)
     stem = out[:-len(".onnx")] if out.endswith(".onnx") else out
-    feeds = feeds_for(cfg, cfg["prompt"])
+    if "--past" in sys.argv:
+        past_len = int(sys.argv[sys.argv.index("--past") + 1])
+        rng = np.random.default_rng(3)
+        shape = (1, cfg["kv_heads"], past_len, cfg["hidden"] // cfg["heads"])
+        feeds = feeds_for(cfg, 1, past=[rng.standard_normal(shape).astype(np.float32) for _ in range(2 * cfg["layers"])])
+    else:
+        feeds = feeds_for(cfg, cfg["prompt"])
     for k, v in feeds.items():
         np.save(f"{stem}.{k}.npy", v)
     if "--reference" in sys.argv:
