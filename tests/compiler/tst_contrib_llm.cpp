@@ -7,8 +7,10 @@
 
 #include <cmath>
 
+#include "compiler/pipelines.h"
 #include "contrib_test_support.h"
 #include "core/graph_builder.h"
+#include "pass_test_support.h"
 
 using namespace fsc;
 using namespace fsc::test;
@@ -191,6 +193,11 @@ private slots:
         };
         const Model plain = singleNode("SimplifiedLayerNormalization", {{"x", x}}, {{"gamma", gamma}}, {"y"}, {floatAttr("epsilon", 1e-5f)}, "");
         expectClose(runModel(plain, {x})[0], rms(false), 1e-5);
+        // O1 writes it as our RmsNorm: ONNX's checker knows no SimplifiedLayerNormalization in its domain.
+        auto o2 = compileWith(plain, *pipelinePasses("O2"));
+        QCOMPARE(countOps(*o2.model.graph, "RmsNorm"), 1);
+        QCOMPARE(countOps(*o2.model.graph, "SimplifiedLayerNormalization"), 0);
+        expectClose(runModel(o2.model, {x})[0], rms(false), 1e-5);
         const Model skipped = singleNode("SkipSimplifiedLayerNormalization", {{"x", x}, {"skip", skip}}, {{"gamma", gamma}, {"bias", bias}},
                                          {"y"}, {floatAttr("epsilon", 1e-5f)});
         expectClose(runModel(skipped, {x, skip})[0], rms(true), 1e-5);
