@@ -323,6 +323,14 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
                 hv = Dim::known(inputType(1)->shape.dims()[1].size() / 3);
             return like(Shape({first->shape.dims()[0], first->shape.dims()[1], hv}));
         }
+        if (op == "MultiHeadAttention" && first->shape.rankKnown() && first->shape.rank() == 3 && inputType(2) &&
+            inputType(2)->shape.rankKnown() && node.attribute("num_heads")) {
+            const Shape& v = inputType(2)->shape;  // (batch, keys, hidden) or (batch, heads, keys, size)
+            Dim hv;
+            if (v.rank() == 3) hv = v.dims()[2];
+            else if (v.rank() == 4 && v.dims()[3].isKnown()) hv = Dim::known(v.dims()[3].size() * node.attribute("num_heads")->i);
+            return like(Shape({first->shape.dims()[0], first->shape.dims()[1], hv}));
+        }
         if (op == "EmbedLayerNormalization" && inputType(2) && first->shape.rankKnown() && first->shape.rank() == 2) {
             const Shape& words = inputType(2)->shape;
             const Dim hidden = words.rankKnown() && words.rank() == 2 ? words.dims()[1] : Dim();

@@ -1,7 +1,7 @@
-// com.microsoft.Attention and EmbedLayerNormalization (what ONNX Runtime's transformers
-// optimizer writes) against loops written from the contrib op documentation: the kernels at
-// O0, and at O2 lower-contrib-ops' products, mask ops and fused attention, for every form of
-// mask_index. Both were also checked against ONNX Runtime 1.31 itself (docs/benchmarks.md).
+// com.microsoft.Attention, MultiHeadAttention and EmbedLayerNormalization (what ONNX Runtime's
+// transformers optimizer writes) against loops written from the contrib op documentation: the
+// kernels at O0, and at O2 lower-contrib-ops' products, mask ops and fused attention, for
+// every form of mask_index. Both were also checked against ONNX Runtime 1.31 itself (docs/benchmarks.md).
 #include <QTest>
 
 #include <cmath>
@@ -139,6 +139,62 @@ private slots:
         QCOMPARE(countContrib(o2.model, "Attention"), lowered ? 0 : 1);
         QCOMPARE(countOps(*o2.model.graph, "Attention"), 1);
         expectClose(runModel(o2.model, feeds)[0], want, 2e-5);
+    }
+
+    void multiHeadAttentionAttendsOverKeysGivenApart_data() {
+        QTest::addColumn<bool>("split");
+        QTest::newRow("cross-attention, bias and key padding mask") << false;
+        QTest::newRow("key and value split into heads") << true;
+    }
+    void multiHeadAttentionAttendsOverKeysGivenApart() {
+        QFETCH(bool, split);
+        constexpr int64_t heads = 2, keys = 7, size = kHidden / heads, vSize = 12;
+        const RtTensor q = randomTensor({kBatch, kSeq, kHidden}, 40);
+        // Stored as given: (batch, keys, heads x size), or split (batch, heads, keys, size).
+        const RtTensor k = split ? randomTensor({kBatch, heads, keys, size}, 41) : randomTensor({kBatch, keys, kHidden}, 41);
+        const RtTensor v = split ? randomTensor({kBatch, heads, keys, vSize}, 42) : randomTensor({kBatch, keys, heads * vSize}, 42);
+        const RtTensor bias = randomTensor({2 * kHidden + heads * vSize}, 43, 0.3f);
+        const RtTensor mask = ints({kBatch, keys}, {1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0});
+        GraphBuilder g;
+        std::vector<ValueId> inputs = {g.input("q", DType::Float32, Shape::ofSizes(q.dims)), g.input("k", DType::Float32, Shape::ofSizes(k.dims)),
+                                       g.input("v", DType::Float32, Shape::ofSizes(v.dims))};
+        std::vector<RtTensor> feeds = {q, k, v};
+        if (!split) {
+            inputs.push_back(g.initializer(constant("bias", bias)));
+            inputs.push_back(g.input("mask", DType::Int32, Shape::ofSizes(mask.dims)));
+            feeds.push_back(mask);
+        }
+        g.output(g.node("MultiHeadAttention", inputs, {"y"}, {intAttr("num_heads", heads)}, "cross_attention", kMs)[0]);
+        const Model m = imported(g);
+        QCOMPARE(m.graph->value(m.graph->outputs[0]).type.shape, Shape::ofSizes({kBatch, kSeq, heads * vSize}));
+
+        auto at = [&](const RtTensor& t, int64_t b, int64_t h, int64_t row, int64_t i, int64_t width, int64_t biasAt) {
+            if (split) return double(t.as<float>()[((b * heads + h) * keys + row) * width + i]);
+            const int64_t rows = t.dims[1];
+            return double(t.as<float>()[(b * rows + row) * heads * width + h * width + i]) + bias.as<float>()[biasAt + h * width + i];
+        };
+        RtTensor want = allocateTensor(DType::Float32, {kBatch, kSeq, heads * vSize});
+        for (int64_t b = 0; b < kBatch; ++b)
+            for (int64_t h = 0; h < heads; ++h)
+                for (int64_t s = 0; s < kSeq; ++s) {
+                    std::vector<double> p(static_cast<size_t>(keys));
+                    double best = -1e300, total = 0;
+                    for (int64_t key = 0; key < keys; ++key) {
+                        double dot = 0;
+                        for (int64_t i = 0; i < size; ++i)
+                            dot += (double(q.as<float>()[(b * kSeq + s) * kHidden + h * size + i]) + (split ? 0.0 : bias.as<float>()[h * size + i])) *
+                                   at(k, b, h, key, i, size, kHidden);
+                        p[size_t(key)] = dot / std::sqrt(double(size)) + (!split && mask.as<int32_t>()[b * keys + key] == 0 ? kFilter : 0.0);
+                        best = std::max(best, p[size_t(key)]);
+                    }
+                    for (double& x : p) total += x = std::exp(x - best);
+                    for (int64_t i = 0; i < vSize; ++i) {
+                        double out = 0;
+                        for (int64_t key = 0; key < keys; ++key) out += p[size_t(key)] / total * at(v, b, h, key, i, vSize, 2 * kHidden);
+                        want.as<float>()[(b * kSeq + s) * heads * vSize + h * vSize + i] = float(out);
+                    }
+                }
+        expectClose(runModel(m, feeds)[0], want, 2e-5);
     }
 
     void layersReadingOneMaskShareItsOps() {

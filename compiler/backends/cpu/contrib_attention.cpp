@@ -6,7 +6,9 @@
 //     gamma, beta, mask, position_ids): the three lookups summed and normalized, and the
 //     mask's count of tokens per sequence (Attention's 1-D mask_index).
 // O1's lower-contrib-ops writes Attention as a product and our fused attention; these
-// kernels run it at O0, as the oracle the lowering is checked against.
+// kernels run it at O0, as the oracle the lowering is checked against. MultiHeadAttention, its
+// form with Q, K and V given apart (encoder-decoder and diffusion models), shares the masks
+// and the fused attention's loop.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -27,6 +29,71 @@ int64_t indexAt(const RtTensor& t, int64_t i) {
 }
 
 bool isIndexType(const RtTensor& t) { return t.dtype == DType::Int32 || t.dtype == DType::Int64; }
+
+// How the scores are masked, as ONNX Runtime's attention ops read their mask inputs.
+struct MaskSpec {
+    int64_t batch, heads, seq, keys;
+    float filter;
+    bool unidirectional;
+};
+
+// What is added to the scores, (batch, 1, sequence, keys) or with attention_bias
+// (batch, heads, sequence, keys); empty when nothing is. The mask (mask_index, key_padding_mask):
+//   (batch): keys at and after each sequence's end are masked;
+//   (2 x batch): ends, then starts; keys before the start are masked too;
+//   (batch, keys) or (batch, sequence, keys): where the mask is 0 or less.
+// A masked score gets mask_filter_value added; unidirectional masks the keys after each
+// query (the queries being the last `seq` of the keys).
+Result<std::vector<float>> additiveMask(const KernelContext& ctx, const RtTensor* m, const RtTensor* attentionBias,
+                                        const MaskSpec& spec, std::vector<int64_t>& dims) {
+    const int64_t batch = spec.batch, seq = spec.seq, keys = spec.keys, heads = spec.heads;
+    std::vector<float> mask;
+    if (!m && !spec.unidirectional && !attentionBias) return mask;
+    mask.assign(size_t(batch * seq * keys), 0.0f);
+    if (m) {
+        if (!isIndexType(*m)) return bad(ctx, "the mask must be int32");
+        const auto& d = m->dims;
+        const bool ends = d.size() == 1 && d[0] == batch, startsToo = d.size() == 1 && d[0] == 2 * batch;
+        const bool keys2d = d.size() == 2 && d[0] == batch && d[1] == keys;
+        const bool full3d = d.size() == 3 && d[0] == batch && d[1] == seq && d[2] == keys;
+        if (!ends && !startsToo && !keys2d && !full3d)
+            return bad(ctx, "the mask " + dimsString(d) + " is none of (batch), (2 x batch), (batch, keys) and "
+                                "(batch, sequence, keys) for batch " + std::to_string(batch) + ", sequence " +
+                                std::to_string(seq) + " and " + std::to_string(keys) + " keys");
+        for (int64_t b = 0; b < batch; ++b)
+            for (int64_t s = 0; s < seq; ++s) {
+                float* row = mask.data() + (b * seq + s) * keys;
+                for (int64_t k = 0; k < keys; ++k) {
+                    bool masked;
+                    if (ends || startsToo)
+                        masked = k >= indexAt(*m, b) || (startsToo && k < indexAt(*m, batch + b));
+                    else
+                        masked = indexAt(*m, full3d ? (b * seq + s) * keys + k : b * keys + k) <= 0;
+                    if (masked) row[k] = spec.filter;
+                }
+            }
+    }
+    if (spec.unidirectional)
+        for (int64_t b = 0; b < batch; ++b)
+            for (int64_t s = 0; s < seq; ++s)
+                for (int64_t k = s + 1 + (keys - seq); k < keys; ++k) mask[size_t((b * seq + s) * keys + k)] += spec.filter;
+    dims = {batch, 1, seq, keys};
+    if (!attentionBias) return mask;
+    const auto& d = attentionBias->dims;
+    if (attentionBias->dtype != DType::Float32 || d.size() != 4 || (d[0] != 1 && d[0] != batch) || (d[1] != 1 && d[1] != heads) ||
+        d[2] != seq || d[3] != keys)
+        return bad(ctx, "attention_bias " + dimsString(d) + " is not float32 (batch or 1, heads or 1, sequence, keys)");
+    std::vector<float> full(size_t(batch * heads * seq * keys));
+    const float* pb = attentionBias->as<float>();
+    for (int64_t b = 0; b < batch; ++b)
+        for (int64_t h = 0; h < heads; ++h) {
+            const float* from = pb + ((d[0] == 1 ? 0 : b) * d[1] + (d[1] == 1 ? 0 : h)) * seq * keys;
+            float* to = full.data() + (b * heads + h) * seq * keys;
+            addArrays(mask.data() + b * seq * keys, from, to, seq * keys);
+        }
+    dims = {batch, heads, seq, keys};
+    return full;
+}
 
 class AttentionKernel : public Kernel {
 public:
@@ -79,7 +146,7 @@ public:
         }
 
         std::vector<int64_t> maskDims;
-        auto mask = additiveMask(ctx, maskIndex, attentionBias, batch, seq, maskDims);
+        auto mask = additiveMask(ctx, maskIndex, attentionBias, {batch, m_heads, seq, seq, m_filter, m_unidirectional}, maskDims);
         if (!mask) return mask.status();
         auto layout = attentionLayout({batch, seq, m_heads, headSize}, {batch, seq, m_heads, headSize},
                                       {batch, seq, m_heads, vHeadSize}, mask->empty() ? nullptr : &maskDims,
@@ -92,65 +159,79 @@ public:
     }
 
 private:
-    // What is added to the scores, (batch, 1, sequence, keys) or with attention_bias
-    // (batch, heads, sequence, keys); empty when nothing is. mask_index, as ONNX Runtime reads it:
-    //   (batch): keys at and after each sequence's end are masked;
-    //   (2 x batch): ends, then starts; keys before the start are masked too;
-    //   (batch, keys) or (batch, sequence, keys): where the mask is 0 or less.
-    // A masked score gets mask_filter_value added; unidirectional masks the keys after each query.
-    Result<std::vector<float>> additiveMask(const KernelContext& ctx, const RtTensor* m, const RtTensor* attentionBias,
-                                            int64_t batch, int64_t seq, std::vector<int64_t>& dims) const {
-        std::vector<float> mask;
-        const int64_t keys = seq;
-        if (!m && !m_unidirectional && !attentionBias) return mask;
-        mask.assign(size_t(batch * seq * keys), 0.0f);
-        if (m) {
-            if (!isIndexType(*m)) return bad(ctx, "mask_index must be int32");
-            const auto& d = m->dims;
-            const bool ends = d.size() == 1 && d[0] == batch, startsToo = d.size() == 1 && d[0] == 2 * batch;
-            const bool keys2d = d.size() == 2 && d[0] == batch && d[1] == keys;
-            const bool full3d = d.size() == 3 && d[0] == batch && d[1] == seq && d[2] == keys;
-            if (!ends && !startsToo && !keys2d && !full3d)
-                return bad(ctx, "mask_index " + dimsString(d) + " is none of (batch), (2 x batch), (batch, keys) and "
-                                    "(batch, sequence, keys) for input of batch " + std::to_string(batch) + " and sequence " +
-                                    std::to_string(seq));
-            for (int64_t b = 0; b < batch; ++b)
-                for (int64_t s = 0; s < seq; ++s) {
-                    float* row = mask.data() + (b * seq + s) * keys;
-                    for (int64_t k = 0; k < keys; ++k) {
-                        bool masked;
-                        if (ends || startsToo)
-                            masked = k >= indexAt(*m, b) || (startsToo && k < indexAt(*m, batch + b));
-                        else
-                            masked = indexAt(*m, full3d ? (b * seq + s) * keys + k : b * keys + k) <= 0;
-                        if (masked) row[k] = m_filter;
-                    }
-                }
-        }
-        if (m_unidirectional)
-            for (int64_t b = 0; b < batch; ++b)
-                for (int64_t s = 0; s < seq; ++s)
-                    for (int64_t k = s + 1; k < keys; ++k) mask[size_t((b * seq + s) * keys + k)] += m_filter;
-        dims = {batch, 1, seq, keys};
-        if (!attentionBias) return mask;
-        const auto& d = attentionBias->dims;
-        if (attentionBias->dtype != DType::Float32 || d.size() != 4 || (d[0] != 1 && d[0] != batch) ||
-            (d[1] != 1 && d[1] != m_heads) || d[2] != seq || d[3] != keys)
-            return bad(ctx, "attention_bias " + dimsString(d) + " is not float32 (batch or 1, heads or 1, sequence, keys)");
-        std::vector<float> full(size_t(batch * m_heads * seq * keys));
-        const float* pb = attentionBias->as<float>();
-        for (int64_t b = 0; b < batch; ++b)
-            for (int64_t h = 0; h < m_heads; ++h) {
-                const float* from = pb + ((d[0] == 1 ? 0 : b) * d[1] + (d[1] == 1 ? 0 : h)) * seq * keys;
-                float* to = full.data() + (b * m_heads + h) * seq * keys;
-                addArrays(mask.data() + b * seq * keys, from, to, seq * keys);
-            }
-        dims = {batch, m_heads, seq, keys};
-        return full;
-    }
-
     int64_t m_heads;
     std::vector<int64_t> m_hiddenSizes;
+    bool m_unidirectional;
+    float m_filter, m_scale;
+};
+
+// MultiHeadAttention (query, key, value, bias, key_padding_mask, attention_bias): num_heads
+// heads of Q over K and V given apart (cross-attention too), each (batch, length, hidden) with
+// the bias of all three packed in one vector, or K and V already split into heads as (batch,
+// heads, keys, size) without a bias. What ONNX Runtime's optimizer writes for encoder-decoder
+// and diffusion models.
+class MultiHeadAttentionKernel : public Kernel {
+public:
+    MultiHeadAttentionKernel(int64_t heads, bool unidirectional, float filter, float scale)
+        : m_heads(heads), m_unidirectional(unidirectional), m_filter(filter), m_scale(scale) {}
+
+    Status compute(KernelContext& ctx) override {
+        const RtTensor *q = ctx.input(0), *k = ctx.input(1), *v = ctx.input(2), *bias = ctx.input(3), *mask = ctx.input(4),
+                       *attentionBias = ctx.input(5);
+        for (size_t i : {size_t(6), size_t(7)})
+            if (ctx.input(i) && ctx.input(i)->numel() > 0) return bad(ctx, "past_key and past_value are not supported");
+        for (size_t i : {size_t(1), size_t(2), size_t(3)})
+            if (ctx.outputWanted(i)) return bad(ctx, "the present key/value and qk outputs are not supported");
+        if (!q || !k || !v) return bad(ctx, "needs query, key and value (Q, K and V packed together are not supported)");
+        for (const RtTensor* t : {q, k, v, bias})
+            if (t && t->dtype != DType::Float32) return unsupportedType(ctx, t->dtype);
+        if (q->rank() != 3 || q->dims[2] % m_heads)
+            return bad(ctx, "query " + dimsString(q->dims) + " is not (batch, sequence, hidden) of " + std::to_string(m_heads) + " heads");
+        const int64_t batch = q->dims[0], seq = q->dims[1], hidden = q->dims[2], size = hidden / m_heads;
+        const bool split = k->rank() == 4;  // (batch, heads, keys, size), as a decoder's cross-attention caches them
+        const int64_t keys = split ? k->dims[2] : k->rank() == 3 ? k->dims[1] : -1;
+        const int64_t vSize = split ? (v->rank() == 4 ? v->dims[3] : -1) : (v->rank() == 3 && v->dims[2] % m_heads == 0 ? v->dims[2] / m_heads : -1);
+        const bool keyFits = split ? k->dims == std::vector<int64_t>{batch, m_heads, keys, size}
+                                   : k->rank() == 3 && k->dims[0] == batch && k->dims[2] == hidden;
+        const bool valueFits = vSize > 0 && (split ? v->dims[0] == batch && v->dims[1] == m_heads && v->dims[2] == keys
+                                                   : v->dims[0] == batch && v->dims[1] == keys);
+        if (!keyFits || !valueFits)
+            return bad(ctx, "key " + dimsString(k->dims) + " and value " + dimsString(v->dims) + " do not fit query " + dimsString(q->dims));
+        if (bias && (split || bias->numel() != 2 * hidden + vSize * m_heads))
+            return bad(ctx, split ? "a bias with key and value split into heads is not supported"
+                                  : "bias needs " + std::to_string(2 * hidden + vSize * m_heads) + " values");
+        auto out = ctx.output(0, DType::Float32, {batch, seq, m_heads * vSize});
+        if (!out) return out.status();
+        if ((*out)->numel() == 0) return Status::ok();
+
+        // The operands with their part of the bias added (the inputs themselves when there is none).
+        auto biased = [&](const RtTensor* t, int64_t offset, std::vector<float>& buffer) -> const float* {
+            if (!bias) return t->as<float>();
+            const int64_t width = t->dims.back();
+            buffer.resize(size_t(t->numel()));
+            for (int64_t r = 0; r < t->numel() / width; ++r)
+                addArrays(t->as<float>() + r * width, bias->as<float>() + offset, buffer.data() + r * width, width);
+            return buffer.data();
+        };
+        std::vector<float> qb, kb, vb;
+        const float *pq = biased(q, 0, qb), *pk = biased(k, hidden, kb), *pv = biased(v, 2 * hidden, vb);
+
+        std::vector<int64_t> maskDims;
+        auto additive = additiveMask(ctx, mask, attentionBias, {batch, m_heads, seq, keys, m_filter, m_unidirectional}, maskDims);
+        if (!additive) return additive.status();
+        const std::vector<int64_t> kDims = split ? k->dims : std::vector<int64_t>{batch, keys, m_heads, size};
+        const std::vector<int64_t> vDims = split ? v->dims : std::vector<int64_t>{batch, keys, m_heads, vSize};
+        auto layout = attentionLayout({batch, seq, m_heads, size}, kDims, vDims, additive->empty() ? nullptr : &maskDims,
+                                      {{0, 2, 1, 3}, split ? std::vector<int64_t>{0, 1, 3, 2} : std::vector<int64_t>{0, 2, 3, 1},
+                                       split ? std::vector<int64_t>{} : std::vector<int64_t>{0, 2, 1, 3}, {0, 2, 1, 3}});
+        if (!layout) return layout.status().withContext(ctx.where());
+        const float scale = m_scale != 0.0f ? m_scale : 1.0f / std::sqrt(float(size));
+        attentionFloat(ctx.pool(), pq, pk, pv, additive->empty() ? nullptr : additive->data(), (*out)->as<float>(), *layout, scale);
+        return Status::ok();
+    }
+
+private:
+    int64_t m_heads;
     bool m_unidirectional;
     float m_filter, m_scale;
 };
@@ -248,6 +329,16 @@ KernelFactory contribAttention() {
         if (init.getInt("do_rotary", 0)) return init.invalid("do_rotary (rotary embeddings inside Attention) is not supported");
         return std::unique_ptr<Kernel>(new AttentionKernel(heads, init.getInts("qkv_hidden_sizes"), init.getInt("unidirectional", 0) != 0,
                                                            init.getFloat("mask_filter_value", -10000.0f), init.getFloat("scale", 0.0f)));
+    };
+}
+
+KernelFactory multiHeadAttention() {
+    return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+        const int64_t heads = init.getInt("num_heads", 0);
+        if (heads <= 0) return init.invalid("needs a num_heads attribute above 0");
+        return std::unique_ptr<Kernel>(new MultiHeadAttentionKernel(heads, init.getInt("unidirectional", 0) != 0,
+                                                                    init.getFloat("mask_filter_value", -10000.0f),
+                                                                    init.getFloat("scale", 0.0f)));
     };
 }
 

@@ -234,6 +234,7 @@ void registerContribKernels(KernelRegistry& r) {
     });
     cpu::addContrib(r, "Attention", cpu::contribAttention());
     cpu::addContrib(r, "EmbedLayerNormalization", cpu::embedLayerNormalization());
+    cpu::addContrib(r, "MultiHeadAttention", cpu::multiHeadAttention());
     cpu::addContrib(r, "MatMulNBits", cpu::matMulNBits());
 }
 
