@@ -79,7 +79,7 @@ void addOptions(CLI::App& app, RunArgs& a) {
         ->group(timing);
     addThreadsOption(app, a.threads, execution);
     app.footer("Without --input-dir or --input, inputs are random from a fixed seed: floats uniform in\n"
-               "[-1, 1), integers uniform in [0, 10), bools fair coins.");
+               "[-1, 1), integers uniform in [0, 10) (below the rows of an embedding they index), bools fair coins.");
 }
 
 // A run that fails for its sizes (out of memory, a kernel larger than the input) says which

@@ -153,10 +153,13 @@ CalibrationData generateCalibrationData(const Graph& graph, int count, uint64_t 
     data.sizing = sizeInputs(graph, inputs, dims);
     for (ValueId id : inputs) data.inputNames.push_back(graph.value(id).name);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    std::uniform_int_distribution<int> index(0, 9);
+    std::vector<int64_t> bounds;
+    for (ValueId id : inputs) bounds.push_back(generatedIntegerBound(graph, id));
+    std::uniform_int_distribution<int> coin(0, 9);
     for (int s = 0; s < count; ++s) {
         std::vector<RtTensor> set;
         for (size_t i = 0; i < inputs.size(); ++i) {
+            std::uniform_int_distribution<int> index(0, int(bounds[i]) - 1);
             const ValueType& type = graph.value(inputs[i]).type;
             const DType dtype = type.elemType == DType::Undefined ? DType::Float32 : type.elemType;
             RtTensor t = allocateTensor(dtype, data.sizing.dims[i]);
@@ -170,7 +173,7 @@ CalibrationData generateCalibrationData(const Graph& graph, int count, uint64_t 
                         case DType::Float64: t.as<double>()[i] = normal(rng); break;
                         case DType::Int64: t.as<int64_t>()[i] = index(rng); break;
                         case DType::Int32: t.as<int32_t>()[i] = index(rng); break;
-                        case DType::Bool: t.as<bool>()[i] = index(rng) >= 5; break;
+                        case DType::Bool: t.as<bool>()[i] = coin(rng) >= 5; break;
                         default: break;  // stays zero
                     }
                 }

@@ -31,7 +31,7 @@ Result<CalibrationData> loadCalibrationData(const Graph& graph, const std::files
 
 // `count` samples: 4-D float inputs with 3 channels get smooth synthetic images normalised
 // with ImageNet's mean and std; other float inputs standard normal values; integers small
-// indices in [0, 10). Open dims take `dims` by name, else sizeInputs' typical sizes.
+// indices in [0, 10) (or below the rows of the table they index: generatedIntegerBound). Open dims take `dims` by name, else sizeInputs' typical sizes.
 CalibrationData generateCalibrationData(const Graph& graph, int count, uint64_t seed,
                                         const std::map<std::string, int64_t>& dims = {});
 

@@ -9,18 +9,19 @@
 
 namespace fsc {
 
-RtTensor randomTensor(DType dtype, std::vector<int64_t> dims, std::mt19937_64& rng) {
+RtTensor randomTensor(DType dtype, std::vector<int64_t> dims, std::mt19937_64& rng, int64_t integerBound) {
     const DType t = dtype == DType::Undefined ? DType::Float32 : dtype;
     RtTensor out = allocateTensor(t, std::move(dims));
     std::uniform_real_distribution<double> real(-1.0, 1.0);
-    std::uniform_int_distribution<int> small(0, 9);
+    std::uniform_int_distribution<int> small(0, int(std::clamp<int64_t>(integerBound, 1, 10)) - 1);
+    std::uniform_int_distribution<int> coin(0, 9);
     for (int64_t i = 0; i < out.numel(); ++i) {
         switch (t) {
             case DType::Float32: out.as<float>()[i] = float(real(rng)); break;
             case DType::Float64: out.as<double>()[i] = real(rng); break;
             case DType::Float16: out.as<uint16_t>()[i] = floatToHalf(float(real(rng))); break;
             case DType::BFloat16: out.as<uint16_t>()[i] = floatToBfloat16(float(real(rng))); break;
-            case DType::Bool: out.as<bool>()[i] = small(rng) >= 5; break;
+            case DType::Bool: out.as<bool>()[i] = coin(rng) >= 5; break;
             case DType::Int64: out.as<int64_t>()[i] = small(rng); break;
             case DType::Int32: out.as<int32_t>()[i] = small(rng); break;
             case DType::Int8: out.as<int8_t>()[i] = int8_t(small(rng)); break;
@@ -92,7 +93,8 @@ Result<Feeds> buildFeeds(const Executor& executor, const FeedOptions& options) {
     std::mt19937_64 rng(options.seed);
     for (size_t i = 0, k = 0; i < ids.size(); ++i)
         if (!feeds.tensors[i].defined())
-            feeds.tensors[i] = randomTensor(graph.value(ids[i]).type.elemType, feeds.sizing.dims[k++], rng);
+            feeds.tensors[i] = randomTensor(graph.value(ids[i]).type.elemType, feeds.sizing.dims[k++], rng,
+                                            generatedIntegerBound(graph, ids[i]));
     return feeds;
 }
 

@@ -31,8 +31,8 @@ struct Feeds {
     InputSizing sizing;                // the generated ones' sizes, and what was chosen for them
 };
 
-// Floats uniform in [-1, 1), integers uniform in [0, 10), bools fair coins.
-RtTensor randomTensor(DType dtype, std::vector<int64_t> dims, std::mt19937_64& rng);
+// Floats uniform in [-1, 1), integers uniform in [0, integerBound), bools fair coins.
+RtTensor randomTensor(DType dtype, std::vector<int64_t> dims, std::mt19937_64& rng, int64_t integerBound = 10);
 
 // A size given for a dim no input has is a mistake (a typo, another model's name), not
 // something to ignore: an InvalidArgument that lists the names the inputs do have.

@@ -1,6 +1,7 @@
 #include "compiler/runtime/input_sizing.h"
 
 #include <algorithm>
+#include <set>
 
 #include "compiler/runtime/smallest_sizes.h"
 
@@ -97,6 +98,39 @@ InputSizing sizeInputs(const Graph& graph, const std::vector<ValueId>& inputs,
         sizing.dims.push_back(std::move(dims));
     }
     return sizing;
+}
+
+int64_t generatedIntegerBound(const Graph& graph, ValueId input) {
+    int64_t bound = 10;
+    auto rows = [&](const Node& n, size_t table, int64_t axis) {
+        if (table >= n.inputs.size() || !n.inputs[table].valid()) return;
+        const Tensor* t = graph.value(n.inputs[table]).initializer.get();
+        if (!t || t->dims().empty()) return;
+        const int64_t rank = int64_t(t->dims().size());
+        if (axis < 0) axis += rank;
+        if (axis >= 0 && axis < rank && t->dims()[size_t(axis)] > 0) bound = std::min(bound, t->dims()[size_t(axis)]);
+    };
+    static const std::set<std::string> passing = {"Cast", "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity"};
+    std::vector<ValueId> values = {input};
+    for (size_t i = 0; i < values.size() && i < 16; ++i)
+        for (NodeId id : graph.order()) {
+            const Node& n = graph.node(id);
+            for (size_t k = 0; k < n.inputs.size(); ++k) {
+                if (n.inputs[k] != values[i]) continue;
+                const bool ms = n.domain == "com.microsoft";
+                if (n.domain.empty() && passing.count(n.opType) && k == 0 && !n.outputs.empty()) values.push_back(n.outputs[0]);
+                if (n.domain.empty() && n.opType == "Gather" && k == 1) {
+                    const Attribute* axis = n.attribute("axis");
+                    rows(n, 0, axis ? axis->i : 0);
+                }
+                if (ms && n.opType == "EmbedLayerNormalization") {
+                    if (k == 0) rows(n, 2, 0);  // word embedding
+                    if (k == 1) rows(n, 4, 0);  // segment embedding
+                    if (k == 8) rows(n, 3, 0);  // position embedding
+                }
+            }
+        }
+    return std::max<int64_t>(bound, 1);
 }
 
 }  // namespace fsc

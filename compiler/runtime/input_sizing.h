@@ -32,4 +32,10 @@ Status withSizingHint(const Status& status, const InputSizing& sizing);
 InputSizing sizeInputs(const Graph& graph, const std::vector<ValueId>& inputs,
                        const std::map<std::string, int64_t>& given);
 
+// Generated integers stay below this for the input: 10, or fewer where the input (through
+// Casts and reshapes) indexes a constant table of fewer rows (a Gather's data; the word,
+// segment and position embeddings of EmbedLayerNormalization). A BERT's token_type_ids
+// index two rows.
+int64_t generatedIntegerBound(const Graph& graph, ValueId input);
+
 }  // namespace fsc

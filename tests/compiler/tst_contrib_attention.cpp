@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "compiler/pipelines.h"
+#include "compiler/runtime/input_sizing.h"
 #include "contrib_test_support.h"
 #include "core/graph_builder.h"
 #include "pass_test_support.h"
@@ -195,6 +196,29 @@ private slots:
                     }
                 }
         expectClose(runModel(m, feeds)[0], want, 2e-5);
+    }
+
+    void generatedIdsStayInsideTheirTables() {
+        // token_type_ids through a Cast into EmbedLayerNormalization's two segment rows, ids into
+        // a Gather of five rows, and an integer input that indexes nothing.
+        GraphBuilder g;
+        ValueId types = g.input("token_type_ids", DType::Int64, Shape::ofSizes({1, 4}));
+        ValueId ids = g.input("ids", DType::Int64, Shape::ofSizes({1, 4}));
+        ValueId free = g.input("count", DType::Int64, Shape::ofSizes({1}));
+        ValueId types32 = g.op("Cast", {types}, "types32", {intAttr("to", 6)});
+        ValueId ids32 = g.op("Cast", {ids}, "ids32", {intAttr("to", 6)});
+        auto table = [&](const char* name, int64_t rows) { return g.initializer(constant(name, randomTensor({rows, 8}, uint32_t(rows)))); };
+        auto emb = g.node("EmbedLayerNormalization",
+                          {ids32, types32, table("words", 50), table("positions", 16), table("segments", 2),
+                           g.initializer(constant("gamma", randomTensor({8}, 1))), g.initializer(constant("beta", randomTensor({8}, 2)))},
+                          {"y", "mask_index"}, {}, "embeddings", kMs);
+        g.output(emb[0]);
+        g.output(g.op("Gather", {table("small", 5), ids}, "picked"));
+        g.output(g.op("Add", {free, free}, "twice"));
+        const Model m = imported(g);
+        QCOMPARE(generatedIntegerBound(*m.graph, types), int64_t(2));
+        QCOMPARE(generatedIntegerBound(*m.graph, ids), int64_t(5));
+        QCOMPARE(generatedIntegerBound(*m.graph, free), int64_t(10));
     }
 
     void layersReadingOneMaskShareItsOps() {
