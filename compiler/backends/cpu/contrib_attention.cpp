@@ -23,13 +23,6 @@
 namespace fsc::cpu {
 namespace {
 
-// Indices (token, segment and position ids) are int32 as ONNX Runtime requires; int64 is read too.
-int64_t indexAt(const RtTensor& t, int64_t i) {
-    return t.dtype == DType::Int64 ? t.as<int64_t>()[i] : int64_t(t.as<int32_t>()[i]);
-}
-
-bool isIndexType(const RtTensor& t) { return t.dtype == DType::Int32 || t.dtype == DType::Int64; }
-
 // How the scores are masked, as ONNX Runtime's attention ops read their mask inputs.
 struct MaskSpec {
     int64_t batch, heads, seq, keys;

@@ -78,7 +78,7 @@ public:
         const int64_t rotary = m_rotaryDim > 0 ? m_rotaryDim : 2 * cache->half;
         if (rotary > 2 * cache->half) return bad(ctx, "rotary_embedding_dim is wider than the caches");
         const bool oneOffset = positions->numel() == 1;
-        if (!isIndex(*positions) || (!oneOffset && positions->numel() != batch * seq))
+        if (!isIndexType(*positions) || (!oneOffset && positions->numel() != batch * seq))
             return bad(ctx, "position_ids must be int64 (batch, sequence), or one starting position");
         for (int64_t i = 0; i < positions->numel(); ++i) {
             const int64_t p = indexAt(*positions, i) + (oneOffset ? seq - 1 : 0);
@@ -103,9 +103,6 @@ public:
     }
 
 private:
-    static bool isIndex(const RtTensor& t) { return t.dtype == DType::Int64 || t.dtype == DType::Int32; }
-    static int64_t indexAt(const RtTensor& t, int64_t i) { return t.dtype == DType::Int64 ? t.as<int64_t>()[i] : t.as<int32_t>()[i]; }
-
     bool m_interleaved;
     int64_t m_heads, m_rotaryDim;
 };
