@@ -315,13 +315,14 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
             return like(matmulResult(*a, *b));
         }
         // Its transformers optimizer's BERT ops.
-        if (op == "Attention" && inputType(1) && first->shape.rankKnown() && first->shape.rank() == 3) {
+        // QAttention: the same with 8-bit input and weights, a float output.
+        if ((op == "Attention" || op == "QAttention") && inputType(1) && first->shape.rankKnown() && first->shape.rank() == 3) {
             const Attribute* sizes = node.attribute("qkv_hidden_sizes");
             Dim hv;
             if (sizes && sizes->ints.size() == 3) hv = Dim::known(sizes->ints[2]);
             else if (inputType(1)->shape.rankKnown() && inputType(1)->shape.rank() == 2 && inputType(1)->shape.dims()[1].isKnown())
                 hv = Dim::known(inputType(1)->shape.dims()[1].size() / 3);
-            return like(Shape({first->shape.dims()[0], first->shape.dims()[1], hv}));
+            return ValueType::tensor(DType::Float32, Shape({first->shape.dims()[0], first->shape.dims()[1], hv}));
         }
         if (op == "MultiHeadAttention" && first->shape.rankKnown() && first->shape.rank() == 3 && inputType(2) &&
             inputType(2)->shape.rankKnown() && node.attribute("num_heads")) {
@@ -331,7 +332,7 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
             else if (v.rank() == 4 && v.dims()[3].isKnown()) hv = Dim::known(v.dims()[3].size() * node.attribute("num_heads")->i);
             return like(Shape({first->shape.dims()[0], first->shape.dims()[1], hv}));
         }
-        if (op == "EmbedLayerNormalization" && inputType(2) && first->shape.rankKnown() && first->shape.rank() == 2) {
+        if ((op == "EmbedLayerNormalization" || op == "QEmbedLayerNormalization") && inputType(2) && first->shape.rankKnown() && first->shape.rank() == 2) {
             const Shape& words = inputType(2)->shape;
             const Dim hidden = words.rankKnown() && words.rank() == 2 ? words.dims()[1] : Dim();
             return ValueType::tensor(DType::Float32, Shape({first->shape.dims()[0], first->shape.dims()[1], hidden}));
@@ -451,7 +452,7 @@ void inferOtherOutputs(Graph& graph, const Node& node) {
                           ValueType::tensor(DType::Float32, Shape({q.dims()[0], Dim::known(kvHeads->i), Dim(), Dim::known(*size)})));
         return;
     }
-    if (node.opType != "EmbedLayerNormalization") return;
+    if (node.opType != "EmbedLayerNormalization" && node.opType != "QEmbedLayerNormalization") return;
     const ValueType& out = graph.value(node.outputs[0]).type;
     if (!out.shape.rankKnown()) return;
     if (node.outputs.size() > 1 && node.outputs[1].valid())  // mask_index: tokens per sequence

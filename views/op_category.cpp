@@ -6,12 +6,17 @@ namespace fsc {
 
 OpCategory opCategory(const std::string& domain, const std::string& op) {
     static const std::set<std::string> conv = {"Conv", "ConvTranspose", "FusedConv", "QLinearConv", "ConvInteger"};
-    static const std::set<std::string> matmul = {"MatMul", "Gemm", "FusedMatMul", "FusedGemm", "MatMulInteger", "QLinearMatMul", "Einsum"};
+    static const std::set<std::string> matmul = {"MatMul", "Gemm", "FusedMatMul", "FusedGemm", "MatMulInteger", "QLinearMatMul", "Einsum",
+                                                 // ONNX Runtime's quantized and weight-only forms
+                                                 "MatMulIntegerToFloat", "DynamicQuantizeMatMul", "MatMulNBits", "QGemm"};
     static const std::set<std::string> norm = {"BatchNormalization", "LayerNormalization", "SkipLayerNorm", "RmsNorm",
                                                "InstanceNormalization", "GroupNormalization", "LpNormalization", "Softmax",
-                                               "LogSoftmax"};
+                                               "LogSoftmax", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
+                                               "SimplifiedLayerNormalization", "EmbedLayerNormalization",
+                                               "QEmbedLayerNormalization"};
     static const std::set<std::string> act = {"Relu", "Sigmoid", "Tanh", "Gelu", "LeakyRelu", "Clip", "HardSwish",
-                                              "HardSigmoid", "Elu", "Selu", "Softplus", "Mish", "PRelu", "Erf"};
+                                              "HardSigmoid", "Elu", "Selu", "Softplus", "Mish", "PRelu", "Erf",
+                                              "BiasGelu", "FastGelu", "QuickGelu"};
     static const std::set<std::string> elementwise = {"Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg",
                                                       "Abs", "Reciprocal", "Max", "Min", "Where", "Equal", "Less",
                                                       "Greater", "Not", "And", "Or", "Floor", "Ceil", "Round", "Sin", "Cos",
@@ -25,7 +30,8 @@ OpCategory opCategory(const std::string& domain, const std::string& op) {
                                                  "GatherND", "ScatterND", "Pad", "Tile", "Resize", "DepthToSpace",
                                                  "SpaceToDepth", "NonZero"};
     static const std::set<std::string> control = {"If", "Loop", "Scan"};
-    if (op == "Attention" || op == "MultiHeadAttention") return OpCategory::Attention;
+    static const std::set<std::string> attention = {"Attention", "MultiHeadAttention", "QAttention", "GroupQueryAttention"};
+    if (attention.count(op)) return OpCategory::Attention;
     if (conv.count(op)) return OpCategory::Convolution;
     if (matmul.count(op)) return OpCategory::MatMul;
     if (norm.count(op)) return OpCategory::Normalization;

@@ -123,10 +123,10 @@ int64_t generatedIntegerBound(const Graph& graph, ValueId input) {
                     const Attribute* axis = n.attribute("axis");
                     rows(n, 0, axis ? axis->i : 0);
                 }
-                if (ms && n.opType == "EmbedLayerNormalization") {
+                if (ms && (n.opType == "EmbedLayerNormalization" || n.opType == "QEmbedLayerNormalization")) {
                     if (k == 0) rows(n, 2, 0);  // word embedding
                     if (k == 1) rows(n, 4, 0);  // segment embedding
-                    if (k == 8) rows(n, 3, 0);  // position embedding
+                    if (k == 8 && n.opType == "EmbedLayerNormalization") rows(n, 3, 0);  // position embedding
                 }
             }
         }

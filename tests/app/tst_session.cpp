@@ -149,7 +149,7 @@ private slots:
     }
 
     void aProfileDeclaresTheDomainsOfTheCompiledOps() {
-        // A dynamically quantized product compiles to com.microsoft.MatMulIntegerToFloat,
+        // A dynamically quantized product compiles to com.microsoft.DynamicQuantizeMatMul,
         // a domain the imported model never declared: profiling the compiled graph must find
         // its kernel (it once failed with "no cpu kernel ... at opset -1" on every quantized
         // model, QDQ exports' QLinearConv included).
@@ -167,7 +167,7 @@ private slots:
         Session s;
         QVERIFY(s.open(path).isOk());
         QVERIFY(s.compile({.passes = *pipelinePasses("O2")}).isOk());
-        QVERIFY(nodeOfType(*s.compiledModel()->graph, "MatMulIntegerToFloat").valid());
+        QVERIFY(nodeOfType(*s.compiledModel()->graph, "DynamicQuantizeMatMul").valid());
         ProfileRequest r = s.profileRequest(s.compiledModel()->graph, Target{}, "O2");
         r.warmup = 0, r.iterations = 1;
         auto trace = profileGraph(r);

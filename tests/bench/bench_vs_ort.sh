@@ -36,7 +36,7 @@ fi
 [ -f "$cache/bert_base.onnx.distinct" ] ||
   { /usr/bin/python3 "$here/export_bert_base.py" "$cache/bert_base.onnx" 2>/dev/null && touch "$cache/bert_base.onnx.distinct"; }
 # Dynamically quantized transformers (quantize_dynamic's MatMulInteger form), BERT-base in
-# ONNX Runtime's transformers-optimizer form, MODEL_q4 (MODEL's MatMuls as 4-bit
+# ONNX Runtime's transformers-optimizer form (and quantized after it, bert_ort_dq), MODEL_q4 (MODEL's MatMuls as 4-bit
 # MatMulNBits) and onnxruntime-genai's int4 decoder (a 128-token prompt, and one token after
 # 128), made when named.
 for model in $models; do
@@ -45,6 +45,11 @@ for model in $models; do
     bert_dq) /usr/bin/python3 "$here/../models/quantize_dynamic_matmuls.py" "$cache/bert_base.onnx" "$cache/bert_dq.onnx" ;;
     distilbert_dq) /usr/bin/python3 "$here/../models/export_dynamic_quantized.py" distilbert_dq "$cache/distilbert_dq.onnx" 2>/dev/null ;;
     bert_ort_fused) /usr/bin/python3 "$here/../models/export_ort_transformer.py" bert_ort_fused "$cache/bert_ort_fused.onnx" ;;
+    bert_ort_dq)  # bert_ort_fused as quantize_dynamic writes it: QAttention, QEmbedLayerNormalization
+      [ -f "$cache/bert_ort_fused.onnx" ] ||
+        /usr/bin/python3 "$here/../models/export_ort_transformer.py" bert_ort_fused "$cache/bert_ort_fused.onnx"
+      /usr/bin/python3 "$here/../models/quantize_dynamic_matmuls.py" "$cache/bert_ort_fused.onnx" "$cache/bert_ort_dq.onnx" >/dev/null
+      for feed in "$cache"/bert_ort_fused.*.npy; do cp "$feed" "$cache/bert_ort_dq.${feed#"$cache"/bert_ort_fused.}"; done ;;
     genai_llm) /usr/bin/python3 "$here/../models/export_genai_llm.py" genai_llm "$cache/genai_llm.onnx" ;;
     genai_llm_step) /usr/bin/python3 "$here/../models/export_genai_llm.py" genai_llm "$cache/genai_llm_step.onnx" --past 128 ;;
     *_q4) /usr/bin/python3 "$here/../models/quantize_matmul_nbits.py" "$cache/${model%_q4}.onnx" "$cache/$model.onnx" >/dev/null

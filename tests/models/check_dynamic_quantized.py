@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Transformers quantized as ONNX Runtime's quantize_dynamic writes them
 (quantize_dynamic_matmuls.py: DynamicQuantizeLinear, MatMulInteger, Cast, the scales' Mul),
-compiled at O2: every MatMulInteger chain becomes one com.microsoft.MatMulIntegerToFloat
-(nothing of the chain left), the compiled model passes ONNX's full checker, the fusion alone
+compiled at O2: every MatMulInteger chain becomes one com.microsoft.MatMulIntegerToFloat, or
+DynamicQuantizeMatMul where its DynamicQuantizeLinear feeds it alone (nothing of the chain
+left, no more nodes than ONNX Runtime's optimizer leaves: one per product and one per shared
+DynamicQuantizeLinear), the compiled model passes ONNX's full checker, the fusion alone
 gives O0's outputs to the bit, and O2 (the attention, GELU and norm fusions besides, whose
 float roundings move some activations across a quantization step) stays within 5% of O0's
 largest output.
@@ -61,9 +63,12 @@ def check(name, variant, tmp):
     m = onnx.load(compiled)
     ops = collections.Counter(n.op_type for n in m.graph.node)
     print(f"{label}: {products} MatMulInteger -> O2 {len(m.graph.node)} nodes: {dict(ops)}")
-    if ops["MatMulIntegerToFloat"] != products or ops["MatMulInteger"] or ops["Cast"]:
-        problems.append(f"{label}: {ops['MatMulIntegerToFloat']} MatMulIntegerToFloat of {products}, "
+    fused_products = ops["MatMulIntegerToFloat"] + ops["DynamicQuantizeMatMul"]
+    if fused_products != products or ops["MatMulInteger"] or ops["Cast"]:
+        problems.append(f"{label}: {fused_products} MatMulIntegerToFloat or DynamicQuantizeMatMul of {products}, "
                         f"{ops['MatMulInteger']} MatMulInteger and {ops['Cast']} Cast left")
+    if ops["DynamicQuantizeLinear"] and ops["DynamicQuantizeMatMul"] == products:
+        problems.append(f"{label}: {ops['DynamicQuantizeLinear']} DynamicQuantizeLinear left beside products that quantize their own")
     try:
         onnx.checker.check_model(m, full_check=True)
     except Exception as e:  # noqa: BLE001 - report whatever the checker says

@@ -9,6 +9,13 @@ optimizer wrote; and lower-contrib-ops with the fusions after it, as the CUDA ba
 runs them (every Attention lowered to products and our fused attention, the mask's ops built
 once for all layers). Both compiled graphs pass ONNX's full checker.
 
+Then the same encoders as quantize_dynamic writes them after that optimizer
+(quantize_dynamic_matmuls.py: QAttention, QEmbedLayerNormalization, the MatMuls as
+DynamicQuantizeLinear and MatMulInteger chains), at O0 and O2, against NumPy's forward pass
+over the dequantized weights with each product's activation quantized as
+DynamicQuantizeLinear does; O2 leaves no more nodes than ONNX Runtime 1.31's `extended` level
+on these files (4 + 8 per layer).
+
 usage: check_ort_transformer.py FUSESCOPE_CLI
 """
 import collections
@@ -79,9 +86,77 @@ def check(name, tmp):
             problems.append(f"{name} {label}: {got.shape} differs from NumPy's {want.shape} by {diff:g}")
 
 
+def dynamic_quantized(x):
+    """x as DynamicQuantizeLinear quantizes it (float32, uint8 over its range and 0), dequantized."""
+    x = x.astype(np.float32)
+    lo, hi = min(float(x.min()), 0.0), max(float(x.max()), 0.0)
+    scale = np.float32((np.float32(hi) - np.float32(lo)) / np.float32(255))
+    zero = np.clip(np.round(-np.float32(lo) / scale), 0, 255)
+    return (np.clip(np.round(x / scale) + zero, 0, 255) - zero).astype(np.float64) * np.float64(scale)
+
+
+def dequantized_weights(model, weights):
+    """The float weights the quantized model holds: each NAME_quantized with its scale and zero point."""
+    inits = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    out = dict(weights)
+    for name, q in inits.items():
+        if not name.endswith("_quantized"):
+            continue
+        stem = name[:-len("_quantized")]
+        scale, zero = inits[stem + "_scale"], inits[stem + "_zero_point"]
+        out[stem.split(".", 1)[-1]] = (q.astype(np.float64) - zero.astype(np.float64)) * scale.astype(np.float64)
+    return out
+
+
+def check_quantized(name, tmp):
+    cfg = ort_form.CONFIGS[name]
+    model, weights, feeds = ort_form.build(cfg)
+    float_path, path = os.path.join(tmp, name + ".float.onnx"), os.path.join(tmp, name + "_dq.onnx")
+    onnx.save(model, float_path)
+    subprocess.run([sys.executable, os.path.join(HERE, "quantize_dynamic_matmuls.py"), float_path, path], check=True,
+                   stdout=subprocess.DEVNULL)
+    quantized = onnx.load(path)
+    w = dequantized_weights(quantized, weights)
+    want = ort_form.reference(cfg, w, feeds, project=lambda x, weight: dynamic_quantized(x) @ w[weight])
+    inputs = []
+    for k, v in feeds.items():
+        np.save(os.path.join(tmp, f"{name}.{k}.npy"), v)
+        inputs += ["--input", f"{k}={os.path.join(tmp, f'{name}.{k}.npy')}"]
+    compiled = os.path.join(tmp, f"{name}_dq.O2.onnx")
+    r = subprocess.run([CLI, "compile", path, "--pipeline", "O2", "-o", compiled], capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        problems.append(f"{name} quantized: compile failed: {r.stderr.strip()}")
+        return
+    m = onnx.load(compiled)
+    ops = collections.Counter(n.op_type for n in m.graph.node)
+    print(f"{name} quantized O2: {len(quantized.graph.node)} nodes -> {len(m.graph.node)}: {dict(ops)}")
+    if ops["QAttention"] != cfg["layers"] or ops["QEmbedLayerNormalization"] != 1:
+        problems.append(f"{name} quantized O2: {ops['QAttention']} QAttention and {ops['QEmbedLayerNormalization']} "
+                        f"QEmbedLayerNormalization, not {cfg['layers']} and 1")
+    if len(m.graph.node) > 4 + 8 * cfg["layers"]:
+        problems.append(f"{name} quantized O2: {len(m.graph.node)} nodes, more than ONNX Runtime's {4 + 8 * cfg['layers']}")
+    try:
+        onnx.checker.check_model(m, full_check=True)
+    except Exception as e:  # noqa: BLE001 - report whatever the checker says
+        problems.append(f"{name} quantized O2: checker rejected the graph: {str(e).splitlines()[0]}")
+    for label in ("O0", "O2"):
+        out = os.path.join(tmp, f"{name}_dq.{label}")
+        r = subprocess.run([CLI, "run", path, "--pipeline", label, "--iterations", "1", "--output-dir", out, *inputs],
+                           capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            problems.append(f"{name} quantized {label}: run failed: {r.stderr.strip()}")
+            continue
+        got = onnx.numpy_helper.to_array(onnx.load_tensor(os.path.join(out, "output_0.pb")))
+        diff = float(np.max(np.abs(got - want)))
+        print(f"{name} quantized {label}: largest difference from NumPy {diff:.3g}")
+        if got.shape != want.shape or not diff <= 1e-3:
+            problems.append(f"{name} quantized {label}: {got.shape} differs from NumPy's {want.shape} by {diff:g}")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     for model_name in ("ort_small", "ort_small_raw", "ort_small_gpt"):
         check(model_name, tmp)
+        check_quantized(model_name, tmp)
 for p in problems:
     print(f"FAIL: {p}")
 sys.exit(1 if problems else 0)

@@ -115,9 +115,11 @@ def gelu(x, kind):
     return 0.5 * x * (1 + erf(x / math.sqrt(2)))
 
 
-def reference(cfg, w, feeds):
-    """The encoder's forward pass in NumPy (float64), from the contrib ops' definitions."""
+def reference(cfg, w, feeds, project=None):
+    """The encoder's forward pass in NumPy (float64), from the contrib ops' definitions.
+    project(x, name) multiplies by the weight `name` (x @ w[name] when not given)."""
     w = {k: v.astype(np.float64) for k, v in w.items()}
+    project = project or (lambda x, name: x @ w[name])
     ids, types, mask = feeds["input_ids"], feeds["token_type_ids"], feeds["attention_mask"]
     b, s = ids.shape
     d, n = cfg["hidden"], cfg["heads"]
@@ -132,15 +134,15 @@ def reference(cfg, w, feeds):
         add += np.where(np.arange(s)[None, :] > np.arange(s)[:, None], -10000.0, 0.0)
     for i in range(cfg["layers"]):
         p = f"l{i}_"
-        qkv = x @ w[p + "qkv"] + w[p + "qkv_bias"]
+        qkv = project(x, p + "qkv") + w[p + "qkv_bias"]
         q, k, v = (t.reshape(b, s, n, d // n).transpose(0, 2, 1, 3) for t in np.split(qkv, 3, axis=-1))
         scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d // n) + add
         probs = np.exp(scores - scores.max(-1, keepdims=True))
         probs /= probs.sum(-1, keepdims=True)
         att = (probs @ v).transpose(0, 2, 1, 3).reshape(b, s, d)
-        ln1 = layer_norm(att @ w[p + "wo"] + x + w[p + "bo"], w[p + "ln1_g"], w[p + "ln1_b"])
-        act = gelu(ln1 @ w[p + "w1"] + w[p + "b1"], cfg["gelu"])
-        x = layer_norm(act @ w[p + "w2"] + ln1 + w[p + "b2"], w[p + "ln2_g"], w[p + "ln2_b"])
+        ln1 = layer_norm(project(att, p + "wo") + x + w[p + "bo"], w[p + "ln1_g"], w[p + "ln1_b"])
+        act = gelu(project(ln1, p + "w1") + w[p + "b1"], cfg["gelu"])
+        x = layer_norm(project(act, p + "w2") + ln1 + w[p + "b2"], w[p + "ln2_g"], w[p + "ln2_b"])
     return x.astype(np.float32)
 
 

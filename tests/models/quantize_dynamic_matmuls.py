@@ -15,6 +15,13 @@ per tensor by default (quantize_dynamic's defaults); --uint8-weights quantizes t
 asymmetrically to uint8 (its older default), --per-channel gives each output channel its own
 scale and zero point. Transformers and CNNs exported by many tools arrive in this form
 (Hugging Face Optimum's dynamic quantization writes it too).
+
+A model saved by ONNX Runtime's transformers optimizer (export_ort_transformer.py) gets its
+contrib ops quantized as quantize_dynamic quantizes them: each com.microsoft.Attention
+without qkv_hidden_sizes becomes QAttention (the input through DynamicQuantizeLinear, the
+packed weights int8 with a 7-bit range, reduce_range), each EmbedLayerNormalization with at
+most two outputs becomes QEmbedLayerNormalization (its five tables uint8 with a scale and zero
+point each, as it quantizes constants it reads as activations).
 """
 import sys
 
@@ -46,6 +53,31 @@ def quantize_weight(w, axis):
     return q, np.asarray(scale, np.float32), np.asarray(zero)
 
 
+def quantize_table(t):
+    """uint8, asymmetric over the table's range (0 inside it), one scale and zero point."""
+    lo, hi = min(float(t.min()), 0.0), max(float(t.max()), 0.0)
+    scale = np.float32(max((hi - lo) / 255.0, 1e-8))
+    zero = np.uint8(np.clip(np.round(-lo / scale), 0, 255))
+    return np.clip(np.round(t / scale) + zero, 0, 255).astype(np.uint8), np.asarray(scale), np.asarray(zero)
+
+
+def quantized_embedding(node, inits, graph):
+    """QEmbedLayerNormalization for an EmbedLayerNormalization whose tables are constants."""
+    tables = list(node.input[2:7])
+    if len(node.output) > 2 or any(t not in inits for t in tables if t) or len(tables) < 5:
+        return None
+    q_names, scales, zeros = [], [], []
+    for t in tables:
+        q, scale, zero = quantize_table(numpy_helper.to_array(inits[t]))
+        graph.initializer.extend([numpy_helper.from_array(q, f"{t}_quantized"), numpy_helper.from_array(scale, f"{t}_scale"),
+                                  numpy_helper.from_array(zero, f"{t}_zero_point")])
+        q_names.append(f"{t}_quantized"), scales.append(f"{t}_scale"), zeros.append(f"{t}_zero_point")
+    mask = node.input[7] if len(node.input) > 7 else ""
+    return helper.make_node("QEmbedLayerNormalization", [node.input[0], node.input[1], *q_names, mask, *scales, *zeros],
+                            list(node.output), name=(node.name or node.output[0]) + "_quant", domain="com.microsoft",
+                            **{a.name: helper.get_attribute_value(a) for a in node.attribute})
+
+
 def main():
     model = onnx.load(sys.argv[1])
     graph = model.graph
@@ -59,7 +91,44 @@ def main():
             readers[name] = readers.get(name, 0) + 1
     quantized_activation = {}
     nodes, dropped = [], set()
+
+    def release(name):  # a float initializer no node reads any more is left out
+        readers[name] -= 1
+        if readers[name] == 0 and name in inits and name == inits[name].name:
+            dropped.add(name)
+
+    def quantized_input(a):  # one DynamicQuantizeLinear per activation, shared by its readers
+        if a not in quantized_activation:
+            quantized_activation[a] = (f"{a}_quantized", f"{a}_scale", f"{a}_zero_point")
+            nodes.append(helper.make_node("DynamicQuantizeLinear", [a], list(quantized_activation[a]),
+                                          name=f"{a}_QuantizeLinear"))
+        return quantized_activation[a]
+
     for node in graph.node:
+        if node.domain == "com.microsoft" and node.op_type == "EmbedLayerNormalization":
+            q = quantized_embedding(node, inits, graph)
+            nodes.append(q or node)
+            for table in (node.input[2:7] if q else []):
+                release(table)
+            continue
+        if (node.domain == "com.microsoft" and node.op_type == "Attention" and node.input[1] in inits and
+                not any(a.name == "qkv_hidden_sizes" for a in node.attribute)):
+            a_q, a_scale, a_zero = quantized_input(node.input[0])
+            weights = numpy_helper.to_array(inits[node.input[1]])
+            axis = 0 if PER_CHANNEL else None
+            scale = np.maximum(np.abs(weights).max(axis=axis) / 63.0, 1e-8).astype(np.float32)  # reduce_range: 7 bits
+            q = np.clip(np.round(weights / scale), -63, 63).astype(np.int8)
+            w = node.input[1]
+            release(w)
+            graph.initializer.extend([numpy_helper.from_array(q, f"{w}_quantized"),
+                                      numpy_helper.from_array(np.asarray(scale), f"{w}_scale"),
+                                      numpy_helper.from_array(np.zeros(np.shape(scale), np.int8), f"{w}_zero_point")])
+            mask = node.input[3] if len(node.input) > 3 else ""
+            nodes.append(helper.make_node("QAttention", [a_q, f"{w}_quantized", node.input[2], a_scale, f"{w}_scale", mask,
+                                                         a_zero, f"{w}_zero_point"], list(node.output),
+                                          name=(node.name or node.output[0]) + "_quant", domain="com.microsoft",
+                                          **{a.name: helper.get_attribute_value(a) for a in node.attribute}))
+            continue
         w_init = inits.get(node.input[1]) if node.op_type in ("MatMul", "Conv") and len(node.input) > 1 else None
         conv = node.op_type == "Conv"
         if (w_init is None or w_init.data_type != TensorProto.FLOAT or (conv and not CONV) or
@@ -68,19 +137,13 @@ def main():
             continue
         a = node.input[0]
         base = node.name or node.output[0]
-        if a not in quantized_activation:
-            quantized_activation[a] = (f"{a}_quantized", f"{a}_scale", f"{a}_zero_point")
-            nodes.append(helper.make_node("DynamicQuantizeLinear", [a], list(quantized_activation[a]),
-                                          name=f"{a}_QuantizeLinear"))
-        a_q, a_scale, a_zero = quantized_activation[a]
+        a_q, a_scale, a_zero = quantized_input(a)
         weights = numpy_helper.to_array(w_init)
         q, scale, zero = quantize_weight(weights, tuple(range(1, weights.ndim)) if conv else 0)
         if conv and scale.ndim == 1:  # per output channel: the scales multiply [N, M, H, W]
             scale = scale.reshape(-1, *([1] * (weights.ndim - 2)))
         w = node.input[1]
-        readers[w] -= 1
-        if readers[w] == 0 and w == w_init.name:
-            dropped.add(w)
+        release(w)
         graph.initializer.extend([numpy_helper.from_array(q, f"{base}.{w}_quantized"),
                                   numpy_helper.from_array(scale, f"{base}.{w}_scale"),
                                   numpy_helper.from_array(zero, f"{base}.{w}_zero_point")])
@@ -114,7 +177,9 @@ def main():
     onnx.save(model, sys.argv[2])
     print(f"{sys.argv[2]}: {len(quantized_activation)} DynamicQuantizeLinear, "
           f"{sum(n.op_type == 'MatMulInteger' for n in nodes)} MatMulInteger, "
-          f"{sum(n.op_type == 'ConvInteger' for n in nodes)} ConvInteger")
+          f"{sum(n.op_type == 'ConvInteger' for n in nodes)} ConvInteger, "
+          f"{sum(n.op_type == 'QAttention' for n in nodes)} QAttention, "
+          f"{sum(n.op_type == 'QEmbedLayerNormalization' for n in nodes)} QEmbedLayerNormalization")
 
 
 if __name__ == "__main__":

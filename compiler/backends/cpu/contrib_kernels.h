@@ -15,6 +15,8 @@ inline int64_t indexAt(const RtTensor& t, int64_t i) {
 KernelFactory contribAttention();         // contrib_attention.cpp: com.microsoft.Attention
 KernelFactory embedLayerNormalization();  // contrib_attention.cpp
 KernelFactory multiHeadAttention();       // contrib_attention.cpp
+KernelFactory quantizedAttention();       // contrib_attention.cpp: QAttention
+KernelFactory quantizedEmbedLayerNormalization();  // contrib_attention.cpp: QEmbedLayerNormalization
 KernelFactory matMulNBits();              // matmul_nbits.cpp: 2-, 4- and 8-bit block-quantized weights
 KernelFactory rotaryEmbedding();          // contrib_llm.cpp
 KernelFactory groupQueryAttention();      // contrib_llm.cpp

@@ -235,6 +235,8 @@ void registerContribKernels(KernelRegistry& r) {
     cpu::addContrib(r, "Attention", cpu::contribAttention());
     cpu::addContrib(r, "EmbedLayerNormalization", cpu::embedLayerNormalization());
     cpu::addContrib(r, "MultiHeadAttention", cpu::multiHeadAttention());
+    cpu::addContrib(r, "QAttention", cpu::quantizedAttention());
+    cpu::addContrib(r, "QEmbedLayerNormalization", cpu::quantizedEmbedLayerNormalization());
     cpu::addContrib(r, "MatMulNBits", cpu::matMulNBits());
 }
 
