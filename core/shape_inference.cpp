@@ -354,6 +354,17 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
     // carry what they learn forward within one pass, so fewer ONNX rounds are needed.
     if (op == "Transpose") return like(transposed(*first, node.attribute("perm")));
     if (op == "MatMul" && inputType(1)) return like(matmulResult(*first, *inputType(1)));
+    // quantize_dynamic's chains: without these, each round of ONNX's inference carried the
+    // types one com.microsoft op further, and a 12-layer encoder ran out of rounds at layer 7.
+    if (op == "MatMulInteger" && inputType(1)) {
+        auto shape = matmulResult(*first, *inputType(1));
+        if (!shape) return std::nullopt;
+        return ValueType::tensor(DType::Int32, std::move(*shape));
+    }
+    if (op == "DynamicQuantizeLinear") return ValueType::tensor(DType::UInt8, first->shape);
+    if (op == "Cast" && node.attribute("to") && first->kind == ValueType::Kind::Tensor) {
+        if (auto to = dtypeFromOnnx(int32_t(node.attribute("to")->i))) return ValueType::tensor(*to, first->shape);
+    }
     if (op == "Concat") {
         const Attribute* axis = node.attribute("axis");
         return like(concatenated(allInputs(), axis ? axis->i : 0));
