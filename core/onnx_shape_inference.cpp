@@ -204,6 +204,20 @@ std::string opWithoutSchema(const onnx::GraphProto& g, const std::unordered_map<
     return {};
 }
 
+// How many nodes (subgraphs' included) have an op ONNX has no schema for.
+int countOpsWithoutSchema(const onnx::GraphProto& g, const std::unordered_map<std::string, int>& opsets) {
+    const auto* registry = onnx::OpSchemaRegistry::Instance();
+    int count = 0;
+    for (const auto& n : g.node()) {
+        count += !registry->GetSchema(n.op_type(), int(opsetFor(opsets, n.domain())), n.domain());
+        for (const auto& a : n.attribute()) {
+            if (a.has_g()) count += countOpsWithoutSchema(a.g(), opsets);
+            for (const auto& sub : a.graphs()) count += countOpsWithoutSchema(sub, opsets);
+        }
+    }
+    return count;
+}
+
 void collectTyped(const onnx::GraphProto& g, std::set<std::string>& typed, std::vector<std::string>& shapeInputs) {
     auto add = [&](const auto& infos) {
         for (const auto& info : infos)
@@ -260,8 +274,10 @@ void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Graph& ro
     // ONNX's inference and our rules feed each other: what our rules learn (a Reshape's
     // target computed through Div and Cast, say) is written back as value_info so the next
     // ONNX round carries it through the ops that follow.
-    constexpr int kMaxRounds = 32;
-    for (int round = 0; round < kMaxRounds; ++round) {
+    // Where our rules miss an op between two without a schema, a round carries the types one
+    // such op further: the rounds allow one each, beyond 32 for the rest.
+    const int maxRounds = 32 + countOpsWithoutSchema(proto.graph(), opsets);
+    for (int round = 0; round < maxRounds; ++round) {
         try {
             const bool propagateValues = schemaForEveryOp || everyShapeInputTyped(proto.graph());
             onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,
@@ -279,8 +295,8 @@ void inferShapes(onnx::ModelProto& proto, const ProtoGraphMap& graphs, Graph& ro
         const size_t before = knowledge(root);
         fillUnknownTypes(root);
         if (knowledge(root) == before) return;
-        if (round + 1 == kMaxRounds) {
-            warnings.push_back("shape inference stopped after " + std::to_string(kMaxRounds) +
+        if (round + 1 == maxRounds) {
+            warnings.push_back("shape inference stopped after " + std::to_string(maxRounds) +
                                      " rounds while still learning");
             return;
         }
