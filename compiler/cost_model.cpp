@@ -82,8 +82,17 @@ NodeCost estimateNodeCost(const Graph& g, const Node& n, const DimBindings& bind
     const double outputs = count(*out);
     const std::string& op = n.opType;
 
-    if ((is(n, "MatMul") || is(n, "FusedMatMul")) && in0 && !in0->empty()) {
+    const bool integerProduct = is(n, "MatMulInteger") || is(n, "MatMulIntegerToFloat") ||
+                                is(n, "DynamicQuantizeMatMul") || is(n, "MatMulNBits");
+    const bool packedAttention = n.domain == "com.microsoft" && (is(n, "Attention") || is(n, "QAttention"));
+    if ((is(n, "MatMul") || is(n, "FusedMatMul") || integerProduct) && in0 && !in0->empty()) {
         cost.flops = 2 * outputs * double(in0->back());  // each output: a K-long dot product
+    } else if (packedAttention && in0 && in0->size() == 3 && in1 && in1->size() == 2 && out->size() == 3) {
+        // The packed projection (rows x hidden x Q, K and V widths), then Q.K^T (Q's width per
+        // key) and P.V (V's width per key); Q and K share a width.
+        const double rows = double((*in0)[0] * (*in0)[1]), keys = double((*in0)[1]);
+        const double vWidth = double(out->back()), qWidth = (double((*in1)[1]) - vWidth) / 2;
+        cost.flops = 2 * rows * double((*in0)[2]) * double((*in1)[1]) + 2 * rows * keys * (qWidth + vWidth);
     } else if ((is(n, "Gemm") || is(n, "FusedGemm")) && in0 && in0->size() == 2) {
         const int64_t k = intAttr(n, "transA", 0) ? (*in0)[0] : (*in0)[1];
         cost.flops = 2 * outputs * double(k);

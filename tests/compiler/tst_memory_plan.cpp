@@ -105,6 +105,27 @@ private slots:
         QCOMPARE(estimateNodeCost(g, g.node(g.order()[0])).flops, 2.0 * 14 * 14 * 64 * 32 * 9);
     }
 
+    // ONNX Runtime's quantized and packed forms cost their products: a dynamically quantized
+    // product as a float one, QAttention its packed projection and both attention products.
+    void quantizedProductsAndPackedAttentionAreCosted() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({2, 16, 64}));
+        ValueId w = b.input("w", DType::Int8, Shape::ofSizes({64, 96}));
+        ValueId s = b.input("s", DType::Float32, Shape::ofSizes({}));
+        ValueId y = b.node("DynamicQuantizeMatMul", {x, w, s}, {"y"}, {}, "product", "com.microsoft")[0];
+        ValueId xq = b.input("xq", DType::UInt8, Shape::ofSizes({2, 16, 64}));
+        ValueId wq = b.input("wq", DType::Int8, Shape::ofSizes({64, 192}));
+        ValueId bias = b.input("bias", DType::Float32, Shape::ofSizes({192}));
+        ValueId att = b.node("QAttention", {xq, wq, bias, s, s}, {"att"}, {intAttr("num_heads", 4)}, "attention",
+                             "com.microsoft")[0];
+        b.output(y);
+        b.output(att);
+        Graph g = b.graph();
+        fillUnknownTypes(g);
+        QCOMPARE(estimateNodeCost(g, g.node(g.order()[0])).flops, 2.0 * 2 * 16 * 96 * 64);
+        QCOMPARE(estimateNodeCost(g, g.node(g.order()[1])).flops, 2.0 * 32 * 64 * 192 + 2.0 * 32 * 16 * (64 + 64));
+    }
+
     void aChainNeedsTwoBuffers() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, 256}));
