@@ -463,6 +463,30 @@ void inferOtherOutputs(Graph& graph, const Node& node) {
                           ValueType::tensor(DType::Float32, Shape({q.dims()[0], Dim::known(kvHeads->i), Dim(), Dim::known(*size)})));
         return;
     }
+    if ((node.opType == "Attention" || node.opType == "QAttention") && node.outputs.size() > 1 && node.outputs[1].valid()) {
+        // present: (2, batch, heads, past length + sequence, head size)
+        const Shape& x = graph.value(node.inputs[0]).type.shape;
+        const size_t pastInput = node.opType == "Attention" ? 4 : 8;
+        const Attribute* heads = node.attribute("num_heads");
+        const Attribute* sizes = node.attribute("qkv_hidden_sizes");
+        const Shape& w = graph.value(node.inputs[1]).type.shape;
+        int64_t width = 0;
+        if (sizes && sizes->ints.size() == 3) width = sizes->ints[0];
+        else if (w.rankKnown() && w.rank() == 2 && w.dims()[1].isKnown()) width = w.dims()[1].size() / 3;
+        if (!heads || heads->i <= 0 || width <= 0 || !x.rankKnown() || x.rank() != 3) return;
+        Dim total;
+        if (pastInput < node.inputs.size() && node.inputs[pastInput].valid()) {
+            const Shape& past = graph.value(node.inputs[pastInput]).type.shape;
+            if (past.rankKnown() && past.rank() == 5 && past.dims()[3].isKnown() && x.dims()[1].isKnown())
+                total = Dim::known(past.dims()[3].size() + x.dims()[1].size());
+        } else {
+            total = x.dims()[1];
+        }
+        mergeType(graph.value(node.outputs[1]).type,
+                  ValueType::tensor(DType::Float32, Shape({Dim::known(2), x.dims()[0], Dim::known(heads->i), total,
+                                                           Dim::known(width / heads->i)})));
+        return;
+    }
     if (node.opType != "EmbedLayerNormalization" && node.opType != "QEmbedLayerNormalization") return;
     const ValueType& out = graph.value(node.outputs[0]).type;
     if (!out.shape.rankKnown()) return;

@@ -1,14 +1,16 @@
 // The two ops ONNX Runtime's transformers optimizer (and Optimum's optimization levels 2 to 4)
 // writes into a BERT-family model, as its contrib op documentation defines them:
 //   Attention (input, weights, bias, mask_index, past, attention_bias): self-attention with
-//     the Q, K and V projections packed in one weight, heads split and merged;
+//     the Q, K and V projections packed in one weight, heads split and merged; with GPT-2's
+//     past key/value state in and the present one out;
 //   EmbedLayerNormalization (input_ids, segment_ids, word, position and segment embeddings,
 //     gamma, beta, mask, position_ids): the three lookups summed and normalized, and the
 //     mask's count of tokens per sequence (Attention's 1-D mask_index).
 // O1's lower-contrib-ops writes Attention as a product and our fused attention; these
 // kernels run it at O0, as the oracle the lowering is checked against. MultiHeadAttention, its
 // form with Q, K and V given apart (encoder-decoder and diffusion models), shares the masks
-// and the fused attention's loop.
+// and the fused attention's loop; QAttention and QEmbedLayerNormalization, what
+// quantize_dynamic makes of the two, share their code.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -137,32 +139,72 @@ Result<PackedProjection> packedProjection(const KernelContext& ctx, const RtTens
 }
 
 // Self-attention over the projections Q, K and V, each (batch, sequence, heads, head size) in
-// its own buffer, into out (batch, sequence, V's width).
+// its own buffer, into out (batch, sequence, V's width). With a past state (2, batch, heads,
+// past length, head size: keys then values, as GPT-2's optimized form caches them), the keys
+// and values are the past's followed by this call's; present (output 1, where it is read)
+// holds them all for the next call.
 Status attendProjected(KernelContext& ctx, const PackedProjection& p, const float* const qkv[3],
-                       const RtTensor* maskIndex, const RtTensor* attentionBias,
+                       const RtTensor* maskIndex, const RtTensor* attentionBias, const RtTensor* past,
                        const PackedAttentionAttrs& attrs, float* out) {
-    const int64_t heads = attrs.heads, headSize = p.width[0] / heads,
-                  vHeadSize = p.width[2] / heads;
-    std::vector<int64_t> maskDims;
-    auto mask =
-        additiveMask(ctx, maskIndex, attentionBias,
-                     {p.batch, heads, p.seq, p.seq, attrs.filter, attrs.unidirectional}, maskDims);
-    if (!mask) return mask.status();
-    auto layout =
-        attentionLayout({p.batch, p.seq, heads, headSize}, {p.batch, p.seq, heads, headSize},
-                        {p.batch, p.seq, heads, vHeadSize}, mask->empty() ? nullptr : &maskDims,
-                        {{0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 2, 1, 3}});
-    if (!layout) return layout.status().withContext(ctx.where());
+    const int64_t heads = attrs.heads, headSize = p.width[0] / heads, vHeadSize = p.width[2] / heads;
     const float scale = attrs.scale != 0.0f ? attrs.scale : 1.0f / std::sqrt(float(headSize));
-    attentionFloat(ctx.pool(), qkv[0], qkv[1], qkv[2], mask->empty() ? nullptr : mask->data(), out,
-                   *layout, scale);
-    return Status::ok();
-}
-
-// A past key/value state and the present output are refused alike by both packed forms.
-Status refusePast(const KernelContext& ctx, const RtTensor* past) {
-    if (past && past->numel() > 0) return bad(ctx, "a past key/value state is not supported");
-    if (ctx.outputWanted(1)) return bad(ctx, "the present key/value output is not supported");
+    const bool pastGiven = past && past->numel() > 0;
+    if (!pastGiven && !ctx.outputWanted(1)) {
+        std::vector<int64_t> maskDims;
+        auto mask = additiveMask(ctx, maskIndex, attentionBias,
+                                 {p.batch, heads, p.seq, p.seq, attrs.filter, attrs.unidirectional}, maskDims);
+        if (!mask) return mask.status();
+        auto layout = attentionLayout({p.batch, p.seq, heads, headSize}, {p.batch, p.seq, heads, headSize},
+                                      {p.batch, p.seq, heads, vHeadSize}, mask->empty() ? nullptr : &maskDims,
+                                      {{0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 2, 1, 3}});
+        if (!layout) return layout.status().withContext(ctx.where());
+        attentionFloat(ctx.pool(), qkv[0], qkv[1], qkv[2], mask->empty() ? nullptr : mask->data(), out, *layout,
+                       scale);
+        return Status::ok();
+    }
+    if (headSize != vHeadSize) return bad(ctx, "a past or present state needs Q, K and V of one width");
+    const int64_t pastLength = pastGiven && past->rank() == 5 ? past->dims[3] : 0;
+    if (pastGiven && (past->dtype != DType::Float32 ||
+                      past->dims != std::vector<int64_t>{2, p.batch, heads, pastLength, headSize}))
+        return bad(ctx, "past " + dimsString(past->dims) + " is not float32 (2, batch " + std::to_string(p.batch) +
+                            ", " + std::to_string(heads) + " heads, past length, head size " +
+                            std::to_string(headSize) + ")");
+    const int64_t total = pastLength + p.seq, half = p.batch * heads * total * headSize,
+                  pastHalf = p.batch * heads * pastLength * headSize;
+    std::vector<float> scratch;
+    float* present = nullptr;
+    if (ctx.outputWanted(1)) {
+        auto t = ctx.output(1, DType::Float32, {2, p.batch, heads, total, headSize});
+        if (!t) return t.status();
+        present = (*t)->as<float>();
+    } else {
+        scratch.resize(size_t(2 * half));
+        present = scratch.data();
+    }
+    // Each head's keys (then values): the past's rows, then this call's.
+    const size_t rowBytes = size_t(headSize) * sizeof(float);
+    for (int kv = 0; kv < 2; ++kv)
+        for (int64_t b = 0; b < p.batch; ++b)
+            for (int64_t h = 0; h < heads; ++h) {
+                float* to = present + kv * half + (b * heads + h) * total * headSize;
+                if (pastGiven)
+                    std::memcpy(to, past->as<float>() + kv * pastHalf +
+                                        (b * heads + h) * pastLength * headSize,
+                                size_t(pastLength) * rowBytes);
+                for (int64_t s = 0; s < p.seq; ++s)
+                    std::memcpy(to + (pastLength + s) * headSize,
+                                qkv[1 + kv] + ((b * p.seq + s) * heads + h) * headSize, rowBytes);
+            }
+    std::vector<int64_t> maskDims;
+    auto mask = additiveMask(ctx, maskIndex, attentionBias,
+                             {p.batch, heads, p.seq, total, attrs.filter, attrs.unidirectional}, maskDims);
+    if (!mask) return mask.status();
+    const std::vector<int64_t> cache = {p.batch, heads, total, headSize};
+    auto layout = attentionLayout({p.batch, p.seq, heads, headSize}, cache, cache, mask->empty() ? nullptr : &maskDims,
+                                  {{0, 2, 1, 3}, {0, 1, 3, 2}, {}, {0, 2, 1, 3}});
+    if (!layout) return layout.status().withContext(ctx.where());
+    attentionFloat(ctx.pool(), qkv[0], present, present + half, mask->empty() ? nullptr : mask->data(), out, *layout,
+                   scale);
     return Status::ok();
 }
 
@@ -175,7 +217,6 @@ public:
                        *maskIndex = ctx.input(3), *past = ctx.input(4),
                        *attentionBias = ctx.input(5);
         if (!x || !w) return bad(ctx, "needs input and weights");
-        FSC_RETURN_IF_ERROR(refusePast(ctx, past));
         if (x->dtype != DType::Float32 || w->dtype != DType::Float32 ||
             (bias && bias->dtype != DType::Float32))
             return unsupportedType(ctx, x->dtype != DType::Float32 ? x->dtype : w->dtype);
@@ -205,8 +246,7 @@ public:
             column += width;
         }
         const float* const parts[3] = {qkv[0].data(), qkv[1].data(), qkv[2].data()};
-        return attendProjected(ctx, *p, parts, maskIndex, attentionBias, m_attrs,
-                               (*out)->as<float>());
+        return attendProjected(ctx, *p, parts, maskIndex, attentionBias, past, m_attrs, (*out)->as<float>());
     }
 
 private:
@@ -228,7 +268,6 @@ public:
                        *xZero = ctx.input(6), *wZero = ctx.input(7);
         if (!x || !w || !bias || !xScale || !wScale)
             return bad(ctx, "needs input, weight, bias, input_scale and weight_scale");
-        FSC_RETURN_IF_ERROR(refusePast(ctx, ctx.input(8)));
         if (xScale->dtype != DType::Float32 || xScale->numel() != 1)
             return bad(ctx, "input_scale must be one float32");
         auto p = packedProjection(ctx, *x, *w, bias, m_attrs);
@@ -263,7 +302,7 @@ public:
             column += width;
         }
         const float* const parts[3] = {qkv[0].data(), qkv[1].data(), qkv[2].data()};
-        return attendProjected(ctx, *p, parts, maskIndex, nullptr, m_attrs, (*out)->as<float>());
+        return attendProjected(ctx, *p, parts, maskIndex, nullptr, ctx.input(8), m_attrs, (*out)->as<float>());
     }
 
 private:
@@ -554,6 +593,8 @@ Result<PackedAttentionAttrs> packedAttentionAttrs(const KernelInit& init) {
     if (heads <= 0) return init.invalid("needs a num_heads attribute above 0");
     if (init.getInt("do_rotary", 0))
         return init.invalid("do_rotary (rotary embeddings inside Attention) is not supported");
+    if (init.getInt("past_present_share_buffer", 0))
+        return init.invalid("past_present_share_buffer (one buffer for past and present) is not supported");
     return PackedAttentionAttrs{
         heads, init.getInts("qkv_hidden_sizes"), init.getInt("unidirectional", 0) != 0,
         init.getFloat("mask_filter_value", -10000.0f), init.getFloat("scale", 0.0f)};
