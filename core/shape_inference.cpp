@@ -241,6 +241,28 @@ std::optional<int64_t> gqaHeadSize(const Graph& graph, const Node& node) {
     return from.dims()[2].size() / parts;
 }
 
+// MultiHeadAttention's value width (heads x V's head size): from value (batch, keys, hidden)
+// or (batch, heads, keys, size), or from the query or key that packs it (.., heads, parts, size).
+std::optional<Dim> mhaValueWidth(const Graph& graph, const Node& node) {
+    const Attribute* heads = node.attribute("num_heads");
+    auto shape = [&](size_t i) -> const Shape* {
+        if (i >= node.inputs.size() || !node.inputs[i].valid()) return nullptr;
+        const Shape& s = graph.value(node.inputs[i]).type.shape;
+        return s.rankKnown() ? &s : nullptr;
+    };
+    const Shape *q = shape(0), *k = shape(1), *v = shape(2);
+    if (!heads || !q) return std::nullopt;
+    const Shape* packed = q->rank() == 5 ? q : (k && k->rank() == 5 ? k : nullptr);
+    if (packed) {
+        if (!packed->dims()[4].isKnown()) return Dim();
+        return Dim::known(heads->i * packed->dims()[4].size());
+    }
+    if (q->rank() != 3 || !v) return std::nullopt;
+    if (v->rank() == 3) return v->dims()[2];
+    if (v->rank() == 4 && v->dims()[3].isKnown()) return Dim::known(v->dims()[3].size() * heads->i);
+    return std::nullopt;
+}
+
 // The type our rules give a node's first output, or nothing when no rule applies.
 std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, ShapeValueTable& values) {
     auto inputType = [&](size_t i) -> const ValueType* {
@@ -324,13 +346,9 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
                 hv = Dim::known(inputType(1)->shape.dims()[1].size() / 3);
             return ValueType::tensor(DType::Float32, Shape({first->shape.dims()[0], first->shape.dims()[1], hv}));
         }
-        if (op == "MultiHeadAttention" && first->shape.rankKnown() && first->shape.rank() == 3 && inputType(2) &&
-            inputType(2)->shape.rankKnown() && node.attribute("num_heads")) {
-            const Shape& v = inputType(2)->shape;  // (batch, keys, hidden) or (batch, heads, keys, size)
-            Dim hv;
-            if (v.rank() == 3) hv = v.dims()[2];
-            else if (v.rank() == 4 && v.dims()[3].isKnown()) hv = Dim::known(v.dims()[3].size() * node.attribute("num_heads")->i);
-            return like(Shape({first->shape.dims()[0], first->shape.dims()[1], hv}));
+        if (op == "MultiHeadAttention" && first->shape.rankKnown() && node.attribute("num_heads")) {
+            const Shape& q = first->shape;
+            if (auto width = mhaValueWidth(graph, node)) return like(Shape({q.dims()[0], q.dims()[1], *width}));
         }
         if ((op == "EmbedLayerNormalization" || op == "QEmbedLayerNormalization") && inputType(2) && first->shape.rankKnown() && first->shape.rank() == 2) {
             const Shape& words = inputType(2)->shape;
@@ -461,6 +479,31 @@ void inferOtherOutputs(Graph& graph, const Node& node) {
             if (node.outputs[i].valid())
                 mergeType(graph.value(node.outputs[i]).type,
                           ValueType::tensor(DType::Float32, Shape({q.dims()[0], Dim::known(kvHeads->i), Dim(), Dim::known(*size)})));
+        return;
+    }
+    if (node.opType == "MultiHeadAttention" && node.outputs.size() > 1) {
+        // present_key and present_value: (batch, heads, past length + keys, size)
+        const Shape& q = graph.value(node.inputs[0]).type.shape;
+        const Attribute* heads = node.attribute("num_heads");
+        const auto width = mhaValueWidth(graph, node);
+        if (!heads || heads->i <= 0 || !q.rankKnown() || q.rank() != 3 || !q.dims()[2].isKnown() || node.inputs.size() < 2 ||
+            !node.inputs[1].valid())
+            return;
+        const Shape& k = graph.value(node.inputs[1]).type.shape;
+        if (!k.rankKnown() || k.rank() != 3) return;
+        Dim total = k.dims()[1];
+        if (node.inputs.size() > 6 && node.inputs[6].valid()) {
+            const Shape& past = graph.value(node.inputs[6]).type.shape;
+            total = past.rankKnown() && past.rank() == 4 && past.dims()[2].isKnown() && k.dims()[1].isKnown()
+                        ? Dim::known(past.dims()[2].size() + k.dims()[1].size())
+                        : Dim();
+        }
+        const Dim sizes[2] = {Dim::known(q.dims()[2].size() / heads->i),
+                              width && width->isKnown() ? Dim::known(width->size() / heads->i) : Dim()};
+        for (size_t i = 1; i < 3 && i < node.outputs.size(); ++i)
+            if (node.outputs[i].valid())
+                mergeType(graph.value(node.outputs[i]).type,
+                          ValueType::tensor(DType::Float32, Shape({q.dims()[0], Dim::known(heads->i), total, sizes[i - 1]})));
         return;
     }
     if ((node.opType == "Attention" || node.opType == "QAttention") && node.outputs.size() > 1 && node.outputs[1].valid()) {

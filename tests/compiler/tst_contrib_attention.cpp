@@ -289,6 +289,100 @@ private slots:
         expectClose(runModel(m, feeds)[0], want, 2e-5);
     }
 
+    // A decoder's self-attention with its cache (past_key and past_value in, present_key and
+    // present_value out), against the same attention given the cache as K and V split into
+    // heads (the form checked above), with the bias added beforehand.
+    void multiHeadAttentionContinuesFromAPastState() {
+        constexpr int64_t heads = 2, size = kHidden / heads, pastLength = 4, total = pastLength + kSeq;
+        const RtTensor q = randomTensor({kBatch, kSeq, kHidden}, 80), k = randomTensor({kBatch, kSeq, kHidden}, 81),
+                       v = randomTensor({kBatch, kSeq, kHidden}, 82), bias = randomTensor({3 * kHidden}, 83, 0.3f),
+                       pastKey = randomTensor({kBatch, heads, pastLength, size}, 84),
+                       pastValue = randomTensor({kBatch, heads, pastLength, size}, 85);
+        GraphBuilder g;
+        auto outs = g.node("MultiHeadAttention",
+                           {g.input("q", DType::Float32, Shape::ofSizes(q.dims)), g.input("k", DType::Float32, Shape::ofSizes(k.dims)),
+                            g.input("v", DType::Float32, Shape::ofSizes(v.dims)), g.initializer(constant("bias", bias)), ValueId(),
+                            ValueId(), g.input("past_key", DType::Float32, Shape::ofSizes(pastKey.dims)),
+                            g.input("past_value", DType::Float32, Shape::ofSizes(pastValue.dims))},
+                           {"y", "present_key", "present_value"}, {intAttr("num_heads", heads), intAttr("unidirectional", 1)},
+                           "self_attention", kMs);
+        for (ValueId o : outs) g.output(o);
+        const Model m = imported(g);
+        const Shape presentShape = Shape::ofSizes({kBatch, heads, total, size});
+        QCOMPARE(m.graph->value(outs[1]).type.shape, presentShape);
+        QCOMPARE(m.graph->value(outs[2]).type.shape, presentShape);
+        const auto got = runModel(m, {q, k, v, pastKey, pastValue});
+
+        // The cache by hand: past rows, then this call's (bias added) split into heads.
+        RtTensor biasedQ = allocateTensor(DType::Float32, q.dims), cache[2];
+        for (int64_t i = 0; i < q.numel(); ++i) biasedQ.as<float>()[i] = q.as<float>()[i] + bias.as<float>()[i % kHidden];
+        for (int kv = 0; kv < 2; ++kv) {
+            const RtTensor &now = kv ? v : k, &past = kv ? pastValue : pastKey;
+            cache[kv] = allocateTensor(DType::Float32, {kBatch, heads, total, size});
+            for (int64_t b = 0; b < kBatch; ++b)
+                for (int64_t h = 0; h < heads; ++h)
+                    for (int64_t t = 0; t < total; ++t)
+                        for (int64_t i = 0; i < size; ++i)
+                            cache[kv].as<float>()[((b * heads + h) * total + t) * size + i] =
+                                t < pastLength ? past.as<float>()[((b * heads + h) * pastLength + t) * size + i]
+                                               : now.as<float>()[(b * kSeq + t - pastLength) * kHidden + h * size + i] +
+                                                     bias.as<float>()[(1 + kv) * kHidden + h * size + i];
+        }
+        // Causal over the cache: query s sees keys up to pastLength + s.
+        std::vector<float> causal(size_t(kSeq * total));
+        for (int64_t s = 0; s < kSeq; ++s)
+            for (int64_t t = 0; t < total; ++t) causal[size_t(s * total + t)] = t > pastLength + s ? kFilter : 0.0f;
+        GraphBuilder r;
+        r.output(r.node("MultiHeadAttention",
+                        {r.input("q", DType::Float32, Shape::ofSizes(q.dims)),
+                         r.input("k", DType::Float32, Shape::ofSizes(cache[0].dims)),
+                         r.input("v", DType::Float32, Shape::ofSizes(cache[1].dims)), ValueId(), ValueId(),
+                         r.initializer(floatTensor("causal", {1, 1, kSeq, total}, causal))},
+                        {"y"}, {intAttr("num_heads", heads)}, "reference", kMs)[0]);
+        const auto want = runModel(imported(r), {biasedQ, cache[0], cache[1]});
+        expectClose(got[0], want[0], 1e-5);
+        expectClose(got[1], cache[0], 0);
+        expectClose(got[2], cache[1], 0);
+    }
+
+    // Q, K and V packed in the query (batch, sequence, heads, 3, size), or K and V in the key
+    // (batch, keys, heads, 2, size), as the optimizer writes diffusion models for GPUs (ONNX
+    // Runtime's CPU refuses both): the same as the parts given apart.
+    void multiHeadAttentionUnpacksPackedOperands() {
+        constexpr int64_t heads = 2, size = kHidden / heads;
+        for (const int64_t parts : {3, 2}) {
+            const RtTensor packed = randomTensor({kBatch, kSeq, heads, parts, size}, 90 + uint32_t(parts));
+            const RtTensor q = randomTensor({kBatch, kSeq, kHidden}, 95);
+            RtTensor apart[3];
+            for (int64_t part = 0; part < 3; ++part) {
+                apart[part] = allocateTensor(DType::Float32, {kBatch, kSeq, kHidden});
+                for (int64_t r = 0; r < kBatch * kSeq * heads; ++r)
+                    for (int64_t i = 0; i < size; ++i)
+                        apart[part].as<float>()[r * size + i] =
+                            part < 3 - parts ? q.as<float>()[r * size + i]
+                                             : packed.as<float>()[(r * parts + part - (3 - parts)) * size + i];
+            }
+            GraphBuilder g;
+            std::vector<ValueId> inputs;
+            std::vector<RtTensor> feeds;
+            if (parts == 2) {
+                inputs.push_back(g.input("q", DType::Float32, Shape::ofSizes(q.dims)));
+                feeds.push_back(q);
+            }
+            inputs.push_back(g.input("packed", DType::Float32, Shape::ofSizes(packed.dims)));
+            feeds.push_back(packed);
+            g.output(g.node("MultiHeadAttention", inputs, {"y"}, {intAttr("num_heads", heads)}, "packed", kMs)[0]);
+            const Model m = imported(g);
+            QCOMPARE(m.graph->value(m.graph->outputs[0]).type.shape, Shape::ofSizes({kBatch, kSeq, kHidden}));
+            GraphBuilder r;
+            r.output(r.node("MultiHeadAttention",
+                            {r.input("q", DType::Float32, Shape::ofSizes(q.dims)), r.input("k", DType::Float32, Shape::ofSizes(q.dims)),
+                             r.input("v", DType::Float32, Shape::ofSizes(q.dims))},
+                            {"y"}, {intAttr("num_heads", heads)}, "apart", kMs)[0]);
+            expectClose(runModel(m, feeds)[0], runModel(imported(r), {apart[0], apart[1], apart[2]})[0], 0);
+        }
+    }
+
     void generatedIdsStayInsideTheirTables() {
         // token_type_ids through a Cast into EmbedLayerNormalization's two segment rows, ids into
         // a Gather of five rows, and an integer input that indexes nothing.

@@ -310,94 +310,144 @@ private:
     IntegerProductToFloat m_product;
 };
 
-// MultiHeadAttention (query, key, value, bias, key_padding_mask, attention_bias): num_heads
-// heads of Q over K and V given apart (cross-attention too), each (batch, length, hidden) with
-// the bias of all three packed in one vector, or K and V already split into heads as (batch,
-// heads, keys, size) without a bias. What ONNX Runtime's optimizer writes for encoder-decoder
-// and diffusion models.
+// MultiHeadAttention (query, key, value, bias, key_padding_mask, attention_bias, past_key,
+// past_value): num_heads heads of Q over K and V given apart (cross-attention too), each
+// (batch, length, hidden) with the bias of all three packed in one vector, or K and V already
+// split into heads as (batch, heads, keys, size) without a bias, or packed (Q, K and V in the
+// query, or K and V in the key). A decoder's self-attention carries its cache: past_key and
+// past_value (batch, heads, past length, size) in, present_key and present_value out. What
+// ONNX Runtime's optimizer writes for encoder-decoder and diffusion models.
 class MultiHeadAttentionKernel : public Kernel {
 public:
     MultiHeadAttentionKernel(int64_t heads, bool unidirectional, float filter, float scale)
         : m_heads(heads), m_unidirectional(unidirectional), m_filter(filter), m_scale(scale) {}
 
     Status compute(KernelContext& ctx) override {
-        const RtTensor *q = ctx.input(0), *k = ctx.input(1), *v = ctx.input(2),
-                       *bias = ctx.input(3), *mask = ctx.input(4), *attentionBias = ctx.input(5);
-        for (size_t i : {size_t(6), size_t(7)})
-            if (ctx.input(i) && ctx.input(i)->numel() > 0)
-                return bad(ctx, "past_key and past_value are not supported");
-        for (size_t i : {size_t(1), size_t(2), size_t(3)})
-            if (ctx.outputWanted(i))
-                return bad(ctx, "the present key/value and qk outputs are not supported");
-        if (!q || !k || !v)
-            return bad(ctx,
-                       "needs query, key and value (Q, K and V packed together are not supported)");
-        for (const RtTensor* t : {q, k, v, bias})
+        const RtTensor *q = ctx.input(0), *k = ctx.input(1), *v = ctx.input(2), *bias = ctx.input(3),
+                       *mask = ctx.input(4), *attentionBias = ctx.input(5), *pastKey = ctx.input(6),
+                       *pastValue = ctx.input(7);
+        if (ctx.outputWanted(3)) return bad(ctx, "the qk output is not supported");
+        for (const RtTensor* t : {q, k, v, bias, pastKey, pastValue})
             if (t && t->dtype != DType::Float32) return unsupportedType(ctx, t->dtype);
+        if (!q) return bad(ctx, "needs a query");
+        // Q, K and V packed in the query (batch, sequence, heads, 3, size), or K and V in the
+        // key (batch, keys, heads, 2, size), as the optimizer writes diffusion models for GPUs:
+        // each part (batch, length, heads x size), as if given apart.
+        RtTensor unpacked[3];
+        if (q->rank() == 5 || (k && k->rank() == 5)) {
+            const RtTensor& packed = q->rank() == 5 ? *q : *k;
+            const int64_t parts = q->rank() == 5 ? 3 : 2;
+            if (packed.dims[2] != m_heads || packed.dims[3] != parts || (parts == 3 && (k || v)) || (parts == 2 && v))
+                return bad(ctx, "packed " + std::string(parts == 3 ? "query " : "key ") + dimsString(packed.dims) +
+                                    " is not (batch, length, " + std::to_string(m_heads) + " heads, " +
+                                    std::to_string(parts) + ", size) with the parts after it left out");
+            const int64_t rows = packed.dims[0] * packed.dims[1] * m_heads, size = packed.dims[4];
+            for (int64_t part = 0; part < parts; ++part) {
+                RtTensor& t = unpacked[3 - parts + part];
+                t = allocateTensor(DType::Float32, {packed.dims[0], packed.dims[1], m_heads * size});
+                for (int64_t r = 0; r < rows; ++r)
+                    std::memcpy(t.as<float>() + r * size, packed.as<float>() + (r * parts + part) * size,
+                                size_t(size) * sizeof(float));
+            }
+            if (parts == 3) q = &unpacked[0];
+            k = &unpacked[1], v = &unpacked[2];
+        }
+        if (!k || !v) return bad(ctx, "needs key and value (or both packed with the query, or value with the key)");
         if (q->rank() != 3 || q->dims[2] % m_heads)
-            return bad(ctx, "query " + dimsString(q->dims) +
-                                " is not (batch, sequence, hidden) of " + std::to_string(m_heads) +
-                                " heads");
-        const int64_t batch = q->dims[0], seq = q->dims[1], hidden = q->dims[2],
-                      size = hidden / m_heads;
-        const bool split =
-            k->rank() ==
-            4;  // (batch, heads, keys, size), as a decoder's cross-attention caches them
+            return bad(ctx, "query " + dimsString(q->dims) + " is not (batch, sequence, hidden) of " +
+                                std::to_string(m_heads) + " heads");
+        const int64_t batch = q->dims[0], seq = q->dims[1], hidden = q->dims[2], size = hidden / m_heads;
+        // (batch, heads, keys, size): a decoder's cross-attention cache.
+        const bool split = k->rank() == 4;
         const int64_t keys = split ? k->dims[2] : k->rank() == 3 ? k->dims[1] : -1;
-        const int64_t vSize =
-            split ? (v->rank() == 4 ? v->dims[3] : -1)
-                  : (v->rank() == 3 && v->dims[2] % m_heads == 0 ? v->dims[2] / m_heads : -1);
+        const int64_t vSize = split ? (v->rank() == 4 ? v->dims[3] : -1)
+                                    : (v->rank() == 3 && v->dims[2] % m_heads == 0 ? v->dims[2] / m_heads : -1);
         const bool keyFits = split ? k->dims == std::vector<int64_t>{batch, m_heads, keys, size}
                                    : k->rank() == 3 && k->dims[0] == batch && k->dims[2] == hidden;
-        const bool valueFits =
-            vSize > 0 && (split ? v->dims[0] == batch && v->dims[1] == m_heads && v->dims[2] == keys
-                                : v->dims[0] == batch && v->dims[1] == keys);
+        const bool valueFits = vSize > 0 && (split ? v->dims[0] == batch && v->dims[1] == m_heads && v->dims[2] == keys
+                                                   : v->dims[0] == batch && v->dims[1] == keys);
         if (!keyFits || !valueFits)
-            return bad(ctx, "key " + dimsString(k->dims) + " and value " + dimsString(v->dims) +
-                                " do not fit query " + dimsString(q->dims));
+            return bad(ctx, "key " + dimsString(k->dims) + " and value " + dimsString(v->dims) + " do not fit query " +
+                                dimsString(q->dims));
         if (bias && (split || bias->numel() != 2 * hidden + vSize * m_heads))
             return bad(ctx, split ? "a bias with key and value split into heads is not supported"
-                                  : "bias needs " + std::to_string(2 * hidden + vSize * m_heads) +
-                                        " values");
+                                  : "bias needs " + std::to_string(2 * hidden + vSize * m_heads) + " values");
+        const bool pastGiven = (pastKey && pastKey->numel() > 0) || (pastValue && pastValue->numel() > 0);
+        const bool cached = pastGiven || ctx.outputWanted(1) || ctx.outputWanted(2);
+        if (cached && split) return bad(ctx, "past and present states need key and value as (batch, keys, hidden)");
+        const int64_t pastLength = pastGiven && pastKey && pastKey->rank() == 4 ? pastKey->dims[2] : 0;
+        if (pastGiven && (!pastKey || !pastValue || pastKey->dims != std::vector<int64_t>{batch, m_heads, pastLength, size} ||
+                          pastValue->dims != std::vector<int64_t>{batch, m_heads, pastLength, vSize}))
+            return bad(ctx, "past_key and past_value must both be (batch " + std::to_string(batch) + ", " +
+                                std::to_string(m_heads) + " heads, past length, size)");
         auto out = ctx.output(0, DType::Float32, {batch, seq, m_heads * vSize});
         if (!out) return out.status();
-        if ((*out)->numel() == 0) return Status::ok();
 
         // The operands with their part of the bias added (the inputs themselves when there is
         // none).
-        auto biased = [&](const RtTensor* t, int64_t offset,
-                          std::vector<float>& buffer) -> const float* {
+        auto biased = [&](const RtTensor* t, int64_t offset, std::vector<float>& buffer) -> const float* {
             if (!bias) return t->as<float>();
             const int64_t width = t->dims.back();
             buffer.resize(size_t(t->numel()));
             for (int64_t r = 0; r < t->numel() / width; ++r)
-                addArrays(t->as<float>() + r * width, bias->as<float>() + offset,
-                          buffer.data() + r * width, width);
+                addArrays(t->as<float>() + r * width, bias->as<float>() + offset, buffer.data() + r * width, width);
             return buffer.data();
         };
         std::vector<float> qb, kb, vb;
-        const float *pq = biased(q, 0, qb), *pk = biased(k, hidden, kb),
-                    *pv = biased(v, 2 * hidden, vb);
+        const float *pq = biased(q, 0, qb), *pk = biased(k, hidden, kb), *pv = biased(v, 2 * hidden, vb);
+
+        // With a cache: present_key and present_value (batch, heads, past + keys, size), the
+        // past's rows then this call's, in the outputs or in scratch when they are not read.
+        const int64_t total = pastLength + keys;
+        std::vector<float> scratch[2];
+        if (cached) {
+            const RtTensor* past[2] = {pastKey, pastValue};
+            const float* now[2] = {pk, pv};
+            float* present[2];
+            for (int kv = 0; kv < 2; ++kv) {
+                const int64_t width = kv ? vSize : size;
+                const std::vector<int64_t> dims = {batch, m_heads, total, width};
+                if (ctx.outputWanted(size_t(1 + kv))) {
+                    auto t = ctx.output(size_t(1 + kv), DType::Float32, dims);
+                    if (!t) return t.status();
+                    present[kv] = (*t)->as<float>();
+                } else {
+                    scratch[kv].resize(size_t(batch * m_heads * total * width));
+                    present[kv] = scratch[kv].data();
+                }
+                for (int64_t b = 0; b < batch; ++b)
+                    for (int64_t h = 0; h < m_heads; ++h) {
+                        float* to = present[kv] + (b * m_heads + h) * total * width;
+                        if (pastLength)
+                            std::memcpy(to, past[kv]->as<float>() + (b * m_heads + h) * pastLength * width,
+                                        size_t(pastLength * width) * sizeof(float));
+                        for (int64_t t = 0; t < keys; ++t)
+                            std::memcpy(to + (pastLength + t) * width, now[kv] + ((b * keys + t) * m_heads + h) * width,
+                                        size_t(width) * sizeof(float));
+                    }
+            }
+            pk = present[0], pv = present[1];
+        }
+        if ((*out)->numel() == 0) return Status::ok();
 
         std::vector<int64_t> maskDims;
         auto additive =
-            additiveMask(ctx, mask, attentionBias,
-                         {batch, m_heads, seq, keys, m_filter, m_unidirectional}, maskDims);
+            additiveMask(ctx, mask, attentionBias, {batch, m_heads, seq, total, m_filter, m_unidirectional}, maskDims);
         if (!additive) return additive.status();
-        const std::vector<int64_t> kDims =
-            split ? k->dims : std::vector<int64_t>{batch, keys, m_heads, size};
-        const std::vector<int64_t> vDims =
-            split ? v->dims : std::vector<int64_t>{batch, keys, m_heads, vSize};
-        auto layout = attentionLayout(
-            {batch, seq, m_heads, size}, kDims, vDims, additive->empty() ? nullptr : &maskDims,
-            {{0, 2, 1, 3},
-             split ? std::vector<int64_t>{0, 1, 3, 2} : std::vector<int64_t>{0, 2, 3, 1},
-             split ? std::vector<int64_t>{} : std::vector<int64_t>{0, 2, 1, 3},
-             {0, 2, 1, 3}});
+        const bool headsFirst = split || cached;  // K and V as (batch, heads, keys, size)
+        const std::vector<int64_t> kDims = headsFirst ? std::vector<int64_t>{batch, m_heads, total, size}
+                                                      : std::vector<int64_t>{batch, keys, m_heads, size};
+        const std::vector<int64_t> vDims = headsFirst ? std::vector<int64_t>{batch, m_heads, total, vSize}
+                                                      : std::vector<int64_t>{batch, keys, m_heads, vSize};
+        auto layout = attentionLayout({batch, seq, m_heads, size}, kDims, vDims, additive->empty() ? nullptr : &maskDims,
+                                      {{0, 2, 1, 3},
+                                       headsFirst ? std::vector<int64_t>{0, 1, 3, 2} : std::vector<int64_t>{0, 2, 3, 1},
+                                       headsFirst ? std::vector<int64_t>{} : std::vector<int64_t>{0, 2, 1, 3},
+                                       {0, 2, 1, 3}});
         if (!layout) return layout.status().withContext(ctx.where());
         const float scale = m_scale != 0.0f ? m_scale : 1.0f / std::sqrt(float(size));
-        attentionFloat(ctx.pool(), pq, pk, pv, additive->empty() ? nullptr : additive->data(),
-                       (*out)->as<float>(), *layout, scale);
+        attentionFloat(ctx.pool(), pq, pk, pv, additive->empty() ? nullptr : additive->data(), (*out)->as<float>(),
+                       *layout, scale);
         return Status::ok();
     }
 
