@@ -22,6 +22,8 @@ const std::vector<PipelineStep>& pipelineSteps() {
         {1, "eliminate-common-subexpressions", "exporters repeat the same Shape/Gather per use"},
         {1, "eliminate-dead-code", "drops what the steps above left unread"},
         // O2: fusions; each replaces a group of nodes by one op that does the same arithmetic.
+        {2, "float16-to-float32", "a float16 model on the CPU, which has no float16 arithmetic: its kernels, "
+                                  "fusions and GEMMs are float32's (first, so every fusion below meets float32)"},
         {2, "pad-fusion", "TensorFlow's exports pad explicitly; a Conv or pool pads for free (before "
                           "qdq-folding: a quantized Inception's Pad sits between its DequantizeLinear and pool)"},
         {2, "qdq-folding", "a quantized export's QDQ pairs around Conv/MatMul/Gemm: integer ops on its int8 "
@@ -61,6 +63,7 @@ const std::vector<PipelineStep>& pipelineSteps() {
 bool runsAfterCleanUp(const std::string& pass) {
     if (pass == "conv-bn-fusion" || pass == "pad-fusion") return false;  // they shape what INT8 sees
     if (pass == "qdq-folding") return false;  // an export's own QDQ form, folded before INT8 adds its own
+    if (pass == "float16-to-float32") return false;  // INT8 calibrates the float32 graph
     if (pass == "fp16-conversion" || pass == "bf16-conversion") return true;
     for (const PipelineStep& step : pipelineSteps())
         if (pass == step.pass) return step.level >= 2;  // the first listing: eliminate-dead-code is O1's
@@ -145,6 +148,8 @@ Result<std::vector<std::unique_ptr<Pass>>> buildPipeline(const PipelineSpec& spe
             // Its kernel runs the same three products and attention loop (BERT-base in that form:
             // the same time lowered or not, docs/benchmarks.md) in 1 node where lowered are 8 or more.
             list.push_back(passes::lowerContribOps("the CPU runs com.microsoft.Attention's kernel as fast as its lowered form"));
+        else if (name == "float16-to-float32" && !spec.customPasses && spec.target.backend == Backend::Cuda)
+            list.push_back(passes::widenFloat16("the GPU computes in float16 itself"));
         else if (name == "integer-matmul-fusion" && !integerOps)
             list.push_back(passes::fuseIntegerMatMul("the CUDA backend has no MatMulIntegerToFloat kernel"));
         else if (name == "fold-constants")  // a qdq-folding after it takes the QDQ weights as they are

@@ -30,6 +30,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(einsumToMatmul);
     registry.add([] { return convertToFloat16(); });
     registry.add([] { return convertToBFloat16(); });
+    registry.add([] { return widenFloat16(); });
     registry.add([] { return quantizeInt8(); });
     registry.add([] { return foldQdq(); });
     registry.add([] { return fuseIntegerMatMul(); });

@@ -51,6 +51,10 @@ std::unique_ptr<Pass> convertToBFloat16();
 std::unique_ptr<Pass> convertToFloat16(std::set<std::string> keepInFloat32);
 std::unique_ptr<Pass> convertToBFloat16(std::set<std::string> keepInFloat32);
 
+// A float16 (or bfloat16) model's work in float32 (the CPU has no such arithmetic); `declineAll` as
+// foldQdq's (a backend that computes in float16 itself).
+std::unique_ptr<Pass> widenFloat16(std::string declineAll = {});
+
 // INT8 post-training quantization: QDQ form from calibrated ranges (no options: 8
 // generated samples, min-max, per-tensor weights, asymmetric activations), then folding
 // into integer ops.

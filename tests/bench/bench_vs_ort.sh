@@ -37,7 +37,7 @@ fi
   { /usr/bin/python3 "$here/export_bert_base.py" "$cache/bert_base.onnx" 2>/dev/null && touch "$cache/bert_base.onnx.distinct"; }
 # Dynamically quantized transformers (quantize_dynamic's MatMulInteger form), BERT-base in
 # ONNX Runtime's transformers-optimizer form (and quantized after it, bert_ort_dq), MODEL_q4 (MODEL's MatMuls as 4-bit
-# MatMulNBits) and onnxruntime-genai's int4 decoder (a 128-token prompt, and one token after
+# MatMulNBits), MODEL_fp16 (MODEL in float16, as onnxconverter-common writes it) and onnxruntime-genai's int4 decoder (a 128-token prompt, and one token after
 # 128), made when named.
 for model in $models; do
   [ ! -f "$cache/$model.onnx" ] || continue
@@ -54,6 +54,8 @@ for model in $models; do
     genai_llm_step) /usr/bin/python3 "$here/../models/export_genai_llm.py" genai_llm "$cache/genai_llm_step.onnx" --past 128 ;;
     *_q4) /usr/bin/python3 "$here/../models/quantize_matmul_nbits.py" "$cache/${model%_q4}.onnx" "$cache/$model.onnx" >/dev/null
       [ ! -f "$cache/${model%_q4}.input.npy" ] || cp "$cache/${model%_q4}.input.npy" "$cache/$model.input.npy" ;;
+    *_fp16) /usr/bin/python3 "$here/../models/convert_float16.py" "$cache/${model%_fp16}.onnx" "$cache/$model.onnx"
+      [ ! -f "$cache/${model%_fp16}.input.npy" ] || cp "$cache/${model%_fp16}.input.npy" "$cache/$model.input.npy" ;;
   esac
 done
 samples=$(mktemp -d)

@@ -6,6 +6,7 @@
 
 #include "compiler/pass_manager.h"
 #include "compiler/passes/passes.h"
+#include "compiler/runtime/half.h"
 #include "pass_test_support.h"
 
 using namespace fsc;
@@ -38,6 +39,29 @@ int castsTo(const Graph& g, DType to) {
         if (node.opType != "Cast") continue;
         for (const Attribute& a : node.attributes)
             if (a.name == "to" && a.i == int64_t(to)) ++n;
+    }
+    return n;
+}
+
+// Weights stored in float16 (or bfloat16), as a half-precision export holds them.
+Tensor halfTensor(const std::string& name, std::vector<int64_t> dims, uint64_t seed, DType type) {
+    const Tensor wide = randomFloatTensor(name, dims, seed, 0.5f);
+    std::string bytes(size_t(wide.numElements()) * 2, '\0');
+    auto* out = reinterpret_cast<uint16_t*>(bytes.data());
+    for (int64_t i = 0; i < wide.numElements(); ++i) {
+        const float v = wide.dataAs<float>()[i];
+        out[i] = type == DType::BFloat16 ? floatToBfloat16(v) : floatToHalf(v);
+    }
+    const size_t size = bytes.size();
+    return Tensor(name, type, std::move(dims), makeBuffer(std::move(bytes)), 0, size);
+}
+
+int nodesComputingIn(const Graph& g, DType type) {
+    int n = 0;
+    for (NodeId id : g.order()) {
+        const Node& node = g.node(id);
+        if (node.opType == "Cast" || node.outputs.empty()) continue;
+        n += g.value(node.outputs[0]).type.elemType == type;
     }
     return n;
 }
@@ -98,6 +122,52 @@ private slots:
         QCOMPARE(castsTo(*r->model.graph, DType::Float16), 1);  // x only: one region now
         QCOMPARE(castsTo(*r->model.graph, DType::Float32), 1);  // y
         QVERIFY(maxRelativeError(m, r->model) < 1e-2);
+    }
+
+    // A model exported in float16 (its input, weights, a Constant and its output float16; a
+    // Cast to float32 for a second output, as converters keep some outputs wide): every node
+    // computes in float32, the weights widened once; float16 remains only at the interface,
+    // and the Cast to float32 reads the widened value directly. Closer to the float32 model
+    // than the float16 arithmetic it replaces.
+    void float16ModelsComputeInFloat32_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<double>("tolerance");  // float16 keeps 11 significant bits, bfloat16 8
+        QTest::newRow("float16") << int(DType::Float16) << 1e-2;
+        QTest::newRow("bfloat16") << int(DType::BFloat16) << 8e-2;
+    }
+    void float16ModelsComputeInFloat32() {
+        QFETCH(int, type);
+        QFETCH(double, tolerance);
+        const DType half = DType(type);
+        GraphBuilder b;
+        ValueId x = b.input("x", half, Shape::ofSizes({2, 8}));
+        ValueId w1 = b.initializer(halfTensor("w1", {8, 16}, 1, half));
+        ValueId w2 = b.initializer(halfTensor("w2", {16, 4}, 2, half));
+        ValueId shift = b.op("Constant", {}, "shift", {tensorAttr("value", halfTensor("shift_value", {4}, 3, half))});
+        ValueId h = b.op("Relu", {b.op("MatMul", {x, w1}, "h")}, "r");
+        ValueId y = b.op("Add", {b.op("MatMul", {h, w2}, "m"), shift}, "y");
+        ValueId wide = b.op("Cast", {b.op("Softmax", {y}, "p", {intAttr("axis", 1)})}, "p32",
+                            {intAttr("to", int64_t(DType::Float32))});
+        b.output(y);
+        b.output(wide);
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"float16-to-float32"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(r.trace.passes[0].counters.applied, 7);  // Constant, 2 MatMul, Relu, Add, Softmax, the Cast
+        QCOMPARE(nodesComputingIn(g, half), 0);
+        QCOMPARE(castsTo(g, DType::Float32), 1);  // x in
+        QCOMPARE(castsTo(g, half), 1);            // y out
+        int wideWeights = 0;
+        for (ValueId w : g.initializers) wideWeights += g.value(w).initializer->dtype() == DType::Float32;
+        QCOMPARE(wideWeights, 2);
+        QCOMPARE(g.value(g.outputs[0]).type.elemType, half);
+        QCOMPARE(g.value(g.outputs[0]).name, std::string("y"));
+        QCOMPARE(g.value(g.outputs[1]).type.elemType, DType::Float32);
+        QCOMPARE(g.value(g.outputs[1]).name, std::string("p32"));
+        // The narrow type's rounding of every intermediate is gone: the outputs move, within
+        // its precision.
+        const double error = maxRelativeError(m, r.model);
+        QVERIFY2(error < tolerance && error > 0, qPrintable(QString::number(error)));
     }
 
     void controlFlowAndCastsStay() {
