@@ -18,12 +18,6 @@ bool isFloat32(const Graph& g, ValueId v) {
     return v.valid() && g.value(v).type.kind == ValueType::Kind::Tensor && g.value(v).type.elemType == DType::Float32;
 }
 
-bool hasGraphAttribute(const Node& n) {
-    for (const Attribute& a : n.attributes)
-        if (a.type == Attribute::Type::Graph || a.type == Attribute::Type::Graphs) return true;
-    return false;
-}
-
 class ConvertPrecisionPass : public Pass {
 public:
     ConvertPrecisionPass(DType target, std::set<std::string> keep) : m_target(target), m_keep(std::move(keep)) {}
@@ -51,11 +45,8 @@ public:
         // Casts back to float32 that only converted nodes would have read.
         for (NodeId cast : m_backCasts)
             if (rw.isLive(cast)) {
-                const ValueId out = rw.graph().node(cast).outputs[0];
-                if (rw.users(out).empty() && !rw.isGraphOutput(out) && !rw.isCaptured(out)) {
-                    rw.removeNode(cast);
-                    rw.commit("unused-cast", "nothing outside the narrowed region reads this value");
-                }
+                removeIfUnread(rw, cast);
+                if (!rw.isLive(cast)) rw.commit("unused-cast", "nothing outside the narrowed region reads this value");
             }
         rw.finish();
         return Status::ok();
@@ -73,7 +64,7 @@ private:
         if (!floatIn || n.opType == "Cast" || n.opType == "CastLike") return "no float32 work";
         if (!outputs) return "an output is not float32 (indices, shapes or another type)";
         if (m_keep.count(n.opType)) return n.opType + " is kept in float32 (numerically sensitive)";
-        if (hasGraphAttribute(n)) return "control flow runs its body as it is";
+        if (!n.subgraphs().empty()) return "control flow runs its body as it is";
         if (isRandomOp(n)) return "random ops are kept as they are";
         return {};
     }

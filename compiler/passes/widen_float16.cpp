@@ -24,12 +24,6 @@ bool isNarrowFloat(const Graph& g, ValueId v) {
     return v.valid() && g.value(v).type.kind == ValueType::Kind::Tensor && isNarrow(g.value(v).type.elemType);
 }
 
-bool hasGraphAttribute(const Node& n) {
-    for (const Attribute& a : n.attributes)
-        if (a.type == Attribute::Type::Graph || a.type == Attribute::Type::Graphs) return true;
-    return false;
-}
-
 Tensor widenTensor(const Tensor& t, const std::string& name) {
     const int64_t n = t.numElements();
     std::vector<float> values(size_t(std::max<int64_t>(n, 0)));
@@ -71,11 +65,8 @@ public:
         // Casts back to float16 that only widened nodes would have read.
         for (NodeId cast : m_backCasts)
             if (rw.isLive(cast)) {
-                const ValueId out = rw.graph().node(cast).outputs[0];
-                if (rw.users(out).empty() && !rw.isGraphOutput(out) && !rw.isCaptured(out)) {
-                    rw.removeNode(cast);
-                    rw.commit("unused-cast", "nothing reads this value in float16 any more");
-                }
+                removeIfUnread(rw, cast);
+                if (!rw.isLive(cast)) rw.commit("unused-cast", "nothing reads this value in float16 any more");
             }
         rw.finish();
         return Status::ok();
@@ -96,7 +87,7 @@ private:
         if (n.opType == "CastLike") return "CastLike's type follows its second input";
         if (!halfIn && !(n.opType == "Constant" || n.opType == "ConstantOfShape"))
             return "its float16 output's type comes from an attribute";
-        if (hasGraphAttribute(n)) return "control flow runs its body as it is";
+        if (!n.subgraphs().empty()) return "control flow runs its body as it is";
         if (isRandomOp(n)) return "random ops are kept as they are";
         return {};
     }

@@ -73,17 +73,21 @@ def check(name, tmp):
         except Exception as e:  # noqa: BLE001 - report whatever the checker says
             problems.append(f"{name} {label}: checker rejected the graph: {str(e).splitlines()[0]}")
     for label, pipeline in (("O0", ["--pipeline", "O0"]), ("O2", ["--pipeline", "O2"]), ("lowered", ["--passes", LOWERED])):
-        out = os.path.join(tmp, f"{name}.{label}")
-        r = subprocess.run([CLI, "run", path, *pipeline, "--iterations", "1", "--output-dir", out, *inputs],
-                           capture_output=True, text=True, timeout=600)
-        if r.returncode != 0:
-            problems.append(f"{name} {label}: run failed: {r.stderr.strip()}")
-            continue
-        got = onnx.numpy_helper.to_array(onnx.load_tensor(os.path.join(out, "output_0.pb")))
-        diff = float(np.max(np.abs(got - want)))
-        print(f"{name} {label}: largest difference from NumPy {diff:.3g}")
-        if got.shape != want.shape or not diff <= 1e-4:
-            problems.append(f"{name} {label}: {got.shape} differs from NumPy's {want.shape} by {diff:g}")
+        compare_run(path, pipeline, inputs, want, 1e-4, f"{name} {label}", os.path.join(tmp, f"{name}.{label}"))
+
+
+def compare_run(path, pipeline, inputs, want, tolerance, label, out):
+    """Runs the model once and holds its first output to NumPy's within `tolerance`."""
+    r = subprocess.run([CLI, "run", path, *pipeline, "--iterations", "1", "--output-dir", out, *inputs],
+                       capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        problems.append(f"{label}: run failed: {r.stderr.strip()}")
+        return
+    got = onnx.numpy_helper.to_array(onnx.load_tensor(os.path.join(out, "output_0.pb")))
+    diff = float(np.max(np.abs(got - want)))
+    print(f"{label}: largest difference from NumPy {diff:.3g}")
+    if got.shape != want.shape or not diff <= tolerance:
+        problems.append(f"{label}: {got.shape} differs from NumPy's {want.shape} by {diff:g}")
 
 
 def dynamic_quantized(x):
@@ -140,17 +144,8 @@ def check_quantized(name, tmp):
     except Exception as e:  # noqa: BLE001 - report whatever the checker says
         problems.append(f"{name} quantized O2: checker rejected the graph: {str(e).splitlines()[0]}")
     for label in ("O0", "O2"):
-        out = os.path.join(tmp, f"{name}_dq.{label}")
-        r = subprocess.run([CLI, "run", path, "--pipeline", label, "--iterations", "1", "--output-dir", out, *inputs],
-                           capture_output=True, text=True, timeout=600)
-        if r.returncode != 0:
-            problems.append(f"{name} quantized {label}: run failed: {r.stderr.strip()}")
-            continue
-        got = onnx.numpy_helper.to_array(onnx.load_tensor(os.path.join(out, "output_0.pb")))
-        diff = float(np.max(np.abs(got - want)))
-        print(f"{name} quantized {label}: largest difference from NumPy {diff:.3g}")
-        if got.shape != want.shape or not diff <= 1e-3:
-            problems.append(f"{name} quantized {label}: {got.shape} differs from NumPy's {want.shape} by {diff:g}")
+        compare_run(path, ["--pipeline", label], inputs, want, 1e-3, f"{name} quantized {label}",
+                    os.path.join(tmp, f"{name}_dq.{label}"))
 
 
 with tempfile.TemporaryDirectory() as tmp:
