@@ -100,16 +100,25 @@ private slots:
         QTest::addColumn<int>("past");
         QTest::addColumn<bool>("packed");
         QTest::addColumn<bool>("rotary");
-        QTest::newRow("prompt") << 4 << 0 << false << false;
-        QTest::newRow("decoding after a past") << 1 << 5 << false << false;
-        QTest::newRow("a chunk after a past, rotated") << 3 << 5 << false << true;
-        QTest::newRow("packed prompt, rotated") << 4 << 0 << true << true;
+        QTest::addColumn<int>("window");      // local_window_size (-1: none)
+        QTest::addColumn<double>("softcap");  // 0: none
+        QTest::addColumn<bool>("smooth");
+        QTest::newRow("prompt") << 4 << 0 << false << false << -1 << 0.0 << false;
+        QTest::newRow("decoding after a past") << 1 << 5 << false << false << -1 << 0.0 << false;
+        QTest::newRow("a chunk after a past, rotated") << 3 << 5 << false << true << -1 << 0.0 << false;
+        QTest::newRow("packed prompt, rotated") << 4 << 0 << true << true << -1 << 0.0 << false;
+        QTest::newRow("a sliding window of 2 after a past") << 3 << 5 << false << false << 2 << 0.0 << false;
+        QTest::newRow("a sliding window of 3 in a prompt") << 6 << 0 << false << false << 3 << 0.0 << false;
+        QTest::newRow("soft cap and smooth softmax") << 4 << 2 << false << false << -1 << 0.5 << true;
     }
     void groupQueryAttentionAttendsCausallyOverPastAndNew() {
         QFETCH(int, seq);
         QFETCH(int, past);
         QFETCH(bool, packed);
         QFETCH(bool, rotary);
+        QFETCH(int, window);
+        QFETCH(double, softcap);
+        QFETCH(bool, smooth);
         const int64_t heads = 4, kvHeads = 2, total = past + seq;
         const RtTensor q = randomTensor({1, seq, heads * kHead}, 2), k = randomTensor({1, seq, kvHeads * kHead}, 3),
                        v = randomTensor({1, seq, kvHeads * kHead}, 4);
@@ -131,7 +140,9 @@ private slots:
         std::vector<std::pair<std::string, RtTensor>> constants;
         if (rotary) constants = {{"cos", cos}, {"sin", sin}};
         const Model m = singleNode("GroupQueryAttention", inputs, constants, {"y", "present_key", "present_value"},
-                                   {intAttr("num_heads", heads), intAttr("kv_num_heads", kvHeads), intAttr("do_rotary", rotary)});
+                                   {intAttr("num_heads", heads), intAttr("kv_num_heads", kvHeads), intAttr("do_rotary", rotary),
+                                    intAttr("local_window_size", window), floatAttr("softcap", float(softcap)),
+                                    intAttr("smooth_softmax", smooth)});
         std::vector<RtTensor> feeds;
         for (const auto& [name, t] : inputs)
             if (!name.empty()) feeds.push_back(t);
@@ -154,18 +165,24 @@ private slots:
             for (int64_t s = 0; s < seq; ++s) {
                 std::vector<float> query(q.as<float>() + (s * heads + h) * kHead, q.as<float>() + (s * heads + h + 1) * kHead);
                 if (rotary) rotateNaive(query.data(), past + s, kHead, false, cos, sin);
+                // The keys the query sees: `window` of them, its own position the last (all
+                // before it without a window), as ONNX Runtime 1.31 counts them.
                 const int64_t keys = past + s + 1, kv = h / (heads / kvHeads);
-                std::vector<double> p(static_cast<size_t>(keys));
-                double best = -1e300, sum = 0;
-                for (int64_t t = 0; t < keys; ++t) {
+                const int64_t first = window > 0 ? std::max<int64_t>(0, keys - window) : 0;
+                std::vector<double> p(static_cast<size_t>(keys), 0.0);
+                double best = smooth ? 0.0 : -1e300, sum = 0;
+                for (int64_t t = first; t < keys; ++t) {
                     double dot = 0;
                     for (int64_t i = 0; i < kHead; ++i) dot += double(query[size_t(i)]) * wantK.as<float>()[(kv * total + t) * kHead + i];
-                    best = std::max(best, p[size_t(t)] = dot / std::sqrt(double(kHead)));
+                    double x = dot / std::sqrt(double(kHead));
+                    if (softcap > 0) x = softcap * std::tanh(x / softcap);
+                    best = std::max(best, p[size_t(t)] = x);
                 }
-                for (double& x : p) sum += x = std::exp(x - best);
+                for (int64_t t = first; t < keys; ++t) sum += p[size_t(t)] = std::exp(p[size_t(t)] - best);
+                if (smooth) sum += std::exp(-best);  // the extra zero logit
                 for (int64_t i = 0; i < kHead; ++i) {
                     double out = 0;
-                    for (int64_t t = 0; t < keys; ++t) out += p[size_t(t)] / sum * wantV.as<float>()[(kv * total + t) * kHead + i];
+                    for (int64_t t = first; t < keys; ++t) out += p[size_t(t)] / sum * wantV.as<float>()[(kv * total + t) * kHead + i];
                     want.as<float>()[(s * heads + h) * kHead + i] = float(out);
                 }
             }

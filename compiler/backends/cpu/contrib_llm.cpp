@@ -5,7 +5,8 @@
 //   GroupQueryAttention (query, key, value, past_key, past_value, seqlens_k,
 //     total_sequence_length, cos_cache, sin_cache): causal attention of num_heads query heads
 //     over kv_num_heads key/value heads, the new keys and values appended to the past ones
-//     (present_key, present_value), optionally rotating Q and K first.
+//     (present_key, present_value), optionally rotating Q and K first; a sliding window
+//     (local_window_size), a soft cap on the scores and the smooth softmax as its attributes ask.
 // (MatMulNBits, their weights, has its own file; SimplifiedLayerNormalization and its Skip
 // form are in contrib_ops.cpp.)
 #include <algorithm>
@@ -109,8 +110,16 @@ private:
 
 class GroupQueryAttentionKernel : public Kernel {
 public:
-    GroupQueryAttentionKernel(int64_t heads, int64_t kvHeads, float scale, bool rotary, bool interleaved)
-        : m_heads(heads), m_kvHeads(kvHeads), m_scale(scale), m_rotary(rotary), m_interleaved(interleaved) {}
+    // How each row of scores is shaped before it weighs V: a sliding window (Mistral's, Phi-3's;
+    // -1 for none), a soft cap (Gemma 2's; 0 for none), and the smooth softmax's extra zero logit.
+    struct ScoreShape {
+        int64_t window;
+        float softcap;
+        bool smooth;
+    };
+
+    GroupQueryAttentionKernel(int64_t heads, int64_t kvHeads, float scale, bool rotary, bool interleaved, ScoreShape shape)
+        : m_heads(heads), m_kvHeads(kvHeads), m_scale(scale), m_rotary(rotary), m_interleaved(interleaved), m_shape(shape) {}
 
     Status compute(KernelContext& ctx) override {
         const RtTensor *query = ctx.input(0), *key = ctx.input(1), *value = ctx.input(2), *pastKey = ctx.input(3),
@@ -220,8 +229,12 @@ public:
                      headSize, 0.0f, scores.data(), keys);
                 for (int64_t s = 0; s < seq; ++s) {
                     float* row = scores.data() + s * keys;
+                    // The query's own position and the window's keys before it weigh V: `window`
+                    // keys in all, as ONNX Runtime 1.31 (and Mistral's mask) count them.
                     const int64_t causal = std::min(keys, past[size_t(b)] + s + 1);
-                    softmaxArray(row, row, causal);
+                    const int64_t start = m_shape.window > 0 && causal > m_shape.window ? causal - m_shape.window : 0;
+                    weigh(row + start, causal - start);
+                    std::fill(row, row + start, 0.0f);
                     std::fill(row + causal, row + keys, 0.0f);
                 }
                 gemm(false, false, seq, headSize, keys, 1.0f, scores.data(), keys, pv + kv * present * headSize, headSize, 0.0f,
@@ -232,9 +245,28 @@ public:
     }
 
 private:
+    // A row of scaled scores into weights, as ONNX Runtime's CPU kernel shapes them: the soft
+    // cap (c tanh(x / c)) first, then softmax, or the smooth softmax, whose denominator also
+    // holds exp(0) (the row's maximum taken with 0).
+    void weigh(float* row, int64_t n) const {
+        if (m_shape.softcap > 0.0f)
+            for (int64_t i = 0; i < n; ++i) row[i] = m_shape.softcap * std::tanh(row[i] / m_shape.softcap);
+        if (!m_shape.smooth) {
+            softmaxArray(row, row, n);
+            return;
+        }
+        float top = 0.0f;
+        for (int64_t i = 0; i < n; ++i) top = std::max(top, row[i]);
+        double sum = std::exp(double(-top));
+        for (int64_t i = 0; i < n; ++i) sum += row[i] = std::exp(row[i] - top);
+        const float inverse = float(1.0 / sum);
+        for (int64_t i = 0; i < n; ++i) row[i] *= inverse;
+    }
+
     int64_t m_heads, m_kvHeads;
     float m_scale;
     bool m_rotary, m_interleaved;
+    ScoreShape m_shape;
 };
 
 }  // namespace
@@ -252,12 +284,15 @@ KernelFactory groupQueryAttention() {
     return [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
         const int64_t heads = init.getInt("num_heads", 0), kvHeads = init.getInt("kv_num_heads", 0);
         if (heads <= 0 || kvHeads <= 0 || heads % kvHeads) return init.invalid("num_heads must be a multiple of kv_num_heads, both above 0");
-        if (init.getInt("local_window_size", -1) >= 0) return init.invalid("local_window_size (sliding-window attention) is not supported");
-        if (init.getFloat("softcap", 0.0f) != 0.0f) return init.invalid("softcap is not supported");
-        if (init.getInt("smooth_softmax", 0)) return init.invalid("smooth_softmax is not supported");
+        const float softcap = init.getFloat("softcap", 0.0f);
+        if (init.getInt("local_window_size", -1) == 0 || init.getInt("local_window_size", -1) < -1)
+            return init.invalid("local_window_size must be -1 (none) or above 0");
+        if (softcap < 0.0f) return init.invalid("softcap must be 0 (none) or above");
+        const GroupQueryAttentionKernel::ScoreShape shape{init.getInt("local_window_size", -1), softcap,
+                                                          init.getInt("smooth_softmax", 0) != 0};
         return std::unique_ptr<Kernel>(new GroupQueryAttentionKernel(heads, kvHeads, init.getFloat("scale", 0.0f),
                                                                      init.getInt("do_rotary", 0) != 0,
-                                                                     init.getInt("rotary_interleaved", 0) != 0));
+                                                                     init.getInt("rotary_interleaved", 0) != 0, shape));
     };
 }
 
