@@ -193,6 +193,21 @@ std::string elementwiseBinary(const SplitStep& s, Split& out) {
     return {};
 }
 
+// Joining split values along another axis (rotary embeddings' rotate-half inside each head):
+// every input split alike, each shard joins its own parts.
+std::string concat(const SplitStep& s, Split&) {
+    int64_t axis = intAttr(s.n, "axis", 0);
+    if (axis < 0) axis += s.rank;
+    if (axis == s.in.axis) return "Concat along the split axis";
+    for (ValueId input : s.n.inputs) {
+        auto it = s.region.split.find(input.index);
+        if (it == s.region.split.end()) return s.n.name + " joins a split value with a whole one";
+        if (it->second.axis != s.in.axis || it->second.segments != s.in.segments || it->second.factor != s.in.factor)
+            return s.n.name + " joins differently split values";
+    }
+    return {};
+}
+
 std::string softmax(const SplitStep& s, Split&) {
     int64_t axis = intAttr(s.n, "axis", -1);
     if (axis < 0) axis += s.rank;
@@ -344,6 +359,7 @@ const std::map<std::string, SplitRule>& splitRules() {
         for (const std::string& op : unaryOps()) r[op] = elementwiseUnary;
         for (const std::string& op : binaryOps()) r[op] = elementwiseBinary;
         r["Softmax"] = softmax;
+        r["Concat"] = concat;
         r["Transpose"] = transpose;
         r["Reshape"] = reshape;
         r["Slice"] = slice;

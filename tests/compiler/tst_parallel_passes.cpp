@@ -177,6 +177,37 @@ private slots:
         QVERIFY(maxRelativeError(m, r.model) < 1e-5);
     }
 
+    // LLaMA's rotary embedding turns each head with rotate-half: its halves Sliced along the
+    // head's own axis, one Negated, Concatenated back. Each shard does that to its own heads;
+    // a Concat along the split axis (heads) would join shards and is refused.
+    void rotaryConcatWithinHeadsKeepsTheSplit_data() {
+        QTest::addColumn<int>("concatAxis");
+        QTest::addColumn<int>("allReduces");
+        QTest::newRow("within each head") << 3 << 1;
+        QTest::newRow("across heads") << 2 << 0;
+    }
+    void rotaryConcatWithinHeadsKeepsTheSplit() {
+        QFETCH(int, concatAxis);
+        QFETCH(int, allReduces);
+        const int64_t S = 4, H = 4, D = 4, E = H * D;
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({1, S, E}));
+        ValueId q = b.op("MatMul", {x, b.initializer(randomFloatTensor("wq", {E, E}, 71, 0.3f))}, "q", {}, "q_proj");
+        ValueId heads = b.op("Reshape", {q, ints(b, "heads_shape", {1, S, H, D})}, "heads", {}, "split_heads");
+        ValueId axis = ints(b, "axis", {3});
+        ValueId first = b.op("Slice", {heads, ints(b, "s0", {0}), ints(b, "e0", {D / 2}), axis}, "first", {}, "slice0");
+        ValueId second = b.op("Slice", {heads, ints(b, "s1", {D / 2}), ints(b, "e1", {D}), axis}, "second", {}, "slice1");
+        ValueId turned = b.op("Concat", {b.op("Neg", {second}, "minus", {}, "neg"), first}, "turned",
+                              {intAttr("axis", concatAxis)}, "rotate_half");
+        ValueId merged = b.op("Reshape", {turned, ints(b, "merged_shape", {1, S, E})}, "merged", {}, "merge_heads");
+        b.output(b.op("MatMul", {merged, b.initializer(randomFloatTensor("wo", {E, E}, 72, 0.3f))}, "y", {}, "o_proj"));
+        const Model m = withInferredTypes(b);
+        auto r = partition(m, passes::tensorParallel(2));
+        QCOMPARE(collectives(*r.model.graph, "AllReduce").size(), size_t(allReduces));
+        if (!allReduces) QVERIFY(rejectedFor(r, "along the split axis"));
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
+    }
+
     void headsStayTogether() {
         // Device 0 gets heads 0-1 of each of Q, K and V: its packed weight is columns 0-7,
         // 16-23 and 32-39 of the original.

@@ -153,15 +153,17 @@ for name in MODELS:
             print(f"{name}: {pipeline} matches {against} with relative error {err:.2e}")
             if not err <= 1e-4:
                 problems.append(f"{pipeline} output differs from {against}: relative error {err:.2e} > 1e-4")
-    if name == "transformer_encoder":
-        # Tensor parallelism splits attention by heads too, through the Reshape that merges
-        # batch and heads: one AllReduce per attention and per MLP, outputs as unsplit.
+    # Tensor parallelism splits attention by heads too (through the Reshape that merges batch
+    # and heads; through LLaMA's rotate-half, which joins halves within each head): one
+    # AllReduce per attention and per MLP, outputs as unsplit.
+    tp_layers = {"transformer_encoder": 2, "llama_small": 4}
+    if name in tp_layers:
         r = cli("compile", path, "--tp", "2", "--json")
         if r.returncode != 0:
             problems.append(f"compile --tp 2 failed: {r.stderr.strip()}")
         else:
             parallel = json.loads(r.stdout)["parallel"]
-            layers = 2
+            layers = tp_layers[name]
             if parallel["all_reduces"] != 2 * layers:
                 problems.append(f"--tp 2 placed {parallel['all_reduces']} AllReduces, not {2 * layers}")
             if not parallel["single_device_mean_relative_difference"] <= 1e-5:
