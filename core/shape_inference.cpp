@@ -469,7 +469,8 @@ void relaxLoopCarriedInputs(Node& loop) {
 
 // Outputs after the first, for the ops whose later outputs others read.
 void inferOtherOutputs(Graph& graph, const Node& node) {
-    if (node.domain != "com.microsoft") return;
+    // A malformed node (fewer than two inputs, or no first) gets no rule, and no crash.
+    if (node.domain != "com.microsoft" || node.inputs.size() < 2 || !node.inputs[0].valid()) return;
     if (node.opType == "GroupQueryAttention") {  // present_key, present_value: (batch, kv heads, total, size)
         const Shape& q = graph.value(node.inputs[0]).type.shape;
         const auto size = gqaHeadSize(graph, node);
@@ -512,6 +513,7 @@ void inferOtherOutputs(Graph& graph, const Node& node) {
         const size_t pastInput = node.opType == "Attention" ? 4 : 8;
         const Attribute* heads = node.attribute("num_heads");
         const Attribute* sizes = node.attribute("qkv_hidden_sizes");
+        if (!node.inputs[1].valid()) return;
         const Shape& w = graph.value(node.inputs[1]).type.shape;
         int64_t width = 0;
         if (sizes && sizes->ints.size() == 3) width = sizes->ints[0];
