@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <unordered_set>
 
 #include "core/onnx_model_proto.h"
 #include "core/onnx_proto_convert.h"
@@ -101,6 +102,27 @@ void graphToProto(const Graph& g, onnx::GraphProto* proto, const TensorWriter& w
     }
 }
 
+// Before IR version 4 every initializer had to be a graph input as well (the checker refuses a
+// model without). Passes add initializers, so a model imported at IR 3 lists them on the way out.
+void listInitializersAsInputs(onnx::GraphProto* g) {
+    std::unordered_set<std::string> inputs;
+    for (const auto& in : g->input()) inputs.insert(in.name());
+    for (const auto& init : g->initializer()) {
+        if (inputs.count(init.name())) continue;
+        auto* info = g->add_input();
+        info->set_name(init.name());
+        auto* tensor = info->mutable_type()->mutable_tensor_type();
+        tensor->set_elem_type(init.data_type());
+        auto* shape = tensor->mutable_shape();
+        for (int64_t d : init.dims()) shape->add_dim()->set_dim_value(d);
+    }
+    for (auto& node : *g->mutable_node())
+        for (auto& attr : *node.mutable_attribute()) {
+            if (attr.has_g()) listInitializersAsInputs(attr.mutable_g());
+            for (auto& sub : *attr.mutable_graphs()) listInitializersAsInputs(&sub);
+        }
+}
+
 }  // namespace
 
 void modelToProto(const Model& m, onnx::ModelProto* p, const TensorWriter& writeTensor) {
@@ -121,6 +143,7 @@ void modelToProto(const Model& m, onnx::ModelProto* p, const TensorWriter& write
         kv->set_value(v);
     }
     if (m.graph) graphToProto(*m.graph, p->mutable_graph(), writeTensor);
+    if (m.graph && m.irVersion < 4) listInitializersAsInputs(p->mutable_graph());
     for (const Function& f : m.functions) {
         auto* fp = p->add_functions();
         fp->set_name(f.name);

@@ -5,8 +5,10 @@
 #include <onnx/onnx_pb.h>
 
 #include "compiler/verifier.h"
+#include "core/graph_builder.h"
 #include "core/onnx_export.h"
 #include "core/onnx_import.h"
+#include "core/shape_inference.h"
 #include "core/text_printer.h"
 #include "test_support.h"
 
@@ -74,6 +76,32 @@ private slots:
             out.write(dump.toUtf8());
         }
         QCOMPARE(dump, QString::fromUtf8(test::readAll(path)));
+    }
+
+    // Before IR 4 every initializer had to be listed among the graph's inputs too; a pass that
+    // adds a weight to such a model (an opset-7 export) must not make it fail the checker.
+    void irThreeModelListsItsInitializersAsInputs() {
+        GraphBuilder b;
+        const ValueId x = b.input("x", DType::Float32, Shape::ofSizes({2, 3}));
+        const ValueId w = b.initializer(floatTensor("w", {2, 3}, {1, 2, 3, 4, 5, 6}));
+        b.output(b.op("Add", {x, w}, "y"));
+        fillUnknownTypes(b.graph());
+        const Model model = b.buildModel(7, 3);
+        auto bytes = exportModelToBytes(model);
+        QVERIFY2(bytes.isOk(), bytes.status().message().c_str());
+        onnx::ModelProto proto;
+        QVERIFY(proto.ParseFromString(*bytes));
+        QCOMPARE(proto.graph().input_size(), 2);
+        QCOMPARE(proto.graph().input(1).name(), std::string("w"));
+        QCOMPARE(proto.graph().input(1).type().tensor_type().shape().dim(1).dim_value(), int64_t(3));
+        try {
+            onnx::checker::check_model(proto);
+        } catch (const std::exception& e) {
+            QFAIL(e.what());
+        }
+        auto back = importModelFromBytes(bytes->data(), bytes->size(), "ir3.onnx");
+        QVERIFY2(back.isOk(), back.status().message().c_str());
+        QVERIFY(back->graph->value(back->graph->inputs[1]).initializer);
     }
 
     void exportWithExternalDataReimports() {
