@@ -48,7 +48,7 @@ NodeId Rewriter::producer(ValueId id) const {
 const Tensor* Rewriter::constant(ValueId id) const {
     if (!id.valid()) return nullptr;
     const Value& v = m_graph.value(id);
-    // An initializer that is also a graph input (IR < 4) can be overridden: not constant.
+    // An initializer that is also a graph input (IR >= 4) can be overridden: not constant.
     if (v.kind != Value::Kind::Initializer || v.isGraphInput) return nullptr;
     return v.initializer.get();
 }

@@ -20,7 +20,7 @@ struct Value {
     Kind kind = Kind::NodeOutput;
     ValueType type;
     NodeId producer;            // valid for NodeOutput
-    bool isGraphInput = false;  // also true for an initializer listed as an input (IR < 4)
+    bool isGraphInput = false;  // also true for an initializer listed as an input (overridable, IR >= 4)
     std::shared_ptr<const Tensor> initializer;
     std::shared_ptr<const SparseTensor> sparseInitializer;
     std::string docString;

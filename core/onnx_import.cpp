@@ -354,6 +354,25 @@ Result<std::shared_ptr<Graph>> GraphConverter::convertFunction(onnx::FunctionPro
     return m_graph;
 }
 
+// Before IR 4 every initializer had to be listed as a graph input too, and it was a constant all
+// the same (ONNX Runtime overrides one only from IR 4 on). Such inputs become plain initializers,
+// so the passes fold them; export lists them as inputs again for an IR-3 model.
+void makeInitializerInputsConstant(Graph& graph) {
+    std::vector<ValueId> fed;
+    for (ValueId id : graph.inputs) {
+        Value& v = graph.value(id);
+        if (!v.initializer && !v.sparseInitializer) {
+            fed.push_back(id);
+            continue;
+        }
+        v.kind = Value::Kind::Initializer;
+        v.isGraphInput = false;
+    }
+    graph.inputs = std::move(fed);
+    for (NodeId n : graph.order())
+        for (const auto& sub : graph.node(n).subgraphs()) makeInitializerInputsConstant(*sub);
+}
+
 Result<Model> convertModel(onnx::ModelProto& proto, const std::string& displayName,
                            const std::filesystem::path& baseDir, const ImportOptions& options) {
     Model model;
@@ -405,6 +424,7 @@ Result<Model> convertModel(onnx::ModelProto& proto, const std::string& displayNa
     }
 
     if (options.inferShapes) inferShapes(proto, protoMap, *model.graph, model.warnings);
+    if (model.irVersion < 4) makeInitializerInputsConstant(*model.graph);
     return model;
 }
 

@@ -104,6 +104,28 @@ std::optional<std::vector<int64_t>> constantInts(const Rewriter& rw, ValueId v) 
     return out;
 }
 
+std::optional<std::vector<int64_t>> splitSizes(const Rewriter& rw, const Node& split, int64_t extent) {
+    const int64_t parts = int64_t(split.outputs.size());
+    std::optional<std::vector<int64_t>> sizes;
+    if (split.inputs.size() > 1 && split.inputs[1].valid()) {
+        sizes = constantInts(rw, split.inputs[1]);
+    } else if (const Attribute* a = split.attribute("split")) {
+        sizes = a->ints;
+    } else if (parts > 0) {
+        const int64_t chunk = (extent + parts - 1) / parts;
+        sizes = std::vector<int64_t>(size_t(parts), chunk);
+        sizes->back() = extent - chunk * (parts - 1);
+    }
+    if (!sizes || int64_t(sizes->size()) != parts) return std::nullopt;
+    int64_t total = 0;
+    for (int64_t s : *sizes) {
+        if (s <= 0) return std::nullopt;
+        total += s;
+    }
+    if (total != extent) return std::nullopt;
+    return sizes;
+}
+
 std::optional<std::vector<int64_t>> staticDims(const Graph& g, ValueId v) {
     if (!v.valid()) return std::nullopt;
     const ValueType& t = g.value(v).type;

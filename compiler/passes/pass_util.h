@@ -26,6 +26,9 @@ bool isConstantSplat(const Rewriter& rw, ValueId v, double x);
 // The single value of a one-element constant.
 std::optional<double> constantScalar(const Rewriter& rw, ValueId v);
 std::optional<std::vector<int64_t>> constantInts(const Rewriter& rw, ValueId v);
+// The lengths a Split node cuts `extent` into: its `split` input (opset 13 on) or attribute, else
+// equal parts (the last one shorter under opset 18's num_outputs); none when they are not known.
+std::optional<std::vector<int64_t>> splitSizes(const Rewriter& rw, const Node& split, int64_t extent);
 
 // An inference BatchNormalization as the per-channel map y = x * scale + shift, from its
 // constant gamma, beta, mean and var: scale = gamma / sqrt(var + epsilon), shift = beta -

@@ -4,7 +4,7 @@
 // [E, 3E] weight; its export then copies the product apart: PyTorch 2's exporter as
 // Reshape [.., 3, E], Unsqueeze, Transpose, Squeeze and a Gather per part (on an H200 those
 // copies were a third of a float16 ViT-B/16 layer's time: docs/gpu-runs/2026-12-04-*),
-// older exporters as a Slice per part. Each block's product now lands where its copy did.
+// older exporters as a Slice per part, or one Split (torch.chunk). Each block's product now lands where its copy did.
 // A block is found by following the product's axes through the layout ops: the leading axes
 // must come out in their order, the part axis taken by a constant index, the element axis last.
 #include <algorithm>
@@ -125,6 +125,25 @@ public:
     }
 
 private:
+    // A Split of the last axis (torch.chunk and tensor.split, as GPT-2's c_attn is read): one
+    // block per output.
+    static std::optional<std::vector<Block>> splitBlocks(const Rewriter& rw, const Node& n,
+                                                         NodeId reader, size_t rank,
+                                                         int64_t columns) {
+        int64_t axis = intAttr(n, "axis", 0);
+        if (axis < 0) axis += int64_t(rank);
+        const auto sizes = splitSizes(rw, n, columns);
+        if (axis != int64_t(rank) - 1 || !sizes) return std::nullopt;
+        std::vector<Block> blocks;
+        int64_t begin = 0;
+        for (size_t k = 0; k < n.outputs.size(); ++k) {
+            if (!n.outputs[k].valid()) return std::nullopt;
+            blocks.push_back(Block{begin, (*sizes)[k], n.outputs[k], {reader}});
+            begin += (*sizes)[k];
+        }
+        return blocks;
+    }
+
     // The blocks `reader` (and the layout ops after it) take of `product`'s columns, or none
     // when it reads the product any other way.
     static std::optional<std::vector<Block>> blocksRead(const Rewriter& rw, ValueId product,
@@ -153,6 +172,7 @@ private:
             if (end <= begin) return std::nullopt;
             return std::vector<Block>{Block{begin, end - begin, n.outputs[0], {reader}}};
         }
+        if (isOp(n, "Split")) return splitBlocks(rw, n, reader, rank, columns);
         // PyTorch 2: Reshape [.., parts, E], then Unsqueeze/Transpose/Squeeze, then a Gather per
         // part.
         if (!isOp(n, "Reshape") || n.outputs.size() != 1 || !n.outputs[0].valid())

@@ -381,6 +381,8 @@ public:
     Status run(PassContext& context) override {
         Rewriter& rw = context.rewriter;
         if (m_devices < 2) return Status::ok();
+        slicePackedSplits(rw);
+        rw.finish();
         const std::vector<NodeId> order = rw.graph().order();
         for (NodeId id : order) {
             if (context.cancelled()) return {ErrorCode::Cancelled, "cancelled"};
@@ -546,6 +548,55 @@ private:
         return {};
     }
 
+    // torch.chunk's Split of a packed projection (older exports of nn.MultiheadAttention) becomes
+    // a Slice per part, as newer exporters write it, so columnSegments() sees the parts.
+    static void slicePackedSplits(Rewriter& rw) {
+        const Graph& g = rw.graph();
+        for (NodeId id : std::vector<NodeId>(g.order())) {
+            if (!isWeightedLinear(rw, id)) continue;
+            const int64_t columns = outColumns(rw, id);
+            const ValueId out = biasedOutput(rw, g.node(id).outputs[0], columns);
+            const auto dims = shapeDims(g, out);
+            if (!dims) continue;
+            const int64_t rank = int64_t(dims->size());
+            for (NodeId user : std::vector<NodeId>(rw.users(out))) {
+                const Node split = g.node(user);
+                if (!isOp(split, "Split")) continue;
+                int64_t axis = intAttr(split, "axis", 0);
+                if (axis < 0) axis += rank;
+                const auto sizes = splitSizes(rw, split, columns);
+                if (axis != rank - 1 || !sizes) continue;
+                rw.removeNode(user);
+                const ValueId axes = rw.addConstant(int64Tensor("axes", {1}, {axis}), split.name + "/axes");
+                int64_t begin = 0;
+                for (size_t k = 0; k < split.outputs.size(); ++k) {
+                    const int64_t end = begin + (*sizes)[k];
+                    if (split.outputs[k].valid()) {
+                        const ValueId starts = rw.addConstant(int64Tensor("starts", {1}, {begin}), split.name + "/starts");
+                        const ValueId ends = rw.addConstant(int64Tensor("ends", {1}, {end}), split.name + "/ends");
+                        Node slice = makeNode("Slice", "", split, {out, starts, ends, axes}, {split.outputs[k]});
+                        slice.name = split.name + "/part" + std::to_string(k);
+                        rw.addNode(std::move(slice), user, {user});
+                    }
+                    begin = end;
+                }
+                rw.commit("packed-split", "a Split of packed columns read as one Slice per part, which the pair can divide by heads");
+            }
+        }
+    }
+
+    // A MatMul's output, or its bias Add's when that is its one reader: an exporter writes a
+    // Linear over a 3-D input so, and the Slices of packed Q, K and V read the sum.
+    static ValueId biasedOutput(const Rewriter& rw, ValueId out, int64_t columns) {
+        const NodeId add = rw.soleUser(out);
+        if (!add.valid() || !isOp(rw.graph().node(add), "Add")) return out;
+        const Node& n = rw.graph().node(add);
+        const ValueId other = n.inputs[n.inputs[0] == out ? 1 : 0];
+        const Tensor* bias = rw.constant(other);
+        if (!bias || bias->dims().empty() || bias->dims().back() != columns || bias->numElements() != columns) return out;
+        return n.outputs[0];
+    }
+
     // A first layer's output columns, in the segments its readers slice (packed Q, K, V).
     std::string columnSegments(const Rewriter& rw, NodeId id, Region& region) const {
         const Graph& g = rw.graph();
@@ -555,7 +606,7 @@ private:
         if (!outDims) return "'" + g.value(out).name + "' has no known rank or an unnamed dynamic dim";
         const int rank = int(outDims->size());
         Segments segments;
-        for (NodeId user : rw.users(out)) {
+        for (NodeId user : rw.users(biasedOutput(rw, out, columns))) {
             const Node& s = g.node(user);
             if (!isOp(s, "Slice") || s.inputs.size() < 4) {
                 segments.clear();

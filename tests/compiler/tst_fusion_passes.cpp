@@ -108,7 +108,7 @@ ValueId writtenOutAttention(GraphBuilder& b, ValueId x, ValueId mask, const Atte
 
 // nn.MultiheadAttention's packed [E, 3E] input projection and the copies that take it apart,
 // as split-packed-projection's tests build it.
-enum class PackedSplit { Gathers, Slices, IndexComputed, ProductReadElsewhere, AxesSwapped };
+enum class PackedSplit { Gathers, Slices, SplitSizes, SplitEqual, SplitOtherAxis, IndexComputed, ProductReadElsewhere, AxesSwapped };
 Model packedProjection(PackedSplit how) {
     GraphBuilder b;
     ValueId x = b.input("x", DType::Float32, dims({5, 2, 8}));  // [L, N, E]
@@ -116,7 +116,13 @@ Model packedProjection(PackedSplit how) {
                                 b.initializer(randomFloatTensor("b_in", {24}, 62))},
                         "in_proj_bias");
     std::vector<ValueId> parts;
-    if (how == PackedSplit::Slices) {
+    if (how == PackedSplit::SplitSizes || how == PackedSplit::SplitEqual) {  // torch.chunk (opset 11: sizes as attribute)
+        std::vector<Attribute> attributes{intAttr("axis", -1)};
+        if (how == PackedSplit::SplitSizes) attributes.push_back(intsAttr("split", {8, 8, 8}));
+        parts = b.node("Split", {proj}, {"part0", "part1", "part2"}, attributes, "chunk");
+    } else if (how == PackedSplit::SplitOtherAxis) {
+        parts = b.node("Split", {proj}, {"part0", "part1", "part2"}, {intAttr("axis", 0), intsAttr("split", {2, 2, 1})}, "chunk");
+    } else if (how == PackedSplit::Slices) {
         for (int64_t i = 0; i < 3; ++i)
             parts.push_back(b.op("Slice", {proj, b.initializer(int64Tensor("s" + std::to_string(i), {1}, {8 * i})),
                                            b.initializer(int64Tensor("e" + std::to_string(i), {1}, {8 * i + 8})),
@@ -138,7 +144,7 @@ Model packedProjection(PackedSplit how) {
     }
     b.output(b.op("Add", {b.op("Mul", {parts[0], parts[1]}, "qk"), parts[2]}, "y"));
     if (how == PackedSplit::ProductReadElsewhere) b.output(b.op("Relu", {proj}, "also"));
-    return withInferredTypes(b);
+    return withInferredTypes(b, how == PackedSplit::SplitSizes || how == PackedSplit::SplitOtherAxis ? 11 : 17);
 }
 class TestFusionPasses : public QObject {
     Q_OBJECT
@@ -367,6 +373,8 @@ private slots:
         QTest::addColumn<int>("how");
         QTest::newRow("PyTorch 2: Reshape, Unsqueeze, Transpose, Squeeze, Gathers") << int(PackedSplit::Gathers);
         QTest::newRow("older exporters: Slices") << int(PackedSplit::Slices);
+        QTest::newRow("torch.chunk: one Split, sizes as attribute") << int(PackedSplit::SplitSizes);
+        QTest::newRow("one Split into equal parts") << int(PackedSplit::SplitEqual);
     }
     void packedProjectionIsComputedApart() {
         QFETCH(int, how);
@@ -374,7 +382,8 @@ private slots:
         auto r = compileWith(m, {"split-packed-projection"});
         const Graph& g = *r.model.graph;
         QCOMPARE(countOps(g, "MatMul"), 3);
-        for (const char* copy : {"Gather", "Slice", "Transpose", "Reshape", "Squeeze", "Unsqueeze"}) QCOMPARE(countOps(g, copy), 0);
+        for (const char* copy : {"Gather", "Slice", "Split", "Transpose", "Reshape", "Squeeze", "Unsqueeze"})
+            QCOMPARE(countOps(g, copy), 0);
         for (NodeId id : g.order())
             if (g.node(id).opType == "MatMul") {
                 const Tensor* w = g.value(g.node(id).inputs[1]).initializer.get();
@@ -392,6 +401,7 @@ private slots:
         QTest::newRow("an index computed at run time") << int(PackedSplit::IndexComputed);
         QTest::newRow("the product also read whole") << int(PackedSplit::ProductReadElsewhere);
         QTest::newRow("leading axes reordered") << int(PackedSplit::AxesSwapped);
+        QTest::newRow("a Split of a leading axis") << int(PackedSplit::SplitOtherAxis);
     }
     void packedProjectionGuards() {
         QFETCH(int, how);

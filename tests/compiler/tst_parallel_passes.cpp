@@ -24,9 +24,13 @@ ValueId ints(GraphBuilder& b, const std::string& name, std::vector<int64_t> v) {
     return b.initializer(int64Tensor(name, {n}, v));
 }
 
+// How the packed QKV product is read apart: a Slice per part (PyTorch 1.13 at opset 13 on),
+// the same after a bias Add, or one Split after the bias Add (torch.chunk; opset 9 exports).
+enum class PackedRead { Slices, BiasedSlices, BiasedSplit };
+
 // x -> MLP (fc1, Relu, fc2 + bias) -> residual -> LayerNorm -> attention with packed QKV
 // (4 heads) -> out projection + bias -> y. `leak` also outputs the attention scores.
-Model transformerBlock(bool leak = false) {
+Model transformerBlock(bool leak = false, PackedRead read = PackedRead::Slices) {
     GraphBuilder b;
     ValueId x = b.input("x", DType::Float32, Shape::ofSizes({kBatch, kSeq, kHidden}));
     ValueId w1 = b.initializer(randomFloatTensor("w1", {kHidden, 32}, 1, 0.3f));
@@ -43,15 +47,22 @@ Model transformerBlock(bool leak = false) {
     ValueId ln = b.op("LayerNormalization", {res, gamma}, "ln", {intAttr("axis", -1)}, "norm");
     ValueId wqkv = b.initializer(randomFloatTensor("wqkv", {kHidden, 3 * kHidden}, 6, 0.3f));
     ValueId qkv = b.op("MatMul", {ln, wqkv}, "qkv", {}, "qkv_proj");
+    if (read != PackedRead::Slices)
+        qkv = b.op("Add", {b.initializer(randomFloatTensor("bqkv", {3 * kHidden}, 9, 0.1f)), qkv}, "qkv_biased", {}, "qkv_bias");
     ValueId axes = ints(b, "axes", {-1});
     ValueId heads = ints(b, "heads_shape", {kBatch, kSeq, kHeads, kHeadDim});
-    std::vector<ValueId> parts;
-    for (int64_t i = 0; i < 3; ++i) {
+    std::vector<ValueId> slices;
+    if (read == PackedRead::BiasedSplit)
+        slices = b.node("Split", {qkv, ints(b, "sizes", {kHidden, kHidden, kHidden})}, {"part0", "part1", "part2"},
+                        {intAttr("axis", -1)}, "chunk");
+    for (int64_t i = 0; i < 3 && read != PackedRead::BiasedSplit; ++i) {
         const std::string n = std::to_string(i);
-        ValueId s = b.op("Slice", {qkv, ints(b, "start" + n, {i * kHidden}), ints(b, "end" + n, {(i + 1) * kHidden}), axes},
-                         "part" + n, {}, "slice" + n);
-        parts.push_back(b.op("Reshape", {s, heads}, "heads" + n, {}, "split_heads" + n));
+        slices.push_back(b.op("Slice", {qkv, ints(b, "start" + n, {i * kHidden}), ints(b, "end" + n, {(i + 1) * kHidden}), axes},
+                              "part" + n, {}, "slice" + n));
     }
+    std::vector<ValueId> parts;
+    for (int64_t i = 0; i < 3; ++i)
+        parts.push_back(b.op("Reshape", {slices[size_t(i)], heads}, "heads" + std::to_string(i), {}, "split_heads" + std::to_string(i)));
     ValueId q = b.op("Transpose", {parts[0]}, "q", {intsAttr("perm", {0, 2, 1, 3})}, "q_t");
     ValueId kt = b.op("Transpose", {parts[1]}, "kt", {intsAttr("perm", {0, 2, 3, 1})}, "k_t");
     ValueId v = b.op("Transpose", {parts[2]}, "v", {intsAttr("perm", {0, 2, 1, 3})}, "v_t");
@@ -100,12 +111,16 @@ class TestParallelPasses : public QObject {
 private slots:
     void tensorParallelPlacesOneAllReducePerPair_data() {
         QTest::addColumn<int>("devices");
-        QTest::newRow("tp2") << 2;
-        QTest::newRow("tp4") << 4;
+        QTest::addColumn<int>("read");  // a PackedRead
+        QTest::newRow("tp2") << 2 << int(PackedRead::Slices);
+        QTest::newRow("tp4") << 4 << int(PackedRead::Slices);
+        QTest::newRow("tp2, slices after a bias") << 2 << int(PackedRead::BiasedSlices);
+        QTest::newRow("tp2, one Split after a bias") << 2 << int(PackedRead::BiasedSplit);
     }
     void tensorParallelPlacesOneAllReducePerPair() {
         QFETCH(int, devices);
-        Model m = transformerBlock();
+        QFETCH(int, read);
+        Model m = transformerBlock(false, PackedRead(read));
         auto r = partition(m, passes::tensorParallel(devices));
         const Graph& g = *r.model.graph;
         // Hand count: 2 all-reduces per layer (MLP, attention), each of batch x seq x hidden floats.
