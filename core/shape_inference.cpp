@@ -406,6 +406,11 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
         if (start && limit && delta && start->size() == 1 && limit->size() == 1 &&
             delta->size() == 1 && (*delta)[0] != 0)
             return like(Shape::ofSizes({rangeLength((*start)[0], (*limit)[0], (*delta)[0])}));
+        // Positions 0 .. sequence - 1 (torch.arange(seq_len) for a position embedding).
+        const ShapeValue* symbolicLimit = shapeValue(1);
+        if (start == std::vector<int64_t>{0} && delta == std::vector<int64_t>{1} && symbolicLimit &&
+            symbolicLimit->size() == 1 && (*symbolicLimit)[0].isSymbolic())
+            return like(Shape({(*symbolicLimit)[0]}));
     }
     if (op == "Einsum") {
         // ONNX 1.12 gives Einsum's output a rank only when the equation has spaces.

@@ -61,6 +61,7 @@ Dim arithmetic(const std::string& op, const Dim& a, const Dim& b) {
         }
         return Dim();
     }
+    if (op == "Sub" && a.isSymbolic() && a == b) return Dim::known(0);  // key length - query length
     // Identities keep a symbol: batch * 1, batch / 1, batch + 0.
     if (b.isKnown() && ((op == "Mul" || op == "Div") && b.size() == 1)) return a;
     if (b.isKnown() && ((op == "Add" || op == "Sub") && b.size() == 0)) return a;
@@ -301,38 +302,47 @@ void ShapeValueTable::evaluate(const Node& n) {
     }
 }
 
-// Slice (opset 10+) whose starts/ends/axes/steps are computed from shapes at run time.
+// Slice (opset 10+) whose starts/ends/axes/steps are computed from shapes at run time. The rank
+// is always the input's; a dim whose bounds are not known numbers is unknown, except [0, S) of a
+// dim of S elements. GPT-2's causal mask is sliced [k - q, k) by the query and key lengths.
 std::optional<Shape> sliceResult(const Node& node, const Graph& graph, ShapeValueTable& values) {
     const Shape& in = graph.value(node.inputs[0]).type.shape;
     const auto rank = int64_t(in.rank());
     auto optional = [&](size_t i) -> const ShapeValue* {
         return i < node.inputs.size() && node.inputs[i].valid() ? values.find(node.inputs[i]) : nullptr;
     };
-    auto starts = knownInts(values.find(node.inputs[1]));
-    auto ends = knownInts(values.find(node.inputs[2]));
-    if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
-    std::vector<int64_t> axes(starts->size()), steps(starts->size(), 1);
-    for (size_t i = 0; i < axes.size(); ++i) axes[i] = int64_t(i);
+    const ShapeValue* starts = values.find(node.inputs[1]);
+    const ShapeValue* ends = values.find(node.inputs[2]);
+    std::vector<int64_t> axes, steps;
     if (node.inputs.size() > 3 && node.inputs[3].valid()) {
         auto a = knownInts(optional(3));
-        if (!a || a->size() != axes.size()) return std::nullopt;
+        if (!a) return Shape(std::vector<Dim>(size_t(rank)));  // any dim may be sliced
         axes = *a;
+    } else if (starts) {
+        for (size_t i = 0; i < starts->size(); ++i) axes.push_back(int64_t(i));
+    } else {
+        return Shape(std::vector<Dim>(size_t(rank)));
     }
+    steps.assign(axes.size(), 1);
     if (node.inputs.size() > 4 && node.inputs[4].valid()) {
         auto st = knownInts(optional(4));
         if (!st || st->size() != steps.size()) return std::nullopt;
         steps = *st;
     }
+    const bool bounds = starts && ends && starts->size() == axes.size() && ends->size() == axes.size();
     std::vector<Dim> dims = in.dims();
     for (size_t i = 0; i < axes.size(); ++i) {
         int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
         if (axis < 0 || axis >= rank || steps[i] == 0) return std::nullopt;
         const Dim& d = in[size_t(axis)];
-        if (!d.isKnown()) {
-            dims[size_t(axis)] = Dim();
-            continue;
-        }
-        dims[size_t(axis)] = Dim::known(sliceRange(d.size(), (*starts)[i], (*ends)[i], steps[i]).count);
+        Dim& out = dims[size_t(axis)];
+        out = Dim();
+        if (!bounds) continue;
+        const Dim &start = (*starts)[i], &end = (*ends)[i];
+        if (d.isKnown() && start.isKnown() && end.isKnown())
+            out = Dim::known(sliceRange(d.size(), start.size(), end.size(), steps[i]).count);
+        else if (d.isSymbolic() && steps[i] == 1 && start.isKnown() && start.size() == 0 && end == d)
+            out = d;
     }
     return Shape(std::move(dims));
 }

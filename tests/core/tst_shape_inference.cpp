@@ -168,6 +168,33 @@ private slots:
         QCOMPARE(g.value(range).type.toString(), std::string("int64[27]"));
     }
 
+    // GPT-2 as Hugging Face writes it: positions torch.arange(sequence), and the causal mask, a
+    // [1, 1, 16, 16] buffer, sliced [k - q, k) by the key and query lengths. The slice keeps
+    // its rank (its dims are min(k, 16), unknown), so everything after it keeps one too.
+    void runTimeSlicesAndRangesKeepRankAndSymbols() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::symbolic("sequence"), Dim::known(8)}));
+        auto i64 = [&](const std::string& name, std::vector<int64_t> dims, std::vector<int64_t> v) {
+            return b.initializer(int64Tensor(name, std::move(dims), v));
+        };
+        ValueId length = b.op("Gather", {b.op("Shape", {x}, "shape"), i64("one", {}, {1})}, "length");
+        ValueId positions = b.op("Range", {i64("zero", {}, {0}), length, i64("step", {}, {1})}, "positions");
+        ValueId end = b.op("Unsqueeze", {length, i64("axis0", {1}, {0})}, "end");
+        ValueId start = b.op("Unsqueeze", {b.op("Sub", {length, length}, "k_minus_q"), i64("axis0b", {1}, {0})}, "start");
+        Tensor buffer("bias", DType::Bool, {1, 1, 16, 16}, makeBuffer(std::string(256, '\1')), 0, 256);
+        ValueId mask = b.op("Slice", {b.initializer(std::move(buffer)), start, end, i64("axes2", {1}, {2})}, "rows");
+        ValueId causal = b.op("Slice", {mask, i64("s0", {1}, {0}), end, i64("axes3", {1}, {3})}, "causal");
+        ValueId own = b.op("Slice", {x, start, end, i64("axes1", {1}, {1})}, "own");  // [0, sequence) of sequence
+        ValueId anyAxis = b.op("Slice", {x, start, end, b.op("Unsqueeze", {length, i64("axis0c", {1}, {0})}, "axes_u")}, "any_axis");
+        for (ValueId v : {positions, causal, own, anyAxis}) b.output(v);
+        fillUnknownTypes(b.graph());
+        const Graph& g = b.graph();
+        QCOMPARE(g.value(positions).type.toString(), std::string("int64[sequence]"));
+        QCOMPARE(g.value(causal).type.toString(), std::string("bool[1,1,?,?]"));
+        QCOMPARE(g.value(own).type.toString(), std::string("float32[batch,sequence,8]"));
+        QCOMPARE(g.value(anyAxis).type.toString(), std::string("float32[?,?,?]"));
+    }
+
     void symbolicProductsDivideBack() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(64), Dim::known(3)}));

@@ -93,6 +93,10 @@ struct Activation {
                 for (int64_t i = 0; i < n; ++i) x[i] = T(0.5) * x[i] * (T(1) + std::erf(x[i] * T(0.7071067811865476)));
                 return;
             case Kind::GeluTanh:
+                if constexpr (std::is_same_v<T, float>) {
+                    geluTanhArray(x, x, n);
+                    return;
+                }
                 for (int64_t i = 0; i < n; ++i)
                     x[i] = T(0.5) * x[i] * (T(1) + std::tanh(T(0.7978845608028654) * (x[i] + T(0.044715) * x[i] * x[i] * x[i])));
                 return;

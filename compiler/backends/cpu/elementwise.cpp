@@ -672,10 +672,10 @@ void registerElementwiseKernels(KernelRegistry& r) {
         const bool tanhApprox = init.getString("approximate", "none") == "tanh";
         return std::unique_ptr<Kernel>(new FunctionKernel([tanhApprox](KernelContext& ctx) {
             if (tanhApprox)
-                return runUnary(ctx, [](auto v) {
+                return runUnaryArray(ctx, geluTanhArray, [](auto v) {
                     using T = decltype(v);
                     return T(0.5) * v * (T(1) + std::tanh(T(0.7978845608028654) * (v + T(0.044715) * v * v * v)));
-                }, false);
+                });
             return runUnaryArray(ctx, geluArray, [](auto v) {
                 using T = decltype(v);
                 return T(0.5) * v * (T(1) + std::erf(v * T(0.7071067811865476)));

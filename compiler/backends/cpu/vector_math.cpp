@@ -97,6 +97,14 @@ void swishArray(const float* x, float* y, int64_t n, float alpha) {
     for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.f + erfFast(x[i] * 0.7071067811865476f));
 }
 
+// 0.5 x (1 + tanh(u)) is x / (1 + e^(-2u)): no 1 + tanh to cancel where tanh nears -1.
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void geluTanhArray(const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        y[i] = v / (1.f + expFast(-1.5957691216057308f * (v + 0.044715f * v * v * v)));
+    }
+}
+
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void softmaxArray(const float* x, float* y, int64_t n) {
     if (n <= 0) return;
     // The maximum skips NaN (minMaxArray); a NaN still makes the sum, and so every output,

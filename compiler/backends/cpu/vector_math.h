@@ -116,6 +116,7 @@ void sigmoidArray(const float* x, float* y, int64_t n);
 void tanhArray(const float* x, float* y, int64_t n);
 void swishArray(const float* x, float* y, int64_t n, float alpha = 1.f);  // x * sigmoid(alpha x): SiLU, QuickGELU
 void geluArray(const float* x, float* y, int64_t n);   // 0.5 x (1 + erf(x / sqrt 2))
+void geluTanhArray(const float* x, float* y, int64_t n);  // GPT-2's: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 // y = softmax(x) over n contiguous values (y may be x): e^(x - max) / sum.
 void softmaxArray(const float* x, float* y, int64_t n);
 // The mean and the (population) variance of n values, in double: normalizations' statistics.
