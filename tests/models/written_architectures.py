@@ -1,6 +1,6 @@
 """Architectures torchvision does not ship, written out as their papers and public code define
-them, small enough for the test suite: a LLaMA-style decoder, a wav2vec 2.0-style audio encoder
-and a diffusion-style U-Net. Each brings idioms the torchvision models lack: RMSNorm through
+them, small enough for the test suite: a LLaMA-style decoder, GPT-2 as Hugging Face writes it, a
+wav2vec 2.0-style audio encoder and a diffusion-style U-Net. Each brings idioms the torchvision models lack: RMSNorm through
 torch.rsqrt, rotary embeddings (Slice, Neg, Concat), SwiGLU; Conv1d feature extraction with
 GroupNorm (InstanceNormalization in the export) and a grouped positional convolution; GroupNorm
 with SiLU, nearest upsampling by constant scales and skip Concats. Every layer is built on its
@@ -71,6 +71,69 @@ class Llama(nn.Module):
         for block in self.blocks:
             x = block(x, self.cos, self.sin, self.mask)
         return self.head(self.norm(x))
+
+
+class Conv1D(nn.Module):
+    """Hugging Face's GPT-2 linear layer: x @ W + b through addmm on the rows, W stored [in, out]."""
+
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.weight = nn.Parameter(0.02 * torch.randn(d_in, d_out))
+        self.bias = nn.Parameter(0.02 * torch.randn(d_out))
+
+    def forward(self, x):
+        rows = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return rows.view(x.size()[:-1] + (self.weight.size(1),))
+
+
+def gelu_new(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class Gpt2Block(nn.Module):
+    def __init__(self, d, heads, context):
+        super().__init__()
+        self.d, self.heads = d, heads
+        self.ln_1, self.ln_2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        with torch.no_grad():
+            for norm in (self.ln_1, self.ln_2):
+                norm.weight.normal_(1.0, 0.02)
+        self.c_attn, self.attn_proj = Conv1D(d, 3 * d), Conv1D(d, d)
+        self.c_fc, self.mlp_proj = Conv1D(d, 4 * d), Conv1D(4 * d, d)
+        self.register_buffer("bias", torch.tril(torch.ones(context, context, dtype=torch.bool)).view(1, 1, context, context))
+
+    def heads_of(self, t):
+        return t.view(t.size()[:-1] + (self.heads, self.d // self.heads)).permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        q, k, v = self.c_attn(self.ln_1(x)).split(self.d, dim=2)
+        q, k, v = self.heads_of(q), self.heads_of(k), self.heads_of(v)
+        w = torch.matmul(q, k.transpose(-1, -2)) / torch.full([], v.size(-1) ** 0.5, dtype=q.dtype)
+        q_len, k_len = q.size(-2), k.size(-2)
+        causal = self.bias[:, :, k_len - q_len:k_len, :k_len]
+        w = torch.where(causal, w, torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype)).softmax(-1)
+        a = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous()
+        x = x + self.attn_proj(a.view(a.size()[:-2] + (self.d,)))
+        return x + self.mlp_proj(gelu_new(self.c_fc(self.ln_2(x))))
+
+
+class Gpt2(nn.Module):
+    """GPT-2 as Hugging Face's modeling_gpt2 writes it (Conv1D's addmm, split, a causal-mask
+    buffer sliced by the lengths, gelu_new, tied embeddings): token ids [batch, 128] -> logits
+    [batch, 128, 8000]; 4 layers, width 256, 4 heads, a context of 256."""
+
+    def __init__(self, vocab=8000, d=256, heads=4, layers=4, context=256):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(context, d)
+        self.h = nn.ModuleList([Gpt2Block(d, heads, context) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(d)
+
+    def forward(self, ids):
+        positions = torch.arange(0, ids.size(-1), dtype=torch.long).unsqueeze(0)
+        x = self.wte(ids) + self.wpe(positions)
+        for block in self.h:
+            x = block(x)
+        return torch.matmul(self.ln_f(x), self.wte.weight.t())
 
 
 class Wav2Vec(nn.Module):
