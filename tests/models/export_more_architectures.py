@@ -12,17 +12,22 @@ spectrogram, three bidirectional GRUs), lstm_lm (a 2-layer LSTM language model o
 yolov8n (YOLOv8n's layout at 320 x 320: C2f blocks, SPPF, a PAN neck, anchor-free heads with
 DFL decoding), conformer (Conformer-S-style: macaron feed-forwards, a depthwise Conv1d of 31
 taps, GLU, BatchNorm1d), t5_encoder (T5-small's encoder: relative position buckets computed
-in the graph, RMSNorm without centring). Every layer is built on its own, so each has its own
+in the graph, RMSNorm without centring), gpt2 (written_architectures.Gpt2 at GPT-2's 124M size,
+batch and sequence dynamic). Every layer is built on its own, so each has its own
 weights, and every weight matrix gets a spread normal initialisation. Next to each model go
 NAME.input.npy and PyTorch's NAME.output.npy.
 """
 import math
+import os
 import sys
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import written_architectures  # noqa: E402
 
 
 class QuickGELU(nn.Module):
@@ -322,7 +327,7 @@ def export(name, model, example, path, dyn=None, names=('input',)):
         ref = model(example)
     # outside no_grad: nn.TransformerEncoderLayer's fast path does not export
     torch.onnx.export(model, example, path, opset_version=17, input_names=list(names), output_names=['output'],
-                      dynamic_axes={names[0]: {0: 'batch'}}, do_constant_folding=True)
+                      dynamic_axes=dyn or {names[0]: {0: 'batch'}}, do_constant_folding=True)
     np.save(path.replace('.onnx', '.input.npy'), example.numpy())
     np.save(path.replace('.onnx', '.output.npy'), ref.numpy())
 
@@ -339,7 +344,11 @@ if __name__ == '__main__':
         'conformer': lambda: (Conformer(), torch.randn(1, 1, 80, 400)),
         't5_encoder': lambda: (T5Encoder(), torch.randint(0, 32128, (1, 128))),
     }
+    # Hugging Face's GPT-2 (124M) as its exporter writes it: batch and sequence dynamic.
+    models['gpt2'] = lambda: (written_architectures.Gpt2(vocab=50257, d=768, heads=12, layers=12, context=1024),
+                              torch.randint(0, 50257, (1, 128)))
+    dynamic = {'gpt2': {'input': {0: 'batch', 1: 'sequence'}, 'output': {0: 'batch', 1: 'sequence'}}}
     for name in sys.argv[2:] or models:
         model, example = models[name]()
-        export(name, model, example, out + name + '.onnx')
+        export(name, model, example, out + name + '.onnx', dynamic.get(name))
         print('exported', name)
