@@ -16,7 +16,7 @@ OpCategory opCategory(const std::string& domain, const std::string& op) {
                                                "QEmbedLayerNormalization"};
     static const std::set<std::string> act = {"Relu", "Sigmoid", "Tanh", "Gelu", "LeakyRelu", "Clip", "HardSwish",
                                               "HardSigmoid", "Elu", "Selu", "Softplus", "Mish", "PRelu", "Erf",
-                                              "BiasGelu", "FastGelu", "QuickGelu"};
+                                              "BiasGelu", "FastGelu", "QuickGelu", "QLinearSigmoid", "QLinearLeakyRelu"};
     static const std::set<std::string> elementwise = {"Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg",
                                                       "Abs", "Reciprocal", "Max", "Min", "Where", "Equal", "Less",
                                                       "Greater", "Not", "And", "Or", "Floor", "Ceil", "Round", "Sin", "Cos",

@@ -1310,6 +1310,48 @@ private slots:
         }
     }
 
+    // ONNX Runtime's QLinearSigmoid and QLinearLeakyRelu (its quantizer's operator form) on
+    // every byte value, as uint8 and int8: quantize(f(dequantize(x))), rounded half to even and
+    // saturated, as QuantizeLinear does. (On ONNX Runtime 1.31's CPU the same, bit for bit, on
+    // 12,000 values: docs/benchmarks.md.)
+    void qlinearSigmoidAndLeakyReluByTheirFormula() {
+        for (DType type : {DType::UInt8, DType::Int8}) {
+            const bool int8 = type == DType::Int8;
+            GraphBuilder b;
+            ValueId x = b.input("x", type, Shape::ofSizes({256}));
+            auto scalar = [&](const std::string& name, int value) {
+                return b.initializer(Tensor(name, type, {}, makeBuffer(std::string(1, char(value))), 0, 1));
+            };
+            const float xs = 0.043f, ss = 1 / 255.f, ls = 0.021f;
+            const int xz = int8 ? -5 : 131, sz = int8 ? -100 : 3, lz = int8 ? 7 : 120;
+            ValueId xScale = b.initializer(floatTensor("xs", {}, {xs})), xZero = scalar("xz", xz);
+            ValueId sig = b.node("QLinearSigmoid", {x, xScale, xZero, b.initializer(floatTensor("ss", {}, {ss})), scalar("sz", sz)},
+                                 {"sig"}, {}, "sigmoid", "com.microsoft")[0];
+            ValueId leaky = b.node("QLinearLeakyRelu", {x, xScale, xZero, b.initializer(floatTensor("ls", {}, {ls})), scalar("lz", lz)},
+                                   {"leaky"}, {floatAttr("alpha", 0.1f)}, "leaky", "com.microsoft")[0];
+            b.output(sig);
+            b.output(leaky);
+            Model m = withInferredTypes(b);
+            m.opsetImports.push_back({"com.microsoft", 1});
+            QCOMPARE(m.graph->value(m.graph->findValue("sig")).type.toString(), std::string(int8 ? "int8[256]" : "uint8[256]"));
+            auto exec = Executor::create(m, cpuExecutorOptions(2));
+            QVERIFY2(exec, exec ? "" : exec.status().message().c_str());
+            RtTensor tx = allocateTensor(type, {256});
+            for (int i = 0; i < 256; ++i) tx.as<uint8_t>()[i] = uint8_t(i);
+            auto out = (*exec)->run({tx});
+            QVERIFY2(out, out.status().message().c_str());
+            auto quantized = [&](double v, double scale, int zero) {
+                return std::clamp(std::nearbyint(v / scale) + zero, int8 ? -128.0 : 0.0, int8 ? 127.0 : 255.0);
+            };
+            for (int i = 0; i < 256; ++i) {
+                const double q = int8 ? double(int8_t(uint8_t(i))) : double(i), v = (q - xz) * xs;
+                auto stored = [&](const RtTensor& t) { return int8 ? double(t.as<int8_t>()[i]) : double(t.as<uint8_t>()[i]); };
+                QCOMPARE(stored((*out)[0]), quantized(1 / (1 + std::exp(-v)), ss, sz));
+                QCOMPARE(stored((*out)[1]), quantized(v < 0 ? 0.1 * v : v, ls, lz));
+            }
+        }
+    }
+
     // QGemm against its definition computed here exactly: the VNNI kernel's rows (uint8 A,
     // constant int8 B of zero point 0, split over the threads by blocks of columns) and the
     // GEMM's (a zero point in B, more rows, K not a multiple of 4) alike, B either way round.
