@@ -30,6 +30,9 @@ const std::vector<PipelineStep>& pipelineSteps() {
                            "weights (fold-constants before it leaves those weights' DequantizeLinear)"},
         {2, "fold-constants", "the QDQ weights qdq-folding could not make integer, in float after all"},
         {2, "conv-bn-fusion", "inference batch norm is a per-channel affine map: free inside the Conv weights"},
+        {2, "rows-gemm-to-matmul", "Hugging Face's GPT-2 writes each linear layer as a Gemm over flattened rows; as "
+                                   "a MatMul it meets the product fusions below (before INT8 and tensor-parallel, "
+                                   "which take its MatMul)"},
         {2, "split-packed-projection", "a packed QKV projection's copies apart become three products, which "
                                        "the attention and bias fusions then take as any others (after INT8's place)"},
         {2, "einsum-to-matmul", "torch.einsum's attention and linear layers are matrix products; as MatMul the "
@@ -64,6 +67,7 @@ bool runsAfterCleanUp(const std::string& pass) {
     if (pass == "conv-bn-fusion" || pass == "pad-fusion") return false;  // they shape what INT8 sees
     if (pass == "qdq-folding") return false;  // an export's own QDQ form, folded before INT8 adds its own
     if (pass == "float16-to-float32") return false;  // INT8 calibrates the float32 graph
+    if (pass == "rows-gemm-to-matmul") return false;  // INT8 and tensor-parallel split its MatMul
     if (pass == "fp16-conversion" || pass == "bf16-conversion") return true;
     for (const PipelineStep& step : pipelineSteps())
         if (pass == step.pass) return step.level >= 2;  // the first listing: eliminate-dead-code is O1's

@@ -26,6 +26,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(fuseElementwise);
     registry.add([] { return channelsLast(); });
     registry.add(splitPackedProjection);
+    registry.add(rowsGemmToMatMul);
     registry.add(reshapeBeforeTranspose);
     registry.add(einsumToMatmul);
     registry.add([] { return convertToFloat16(); });

@@ -36,6 +36,7 @@ std::unique_ptr<Pass> fuseAttention();
 std::unique_ptr<Pass> fuseElementwise();
 std::unique_ptr<Pass> fusePad();
 std::unique_ptr<Pass> splitPackedProjection();
+std::unique_ptr<Pass> rowsGemmToMatMul();
 std::unique_ptr<Pass> reshapeBeforeTranspose();
 std::unique_ptr<Pass> einsumToMatmul();
 // Layout (O2, after the fusions): convolution chains in NHWC; of the CPU's types (float32, and

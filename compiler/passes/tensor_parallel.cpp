@@ -208,6 +208,27 @@ std::string concat(const SplitStep& s, Split&) {
     return {};
 }
 
+// Where(condition, a, b) with a or b split: the condition (from outside the pair) and a whole
+// operand must broadcast along the split axis.
+std::string where(const SplitStep& s, Split& out) {
+    const Graph& g = s.rw.graph();
+    out.axis = s.in.axis + s.rank - int(s.inDims.size());
+    for (ValueId input : s.n.inputs) {
+        if (auto it = s.region.split.find(input.index); it != s.region.split.end()) {
+            if (it->second.axis != out.axis - (s.rank - int(g.value(input).type.shape.rank())) ||
+                it->second.segments != s.in.segments || it->second.factor != s.in.factor)
+                return s.n.name + " selects between differently split values";
+            continue;
+        }
+        const Shape& shape = g.value(input).type.shape;
+        if (!shape.rankKnown()) return "no known rank into " + s.n.name;
+        const int aligned = out.axis - (s.rank - int(shape.rank()));
+        if (aligned >= 0 && !(shape[size_t(aligned)].isKnown() && shape[size_t(aligned)].size() == 1))
+            return s.n.name + " selects with a whole value along the split axis";
+    }
+    return {};
+}
+
 std::string softmax(const SplitStep& s, Split&) {
     int64_t axis = intAttr(s.n, "axis", -1);
     if (axis < 0) axis += s.rank;
@@ -359,6 +380,7 @@ const std::map<std::string, SplitRule>& splitRules() {
         for (const std::string& op : unaryOps()) r[op] = elementwiseUnary;
         for (const std::string& op : binaryOps()) r[op] = elementwiseBinary;
         r["Softmax"] = softmax;
+        r["Where"] = where;
         r["Concat"] = concat;
         r["Transpose"] = transpose;
         r["Reshape"] = reshape;
@@ -460,6 +482,14 @@ private:
             const bool known = splitRules().count(n.opType) > 0;
             if (!n.domain.empty() || !known) {
                 if (blocked.empty()) blocked = n.opType + " ('" + n.name + "') would mix the shards";
+                continue;
+            }
+            if (isOp(n, "Where") && n.inputs.size() == 3) {
+                // A mask (GPT-2's causal one, sliced by the lengths) is no part of the pair: its
+                // condition stays outside, read by every shard (where() checks it broadcasts
+                // along the split axis; one computed from a split value is read outside the pair).
+                stack.push_back(n.inputs[1]);
+                stack.push_back(n.inputs[2]);
                 continue;
             }
             if (isOp(n, "Reshape") && !rw.constant(n.inputs[1])) {

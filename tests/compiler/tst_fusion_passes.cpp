@@ -108,6 +108,8 @@ ValueId writtenOutAttention(GraphBuilder& b, ValueId x, ValueId mask, const Atte
 
 // nn.MultiheadAttention's packed [E, 3E] input projection and the copies that take it apart,
 // as split-packed-projection's tests build it.
+// rows-gemm-to-matmul's cases (its test says which is which).
+enum RowsCase { Conv1D, TransposedB, MergedHeads, OtherLeadingDims };
 enum class PackedSplit { Gathers, Slices, SplitSizes, SplitEqual, SplitOtherAxis, IndexComputed, ProductReadElsewhere, AxesSwapped };
 Model packedProjection(PackedSplit how) {
     GraphBuilder b;
@@ -409,6 +411,53 @@ private slots:
         auto r = compileWith(m, {"split-packed-projection"});
         QCOMPARE(countOps(*r.model.graph, "MatMul"), 1);
         QCOMPARE(printGraph(*r.model.graph), printGraph(*m.graph));
+    }
+
+    // rows-gemm-to-matmul: Hugging Face's Conv1D (GPT-2), x.view(-1, K) @ W + b viewed back to
+    // x's leading dims, whose target Shape(x) computes at run time (a dynamic batch); with B
+    // transposed (nn.Linear's weight); and heads merged into K by the first Reshape, which
+    // leaves one Reshape of them. A Reshape back to other leading dims stays a Gemm.
+    void rowsGemmBecomesMatMul_data() {
+        QTest::addColumn<int>("rowsCase");
+        QTest::newRow("GPT-2's Conv1D") << int(Conv1D);
+        QTest::newRow("B transposed") << int(TransposedB);
+        QTest::newRow("heads merged into K") << int(MergedHeads);
+        QTest::newRow("guard: other leading dims") << int(OtherLeadingDims);
+    }
+    void rowsGemmBecomesMatMul() {
+        QFETCH(int, rowsCase);
+        GraphBuilder b;
+        const bool heads = rowsCase == MergedHeads, transB = rowsCase == TransposedB;
+        Shape xShape = heads ? Shape({Dim::symbolic("batch"), Dim::known(5), Dim::known(2), Dim::known(4)})
+                             : Shape({Dim::symbolic("batch"), Dim::known(5), Dim::known(8)});
+        ValueId x = b.input("x", DType::Float32, xShape);
+        ValueId rows = b.op("Reshape", {x, b.initializer(int64Tensor("rows_shape", {2}, {-1, 8}))}, "rows", {}, "flatten");
+        ValueId w = b.initializer(randomFloatTensor("w", transB ? std::vector<int64_t>{6, 8} : std::vector<int64_t>{8, 6}, 81, 0.4f));
+        ValueId product = b.op("Gemm", {rows, w, b.initializer(randomFloatTensor("bias", {6}, 82, 0.1f))}, "product",
+                               {intAttr("transB", transB ? 1 : 0)}, "addmm");
+        ValueId shape = b.op("Shape", {x}, "x_shape");
+        auto dim = [&](int64_t i) {
+            ValueId at = b.op("Gather", {shape, b.initializer(int64Tensor("i" + std::to_string(i), {}, {i}))}, "d" + std::to_string(i));
+            return b.op("Unsqueeze", {at, b.initializer(int64Tensor("u" + std::to_string(i), {1}, {0}))}, "u" + std::to_string(i) + "_out");
+        };
+        ValueId target = rowsCase == OtherLeadingDims
+                             ? b.initializer(int64Tensor("other", {3}, {5, -1, 6}))
+                             : b.op("Concat", {dim(0), dim(1), b.initializer(int64Tensor("n", {1}, {6}))}, "target", {intAttr("axis", 0)});
+        b.output(b.op("Reshape", {product, target}, "y", {}, "unflatten"));
+        const Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"rows-gemm-to-matmul", "eliminate-dead-code"});
+        const Graph& g = *r.model.graph;
+        if (rowsCase == OtherLeadingDims) {
+            QCOMPARE(countOps(g, "Gemm"), 1);
+            QCOMPARE(countOps(g, "Reshape"), 2);
+            QCOMPARE(countOps(g, "MatMul"), 0);
+            return;
+        }
+        QCOMPARE(countOps(g, "Gemm"), 0);
+        QCOMPARE(countOps(g, "MatMul"), 1);
+        QCOMPARE(countOps(g, "Reshape"), heads ? 1 : 0);
+        QCOMPARE(countOps(g, "Shape"), 0);  // the target's arithmetic went with it
+        QVERIFY(maxRelativeError(m, r.model) < 1e-6);
     }
 
     // einsum-to-matmul: matrix products written as Einsum become MatMul, with Transposes only

@@ -26,7 +26,7 @@ ValueId ints(GraphBuilder& b, const std::string& name, std::vector<int64_t> v) {
 
 // How the packed QKV product is read apart: a Slice per part (PyTorch 1.13 at opset 13 on),
 // the same after a bias Add, or one Split after the bias Add (torch.chunk; opset 9 exports).
-enum class PackedRead { Slices, BiasedSlices, BiasedSplit };
+enum class PackedRead { Slices, BiasedSlices, BiasedSplit, SlicesCausalWhere };
 
 // x -> MLP (fc1, Relu, fc2 + bias) -> residual -> LayerNorm -> attention with packed QKV
 // (4 heads) -> out projection + bias -> y. `leak` also outputs the attention scores.
@@ -68,6 +68,13 @@ Model transformerBlock(bool leak = false, PackedRead read = PackedRead::Slices) 
     ValueId v = b.op("Transpose", {parts[2]}, "v", {intsAttr("perm", {0, 2, 1, 3})}, "v_t");
     ValueId scores = b.op("MatMul", {q, kt}, "scores", {}, "qk");
     ValueId scaled = b.op("Div", {scores, b.initializer(floatTensor("two", {}, {2.0f}))}, "scaled", {}, "scale");
+    if (read == PackedRead::SlicesCausalWhere) {  // GPT-2's: a [1, 1, S, S] mask selects the lowest float
+        std::string causal(size_t(kSeq * kSeq), '\0');
+        for (int64_t i = 0; i < kSeq; ++i)
+            for (int64_t j = 0; j <= i; ++j) causal[size_t(i * kSeq + j)] = 1;
+        ValueId mask = b.initializer(Tensor("causal", DType::Bool, {1, 1, kSeq, kSeq}, makeBuffer(causal), 0, size_t(kSeq * kSeq)));
+        scaled = b.op("Where", {mask, scaled, b.initializer(floatTensor("lowest", {}, {-3.4e38f}))}, "masked", {}, "causal_mask");
+    }
     ValueId p = b.op("Softmax", {scaled}, "p", {intAttr("axis", -1)}, "softmax");
     ValueId ctx = b.op("MatMul", {p, v}, "ctx", {}, "pv");
     ValueId back = b.op("Transpose", {ctx}, "back", {intsAttr("perm", {0, 2, 1, 3})}, "merge_t");
@@ -116,6 +123,7 @@ private slots:
         QTest::newRow("tp4") << 4 << int(PackedRead::Slices);
         QTest::newRow("tp2, slices after a bias") << 2 << int(PackedRead::BiasedSlices);
         QTest::newRow("tp2, one Split after a bias") << 2 << int(PackedRead::BiasedSplit);
+        QTest::newRow("tp2, a causal mask by Where") << 2 << int(PackedRead::SlicesCausalWhere);
     }
     void tensorParallelPlacesOneAllReducePerPair() {
         QFETCH(int, devices);
