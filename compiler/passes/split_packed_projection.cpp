@@ -4,7 +4,8 @@
 // [E, 3E] weight; its export then copies the product apart: PyTorch 2's exporter as
 // Reshape [.., 3, E], Unsqueeze, Transpose, Squeeze and a Gather per part (on an H200 those
 // copies were a third of a float16 ViT-B/16 layer's time: docs/gpu-runs/2026-12-04-*),
-// older exporters as a Slice per part, or one Split (torch.chunk). Each block's product now lands where its copy did.
+// older exporters as a Slice per part, or one Split (torch.chunk). Each block's product now
+// lands where its copy did.
 // A block is found by following the product's axes through the layout ops: the leading axes
 // must come out in their order, the part axis taken by a constant index, the element axis last.
 #include <algorithm>
