@@ -288,7 +288,7 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
     if (broadcastOps().count(op)) return like(broadcast(allInputs()));
     if (node.domain == "com.microsoft") {  // ONNX Runtime's quantized ops
         if (op == "QLinearAdd" || op == "QLinearMul") return like(broadcast({first, inputType(3)}));  // A, scale, zero point, B, ...
-        if (op == "QLinearSigmoid" || op == "QLinearLeakyRelu") return *first;
+        if (op == "QLinearSigmoid" || op == "QLinearLeakyRelu" || op == "QLinearSoftmax") return *first;
         if (op == "QLinearConcat" && inputType(1)) {  // Y_scale, Y_zero_point, then (X, scale, zero point) each
             std::vector<const ValueType*> data;
             for (size_t i = 2; i < node.inputs.size(); i += 3) data.push_back(inputType(i));

@@ -13,7 +13,7 @@ OpCategory opCategory(const std::string& domain, const std::string& op) {
                                                "InstanceNormalization", "GroupNormalization", "LpNormalization", "Softmax",
                                                "LogSoftmax", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
                                                "SimplifiedLayerNormalization", "EmbedLayerNormalization",
-                                               "QEmbedLayerNormalization"};
+                                               "QEmbedLayerNormalization", "QLinearSoftmax"};
     static const std::set<std::string> act = {"Relu", "Sigmoid", "Tanh", "Gelu", "LeakyRelu", "Clip", "HardSwish",
                                               "HardSigmoid", "Elu", "Selu", "Softplus", "Mish", "PRelu", "Erf",
                                               "BiasGelu", "FastGelu", "QuickGelu", "QLinearSigmoid", "QLinearLeakyRelu"};

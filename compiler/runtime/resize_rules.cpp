@@ -32,7 +32,6 @@ Result<ResizeGeometry> resizeGeometry(const ResizeAttributes& a, const std::vect
     const size_t rank = inDims.size();
     ResizeGeometry g;
     g.scales.assign(rank, 1.0);
-    g.resizedLen.assign(inDims.begin(), inDims.end());
     g.outDims = inDims;
     std::vector<int64_t> axes = a.axes;
     if (axes.empty())
@@ -56,13 +55,11 @@ Result<ResizeGeometry> resizeGeometry(const ResizeAttributes& a, const std::vect
             for (int64_t axis : axes) {
                 g.scales[size_t(axis)] = s;
                 g.outDims[size_t(axis)] = int64_t(std::floor(double(inDims[size_t(axis)]) * s + 0.5));
-                g.resizedLen[size_t(axis)] = double(g.outDims[size_t(axis)]);
             }
         } else {
             for (size_t i = 0; i < axes.size(); ++i) {
                 const size_t d = size_t(axes[i]);
                 g.outDims[d] = (*sizes)[i];
-                g.resizedLen[d] = double((*sizes)[i]);
                 g.scales[d] = double((*sizes)[i]) / double(inDims[d]);
             }
         }
@@ -78,7 +75,6 @@ Result<ResizeGeometry> resizeGeometry(const ResizeAttributes& a, const std::vect
             const size_t d = size_t(axes[i]);
             g.scales[d] = given[i];
             g.outDims[d] = int64_t(std::floor(double(inDims[d]) * given[i]));
-            g.resizedLen[d] = double(inDims[d]) * given[i];
         }
     }
     g.roiStart.assign(rank, 0.0);

@@ -1,8 +1,10 @@
 #pragma once
 // Resize's (and Upsample's) attributes and output geometry, one set of rules for the CPU
 // and CUDA kernels: which mode, coordinate mapping and rounding; from scales or sizes (with
-// keep_aspect_ratio_policy and axes) the output dims, the per-dim scale, the unrounded
-// resized length the coordinate maths uses, and the region of interest.
+// keep_aspect_ratio_policy and axes) the output dims, the per-dim scale and the region of
+// interest. The coordinate maths reads the output's whole length where ONNX's formulas say
+// length_resized (align_corners, tf_crop_and_resize), as PyTorch and ONNX Runtime do; ONNX's
+// reference takes input x scale unrounded, which differs when that is not a whole number.
 #include <string>
 #include <vector>
 
@@ -30,7 +32,6 @@ Result<ResizeAttributes> readResizeAttributes(const KernelInit& init, bool upsam
 struct ResizeGeometry {
     std::vector<int64_t> outDims;
     std::vector<double> scales;      // per dim, 1 where not resized
-    std::vector<double> resizedLen;  // input * scale, unrounded, as ONNX's maths wants
     std::vector<double> roiStart, roiEnd;
 };
 // `roi`, `scales`, `sizes`: the node's inputs (null when absent; opset 10 and Upsample pass

@@ -74,6 +74,8 @@ RtTensor randomInput(DType dtype, const std::vector<int64_t>& dims, std::mt19937
             t.as<uint8_t>()[i] = uint8_t(rng() % 2);
         else if (dtype == DType::Int8)
             t.as<int8_t>()[i] = int8_t(int(rng() % 256) - 128);
+        else if (dtype == DType::UInt8)
+            t.as<uint8_t>()[i] = uint8_t(rng() % 256);
     }
     return t;
 }
@@ -612,6 +614,13 @@ std::vector<OpRow> singleOpCases() {
                                         {floatTensor("roi", {8}, {0, 0, -0.2f, 0.4f, 1, 1, 0.6f, 1.2f}), scales({1, 1, 1.5f, 1.5f})}, 13});
     row("resize 1-D axes opset 18", {"Resize", "", {{3, 10}}, {stringAttr("mode", "linear"), intsAttr("axes", {1})},
                                      {noRoi, scales({0.7f})}, 18});
+    // 8-bit images: interpolated values truncate toward zero; cubic overshoots saturate.
+    OpCase linearBytes{"Resize", "", {{1, 2, 5, 6}}, {stringAttr("mode", "linear")}, {noRoi, scales({1, 1, 1.5f, 1.7f})}, 13};
+    linearBytes.dtype = DType::Int8;
+    row("resize linear int8", linearBytes, 0);
+    OpCase cubicBytes{"Resize", "", {{1, 2, 5, 6}}, {stringAttr("mode", "cubic")}, {noRoi, scales({1, 1, 2, 1.5f})}, 13};
+    cubicBytes.dtype = DType::UInt8;
+    row("resize cubic uint8", cubicBytes, 0);
     // INT8: exact int32 sums of the full int8 range, batched A folded into rows.
     auto int8Weight = [](std::vector<int64_t> dims, uint64_t seed) {
         std::mt19937_64 rng(seed);

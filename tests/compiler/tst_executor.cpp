@@ -976,6 +976,33 @@ private slots:
         QVERIFY(std::isnan(cpu::tanhFast(nan)));
     }
 
+    // align_corners maps output x to x (in - 1) / (out - 1) with the output's whole length, as
+    // PyTorch (F.interpolate with scale_factor) and ONNX Runtime do; ONNX's reference takes
+    // in x scale unrounded (2.4 here, giving 3.14 instead of 4). Expected: ONNX Runtime's.
+    void alignCornersReadsTheOutputLength() {
+        auto resized = [](std::vector<int64_t> dims, std::vector<float> scales, const std::string& mode) {
+            GraphBuilder g;
+            ValueId x = g.input("x", DType::Float32, Shape::ofSizes(dims));
+            ValueId y = g.node("Resize", {x, g.initializer(floatTensor("roi", {0}, {})), g.initializer(floatTensor("scales", {4}, scales))},
+                               {"y"}, {stringAttr("mode", mode), stringAttr("coordinate_transformation_mode", "align_corners")},
+                               "resize")[0];
+            g.output(y);
+            Model m = g.buildModel();
+            fillUnknownTypes(*m.graph);
+            std::vector<float> values(size_t(dims[2] * dims[3]));
+            for (size_t i = 0; i < values.size(); ++i) values[i] = float(i + 1);
+            auto exec = Executor::create(m, cpuExecutorOptions());
+            if (!exec) return std::vector<float>{};
+            auto out = (*exec)->run({floats(dims, values)});
+            return out ? valuesOf((*out)[0]) : std::vector<float>{};
+        };
+        QCOMPARE(resized({1, 1, 2, 4}, {1, 1, 0.6f, 0.6f}, "linear"), (std::vector<float>{1, 4}));
+        const std::vector<float> up = resized({1, 1, 2, 2}, {1, 1, 1.7f, 2.3f}, "linear");
+        const std::vector<float> want{1, 4 / 3.f, 5 / 3.f, 2, 2, 7 / 3.f, 8 / 3.f, 3, 3, 10 / 3.f, 11 / 3.f, 4};
+        QCOMPARE(up.size(), want.size());
+        for (size_t i = 0; i < want.size(); ++i) QVERIFY(std::abs(up[i] - want[i]) < 1e-6f);
+    }
+
     // GPT-2's GELU (tanh form): within 1e-5 relative of the double-precision formula over
     // [-20, 20], the negative tail included (where 1 + tanh would cancel in float); large
     // inputs pass through.

@@ -1352,6 +1352,112 @@ private slots:
         }
     }
 
+    // com.microsoft.QLinearSoftmax against ONNX Runtime 1.31's outputs for the same bytes
+    // (x[i] = (37 i + 11) mod 256, moved into int8's range for int8): a middle axis at
+    // opset 13, the flattened dims from the axis on at opset 12, the default axis, a y_scale
+    // whose reciprocal is not a whole number, and an int8 row that one value wins outright
+    // (1.0, which saturates to 127).
+    void qlinearSoftmaxGivesOnnxRuntimesBytes_data() {
+        QTest::addColumn<bool>("int8");
+        QTest::addColumn<std::vector<int64_t>>("dims");
+        QTest::addColumn<int>("opset");
+        QTest::addColumn<int>("axis");  // 99: no axis attribute
+        QTest::addColumn<float>("xScale");
+        QTest::addColumn<float>("yScale");
+        QTest::addColumn<int>("yZero");
+        QTest::addColumn<std::vector<int>>("expected");
+        QTest::newRow("uint8, middle axis, opset 13")
+            << false << std::vector<int64_t>{2, 3, 5} << 13 << 1 << 0.02f << 1 / 256.f << 0
+            << std::vector<int>{5, 5, 23, 23, 197, 202, 202, 6, 6, 48, 49, 49, 227, 227, 12,
+                                5, 23, 23, 197, 197, 202, 6, 6, 48, 48, 49, 227, 227, 12, 12};
+        QTest::newRow("int8, flattened from axis 1, opset 12")
+            << true << std::vector<int64_t>{2, 3, 5} << 12 << 1 << 0.01f << 0.003f << -128
+            << std::vector<int>{-122, -120, -116, -110, -102, -91, -74, -122, -119, -115, -110, -102, -90, -73, -122,
+                                -120, -116, -110, -103, -91, -75, -122, -119, -115, -110, -102, -90, -73, -122, -119};
+        QTest::newRow("uint8, default axis, y_scale 1/200") << false << std::vector<int64_t>{2, 7} << 13 << 99 << 0.015f
+                                                             << 1 / 200.f << 5
+                                                             << std::vector<int>{8, 10, 14, 21, 34, 55, 92, 8, 10, 14, 21, 34, 55, 92};
+        QTest::newRow("int8, one value wins") << true << std::vector<int64_t>{3, 4} << 13 << -1 << 0.5f << 1 / 256.f << -128
+                                              << std::vector<int>{-128, -128, -128, 127, -128, -128, 127, -128, -128, -128, -128, 127};
+    }
+
+    void qlinearSoftmaxGivesOnnxRuntimesBytes() {
+        QFETCH(bool, int8);
+        QFETCH(std::vector<int64_t>, dims);
+        QFETCH(int, opset);
+        QFETCH(int, axis);
+        QFETCH(float, xScale);
+        QFETCH(float, yScale);
+        QFETCH(int, yZero);
+        QFETCH(std::vector<int>, expected);
+        const DType type = int8 ? DType::Int8 : DType::UInt8;
+        GraphBuilder b;
+        ValueId x = b.input("x", type, Shape::ofSizes(dims));
+        auto scalar = [&](const std::string& name, int value) {
+            return b.initializer(Tensor(name, type, {}, makeBuffer(std::string(1, char(value))), 0, 1));
+        };
+        std::vector<Attribute> attrs = {intAttr("opset", opset)};
+        if (axis != 99) attrs.push_back(intAttr("axis", axis));
+        // X's zero point (here 17) cancels out of a softmax.
+        ValueId y = b.node("QLinearSoftmax",
+                           {x, b.initializer(floatTensor("xs", {}, {xScale})), scalar("xz", 17),
+                            b.initializer(floatTensor("ys", {}, {yScale})), scalar("yz", yZero)},
+                           {"y"}, attrs, "softmax", "com.microsoft")[0];
+        b.output(y);
+        Model m = withInferredTypes(b);
+        m.opsetImports.push_back({"com.microsoft", 1});
+        auto exec = Executor::create(m, cpuExecutorOptions(2));
+        QVERIFY2(exec, exec ? "" : exec.status().message().c_str());
+        RtTensor tx = allocateTensor(type, dims);
+        for (int64_t i = 0; i < tx.numel(); ++i) {
+            const int byte = int((37 * i + 11) % 256);
+            tx.as<uint8_t>()[i] = uint8_t(int8 ? byte - 128 : byte);
+        }
+        auto out = (*exec)->run({tx});
+        QVERIFY2(out, out.status().message().c_str());
+        QCOMPARE(int64_t(expected.size()), (*out)[0].numel());
+        for (size_t i = 0; i < expected.size(); ++i) {
+            const int got = int8 ? int((*out)[0].as<int8_t>()[i]) : int((*out)[0].as<uint8_t>()[i]);
+            QVERIFY2(got == expected[i], qPrintable(QString("y[%1] = %2, ONNX Runtime %3").arg(i).arg(got).arg(expected[i])));
+        }
+    }
+
+    // Resize's linear and cubic modes on 8-bit tensors: the interpolated value truncates toward
+    // zero (ONNX Runtime's outputs for these inputs: 0 0 2 3 and 0 0 -2 -3), and a cubic
+    // overshoot past the type's range saturates.
+    void interpolatedBytesTruncateTowardZero() {
+        auto resized = [](DType type, std::vector<int> values, const std::string& mode) {
+            GraphBuilder b;
+            const int64_t n = int64_t(values.size());
+            ValueId x = b.input("x", type, Shape::ofSizes({1, 1, 1, n}));
+            ValueId y = b.node("Resize",
+                               {x, b.initializer(floatTensor("roi", {0}, {})), b.initializer(floatTensor("scales", {4}, {1, 1, 1, 2}))},
+                               {"y"}, {stringAttr("mode", mode)}, "resize")[0];
+            b.output(y);
+            Model m = withInferredTypes(b);
+            auto exec = Executor::create(m, cpuExecutorOptions(1));
+            RtTensor tx = allocateTensor(type, {1, 1, 1, n});
+            for (int64_t i = 0; i < n; ++i) tx.as<uint8_t>()[i] = uint8_t(values[size_t(i)]);
+            std::vector<int> got;
+            if (!exec) return got;
+            auto out = (*exec)->run({tx});
+            if (!out) return got;
+            for (int64_t i = 0; i < (*out)[0].numel(); ++i)
+                got.push_back(type == DType::Int8 ? int((*out)[0].as<int8_t>()[i]) : int((*out)[0].as<uint8_t>()[i]));
+            return got;
+        };
+        QCOMPARE(resized(DType::UInt8, {0, 3}, "linear"), (std::vector<int>{0, 0, 2, 3}));
+        QCOMPARE(resized(DType::Int8, {0, -3}, "linear"), (std::vector<int>{0, 0, -2, -3}));
+        // Cubic between 0 and 255 rings below 0 and above 255 next to each step.
+        const std::vector<int> ringing = resized(DType::UInt8, {0, 255, 0, 255}, "cubic");
+        QCOMPARE(ringing.size(), size_t(8));
+        QVERIFY(std::count(ringing.begin(), ringing.end(), 0) >= 1);
+        QVERIFY(std::count(ringing.begin(), ringing.end(), 255) >= 1);
+        const std::vector<int> signedRinging = resized(DType::Int8, {-128, 127, -128, 127}, "cubic");
+        QVERIFY(std::count(signedRinging.begin(), signedRinging.end(), -128) >= 1);
+        QVERIFY(std::count(signedRinging.begin(), signedRinging.end(), 127) >= 1);
+    }
+
     // QGemm against its definition computed here exactly: the VNNI kernel's rows (uint8 A,
     // constant int8 B of zero point 0, split over the threads by blocks of columns) and the
     // GEMM's (a zero point in B, more rows, K not a multiple of 4) alike, B either way round.

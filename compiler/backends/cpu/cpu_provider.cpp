@@ -15,6 +15,7 @@ void registerQLinearBinaryKernels(KernelRegistry& registry);
 void registerQLinearPoolKernel(KernelRegistry& registry);
 void registerQLinearConcatKernel(KernelRegistry& registry);
 void registerQuantizedLookupKernel(KernelRegistry& registry);
+void registerQLinearSoftmaxKernel(KernelRegistry& registry);
 void registerQGemmKernel(KernelRegistry& registry);
 void registerMatMulIntegerToFloatKernel(KernelRegistry& registry);
 void registerContribKernels(KernelRegistry& registry);  // what ONNX Runtime's optimizer writes
@@ -43,6 +44,7 @@ const KernelRegistry& cpuKernels() {
         registerQLinearPoolKernel(r);
         registerQLinearConcatKernel(r);
         registerQuantizedLookupKernel(r);
+        registerQLinearSoftmaxKernel(r);
         registerQGemmKernel(r);
         registerMatMulIntegerToFloatKernel(r);
         registerContribKernels(r);

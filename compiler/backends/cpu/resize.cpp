@@ -3,6 +3,7 @@
 // tf_crop_and_resize extrapolation (geometry and attributes: runtime/resize_rules.h). Each output coordinate becomes a short list of
 // (input index, weight) taps per dim; the output is the weighted sum over their product.
 #include <cmath>
+#include <limits>
 
 #include "compiler/backends/cpu/cpu_common.h"
 #include "compiler/runtime/resize_rules.h"
@@ -33,6 +34,23 @@ struct FlatTaps {
         }
     }
 };
+
+// An interpolated value in T. Integers truncate toward zero, as ONNX's reference
+// implementation and ONNX Runtime do (a cast, not a rounding), and saturate where cubic
+// weights overshoot the type's range.
+template <typename T>
+T castInterpolated(double value) {
+    if constexpr (std::is_integral_v<T>) {
+        using Limits = std::numeric_limits<T>;
+        if (value != value) return T(0);
+        const double whole = std::trunc(value);
+        if (whole <= double(Limits::lowest())) return Limits::lowest();
+        if (whole >= double(Limits::max())) return Limits::max();
+        return T(whole);
+    } else {
+        return T(value);
+    }
+}
 
 // Only the last two dims resized (an image's height and width; batch and channels kept as
 // they are) and nothing extrapolated: the separable float path applies.
@@ -107,7 +125,7 @@ public:
         for (size_t d = 0; d < rank; ++d) {
             taps[d].resize(size_t(outDims[d]));
             for (int64_t o = 0; o < outDims[d]; ++o)
-                taps[d][size_t(o)] = tapsFor(o, geometry->scales[d], geometry->resizedLen[d], outDims[d], x->dims[d],
+                taps[d][size_t(o)] = tapsFor(o, geometry->scales[d], outDims[d], x->dims[d],
                                              geometry->roiStart[d], geometry->roiEnd[d]);
         }
         auto out = ctx.output(0, x->dtype, outDims);
@@ -156,8 +174,7 @@ public:
                         }
                         if (d == size_t(-1)) break;
                     }
-                    if constexpr (std::is_integral_v<T>) acc = std::nearbyint(acc);
-                    py[i] = T(acc);
+                    py[i] = castInterpolated<T>(acc);
                 }
             });
             return Status::ok();
@@ -183,9 +200,9 @@ private:
         return x / scale;  // asymmetric
     }
 
-    std::vector<Tap> tapsFor(int64_t o, double scale, double resized, int64_t outLen, int64_t inLen, double roiStart, double roiEnd) const {
+    std::vector<Tap> tapsFor(int64_t o, double scale, int64_t outLen, int64_t inLen, double roiStart, double roiEnd) const {
         if (outLen == inLen && scale == 1.0 && m_a.coord != "tf_crop_and_resize") return {{o, 1.0}};
-        const double x = original(o, scale, resized, inLen, roiStart, roiEnd);
+        const double x = original(o, scale, double(outLen), inLen, roiStart, roiEnd);
         if (m_a.coord == "tf_crop_and_resize" && (x < 0 || x > double(inLen - 1))) return {};
         auto clampIndex = [&](int64_t i) { return std::clamp<int64_t>(i, 0, inLen - 1); };
         if (m_a.mode == "nearest") {

@@ -60,7 +60,6 @@ public:
             p.inDims[d] = x->dims[d];
             p.outDims[d] = g->outDims[d];
             p.scales[d] = g->scales[d];
-            p.resized[d] = g->resizedLen[d];
             p.roiStart[d] = g->roiStart[d];
             p.roiEnd[d] = g->roiEnd[d];
         }

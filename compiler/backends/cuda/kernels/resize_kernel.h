@@ -1,7 +1,7 @@
 #pragma once
 // Resize on the device: each thread finds its output element's taps per dim (ONNX's
 // coordinate mapping, then nearest / linear / cubic weights) and sums over their product,
-// in double as the CPU kernel does. Scales, resized lengths and the region of interest come
+// in double as the CPU kernel does. Scales, output lengths and the region of interest come
 // from the host (runtime/resize_rules.h), so this is the per-element maths only.
 #include "compiler/backends/cuda/kernels/hd.h"
 
@@ -24,13 +24,13 @@ struct ResizeParams {
     double cubicA, extrapolation;
     int rank;
     int64_t inDims[kMaxRank], outDims[kMaxRank];
-    double scales[kMaxRank], resized[kMaxRank], roiStart[kMaxRank], roiEnd[kMaxRank];
+    double scales[kMaxRank], roiStart[kMaxRank], roiEnd[kMaxRank];
     int64_t count;
 };
 
 // Output coordinate o of dim d in input coordinates.
 FSC_HD double resizeOriginal(const ResizeParams& p, int d, int64_t o) {
-    const double x = double(o), scale = p.scales[d], outLen = p.resized[d], inLen = double(p.inDims[d]);
+    const double x = double(o), scale = p.scales[d], outLen = double(p.outDims[d]), inLen = double(p.inDims[d]);
     switch (p.coord) {
         case ResizeCoord::HalfPixel: return (x + 0.5) / scale - 0.5;
         case ResizeCoord::HalfPixelSymmetric: {
@@ -105,6 +105,19 @@ FSC_HD int resizeTaps(const ResizeParams& p, int d, int64_t o, int64_t* index, d
     return 4;
 }
 
+// Integers truncate toward zero and saturate, as the CPU kernel does (ONNX's reference casts).
+FSC_HD double interpolatedIn(ElemType t, double v) {
+    double low = 0, high = 0;
+    switch (t) {
+        case ElemType::I8: low = -128, high = 127; break;
+        case ElemType::U8: low = 0, high = 255; break;
+        case ElemType::I32: low = -2147483648.0, high = 2147483647.0; break;
+        case ElemType::I64: low = -9223372036854775808.0, high = 9223372036854774784.0; break;  // below 2^63
+        default: return v;
+    }
+    return v != v ? 0.0 : fmin(fmax(trunc(v), low), high);
+}
+
 FSC_HD void resizeElement(const ResizeParams& p, int64_t i) {
     int64_t index[kMaxRank][kResizeMaxTaps], stride[kMaxRank];
     double weight[kMaxRank][kResizeMaxTaps];
@@ -138,8 +151,7 @@ FSC_HD void resizeElement(const ResizeParams& p, int64_t i) {
         }
         if (d < 0) break;
     }
-    const bool integer = p.type == ElemType::I8 || p.type == ElemType::U8 || p.type == ElemType::I32 || p.type == ElemType::I64;
-    storeDouble(p.out, p.type, i, integer ? nearbyint(acc) : acc);
+    storeDouble(p.out, p.type, i, interpolatedIn(p.type, acc));
 }
 
 }  // namespace fsc::dk
