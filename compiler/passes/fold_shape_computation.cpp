@@ -72,6 +72,8 @@ public:
         for (int round = 1;; ++round) {
             context.rejections.resize(rejectionsBefore);
             context.counters.rejected = rejectedBefore;
+            readShapesOfInputs(context);
+            rw.finish();
             foldKnownShapes(context);
             rw.finish();
             if (round == kMaxRounds || !constantWorkHidesShapes(rw)) break;
@@ -116,6 +118,98 @@ private:
                 return true;
         }
         return false;
+    }
+
+    // A Transpose or Reshape whose output only Shapes read: an exporter's x.size() after a
+    // permute or a view (GPT-2's key length, its merged heads' shape). It copies the tensor at
+    // every run, and under tensor-parallel it is a reader outside the pair of the heads it
+    // splits. Where each of its dims is one of its input's dims or a number, the Shapes read
+    // the input instead, Gather (and Concat, for numbers) picking the dims, and it goes.
+    static void readShapesOfInputs(PassContext& context) {
+        Rewriter& rw = context.rewriter;
+        const Graph& g = rw.graph();
+        for (NodeId id : std::vector<NodeId>(g.order())) {
+            const Node n = g.node(id);
+            if (n.outputs.size() != 1 || !n.outputs[0].valid() || !n.domain.empty()) continue;
+            const ValueId out = n.outputs[0];
+            const std::vector<NodeId> readers = rw.users(out);
+            if (readers.empty() || rw.isGraphOutput(out) || rw.isCaptured(out) ||
+                !std::all_of(readers.begin(), readers.end(), [&](NodeId r) { return isOp(g.node(r), "Shape"); }))
+                continue;
+            const auto dims = dimsOfInput(g, n);
+            if (!dims) continue;
+            ++context.counters.matched;
+            const int64_t inRank = int64_t(g.value(n.inputs[0]).type.shape.rank()), rank = int64_t(dims->index.size());
+            for (NodeId reader : readers) {
+                const Node shape = g.node(reader);
+                int64_t start = intAttr(shape, "start", 0), end = intAttr(shape, "end", rank);
+                start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+                end = std::clamp<int64_t>(end < 0 ? end + rank : end, start, rank);
+                const std::vector<int64_t> picked(dims->index.begin() + start, dims->index.begin() + end);
+                const std::string name = g.value(shape.outputs[0]).name;
+                const std::vector<NodeId> from{reader, id};
+                ValueId source = rw.addIntermediate(ValueType::tensor(DType::Int64, Shape::ofSizes({inRank})), name + "/of_input");
+                Node whole = shape;
+                whole.inputs[0] = n.inputs[0];
+                whole.outputs = {source};
+                whole.attributes.clear();
+                rw.removeNode(reader);
+                rw.addNode(std::move(whole), reader, from);
+                if (std::any_of(picked.begin(), picked.end(), [&](int64_t i) { return i >= inRank; })) {
+                    const int64_t count = int64_t(dims->numbers.size());
+                    const ValueId numbers = rw.addConstant(int64Tensor("numbers", {count}, dims->numbers), shape.name + "/numbers");
+                    const ValueId joined =
+                        rw.addIntermediate(ValueType::tensor(DType::Int64, Shape::ofSizes({inRank + count})), name + "/with_numbers");
+                    Node concat = makeNode("Concat", "", shape, {source, numbers}, {joined});
+                    concat.name = shape.name + "/with_numbers";
+                    concat.attributes = {fsc::intAttr("axis", 0)};
+                    rw.addNode(std::move(concat), reader, from);
+                    source = joined;
+                }
+                const ValueId order = rw.addConstant(int64Tensor("dims", {int64_t(picked.size())}, picked), shape.name + "/dims");
+                Node gather = makeNode("Gather", "", shape, {source, order}, {shape.outputs[0]});
+                gather.name = shape.name + "/picked";
+                gather.attributes = {fsc::intAttr("axis", 0)};
+                rw.addNode(std::move(gather), reader, from);
+            }
+            const std::string op = n.opType;
+            rw.removeNode(id);
+            if (rw.commit("shape-of-input", "a " + op + " read only by Shape: its dims are its input's (or numbers), read there"))
+                ++context.counters.applied;
+        }
+    }
+
+    // Each output dim of `n` as an index into its input's dims; from the input's rank on, an
+    // index into `numbers`.
+    struct DimsOfInput {
+        std::vector<int64_t> index;
+        std::vector<int64_t> numbers;
+    };
+    static std::optional<DimsOfInput> dimsOfInput(const Graph& g, const Node& n) {
+        if (n.inputs.empty() || !n.inputs[0].valid()) return std::nullopt;
+        const Shape& in = g.value(n.inputs[0]).type.shape;
+        const Shape& out = g.value(n.outputs[0]).type.shape;
+        if (!in.rankKnown() || !out.rankKnown()) return std::nullopt;
+        DimsOfInput dims;
+        if (isOp(n, "Transpose")) {  // exact whatever the dims: the perm says which is which
+            dims.index = intsAttr(n, "perm");
+            if (dims.index.empty())
+                for (int64_t d = int64_t(in.rank()) - 1; d >= 0; --d) dims.index.push_back(d);
+            return dims.index.size() == in.rank() ? std::optional(dims) : std::nullopt;
+        }
+        if (!isOp(n, "Reshape")) return std::nullopt;
+        for (const Dim& d : out.dims()) {
+            if (d.isKnown()) {
+                dims.index.push_back(int64_t(in.rank() + dims.numbers.size()));
+                dims.numbers.push_back(d.size());
+                continue;
+            }
+            if (!d.isSymbolic()) return std::nullopt;  // the same symbol is the same size; nothing else is known
+            const auto at = std::find(in.dims().begin(), in.dims().end(), d);
+            if (at == in.dims().end()) return std::nullopt;
+            dims.index.push_back(int64_t(at - in.dims().begin()));
+        }
+        return dims;
     }
 
     void foldKnownShapes(PassContext& context) {

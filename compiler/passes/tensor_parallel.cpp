@@ -403,6 +403,7 @@ public:
     Status run(PassContext& context) override {
         Rewriter& rw = context.rewriter;
         if (m_devices < 2) return Status::ok();
+        removeUnread(rw);
         slicePackedSplits(rw);
         rw.finish();
         const std::vector<NodeId> order = rw.graph().order();
@@ -576,6 +577,23 @@ private:
             it->second.factor)
             return "the second layer's input is not split along its last axis";
         return {};
+    }
+
+    // Nodes whose results nothing reads would count as readers outside a pair: the shape
+    // arithmetic of a Reshape that an earlier pass took out (rows-gemm-to-matmul's second
+    // Reshape), which dead-code elimination removes only after this pass.
+    static void removeUnread(Rewriter& rw) {
+        const std::vector<NodeId> order = rw.graph().order();
+        for (auto it = order.rbegin(); it != order.rend(); ++it) {
+            bool read = false;
+            for (ValueId out : rw.graph().node(*it).outputs)
+                read |= out.valid() && (!rw.users(out).empty() || rw.isGraphOutput(out) || rw.isCaptured(out));
+            if (read) continue;
+            const std::string op = rw.graph().node(*it).opType;
+            rw.removeNode(*it);
+            rw.commit("unread", "no output of this " + op + " is read");
+        }
+        rw.finish();
     }
 
     // torch.chunk's Split of a packed projection (older exports of nn.MultiheadAttention) becomes

@@ -263,6 +263,34 @@ private slots:
         QVERIFY(maxRelativeError(m, r.model) == 0.0);
     }
 
+    // x.size(-2) after a permute and x.view(...).size(): a Transpose and a Reshape that only
+    // Shapes read. The Shapes read x (Gather picks the dims, Concat adds the known numbers)
+    // and both go; a Transpose something else reads stays.
+    void shapeOfALayoutOpReadsItsInput() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::symbolic("seq"), Dim::known(4), Dim::known(16)}));
+        ValueId heads = b.op("Transpose", {x}, "heads", {intsAttr("perm", {0, 2, 1, 3})});
+        ValueId keyLength = b.op("Shape", {heads}, "key_length", {intAttr("start", -2), intAttr("end", -1)});
+        ValueId merged = b.op("Reshape", {x, b.initializer(int64Tensor("merge", {3}, {0, 0, 64}))}, "merged");
+        ValueId mergedShape = b.op("Shape", {merged}, "merged_shape");
+        ValueId read = b.op("Transpose", {x}, "read", {intsAttr("perm", {1, 0, 2, 3})});
+        ValueId readShape = b.op("Shape", {read}, "read_shape");
+        b.output(keyLength);
+        b.output(mergedShape);
+        b.output(readShape);
+        b.output(b.op("Relu", {read}, "y"));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"fold-shape-computation", "eliminate-dead-code"});
+        const Graph& g = *r.model.graph;
+        QCOMPARE(countOps(g, "Transpose"), 1);
+        QCOMPARE(countOps(g, "Reshape"), 0);
+        QCOMPARE(countOps(g, "Shape"), 3);
+        for (NodeId id : g.order())
+            if (g.node(id).opType == "Shape" && g.value(g.node(id).outputs[0]).name != "read_shape")
+                QCOMPARE(g.value(g.node(id).inputs[0]).name, std::string("x"));
+        QVERIFY(maxRelativeError(m, r.model) == 0.0);
+    }
+
     void symbolicShapeStays() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(3)}));

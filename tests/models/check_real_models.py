@@ -29,7 +29,7 @@ PIPELINES = ["O0", "O1", "O2", "O3"]
 MODELS = ["resnet50", "mobilenet_v2", "efficientnet_b0", "vit_b_16", "swin_t", "transformer_encoder", "lstm",
           "densenet121", "googlenet", "shufflenet_v2_x1_0", "squeezenet1_1", "mnasnet1_0", "regnet_y_400mf",
           "mobilenet_v3_large", "convnext_tiny", "resnext50_32x4d", "inception_v3", "regnet_x_800mf", "maxvit_t", "lraspp_mobilenet_v3_large",
-          "s3d", "llama_small", "gpt2_small", "wav2vec_small", "unet_small"]
+          "s3d", "llama_small", "gpt2_small", "gpt2_dynamic", "wav2vec_small", "unet_small"]
 if os.environ.get("FSC_MODELS"):  # a subset while working on one pass
     MODELS = os.environ["FSC_MODELS"].split(",")
 
@@ -154,9 +154,10 @@ for name in MODELS:
             if not err <= 1e-4:
                 problems.append(f"{pipeline} output differs from {against}: relative error {err:.2e} > 1e-4")
     # Tensor parallelism splits attention by heads too (through the Reshape that merges batch
-    # and heads; through LLaMA's rotate-half, which joins halves within each head): one
+    # and heads; through LLaMA's rotate-half, which joins halves within each head; GPT-2's
+    # causal mask, sliced by lengths read from Shapes when the sequence is dynamic): one
     # AllReduce per attention and per MLP, outputs as unsplit.
-    tp_layers = {"transformer_encoder": 2, "llama_small": 4}
+    tp_layers = {"transformer_encoder": 2, "llama_small": 4, "gpt2_small": 4, "gpt2_dynamic": 4}
     if name in tp_layers:
         r = cli("compile", path, "--tp", "2", "--json")
         if r.returncode != 0:

@@ -114,9 +114,13 @@ MODELS = {
     "s3d": (lambda: torchvision.models.video.s3d(weights=None), lambda: torch.randn(1, 3, 16, 224, 224)),
     "llama_small": (written_architectures.Llama, lambda: torch.randint(0, 8000, (1, 128))),
     "gpt2_small": (written_architectures.Gpt2, lambda: torch.randint(0, 8000, (1, 128))),
+    # The same with the sequence dynamic too (DYNAMIC_SEQUENCE): its lengths come from Shapes.
+    "gpt2_dynamic": (written_architectures.Gpt2, lambda: torch.randint(0, 8000, (1, 96))),
     "wav2vec_small": (written_architectures.Wav2Vec, lambda: torch.randn(1, 16000)),
     "unet_small": (written_architectures.UNet, lambda: image(64)),
 }
+
+DYNAMIC_SEQUENCE = {"gpt2_dynamic": {"input": {0: "batch", 1: "sequence"}, "output": {0: "batch", 1: "sequence"}}}
 
 stamp = f"torch {torch.__version__}, torchvision {torchvision.__version__}, reference io 2, distinct layers\n"
 for name, (make, example) in MODELS.items():
@@ -136,7 +140,7 @@ for name, (make, example) in MODELS.items():
     np.save(path[:-5] + ".input.npy", x.numpy())
     np.save(path[:-5] + ".output.npy", y.numpy())
     torch.onnx.export(model, (x,), tmp, opset_version=17, input_names=["input"],
-                      output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
+                      output_names=["output"], dynamic_axes=DYNAMIC_SEQUENCE.get(name, {"input": {0: "batch"}, "output": {0: "batch"}}),
                       do_constant_folding=True)
     os.replace(tmp, path)
     with open(stamp_path, "w") as f:
