@@ -1,6 +1,7 @@
 #include "core/shape_inference.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <set>
 
@@ -263,6 +264,21 @@ std::optional<Dim> mhaValueWidth(const Graph& graph, const Node& node) {
     return std::nullopt;
 }
 
+// com.microsoft.DynamicQuantizeLSTM's Y, Y_h and Y_c, as LSTM's; its R is [dirs, hidden, 4 x hidden].
+std::optional<std::array<Shape, 3>> quantizedLstmShapes(const Graph& graph, const Node& node) {
+    if (node.inputs.size() < 3 || !node.inputs[0].valid() || !node.inputs[2].valid()) return std::nullopt;
+    const Shape &x = graph.value(node.inputs[0]).type.shape, &r = graph.value(node.inputs[2]).type.shape;
+    if (!x.rankKnown() || x.rank() != 3 || !r.rankKnown() || r.rank() != 3) return std::nullopt;
+    const Attribute *hidden = node.attribute("hidden_size"), *direction = node.attribute("direction"),
+                    *layout = node.attribute("layout");
+    const Dim h = hidden ? Dim::known(hidden->i) : r.dims()[1];
+    const Dim dirs = Dim::known(direction && direction->s == "bidirectional" ? 2 : 1);
+    const bool batchFirst = layout && layout->i == 1;
+    const Dim seq = x.dims()[batchFirst ? 1 : 0], batch = x.dims()[batchFirst ? 0 : 1];
+    const Shape state = batchFirst ? Shape({batch, dirs, h}) : Shape({dirs, batch, h});
+    return std::array<Shape, 3>{batchFirst ? Shape({batch, seq, dirs, h}) : Shape({seq, dirs, batch, h}), state, state};
+}
+
 // The type our rules give a node's first output, or nothing when no rule applies.
 std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, ShapeValueTable& values) {
     auto inputType = [&](size_t i) -> const ValueType* {
@@ -289,6 +305,11 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
     if (node.domain == "com.microsoft") {  // ONNX Runtime's quantized ops
         if (op == "QLinearAdd" || op == "QLinearMul") return like(broadcast({first, inputType(3)}));  // A, scale, zero point, B, ...
         if (op == "QLinearSigmoid" || op == "QLinearLeakyRelu" || op == "QLinearSoftmax") return *first;
+        if (op == "DynamicQuantizeLSTM") {
+            auto shapes = quantizedLstmShapes(graph, node);
+            if (!shapes) return std::nullopt;
+            return ValueType::tensor(DType::Float32, (*shapes)[0]);
+        }
         if (op == "QLinearConcat" && inputType(1)) {  // Y_scale, Y_zero_point, then (X, scale, zero point) each
             std::vector<const ValueType*> data;
             for (size_t i = 2; i < node.inputs.size(); i += 3) data.push_back(inputType(i));
@@ -477,6 +498,12 @@ void relaxLoopCarriedInputs(Node& loop) {
 void inferOtherOutputs(Graph& graph, const Node& node) {
     // A malformed node (fewer than two inputs, or no first) gets no rule, and no crash.
     if (node.domain != "com.microsoft" || node.inputs.size() < 2 || !node.inputs[0].valid()) return;
+    if (node.opType == "DynamicQuantizeLSTM") {
+        if (auto shapes = quantizedLstmShapes(graph, node))
+            for (size_t i = 1; i < 3 && i < node.outputs.size(); ++i)
+                if (node.outputs[i].valid()) mergeType(graph.value(node.outputs[i]).type, ValueType::tensor(DType::Float32, (*shapes)[i]));
+        return;
+    }
     if (node.opType == "GroupQueryAttention") {  // present_key, present_value: (batch, kv heads, total, size)
         const Shape& q = graph.value(node.inputs[0]).type.shape;
         const auto size = gqaHeadSize(graph, node);

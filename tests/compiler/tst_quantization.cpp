@@ -20,6 +20,7 @@
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/int8_conv_onednn.h"
 #include "compiler/backends/cpu/int8_conv_winograd.h"
+#include "compiler/backends/cpu/int8_gemv.h"
 #include "compiler/backends/cpu/int8_products.h"
 #include "compiler/backends/cpu/packed_rows_cache.h"
 #include "compiler/pass_manager.h"
@@ -1420,6 +1421,77 @@ private slots:
             const int got = int8 ? int((*out)[0].as<int8_t>()[i]) : int((*out)[0].as<uint8_t>()[i]);
             QVERIFY2(got == expected[i], qPrintable(QString("y[%1] = %2, ONNX Runtime %3").arg(i).arg(got).arg(expected[i])));
         }
+    }
+
+    // com.microsoft.DynamicQuantizeLSTM (quantize_dynamic's LSTM): 3 steps of a forward layer
+    // of 2 with int8 W and R, against ONNX Runtime 1.31's Y, Y_h and Y_c for the same inputs.
+    void dynamicQuantizeLstmGivesOnnxRuntimesOutputs() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape::ofSizes({3, 1, 2}));
+        auto bytes = [&](const std::string& name, std::vector<int64_t> dims, std::vector<int> values) {
+            std::string data;
+            for (int v : values) data.push_back(char(v));
+            const size_t size = data.size();
+            return b.initializer(Tensor(name, DType::Int8, std::move(dims), makeBuffer(std::move(data)), 0, size));
+        };
+        ValueId w = bytes("W", {1, 2, 8}, {12, -40, 77, 3, -127, 55, 9, -21, -64, 101, -5, 33, 18, -90, 120, 7});
+        ValueId r = bytes("R", {1, 2, 8}, {25, -8, -99, 60, 14, 127, -33, 41, -70, 36, 5, -118, 88, -2, 47, 19});
+        ValueId bias = b.initializer(floatTensor("B", {1, 16}, {0.1f, -0.2f, 0.05f, 0.3f, -0.15f, 0.0f, 0.25f, -0.05f, 0.02f, 0.04f,
+                                                               -0.1f, 0.12f, 0.0f, -0.07f, 0.09f, 0.01f}));
+        const ValueId none;
+        auto outs = b.node("DynamicQuantizeLSTM",
+                           {x, w, r, bias, none, none, none, none, b.initializer(floatTensor("Ws", {1}, {0.02f})),
+                            bytes("Wz", {1}, {0}), b.initializer(floatTensor("Rs", {1}, {0.015f})), bytes("Rz", {1}, {0})},
+                           {"y", "y_h", "y_c"}, {intAttr("hidden_size", 2)}, "lstm", "com.microsoft");
+        for (ValueId o : outs) b.output(o);
+        Model m = withInferredTypes(b);
+        m.opsetImports.push_back({"com.microsoft", 1});
+        QCOMPARE(m.graph->value(outs[0]).type.toString(), std::string("float32[3,1,1,2]"));
+        QCOMPARE(m.graph->value(outs[2]).type.toString(), std::string("float32[1,1,2]"));
+        auto exec = Executor::create(m, cpuExecutorOptions(2));
+        QVERIFY2(exec, exec ? "" : exec.status().message().c_str());
+        RtTensor tx = allocateTensor(DType::Float32, {3, 1, 2});
+        const float xs[] = {0.5f, -1.25f, 1.5f, 0.75f, -0.3f, 2.0f};
+        std::copy(std::begin(xs), std::end(xs), tx.as<float>());
+        auto out = (*exec)->run({tx});
+        QVERIFY2(out, out.status().message().c_str());
+        const std::vector<std::vector<float>> expected = {
+            {-0.48370102f, -0.00715562981f, 0.293501526f, -0.239611343f, 0.078108348f, 0.368761301f},
+            {0.078108348f, 0.368761301f},
+            {0.343658f, 0.425841212f}};
+        for (size_t o = 0; o < 3; ++o) {
+            QCOMPARE((*out)[o].numel(), int64_t(expected[o].size()));
+            for (size_t i = 0; i < expected[o].size(); ++i)
+                QVERIFY2(std::abs((*out)[o].as<float>()[i] - expected[o][i]) < 1e-6f,
+                         qPrintable(QString("output %1[%2] = %3, ONNX Runtime %4").arg(o).arg(i).arg((*out)[o].as<float>()[i]).arg(expected[o][i])));
+        }
+    }
+
+    // The packed vpdpbusd rows (the plain loop where the CPU lacks VNNI) give the exact sums
+    // of (a - za)(b - zb): uint8 and int8 B, zero points, up to 4 rows at once, ragged K and N.
+    void int8RowsTimesColumnsAreExact() {
+        std::mt19937 rng(7);
+        for (const bool isSigned : {true, false})
+            for (const int64_t rows : {1, 3, 9})
+                for (const auto& [K, N] : std::vector<std::pair<int64_t, int64_t>>{{5, 7}, {64, 48}, {130, 100}}) {
+                    std::vector<uint8_t> a(size_t(rows * K)), bm(size_t(K * N));
+                    for (auto& v : a) v = uint8_t(rng() % 256);
+                    for (auto& v : bm) v = uint8_t(rng() % 256);
+                    const int32_t aZero = 117, bZero = isSigned ? -3 : 140;
+                    const cpu::PackedInt8Columns packed = cpu::packInt8Columns(bm.data(), isSigned, K, N, bZero);
+                    std::vector<int32_t> y(size_t(rows * N));
+                    ThreadPool pool(2);
+                    cpu::int8RowsTimesColumns(pool, a.data(), rows, aZero, packed, y.data());
+                    for (int64_t r = 0; r < rows; ++r)
+                        for (int64_t n = 0; n < N; ++n) {
+                            int64_t want = 0;
+                            for (int64_t k = 0; k < K; ++k) {
+                                const int64_t bv = isSigned ? int8_t(bm[size_t(k * N + n)]) : bm[size_t(k * N + n)];
+                                want += (int64_t(a[size_t(r * K + k)]) - aZero) * (bv - bZero);
+                            }
+                            QCOMPARE(int64_t(y[size_t(r * N + n)]), want);
+                        }
+                }
     }
 
     // Resize's linear and cubic modes on 8-bit tensors: the interpolated value truncates toward

@@ -22,6 +22,8 @@ without qkv_hidden_sizes becomes QAttention (the input through DynamicQuantizeLi
 packed weights int8 with a 7-bit range, reduce_range), each EmbedLayerNormalization with at
 most two outputs becomes QEmbedLayerNormalization (its five tables uint8 with a scale and zero
 point each, as it quantizes constants it reads as activations).
+
+Each LSTM with constant W and R becomes com.microsoft.DynamicQuantizeLSTM (quantized_lstm).
 """
 import sys
 
@@ -34,9 +36,10 @@ PER_CHANNEL = "--per-channel" in sys.argv[3:]
 CONV = "--conv" in sys.argv[3:]
 
 
-def quantize_weight(w, axis):
-    """axis: the reduced axes for per-channel ranges (None: per tensor)."""
-    axis = axis if PER_CHANNEL else None
+def quantize_weight(w, axis, per_channel=None):
+    """axis: the reduced axes for per-channel ranges (None: per tensor). per_channel: whether
+    to reduce only those axes (default: --per-channel)."""
+    axis = axis if (PER_CHANNEL if per_channel is None else per_channel) else None
     if UINT8:
         lo = np.minimum(w.min(axis=axis), 0.0)
         hi = np.maximum(w.max(axis=axis), 0.0)
@@ -76,6 +79,29 @@ def quantized_embedding(node, inits, graph):
     return helper.make_node("QEmbedLayerNormalization", [node.input[0], node.input[1], *q_names, mask, *scales, *zeros],
                             list(node.output), name=(node.name or node.output[0]) + "_quant", domain="com.microsoft",
                             **{a.name: helper.get_attribute_value(a) for a in node.attribute})
+
+
+def quantized_lstm(node, inits, graph):
+    """DynamicQuantizeLSTM, as quantize_dynamic writes an LSTM: W [dirs, 4H, in] and R [dirs, 4H, H]
+    quantized per direction (per column with --per-channel) and stored transposed, [dirs, in, 4H]
+    and [dirs, H, 4H]; the other inputs and the attributes as they were."""
+    names = []
+    for w in node.input[1:3]:
+        weights = numpy_helper.to_array(inits[w])
+        q, scale, zero = quantize_weight(weights, 2 if PER_CHANNEL else (1, 2), per_channel=True)  # [dirs] at least
+        if UINT8 and PER_CHANNEL:  # ONNX Runtime's kernel takes one zero point for uint8 weights
+            zero[:] = zero.flat[0]
+            q = np.clip(np.round(weights / np.expand_dims(scale, 2)) + zero.flat[0], 0, 255).astype(np.uint8)
+        graph.initializer.extend([numpy_helper.from_array(np.ascontiguousarray(np.transpose(q, (0, 2, 1))), f"{w}_quantized"),
+                                  numpy_helper.from_array(scale, f"{w}_scale"),
+                                  numpy_helper.from_array(zero, f"{w}_zero_point")])
+        names.append(w)
+    rest = list(node.input[3:8]) + [""] * (8 - len(node.input))
+    inputs = [node.input[0], f"{names[0]}_quantized", f"{names[1]}_quantized", *rest[:5],
+              f"{names[0]}_scale", f"{names[0]}_zero_point", f"{names[1]}_scale", f"{names[1]}_zero_point"]
+    return helper.make_node("DynamicQuantizeLSTM", inputs, list(node.output), name=(node.name or node.output[0]) + "_quant",
+                            domain="com.microsoft",
+                            **{a.name: helper.get_attribute_value(a) for a in node.attribute if a.name != "layout"})
 
 
 def main():
@@ -129,6 +155,12 @@ def main():
                                           name=(node.name or node.output[0]) + "_quant", domain="com.microsoft",
                                           **{a.name: helper.get_attribute_value(a) for a in node.attribute}))
             continue
+        if (node.op_type == "LSTM" and len(node.input) > 2 and node.input[1] in inits and node.input[2] in inits and
+                len(inits[node.input[1]].dims) == 3 and len(inits[node.input[2]].dims) == 3):
+            nodes.append(quantized_lstm(node, inits, graph))
+            release(node.input[1])
+            release(node.input[2])
+            continue
         w_init = inits.get(node.input[1]) if node.op_type in ("MatMul", "Conv") and len(node.input) > 1 else None
         conv = node.op_type == "Conv"
         if (w_init is None or w_init.data_type != TensorProto.FLOAT or (conv and not CONV) or
@@ -171,6 +203,8 @@ def main():
     graph.initializer.extend(kept)
     del graph.node[:]
     graph.node.extend(nodes)
+    if any(n.domain == "com.microsoft" for n in nodes) and not any(o.domain == "com.microsoft" for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     if not any(o.domain in ("", "ai.onnx") and o.version >= 11 for o in model.opset_import):
         raise SystemExit(f"{sys.argv[1]}: DynamicQuantizeLinear needs opset 11 or later")
     onnx.checker.check_model(model)
@@ -179,7 +213,8 @@ def main():
           f"{sum(n.op_type == 'MatMulInteger' for n in nodes)} MatMulInteger, "
           f"{sum(n.op_type == 'ConvInteger' for n in nodes)} ConvInteger, "
           f"{sum(n.op_type == 'QAttention' for n in nodes)} QAttention, "
-          f"{sum(n.op_type == 'QEmbedLayerNormalization' for n in nodes)} QEmbedLayerNormalization")
+          f"{sum(n.op_type == 'QEmbedLayerNormalization' for n in nodes)} QEmbedLayerNormalization, "
+          f"{sum(n.op_type == 'DynamicQuantizeLSTM' for n in nodes)} DynamicQuantizeLSTM")
 
 
 if __name__ == "__main__":

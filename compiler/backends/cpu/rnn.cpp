@@ -4,11 +4,15 @@
 // once; each step adds H * R^T (at batch 1 R's rows dotted with H, as stored) and applies
 // the gates' activations to whole gate vectors at the CPU's vector width. The directions of
 // a bidirectional layer run side by side on the run's threads.
+// com.microsoft.DynamicQuantizeLSTM (what ONNX Runtime's quantize_dynamic makes of an LSTM)
+// is the same layer with 8-bit W and R, multiplied as ONNX Runtime does (QuantizedWeights).
 #include <cmath>
 
 #include "compiler/backends/cpu/cpu_common.h"
+#include "compiler/backends/cpu/dynamic_quantize.h"
 #include "compiler/backends/cpu/gemm.h"
 #include "compiler/backends/cpu/gemv.h"
+#include "compiler/backends/cpu/int8_gemv.h"
 #include "compiler/backends/cpu/relaid_constant.h"
 #include "compiler/backends/cpu/vector_math.h"
 
@@ -66,9 +70,88 @@ void clipArray(float* x, int64_t n, float clip) {
         for (int64_t i = 0; i < n; ++i) x[i] = std::clamp(x[i], -clip, clip);
 }
 
+// One direction's 8-bit weights as DynamicQuantizeLSTM stores them, [K, N] (W: K = input
+// size, R: K = hidden size; N = 4 x hidden size), with a scale and zero point per column (or
+// one repeated). A float operand is quantized to uint8 by its range (DynamicQuantizeLinear's
+// arithmetic), the products summed in int32 and scaled by its scale times the column's, as
+// ONNX Runtime's quantized LSTM does.
+struct QuantizedWeights {
+    const uint8_t* data = nullptr;
+    bool isSigned = false;
+    int64_t K = 0, N = 0;
+    std::vector<float> scale;
+    std::vector<int32_t> zero;
+    static constexpr int64_t kGemmRows = 8;  // from here on the int8 GEMM, below it the packed rows
+    PackedInt8Columns packed;  // for int8RowsTimesColumns, where it runs vpdpbusd and the zero point is one
+    bool usePacked = false;
+
+    void pack() {
+        usePacked = int8GemvAvailable() && std::all_of(zero.begin(), zero.end(), [&](int32_t z) { return z == zero[0]; });
+        if (usePacked) packed = packInt8Columns(data, isSigned, K, N, zero.empty() ? 0 : zero[0]);
+    }
+
+    // y [rows, N] = a [rows, K] W.
+    void multiply(ThreadPool& pool, const float* a, int64_t rows, float* y) const {
+        std::vector<uint8_t> q(size_t(rows * K));
+        const DynamicQuantization aq = dynamicQuantizeUint8(pool, a, rows * K, q.data());
+        std::vector<float> multiplier(static_cast<size_t>(N));
+        for (int64_t n = 0; n < N; ++n) multiplier[size_t(n)] = aq.scale * scale[size_t(n)];
+        if (usePacked) {
+            std::vector<int32_t> acc(size_t(rows * N));
+            if (rows >= kGemmRows)  // the input projection of every step: one GEMM
+                gemmS8S8(false, false, rows, N, K, reinterpret_cast<const int8_t*>(q.data()), K, int8_t(int32_t(aq.zero) - 128),
+                         reinterpret_cast<const int8_t*>(data), N, int8_t(isSigned ? zero[0] : zero[0] - 128), acc.data(), N,
+                         nullptr, {true, !isSigned});
+            else
+                int8RowsTimesColumns(pool, q.data(), rows, aq.zero, packed, acc.data());
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t n = 0; n < N; ++n) y[r * N + n] = float(acc[size_t(r * N + n)]) * multiplier[size_t(n)];
+            return;
+        }
+        pool.parallelFor(rows, 1, [&](int64_t r0, int64_t r1) {
+            std::vector<int32_t> acc(static_cast<size_t>(N));
+            for (int64_t r = r0; r < r1; ++r) {
+                std::fill(acc.begin(), acc.end(), 0);
+                for (int64_t k = 0; k < K; ++k) {
+                    const int32_t av = int32_t(q[size_t(r * K + k)]) - int32_t(aq.zero);
+                    if (av == 0) continue;
+                    const uint8_t* row = data + k * N;
+                    if (isSigned)
+                        for (int64_t n = 0; n < N; ++n) acc[size_t(n)] += av * (int32_t(int8_t(row[n])) - zero[size_t(n)]);
+                    else
+                        for (int64_t n = 0; n < N; ++n) acc[size_t(n)] += av * (int32_t(row[n]) - zero[size_t(n)]);
+                }
+                for (int64_t n = 0; n < N; ++n) y[r * N + n] = float(acc[size_t(n)]) * multiplier[size_t(n)];
+            }
+        });
+    }
+};
+
+// Direction d's weights from DynamicQuantizeLSTM's W or R [dirs, K, N] and its scale and zero
+// point ([dirs] per direction, or [dirs, N] per column).
+Result<QuantizedWeights> quantizedWeights(const RtTensor& w, const RtTensor& scale, const RtTensor* zero, int64_t d) {
+    const int64_t dirs = w.dims[0], N = w.dims[2];
+    const bool perColumn = scale.dims.size() == 2;
+    if ((scale.numel() != dirs && scale.numel() != dirs * N) || scale.dtype != DType::Float32 ||
+        (zero && (zero->numel() != scale.numel() || zero->dtype != w.dtype)))
+        return Status(ErrorCode::InvalidModel, "the weights' scale and zero point must hold one value per direction or per column");
+    QuantizedWeights q;
+    q.isSigned = w.dtype == DType::Int8;
+    q.K = w.dims[1];
+    q.N = N;
+    q.data = static_cast<const uint8_t*>(w.data) + d * q.K * N;
+    for (int64_t n = 0; n < N; ++n) {
+        const int64_t at = perColumn ? d * N + n : d;
+        q.scale.push_back(scale.as<float>()[at]);
+        q.zero.push_back(zero ? int32_t(elementAsInt(*zero, at)) : 0);
+    }
+    return q;
+}
+
 class RnnKernel : public Kernel {
 public:
-    RnnKernel(const KernelInit& init, Cell cell, Status& status) : m_cell(cell) {
+    RnnKernel(const KernelInit& init, Cell cell, bool quantizedWeights, Status& status)
+        : m_cell(cell), m_quantized(quantizedWeights) {
         m_hidden = init.getInt("hidden_size", 0);
         m_direction = init.getString("direction", "forward");
         m_clip = init.getFloat("clip", 0.0f);
@@ -112,11 +195,35 @@ public:
         shape.seq = m_layout ? X->dims[1] : X->dims[0];
         shape.batch = m_layout ? X->dims[0] : X->dims[1];
         shape.in = X->dims[2];
-        shape.H = m_hidden ? m_hidden : R->dims.back();
+        shape.H = m_hidden ? m_hidden : (m_quantized ? R->dims.back() / shape.gates : R->dims.back());
         shape.dirs = m_direction == "bidirectional" ? 2 : 1;
         const int64_t G = shape.gates, H = shape.H, dirs = shape.dirs, seq = shape.seq, batch = shape.batch, in = shape.in;
-        if (W->dims != std::vector<int64_t>{dirs, G * H, in} || R->dims != std::vector<int64_t>{dirs, G * H, H})
+        if (m_quantized) {
+            if (W->dims != std::vector<int64_t>{dirs, in, G * H} || R->dims != std::vector<int64_t>{dirs, H, G * H} ||
+                (W->dtype != DType::Int8 && W->dtype != DType::UInt8) || (R->dtype != DType::Int8 && R->dtype != DType::UInt8))
+                return bad(ctx, "8-bit W " + dimsString(W->dims) + " and R " + dimsString(R->dims) +
+                                    " must be [directions, input or hidden size, 4 x hidden_size]");
+            const RtTensor *wScale = ctx.input(8), *rScale = ctx.input(10);
+            if (!wScale || !rScale) return bad(ctx, "needs W_scale and R_scale");
+            // Constant weights are packed once; weights fed at run time, every run.
+            const bool constant = ctx.inputConstant(1) && ctx.inputConstant(2);
+            const std::pair<const void*, const void*> source{W->data, R->data};
+            if (!constant || m_packedFrom != source) {
+                m_directionWeights.clear();
+                for (int64_t d = 0; d < dirs; ++d) {
+                    auto w = quantizedWeights(*W, *wScale, ctx.input(9), d);
+                    auto r = quantizedWeights(*R, *rScale, ctx.input(11), d);
+                    if (!w) return w.status().withContext(ctx.where());
+                    if (!r) return r.status().withContext(ctx.where());
+                    w->pack();
+                    r->pack();
+                    m_directionWeights.push_back({std::move(*w), std::move(*r)});
+                }
+                m_packedFrom = constant ? source : std::pair<const void*, const void*>{};
+            }
+        } else if (W->dims != std::vector<int64_t>{dirs, G * H, in} || R->dims != std::vector<int64_t>{dirs, G * H, H}) {
             return bad(ctx, "W " + dimsString(W->dims) + " or R " + dimsString(R->dims) + " do not fit hidden_size " + std::to_string(H));
+        }
         const RtTensor* B = ctx.input(3);
         const RtTensor* lens = ctx.input(4);
         const RtTensor* h0 = ctx.input(5);
@@ -160,8 +267,17 @@ public:
         // with the biases that add straight to it.
         const int64_t width = dirs * G * H;
         std::vector<float> xw(size_t(seq * batch * width));
-        const GemmB w = ctx.inputConstant(1) ? m_w.of(*W, in, width, true) : GemmB{W->as<float>(), in, true};
-        gemm(false, w.transposed, seq * batch, width, in, 1.0f, x, in, w.data, w.ld, 0.0f, xw.data(), width);
+        if (m_quantized) {
+            std::vector<float> part(size_t(seq * batch * G * H));
+            for (int64_t d = 0; d < dirs; ++d) {
+                m_directionWeights[size_t(d)].w.multiply(ctx.pool(), x, seq * batch, part.data());
+                for (int64_t row = 0; row < seq * batch; ++row)
+                    std::memcpy(&xw[size_t(row * width + d * G * H)], &part[size_t(row * G * H)], size_t(G * H) * 4);
+            }
+        } else {
+            const GemmB w = ctx.inputConstant(1) ? m_w.of(*W, in, width, true) : GemmB{W->as<float>(), in, true};
+            gemm(false, w.transposed, seq * batch, width, in, 1.0f, x, in, w.data, w.ld, 0.0f, xw.data(), width);
+        }
         std::vector<float> bias(size_t(width), 0.0f), lateBias(size_t(dirs * H), 0.0f);
         if (B)
             for (int64_t d = 0; d < dirs; ++d)
@@ -184,7 +300,7 @@ public:
                 io.h0 = initialH ? initialH + d * batch * H : nullptr;
                 io.c0 = initialC ? initialC + d * batch * H : nullptr;
                 io.peepholes = P ? P->as<float>() + d * 3 * H : nullptr;
-                runDirection(shape, d, *R, io);
+                runDirection(ctx.pool(), shape, d, *R, io);
             }
         });
 
@@ -234,10 +350,10 @@ private:
         const float* peepholes = nullptr;  // LSTM: P's i, o, f, H each
     };
 
-    void runDirection(const Shape& shape, int64_t d, const RtTensor& R, const DirectionIo& io) {
+    void runDirection(ThreadPool& pool, const Shape& shape, int64_t d, const RtTensor& R, const DirectionIo& io) {
         const int64_t G = shape.gates, H = shape.H, batch = shape.batch, dirs = shape.dirs;
         const bool reverse = m_direction == "reverse" || d == 1;
-        const float* rd = R.as<float>() + d * G * H * H;  // [G * H, H]
+        const float* rd = m_quantized ? nullptr : R.as<float>() + d * G * H * H;  // [G * H, H]
         const Activation* act = &m_acts[size_t(d) * (m_acts.size() / size_t(dirs))];
         std::vector<float> h(size_t(batch * H), 0.0f), c(size_t(batch * H), 0.0f);
         if (io.h0) std::memcpy(h.data(), io.h0, h.size() * 4);
@@ -245,7 +361,10 @@ private:
         std::vector<float> hr(size_t(batch * G * H)), g(size_t(G * H)), t1(static_cast<size_t>(H)), t2(static_cast<size_t>(H));
         for (int64_t s = 0; s < shape.seq; ++s) {
             // hr = h R^T for every batch row
-            if (batch == 1) matrixTimesVector(G * H, H, rd, H, h.data(), hr.data());
+            if (m_quantized)
+                for (int64_t b = 0; b < batch; ++b)  // each row its own range, as ONNX Runtime's
+                    m_directionWeights[size_t(d)].r.multiply(pool, &h[size_t(b * H)], 1, &hr[size_t(b * G * H)]);
+            else if (batch == 1) matrixTimesVector(G * H, H, rd, H, h.data(), hr.data());
             else gemm(false, true, batch, G * H, H, 1.0f, h.data(), H, rd, H, 0.0f, hr.data(), G * H);
             for (int64_t b = 0; b < batch; ++b) {
                 const int64_t len = io.seqLens[size_t(b)];
@@ -321,6 +440,12 @@ private:
 
 private:
     Cell m_cell;
+    bool m_quantized = false;  // DynamicQuantizeLSTM: W and R 8-bit, [dirs, K, 4 x hidden]
+    struct DirectionWeights {
+        QuantizedWeights w, r;
+    };
+    std::vector<DirectionWeights> m_directionWeights;  // per direction
+    std::pair<const void*, const void*> m_packedFrom{};   // the constant W and R they hold
     int64_t m_hidden = 0;
     std::string m_direction;
     float m_clip = 0;
@@ -338,9 +463,14 @@ namespace fsc {
 using namespace cpu;
 
 void registerRnnKernels(KernelRegistry& r) {
-    r.add("LSTM", factoryOf<RnnKernel>(Cell::Lstm), {.variant = "onednn"});
-    r.add("GRU", factoryOf<RnnKernel>(Cell::Gru), {.variant = "onednn"});
-    r.add("RNN", factoryOf<RnnKernel>(Cell::Rnn), {.variant = "onednn"});
+    r.add("LSTM", factoryOf<RnnKernel>(Cell::Lstm, false), {.variant = "onednn"});
+    r.add("GRU", factoryOf<RnnKernel>(Cell::Gru, false), {.variant = "onednn"});
+    r.add("RNN", factoryOf<RnnKernel>(Cell::Rnn, false), {.variant = "onednn"});
+    KernelDef quantized;
+    quantized.domain = "com.microsoft";
+    quantized.op = "DynamicQuantizeLSTM";
+    quantized.factory = factoryOf<RnnKernel>(Cell::Lstm, true);
+    r.add(std::move(quantized));
 }
 
 }  // namespace fsc
