@@ -15,6 +15,8 @@ input, so one DynamicQuantizeLinear feeds three products), and a torch.nn.Transf
 of two layers (a packed QKV projection), d_model 256, 32 tokens. Each is checked with int8 weights per tensor (quantize_dynamic's
 default), per column, and uint8 weights with zero points (its older default).
 
+And an LSTM as quantize_dynamic writes it (DynamicQuantizeLSTM), against the float layer.
+
 usage: check_dynamic_quantized.py FUSESCOPE_CLI CACHE_DIR
 """
 import collections
@@ -86,10 +88,46 @@ def check(name, variant, tmp):
         problems.append(f"{label}: O2 is {spread:.2%} of the largest output from O0")
 
 
+def check_lstm(variant, tmp):
+    """A bidirectional LSTM (20 steps, batch 2, 48 inputs, hidden 64) as quantize_dynamic writes
+    it (DynamicQuantizeLSTM): it runs, O2 gives O0's output, and both stay within 5% of the
+    float layer's largest output (the quantization of X, h and the weights)."""
+    from onnx import TensorProto, helper, numpy_helper
+    label = f"lstm {variant or 'int8'}"
+    rng = np.random.default_rng(11)
+    hidden, inputs = 64, 48
+    inits = [numpy_helper.from_array(rng.normal(0, 0.15, (2, 4 * hidden, inputs)).astype(np.float32), "W"),
+             numpy_helper.from_array(rng.normal(0, 0.15, (2, 4 * hidden, hidden)).astype(np.float32), "R"),
+             numpy_helper.from_array(rng.normal(0, 0.1, (2, 8 * hidden)).astype(np.float32), "B")]
+    node = helper.make_node("LSTM", ["x", "W", "R", "B"], ["y"], hidden_size=hidden, direction="bidirectional")
+    graph = helper.make_graph([node], "lstm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [20, 2, inputs])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [20, 2, 2, hidden])], inits)
+    float_model, model = os.path.join(tmp, "lstm.onnx"), os.path.join(tmp, f"lstm{variant}.q.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), float_model)
+    subprocess.run([sys.executable, os.path.join(HERE, "quantize_dynamic_matmuls.py"), float_model, model,
+                    *([variant] if variant else [])], check=True, stdout=subprocess.DEVNULL)
+    if sum(n.op_type == "DynamicQuantizeLSTM" for n in onnx.load(model).graph.node) != 1:
+        problems.append(f"{label}: the quantizer wrote no DynamicQuantizeLSTM")
+        return
+    reference = output_of(float_model, tmp, label + " float", "--pipeline", "O0")
+    o0 = output_of(model, tmp, label + " O0", "--pipeline", "O0")
+    o2 = output_of(model, tmp, label + " O2", "--pipeline", "O2")
+    if reference is None or o0 is None or o2 is None:
+        return
+    if not np.array_equal(o0, o2):
+        problems.append(f"{label}: O2 moves the output by {np.max(np.abs(o0 - o2)):g}")
+    spread = float(np.max(np.abs(o0 - reference))) / float(np.max(np.abs(reference)))
+    print(f"{label}: within {spread:.3%} of the float layer's largest output")
+    if not spread <= 0.05:
+        problems.append(f"{label}: {spread:.2%} of the float layer's largest output away from it")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     for model_name in ("dq_blocks", "dq_encoder"):
         for weights in ("", "--per-channel", "--uint8-weights"):
             check(model_name, weights, tmp)
+    for weights in ("", "--per-channel", "--uint8-weights"):
+        check_lstm(weights, tmp)
 for p in problems:
     print(f"FAIL: {p}")
 sys.exit(1 if problems else 0)
