@@ -48,14 +48,45 @@ template <int R>
             for (int64_t j = 0; j < count; ++j) _mm512_storeu_si512(sums + r * sumsStride + (block + j) * kColumns, acc[r][j]);
     }
 }
+
+// One row with AVX2 (no VNNI): per 4 columns of a group, their 16 bytes widened to int16 and
+// multiplied by a's 4 bytes as int16 pairs (vpmaddwd: exact), each column's two pair sums
+// kept apart until the end.
+[[gnu::target("avx2")]] void blockSumsAvx2(const uint8_t* a4, const PackedInt8Columns& b, int64_t first, int64_t last,
+                                           int32_t* sums) {
+    const int64_t groups = groupsOf(b.K), blockBytes = groups * kColumns * 4;
+    for (int64_t block = first; block < last; ++block) {
+        __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+        const int8_t* w = b.data.data() + block * blockBytes;
+        for (int64_t g = 0; g < groups; ++g) {
+            const uint8_t* x = a4 + 4 * g;
+            const int64_t pattern = int64_t(x[0]) | int64_t(x[1]) << 16 | int64_t(x[2]) << 32 | int64_t(x[3]) << 48;
+            const __m256i xv = _mm256_set1_epi64x(pattern);
+            for (int j = 0; j < 4; ++j) {
+                const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + g * 64 + j * 16));
+                acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(_mm256_cvtepi8_epi16(bytes), xv));
+            }
+        }
+        for (int j = 0; j < 4; ++j) {
+            alignas(32) int32_t pairs[8];
+            _mm256_store_si256(reinterpret_cast<__m256i*>(pairs), acc[j]);
+            for (int c = 0; c < 4; ++c) sums[block * kColumns + j * 4 + c] = pairs[2 * c] + pairs[2 * c + 1];
+        }
+    }
+}
+
+bool hasVnni512() {
+    static const bool available = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                  __builtin_cpu_supports("avx512vnni");
+    return available;
+}
 #endif
 
 }  // namespace
 
 bool int8GemvAvailable() {
 #if defined(__x86_64__)
-    static const bool available = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                                  __builtin_cpu_supports("avx512vnni");
+    static const bool available = hasVnni512() || __builtin_cpu_supports("avx2");
     return available;
 #else
     return false;
@@ -95,7 +126,12 @@ void int8RowsTimesColumns(ThreadPool& pool, const uint8_t* a, int64_t rows, int3
             const uint8_t* at = &a4[size_t(r * groups * 4)];
             int32_t* out = &sums[size_t(r * stride)];
 #if defined(__x86_64__)
-            if (int8GemvAvailable()) {
+            if (!hasVnni512() && int8GemvAvailable()) {
+                for (int64_t q = 0; q < std::min<int64_t>(kRowsAtOnce, rows - r); ++q)
+                    blockSumsAvx2(at + q * groups * 4, b, first, last, out + q * stride);
+                continue;
+            }
+            if (hasVnni512()) {
                 switch (std::min<int64_t>(kRowsAtOnce, rows - r)) {
                     case 1: blockSums<1>(at, b, first, last, out, stride); break;
                     case 2: blockSums<2>(at, b, first, last, out, stride); break;

@@ -1,9 +1,10 @@
 #pragma once
 // Rows of uint8 bytes times a constant 8-bit matrix B [K, N] in exact int32, B packed once
 // for AVX-512 VNNI (vpdpbusd: four byte products summed into each int32 lane, 16 columns a
-// vector): a quantized recurrent layer's h times R every step (DynamicQuantizeLSTM), where a
-// general int8 GEMM would pack B again at every call. Zero points come off after the sums:
-// (a - za)(b - zb) = ab - za sum(b) - zb sum(a) + K za zb.
+// vector; AVX2 reads the same layout through vpmaddwd): a quantized recurrent layer's h times
+// R every step (DynamicQuantizeLSTM), where a general int8 GEMM would pack B again at every
+// call. Zero points come off after the sums: (a - za)(b - zb) = ab - za sum(b) - zb sum(a)
+// + K za zb.
 #include <cstdint>
 #include <vector>
 
@@ -18,8 +19,8 @@ struct PackedInt8Columns {
     int32_t zero = 0;                 // B's zero point, as packed
 };
 
-// Whether int8RowsTimesColumns runs vpdpbusd here (AVX-512 with VNNI); elsewhere it is a plain
-// loop, exact but slow.
+// Whether int8RowsTimesColumns runs vector code here: vpdpbusd (AVX-512 with VNNI), else
+// bytes widened to int16 pairs (AVX2, vpmaddwd); elsewhere it is a plain loop, exact but slow.
 bool int8GemvAvailable();
 
 // B [K, N] row-major, int8 or (isSigned false) uint8, with one zero point.

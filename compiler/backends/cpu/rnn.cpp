@@ -81,13 +81,27 @@ struct QuantizedWeights {
     int64_t K = 0, N = 0;
     std::vector<float> scale;
     std::vector<int32_t> zero;
-    static constexpr int64_t kGemmRows = 8;  // from here on the int8 GEMM, below it the packed rows
-    PackedInt8Columns packed;  // for int8RowsTimesColumns, where it runs vpdpbusd and the zero point is one
+    static constexpr int64_t kGemmRows = 8;  // from here on the int8 GEMM
+    bool oneZero = false;      // one zero point for every column (what ONNX Runtime accepts)
+    PackedInt8Columns packed;  // for int8RowsTimesColumns, where the CPU has VNNI and oneZero
     bool usePacked = false;
+    // Elsewhere B - zero as floats: sums of whole numbers, exact while below 2^24 (rows of up
+    // to 258 bytes always; longer ones unless the sums grow that large), through the float GEMV.
+    std::vector<float> widened;
 
-    void pack() {
-        usePacked = int8GemvAvailable() && std::all_of(zero.begin(), zero.end(), [&](int32_t z) { return z == zero[0]; });
-        if (usePacked) packed = packInt8Columns(data, isSigned, K, N, zero.empty() ? 0 : zero[0]);
+    void prepare() {
+        oneZero = std::all_of(zero.begin(), zero.end(), [&](int32_t z) { return z == zero[0]; });
+        usePacked = oneZero && int8GemvAvailable();
+        if (usePacked) {
+            packed = packInt8Columns(data, isSigned, K, N, zero.empty() ? 0 : zero[0]);
+            return;
+        }
+        widened.resize(size_t(K * N));
+        for (int64_t k = 0; k < K; ++k)
+            for (int64_t n = 0; n < N; ++n) {
+                const int32_t b = isSigned ? int32_t(int8_t(data[k * N + n])) : int32_t(data[k * N + n]);
+                widened[size_t(k * N + n)] = float(b - zero[size_t(n)]);
+            }
     }
 
     // y [rows, N] = a [rows, K] W.
@@ -96,7 +110,7 @@ struct QuantizedWeights {
         const DynamicQuantization aq = dynamicQuantizeUint8(pool, a, rows * K, q.data());
         std::vector<float> multiplier(static_cast<size_t>(N));
         for (int64_t n = 0; n < N; ++n) multiplier[size_t(n)] = aq.scale * scale[size_t(n)];
-        if (usePacked) {
+        if (oneZero && (rows >= kGemmRows || usePacked)) {
             std::vector<int32_t> acc(size_t(rows * N));
             if (rows >= kGemmRows)  // the input projection of every step: one GEMM
                 gemmS8S8(false, false, rows, N, K, reinterpret_cast<const int8_t*>(q.data()), K, int8_t(int32_t(aq.zero) - 128),
@@ -108,22 +122,12 @@ struct QuantizedWeights {
                 for (int64_t n = 0; n < N; ++n) y[r * N + n] = float(acc[size_t(r * N + n)]) * multiplier[size_t(n)];
             return;
         }
-        pool.parallelFor(rows, 1, [&](int64_t r0, int64_t r1) {
-            std::vector<int32_t> acc(static_cast<size_t>(N));
-            for (int64_t r = r0; r < r1; ++r) {
-                std::fill(acc.begin(), acc.end(), 0);
-                for (int64_t k = 0; k < K; ++k) {
-                    const int32_t av = int32_t(q[size_t(r * K + k)]) - int32_t(aq.zero);
-                    if (av == 0) continue;
-                    const uint8_t* row = data + k * N;
-                    if (isSigned)
-                        for (int64_t n = 0; n < N; ++n) acc[size_t(n)] += av * (int32_t(int8_t(row[n])) - zero[size_t(n)]);
-                    else
-                        for (int64_t n = 0; n < N; ++n) acc[size_t(n)] += av * (int32_t(row[n]) - zero[size_t(n)]);
-                }
-                for (int64_t n = 0; n < N; ++n) y[r * N + n] = float(acc[size_t(n)]) * multiplier[size_t(n)];
-            }
-        });
+        std::vector<float> row(static_cast<size_t>(K));
+        for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t k = 0; k < K; ++k) row[size_t(k)] = float(int32_t(q[size_t(r * K + k)]) - int32_t(aq.zero));
+            gemvRowMajor(K, N, 1.0f, row.data(), 1, widened.data(), N, 0.0f, y + r * N);
+            for (int64_t n = 0; n < N; ++n) y[r * N + n] *= multiplier[size_t(n)];
+        }
     }
 };
 
@@ -215,8 +219,8 @@ public:
                     auto r = quantizedWeights(*R, *rScale, ctx.input(11), d);
                     if (!w) return w.status().withContext(ctx.where());
                     if (!r) return r.status().withContext(ctx.where());
-                    w->pack();
-                    r->pack();
+                    w->prepare();
+                    r->prepare();
                     m_directionWeights.push_back({std::move(*w), std::move(*r)});
                 }
                 m_packedFrom = constant ? source : std::pair<const void*, const void*>{};
