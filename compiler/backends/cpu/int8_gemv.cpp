@@ -125,14 +125,10 @@ void int8RowsTimesColumns(ThreadPool& pool, const uint8_t* a, int64_t rows, int3
         for (int64_t r = 0; r < rows; r += kRowsAtOnce) {
             const uint8_t* at = &a4[size_t(r * groups * 4)];
             int32_t* out = &sums[size_t(r * stride)];
+            const int64_t count = std::min<int64_t>(kRowsAtOnce, rows - r);
 #if defined(__x86_64__)
-            if (!hasVnni512() && int8GemvAvailable()) {
-                for (int64_t q = 0; q < std::min<int64_t>(kRowsAtOnce, rows - r); ++q)
-                    blockSumsAvx2(at + q * groups * 4, b, first, last, out + q * stride);
-                continue;
-            }
             if (hasVnni512()) {
-                switch (std::min<int64_t>(kRowsAtOnce, rows - r)) {
+                switch (count) {
                     case 1: blockSums<1>(at, b, first, last, out, stride); break;
                     case 2: blockSums<2>(at, b, first, last, out, stride); break;
                     case 3: blockSums<3>(at, b, first, last, out, stride); break;
@@ -140,9 +136,13 @@ void int8RowsTimesColumns(ThreadPool& pool, const uint8_t* a, int64_t rows, int3
                 }
                 continue;
             }
+            if (int8GemvAvailable()) {  // AVX2
+                for (int64_t q = 0; q < count; ++q) blockSumsAvx2(at + q * groups * 4, b, first, last, out + q * stride);
+                continue;
+            }
 #endif
             const int64_t blockBytes = groups * kColumns * 4;
-            for (int64_t q = 0; q < std::min<int64_t>(kRowsAtOnce, rows - r); ++q)
+            for (int64_t q = 0; q < count; ++q)
                 for (int64_t block = first; block < last; ++block)
                     for (int64_t c = 0; c < kColumns; ++c) {
                         int32_t s = 0;

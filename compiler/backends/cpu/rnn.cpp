@@ -83,7 +83,7 @@ struct QuantizedWeights {
     std::vector<int32_t> zero;
     static constexpr int64_t kGemmRows = 8;  // from here on the int8 GEMM
     bool oneZero = false;      // one zero point for every column (what ONNX Runtime accepts)
-    PackedInt8Columns packed;  // for int8RowsTimesColumns, where the CPU has VNNI and oneZero
+    PackedInt8Columns packed;  // for int8RowsTimesColumns, where it runs vector code and oneZero
     bool usePacked = false;
     // Elsewhere B - zero as floats: sums of whole numbers, exact while below 2^24 (rows of up
     // to 258 bytes always; longer ones unless the sums grow that large), through the float GEMV.
