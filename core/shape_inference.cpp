@@ -8,6 +8,7 @@
 #include "core/einsum_equation.h"
 #include "core/fused_matmul_axes.h"
 #include "core/shape_values.h"
+#include "core/window_shapes.h"
 
 namespace fsc {
 namespace {
@@ -215,6 +216,32 @@ std::optional<std::vector<float>> constantFloats(const Graph& graph, ValueId id)
     if (!t || t->dtype() != DType::Float32 || t->numElements() < 0 || (t->numElements() > 0 && !t->data()))
         return std::nullopt;
     return std::vector<float>(t->dataAs<float>(), t->dataAs<float>() + t->numElements());
+}
+
+// A float Range's bound: a float constant, or a shape number cast to float
+// (torch.arange(h, dtype=torch.float32) over a feature map's height for sine positions).
+std::optional<double> floatRangeBound(const Graph& graph, ValueId id, ShapeValueTable& values) {
+    if (auto constant = constantFloats(graph, id); constant && constant->size() == 1) return double((*constant)[0]);
+    const Value& v = graph.value(id);
+    if (!v.producer.valid()) return std::nullopt;
+    const Node& producer = graph.node(v.producer);
+    if (producer.opType != "Cast" || !producer.domain.empty() || producer.inputs.empty()) return std::nullopt;
+    auto number = knownInts(values.find(producer.inputs[0]));
+    if (!number || number->size() != 1) return std::nullopt;
+    return double((*number)[0]);
+}
+
+// Elements of a float32 Range whose bounds floatRangeBound reads: ceil((limit - start) / delta).
+std::optional<int64_t> floatRangeLength(const Graph& graph, const Node& range, ShapeValueTable& values) {
+    for (ValueId input : range.inputs)
+        if (!input.valid()) return std::nullopt;
+    if (graph.value(range.inputs[0]).type.elemType != DType::Float32) return std::nullopt;
+    auto start = floatRangeBound(graph, range.inputs[0], values), limit = floatRangeBound(graph, range.inputs[1], values),
+         delta = floatRangeBound(graph, range.inputs[2], values);
+    if (!start || !limit || !delta || *delta == 0) return std::nullopt;
+    const double count = std::ceil((float(*limit) - float(*start)) / float(*delta));
+    if (!(count < double(int64_t(1) << 40))) return std::nullopt;
+    return std::max<int64_t>(int64_t(count), 0);
 }
 
 // Resize by constant scales: floor(size x scale) per axis; a symbolic dim survives a scale of 1
@@ -428,6 +455,7 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
         if (start && limit && delta && start->size() == 1 && limit->size() == 1 &&
             delta->size() == 1 && (*delta)[0] != 0)
             return like(Shape::ofSizes({rangeLength((*start)[0], (*limit)[0], (*delta)[0])}));
+        if (auto length = floatRangeLength(graph, node, values)) return like(Shape::ofSizes({*length}));
         // Positions 0 .. sequence - 1 (torch.arange(seq_len) for a position embedding).
         const ShapeValue* symbolicLimit = shapeValue(1);
         if (start == std::vector<int64_t>{0} && delta == std::vector<int64_t>{1} && symbolicLimit &&
@@ -462,6 +490,14 @@ std::optional<ValueType> inferByRule(const Graph& graph, const Node& node, Shape
         !(transformMode && transformMode->s == "tf_crop_and_resize")) {
         if (auto scales = constantFloats(graph, node.inputs[2])) return like(scaledShape(first->shape, *scales));
     }
+    // Tile by repeats computed from the batch (DETR's learned queries repeated per image).
+    if (op == "Tile" && shapeValue(1) && first->shape.rankKnown() && shapeValue(1)->size() == first->shape.rank()) {
+        std::vector<Dim> dims;
+        for (size_t i = 0; i < first->shape.rank(); ++i) dims.push_back(dimArithmetic("Mul", first->shape[i], (*shapeValue(1))[i]));
+        return like(Shape(std::move(dims)));
+    }
+    if (op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "LpPool")
+        return like(slidingWindowShape(node, first->shape, op == "Conv" && inputType(1) ? &inputType(1)->shape : nullptr));
     if (op == "ConstantOfShape" && shapeValue(0)) {
         const Attribute* value = node.attribute("value");
         return ValueType::tensor(value ? value->t.dtype() : DType::Float32, Shape(*shapeValue(0)));

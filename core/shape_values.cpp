@@ -44,7 +44,9 @@ std::optional<std::vector<int64_t>> attrInts(const Node& n, const char* name,
     return a ? std::optional(a->ints) : fallback;
 }
 
-Dim arithmetic(const std::string& op, const Dim& a, const Dim& b) {
+}  // namespace
+
+Dim dimArithmetic(const std::string& op, const Dim& a, const Dim& b) {
     if (a.isKnown() && b.isKnown()) {
         const int64_t x = a.size(), y = b.size();
         // Fuzzed or hostile constants can be huge: overflow makes the dim unknown.
@@ -82,6 +84,8 @@ Dim arithmetic(const std::string& op, const Dim& a, const Dim& b) {
         return Dim::symbolic(b.symbol() + "*" + std::to_string(a.size()));
     return Dim();
 }
+
+namespace {
 
 // Equal on dims as 0/1. A symbolic dim is a size, so it never equals a negative number.
 Dim equality(const Dim& a, const Dim& b) {
@@ -294,7 +298,7 @@ void ShapeValueTable::evaluate(const Node& n) {
         }
     } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod") {
         result = elementwise(input(0), input(1),
-                             [&op](const Dim& a, const Dim& b) { return arithmetic(op, a, b); });
+                             [&op](const Dim& a, const Dim& b) { return dimArithmetic(op, a, b); });
     }
     if (result && result->size() <= kMaxElements) {
         m_values[n.outputs[0].index] = std::move(*result);

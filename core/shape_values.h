@@ -43,6 +43,10 @@ struct SliceRange {
 };
 SliceRange sliceRange(int64_t size, int64_t start, int64_t end, int64_t step);
 
+// a op b for Add, Sub, Mul, Div and Mod on dims: numbers exactly, symbols where an identity
+// keeps one (batch * 1) or a product names one (batch*64); otherwise unknown.
+Dim dimArithmetic(const std::string& op, const Dim& a, const Dim& b);
+
 // Elements of Range(start, limit, delta): max(ceil((limit - start) / delta), 0).
 int64_t rangeLength(int64_t start, int64_t limit, int64_t delta);
 

@@ -898,6 +898,30 @@ private slots:
         QCOMPARE(weights[7], 1.f);
     }
 
+    // ReduceMax/Min/Sum/Mean over a row: the vector lanes, the tail, and NaN anywhere.
+    void rowExtremesAndSumsMatchTheScalarLoop() {
+        std::mt19937 rng(11);
+        std::normal_distribution<float> value(0.f, 50.f);
+        for (int64_t n : {int64_t(1), int64_t(15), int64_t(16), int64_t(17), int64_t(1024), int64_t(1031)}) {
+            std::vector<float> x(static_cast<size_t>(n));
+            for (float& v : x) v = value(rng);
+            x[size_t(n - 1)] = 1e6f;  // the extreme in the tail, then in the lanes
+            QCOMPARE(cpu::maxOfArray(x.data(), n), *std::max_element(x.begin(), x.end()));
+            x[0] = -1e6f;
+            QCOMPARE(cpu::minOfArray(x.data(), n), *std::min_element(x.begin(), x.end()));
+            double sum = 0;
+            for (float v : x) sum += v;
+            QVERIFY2(std::abs(cpu::sumOfArray(x.data(), n) - sum) <= 1e-9 * std::abs(sum) + 1e-9,
+                     qPrintable(QString::number(cpu::sumOfArray(x.data(), n) - sum)));
+            for (size_t at : {size_t(0), size_t(n / 2), size_t(n - 1)}) {
+                std::vector<float> withNan = x;
+                withNan[at] = std::numeric_limits<float>::quiet_NaN();
+                QVERIFY2(std::isnan(cpu::maxOfArray(withNan.data(), n)), qPrintable(QStringLiteral("n %1, NaN at %2").arg(n).arg(at)));
+                QVERIFY(std::isnan(cpu::minOfArray(withNan.data(), n)));
+            }
+        }
+    }
+
     void vectorExpMatchesLibm() {
         auto ulps = [](float a, float b) {
             return std::abs(int64_t(std::bit_cast<int32_t>(a)) - int64_t(std::bit_cast<int32_t>(b)));

@@ -195,6 +195,49 @@ private slots:
         QCOMPARE(g.value(anyAxis).type.toString(), std::string("float32[?,?,?]"));
     }
 
+    // A WaveNet's causal Conv1d: each left pad is computed, so ONNX's rule stops at every Pad
+    // and needed a round per layer. Our rules carry Conv and the pools on in the same pass.
+    // DETR's sine positions: a float Range to the feature map's height cast to float; its
+    // learned queries Tiled by the batch.
+    void windowsFloatRangesAndTilesInOnePass() {
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(4), Dim::known(100)}));
+        auto i64 = [&](const std::string& name, std::vector<int64_t> dims, std::vector<int64_t> v) {
+            return b.initializer(int64Tensor(name, std::move(dims), v));
+        };
+        ValueId leftPad = b.op("Concat", {i64("zeros", {2}, {0, 0}), i64("two", {1}, {2}), i64("zeros3", {3}, {0, 0, 0})}, "pads_raw",
+                               {intAttr("axis", 0)});
+        ValueId pads = b.op("Identity", {leftPad}, "pads");  // pads ONNX cannot see through
+        ValueId y = x;
+        for (int layer = 0; layer < 40; ++layer) {
+            const std::string p = "l" + std::to_string(layer) + "_";
+            ValueId padded = b.op("Pad", {y, pads}, p + "padded");
+            ValueId w = b.initializer(floatTensor(p + "w", {4, 4, 3}, std::vector<float>(48, 0.1f)));
+            y = b.op("Conv", {padded, w}, p + "conv", {intsAttr("dilations", {1})});
+        }
+        ValueId strided = b.op("Conv", {y, b.initializer(floatTensor("ws", {6, 4, 5}, std::vector<float>(120, 0.f)))}, "strided",
+                               {intsAttr("strides", {3}), intsAttr("pads", {1, 1})});
+        ValueId same = b.op("MaxPool", {strided}, "same", {intsAttr("kernel_shape", {4}), intsAttr("strides", {2}), stringAttr("auto_pad", "SAME_UPPER")});
+        ValueId valid = b.op("AveragePool", {strided}, "valid", {intsAttr("kernel_shape", {4}), stringAttr("auto_pad", "VALID")});
+        ValueId ceil = b.op("MaxPool", {strided}, "ceil", {intsAttr("kernel_shape", {4}), intAttr("ceil_mode", 1)});
+        ValueId height = b.op("Cast", {b.op("Gather", {b.op("Shape", {strided}, "shape"), i64("axis2", {}, {2})}, "h")}, "h_float",
+                              {intAttr("to", int64_t(DType::Float32))});
+        ValueId positions = b.op("Range", {b.initializer(floatTensor("f0", {}, {0.f})), height, b.initializer(floatTensor("f1", {}, {2.f}))}, "positions");
+        ValueId batch = b.op("Gather", {b.op("Shape", {x}, "xshape"), i64("axis0", {1}, {0})}, "batch");
+        ValueId repeats = b.op("Concat", {i64("one", {1}, {1}), batch, i64("one_more", {1}, {1})}, "repeats", {intAttr("axis", 0)});
+        ValueId queries = b.op("Tile", {b.initializer(floatTensor("queries", {10, 1, 8}, std::vector<float>(80, 0.f))), repeats}, "tiled");
+        for (ValueId v : {y, same, valid, ceil, positions, queries}) b.output(v);
+        fillUnknownTypes(b.graph());
+        const Graph& g = b.graph();
+        QCOMPARE(g.value(y).type.toString(), std::string("float32[batch,4,100]"));
+        QCOMPARE(g.value(strided).type.toString(), std::string("float32[batch,6,33]"));  // (100 + 2 - 5) / 3 + 1
+        QCOMPARE(g.value(same).type.toString(), std::string("float32[batch,6,17]"));
+        QCOMPARE(g.value(valid).type.toString(), std::string("float32[batch,6,30]"));
+        QCOMPARE(g.value(ceil).type.toString(), std::string("float32[batch,6,?]"));
+        QCOMPARE(g.value(positions).type.toString(), std::string("float32[17]"));
+        QCOMPARE(g.value(queries).type.toString(), std::string("float32[10,batch,8]"));
+    }
+
     void symbolicProductsDivideBack() {
         GraphBuilder b;
         ValueId x = b.input("x", DType::Float32, Shape({Dim::symbolic("batch"), Dim::known(64), Dim::known(3)}));

@@ -319,6 +319,146 @@ class T5Encoder(nn.Module):
         for layer in self.layers: x = layer(x, bias)
         return self.norm(x)
 
+
+class MixerLayer(nn.Module):
+    def __init__(self, tokens, d, token_hidden, channel_hidden):
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.token_mlp = nn.Sequential(nn.Linear(tokens, token_hidden), nn.GELU(), nn.Linear(token_hidden, tokens))
+        self.channel_mlp = nn.Sequential(nn.Linear(d, channel_hidden), nn.GELU(), nn.Linear(channel_hidden, d))
+
+    def forward(self, x):  # [b, tokens, d]
+        x = x + self.token_mlp(self.norm1(x).transpose(1, 2)).transpose(1, 2)
+        return x + self.channel_mlp(self.norm2(x))
+
+
+class MlpMixer(nn.Module):
+    """Mixer-S/16 at 224 x 224: 196 patches of 512, MLPs across the tokens and across the channels."""
+
+    def __init__(self, d=512, layers=8, patch=16, classes=1000):
+        super().__init__()
+        tokens = (224 // patch) ** 2
+        self.stem = nn.Conv2d(3, d, patch, patch)
+        self.layers = nn.Sequential(*[MixerLayer(tokens, d, 256, 2048) for _ in range(layers)])
+        self.norm, self.head = nn.LayerNorm(d), nn.Linear(d, classes)
+
+    def forward(self, x):
+        x = self.layers(self.stem(x).flatten(2).transpose(1, 2))
+        return self.head(self.norm(x).mean(1))
+
+
+class ConvMixer(nn.Module):
+    """ConvMixer-512/12 with 9 x 9 depthwise kernels and 7 x 7 patches at 224 x 224."""
+
+    def __init__(self, d=512, depth=12, kernel=9, patch=7, classes=1000):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, d, patch, patch), nn.GELU(), nn.BatchNorm2d(d))
+        self.blocks = nn.ModuleList(
+            nn.ModuleList([nn.Sequential(nn.Conv2d(d, d, kernel, groups=d, padding=kernel // 2), nn.GELU(), nn.BatchNorm2d(d)),
+                           nn.Sequential(nn.Conv2d(d, d, 1), nn.GELU(), nn.BatchNorm2d(d))]) for _ in range(depth))
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for spatial, pointwise in self.blocks:
+            x = pointwise(x + spatial(x))
+        return self.head(x.mean((2, 3)))
+
+
+class Detr(nn.Module):
+    """DETR at 512 x 512: a ResNet-50 backbone, a 6 + 6 layer nn.Transformer of 256 over its 16 x 16 map with
+    sine positions, 100 learned queries, class and box heads."""
+
+    def __init__(self, d=256, queries=100, classes=92):
+        super().__init__()
+        import torchvision
+        resnet = torchvision.models.resnet50()
+        self.backbone = nn.Sequential(*list(resnet.children())[:-2])
+        self.project = nn.Conv2d(2048, d, 1)
+        self.transformer = nn.Transformer(d, 8, 6, 6, 2048, dropout=0.0)
+        self.queries = nn.Parameter(torch.randn(queries, 1, d))
+        self.classes = nn.Linear(d, classes)
+        self.boxes = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, d), nn.ReLU(), nn.Linear(d, 4))
+
+    @staticmethod
+    def sine_positions(h, w, d):
+        y, x = torch.meshgrid(torch.arange(h, dtype=torch.float32), torch.arange(w, dtype=torch.float32), indexing='ij')
+        freq = 10000 ** (torch.arange(d // 4, dtype=torch.float32) * 4 / d)
+        parts = [f(c.reshape(-1, 1) / freq) for c in (y, x) for f in (torch.sin, torch.cos)]
+        return torch.cat(parts, 1)  # [h * w, d]
+
+    def forward(self, image):
+        features = self.project(self.backbone(image))
+        b, d, h, w = features.shape
+        memory = features.flatten(2).permute(2, 0, 1) + self.sine_positions(h, w, d).unsqueeze(1)
+        hidden = self.transformer(memory, self.queries.repeat(1, b, 1))
+        return torch.cat([self.classes(hidden), self.boxes(hidden).sigmoid()], -1).transpose(0, 1)
+
+
+class WaveNet(nn.Module):
+    """WaveNet-style on one second of 16 kHz audio: two stacks of ten causal dilated Conv1d (kernel 2) with
+    gated tanh x sigmoid units, residual and skip 1 x 1 convolutions."""
+
+    def __init__(self, channels=64, skip=128, stacks=2, layers=10):
+        super().__init__()
+        self.input = nn.Conv1d(1, channels, 1)
+        self.dilations = [2 ** i for _ in range(stacks) for i in range(layers)]
+        self.gates = nn.ModuleList(nn.Conv1d(channels, 2 * channels, 2, dilation=d) for d in self.dilations)
+        self.residuals = nn.ModuleList(nn.Conv1d(channels, channels, 1) for _ in self.dilations)
+        self.skips = nn.ModuleList(nn.Conv1d(channels, skip, 1) for _ in self.dilations)
+        self.out = nn.Sequential(nn.ReLU(), nn.Conv1d(skip, skip, 1), nn.ReLU(), nn.Conv1d(skip, 256, 1))
+
+    def forward(self, audio):  # [b, 1, samples]
+        x, total = self.input(audio), 0
+        for d, gate, residual, skip in zip(self.dilations, self.gates, self.residuals, self.skips):
+            filt, g = gate(F.pad(x, (d, 0))).chunk(2, 1)
+            y = torch.tanh(filt) * torch.sigmoid(g)
+            x, total = x + residual(y), total + skip(y)
+        return self.out(total)
+
+
+class Crnn(nn.Module):
+    """CRNN text recognition on a 32 x 128 grey line: VGG-style convolutions with (2, 1) pools, two
+    bidirectional LSTMs of 256 over the 32 columns, 37 classes per column."""
+
+    def __init__(self, classes=37):
+        super().__init__()
+        def conv(i, o, bn=False):
+            return [nn.Conv2d(i, o, 3, padding=1)] + ([nn.BatchNorm2d(o)] if bn else []) + [nn.ReLU()]
+        self.cnn = nn.Sequential(*conv(1, 64), nn.MaxPool2d(2), *conv(64, 128), nn.MaxPool2d(2),
+                                 *conv(128, 256, True), *conv(256, 256), nn.MaxPool2d((2, 1)),
+                                 *conv(256, 512, True), *conv(512, 512), nn.MaxPool2d((2, 1)),
+                                 nn.Conv2d(512, 512, 2, padding=(0, 1)), nn.BatchNorm2d(512), nn.ReLU())
+        self.rnn = nn.LSTM(512, 256, 2, bidirectional=True)
+        self.head = nn.Linear(512, classes)
+
+    def forward(self, image):  # [b, 1, 32, 128]
+        columns = self.cnn(image).squeeze(2).permute(2, 0, 1)  # [33, b, 512]
+        return self.head(self.rnn(columns)[0]).log_softmax(-1)
+
+
+class PointNet(nn.Module):
+    """PointNet classification on 1,024 points: a learned 3 x 3 input transform, shared MLPs as Conv1d with
+    BatchNorm, a max over the points, 40 classes."""
+
+    def __init__(self, classes=40):
+        super().__init__()
+        def mlp(*widths):
+            layers = []
+            for i, o in zip(widths, widths[1:]):
+                layers += [nn.Conv1d(i, o, 1), nn.BatchNorm1d(o), nn.ReLU()]
+            return nn.Sequential(*layers)
+        self.tnet, self.tnet_head = mlp(3, 64, 128, 1024), nn.Sequential(nn.Linear(1024, 256), nn.ReLU(), nn.Linear(256, 9))
+        self.features = mlp(3, 64, 64, 128, 1024)
+        self.head = nn.Sequential(nn.Linear(1024, 512), nn.BatchNorm1d(512), nn.ReLU(), nn.Linear(512, 256),
+                                  nn.BatchNorm1d(256), nn.ReLU(), nn.Linear(256, classes))
+
+    def forward(self, points):  # [b, 3, n]
+        transform = self.tnet_head(self.tnet(points).amax(2)).reshape(-1, 3, 3) + torch.eye(3)
+        x = torch.bmm(transform.transpose(1, 2), points)
+        return self.head(self.features(x).amax(2))
+
+
 def export(name, model, example, path, dyn=None, names=('input',)):
     model = model.eval()
     with torch.no_grad():
@@ -343,6 +483,12 @@ if __name__ == '__main__':
         'yolov8n': lambda: (YoloV8n(), torch.rand(1, 3, 320, 320)),
         'conformer': lambda: (Conformer(), torch.randn(1, 1, 80, 400)),
         't5_encoder': lambda: (T5Encoder(), torch.randint(0, 32128, (1, 128))),
+        'mlp_mixer': lambda: (MlpMixer(), torch.randn(1, 3, 224, 224)),
+        'convmixer': lambda: (ConvMixer(), torch.randn(1, 3, 224, 224)),
+        'detr': lambda: (Detr(), torch.randn(1, 3, 512, 512)),
+        'wavenet': lambda: (WaveNet(), torch.randn(1, 1, 16000)),
+        'crnn': lambda: (Crnn(), torch.randn(1, 1, 32, 128)),
+        'pointnet': lambda: (PointNet(), torch.randn(1, 3, 1024)),
     }
     # Hugging Face's GPT-2 (124M) as its exporter writes it: batch and sequence dynamic.
     models['gpt2'] = lambda: (written_architectures.Gpt2(vocab=50257, d=768, heads=12, layers=12, context=1024),

@@ -88,8 +88,18 @@ private:
             const int64_t inner = inN / outN;
             ctx.pool().parallelFor(outN, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
                 for (int64_t o = b; o < e; ++o) {
-                    double a = init();
                     const T* row = pi + o * inner;
+                    if constexpr (std::is_same_v<T, float>) {
+                        // PointNet's max over 1,024 points per feature: vector lanes, not one
+                        // double at a time.
+                        if (m_kind == Red::Max || m_kind == Red::Min || m_kind == Red::Sum || m_kind == Red::Mean) {
+                            acc[size_t(o)] = m_kind == Red::Max   ? double(maxOfArray(row, inner))
+                                             : m_kind == Red::Min ? double(minOfArray(row, inner))
+                                                                  : sumOfArray(row, inner);
+                            continue;
+                        }
+                    }
+                    double a = init();
                     for (int64_t i = 0; i < inner; ++i) a = step(a, double(row[i]));
                     acc[size_t(o)] = a;
                 }

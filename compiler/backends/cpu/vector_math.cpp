@@ -248,6 +248,65 @@ void swishArray(const float* x, float* y, int64_t n, float alpha) {
     return squares / double(n);
 }
 
+namespace {
+
+// Vector lanes of the running extreme; a NaN seen anywhere is kept apart and wins at the end.
+template <bool kMax>
+[[gnu::always_inline]] inline float extremeOfArray(const float* x, int64_t n) {
+    using Lanes = float __attribute__((vector_size(64)));
+    using Mask = int __attribute__((vector_size(64)));
+    constexpr int64_t kLanes = 16;
+    Lanes best;
+    for (int64_t j = 0; j < kLanes; ++j) best[j] = x[0];
+    Mask nan = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+        Lanes v;
+        std::memcpy(&v, x + i, sizeof v);
+        nan |= v != v;
+        best = kMax ? (v > best ? v : best) : (v < best ? v : best);
+    }
+    bool anyNan = false;
+    float result = x[0];
+    for (int64_t j = 0; j < kLanes; ++j) {
+        anyNan = anyNan || nan[j];
+        result = kMax ? (best[j] > result ? best[j] : result) : (best[j] < result ? best[j] : result);
+    }
+    for (; i < n; ++i) {
+        anyNan = anyNan || x[i] != x[i];
+        result = kMax ? (x[i] > result ? x[i] : result) : (x[i] < result ? x[i] : result);
+    }
+    return anyNan ? std::numeric_limits<float>::quiet_NaN() : result;
+}
+
+}  // namespace
+
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] float maxOfArray(const float* x, int64_t n) {
+    return extremeOfArray<true>(x, n);
+}
+
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] float minOfArray(const float* x, int64_t n) {
+    return extremeOfArray<false>(x, n);
+}
+
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] double sumOfArray(const float* x, int64_t n) {
+    using Floats = float __attribute__((vector_size(32)));
+    using Doubles = double __attribute__((vector_size(64)));
+    Doubles a = {}, b = {};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        Floats u, v;
+        std::memcpy(&u, x + i, sizeof u);
+        std::memcpy(&v, x + i + 8, sizeof v);
+        a += __builtin_convertvector(u, Doubles);
+        b += __builtin_convertvector(v, Doubles);
+    }
+    double sum = 0;
+    for (int j = 0; j < 8; ++j) sum += a[j] + b[j];
+    for (; i < n; ++i) sum += double(x[i]);
+    return sum;
+}
+
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void minMaxArray(const float* x, int64_t n, float& lo, float& hi) {
     // GCC does not vectorize a float min/max reduction without fast-math, so it is written
     // with vector types; the selects skip NaN as std::min(lo, x) does.

@@ -143,6 +143,11 @@ void clampArray(float* x, int64_t n, float lo, float hi);
 void hardSigmoidArray(float* x, int64_t n, float alpha, float beta);
 void hardSwishArray(float* x, int64_t n);
 
+// The largest or smallest of n > 0 values, NaN where any is NaN (ReduceMax, ReduceMin over a
+// row), and the sum of n values added in double lanes (ReduceSum, ReduceMean).
+float maxOfArray(const float* x, int64_t n);
+float minOfArray(const float* x, int64_t n);
+double sumOfArray(const float* x, int64_t n);
 // Widens [lo, hi] to every non-NaN x (as std::min/std::max from those starting values).
 void minMaxArray(const float* x, int64_t n, float& lo, float& hi);
 // y = saturate(round_half_even(x / scale) + zero), NaN to 0: QuantizeLinear and
