@@ -526,20 +526,25 @@ private slots:
     // Depthwise Conv1d (Conformer's 31 taps, wav2vec's positional convolution) runs the 2-D
     // depthwise loop on rows of one: against the definition as a 1 x k window, with strides,
     // dilation, asymmetric pads, with and without bias.
-    void depthwiseLinesMatchTheDefinition() {
+    void linesMatchTheDefinition() {
         const std::vector<Case> lines{
             {"31 taps", 24, 24, 24, 1, 31, 1, 1, 1, 1, {0, 15, 0, 15}, true},
             {"3 taps stride 2", 17, 17, 17, 1, 3, 1, 2, 1, 1, {0, 1, 0, 1}, false},
             {"5 taps dilated 2 asymmetric pads", 9, 9, 9, 1, 5, 1, 1, 1, 2, {0, 3, 0, 1}, true},
             {"4 taps no pad stride 3", 5, 5, 5, 1, 4, 1, 3, 1, 1, {0, 0, 0, 0}, true},
+            // Dense lines of stride 1 take the shifted-tap tiles (WaveNet's causal layers).
+            {"dense 2 taps dilated 8 causal", 16, 24, 1, 1, 2, 1, 1, 1, 8, {0, 8, 0, 0}, true},
+            {"dense 3 taps padded, 7 outputs", 10, 7, 1, 1, 3, 1, 1, 1, 1, {0, 1, 0, 1}, true},
+            {"dense 5 taps no pad", 3, 5, 1, 1, 5, 1, 1, 1, 1, {0, 0, 0, 0}, false},
+            {"dense 3 taps stride 2", 8, 8, 1, 1, 3, 1, 2, 1, 1, {0, 1, 0, 1}, true},
         };
         std::mt19937 rng(23);
         for (const Case& k : lines) {
-            const auto weights = randomValues(size_t(k.m * k.kw), rng);
+            const auto weights = randomValues(size_t(k.m * (k.c / k.group) * k.kw), rng);
             const auto bias = randomValues(size_t(k.m), rng);
             GraphBuilder gb;
             ValueId x = gb.input("x", DType::Float32, Shape({Dim::symbolic("n"), Dim::known(k.c), Dim::symbolic("l")}));
-            std::vector<ValueId> inputs{x, gb.initializer(floatTensor("W", {k.m, 1, k.kw}, weights))};
+            std::vector<ValueId> inputs{x, gb.initializer(floatTensor("W", {k.m, k.c / k.group, k.kw}, weights))};
             if (k.bias) inputs.push_back(gb.initializer(floatTensor("B", {k.m}, bias)));
             gb.output(gb.op("Conv", inputs, "y",
                             {intAttr("group", k.group), intsAttr("strides", {k.sw}), intsAttr("dilations", {k.dw}),
@@ -548,7 +553,7 @@ private slots:
             fillUnknownTypes(*model.graph);
             auto exec = Executor::create(model, cpuExecutorOptions(2));
             QVERIFY2(exec.isOk(), exec.status().message().c_str());
-            for (auto [n, l] : {std::pair<int64_t, int64_t>{1, 99}, {2, 40}, {1, 7}}) {
+            for (auto [n, l] : {std::pair<int64_t, int64_t>{1, 99}, {2, 40}, {1, 7}, {1, 600}}) {
                 const auto input = randomValues(size_t(n * k.c * l), rng);
                 RtTensor t = allocateTensor(DType::Float32, {n, k.c, l});
                 std::copy(input.begin(), input.end(), t.as<float>());

@@ -198,6 +198,12 @@ public:
                     return finishEpilogue(ctx, *y, z, true);
                 }
             }
+            if constexpr (std::is_same_v<T, float>) {
+                if (takesTaps(*geo, c, m)) {
+                    tapsConv(ctx.pool(), *x, m, w->as<float>(), b ? b->as<float>() : nullptr, *geo, py, act);
+                    return finishEpilogue(ctx, *y, z, true);
+                }
+            }
             // The products first, then the bias and the activation together in one pass over
             // the output (filling the bias in first and accumulating onto it costs that pass
             // plus a read of the output inside the GEMM).
@@ -410,6 +416,39 @@ private:
         });
     }
 
+    // A 1-D convolution of stride 1 (WaveNet's and TCNs' dilated causal layers) as shifted
+    // products of the input in registers: no column matrix, none of oneDNN's reorders. Up to
+    // 128 products per output, as for the 1x1 tiles' 64: WaveNet's 64 channels x 2 taps ran
+    // 3.6 -> 2.6 ms, but Whisper's 80 x 3 took 1.65 ms against oneDNN's 1.24.
+    bool takesTaps(const ConvGeometry& g, int64_t c, int64_t m) const {
+        return m_group == 1 && g.in.size() == 1 && g.kernel[0] > 1 && g.strides[0] == 1 && m >= 4 &&
+               c * g.kernel[0] <= 128;
+    }
+    // x is read through a padded copy where the convolution pads.
+    void tapsConv(ThreadPool& pool, const RtTensor& x, int64_t m, const float* w, const float* bias, const ConvGeometry& g,
+                  float* y, const Activation& act) {
+        const int64_t images = x.dims[0], c = x.dims[1];
+        const int64_t in = g.in[0], taps = g.kernel[0], dilation = g.dilations[0];
+        const int64_t paddedLen = g.out[0] + dilation * (taps - 1);
+        const float* src = x.as<float>();
+        if (g.padBegin[0] != 0 || paddedLen != in) {
+            const size_t bytes = size_t(images * c * paddedLen) * sizeof(float);
+            if (m_col.size() < bytes) m_col.resize(bytes);
+            float* padded = reinterpret_cast<float*>(m_col.data());
+            const int64_t before = g.padBegin[0], copied = std::min(in, paddedLen - before);
+            pool.parallelFor(images * c, std::max<int64_t>(1, 16384 / paddedLen), [&](int64_t r0, int64_t r1) {
+                for (int64_t r = r0; r < r1; ++r) {
+                    float* row = padded + r * paddedLen;
+                    std::fill(row, row + before, 0.f);
+                    std::memcpy(row + before, src + r * in, size_t(copied) * sizeof(float));
+                    std::fill(row + before + copied, row + paddedLen, 0.f);
+                }
+            });
+            src = padded;
+        }
+        tapsConv1d(pool, src, w, bias, y, images, c, m, paddedLen, taps, dilation, act);
+    }
+
     static bool isPointwise(const ConvGeometry& g, const std::vector<int64_t>& kernel, const std::vector<int64_t>& spatial) {
         for (size_t d = 0; d < kernel.size(); ++d)
             if (kernel[d] != 1 || g.strides[d] != 1 || g.padBegin[d] != 0 || g.out[d] != spatial[d]) return false;
@@ -420,7 +459,7 @@ private:
     // on the NCHW image as it is, and depthwise has its own direct loop.
     bool keepsNchw(const ConvGeometry& g, int64_t c, int64_t m) const {
         if (m_group > 1 && m_group == c && m == c && (g.in.size() == 2 || g.in.size() == 1)) return true;
-        return m_group == 1 && isPointwise(g, g.kernel, g.in);
+        return (m_group == 1 && isPointwise(g, g.kernel, g.in)) || takesTaps(g, c, m);
     }
 
     WindowAttrs m_attrs;

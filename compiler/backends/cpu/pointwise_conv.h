@@ -24,4 +24,10 @@ bool pointwiseTilesPay(int64_t inChannels);
 void pointwiseConv(ThreadPool& pool, const float* x, const float* w, const float* bias, float* y, int64_t images,
                    int64_t c, int64_t m, int64_t hw, const Activation& act);
 
+// A 1-D convolution of stride 1 over an already padded x [images, c, inLen] in the same tiles:
+// w is [m, c, taps], and output t of row r sums w[r, ch, k] x[ch, t + k dilation], so the
+// taps read shifted columns of x with no column matrix; y is [images, m, inLen - dilation (taps - 1)].
+void tapsConv1d(ThreadPool& pool, const float* x, const float* w, const float* bias, float* y, int64_t images,
+                int64_t c, int64_t m, int64_t inLen, int64_t taps, int64_t dilation, const Activation& act);
+
 }  // namespace fsc::cpu
