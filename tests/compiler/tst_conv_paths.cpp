@@ -763,6 +763,12 @@ private:
             // ConvNeXt's 7x7 windows slide too: whole blocks, an overlapping last vector.
             {"depthwise 7x7 48 channels", 48, 48, 48, 7, 7, 1, 1, 1, 1, {3, 3, 3, 3}, true},
             {"depthwise 7x7 20 channels asymmetric pads", 20, 20, 20, 7, 7, 1, 1, 1, 1, {3, 2, 1, 3}, false},
+            // Large kernels slide eight pixels at a time (ConvMixer's 9x9): rows of fewer
+            // outputs take the one-pixel tiles.
+            {"depthwise 9x9 32 channels", 32, 32, 32, 9, 9, 1, 1, 1, 1, {4, 4, 4, 4}, true},
+            {"depthwise 9x9 24 channels narrow pads", 24, 24, 24, 9, 9, 1, 1, 1, 1, {3, 2, 3, 3}, false},
+            {"depthwise 11x11 20 channels asymmetric pads", 20, 20, 20, 11, 11, 1, 1, 1, 1, {5, 3, 4, 6}, true},
+            {"depthwise 13x13 17 channels", 17, 17, 17, 13, 13, 1, 1, 1, 1, {6, 6, 6, 6}, true},
         };
     }
 };

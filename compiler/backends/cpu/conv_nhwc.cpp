@@ -224,7 +224,7 @@ template <typename Vec, int P, int K, int S, bool Clip>
     Vec acc[P][1];
     seed(acc, ep, c0);
     const int64_t ix0 = ox0 * S - s.pw;
-#pragma GCC unroll 7
+#pragma GCC unroll 13
     for (int ky = 0; ky < K; ++ky) {
         if (!rows[ky]) continue;  // above or below the image
         const float* row = rows[ky] + c0;
@@ -234,7 +234,7 @@ template <typename Vec, int P, int K, int S, bool Clip>
             const int64_t ix = ix0 + q;
             in[q] = !Clip || (ix >= 0 && ix < s.iw) ? load<Vec>(row + ix * s.c) : Vec{};
         }
-#pragma GCC unroll 7
+#pragma GCC unroll 13
         for (int kx = 0; kx < K; ++kx) {
             const Vec wv = load<Vec>(w + (ky * K + kx) * s.c + c0);
 #pragma GCC unroll 8
@@ -280,8 +280,14 @@ template <typename Vec>
     else if (kernelWidth == 5 && eight) slidingRow<Vec, 8, 5, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
     else if (kernelWidth == 5 && s.sw == 1) slidingRow<Vec, 4, 5, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
     else if (kernelWidth == 5) slidingRow<Vec, 4, 5, 2>(s, img, w, ep, out, oy, cEnd, lo, hi);
-    else if (eight) slidingRow<Vec, 8, 7, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
-    else slidingRow<Vec, 4, 7, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
+    else if (kernelWidth == 7 && eight) slidingRow<Vec, 8, 7, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
+    else if (kernelWidth == 7) slidingRow<Vec, 4, 7, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
+    // Large kernels at stride 1 (ConvMixer's 9 x 9, RepLKNet-style 11 and 13): eight pixels
+    // take 7 + K inputs, 8 accumulators and a tap, at most 29 of the 32 registers.
+    else if (kernelWidth == 9 && eight) slidingRow<Vec, 8, 9, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
+    else if (kernelWidth == 11 && eight) slidingRow<Vec, 8, 11, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
+    else if (kernelWidth == 13 && eight) slidingRow<Vec, 8, 13, 1>(s, img, w, ep, out, oy, cEnd, lo, hi);
+    else return false;
     return true;
 }
 
@@ -296,8 +302,9 @@ template <typename T>
     const int64_t lo = std::min(s.ow, (s.pw + s.sw - 1) / s.sw);
     const int64_t lastIn = s.iw - 1 - (s.kw - 1) * s.dw + s.pw;  // the largest ox * sw allowed
     const int64_t hi = std::max(lo, std::min(s.ow, lastIn >= 0 ? lastIn / s.sw + 1 : 0));
-    // Windows that slide: 3x3 and 5x5 at stride 1 and 2, 7x7 at stride 1, without dilation.
-    const bool slides = s.dw == 1 && (((s.sw == 1 || s.sw == 2) && (s.kw == 3 || s.kw == 5)) || (s.sw == 1 && s.kw == 7));
+    // Windows that slide: 3x3 and 5x5 at stride 1 and 2, 7x7 to 13x13 at stride 1, without dilation.
+    const bool slides = s.dw == 1 && (((s.sw == 1 || s.sw == 2) && (s.kw == 3 || s.kw == 5)) ||
+                                      (s.sw == 1 && (s.kw == 7 || s.kw == 9 || s.kw == 11 || s.kw == 13)));
     const int kernelWidth = slides ? int(s.kw) : 0;
     if constexpr (T::kSlides)
         if (slidingRowFor<typename T::Vec>(s, img, w, ep, out, oy, cEnd, lo, hi, kernelWidth)) return;
