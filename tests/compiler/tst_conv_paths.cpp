@@ -537,6 +537,7 @@ private slots:
             {"dense 3 taps padded, 7 outputs", 10, 7, 1, 1, 3, 1, 1, 1, 1, {0, 1, 0, 1}, true},
             {"dense 5 taps no pad", 3, 5, 1, 1, 5, 1, 1, 1, 1, {0, 0, 0, 0}, false},
             {"dense 3 taps stride 2", 8, 8, 1, 1, 3, 1, 2, 1, 1, {0, 1, 0, 1}, true},
+            {"dense 1 tap", 12, 20, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, true},
         };
         std::mt19937 rng(23);
         for (const Case& k : lines) {
@@ -553,6 +554,22 @@ private slots:
             fillUnknownTypes(*model.graph);
             auto exec = Executor::create(model, cpuExecutorOptions(2));
             QVERIFY2(exec.isOk(), exec.status().message().c_str());
+            // The same as FusedConv with a residual Z and a ReLU after it (WaveNet's skips):
+            // the tiles add Z before they store.
+            GraphBuilder fb;
+            ValueId fx = fb.input("x", DType::Float32, Shape({Dim::symbolic("n"), Dim::known(k.c), Dim::symbolic("l")}));
+            ValueId fz = fb.input("z", DType::Float32, Shape({Dim::symbolic("n"), Dim::known(k.m), Dim::symbolic("ol")}));
+            fb.output(fb.node("FusedConv",
+                              {fx, fb.initializer(floatTensor("W", {k.m, k.c / k.group, k.kw}, weights)),
+                               k.bias ? fb.initializer(floatTensor("B", {k.m}, bias)) : ValueId{}, fz},
+                              {"y"},
+                              {intAttr("group", k.group), intsAttr("strides", {k.sw}), intsAttr("dilations", {k.dw}),
+                               intsAttr("pads", {k.pads[1], k.pads[3]}), stringAttr("activation", "Relu")},
+                              "conv", "ai.fusescope")[0]);
+            Model fused = fb.buildModel();
+            fused.opsetImports.push_back({"ai.fusescope", 1});
+            auto withResidual = Executor::create(fused, cpuExecutorOptions(2));
+            QVERIFY2(withResidual.isOk(), withResidual.status().message().c_str());
             for (auto [n, l] : {std::pair<int64_t, int64_t>{1, 99}, {2, 40}, {1, 7}, {1, 600}}) {
                 const auto input = randomValues(size_t(n * k.c * l), rng);
                 RtTensor t = allocateTensor(DType::Float32, {n, k.c, l});
@@ -564,6 +581,17 @@ private slots:
                 const int64_t ol = y.dims[2];
                 QCOMPARE(ol, (l + k.pads[1] + k.pads[3] - ((k.kw - 1) * k.dw + 1)) / k.sw + 1);
                 const auto expected = naiveConv(k, input, n, 1, l, weights, bias, 1, ol);
+                const auto residual = randomValues(size_t(n * k.m * ol), rng);
+                RtTensor zt = allocateTensor(DType::Float32, {n, k.m, ol});
+                std::copy(residual.begin(), residual.end(), zt.as<float>());
+                auto summed = (*withResidual)->run({t, zt});
+                QVERIFY2(summed.isOk(), summed.status().message().c_str());
+                for (size_t i = 0; i < expected.size(); ++i) {
+                    const float want = std::max(expected[i] + residual[i], 0.f);
+                    QVERIFY2(std::abs((*summed)[0].as<float>()[i] - want) <= 1e-4f * (1 + std::abs(want)),
+                             qPrintable(QString("%1 with Z, length %2, element %3: %4, expected %5")
+                                            .arg(k.name).arg(l).arg(i).arg((*summed)[0].as<float>()[i]).arg(want)));
+                }
                 QCOMPARE(size_t(y.numel()), expected.size());
                 for (size_t i = 0; i < expected.size(); ++i)
                     QVERIFY2(std::abs(y.as<float>()[i] - expected[i]) <= 1e-4f * (1 + std::abs(expected[i])),

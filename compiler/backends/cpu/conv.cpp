@@ -175,8 +175,10 @@ public:
             if (const auto done = m_oneDnn.run(*geo, m_group, *x, *w, b, z, weightsConstant, false, false, *y); done.ran)
                 return finishEpilogue(ctx, *y, done.residual ? nullptr : z, done.activation);
         }
-        RtTensor zAside;  // the paths below write Y before adding Z
-        if (z && z->data == y->data) z = &(zAside = cloneTensor(*z));
+        RtTensor zAside;  // the paths below write Y before adding Z, except the tiles
+        const bool tiles = x->dtype == DType::Float32 && m_group == 1 &&
+                           ((isPointwise(*geo, kernel, spatial) && pointwiseTilesPay(c)) || takesTaps(*geo, c, m));
+        if (z && z->data == y->data && !tiles) z = &(zAside = cloneTensor(*z));
         // With Z the activation waits until Z is added, at the end.
         const Activation& act = z ? kNoActivation : m_act;
         return dispatchFloat(ctx, x->dtype, [&](auto tag) -> Status {
@@ -192,16 +194,16 @@ public:
                 return finishEpilogue(ctx, *y, z, true);
             }
             if constexpr (std::is_same_v<T, float>) {
+                // The tiles add Z and apply the activation while the outputs are in registers.
+                const float* pz = z ? z->as<float>() : nullptr;
                 if (m_group == 1 && isPointwise(*geo, kernel, spatial) && pointwiseTilesPay(c)) {
-                    pointwiseConv(ctx.pool(), x->as<float>(), w->as<float>(), b ? b->as<float>() : nullptr, py, n, c,
-                                  m, outSize, act);
-                    return finishEpilogue(ctx, *y, z, true);
+                    pointwiseConv(ctx.pool(), x->as<float>(), w->as<float>(), b ? b->as<float>() : nullptr, pz, py, n, c,
+                                  m, outSize, m_act);
+                    return Status::ok();
                 }
-            }
-            if constexpr (std::is_same_v<T, float>) {
                 if (takesTaps(*geo, c, m)) {
-                    tapsConv(ctx.pool(), *x, m, w->as<float>(), b ? b->as<float>() : nullptr, *geo, py, act);
-                    return finishEpilogue(ctx, *y, z, true);
+                    tapsConv(ctx.pool(), *x, m, w->as<float>(), b ? b->as<float>() : nullptr, pz, *geo, py, m_act);
+                    return Status::ok();
                 }
             }
             // The products first, then the bias and the activation together in one pass over
@@ -425,8 +427,8 @@ private:
                c * g.kernel[0] <= 128;
     }
     // x is read through a padded copy where the convolution pads.
-    void tapsConv(ThreadPool& pool, const RtTensor& x, int64_t m, const float* w, const float* bias, const ConvGeometry& g,
-                  float* y, const Activation& act) {
+    void tapsConv(ThreadPool& pool, const RtTensor& x, int64_t m, const float* w, const float* bias, const float* z,
+                  const ConvGeometry& g, float* y, const Activation& act) {
         const int64_t images = x.dims[0], c = x.dims[1];
         const int64_t in = g.in[0], taps = g.kernel[0], dilation = g.dilations[0];
         const int64_t paddedLen = g.out[0] + dilation * (taps - 1);
@@ -446,7 +448,7 @@ private:
             });
             src = padded;
         }
-        tapsConv1d(pool, src, w, bias, y, images, c, m, paddedLen, taps, dilation, act);
+        tapsConv1d(pool, src, w, bias, z, y, images, c, m, paddedLen, taps, dilation, act);
     }
 
     static bool isPointwise(const ConvGeometry& g, const std::vector<int64_t>& kernel, const std::vector<int64_t>& spatial) {

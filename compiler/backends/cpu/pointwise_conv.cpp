@@ -31,8 +31,8 @@ struct Rows {
 // Rows [r0, r0 + Rows) by columns [j0, j0 + 16 Vectors) of one image. Unrolled, so the
 // Rows x Vectors accumulators stay in registers through the whole loop over the inputs.
 template <int64_t Rows, int64_t Vectors>
-[[gnu::always_inline]] inline void tile(const float* x, const float* w, const float* bias, float* y, const struct Rows& g,
-                                        int64_t r0, int64_t j0) {
+[[gnu::always_inline]] inline void tile(const float* x, const float* w, const float* bias, const float* z, float* y,
+                                        const struct Rows& g, int64_t r0, int64_t j0) {
     Vec16 acc[Rows][Vectors];
 #pragma GCC unroll 8
     for (int64_t i = 0; i < Rows; ++i)
@@ -52,6 +52,11 @@ template <int64_t Rows, int64_t Vectors>
                 for (int64_t v = 0; v < Vectors; ++v) acc[i][v] += s * in[v];
             }
         }
+    if (z)
+#pragma GCC unroll 8
+        for (int64_t i = 0; i < Rows; ++i)
+#pragma GCC unroll 8
+            for (int64_t v = 0; v < Vectors; ++v) acc[i][v] += load(z + (r0 + i) * g.outLen + j0 + 16 * v);
 #pragma GCC unroll 8
     for (int64_t i = 0; i < Rows; ++i)
 #pragma GCC unroll 8
@@ -60,50 +65,51 @@ template <int64_t Rows, int64_t Vectors>
 
 // Columns from *j while a whole tile of 16 V fits before j1, every row.
 template <int64_t V>
-[[gnu::always_inline]] inline void tiles(const float* x, const float* w, const float* bias, float* y, const Rows& g,
-                                         int64_t r0, int64_t r1, int64_t& j, int64_t j1) {
+[[gnu::always_inline]] inline void tiles(const float* x, const float* w, const float* bias, const float* z, float* y,
+                                         const Rows& g, int64_t r0, int64_t r1, int64_t& j, int64_t j1) {
     for (; j + 16 * V <= j1; j += 16 * V) {
         int64_t r = r0;
-        for (; r + kRows <= r1; r += kRows) tile<kRows, V>(x, w, bias, y, g, r, j);
-        for (; r < r1; ++r) tile<1, V>(x, w, bias, y, g, r, j);
+        for (; r + kRows <= r1; r += kRows) tile<kRows, V>(x, w, bias, z, y, g, r, j);
+        for (; r < r1; ++r) tile<1, V>(x, w, bias, z, y, g, r, j);
     }
 }
 
 // Output channels [r0, r1) by columns [j0, j1) of one image: full tiles, then single
 // vectors, then the last columns one at a time.
 template <int64_t Vectors>
-[[gnu::always_inline]] inline void blockOf(const float* x, const float* w, const float* bias, float* y, const Rows& g,
-                                           int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
+[[gnu::always_inline]] inline void blockOf(const float* x, const float* w, const float* bias, const float* z, float* y,
+                                           const Rows& g, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
     int64_t j = j0;
-    tiles<Vectors>(x, w, bias, y, g, r0, r1, j, j1);
-    if constexpr (Vectors > 1) tiles<1>(x, w, bias, y, g, r0, r1, j, j1);
+    tiles<Vectors>(x, w, bias, z, y, g, r0, r1, j, j1);
+    if constexpr (Vectors > 1) tiles<1>(x, w, bias, z, y, g, r0, r1, j, j1);
     const int64_t k = g.c * g.taps;
     for (int64_t r = r0; r < r1; ++r)
         for (int64_t col = j; col < j1; ++col) {
             float sum = bias ? bias[r] : 0.0f;
             for (int64_t ch = 0; ch < g.c; ++ch)
                 for (int64_t t = 0; t < g.taps; ++t) sum += w[r * k + ch * g.taps + t] * x[ch * g.inLen + t * g.dilation + col];
-            y[r * g.outLen + col] = sum;
+            y[r * g.outLen + col] = z ? sum + z[r * g.outLen + col] : sum;
         }
 }
 
 // AVX-512 has 32 registers: 4 x 4 accumulators of 16 floats. AVX2's 16 registers hold 4 x 1
 // (each two halves); more would spill.
-[[gnu::target("avx512f")]] void blockAvx512(const float* x, const float* w, const float* bias, float* y, const Rows& g,
-                                            int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-    blockOf<4>(x, w, bias, y, g, r0, r1, j0, j1);
+[[gnu::target("avx512f")]] void blockAvx512(const float* x, const float* w, const float* bias, const float* z, float* y,
+                                            const Rows& g, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
+    blockOf<4>(x, w, bias, z, y, g, r0, r1, j0, j1);
 }
-[[gnu::target("avx2,fma")]] void blockAvx2(const float* x, const float* w, const float* bias, float* y, const Rows& g,
-                                           int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
-    blockOf<1>(x, w, bias, y, g, r0, r1, j0, j1);
+[[gnu::target("avx2,fma")]] void blockAvx2(const float* x, const float* w, const float* bias, const float* z, float* y,
+                                           const Rows& g, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
+    blockOf<1>(x, w, bias, z, y, g, r0, r1, j0, j1);
 }
-void blockBaseline(const float* x, const float* w, const float* bias, float* y, const Rows& g, int64_t r0, int64_t r1,
-                   int64_t j0, int64_t j1) {
-    blockOf<1>(x, w, bias, y, g, r0, r1, j0, j1);
+void blockBaseline(const float* x, const float* w, const float* bias, const float* z, float* y, const Rows& g, int64_t r0,
+                   int64_t r1, int64_t j0, int64_t j1) {
+    blockOf<1>(x, w, bias, z, y, g, r0, r1, j0, j1);
 }
 #pragma GCC diagnostic pop
 
-using BlockFn = void (*)(const float*, const float*, const float*, float*, const Rows&, int64_t, int64_t, int64_t, int64_t);
+using BlockFn = void (*)(const float*, const float*, const float*, const float*, float*, const Rows&, int64_t, int64_t,
+                         int64_t, int64_t);
 
 BlockFn blockForThisCpu() {
     static const BlockFn chosen = vec16::forThisCpu<BlockFn>(blockAvx512, blockAvx2, blockBaseline);
@@ -114,13 +120,13 @@ BlockFn blockForThisCpu() {
 
 bool pointwiseTilesPay(int64_t inChannels) { return inChannels <= 64; }
 
-void pointwiseConv(ThreadPool& pool, const float* x, const float* w, const float* bias, float* y, int64_t images,
-                   int64_t c, int64_t m, int64_t hw, const Activation& act) {
-    tapsConv1d(pool, x, w, bias, y, images, c, m, hw, 1, 0, act);
+void pointwiseConv(ThreadPool& pool, const float* x, const float* w, const float* bias, const float* z, float* y,
+                   int64_t images, int64_t c, int64_t m, int64_t hw, const Activation& act) {
+    tapsConv1d(pool, x, w, bias, z, y, images, c, m, hw, 1, 0, act);
 }
 
-void tapsConv1d(ThreadPool& pool, const float* x, const float* w, const float* bias, float* y, int64_t images,
-                int64_t c, int64_t m, int64_t inLen, int64_t taps, int64_t dilation, const Activation& act) {
+void tapsConv1d(ThreadPool& pool, const float* x, const float* w, const float* bias, const float* z, float* y,
+                int64_t images, int64_t c, int64_t m, int64_t inLen, int64_t taps, int64_t dilation, const Activation& act) {
     const BlockFn block = blockForThisCpu();
     const Rows g{c, taps, dilation, inLen, inLen - dilation * (taps - 1)};
     const int64_t hw = g.outLen;
@@ -140,7 +146,7 @@ void tapsConv1d(ThreadPool& pool, const float* x, const float* w, const float* b
             const int64_t j0 = column * kBlock, j1 = std::min(hw, j0 + kBlock);
             const int64_t r0 = slice * sliceRows, r1 = std::min(m, r0 + sliceRows);
             float* out = y + img * m * hw;
-            block(x + img * c * inLen, w, bias, out, g, r0, r1, j0, j1);
+            block(x + img * c * inLen, w, bias, z ? z + img * m * hw : nullptr, out, g, r0, r1, j0, j1);
             if (act.kind != Activation::Kind::None)
                 for (int64_t r = r0; r < r1; ++r) act.apply(out + r * hw + j0, j1 - j0);
         }

@@ -20,14 +20,16 @@ namespace fsc::cpu {
 bool pointwiseTilesPay(int64_t inChannels);
 
 // One image at a time over `images`: x is [images, c, hw], w [m, c], bias [m] or null,
-// y [images, m, hw]. Column blocks are spread over the pool's threads.
-void pointwiseConv(ThreadPool& pool, const float* x, const float* w, const float* bias, float* y, int64_t images,
-                   int64_t c, int64_t m, int64_t hw, const Activation& act);
+// z (a residual added before the activation, as FusedConv's Z) null or shaped as y, y
+// [images, m, hw]. Column blocks are spread over the pool's threads. z may be y itself: each
+// element is read before it is written.
+void pointwiseConv(ThreadPool& pool, const float* x, const float* w, const float* bias, const float* z, float* y,
+                   int64_t images, int64_t c, int64_t m, int64_t hw, const Activation& act);
 
 // A 1-D convolution of stride 1 over an already padded x [images, c, inLen] in the same tiles:
 // w is [m, c, taps], and output t of row r sums w[r, ch, k] x[ch, t + k dilation], so the
 // taps read shifted columns of x with no column matrix; y is [images, m, inLen - dilation (taps - 1)].
-void tapsConv1d(ThreadPool& pool, const float* x, const float* w, const float* bias, float* y, int64_t images,
-                int64_t c, int64_t m, int64_t inLen, int64_t taps, int64_t dilation, const Activation& act);
+void tapsConv1d(ThreadPool& pool, const float* x, const float* w, const float* bias, const float* z, float* y,
+                int64_t images, int64_t c, int64_t m, int64_t inLen, int64_t taps, int64_t dilation, const Activation& act);
 
 }  // namespace fsc::cpu

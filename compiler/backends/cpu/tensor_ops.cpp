@@ -478,19 +478,22 @@ public:
             const int64_t inner = rank ? dims[size_t(rank - 1)] : 1;
             const int64_t innerStep = rank ? step[size_t(rank - 1)] * inStrides[size_t(rank - 1)] : 1;
             const int64_t rows = n / inner;
-            for (int64_t r = 0; r < rows; ++r) {
-                int64_t rem = r, src = 0;
-                for (int64_t i = rank - 2; i >= 0; --i) {
-                    const int64_t idx = rem % dims[size_t(i)];
-                    rem /= dims[size_t(i)];
-                    src += (start[size_t(i)] + idx * step[size_t(i)]) * inStrides[size_t(i)];
+            // Over the threads: WaveNet's gates are halves of a 128 x 16,000 product, 4 MB each.
+            ctx.pool().parallelFor(rows, std::max<int64_t>(1, 32768 / (inner * int64_t(sizeof(T)))), [&](int64_t r0, int64_t r1) {
+                for (int64_t r = r0; r < r1; ++r) {
+                    int64_t rem = r, src = 0;
+                    for (int64_t i = rank - 2; i >= 0; --i) {
+                        const int64_t idx = rem % dims[size_t(i)];
+                        rem /= dims[size_t(i)];
+                        src += (start[size_t(i)] + idx * step[size_t(i)]) * inStrides[size_t(i)];
+                    }
+                    if (rank) src += start[size_t(rank - 1)] * inStrides[size_t(rank - 1)];
+                    T* o = po + r * inner;
+                    if (innerStep == 1) std::memcpy(o, pi + src, size_t(inner) * sizeof(T));
+                    else
+                        for (int64_t k = 0; k < inner; ++k) o[k] = pi[src + k * innerStep];
                 }
-                if (rank) src += start[size_t(rank - 1)] * inStrides[size_t(rank - 1)];
-                T* o = po + r * inner;
-                if (innerStep == 1) std::memcpy(o, pi + src, size_t(inner) * sizeof(T));
-                else
-                    for (int64_t k = 0; k < inner; ++k) o[k] = pi[src + k * innerStep];
-            }
+            });
             return Status::ok();
         });
     }
