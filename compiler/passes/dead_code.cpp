@@ -1,5 +1,6 @@
 // eliminate-dead-code: nodes none of whose outputs reach a graph output (directly or
 // through other nodes, or by name from a subgraph) are removed, last first.
+#include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 
 namespace fsc::passes {
@@ -16,11 +17,7 @@ public:
         const auto order = rw.graph().order();
         for (auto it = order.rbegin(); it != order.rend(); ++it) {
             const Node& n = rw.graph().node(*it);
-            bool read = false;
-            for (ValueId out : n.outputs)
-                read |= out.valid() && (!rw.users(out).empty() || rw.isGraphOutput(out) ||
-                                        rw.isCaptured(out));
-            if (read) continue;
+            if (anyOutputRead(rw, *it)) continue;
             ++context.counters.matched;
             rw.removeNode(*it);
             if (rw.commit("dead-node", "no output of this " + n.opType + " is read"))

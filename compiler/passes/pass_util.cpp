@@ -175,10 +175,14 @@ bool isRandomOp(const Node& n) {
     return false;
 }
 
-void removeIfUnread(Rewriter& rw, NodeId id) {
+bool anyOutputRead(const Rewriter& rw, NodeId id) {
     for (ValueId out : rw.graph().node(id).outputs)
-        if (out.valid() && (!rw.users(out).empty() || rw.isGraphOutput(out) || rw.isCaptured(out))) return;
-    rw.removeNode(id);
+        if (out.valid() && (!rw.users(out).empty() || rw.isGraphOutput(out) || rw.isCaptured(out))) return true;
+    return false;
+}
+
+void removeIfUnread(Rewriter& rw, NodeId id) {
+    if (!anyOutputRead(rw, id)) rw.removeNode(id);
 }
 
 Tensor makeFloatTensor(std::vector<int64_t> dims, std::vector<float> values) {

@@ -58,6 +58,9 @@ std::string forwardBlocker(const Rewriter& rw, ValueId from, ValueId to);
 // Random ops (and Dropout) give a different result per call: never folded or merged.
 bool isRandomOp(const Node& n);
 
+// Whether a node, a graph output or a subgraph (by name) reads any output of `id`.
+bool anyOutputRead(const Rewriter& rw, NodeId id);
+
 // Removes `id` when nothing reads its outputs any more (the first node of a pair whose
 // second node was rewritten away).
 void removeIfUnread(Rewriter& rw, NodeId id);

@@ -585,10 +585,7 @@ private:
     static void removeUnread(Rewriter& rw) {
         const std::vector<NodeId> order = rw.graph().order();
         for (auto it = order.rbegin(); it != order.rend(); ++it) {
-            bool read = false;
-            for (ValueId out : rw.graph().node(*it).outputs)
-                read |= out.valid() && (!rw.users(out).empty() || rw.isGraphOutput(out) || rw.isCaptured(out));
-            if (read) continue;
+            if (anyOutputRead(rw, *it)) continue;
             const std::string op = rw.graph().node(*it).opType;
             rw.removeNode(*it);
             rw.commit("unread", "no output of this " + op + " is read");

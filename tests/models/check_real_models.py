@@ -29,7 +29,8 @@ PIPELINES = ["O0", "O1", "O2", "O3"]
 MODELS = ["resnet50", "mobilenet_v2", "efficientnet_b0", "vit_b_16", "swin_t", "transformer_encoder", "lstm",
           "densenet121", "googlenet", "shufflenet_v2_x1_0", "squeezenet1_1", "mnasnet1_0", "regnet_y_400mf",
           "mobilenet_v3_large", "convnext_tiny", "resnext50_32x4d", "inception_v3", "regnet_x_800mf", "maxvit_t", "lraspp_mobilenet_v3_large",
-          "s3d", "llama_small", "gpt2_small", "gpt2_dynamic", "wav2vec_small", "unet_small"]
+          "s3d", "llama_small", "gpt2_small", "gpt2_dynamic", "wav2vec_small", "unet_small",
+          "wavenet_small", "pointnet"]
 if os.environ.get("FSC_MODELS"):  # a subset while working on one pass
     MODELS = os.environ["FSC_MODELS"].split(",")
 

@@ -7,7 +7,7 @@ torchvision (resnet50, mobilenet_v2, efficientnet_b0, vit_b_16, swin_t, densenet
 shufflenet_v2_x1_0, squeezenet1_1, mnasnet1_0, regnet_y_400mf, mobilenet_v3_large,
 convnext_tiny, resnext50_32x4d, inception_v3, regnet_x_800mf, maxvit_t,
 lraspp_mobilenet_v3_large, s3d), torch.nn (a TransformerEncoder, an LSTM) and
-written_architectures.py (a LLaMA-style decoder, GPT-2 as Hugging Face writes it, a wav2vec-style audio encoder, a U-Net) with random weights from Debian's python3-torch and python3-torchvision: nothing
+written_architectures.py (a LLaMA-style decoder, GPT-2 as Hugging Face writes it, a wav2vec-style audio encoder, a U-Net, a WaveNet, PointNet) with random weights from Debian's python3-torch and python3-torchvision: nothing
 is downloaded. A model already in the cache from the same torch version is kept. Next to
 each model go a reference input and PyTorch's output for it (NAME.input.npy,
 NAME.output.npy), which check_real_models.py compares with fusescope-cli run.
@@ -118,6 +118,8 @@ MODELS = {
     "gpt2_dynamic": (written_architectures.Gpt2, lambda: torch.randint(0, 8000, (1, 96))),
     "wav2vec_small": (written_architectures.Wav2Vec, lambda: torch.randn(1, 16000)),
     "unet_small": (written_architectures.UNet, lambda: image(64)),
+    "wavenet_small": (written_architectures.WaveNet, lambda: torch.randn(1, 1, 4000)),
+    "pointnet": (written_architectures.PointNet, lambda: torch.randn(1, 3, 1024)),
 }
 
 DYNAMIC_SEQUENCE = {"gpt2_dynamic": {"input": {0: "batch", 1: "sequence"}, "output": {0: "batch", 1: "sequence"}}}

@@ -13,7 +13,13 @@ yolov8n (YOLOv8n's layout at 320 x 320: C2f blocks, SPPF, a PAN neck, anchor-fre
 DFL decoding), conformer (Conformer-S-style: macaron feed-forwards, a depthwise Conv1d of 31
 taps, GLU, BatchNorm1d), t5_encoder (T5-small's encoder: relative position buckets computed
 in the graph, RMSNorm without centring), gpt2 (written_architectures.Gpt2 at GPT-2's 124M size,
-batch and sequence dynamic). Every layer is built on its own, so each has its own
+batch and sequence dynamic), mlp_mixer (Mixer-S/16: MLPs across the 196 tokens between
+transposes, and across the channels), convmixer (ConvMixer-512/12: 9 x 9 depthwise convolutions
+with GELU and BatchNorm after each, patches of 7), detr (DETR at 512 x 512: ResNet-50, a 6 + 6
+layer nn.Transformer with sine positions computed in the graph, 100 queries Tiled by the batch),
+wavenet (written_architectures.WaveNet on one second at 16 kHz: causal dilated Conv1d), crnn
+(CRNN text recognition: VGG-style convolutions, (2, 1) pools, two bidirectional LSTMs). The
+models label exports a smaller WaveNet and PointNet itself. Every layer is built on its own, so each has its own
 weights, and every weight matrix gets a spread normal initialisation. Next to each model go
 NAME.input.npy and PyTorch's NAME.output.npy.
 """
@@ -395,28 +401,6 @@ class Detr(nn.Module):
         return torch.cat([self.classes(hidden), self.boxes(hidden).sigmoid()], -1).transpose(0, 1)
 
 
-class WaveNet(nn.Module):
-    """WaveNet-style on one second of 16 kHz audio: two stacks of ten causal dilated Conv1d (kernel 2) with
-    gated tanh x sigmoid units, residual and skip 1 x 1 convolutions."""
-
-    def __init__(self, channels=64, skip=128, stacks=2, layers=10):
-        super().__init__()
-        self.input = nn.Conv1d(1, channels, 1)
-        self.dilations = [2 ** i for _ in range(stacks) for i in range(layers)]
-        self.gates = nn.ModuleList(nn.Conv1d(channels, 2 * channels, 2, dilation=d) for d in self.dilations)
-        self.residuals = nn.ModuleList(nn.Conv1d(channels, channels, 1) for _ in self.dilations)
-        self.skips = nn.ModuleList(nn.Conv1d(channels, skip, 1) for _ in self.dilations)
-        self.out = nn.Sequential(nn.ReLU(), nn.Conv1d(skip, skip, 1), nn.ReLU(), nn.Conv1d(skip, 256, 1))
-
-    def forward(self, audio):  # [b, 1, samples]
-        x, total = self.input(audio), 0
-        for d, gate, residual, skip in zip(self.dilations, self.gates, self.residuals, self.skips):
-            filt, g = gate(F.pad(x, (d, 0))).chunk(2, 1)
-            y = torch.tanh(filt) * torch.sigmoid(g)
-            x, total = x + residual(y), total + skip(y)
-        return self.out(total)
-
-
 class Crnn(nn.Module):
     """CRNN text recognition on a 32 x 128 grey line: VGG-style convolutions with (2, 1) pools, two
     bidirectional LSTMs of 256 over the 32 columns, 37 classes per column."""
@@ -436,27 +420,6 @@ class Crnn(nn.Module):
         columns = self.cnn(image).squeeze(2).permute(2, 0, 1)  # [33, b, 512]
         return self.head(self.rnn(columns)[0]).log_softmax(-1)
 
-
-class PointNet(nn.Module):
-    """PointNet classification on 1,024 points: a learned 3 x 3 input transform, shared MLPs as Conv1d with
-    BatchNorm, a max over the points, 40 classes."""
-
-    def __init__(self, classes=40):
-        super().__init__()
-        def mlp(*widths):
-            layers = []
-            for i, o in zip(widths, widths[1:]):
-                layers += [nn.Conv1d(i, o, 1), nn.BatchNorm1d(o), nn.ReLU()]
-            return nn.Sequential(*layers)
-        self.tnet, self.tnet_head = mlp(3, 64, 128, 1024), nn.Sequential(nn.Linear(1024, 256), nn.ReLU(), nn.Linear(256, 9))
-        self.features = mlp(3, 64, 64, 128, 1024)
-        self.head = nn.Sequential(nn.Linear(1024, 512), nn.BatchNorm1d(512), nn.ReLU(), nn.Linear(512, 256),
-                                  nn.BatchNorm1d(256), nn.ReLU(), nn.Linear(256, classes))
-
-    def forward(self, points):  # [b, 3, n]
-        transform = self.tnet_head(self.tnet(points).amax(2)).reshape(-1, 3, 3) + torch.eye(3)
-        x = torch.bmm(transform.transpose(1, 2), points)
-        return self.head(self.features(x).amax(2))
 
 
 def export(name, model, example, path, dyn=None, names=('input',)):
@@ -486,9 +449,8 @@ if __name__ == '__main__':
         'mlp_mixer': lambda: (MlpMixer(), torch.randn(1, 3, 224, 224)),
         'convmixer': lambda: (ConvMixer(), torch.randn(1, 3, 224, 224)),
         'detr': lambda: (Detr(), torch.randn(1, 3, 512, 512)),
-        'wavenet': lambda: (WaveNet(), torch.randn(1, 1, 16000)),
+        'wavenet': lambda: (written_architectures.WaveNet(), torch.randn(1, 1, 16000)),
         'crnn': lambda: (Crnn(), torch.randn(1, 1, 32, 128)),
-        'pointnet': lambda: (PointNet(), torch.randn(1, 3, 1024)),
     }
     # Hugging Face's GPT-2 (124M) as its exporter writes it: batch and sequence dynamic.
     models['gpt2'] = lambda: (written_architectures.Gpt2(vocab=50257, d=768, heads=12, layers=12, context=1024),

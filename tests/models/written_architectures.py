@@ -1,10 +1,12 @@
 """Architectures torchvision does not ship, written out as their papers and public code define
 them, small enough for the test suite: a LLaMA-style decoder, GPT-2 as Hugging Face writes it, a
-wav2vec 2.0-style audio encoder and a diffusion-style U-Net. Each brings idioms the torchvision models lack: RMSNorm through
+wav2vec 2.0-style audio encoder, a diffusion-style U-Net, a WaveNet and PointNet. Each brings idioms the torchvision models lack: RMSNorm through
 torch.rsqrt, rotary embeddings (Slice, Neg, Concat), SwiGLU; Conv1d feature extraction with
 GroupNorm (InstanceNormalization in the export) and a grouped positional convolution; GroupNorm
-with SiLU, nearest upsampling by constant scales and skip Concats. Every layer is built on its
-own, so each has its own weights.
+with SiLU, nearest upsampling by constant scales and skip Concats; causal dilated Conv1d behind
+pads computed in the graph, gated tanh x sigmoid halves of one product; Conv1d over points, a
+learned 3 x 3 transform by bmm, a max over the points. Every layer is built on its own, so each
+has its own weights.
 """
 import math
 
@@ -205,3 +207,47 @@ class UNet(nn.Module):
         y = self.up2(torch.cat([F.interpolate(y, scale_factor=2.0, mode="nearest"), skip2], 1))
         y = self.up1(torch.cat([F.interpolate(y, scale_factor=2.0, mode="nearest"), skip1], 1))
         return self.head(y)
+
+
+class WaveNet(nn.Module):
+    """WaveNet-style on one second of 16 kHz audio: two stacks of ten causal dilated Conv1d (kernel 2) with
+    gated tanh x sigmoid units, residual and skip 1 x 1 convolutions."""
+
+    def __init__(self, channels=64, skip=128, stacks=2, layers=10):
+        super().__init__()
+        self.input = nn.Conv1d(1, channels, 1)
+        self.dilations = [2 ** i for _ in range(stacks) for i in range(layers)]
+        self.gates = nn.ModuleList(nn.Conv1d(channels, 2 * channels, 2, dilation=d) for d in self.dilations)
+        self.residuals = nn.ModuleList(nn.Conv1d(channels, channels, 1) for _ in self.dilations)
+        self.skips = nn.ModuleList(nn.Conv1d(channels, skip, 1) for _ in self.dilations)
+        self.out = nn.Sequential(nn.ReLU(), nn.Conv1d(skip, skip, 1), nn.ReLU(), nn.Conv1d(skip, 256, 1))
+
+    def forward(self, audio):  # [b, 1, samples]
+        x, total = self.input(audio), 0
+        for d, gate, residual, skip in zip(self.dilations, self.gates, self.residuals, self.skips):
+            filt, g = gate(F.pad(x, (d, 0))).chunk(2, 1)
+            y = torch.tanh(filt) * torch.sigmoid(g)
+            x, total = x + residual(y), total + skip(y)
+        return self.out(total)
+
+
+class PointNet(nn.Module):
+    """PointNet classification on 1,024 points: a learned 3 x 3 input transform, shared MLPs as Conv1d with
+    BatchNorm, a max over the points, 40 classes."""
+
+    def __init__(self, classes=40):
+        super().__init__()
+        def mlp(*widths):
+            layers = []
+            for i, o in zip(widths, widths[1:]):
+                layers += [nn.Conv1d(i, o, 1), nn.BatchNorm1d(o), nn.ReLU()]
+            return nn.Sequential(*layers)
+        self.tnet, self.tnet_head = mlp(3, 64, 128, 1024), nn.Sequential(nn.Linear(1024, 256), nn.ReLU(), nn.Linear(256, 9))
+        self.features = mlp(3, 64, 64, 128, 1024)
+        self.head = nn.Sequential(nn.Linear(1024, 512), nn.BatchNorm1d(512), nn.ReLU(), nn.Linear(512, 256),
+                                  nn.BatchNorm1d(256), nn.ReLU(), nn.Linear(256, classes))
+
+    def forward(self, points):  # [b, 3, n]
+        transform = self.tnet_head(self.tnet(points).amax(2)).reshape(-1, 3, 3) + torch.eye(3)
+        x = torch.bmm(transform.transpose(1, 2), points)
+        return self.head(self.features(x).amax(2))

@@ -426,29 +426,10 @@ private:
         return m_group == 1 && g.in.size() == 1 && g.kernel[0] > 1 && g.strides[0] == 1 && m >= 4 &&
                c * g.kernel[0] <= 128;
     }
-    // x is read through a padded copy where the convolution pads.
     void tapsConv(ThreadPool& pool, const RtTensor& x, int64_t m, const float* w, const float* bias, const float* z,
                   const ConvGeometry& g, float* y, const Activation& act) {
-        const int64_t images = x.dims[0], c = x.dims[1];
-        const int64_t in = g.in[0], taps = g.kernel[0], dilation = g.dilations[0];
-        const int64_t paddedLen = g.out[0] + dilation * (taps - 1);
-        const float* src = x.as<float>();
-        if (g.padBegin[0] != 0 || paddedLen != in) {
-            const size_t bytes = size_t(images * c * paddedLen) * sizeof(float);
-            if (m_col.size() < bytes) m_col.resize(bytes);
-            float* padded = reinterpret_cast<float*>(m_col.data());
-            const int64_t before = g.padBegin[0], copied = std::min(in, paddedLen - before);
-            pool.parallelFor(images * c, std::max<int64_t>(1, 16384 / paddedLen), [&](int64_t r0, int64_t r1) {
-                for (int64_t r = r0; r < r1; ++r) {
-                    float* row = padded + r * paddedLen;
-                    std::fill(row, row + before, 0.f);
-                    std::memcpy(row + before, src + r * in, size_t(copied) * sizeof(float));
-                    std::fill(row + before + copied, row + paddedLen, 0.f);
-                }
-            });
-            src = padded;
-        }
-        tapsConv1d(pool, src, w, bias, z, y, images, c, m, paddedLen, taps, dilation, act);
+        tapsConv1d(pool, x.as<float>(), w, bias, z, y, x.dims[0], x.dims[1], m, g.in[0], g.kernel[0], g.dilations[0],
+                   g.padBegin[0], g.out[0], act);
     }
 
     static bool isPointwise(const ConvGeometry& g, const std::vector<int64_t>& kernel, const std::vector<int64_t>& spatial) {

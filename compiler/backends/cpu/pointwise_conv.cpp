@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "compiler/backends/cpu/thread_scratch.h"
 #include "compiler/backends/cpu/vec16.h"
 #include "compiler/runtime/thread_pool.h"
 
@@ -22,10 +23,11 @@ constexpr int64_t kBlock = 256;  // pixels per block: its outputs stay in cache 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-// The shape of one image's product: c input rows of inLen, `taps` taps `dilation` apart
-// (one tap for a 1x1 convolution), outLen outputs per row.
+// The shape of one image's product: c input rows of inLen floats, `taps` taps `dilation`
+// apart (one tap for a 1x1 convolution), outLen outputs per row. Output column j's tap t reads
+// input column j + t dilation - shift.
 struct Rows {
-    int64_t c, taps, dilation, inLen, outLen;
+    int64_t c, taps, dilation, inLen, outLen, shift = 0;
 };
 
 // Rows [r0, r0 + Rows) by columns [j0, j0 + 16 Vectors) of one image. Unrolled, so the
@@ -41,7 +43,7 @@ template <int64_t Rows, int64_t Vectors>
     const int64_t k = g.c * g.taps;  // weights per output channel
     for (int64_t ch = 0; ch < g.c; ++ch)
         for (int64_t t = 0; t < g.taps; ++t) {
-            const float* from = x + ch * g.inLen + t * g.dilation + j0;
+            const float* from = x + ch * g.inLen + t * g.dilation + j0 - g.shift;
             Vec16 in[Vectors];
 #pragma GCC unroll 8
             for (int64_t v = 0; v < Vectors; ++v) in[v] = load(from + 16 * v);
@@ -87,7 +89,8 @@ template <int64_t Vectors>
         for (int64_t col = j; col < j1; ++col) {
             float sum = bias ? bias[r] : 0.0f;
             for (int64_t ch = 0; ch < g.c; ++ch)
-                for (int64_t t = 0; t < g.taps; ++t) sum += w[r * k + ch * g.taps + t] * x[ch * g.inLen + t * g.dilation + col];
+                for (int64_t t = 0; t < g.taps; ++t)
+                    sum += w[r * k + ch * g.taps + t] * x[ch * g.inLen + t * g.dilation + col - g.shift];
             y[r * g.outLen + col] = z ? sum + z[r * g.outLen + col] : sum;
         }
 }
@@ -122,14 +125,14 @@ bool pointwiseTilesPay(int64_t inChannels) { return inChannels <= 64; }
 
 void pointwiseConv(ThreadPool& pool, const float* x, const float* w, const float* bias, const float* z, float* y,
                    int64_t images, int64_t c, int64_t m, int64_t hw, const Activation& act) {
-    tapsConv1d(pool, x, w, bias, z, y, images, c, m, hw, 1, 0, act);
+    tapsConv1d(pool, x, w, bias, z, y, images, c, m, hw, 1, 0, 0, hw, act);
 }
 
 void tapsConv1d(ThreadPool& pool, const float* x, const float* w, const float* bias, const float* z, float* y,
-                int64_t images, int64_t c, int64_t m, int64_t inLen, int64_t taps, int64_t dilation, const Activation& act) {
+                int64_t images, int64_t c, int64_t m, int64_t inLen, int64_t taps, int64_t dilation, int64_t padBegin,
+                int64_t outLen, const Activation& act) {
     const BlockFn block = blockForThisCpu();
-    const Rows g{c, taps, dilation, inLen, inLen - dilation * (taps - 1)};
-    const int64_t hw = g.outLen;
+    const int64_t hw = outLen, span = dilation * (taps - 1);
     // Work items are column blocks, and where an image has fewer blocks than the threads
     // want (late layers: 7x7 or 14x14 pixels) also slices of the output channels, a
     // multiple of the tile's rows each.
@@ -146,7 +149,25 @@ void tapsConv1d(ThreadPool& pool, const float* x, const float* w, const float* b
             const int64_t j0 = column * kBlock, j1 = std::min(hw, j0 + kBlock);
             const int64_t r0 = slice * sliceRows, r1 = std::min(m, r0 + sliceRows);
             float* out = y + img * m * hw;
-            block(x + img * c * inLen, w, bias, z ? z + img * m * hw : nullptr, out, g, r0, r1, j0, j1);
+            const float* image = x + img * c * inLen;
+            const int64_t first = j0 - padBegin, end = j1 + span - padBegin;  // the input columns read
+            if (first >= 0 && end <= inLen) {
+                block(image, w, bias, z ? z + img * m * hw : nullptr, out, Rows{c, taps, dilation, inLen, hw, padBegin}, r0, r1,
+                      j0, j1);
+            } else {
+                // A block at the padded border reads a zero-padded copy of just its columns.
+                const int64_t width = end - first;
+                float* window = threadScratch<float, ScratchSlot::PaddedColumns>(size_t(c * width));
+                for (int64_t ch = 0; ch < c; ++ch) {
+                    float* row = window + ch * width;
+                    for (int64_t q = 0; q < width; ++q) {
+                        const int64_t at = first + q;
+                        row[q] = at >= 0 && at < inLen ? image[ch * inLen + at] : 0.f;
+                    }
+                }
+                block(window, w, bias, z ? z + img * m * hw : nullptr, out, Rows{c, taps, dilation, width, hw, j0}, r0, r1,
+                      j0, j1);
+            }
             if (act.kind != Activation::Kind::None)
                 for (int64_t r = r0; r < r1; ++r) act.apply(out + r * hw + j0, j1 - j0);
         }

@@ -26,10 +26,12 @@ bool pointwiseTilesPay(int64_t inChannels);
 void pointwiseConv(ThreadPool& pool, const float* x, const float* w, const float* bias, const float* z, float* y,
                    int64_t images, int64_t c, int64_t m, int64_t hw, const Activation& act);
 
-// A 1-D convolution of stride 1 over an already padded x [images, c, inLen] in the same tiles:
-// w is [m, c, taps], and output t of row r sums w[r, ch, k] x[ch, t + k dilation], so the
-// taps read shifted columns of x with no column matrix; y is [images, m, inLen - dilation (taps - 1)].
+// A 1-D convolution of stride 1 over x [images, c, inLen] in the same tiles: w is [m, c, taps],
+// and output t of row r sums w[r, ch, k] x[ch, t + k dilation - padBegin] (zero outside x), so
+// the taps read shifted columns of x with no column matrix; y is [images, m, outLen]. Only
+// the blocks at a padded border copy their columns.
 void tapsConv1d(ThreadPool& pool, const float* x, const float* w, const float* bias, const float* z, float* y,
-                int64_t images, int64_t c, int64_t m, int64_t inLen, int64_t taps, int64_t dilation, const Activation& act);
+                int64_t images, int64_t c, int64_t m, int64_t inLen, int64_t taps, int64_t dilation, int64_t padBegin,
+                int64_t outLen, const Activation& act);
 
 }  // namespace fsc::cpu

@@ -867,19 +867,30 @@ public:
             T* po = (*out)->template as<T>();
             const T fill = T(value);
             if (m_mode == "constant" && growOnly && rank > 0) {
-                // The fill, then each innermost input row copied to its place (Swin pads
-                // every window this way): no per-element index arithmetic.
-                std::fill(po, po + n, fill);
-                const int64_t last = x->dims.back(), rows = last ? x->numel() / last : 0;
-                const auto outStrides = stridesOf(dims);
-                ctx.pool().parallelFor(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(last, 1)), [&](int64_t r0, int64_t r1) {
+                // Output rows over the threads: a row of padding is filled, any other gets its
+                // input row with the fill either side (Swin pads every window this way,
+                // WaveNet every causal layer). No per-element index arithmetic, and no pass
+                // filling the whole output first.
+                const int64_t last = x->dims.back(), outLast = dims.back(), outRows = outLast ? n / outLast : 0;
+                const int64_t left = before.back();
+                ctx.pool().parallelFor(outRows, std::max<int64_t>(1, 4096 / std::max<int64_t>(outLast, 1)), [&](int64_t r0, int64_t r1) {
                     for (int64_t r = r0; r < r1; ++r) {
-                        int64_t rem = r, dst = before.back();
-                        for (int64_t d = rank - 2; d >= 0; --d) {
-                            dst += (rem % x->dims[size_t(d)] + before[size_t(d)]) * outStrides[size_t(d)];
-                            rem /= x->dims[size_t(d)];
+                        T* row = po + r * outLast;
+                        int64_t rem = r, src = 0;
+                        bool inside = true;
+                        for (int64_t d = rank - 2; d >= 0 && inside; --d) {
+                            const int64_t c = rem % dims[size_t(d)] - before[size_t(d)];
+                            rem /= dims[size_t(d)];
+                            inside = c >= 0 && c < x->dims[size_t(d)];
+                            src += c * inStrides[size_t(d)];
                         }
-                        std::copy(pi + r * last, pi + (r + 1) * last, po + dst);
+                        if (!inside) {
+                            std::fill(row, row + outLast, fill);
+                            continue;
+                        }
+                        std::fill(row, row + left, fill);
+                        std::copy(pi + src, pi + src + last, row + left);
+                        std::fill(row + left + last, row + outLast, fill);
                     }
                 });
                 return Status::ok();

@@ -14,6 +14,7 @@ enum class ScratchSlot {
     NhwcAccumulators,  // qlinear_conv_nhwc.cpp: a slice's int32 sums, pixel-major
     WindowBytes,       // qlinear_conv_nhwc.cpp: a slice's window rows or im2col columns
     DequantizedWeights,  // matmul_nbits.cpp: a stripe of block-quantized weights as floats
+    PaddedColumns,       // pointwise_conv.cpp: a 1-D convolution's input columns at a padded border
 };
 
 template <typename T, ScratchSlot Slot>
