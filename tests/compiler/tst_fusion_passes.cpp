@@ -182,6 +182,38 @@ private slots:
         QVERIFY(rejectedFor(r2, "Conv output has other readers"));
     }
 
+    // A Linear and BatchNorm1d (PointNet's head): B either way round, C per column, a
+    // scalar or absent, beta not 1; statistics far from 0 and 1 so a slip shows.
+    void gemmBatchNormFolds_data() {
+        QTest::addColumn<bool>("transB");
+        QTest::addColumn<int>("cForm");  // 0 none, 1 per column, 2 scalar, 3 [1, columns]
+        for (bool t : {false, true})
+            for (int c : {0, 1, 2, 3}) QTest::newRow(qPrintable(QString("transB %1, C form %2").arg(t).arg(c))) << t << c;
+    }
+    void gemmBatchNormFolds() {
+        QFETCH(bool, transB);
+        QFETCH(int, cForm);
+        GraphBuilder b;
+        ValueId x = b.input("x", DType::Float32, dims({3, 5}));
+        std::vector<ValueId> inputs{x, b.initializer(randomFloatTensor("w", transB ? std::vector<int64_t>{4, 5} : std::vector<int64_t>{5, 4}, 3))};
+        if (cForm == 1) inputs.push_back(b.initializer(floatTensor("c", {4}, {0.5f, -1.f, 2.f, 0.25f})));
+        if (cForm == 2) inputs.push_back(b.initializer(floatTensor("c", {}, {0.75f})));
+        if (cForm == 3) inputs.push_back(b.initializer(floatTensor("c", {1, 4}, {-0.5f, 1.f, 0.f, 3.f})));
+        ValueId y = b.op("Gemm", inputs, "gemm", {intAttr("transB", transB), floatAttr("beta", 0.5f), floatAttr("alpha", 1.5f)});
+        ValueId n = b.op("BatchNormalization",
+                         {y, b.initializer(floatTensor("gamma", {4}, {2.f, -0.5f, 1.5f, 0.3f})),
+                          b.initializer(floatTensor("beta", {4}, {0.1f, -0.2f, 3.f, 0.f})),
+                          b.initializer(floatTensor("mean", {4}, {1.f, -2.f, 0.5f, 4.f})),
+                          b.initializer(floatTensor("var", {4}, {0.25f, 4.f, 9.f, 0.5f}))},
+                         "bn");
+        b.output(b.op("Relu", {n}, "relu"));
+        Model m = withInferredTypes(b);
+        auto r = compileWith(m, {"conv-bn-fusion"});
+        QCOMPARE(countOps(*r.model.graph, "BatchNormalization"), 0);
+        QCOMPARE(countOps(*r.model.graph, "Gemm"), 1);
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
+    }
+
     void activationsBecomeEpilogues_data() {
         QTest::addColumn<QString>("act");
         for (const char* a : {"Relu", "Clip", "Sigmoid", "HardSwish", "LeakyRelu", "Tanh"}) QTest::newRow(a) << a;
