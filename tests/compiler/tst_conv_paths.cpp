@@ -677,6 +677,57 @@ private slots:
             }
     }
 
+    // NCHW AveragePool at stride 1 (PoolFormer's token mixer), summed separably in float,
+    // against the definition: pads either side, count_include_pad both ways, windows wider
+    // than the image.
+    void averagePoolsAtStrideOneMatchTheDefinition() {
+        struct Pool {
+            std::vector<int64_t> kernel, pads;  // pads: top, left, bottom, right
+            int64_t includePad, h, w;
+        };
+        const std::vector<Pool> pools{{{3, 3}, {1, 1, 1, 1}, 0, 9, 11},  {{3, 3}, {1, 1, 1, 1}, 1, 9, 11},
+                                      {{5, 3}, {2, 0, 1, 2}, 0, 8, 40},  {{5, 3}, {2, 0, 1, 2}, 1, 8, 40},
+                                      {{2, 2}, {0, 0, 0, 0}, 0, 6, 7},   {{7, 7}, {3, 3, 3, 3}, 0, 5, 6},
+                                      {{7, 7}, {3, 3, 3, 3}, 1, 5, 6}};
+        std::mt19937 rng(29);
+        const int64_t c = 3;
+        for (const Pool& k : pools) {
+            GraphBuilder gb;
+            ValueId x = gb.input("x", DType::Float32, Shape::ofSizes({1, c, k.h, k.w}));
+            gb.output(gb.op("AveragePool", {x}, "y",
+                            {intsAttr("kernel_shape", k.kernel), intsAttr("pads", k.pads), intAttr("count_include_pad", k.includePad)}));
+            Model model = gb.buildModel();
+            auto exec = Executor::create(model, cpuExecutorOptions(2));
+            QVERIFY2(exec.isOk(), exec.status().message().c_str());
+            const auto input = randomValues(size_t(c * k.h * k.w), rng);
+            RtTensor t = allocateTensor(DType::Float32, {1, c, k.h, k.w});
+            std::copy(input.begin(), input.end(), t.as<float>());
+            auto out = (*exec)->run({t});
+            QVERIFY2(out.isOk(), out.status().message().c_str());
+            const RtTensor& y = (*out)[0];
+            const int64_t oh = k.h + k.pads[0] + k.pads[2] - k.kernel[0] + 1, ow = k.w + k.pads[1] + k.pads[3] - k.kernel[1] + 1;
+            QCOMPARE(y.dims, (std::vector<int64_t>{1, c, oh, ow}));
+            for (int64_t p = 0; p < c; ++p)
+                for (int64_t oy = 0; oy < oh; ++oy)
+                    for (int64_t ox = 0; ox < ow; ++ox) {
+                        double sum = 0;
+                        int64_t inside = 0;
+                        for (int64_t ky = 0; ky < k.kernel[0]; ++ky)
+                            for (int64_t kx = 0; kx < k.kernel[1]; ++kx) {
+                                const int64_t iy = oy - k.pads[0] + ky, ix = ox - k.pads[1] + kx;
+                                if (iy < 0 || iy >= k.h || ix < 0 || ix >= k.w) continue;
+                                sum += input[size_t((p * k.h + iy) * k.w + ix)];
+                                ++inside;
+                            }
+                        const double want = sum / double(k.includePad ? k.kernel[0] * k.kernel[1] : inside);
+                        const float got = y.as<float>()[(p * oh + oy) * ow + ox];
+                        QVERIFY2(std::abs(got - want) <= 1e-5,
+                                 qPrintable(QString("%1x%2 pool, include pad %3: (%4, %5) is %6, not %7")
+                                                .arg(k.kernel[0]).arg(k.kernel[1]).arg(k.includePad).arg(oy).arg(ox).arg(got).arg(want)));
+                    }
+        }
+    }
+
     // ai.fusescope AveragePool on NHWC against ONNX's AveragePool on the same values in NCHW
     // (the kernel ONNX's conformance data checks): DenseNet's 2x2 stride 2, Inception's 3x3
     // with and without count_include_pad, ceil_mode's extra column, auto_pad, dilation; channel

@@ -422,6 +422,149 @@ class Crnn(nn.Module):
 
 
 
+
+class EfficientAttention(nn.Module):
+    """SegFormer's attention: keys and values from the tokens shrunk by a strided convolution."""
+
+    def __init__(self, d, heads, sr):
+        super().__init__()
+        self.heads, self.sr = heads, sr
+        self.q, self.kv, self.proj = nn.Linear(d, d), nn.Linear(d, 2 * d), nn.Linear(d, d)
+        if sr > 1:
+            self.reduce, self.norm = nn.Conv2d(d, d, sr, sr), nn.LayerNorm(d)
+
+    def forward(self, x, h, w):
+        b, n, d = x.shape
+        q = self.q(x).reshape(b, n, self.heads, d // self.heads).transpose(1, 2)
+        if self.sr > 1:
+            x = self.norm(self.reduce(x.transpose(1, 2).reshape(b, d, h, w)).flatten(2).transpose(1, 2))
+        k, v = self.kv(x).reshape(b, -1, 2, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d // self.heads), -1)
+        return self.proj((weights @ v).transpose(1, 2).reshape(b, n, d))
+
+
+class MixFfn(nn.Module):
+    def __init__(self, d, hidden):
+        super().__init__()
+        self.fc1, self.dw, self.fc2 = nn.Linear(d, hidden), nn.Conv2d(hidden, hidden, 3, 1, 1, groups=hidden), nn.Linear(hidden, d)
+
+    def forward(self, x, h, w):
+        b, n, _ = x.shape
+        x = self.fc1(x)
+        x = self.dw(x.transpose(1, 2).reshape(b, -1, h, w)).flatten(2).transpose(1, 2)
+        return self.fc2(F.gelu(x))
+
+
+class MitBlock(nn.Module):
+    def __init__(self, d, heads, sr):
+        super().__init__()
+        self.norm1, self.attn = nn.LayerNorm(d), EfficientAttention(d, heads, sr)
+        self.norm2, self.ffn = nn.LayerNorm(d), MixFfn(d, 4 * d)
+
+    def forward(self, x, h, w):
+        x = x + self.attn(self.norm1(x), h, w)
+        return x + self.ffn(self.norm2(x), h, w)
+
+
+class SegFormer(nn.Module):
+    """SegFormer-B0 at 512 x 512: overlapping patch embeddings, efficient attention with reduction
+    ratios 8, 4, 2, 1, Mix-FFNs with depthwise 3 x 3 convolutions between token reshapes, an all-MLP
+    decoder upsampling every stage to a quarter of the image."""
+
+    def __init__(self, widths=(32, 64, 160, 256), heads=(1, 2, 5, 8), srs=(8, 4, 2, 1), depth=2, classes=150):
+        super().__init__()
+        self.embeds, self.stages, self.norms = nn.ModuleList(), nn.ModuleList(), nn.ModuleList()
+        previous = 3
+        for i, (d, hd, sr) in enumerate(zip(widths, heads, srs)):
+            k, s = (7, 4) if i == 0 else (3, 2)
+            self.embeds.append(nn.Sequential(nn.Conv2d(previous, d, k, s, k // 2)))
+            self.stages.append(nn.ModuleList(MitBlock(d, hd, sr) for _ in range(depth)))
+            self.norms.append(nn.LayerNorm(d))
+            previous = d
+        self.embed_norms = nn.ModuleList(nn.LayerNorm(d) for d in widths)
+        self.linears = nn.ModuleList(nn.Linear(d, 256) for d in widths)
+        self.fuse = nn.Sequential(nn.Conv2d(4 * 256, 256, 1, bias=False), nn.BatchNorm2d(256), nn.ReLU())
+        self.classify = nn.Conv2d(256, classes, 1)
+
+    def forward(self, image):
+        x, features = image, []
+        for embed, embed_norm, blocks, norm in zip(self.embeds, self.embed_norms, self.stages, self.norms):
+            x = embed(x)
+            b, d, h, w = x.shape
+            t = embed_norm(x.flatten(2).transpose(1, 2))
+            for block in blocks:
+                t = block(t, h, w)
+            x = norm(t).transpose(1, 2).reshape(b, d, h, w)
+            features.append(x)
+        size = features[0].shape[2:]
+        decoded = [F.interpolate(lin(f.flatten(2).transpose(1, 2)).transpose(1, 2).reshape(f.shape[0], 256, *f.shape[2:]),
+                                 size=size, mode='bilinear', align_corners=False)
+                   for f, lin in zip(features, self.linears)]
+        return self.classify(self.fuse(torch.cat(decoded[::-1], 1)))
+
+
+class PoolFormerBlock(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.norm1, self.norm2 = nn.GroupNorm(1, d), nn.GroupNorm(1, d)
+        self.pool = nn.AvgPool2d(3, 1, 1, count_include_pad=False)
+        self.mlp = nn.Sequential(nn.Conv2d(d, 4 * d, 1), nn.GELU(), nn.Conv2d(4 * d, d, 1))
+        self.scale1, self.scale2 = nn.Parameter(torch.rand(d, 1, 1)), nn.Parameter(torch.rand(d, 1, 1))
+
+    def forward(self, x):
+        y = self.norm1(x)
+        x = x + self.scale1 * (self.pool(y) - y)
+        return x + self.scale2 * self.mlp(self.norm2(x))
+
+
+class PoolFormer(nn.Module):
+    """PoolFormer-S12 at 224 x 224: average pooling as the token mixer, GroupNorm of one group,
+    learned per-channel scales on both branches."""
+
+    def __init__(self, widths=(64, 128, 320, 512), depths=(2, 2, 6, 2), classes=1000):
+        super().__init__()
+        layers, previous = [], 3
+        for i, (d, n) in enumerate(zip(widths, depths)):
+            layers.append(nn.Conv2d(previous, d, 7, 4, 2) if i == 0 else nn.Conv2d(previous, d, 3, 2, 1))
+            layers += [PoolFormerBlock(d) for _ in range(n)]
+            previous = d
+        self.body, self.norm, self.head = nn.Sequential(*layers), nn.GroupNorm(1, widths[-1]), nn.Linear(widths[-1], classes)
+
+    def forward(self, x):
+        return self.head(self.norm(self.body(x)).mean((2, 3)))
+
+
+class ConvNeXtV2Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.dw, self.norm = nn.Conv2d(d, d, 7, 1, 3, groups=d), nn.LayerNorm(d, eps=1e-6)
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.gamma, self.beta = nn.Parameter(torch.rand(1, 1, 1, 4 * d)), nn.Parameter(torch.rand(1, 1, 1, 4 * d))
+
+    def forward(self, x):
+        y = F.gelu(self.fc1(self.norm(self.dw(x).permute(0, 2, 3, 1))))
+        # Global response normalization: each channel's L2 norm over the map, against their mean.
+        g = torch.norm(y, p=2, dim=(1, 2), keepdim=True)
+        y = self.gamma * (y * (g / (g.mean(-1, keepdim=True) + 1e-6))) + self.beta + y
+        return x + self.fc2(y).permute(0, 3, 1, 2)
+
+
+class ConvNeXtV2(nn.Module):
+    """ConvNeXt V2-Atto at 224 x 224: ConvNeXt's blocks with global response normalization."""
+
+    def __init__(self, widths=(40, 80, 160, 320), depths=(2, 2, 6, 2), classes=1000):
+        super().__init__()
+        layers = [nn.Conv2d(3, widths[0], 4, 4)]
+        for i, (d, n) in enumerate(zip(widths, depths)):
+            if i:
+                layers.append(nn.Conv2d(widths[i - 1], d, 2, 2))
+            layers += [ConvNeXtV2Block(d) for _ in range(n)]
+        self.body, self.norm, self.head = nn.Sequential(*layers), nn.LayerNorm(widths[-1]), nn.Linear(widths[-1], classes)
+
+    def forward(self, x):
+        return self.head(self.norm(self.body(x).mean((2, 3))))
+
+
 def export(name, model, example, path, dyn=None, names=('input',)):
     model = model.eval()
     with torch.no_grad():
@@ -451,6 +594,9 @@ if __name__ == '__main__':
         'detr': lambda: (Detr(), torch.randn(1, 3, 512, 512)),
         'wavenet': lambda: (written_architectures.WaveNet(), torch.randn(1, 1, 16000)),
         'crnn': lambda: (Crnn(), torch.randn(1, 1, 32, 128)),
+        'segformer_b0': lambda: (SegFormer(), torch.randn(1, 3, 512, 512)),
+        'poolformer_s12': lambda: (PoolFormer(), torch.randn(1, 3, 224, 224)),
+        'convnextv2_atto': lambda: (ConvNeXtV2(), torch.randn(1, 3, 224, 224)),
     }
     # Hugging Face's GPT-2 (124M) as its exporter writes it: batch and sequence dynamic.
     models['gpt2'] = lambda: (written_architectures.Gpt2(vocab=50257, d=768, heads=12, layers=12, context=1024),

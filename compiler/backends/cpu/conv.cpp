@@ -11,6 +11,7 @@
 #include "compiler/backends/cpu/conv_onednn.h"
 #include "compiler/backends/cpu/conv_winograd.h"
 #include "compiler/backends/cpu/pointwise_conv.h"
+#include "compiler/backends/cpu/vector_math.h"
 #include "compiler/backends/cpu/relaid_constant.h"
 #include "compiler/backends/cpu/fused_kernels.h"
 #include "compiler/backends/cpu/cpu_common.h"
@@ -741,6 +742,61 @@ void maxPoolPlanes(ThreadPool& pool, const T* x, T* y, int64_t planes, const Con
 
 // Max and average pooling over 2-D planes without the generic index walk: each window is
 // clipped to the input once, then read row by row. Same results as the generic loop.
+// Average pooling at stride 1 without dilation (PoolFormer's 3x3 token mixer on NCHW planes),
+// separably in float: each input row's window sums across, then each output row sums its
+// window's rows, both along whole rows in vector lanes; the scalar loop summed every window
+// in double, 1.1 ms for 64 planes of 56 x 56.
+void averagePoolStride1(ThreadPool& pool, bool countIncludePad, const float* x, float* y, int64_t planes,
+                        const ConvGeometry& g, const std::vector<int64_t>& padEnd, const std::vector<Taps>& cols,
+                        const std::vector<int64_t>& colPadCount) {
+    const int64_t ih = g.in[0], iw = g.in[1], oh = g.out[0], ow = g.out[1], kh = g.kernel[0], ph = g.padBegin[0],
+                  pw = g.padBegin[1];
+    // Divisors per output column, for count_include_pad and for the taps inside the image.
+    std::vector<float> colCount(static_cast<size_t>(ow));
+    for (int64_t ox = 0; ox < ow; ++ox)
+        colCount[size_t(ox)] = float(countIncludePad ? colPadCount[size_t(ox)] : cols[size_t(ox)].last - cols[size_t(ox)].first);
+    // Columns [lo, hi) have every tap inside the row: summed tap by tap along the row.
+    const int64_t kw = g.kernel[1];
+    int64_t lo = 0, hi = ow;
+    while (lo < ow && !(cols[size_t(lo)].first == 0 && cols[size_t(lo)].last == kw)) ++lo;
+    hi = lo;
+    while (hi < ow && cols[size_t(hi)].first == 0 && cols[size_t(hi)].last == kw) ++hi;
+    pool.parallelFor(planes, 1, [&](int64_t b, int64_t e) {
+        std::vector<float> across(static_cast<size_t>(ih * ow)), sum(static_cast<size_t>(ow));
+        for (int64_t p = b; p < e; ++p) {
+            const float* src = x + p * ih * iw;
+            float* dst = y + p * oh * ow;
+            for (int64_t iy = 0; iy < ih; ++iy) {
+                const float* row = src + iy * iw;
+                float* h = across.data() + iy * ow;
+                for (int64_t ox = lo; ox < hi; ++ox) h[ox] = row[ox - pw];
+                for (int64_t kx = 1; kx < kw; ++kx)
+                    for (int64_t ox = lo; ox < hi; ++ox) h[ox] += row[ox - pw + kx];
+                for (int64_t ox = 0; ox < ow; ++ox) {
+                    if (ox == lo) ox = hi;
+                    if (ox >= ow) break;
+                    const Taps c = cols[size_t(ox)];
+                    float acc = 0;
+                    for (int64_t kx = c.first; kx < c.last; ++kx) acc += row[ox - pw + kx];
+                    h[ox] = acc;
+                }
+            }
+            for (int64_t oy = 0; oy < oh; ++oy) {
+                const Taps rows = insideTaps(oy, 1, ph, 1, kh, ih);
+                const int64_t rowStart = oy - ph, rowEnd = std::min(rowStart + kh, ih + padEnd[0]);
+                const float rowCount = float(countIncludePad ? rowEnd - rowStart : rows.last - rows.first);
+                std::fill(sum.begin(), sum.end(), 0.f);
+                for (int64_t ky = rows.first; ky < rows.last; ++ky) addArrays(sum.data(), across.data() + (rowStart + ky) * ow, sum.data(), ow);
+                float* out = dst + oy * ow;
+                for (int64_t ox = 0; ox < ow; ++ox) {
+                    const float divisor = rowCount * colCount[size_t(ox)];
+                    out[ox] = divisor > 0 ? sum[size_t(ox)] / divisor : 0.f;
+                }
+            }
+        }
+    });
+}
+
 template <typename T>
 void pool2d(ThreadPool& pool, PoolKind kind, bool countIncludePad, const T* x, T* y, int64_t planes,
             const ConvGeometry& g, const std::vector<int64_t>& padEnd) {
@@ -759,6 +815,12 @@ void pool2d(ThreadPool& pool, PoolKind kind, bool countIncludePad, const T* x, T
         cols[size_t(ox)] = insideTaps(ox, sw, pw, dw, kw, iw);
         const int64_t start = ox * sw - pw, end = std::min(start + (kw - 1) * dw + 1, iw + padEnd[1]);
         colPadCount[size_t(ox)] = (end - start + dw - 1) / dw;
+    }
+    if constexpr (std::is_same_v<T, float>) {
+        if (kind == PoolKind::Average && sh == 1 && sw == 1 && dh == 1 && dw == 1 && oh > 0 && ow > 0) {
+            averagePoolStride1(pool, countIncludePad, x, y, planes, g, padEnd, cols, colPadCount);
+            return;
+        }
     }
     pool.parallelFor(planes, 1, [&](int64_t b, int64_t e) {
         for (int64_t p = b; p < e; ++p) {
