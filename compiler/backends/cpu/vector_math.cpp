@@ -159,6 +159,12 @@ void swishArray(const float* x, float* y, int64_t n, float alpha) {
     for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
 }
 
+// y may be a: each element is read before it is written.
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void divideArrays(const float* a, const float* __restrict b,
+                                                                         float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = a[i] / b[i];
+}
+
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void accumulateArray(const float* __restrict x,
                                                                             float* __restrict sum, int64_t n) {
     for (int64_t i = 0; i < n; ++i) sum[i] += x[i];

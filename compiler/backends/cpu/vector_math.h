@@ -130,6 +130,8 @@ void normalizeArray(const float* x, float mean, float inv, const float* gamma, c
 void normalizeChannel(const float* x, float mean, float scale, float shift, float* y, int64_t n);
 // y = a + b, element by element (SkipLayerNormalization's sum).
 void addArrays(const float* a, const float* b, float* y, int64_t n);
+// y = a / b, element by element (an average pool's sums by their windows' sizes); y may be a.
+void divideArrays(const float* a, const float* b, float* y, int64_t n);
 // sum += x, element by element (a pool's rows adding up).
 void accumulateArray(const float* x, float* sum, int64_t n);
 // Epilogue activations in place, at the CPU's full vector width (inline in a caller built
