@@ -485,15 +485,26 @@ private slots:
     // Instance and group norms against the definition in double: 37 values a channel (the
     // vector loop and its tail); affine per channel (instance; group from opset 21) or per
     // group (group at opset 18).
+    // Short rows one group per thread; then a batch of one with one group of 160,036 values
+    // (PoolFormer's GroupNorm), whose statistics and normalization the threads split, with
+    // channel boundaries inside the threads' chunks.
+    void groupAndInstanceNormsMatchTheDefinition_data() {
+        QTest::addColumn<int>("images");
+        QTest::addColumn<int>("length");
+        QTest::newRow("short rows") << 2 << 37;
+        QTest::newRow("one long group") << 1 << 40009;
+    }
     void groupAndInstanceNormsMatchTheDefinition() {
-        const int64_t n = 2, c = 4, spatial = 37;
+        QFETCH(int, images);
+        QFETCH(int, length);
+        const int64_t n = images, c = 4, spatial = length;
         std::mt19937 rng(9);
         std::uniform_real_distribution<float> real(-2.f, 6.f);
         std::vector<float> x(static_cast<size_t>(n * c * spatial));
         for (float& v : x) v = real(rng);
         struct Case { const char* op; int64_t groups, affine; };
         for (const Case& t : {Case{"InstanceNormalization", c, c}, Case{"GroupNormalization", 2, 2},
-                              Case{"GroupNormalization", 2, c}}) {
+                              Case{"GroupNormalization", 2, c}, Case{"GroupNormalization", 1, c}, Case{"GroupNormalization", 1, 1}}) {
             const bool group = std::string(t.op) == "GroupNormalization";
             std::vector<float> scale, bias;
             for (int64_t k = 0; k < t.affine; ++k) scale.push_back(0.5f + float(k)), bias.push_back(float(k) - 1.5f);
@@ -506,7 +517,7 @@ private slots:
             g.output(g.op(t.op, {in, s, b}, "y", attrs));
             Model m = g.buildModel(18);
             fillUnknownTypes(*m.graph);
-            auto exec = Executor::create(m, cpuExecutorOptions());
+            auto exec = Executor::create(m, cpuExecutorOptions(4));
             QVERIFY2(exec.isOk(), exec.status().message().c_str());
             auto out = (*exec)->run({floats({n, c, spatial}, x)});
             QVERIFY2(out.isOk(), out.status().message().c_str());

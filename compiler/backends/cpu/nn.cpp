@@ -340,6 +340,43 @@ KernelFactory layerNorm() {
     };
 }
 
+// One group of `length` floats, `channels` channels of equal length, normalized with the
+// threads sharing the work: chunk statistics in double, combined as Chan et al. combine
+// partial means and sums of squared deviations, then the chunks normalized.
+void normalizeGroupSplit(ThreadPool& pool, const float* src, float* dst, int64_t length, int64_t group, int64_t channels,
+                         bool perGroupAffine, const float* scale, const float* bias, float eps) {
+    const int64_t chunks = std::min<int64_t>(4 * int64_t(pool.size()), length / 4096);
+    const int64_t chunk = (length + chunks - 1) / chunks;
+    std::vector<double> means(static_cast<size_t>(chunks)), variances(static_cast<size_t>(chunks));
+    pool.parallelFor(chunks, 1, [&](int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; ++k) {
+            const int64_t from = k * chunk, count = std::min(length, from + chunk) - from;
+            meanVariance(src + from, count, means[size_t(k)], variances[size_t(k)]);
+        }
+    });
+    double mean = 0;
+    for (int64_t k = 0; k < chunks; ++k) mean += means[size_t(k)] * double(std::min(length, (k + 1) * chunk) - k * chunk);
+    mean /= double(length);
+    double squares = 0;
+    for (int64_t k = 0; k < chunks; ++k) {
+        const double count = double(std::min(length, (k + 1) * chunk) - k * chunk), d = means[size_t(k)] - mean;
+        squares += count * (variances[size_t(k)] + d * d);
+    }
+    const double inv = 1.0 / std::sqrt(squares / double(length) + eps);
+    const int64_t channelLength = length / channels;
+    pool.parallelFor(chunks, 1, [&](int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; ++k) {
+            // Chunk k, cut where channels change so each piece has one scale and shift.
+            for (int64_t at = k * chunk, end = std::min(length, (k + 1) * chunk); at < end;) {
+                const int64_t k0 = at / channelLength, stop = std::min(end, (k0 + 1) * channelLength);
+                const int64_t ch = perGroupAffine ? group : group * channels + k0;
+                normalizeChannel(src + at, float(mean), float(inv * scale[ch]), bias[ch], dst + at, stop - at);
+                at = stop;
+            }
+        }
+    });
+}
+
 // Instance and group normalisation: statistics per (n, group) over the rest.
 KernelFactory groupNorm(bool instance) {
     return [instance](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
@@ -361,6 +398,18 @@ KernelFactory groupNorm(bool instance) {
                 const T* px = x->as<T>();
                 T* py = (*out)->template as<T>();
                 const int64_t perGroup = c / groups * spatial;
+                if constexpr (std::is_same_v<T, float>) {
+                    // Fewer groups than threads over long rows (GroupNorm with one group, as
+                    // PoolFormer exports it: InstanceNormalization of one instance of 200,704
+                    // values): each group's statistics and normalization split over the threads.
+                    if (n * groups < int64_t(ctx.pool().size()) && perGroup >= 65536) {
+                        for (int64_t r = 0; r < n * groups; ++r)
+                            normalizeGroupSplit(ctx.pool(), px + r * perGroup, py + r * perGroup, perGroup, r % groups,
+                                                perGroupAffine ? 1 : c / groups, perGroupAffine, scale->as<float>(),
+                                                bias->as<float>(), eps);
+                        return Status::ok();
+                    }
+                }
                 ctx.pool().parallelFor(n * groups, 1, [&](int64_t b, int64_t e) {
                     for (int64_t r = b; r < e; ++r) {
                         const int64_t grp = r % groups;
