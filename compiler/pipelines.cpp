@@ -35,6 +35,8 @@ const std::vector<PipelineStep>& pipelineSteps() {
                                    "which take its MatMul)"},
         {2, "split-packed-projection", "a packed QKV projection's copies apart become three products, which "
                                        "the attention and bias fusions then take as any others (after INT8's place)"},
+        {2, "scatter-rows", "a graph network's scatter_add expands its row numbers to the updates' size; "
+                            "ScatterND of rows needs only the column"},
         {2, "einsum-to-matmul", "torch.einsum's attention and linear layers are matrix products; as MatMul the "
                                 "GEMM library runs them and the fusions below see them"},
         {2, "integer-matmul-fusion", "a dynamically quantized MatMul's int32 sums are scaled as they leave the "

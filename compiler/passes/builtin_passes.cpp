@@ -28,6 +28,7 @@ void registerBuiltinPasses(PassRegistry& registry) {
     registry.add(splitPackedProjection);
     registry.add(rowsGemmToMatMul);
     registry.add(reshapeBeforeTranspose);
+    registry.add(scatterRows);
     registry.add(einsumToMatmul);
     registry.add([] { return convertToFloat16(); });
     registry.add([] { return convertToBFloat16(); });

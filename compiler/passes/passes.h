@@ -38,6 +38,7 @@ std::unique_ptr<Pass> fusePad();
 std::unique_ptr<Pass> splitPackedProjection();
 std::unique_ptr<Pass> rowsGemmToMatMul();
 std::unique_ptr<Pass> reshapeBeforeTranspose();
+std::unique_ptr<Pass> scatterRows();
 std::unique_ptr<Pass> einsumToMatmul();
 // Layout (O2, after the fusions): convolution chains in NHWC; of the CPU's types (float32, and
 // uint8 and int8 for quantized ones), or of `types`.

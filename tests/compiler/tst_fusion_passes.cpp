@@ -214,6 +214,45 @@ private slots:
         QVERIFY(maxRelativeError(m, r.model) < 1e-5);
     }
 
+    // A graph network's scatter_add: 1,000 messages of 70 features summed into 6 nodes, each
+    // row number repeated many times, as an expanded column and as folded constant indices;
+    // ScatterND of rows must sum them as ScatterElements did (70 columns: the threads split
+    // them). Rows narrower than the data's stay ScatterElements.
+    void scatterOfWholeRowsBecomesScatterNd_data() {
+        QTest::addColumn<bool>("constantIndices");
+        QTest::addColumn<int64_t>("width");
+        QTest::newRow("expanded column") << false << int64_t(70);
+        QTest::newRow("constant indices") << true << int64_t(70);
+        QTest::newRow("narrower rows") << false << int64_t(30);
+    }
+    void scatterOfWholeRowsBecomesScatterNd() {
+        QFETCH(bool, constantIndices);
+        QFETCH(int64_t, width);
+        const int64_t nodes = 6, edges = 1000, features = 70;
+        std::vector<int64_t> targets;
+        for (int64_t e = 0; e < edges; ++e) targets.push_back((e * 7 + e / 3) % nodes);
+        GraphBuilder b;
+        ValueId messages = b.input("messages", DType::Float32, dims({edges, width}));
+        ValueId data = b.initializer(randomFloatTensor("data", {nodes, features}, 4));
+        ValueId indices;
+        if (constantIndices) {
+            std::vector<int64_t> full;
+            for (int64_t t : targets) full.insert(full.end(), size_t(width), t);
+            indices = b.initializer(int64Tensor("indices", {edges, width}, full));
+        } else {
+            indices = b.op("Expand", {b.initializer(int64Tensor("targets", {edges, 1}, targets)),
+                                      b.initializer(int64Tensor("shape", {2}, {edges, width}))},
+                           "expanded");
+        }
+        b.output(b.op("ScatterElements", {data, indices, messages}, "sum", {intAttr("axis", 0), stringAttr("reduction", "add")}));
+        Model m = withInferredTypes(b, 16);
+        auto r = compileWith(m, {"scatter-rows", "eliminate-dead-code"});
+        const bool wholeRows = width == features;
+        QCOMPARE(countOps(*r.model.graph, "ScatterND"), wholeRows ? 1 : 0);
+        QCOMPARE(countOps(*r.model.graph, "Expand"), wholeRows || constantIndices ? 0 : 1);
+        QVERIFY(maxRelativeError(m, r.model) < 1e-5);
+    }
+
     void activationsBecomeEpilogues_data() {
         QTest::addColumn<QString>("act");
         for (const char* a : {"Relu", "Clip", "Sigmoid", "HardSwish", "LeakyRelu", "Tanh"}) QTest::newRow(a) << a;

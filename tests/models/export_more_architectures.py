@@ -565,6 +565,83 @@ class ConvNeXtV2(nn.Module):
         return self.head(self.norm(self.body(x).mean((2, 3))))
 
 
+
+class VaeDecoder(nn.Module):
+    """Stable Diffusion's VAE decoder layout at a quarter of its widths: a 4 x 32 x 32 latent to a
+    256 x 256 image through GroupNorm-SiLU residual blocks, one single-head attention over the
+    1,024 latent positions, nearest upsampling and convolutions."""
+
+    def __init__(self, widths=(128, 128, 64, 32)):
+        super().__init__()
+        import written_architectures as wa
+        self.stem = nn.Conv2d(4, widths[0], 3, padding=1)
+        self.middle = nn.Sequential(wa.ResBlock(widths[0], widths[0]), wa.SpatialAttention(widths[0]), wa.ResBlock(widths[0], widths[0]))
+        ups = []
+        for i, (a, b) in enumerate(zip(widths, widths[1:] + (widths[-1],))):
+            ups += [wa.ResBlock(a, b), wa.ResBlock(b, b)]
+            if i < 3:
+                ups += [nn.Upsample(scale_factor=2, mode='nearest'), nn.Conv2d(b, b, 3, padding=1)]
+        self.ups = nn.Sequential(*ups)
+        self.head = nn.Sequential(nn.GroupNorm(32, widths[-1]), nn.SiLU(), nn.Conv2d(widths[-1], 3, 3, padding=1))
+
+    def forward(self, latent):
+        return self.head(self.ups(self.middle(self.stem(latent))))
+
+
+class Edsr(nn.Module):
+    """EDSR-baseline for 2x super-resolution of a 128 x 128 image: 16 residual blocks of 64
+    channels with residual scaling, a PixelShuffle upsampler."""
+
+    def __init__(self, d=64, blocks=16):
+        super().__init__()
+        self.head = nn.Conv2d(3, d, 3, padding=1)
+        self.body = nn.ModuleList(nn.Sequential(nn.Conv2d(d, d, 3, padding=1), nn.ReLU(), nn.Conv2d(d, d, 3, padding=1)) for _ in range(blocks))
+        self.tail = nn.Sequential(nn.Conv2d(d, d, 3, padding=1))
+        self.up = nn.Sequential(nn.Conv2d(d, 4 * d, 3, padding=1), nn.PixelShuffle(2), nn.Conv2d(d, 3, 3, padding=1))
+
+    def forward(self, x):
+        h = self.head(x)
+        y = h
+        for block in self.body:
+            y = y + 0.1 * block(y)
+        return self.up(self.tail(y) + h)
+
+
+class GcnLayer(nn.Module):
+    def __init__(self, i, o):
+        super().__init__()
+        self.linear = nn.Linear(i, o)
+
+    def forward(self, x, src, dst, norm):
+        messages = self.linear(x)[src] * norm.unsqueeze(1)
+        index = dst.unsqueeze(1).expand(-1, messages.shape[1])
+        return torch.zeros(x.shape[0], messages.shape[1]).scatter_add(0, index, messages)
+
+
+class Gcn(nn.Module):
+    """A 3-layer graph convolutional network on a fixed random graph of 2,000 nodes and 20,000
+    edges (self loops included): messages gathered along the edges, scaled by 1/sqrt(deg deg),
+    summed into their targets with scatter_add (ScatterElements with add)."""
+
+    def __init__(self, nodes=2000, edges=20000, features=128, hidden=128, classes=16):
+        super().__init__()
+        g = torch.Generator().manual_seed(1)
+        src = torch.cat([torch.randint(0, nodes, (edges - nodes,), generator=g), torch.arange(nodes)])
+        dst = torch.cat([torch.randint(0, nodes, (edges - nodes,), generator=g), torch.arange(nodes)])
+        degree = torch.zeros(nodes).index_add(0, dst, torch.ones(edges))
+        self.register_buffer('src', src)
+        self.register_buffer('dst', dst)
+        self.register_buffer('norm', degree[src].rsqrt() * degree[dst].rsqrt())
+        self.layers = nn.ModuleList([GcnLayer(features, hidden), GcnLayer(hidden, hidden), GcnLayer(hidden, classes)])
+
+    def forward(self, x):  # [nodes, features]
+        for i, layer in enumerate(self.layers):
+            x = layer(x, self.src, self.dst, self.norm)
+            if i < len(self.layers) - 1:
+                x = F.relu(x)
+        return x.log_softmax(-1)
+
+
 def export(name, model, example, path, dyn=None, names=('input',)):
     model = model.eval()
     with torch.no_grad():
@@ -573,7 +650,7 @@ def export(name, model, example, path, dyn=None, names=('input',)):
         ref = model(example)
     # outside no_grad: nn.TransformerEncoderLayer's fast path does not export
     torch.onnx.export(model, example, path, opset_version=17, input_names=list(names), output_names=['output'],
-                      dynamic_axes=dyn or {names[0]: {0: 'batch'}}, do_constant_folding=True)
+                      dynamic_axes=dyn if dyn is not None else {names[0]: {0: 'batch'}}, do_constant_folding=True)
     np.save(path.replace('.onnx', '.input.npy'), example.numpy())
     np.save(path.replace('.onnx', '.output.npy'), ref.numpy())
 
@@ -597,11 +674,15 @@ if __name__ == '__main__':
         'segformer_b0': lambda: (SegFormer(), torch.randn(1, 3, 512, 512)),
         'poolformer_s12': lambda: (PoolFormer(), torch.randn(1, 3, 224, 224)),
         'convnextv2_atto': lambda: (ConvNeXtV2(), torch.randn(1, 3, 224, 224)),
+        'vae_decoder': lambda: (VaeDecoder(), torch.randn(1, 4, 32, 32)),
+        'edsr': lambda: (Edsr(), torch.rand(1, 3, 128, 128)),
+        'gcn': lambda: (Gcn(), torch.randn(2000, 128)),
     }
     # Hugging Face's GPT-2 (124M) as its exporter writes it: batch and sequence dynamic.
     models['gpt2'] = lambda: (written_architectures.Gpt2(vocab=50257, d=768, heads=12, layers=12, context=1024),
                               torch.randint(0, 50257, (1, 128)))
-    dynamic = {'gpt2': {'input': {0: 'batch', 1: 'sequence'}, 'output': {0: 'batch', 1: 'sequence'}}}
+    dynamic = {'gpt2': {'input': {0: 'batch', 1: 'sequence'}, 'output': {0: 'batch', 1: 'sequence'}},
+               'gcn': {}}  # one fixed graph
     for name in sys.argv[2:] or models:
         model, example = models[name]()
         export(name, model, example, out + name + '.onnx', dynamic.get(name))

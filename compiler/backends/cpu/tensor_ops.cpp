@@ -696,6 +696,7 @@ KernelFactory scatterND() {
                 T* po = (*out)->template as<T>();
                 const T* pu = upd->as<T>();
                 const IndexReader read(*idx);
+                std::vector<int64_t> offsets(static_cast<size_t>(count));
                 for (int64_t i = 0; i < count; ++i) {
                     int64_t off = 0;
                     for (int64_t d = 0; d < k; ++d) {
@@ -703,9 +704,30 @@ KernelFactory scatterND() {
                         if (v < 0) return read.outOfRange(ctx, i * k + d, x->dims[size_t(d)]);
                         off += v * strides[size_t(d)];
                     }
-                    if (red == Reduction::None && slice == 1) po[off] = pu[i];
-                    else for (int64_t j = 0; j < slice; ++j) combine(po[off + j], pu[i * slice + j], red);
+                    offsets[size_t(i)] = off;
                 }
+                // Columns [c0, c1) of every slice, in index order (repeated indices combine in
+                // order): a graph network's 20,000 messages of 128 features summed into their
+                // nodes split across the threads by columns, each row's add one vector loop.
+                auto apply = [&](int64_t c0, int64_t c1) {
+                    for (int64_t i = 0; i < count; ++i) {
+                        T* dst = po + offsets[size_t(i)];
+                        const T* src = pu + i * slice;
+                        if (red == Reduction::None)
+                            std::copy(src + c0, src + c1, dst + c0);
+                        else if (red == Reduction::Add)
+                            for (int64_t j = c0; j < c1; ++j) dst[j] += src[j];
+                        else
+                            for (int64_t j = c0; j < c1; ++j) combine(dst[j], src[j], red);
+                    }
+                };
+                constexpr int64_t kColumns = 32;
+                if (slice >= 2 * kColumns && count * slice >= 65536)
+                    ctx.pool().parallelFor((slice + kColumns - 1) / kColumns, 1, [&](int64_t b, int64_t e) {
+                        apply(b * kColumns, std::min(slice, e * kColumns));
+                    });
+                else
+                    apply(0, slice);
                 return Status::ok();
             });
         }));
