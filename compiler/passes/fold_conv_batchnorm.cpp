@@ -10,6 +10,15 @@
 namespace fsc::passes {
 namespace {
 
+// Why a BatchNormalization is not an inference one (a fixed affine map), or "".
+std::string whyNotInference(const Rewriter& rw, const Node& bn) {
+    for (size_t i = 1; i < bn.outputs.size(); ++i)
+        if (bn.outputs[i].valid() && (!rw.users(bn.outputs[i]).empty() || rw.isGraphOutput(bn.outputs[i])))
+            return "BatchNormalization in training mode (statistics outputs are read)";
+    if (intAttr(bn, "training_mode", 0) != 0) return "BatchNormalization in training mode";
+    return {};
+}
+
 struct ConvBatchNorm {
     NodeId conv, batchNorm;
 };
@@ -26,10 +35,7 @@ public:
         NodeId convId = rw.producer(bn.inputs[0]);
         if (!convId.valid() || !isOp(g.node(convId), "Conv")) return MatchResult::none();
         const Node& conv = g.node(convId);
-        for (size_t i = 1; i < bn.outputs.size(); ++i)
-            if (bn.outputs[i].valid() && (!rw.users(bn.outputs[i]).empty() || rw.isGraphOutput(bn.outputs[i])))
-                return MatchResult::rejected("BatchNormalization in training mode (statistics outputs are read)");
-        if (intAttr(bn, "training_mode", 0) != 0) return MatchResult::rejected("BatchNormalization in training mode");
+        if (std::string why = whyNotInference(rw, bn); !why.empty()) return MatchResult::rejected(why);
         if (!rw.soleUser(conv.outputs[0]).valid()) return MatchResult::rejected("the Conv output has other readers");
         const Tensor* w = conv.inputs.size() > 1 ? rw.constant(conv.inputs[1]) : nullptr;
         if (!w) return MatchResult::rejected("the Conv weights are not constants");
@@ -94,10 +100,7 @@ public:
         NodeId gemmId = rw.producer(bn.inputs[0]);
         if (!gemmId.valid() || !isOp(g.node(gemmId), "Gemm")) return MatchResult::none();
         const Node& gemm = g.node(gemmId);
-        for (size_t i = 1; i < bn.outputs.size(); ++i)
-            if (bn.outputs[i].valid() && (!rw.users(bn.outputs[i]).empty() || rw.isGraphOutput(bn.outputs[i])))
-                return MatchResult::rejected("BatchNormalization in training mode (statistics outputs are read)");
-        if (intAttr(bn, "training_mode", 0) != 0) return MatchResult::rejected("BatchNormalization in training mode");
+        if (std::string why = whyNotInference(rw, bn); !why.empty()) return MatchResult::rejected(why);
         if (!rw.soleUser(gemm.outputs[0]).valid()) return MatchResult::rejected("the Gemm output has other readers");
         const Tensor* w = gemm.inputs.size() > 1 ? rw.constant(gemm.inputs[1]) : nullptr;
         if (!w || w->dtype() != DType::Float32 || w->dims().size() != 2)

@@ -201,23 +201,10 @@ void swishArray(const float* x, float* y, int64_t n, float alpha) {
     using Doubles = double __attribute__((vector_size(64)));
     mean = variance = 0;
     if (n <= 0) return;
+    mean = sumOfArray(x, n) / double(n);
+    const Doubles mu = Doubles{} + mean;
     Doubles a = {}, b = {};
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        Floats u, v;
-        std::memcpy(&u, x + i, sizeof u);
-        std::memcpy(&v, x + i + 8, sizeof v);
-        a += __builtin_convertvector(u, Doubles);
-        b += __builtin_convertvector(v, Doubles);
-    }
-    double sum = 0;
-    for (int j = 0; j < 8; ++j) sum += a[j] + b[j];
-    for (; i < n; ++i) sum += x[i];
-    mean = sum / double(n);
-    const Doubles mu = Doubles{} + mean;
-    a = Doubles{};
-    b = Doubles{};
-    i = 0;
     for (; i + 16 <= n; i += 16) {
         Floats u, v;
         std::memcpy(&u, x + i, sizeof u);
