@@ -1,4 +1,4 @@
-// LargeBlockCache through the runtime's tensor allocation: a freed tensor of 32 MiB or more
+// LargeBlockCache through the runtime's tensor allocation: a freed tensor of 1 MiB or more
 // lends its block to the next tensor of its size class, a zeroed tensor is zero on a reused
 // block, and the held blocks stay within their bound.
 #include <QtTest>
@@ -31,13 +31,15 @@ private slots:
 
     void capacitiesComeInEighths() {
         QCOMPARE(LargeBlockCache::capacityFor(1), size_t(64));
-        QCOMPARE(LargeBlockCache::capacityFor(size_t(31 * MiB) + 1), size_t(31 * MiB) + 64);
+        QCOMPARE(LargeBlockCache::capacityFor(size_t(MiB) - 100), size_t(MiB) - 64);  // under 1 MiB: malloc's
+        QCOMPARE(LargeBlockCache::capacityFor(size_t(MiB) + 1), size_t(MiB) + size_t(MiB) / 8);
+        QCOMPARE(LargeBlockCache::capacityFor(size_t(31 * MiB) + 1), size_t(32 * MiB));
         QCOMPARE(LargeBlockCache::capacityFor(size_t(32 * MiB)), size_t(32 * MiB));
         QCOMPARE(LargeBlockCache::capacityFor(size_t(32 * MiB) + 1), size_t(36 * MiB));
         QCOMPARE(LargeBlockCache::capacityFor(size_t(36 * MiB)), size_t(36 * MiB));
         QCOMPARE(LargeBlockCache::capacityFor(size_t(63 * MiB)), size_t(64 * MiB));
         QCOMPARE(LargeBlockCache::capacityFor(size_t(65 * MiB)), size_t(72 * MiB));
-        for (size_t bytes = 32 * MiB; bytes < size_t(600 * MiB); bytes = bytes * 9 / 8 + 12345) {
+        for (size_t bytes = MiB; bytes < size_t(600 * MiB); bytes = bytes * 9 / 8 + 12345) {
             const size_t capacity = LargeBlockCache::capacityFor(bytes);
             QVERIFY(capacity >= bytes);
             QVERIFY2(capacity - bytes <= bytes / 8, qPrintable(QString::number(bytes)));
@@ -105,8 +107,10 @@ private slots:
     }
 
     void smallTensorsAreNotHeld() {
-        { RtTensor t = bytesTensor(31 * MiB, false); }
+        { RtTensor t = bytesTensor(MiB - 4096, false); }
         QCOMPARE(LargeBlockCache::counts().heldBlocks, size_t(0));
+        { RtTensor t = bytesTensor(16 * MiB, false); }  // a WaveNet output's size
+        QCOMPARE(LargeBlockCache::counts().heldBlocks, size_t(1));
     }
 };
 
