@@ -742,6 +742,33 @@ void maxPoolPlanes(ThreadPool& pool, const T* x, T* y, int64_t planes, const Con
 
 // Max and average pooling over 2-D planes without the generic index walk: each window is
 // clipped to the input once, then read row by row. Same results as the generic loop.
+// out[i] = sum of the n arrays' element i, n known at compile time up to 7 so each output is
+// one vectorizable expression (a loop over the arrays inside would not vectorize).
+template <int N>
+[[gnu::always_inline]] inline void sumArraysOf(const float* const* in, float* out, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) {
+        float s = in[0][i];
+#pragma GCC unroll 7
+        for (int q = 1; q < N; ++q) s += in[q][i];
+        out[i] = s;
+    }
+}
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void sumArrays(const float* const* in, int n, float* out,
+                                                                               int64_t count) {
+    switch (n) {
+        case 1: sumArraysOf<1>(in, out, count); return;
+        case 2: sumArraysOf<2>(in, out, count); return;
+        case 3: sumArraysOf<3>(in, out, count); return;
+        case 4: sumArraysOf<4>(in, out, count); return;
+        case 5: sumArraysOf<5>(in, out, count); return;
+        case 6: sumArraysOf<6>(in, out, count); return;
+        case 7: sumArraysOf<7>(in, out, count); return;
+        default:
+            sumArraysOf<7>(in, out, count);
+            for (int q = 7; q < n; ++q) accumulateArray(in[q], out, count);
+    }
+}
+
 // Average pooling at stride 1 without dilation (PoolFormer's 3x3 token mixer on NCHW planes),
 // separably in float: the windows' sums across each input row, then down each output
 // column, then one division by a plane of divisors. Where the output row is as long as the

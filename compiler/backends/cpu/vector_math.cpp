@@ -159,37 +159,6 @@ void swishArray(const float* x, float* y, int64_t n, float alpha) {
     for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
 }
 
-namespace {
-
-// out[i] = sum of the n arrays' element i, n known at compile time up to 7 so each output is
-// one vectorizable expression (a loop over the arrays inside would not vectorize).
-template <int N>
-[[gnu::always_inline]] inline void sumArraysOf(const float* const* in, float* out, int64_t count) {
-    for (int64_t i = 0; i < count; ++i) {
-        float s = in[0][i];
-#pragma GCC unroll 7
-        for (int q = 1; q < N; ++q) s += in[q][i];
-        out[i] = s;
-    }
-}
-}  // namespace
-
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void sumArrays(const float* const* in, int n, float* out,
-                                                                               int64_t count) {
-    switch (n) {
-        case 1: sumArraysOf<1>(in, out, count); return;
-        case 2: sumArraysOf<2>(in, out, count); return;
-        case 3: sumArraysOf<3>(in, out, count); return;
-        case 4: sumArraysOf<4>(in, out, count); return;
-        case 5: sumArraysOf<5>(in, out, count); return;
-        case 6: sumArraysOf<6>(in, out, count); return;
-        case 7: sumArraysOf<7>(in, out, count); return;
-        default:
-            sumArraysOf<7>(in, out, count);
-            for (int q = 7; q < n; ++q) accumulateArray(in[q], out, count);
-    }
-}
-
 // y may be a: each element is read before it is written.
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void divideArrays(const float* a, const float* __restrict b,
                                                                          float* y, int64_t n) {

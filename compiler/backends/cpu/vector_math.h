@@ -130,9 +130,6 @@ void normalizeArray(const float* x, float mean, float inv, const float* gamma, c
 void normalizeChannel(const float* x, float mean, float scale, float shift, float* y, int64_t n);
 // y = a + b, element by element (SkipLayerNormalization's sum).
 void addArrays(const float* a, const float* b, float* y, int64_t n);
-// out[i] = the sum of element i of the n arrays in[0..n) (an average pool's window rows);
-// out may be none of them.
-void sumArrays(const float* const* in, int n, float* out, int64_t count);
 // y = a / b, element by element (an average pool's sums by their windows' sizes); y may be a.
 void divideArrays(const float* a, const float* b, float* y, int64_t n);
 // sum += x, element by element (a pool's rows adding up).
